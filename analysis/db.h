@@ -1,0 +1,87 @@
+/* The results database (SQLite). Schema of INTERFACE.md plus a `meta`
+ * table holding schema_version. Opened in WAL mode with a busy timeout so
+ * several processes can append. A run row is written as 'running' first and
+ * marked 'done', 'diverged' or 'failed' at the end; metric rows are
+ * buffered and written in batched transactions (an_db_flush).
+ * Errors (locked, read-only, not a dtsim database, newer schema) are
+ * SIM_EDB with the file name first and sqlite3_errmsg. */
+#ifndef DTSIM_AN_DB_H
+#define DTSIM_AN_DB_H
+
+#include <stdint.h>
+
+#include "sim/err.h"
+
+#define AN_DB_SCHEMA_VERSION 1
+
+typedef struct an_db an_db;
+
+typedef struct an_metric_row {
+    double sim_time;        /* simulated seconds */
+    int64_t iteration;
+    double epoch;
+    int64_t samples;
+    double train_loss;      /* NAN -> NULL */
+    double test_loss;       /* NAN -> NULL */
+    double test_accuracy;   /* NAN -> NULL */
+    double consensus_distance;
+    int64_t bytes_sent;
+} an_metric_row;
+
+typedef struct an_worker_row {
+    int worker;
+    int64_t steps;
+    double compute_time;    /* simulated seconds */
+    double idle_time;       /* simulated seconds */
+    int64_t bytes_sent;
+    double mean_staleness;  /* NAN -> NULL */
+} an_worker_row;
+
+typedef struct an_run_summary {
+    const char *status;     /* "done" | "diverged" | "failed" */
+    double sim_time;
+    int64_t iterations;
+    double wall_seconds;
+    int64_t bytes_sent;
+    double final_train_loss;
+    double final_test_accuracy;
+    double mean_staleness;  /* NAN -> NULL */
+    double idle_fraction;
+} an_run_summary;
+
+typedef struct an_run_info {
+    const char *name;
+    const char *algorithm;
+    uint64_t seed;
+    int n_workers;
+    const char *config;     /* canonical text */
+    const char *version;
+    /* params rows */
+    int n_params;
+    const char *const *param_keys;   /* "section.key" */
+    const char *const *param_values;
+} an_run_info;
+
+/* Opens or creates the database and its schema. */
+an_db *an_db_open(const char *path, sim_err *err);
+void an_db_close(an_db *db);
+const char *an_db_path(const an_db *db);
+
+/* Inserts runs (status 'running', started_at now UTC ISO-8601) and params in
+ * one transaction; returns the new run id in *run_id. */
+int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err *err);
+/* Buffers a metric row; written at the next flush (automatic every 256 rows). */
+int an_db_metric(an_db *db, int64_t run_id, const an_metric_row *row, sim_err *err);
+int an_db_flush(an_db *db, sim_err *err);
+/* Writes workers rows, staleness histogram (counts[s] for s = 0..n-1, zero
+ * counts skipped), flushes metrics and sets the summary, finished_at and
+ * status, all in one transaction. */
+int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
+                     const an_worker_row *workers, int n_workers,
+                     const int64_t *staleness_counts, int64_t n_staleness, sim_err *err);
+/* Marks a run failed (best effort, for error paths). */
+int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err);
+/* Id of a run with status 'done' or 'diverged' and this exact config, or 0. */
+int an_db_find_done(an_db *db, const char *config, int64_t *run_id, sim_err *err);
+
+#endif

@@ -1,0 +1,65 @@
+/* Collectives built from point-to-point messages on sim_net, never from
+ * closed formulas. One sim_coll object serves one group of ranks and is
+ * reused round after round: every rank calls sim_coll_enter once per round,
+ * whenever it is ready (stragglers enter late); the rank's done callback
+ * runs when that rank has what it needs (a worker waits only for that).
+ * Ranks may be at most one round apart, which every blocking collective
+ * guarantees.
+ *
+ * Kinds:
+ *  RING       all-reduce: reduce-scatter then all-gather, 2(n-1) steps,
+ *             each rank sending bytes/n to rank+1.
+ *  TREE       binomial-tree all-reduce: reduce to rank 0, then broadcast;
+ *             each message is the full vector.
+ *  PS         parameter server on host ps_host: every rank pushes bytes,
+ *             the server waits for all pushes, then every rank pulls bytes.
+ *  ALLGATHER  ring all-gather: each rank contributes bytes; n-1 steps of
+ *             bytes each.
+ *  NEIGHBOR   each rank sends bytes to each of its neighbours (directed
+ *             lists given at creation; may change per round with
+ *             sim_coll_set_neighbors) and is done when it has received from
+ *             all its in-neighbours and its own sends have drained.
+ *
+ * Ranks map to hosts through hosts[] (rank r runs on host hosts[r]). */
+#ifndef DTSIM_SIM_COLLECTIVE_H
+#define DTSIM_SIM_COLLECTIVE_H
+
+#include "sim/network.h"
+
+typedef struct sim_coll sim_coll;
+
+typedef enum sim_coll_kind {
+    SIM_COLL_RING = 0,
+    SIM_COLL_TREE,
+    SIM_COLL_PS,
+    SIM_COLL_ALLGATHER,
+    SIM_COLL_NEIGHBOR
+} sim_coll_kind;
+
+/* Runs when rank has completed the current round. */
+typedef void (*sim_coll_done)(sim_engine *eng, void *ctx, int rank);
+
+typedef struct sim_coll_desc {
+    sim_coll_kind kind;
+    int n;                 /* ranks */
+    const int *hosts;      /* n host ids; NULL = identity */
+    int ps_host;           /* server host for PS */
+    /* NEIGHBOR: out-neighbour lists (rank r sends to nbr[nbr_off[r] .. nbr_off[r+1]-1]);
+     * in-neighbours are derived. Copied. */
+    const int *nbr_off;
+    const int *nbr;
+    sim_coll_done done;
+    void *ctx;
+} sim_coll_desc;
+
+sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *desc, sim_err *err);
+void sim_coll_destroy(sim_coll *c);
+/* Rank enters the current round with a vector of `bytes` (the full vector
+ * for all-reduce kinds, the per-rank contribution for ALLGATHER and
+ * NEIGHBOR). All ranks must pass the same bytes in one round (except
+ * NEIGHBOR). Returns 0 or a negative code. */
+int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err);
+/* NEIGHBOR only: replace the lists before the next round's first enter. */
+int sim_coll_set_neighbors(sim_coll *c, const int *nbr_off, const int *nbr, sim_err *err);
+
+#endif

@@ -1,0 +1,77 @@
+/* Worker compute-time model ([workers] section). A step's time is
+ *   base(worker, step, samples) x straggler factor x transient factor
+ * where base is either FLOPs / (device x efficiency) (compute = model) or a
+ * draw from a distribution. Every distribution's first argument is its mean
+ * (so stragglers of different shapes compare at equal means):
+ *   constant(m)                    always m
+ *   exponential(m)                 Exp with mean m
+ *   shifted_exponential(s, m)      s + Exp with mean m
+ *   lognormal(m, sigma)            mean m, log-space standard deviation sigma
+ *   pareto(m, alpha)               mean m, tail index alpha > 1
+ *   trace(FILE.csv)                per-step seconds: one row per step, one
+ *                                  column per worker (a header row of
+ *                                  non-numbers is skipped); cycles when the
+ *                                  trace ends; fewer columns than workers:
+ *                                  worker i uses column i mod columns.
+ * Persistent stragglers are workers 0..stragglers-1 (deterministic, so a run
+ * can be compared with and without them). Transient slowdowns hit each step
+ * independently with probability transient_prob. */
+#ifndef DTSIM_SIM_COMPUTE_H
+#define DTSIM_SIM_COMPUTE_H
+
+#include <gsl/gsl_rng.h>
+
+#include "sim/err.h"
+#include "sim/units.h"
+
+typedef enum sim_dist_kind {
+    SIM_DIST_MODEL = 0, /* FLOPs over device speed */
+    SIM_DIST_CONSTANT,
+    SIM_DIST_EXPONENTIAL,
+    SIM_DIST_SHIFTED_EXPONENTIAL,
+    SIM_DIST_LOGNORMAL,
+    SIM_DIST_PARETO,
+    SIM_DIST_TRACE
+} sim_dist_kind;
+
+typedef struct sim_dist {
+    sim_dist_kind kind;
+    double a;            /* mean in seconds (shift for shifted_exponential) */
+    double b;            /* sigma, alpha, or the exponential part's mean */
+    char trace_path[512];
+} sim_dist;
+
+typedef struct sim_compute_opts {
+    sim_dist dist;
+    double device_flops;      /* FLOP/s peak */
+    double efficiency;        /* fraction of peak, (0, 1] */
+    int stragglers;           /* workers 0..stragglers-1 are slow */
+    double straggler_slowdown;/* factor >= 1 */
+    double transient_prob;    /* [0, 1] */
+    double transient_slowdown;/* factor >= 1 */
+} sim_compute_opts;
+
+typedef struct sim_compute sim_compute;
+
+/* Parses "exponential(10ms)" etc. or "model". Returns 0 or SIM_ECONFIG
+ * (message without file:line; the config layer prefixes it). */
+int sim_dist_parse(const char *s, sim_dist *out, sim_err *err);
+/* Canonical text of a distribution, e.g. "lognormal(0.01, 0.5)". */
+void sim_dist_format(const sim_dist *d, char *buf, int len);
+/* Names and one-line descriptions for `dtsim list distributions`. */
+typedef struct sim_dist_info { const char *name, *args, *summary; } sim_dist_info;
+extern const sim_dist_info sim_dist_table[];
+
+/* Loads a trace file if the distribution needs one (SIM_EINPUT naming the
+ * file and line on a bad trace). */
+sim_compute *sim_compute_create(const sim_compute_opts *opts, int n_workers, sim_err *err);
+void sim_compute_destroy(sim_compute *c);
+/* Seconds for `worker`'s step number `step` that processes `samples`
+ * samples costing `flops_per_sample` training FLOPs each; draws from rng
+ * (the worker's compute stream). Always > 0 for model/constant/trace > 0. */
+double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int samples,
+                             double flops_per_sample, gsl_rng *rng);
+/* Mean of the base distribution in seconds (model: NAN). */
+double sim_dist_mean(const sim_dist *d);
+
+#endif

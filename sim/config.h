@@ -1,0 +1,157 @@
+/* Experiment configuration: INI file (parsed with inih) + --set overrides
+ * -> a typed sim_config with every default filled in.
+ *
+ * One schema table (sim_config_keys) drives parsing, defaults, validation,
+ * the canonical text, the params rows and `dtsim run --help`. Method-specific
+ * [algorithm] keys are declared by each algorithm (algo_vt.keys, the same
+ * sim_key type) and stored as resolved text entries; an algorithm reads them
+ * with sim_config_get_*. Unknown sections or keys are errors naming
+ * file:line and the key; so are values that do not parse.
+ *
+ * Canonical text: "[section]\nkey = value\n" for every key of the schema
+ * and of the chosen algorithm, in schema order, values normalised (units
+ * converted to plain SI numbers printed with %.17g, names lower-case). Two
+ * runs with equal canonical text are the same experiment. */
+#ifndef DTSIM_SIM_CONFIG_H
+#define DTSIM_SIM_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/compute.h"
+#include "sim/err.h"
+#include "sim/units.h"
+
+typedef enum sim_key_type {
+    SIM_KEY_INT,     /* int64 */
+    SIM_KEY_DOUBLE,  /* plain number */
+    SIM_KEY_TIME,    /* sim_time (ns) */
+    SIM_KEY_RATE,    /* bytes per second */
+    SIM_KEY_SIZE,    /* bytes */
+    SIM_KEY_FLOPS,   /* FLOP/s */
+    SIM_KEY_BOOL,    /* int 0/1 */
+    SIM_KEY_STRING,  /* free text / spec, validated by its consumer */
+    SIM_KEY_CHOICE   /* one of `choices` ("a|b|c"), stored as the index (int) */
+} sim_key_type;
+
+typedef struct sim_key {
+    const char *section;  /* "experiment", "workers", ... */
+    const char *key;
+    const char *def;      /* default as text */
+    sim_key_type type;
+    const char *choices;  /* SIM_KEY_CHOICE: "ring|tree|ps" */
+    const char *doc;      /* one line, for --help and the README */
+} sim_key;
+
+/* One resolved key: canonical value text and where it came from. */
+typedef struct sim_entry {
+    char section[32];
+    char key[48];
+    char value[512];      /* canonical text */
+    char raw[512];        /* as written by the user (or the default) */
+    int line;             /* line in the file, 0 = default, -1 = --set */
+} sim_entry;
+
+#define SIM_CFG_EVAL_ALL (-1)
+
+typedef struct sim_config {
+    char path[512];              /* the experiment file, for messages */
+
+    /* [experiment] */
+    char name[128];
+    uint64_t seed;
+    int64_t max_iterations;      /* 0 = no limit */
+    sim_time max_time;           /* 0 = no limit */
+    double max_epochs;           /* 0 = no limit */
+    double target_accuracy;      /* 0 = none */
+    int64_t eval_every_iters;    /* > 0 when eval_every is a count */
+    sim_time eval_every_time;    /* > 0 when eval_every is a time */
+    int64_t eval_train_samples;  /* SIM_CFG_EVAL_ALL or a count */
+
+    /* [workers] */
+    int n_workers;
+    sim_compute_opts compute;    /* dist, device, efficiency, stragglers... */
+
+    /* [network] */
+    char net_topology[512];      /* spec text, e.g. "star", "torus(4, 4)" */
+    double latency;              /* seconds per link */
+    double bandwidth;            /* bytes per second per link */
+    int sharing;                 /* sim_sharing */
+    int collective;              /* 0 ring, 1 tree, 2 ps */
+
+    /* [topology] */
+    char graph[512];             /* spec text */
+    int weights;                 /* 0 metropolis, 1 uniform */
+
+    /* [algorithm] (common keys) */
+    char algorithm[64];
+    double lr;
+    double momentum;
+    int nesterov;
+    double weight_decay;
+    int batch;                   /* per worker; 0 = full shard */
+
+    /* [workload] */
+    char model[256];
+    char dataset[1024];
+    double test_fraction;
+    int normalize;               /* 0 none, 1 standard */
+    char partition[128];
+    int init;                    /* 0 same, 1 independent */
+    char proxy[64];
+    int64_t sim_params;          /* 0 = the model's own */
+    double sim_flops;            /* 0 = the model's own, FLOPs per sample */
+    int wire_bytes;              /* 4 fp32, 2 fp16/bf16 */
+    int wire_dtype;              /* 0 fp32, 1 fp16, 2 bf16 */
+
+    /* every resolved key in canonical order, incl. the algorithm's own */
+    sim_entry *entries;
+    int n_entries;
+} sim_config;
+
+/* The schema of the common keys, NULL-key terminated. */
+extern const sim_key sim_config_keys[];
+
+/* Resolves the algorithm's own keys (NULL-terminated table, section
+ * "algorithm") given its name; set by the algorithms layer at start-up so
+ * this lower layer needs no include of it. Returns NULL for an unknown name. */
+typedef const sim_key *(*sim_config_algo_keys_fn)(const char *algorithm);
+void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn);
+
+/* Loads path, applies overrides ("section.key=value", n_overrides of them),
+ * fills every default. On error returns SIM_ECONFIG (or SIM_EINPUT if the
+ * file cannot be read) with "path:line: [section] key: what" in err, and
+ * leaves *cfg released. */
+int sim_config_load(const char *path, const char *const *overrides, int n_overrides,
+                    sim_config *cfg, sim_err *err);
+/* The same from text in memory (name is used in messages as the file). */
+int sim_config_load_string(const char *name, const char *text,
+                           const char *const *overrides, int n_overrides,
+                           sim_config *cfg, sim_err *err);
+void sim_config_release(sim_config *cfg);
+
+/* Canonical text (malloc'd, caller frees). */
+char *sim_config_canonical(const sim_config *cfg);
+
+/* Resolved entry lookup (any section); NULL if absent. */
+const sim_entry *sim_config_find(const sim_config *cfg, const char *section,
+                                 const char *key);
+/* Typed getters of resolved entries (method keys). They return 0, or
+ * SIM_ECONFIG naming path:line and key when the value does not parse. */
+int sim_config_get_double(const sim_config *cfg, const char *section, const char *key,
+                          double *out, sim_err *err);
+int sim_config_get_int(const sim_config *cfg, const char *section, const char *key,
+                       int64_t *out, sim_err *err);
+int sim_config_get_bool(const sim_config *cfg, const char *section, const char *key,
+                        int *out, sim_err *err);
+int sim_config_get_time(const sim_config *cfg, const char *section, const char *key,
+                        sim_time *out, sim_err *err);
+const char *sim_config_get_string(const sim_config *cfg, const char *section,
+                                  const char *key);
+/* An error about a resolved entry, formatted "path:line: [section] key: msg"
+ * (or "--set section.key: msg" / "default of [section] key: msg"). */
+int sim_config_error(const sim_config *cfg, const char *section, const char *key,
+                     int code, sim_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+#endif

@@ -1,0 +1,58 @@
+/* Discrete-event engine. Simulated time is int64 nanoseconds. Events are
+ * ordered by (time, insertion sequence), so equal times pop in FIFO order
+ * and runs repeat exactly. Delays are relative and never negative.
+ *
+ * Ownership: an event may carry a heap payload with a free function; the
+ * engine owns it from sim_engine_schedule on and frees it exactly once,
+ * after the handler returns or when the event is cancelled or the engine is
+ * destroyed. Most events need no payload: ctx (borrowed, never freed) and a
+ * 64-bit arg carry what the handler needs, so the hot path allocates nothing. */
+#ifndef DTSIM_SIM_ENGINE_H
+#define DTSIM_SIM_ENGINE_H
+
+#include <stdint.h>
+
+#include "sim/units.h"
+
+typedef struct sim_engine sim_engine;
+
+/* Handler: ctx as given to schedule; arg as given; payload as given (still
+ * owned by the engine, freed after the handler returns). */
+typedef void (*sim_handler)(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+typedef void (*sim_payload_free)(void *payload);
+
+/* Opaque id of a scheduled event; 0 is never a valid id. Ids stay unique
+ * (generation-checked), so cancelling an event that already ran is a no-op. */
+typedef uint64_t sim_event_id;
+
+/* NULL when out of memory. capacity_hint: expected pending events (0 = default). */
+sim_engine *sim_engine_create(uint32_t capacity_hint);
+/* Frees all pending payloads. destroy(NULL) is a no-op. */
+void sim_engine_destroy(sim_engine *eng);
+
+sim_time sim_engine_now(const sim_engine *eng);
+
+/* Schedules handler at now + delay (delay >= 0). Returns the event id, or 0
+ * if out of memory (the payload is then freed). */
+sim_event_id sim_engine_schedule(sim_engine *eng, sim_time delay, sim_handler fn,
+                                 void *ctx, uint64_t arg, void *payload,
+                                 sim_payload_free payload_free);
+/* Cancels a pending event and frees its payload now. Returns 1 if it was
+ * pending, 0 if it had already run or been cancelled. */
+int sim_engine_cancel(sim_engine *eng, sim_event_id id);
+
+/* Runs the next event. Returns 1 if one ran, 0 if none is pending. */
+int sim_engine_step(sim_engine *eng);
+/* Runs events with time <= until (or until sim_engine_stop). Afterwards
+ * now = until if the queue ran past it, else the time of the last event.
+ * Returns the number of events run. */
+uint64_t sim_engine_run_until(sim_engine *eng, sim_time until);
+/* Makes the current run_until return after the running handler. */
+void sim_engine_stop(sim_engine *eng);
+
+uint64_t sim_engine_pending(const sim_engine *eng);   /* scheduled, not cancelled */
+uint64_t sim_engine_processed(const sim_engine *eng); /* handlers run so far */
+/* Time of the next pending event, or SIM_TIME_MAX. */
+sim_time sim_engine_next_time(sim_engine *eng);
+
+#endif

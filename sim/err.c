@@ -1,0 +1,96 @@
+/* The one place every error passes through (see err.h). GSL's and igraph's
+ * default handlers abort; ours record the reason so the caller can turn a
+ * failing return code into a sim_err. */
+#include "sim/err.h"
+
+#include <gsl/gsl_errno.h>
+#include <igraph.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char library_last[512];
+
+int sim_err_vset(sim_err *err, int code, const char *fmt, va_list ap)
+{
+    if (err) {
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    }
+    return code;
+}
+
+int sim_err_set(sim_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sim_err_vset(err, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int sim_err_prefix(sim_err *err, const char *fmt, ...)
+{
+    if (!err)
+        return SIM_EINTERNAL;
+    char prefix[512], old[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof old);
+    snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+    return err->code;
+}
+
+void sim_err_clear(sim_err *err)
+{
+    if (err) {
+        err->code = 0;
+        err->msg[0] = '\0';
+    }
+}
+
+int sim_err_exit_status(int code)
+{
+    switch (code) {
+    case SIM_OK:
+        return 0;
+    case SIM_EUSAGE:
+    case SIM_ECONFIG:
+    case SIM_EINPUT:
+    case SIM_EDB:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+static void gsl_handler(const char *reason, const char *file, int line, int gsl_errno)
+{
+    snprintf(library_last, sizeof library_last, "GSL: %s (%s:%d, code %d)", reason,
+             file, line, gsl_errno);
+}
+
+static void igraph_handler(const char *reason, const char *file, int line,
+                           igraph_error_t igraph_errno)
+{
+    snprintf(library_last, sizeof library_last, "igraph: %s (%s:%d, %s)", reason,
+             file, line, igraph_strerror(igraph_errno));
+    IGRAPH_FINALLY_FREE();
+}
+
+static void igraph_warn(const char *reason, const char *file, int line)
+{
+    (void)reason;
+    (void)file;
+    (void)line;
+}
+
+void sim_err_install_library_handlers(void)
+{
+    gsl_set_error_handler(gsl_handler);
+    igraph_set_error_handler(igraph_handler);
+    igraph_set_warning_handler(igraph_warn);
+}
+
+const char *sim_err_library_last(void) { return library_last; }

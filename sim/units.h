@@ -1,0 +1,47 @@
+/* Quantities with units, as INTERFACE.md spells them. A bare number is in
+ * seconds, bytes, bytes per second or FLOP/s. Each parser returns 0 or
+ * SIM_ECONFIG with a message "expected a <kind> such as <example>, got '<s>'"
+ * (the caller prefixes file:line and key). Simulated time is int64 ns. */
+#ifndef DTSIM_SIM_UNITS_H
+#define DTSIM_SIM_UNITS_H
+
+#include <stdint.h>
+
+#include "sim/err.h"
+
+typedef int64_t sim_time; /* simulated nanoseconds */
+
+#define SIM_NS_PER_S 1000000000LL
+#define SIM_TIME_MAX INT64_MAX
+
+/* 250ns, 5us, 1.5ms, 2s, 3min, 1h; bare number = seconds. Rounded to ns. */
+int sim_parse_time(const char *s, sim_time *out, sim_err *err);
+/* 100Mbps, 10Gbps (bits), 25GB/s, 100MB/s, 1KB/s (bytes); bare = bytes/s. */
+int sim_parse_rate(const char *s, double *bytes_per_s, sim_err *err);
+/* 512B, 4KB, 100MB, 2GB (decimal), 4KiB, 1MiB; bare = bytes. */
+int sim_parse_size(const char *s, double *bytes, sim_err *err);
+/* 50GFLOPS, 15.7TFLOPS, 1PFLOPS, MFLOPS; bare = FLOP/s. */
+int sim_parse_flops(const char *s, double *flops, sim_err *err);
+/* A plain number (no unit); accepts 1e-3, 0.5. */
+int sim_parse_double(const char *s, double *out, sim_err *err);
+int sim_parse_int(const char *s, int64_t *out, sim_err *err);
+/* true/false/yes/no/on/off/1/0 */
+int sim_parse_bool(const char *s, int *out, sim_err *err);
+
+static inline double sim_time_to_s(sim_time t) { return (double)t * 1e-9; }
+/* Rounds to the nearest ns; never negative for non-negative input. */
+sim_time sim_time_from_s(double seconds);
+
+/* Splits "name(a, b, c)" into name and up to max_args trimmed argument
+ * strings (nested parentheses are kept inside an argument). A bare "name"
+ * gives nargs = 0. Returns 0 or SIM_ECONFIG. */
+#define SIM_SPEC_MAX_ARGS 8
+#define SIM_SPEC_ARG_LEN 512
+typedef struct sim_spec {
+    char name[64];
+    int nargs;
+    char args[SIM_SPEC_MAX_ARGS][SIM_SPEC_ARG_LEN];
+} sim_spec;
+int sim_spec_parse(const char *s, sim_spec *out, sim_err *err);
+
+#endif

@@ -1,0 +1,62 @@
+/* Datasets held in memory as row-major float32 features. Classification
+ * labels are class indices (0..classes-1) stored in `y` as exact floats;
+ * regression targets are stored in `y` as given. Loaders reject truncated,
+ * malformed or empty input with SIM_EINPUT naming the file and the line or
+ * byte offset. */
+#ifndef DTSIM_WL_DATASET_H
+#define DTSIM_WL_DATASET_H
+
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+
+#include "sim/err.h"
+
+typedef struct wl_split {
+    int64_t n;        /* samples */
+    float *x;         /* n x dim, row-major */
+    float *y;         /* n labels (class index) or targets */
+} wl_split;
+
+typedef struct wl_dataset {
+    char name[64];
+    int dim;          /* features per sample */
+    int classes;      /* 0 = regression, 2 = binary, >2 multiclass */
+    wl_split train;
+    wl_split test;    /* may be held out from train by test_fraction */
+    /* image geometry when known (fashion_mnist: 1 x 28 x 28), else 0 */
+    int channels, height, width;
+} wl_dataset;
+
+typedef struct wl_dataset_opts {
+    const char *spec;        /* "fashion_mnist", "synthetic_linear(20, 1000)", ... */
+    double test_fraction;    /* held out when the dataset has no test split */
+    int normalize;           /* 0 none, 1 standard (train mean/std, applied to both) */
+    gsl_rng *rng;            /* data stream: synthetic generation and hold-out shuffle */
+    const char *data_dir;    /* fashion_mnist directory; NULL = DTSIM_FASHION_MNIST_DIR
+                                env or /usr/share/datasets/fashion-mnist */
+} wl_dataset_opts;
+
+/* Dataset kinds for the registry / `dtsim list datasets`. */
+typedef struct wl_dataset_info { const char *name, *args, *summary; } wl_dataset_info;
+extern const wl_dataset_info wl_dataset_table[];
+
+/* Builds the dataset named by opts->spec. SIM_ECONFIG for a bad spec,
+ * SIM_EINPUT for missing or bad files (for fashion_mnist the message names
+ * the Debian package dataset-fashion-mnist). */
+wl_dataset *wl_dataset_create(const wl_dataset_opts *opts, sim_err *err);
+void wl_dataset_destroy(wl_dataset *ds);
+
+/* Individual generators/loaders (used by wl_dataset_create and tests). */
+/* synthetic_linear(d, n): x ~ N(0, I_d), y = w*.x + b* + 0.1 N(0,1) with
+ * w* ~ N(0, I/d), b* = 0.5; n training samples plus a test set of
+ * max(1, round(n * test_fraction)) more drawn the same way. */
+wl_dataset *wl_dataset_synthetic_linear(int d, int64_t n, double test_fraction,
+                                        gsl_rng *rng, sim_err *err);
+/* blobs(classes, d, n): class centres ~ N(0, 4 I_d), samples = centre +
+ * N(0, I_d), balanced labels; test set drawn the same way. */
+wl_dataset *wl_dataset_blobs(int classes, int d, int64_t n, double test_fraction,
+                             gsl_rng *rng, sim_err *err);
+/* The gzip IDX files in dir (train-images-idx3-ubyte.gz, ...), pixels / 255. */
+wl_dataset *wl_dataset_fashion_mnist(const char *dir, sim_err *err);
+
+#endif

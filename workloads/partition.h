@@ -1,0 +1,54 @@
+/* Partitioning a training set across workers and drawing batches.
+ * iid: shuffle (partition stream), split evenly; contiguous: worker i gets
+ * the i-th contiguous block of the file order. Each worker samples its
+ * batches from its own stream: it walks a private permutation of its shard
+ * and reshuffles the shard every local epoch; batch = full shard when
+ * batch <= 0. Batches are gathered into caller-owned contiguous buffers so
+ * models run one sgemm per layer. */
+#ifndef DTSIM_WL_PARTITION_H
+#define DTSIM_WL_PARTITION_H
+
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+
+#include "sim/err.h"
+#include "workloads/dataset.h"
+
+typedef struct wl_partition {
+    int n_workers;
+    int64_t *offset;  /* n_workers + 1 offsets into index */
+    int64_t *index;   /* permutation of 0..train.n-1 grouped by worker */
+} wl_partition;
+
+typedef struct wl_partition_info { const char *name, *args, *summary; } wl_partition_info;
+extern const wl_partition_info wl_partition_table[];
+
+/* spec: "iid" | "contiguous" (later: dirichlet(a), shards(k)). Every worker
+ * gets at least one sample or SIM_ECONFIG. */
+wl_partition *wl_partition_create(const wl_dataset *ds, int n_workers, const char *spec,
+                                  gsl_rng *rng, sim_err *err);
+void wl_partition_destroy(wl_partition *p);
+static inline int64_t wl_partition_size(const wl_partition *p, int w)
+{
+    return p->offset[w + 1] - p->offset[w];
+}
+
+/* A worker's batch sampler: owns its permutation of the shard. */
+typedef struct wl_sampler {
+    const wl_dataset *ds;
+    const int64_t *shard;  /* borrowed: the worker's indices */
+    int64_t shard_n;
+    int64_t *perm;         /* shard_n positions */
+    int64_t pos;           /* next position in perm */
+    int64_t epochs;        /* completed local passes */
+    gsl_rng *rng;          /* borrowed: the worker's sampling stream */
+} wl_sampler;
+
+int wl_sampler_init(wl_sampler *s, const wl_dataset *ds, const wl_partition *p, int worker,
+                    gsl_rng *rng, sim_err *err);
+void wl_sampler_release(wl_sampler *s);
+/* Copies the next b samples (b <= 0: the whole shard) into x (b x dim) and
+ * y (b), reshuffling at the end of each pass. Returns the number copied. */
+int64_t wl_sampler_next(wl_sampler *s, int64_t b, float *x, float *y);
+
+#endif
