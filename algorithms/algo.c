@@ -1,1 +1,159 @@
-/* placeholder: being written */
+/* The algorithm registry and the environment services every method uses:
+ * gradients on the worker's own data stream, compute steps timed by the
+ * compute model, idle and staleness accounting, collectives, and the
+ * shared optimizer step. */
+#include "algorithms/algo.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+extern const algo_vt algo_allreduce_sgd;
+extern const algo_vt algo_asgd;
+
+const algo_vt *const algo_registry[] = {
+    &algo_allreduce_sgd,
+    &algo_asgd,
+    NULL,
+};
+
+static const sim_key no_keys[] = {{0}};
+
+const algo_vt *algo_find(const char *name)
+{
+    for (int i = 0; algo_registry[i]; i++)
+        if (strcasecmp(algo_registry[i]->name, name) == 0)
+            return algo_registry[i];
+    return NULL;
+}
+
+const sim_key *algo_keys(const char *name)
+{
+    const algo_vt *vt = algo_find(name);
+    if (!vt)
+        return NULL;
+    return vt->keys ? vt->keys : no_keys;
+}
+
+int algo_env_step_samples(const algo_env *env, int worker)
+{
+    if (env->batch > 0)
+        return env->batch;
+    return (int)env->w[worker].sampler.shard_n;
+}
+
+double algo_env_grad(algo_env *env, int worker, const float *params, float *grad)
+{
+    algo_worker *w = &env->w[worker];
+    int64_t b = wl_sampler_next(&w->sampler, env->batch, w->bx, w->by);
+    double loss = env->model->vt->loss_grad(env->model, params, w->bx, w->by, b, grad, w->ws);
+    w->steps++;
+    w->samples += b;
+    env->last_batch_loss = loss;
+    if (!isfinite(loss))
+        env->diverged = 1;
+    return loss;
+}
+
+void algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
+                      uint64_t arg)
+{
+    algo_worker *w = &env->w[worker];
+    double t = sim_compute_step_time(env->compute, worker, w->steps, samples,
+                                     env->flops_per_sample, w->rng_compute);
+    w->compute_time += t;
+    sim_engine_schedule(env->eng, sim_time_from_s(t), fn, ctx, arg, NULL, NULL);
+}
+
+void algo_env_idle_begin(algo_env *env, int worker)
+{
+    algo_worker *w = &env->w[worker];
+    if (w->idle_since < 0)
+        w->idle_since = sim_engine_now(env->eng);
+}
+
+void algo_env_idle_end(algo_env *env, int worker)
+{
+    algo_worker *w = &env->w[worker];
+    if (w->idle_since >= 0) {
+        w->idle_time += sim_time_to_s(sim_engine_now(env->eng) - w->idle_since);
+        w->idle_since = -1;
+    }
+}
+
+void algo_env_staleness(algo_env *env, int worker, int64_t staleness)
+{
+    algo_worker *w = &env->w[worker];
+    w->staleness_sum += (double)staleness;
+    w->staleness_n++;
+    if (env->staleness_hist && env->staleness_cap > 0) {
+        int64_t s = staleness < 0 ? 0 : staleness;
+        if (s >= env->staleness_cap)
+            s = env->staleness_cap - 1;
+        env->staleness_hist[s]++;
+    }
+}
+
+void algo_env_iteration(algo_env *env, int64_t samples)
+{
+    env->iterations++;
+    env->samples += samples;
+    if (env->hooks.iteration)
+        env->hooks.iteration(env->hooks.exp);
+}
+
+sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
+                        sim_err *err)
+{
+    sim_coll_desc desc = {
+        .kind = kind,
+        .n = env->n,
+        .hosts = NULL,
+        .ps_host = env->server_host,
+        .done = done,
+        .ctx = ctx,
+    };
+    if (kind == SIM_COLL_PS && env->server_host < 0) {
+        sim_err_set(err, SIM_EINTERNAL, "parameter-server collective without a server host");
+        return NULL;
+    }
+    return sim_coll_create(env->net, &desc, err);
+}
+
+void algo_sgd_step(float *x, float *m, float *g, int64_t d, double lr, double beta,
+                   int nesterov, double wd)
+{
+    const float flr = (float)lr, fb = (float)beta, fwd = (float)wd;
+    if (wd != 0)
+        for (int64_t j = 0; j < d; j++)
+            g[j] += fwd * x[j];
+    if (beta == 0 || !m) {
+        for (int64_t j = 0; j < d; j++)
+            x[j] -= flr * g[j];
+        return;
+    }
+    if (nesterov) {
+        for (int64_t j = 0; j < d; j++) {
+            m[j] = fb * m[j] + g[j];
+            x[j] -= flr * (g[j] + fb * m[j]);
+        }
+    } else {
+        for (int64_t j = 0; j < d; j++) {
+            m[j] = fb * m[j] + g[j];
+            x[j] -= flr * m[j];
+        }
+    }
+}
+
+void algo_mean(float *out, const float *const *vs, int n, int64_t d)
+{
+    memcpy(out, vs[0], (size_t)d * sizeof *out);
+    for (int i = 1; i < n; i++) {
+        const float *v = vs[i];
+        for (int64_t j = 0; j < d; j++)
+            out[j] += v[j];
+    }
+    const float inv = 1.0f / (float)n;
+    for (int64_t j = 0; j < d; j++)
+        out[j] *= inv;
+}

@@ -1,1 +1,189 @@
+/* Algorithms against known answers: the straggler effect of synchronous
+ * rounds (E[max of n exponentials] = m H_n), the staleness identity of
+ * asynchronous SGD (mean n - 1), the ring all-reduce closed form inside a
+ * training run, the n = 1 equivalences of ALGORITHMS.md section 12, and
+ * determinism. Runs go through the experiment runner without a database. */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/config.h"
+#include "sim/experiment.h"
+
+typedef struct rows {
+    an_metric_row r[4096];
+    int n;
+} rows;
+
+static void collect(void *ctx, const an_metric_row *row)
+{
+    rows *rs = ctx;
+    if (rs->n < 4096)
+        rs->r[rs->n++] = *row;
+}
+
+/* Runs an experiment given as INI text plus overrides. */
+static sim_run_result run_text(const char *ini, const char *const *sets, int nsets, rows *rs)
+{
+    sim_experiment_init();
+    sim_config cfg;
+    sim_err err = {0};
+    int rc = sim_config_load_string("test.ini", ini, sets, nsets, &cfg, &err);
+    cr_assert_eq(rc, 0, "config: %s", err.msg);
+    sim_run_opts opts = {.on_metric = rs ? collect : NULL, .ctx = rs};
+    sim_run_result res;
+    rc = sim_experiment_run(&cfg, &opts, &res, &err);
+    cr_assert_eq(rc, 0, "run: %s", err.msg);
+    sim_config_release(&cfg);
+    return res;
+}
+
+static const char *base_ini = "[experiment]\n"
+                              "seed = 7\n"
+                              "max_epochs = 0\n"
+                              "max_iterations = 200\n"
+                              "eval_every = 50\n"
+                              "eval_train_samples = 500\n"
+                              "[workers]\n"
+                              "count = 8\n"
+                              "compute = constant(10ms)\n"
+                              "[network]\n"
+                              "topology = ideal\n"
+                              "[algorithm]\n"
+                              "name = allreduce_sgd\n"
+                              "lr = 0.1\n"
+                              "batch = 16\n"
+                              "[workload]\n"
+                              "model = softmax\n"
+                              "dataset = blobs(4, 10, 4000)\n";
+
+static double harmonic(int n)
+{
+    double h = 0;
+    for (int k = 1; k <= n; k++)
+        h += 1.0 / k;
+    return h;
+}
+
+Test(algorithms, sync_rounds_with_exponential_compute_take_m_times_harmonic)
+{
+    const int n = 8, iters = 3000;
+    const double m = 0.01;
+    const char *sets[] = {"workers.compute=exponential(10ms)", "experiment.max_iterations=3000",
+                          "workers.count=8", "experiment.eval_every=1000"};
+    sim_run_result r = run_text(base_ini, sets, 4, NULL);
+    cr_assert_eq(r.iterations, iters);
+    double per_iter = r.sim_time / iters;
+    double mean = m * harmonic(n);
+    double var = 0;
+    for (int k = 1; k <= n; k++)
+        var += 1.0 / ((double)k * k);
+    double se = m * sqrt(var / iters);
+    cr_assert(fabs(per_iter - mean) < 4 * se, "per iteration %.6g s, expected %.6g +- %.3g",
+              per_iter, mean, 4 * se);
+}
+
+Test(algorithms, sync_round_time_is_max_compute_plus_ring_allreduce)
+{
+    /* constant 10 ms compute, ring network of 4 hosts, ring all-reduce of S
+     * bytes: 2(n-1)(alpha + S/(nB)) per round on top of the compute */
+    const char *sets[] = {"workers.count=4", "network.topology=ring", "network.latency=20us",
+                          "network.bandwidth=1GB/s", "workload.sim_params=1000000",
+                          "experiment.max_iterations=50"};
+    sim_run_result r = run_text(base_ini, sets, 6, NULL);
+    const double S = 4e6, B = 1e9, a = 20e-6;
+    double expect = 0.01 + 2 * 3 * (a + S / (4 * B));
+    double per_iter = r.sim_time / (double)r.iterations;
+    cr_assert(fabs(per_iter - expect) / expect < 1e-3, "per iteration %.9g, expected %.9g",
+              per_iter, expect);
+    /* bytes: every rank sends 2(n-1) chunks of S/n per round */
+    double bytes = 50 * 4 * 2 * 3 * S / 4;
+    cr_assert(fabs(r.bytes_sent - bytes) / bytes < 1e-9, "bytes %.0f vs %.0f", r.bytes_sent,
+              bytes);
+}
+
+Test(algorithms, asgd_mean_staleness_is_n_minus_1)
+{
+    const int n = 4;
+    const char *sets[] = {"algorithm.name=asgd", "workers.count=4",
+                          "workers.compute=exponential(10ms)",
+                          "experiment.max_iterations=4000", "experiment.eval_every=1000",
+                          "algorithm.lr=0.01"};
+    sim_run_result r = run_text(base_ini, sets, 6, NULL);
+    cr_assert_eq(r.iterations, 4000);
+    /* every update is counted stale by the n-1 gradients in flight; only the
+     * last gradients in flight at the stop are never applied */
+    double bound = n * (n - 1) / 2.0 / (double)r.iterations + 1e-12;
+    cr_assert(fabs(r.mean_staleness - (n - 1)) <= bound, "mean staleness %.6f, expected %d",
+              r.mean_staleness, n - 1);
+}
+
+Test(algorithms, asgd_with_one_worker_is_sequential_sgd)
+{
+    const char *a_sets[] = {"algorithm.name=asgd", "workers.count=1"};
+    const char *s_sets[] = {"algorithm.name=allreduce_sgd", "workers.count=1"};
+    static rows ra, rb;
+    ra.n = rb.n = 0;
+    sim_run_result a = run_text(base_ini, a_sets, 2, &ra);
+    sim_run_result b = run_text(base_ini, s_sets, 2, &rb);
+    cr_assert_eq(a.mean_staleness, 0.0);
+    cr_assert_eq(a.iterations, b.iterations);
+    cr_assert_eq(ra.n, rb.n);
+    for (int i = 0; i < ra.n; i++) {
+        cr_assert_eq(ra.r[i].iteration, rb.r[i].iteration);
+        cr_assert_eq(ra.r[i].train_loss, rb.r[i].train_loss, "row %d: %.9g vs %.9g", i,
+                     ra.r[i].train_loss, rb.r[i].train_loss);
+        cr_assert_eq(ra.r[i].test_accuracy, rb.r[i].test_accuracy);
+    }
+}
+
+Test(algorithms, same_experiment_twice_gives_identical_rows)
+{
+    const char *sets[] = {"workers.compute=lognormal(10ms, 0.5)", "network.topology=star",
+                          "workers.transient_prob=0.1", "algorithm.momentum=0.9",
+                          "experiment.eval_every=20"};
+    static rows ra, rb;
+    ra.n = rb.n = 0;
+    run_text(base_ini, sets, 5, &ra);
+    run_text(base_ini, sets, 5, &rb);
+    cr_assert_gt(ra.n, 5);
+    cr_assert_eq(ra.n, rb.n);
+    cr_assert_eq(memcmp(ra.r, rb.r, (size_t)ra.n * sizeof ra.r[0]), 0,
+                 "metric rows differ between two identical runs");
+}
+
+Test(algorithms, training_reduces_loss)
+{
+    static rows rs;
+    rs.n = 0;
+    run_text(base_ini, NULL, 0, &rs);
+    cr_assert_gt(rs.n, 2);
+    cr_assert_lt(rs.r[rs.n - 1].train_loss, 0.5 * rs.r[0].train_loss,
+                 "loss %.4f -> %.4f", rs.r[0].train_loss, rs.r[rs.n - 1].train_loss);
+    cr_assert_gt(rs.r[rs.n - 1].test_accuracy, 0.9);
+}
+
+Test(algorithms, huge_learning_rate_diverges)
+{
+    const char *sets[] = {"workload.model=linreg", "workload.dataset=synthetic_linear(10, 2000)",
+                          "algorithm.lr=1e6"};
+    sim_run_result r = run_text(base_ini, sets, 3, NULL);
+    cr_assert_str_eq(r.status, "diverged");
+    cr_assert_lt(r.iterations, 200);
+}
+
+Test(algorithms, parameter_server_collective_costs_two_server_link_transfers)
+{
+    /* PS on a star: n pushes share the server's downlink, n pulls its
+     * uplink: 2 (2 alpha + n S / B) per round after the compute */
+    const char *sets[] = {"workers.count=4", "network.topology=star", "network.collective=ps",
+                          "network.latency=10us", "network.bandwidth=1GB/s",
+                          "workload.sim_params=250000", "experiment.max_iterations=20"};
+    sim_run_result r = run_text(base_ini, sets, 7, NULL);
+    const double S = 1e6, B = 1e9, a = 10e-6;
+    double expect = 0.01 + 2 * (2 * a + 4 * S / B);
+    double per_iter = r.sim_time / (double)r.iterations;
+    cr_assert(fabs(per_iter - expect) / expect < 1e-3, "per iteration %.9g, expected %.9g",
+              per_iter, expect);
+}

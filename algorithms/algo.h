@@ -1,0 +1,134 @@
+/* The algorithm interface. Every method (synchronous, local, decentralized,
+ * asynchronous) is a const algo_vt driving its workers through events: it
+ * schedules compute steps and messages on the engine and network that the
+ * environment (algo_env, filled by the experiment builder) provides, and
+ * reports each completed iteration to the environment, which evaluates,
+ * records metrics and decides when to stop.
+ *
+ * Gradients are computed when a step STARTS (from the parameters the worker
+ * holds or read at that moment) and consumed when its completion event
+ * fires, so gradient work is separate from the event that applies it. */
+#ifndef DTSIM_ALGO_ALGO_H
+#define DTSIM_ALGO_ALGO_H
+
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+
+#include "sim/collective.h"
+#include "sim/compute.h"
+#include "sim/config.h"
+#include "sim/engine.h"
+#include "sim/network.h"
+#include "workloads/model.h"
+#include "workloads/partition.h"
+
+typedef struct algo_env algo_env;
+
+/* Per-worker resources, allocated once by the environment. */
+typedef struct algo_worker {
+    int id;
+    float *x;             /* the worker's model (d floats) */
+    float *grad;          /* gradient buffer (d floats) */
+    float *ws;            /* model workspace for batches up to the batch size */
+    float *bx, *by;       /* batch buffers */
+    wl_sampler sampler;   /* the worker's data stream */
+    gsl_rng *rng_compute; /* compute-time draws */
+    gsl_rng *rng_algo;    /* the method's own random choices (partners, ...) */
+    /* counters, maintained by the env helpers */
+    int64_t steps;        /* gradients computed */
+    int64_t samples;      /* samples processed */
+    double compute_time;  /* simulated seconds spent computing */
+    double idle_time;     /* simulated seconds blocked on communication or peers */
+    sim_time idle_since;  /* < 0 when not idle */
+    double staleness_sum;
+    int64_t staleness_n;
+} algo_worker;
+
+/* Hooks into the experiment (progress, evaluation, stopping). */
+typedef struct algo_env_hooks {
+    /* An iteration (a synchronous round, or one applied update for an
+     * asynchronous method) has completed; the experiment may evaluate and
+     * stop the engine. */
+    void (*iteration)(void *exp);
+    void *exp;
+} algo_env_hooks;
+
+struct algo_env {
+    const sim_config *cfg;
+    sim_engine *eng;
+    sim_net *net;
+    sim_compute *compute;
+    const wl_model *model;
+    const wl_dataset *ds;
+    int n;                /* workers */
+    int64_t d;            /* parameters computed on */
+    double msg_bytes;     /* S: bytes of one model/gradient on the wire */
+    double flops_per_sample; /* training FLOPs per sample for compute time */
+    int batch;            /* per-worker batch (0 = full shard) */
+    int server_host;      /* host id of the parameter server (n), or -1 */
+    sim_coll_kind allreduce_kind; /* from [network] collective */
+    algo_worker *w;       /* n workers */
+    gsl_rng *rng_global;  /* the method's global stream */
+    int64_t iterations;   /* completed iterations, maintained by algo_env_iteration */
+    int64_t samples;      /* samples whose gradients were applied, likewise */
+    int64_t *staleness_hist; /* counts per staleness value */
+    int64_t staleness_cap;   /* length of staleness_hist; larger values clamp */
+    double last_batch_loss;  /* loss of the most recent gradient */
+    int diverged;            /* a gradient's loss was not finite */
+    algo_env_hooks hooks;
+};
+
+/* Samples the worker's next batch and computes loss and gradient at params
+ * into grad (may be w->grad). Counts steps and samples. Returns the loss. */
+double algo_env_grad(algo_env *env, int worker, const float *params, float *grad);
+/* Schedules the end of a compute step of `samples` samples for worker after
+ * its simulated compute time; fn(eng, ctx, arg, NULL) runs then. */
+void algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
+                      uint64_t arg);
+/* Samples in one step of this worker (batch, or its whole shard). */
+int algo_env_step_samples(const algo_env *env, int worker);
+void algo_env_idle_begin(algo_env *env, int worker);
+void algo_env_idle_end(algo_env *env, int worker);
+/* Records one applied update computed `staleness` versions ago. */
+void algo_env_staleness(algo_env *env, int worker, int64_t staleness);
+/* Reports a completed iteration that applied `samples` samples' worth of
+ * gradients (increments env->iterations and env->samples first). */
+void algo_env_iteration(algo_env *env, int64_t samples);
+/* A collective over all n workers of the given kind; done(ctx, rank). */
+sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
+                        sim_err *err);
+
+/* Optimizer helpers (ALGORITHMS.md 0.2, PyTorch heavy-ball, no dampening):
+ * g += wd*x; m = beta*m + g; x -= lr*m (heavy ball) or x -= lr*(g + beta*m)
+ * (Nesterov). m may be NULL when beta == 0. g is modified (weight decay). */
+void algo_sgd_step(float *x, float *m, float *g, int64_t d, double lr, double beta,
+                   int nesterov, double wd);
+/* out = mean of the n vectors in worker-id order (deterministic). */
+void algo_mean(float *out, const float *const *vs, int n, int64_t d);
+
+typedef struct algo_vt {
+    const char *name;
+    const char *summary;
+    const char *reference;   /* ALGORITHMS.md section, e.g. "1.1" */
+    const sim_key *keys;     /* method-specific [algorithm] keys, NULL-key terminated; may be NULL */
+    int async;               /* 1: an iteration is one applied update */
+    /* Whether a parameter-server host is needed for this config. NULL = no. */
+    int (*needs_server)(const sim_config *cfg);
+    /* Builds the method's state (reads its keys from env->cfg). */
+    int (*create)(algo_env *env, void **state, sim_err *err);
+    void (*destroy)(void *state);
+    /* Schedules the first events (at simulated time 0). */
+    int (*start)(void *state, sim_err *err);
+    /* The evaluated model: a pointer to it, or scratch (d floats) filled with it. */
+    const float *(*model)(void *state, float *scratch);
+    /* Fills xs[0..n-1] with the workers' models when they differ (for the
+     * average and the consensus distance); NULL slot = one shared model. */
+    void (*worker_models)(void *state, const float **xs);
+} algo_vt;
+
+extern const algo_vt *const algo_registry[]; /* NULL-terminated */
+const algo_vt *algo_find(const char *name);
+/* Key table of a method by name (for sim_config_set_algo_resolver). */
+const sim_key *algo_keys(const char *name);
+
+#endif

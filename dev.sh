@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# dtsim developer entry point: installs what is missing (Debian packages, as
+# root), builds with meson, and runs one of:
+#   ./dev.sh quickstart   build, run experiments/quickstart.ini -> results.db
+#   ./dev.sh test         build, run the whole test suite three times: the
+#                         normal build, a -Werror build and an
+#                         AddressSanitizer + UndefinedBehaviorSanitizer build;
+#                         ends with the line "N passed, N failed"
+#   ./dev.sh build        build only (build/dtsim)
+#   ./dev.sh bench        build and run the benchmarks under bench/
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(build-essential meson ninja-build pkg-config
+          libgsl-dev libopenblas-dev libigraph-dev libsqlite3-dev sqlite3
+          libcriterion-dev libinih-dev zlib1g-dev dataset-fashion-mnist)
+
+install_deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "dev.sh: installing ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  fi
+}
+
+# build DIR [meson options...]
+build() {
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >/dev/null
+  fi
+  meson compile -C "$dir" >/dev/null
+}
+
+# runs meson test in DIR, appends its Ok/Fail counts to the totals
+passed=0
+failed=0
+run_tests() {
+  local dir=$1 label=$2 log
+  echo "== tests: $label ($dir)"
+  log=$(mktemp)
+  local rc=0
+  meson test -C "$dir" --print-errorlogs "${@:3}" 2>&1 | tee "$log" | grep -vE '^\s*$' | sed -n '/^ *[0-9]*\/[0-9]* /p;/^Ok:/,$p' || true
+  local ok fail
+  ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+  fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/{s+=$NF} END{print s+0}' "$log")
+  [ -n "$ok" ] || { ok=0; fail=$((fail + 1)); echo "meson test did not run in $dir"; }
+  passed=$((passed + ok))
+  failed=$((failed + fail))
+  rm -f "$log"
+}
+
+cmd=${1:-}
+case "$cmd" in
+  quickstart)
+    install_deps
+    build build
+    ./build/dtsim run experiments/quickstart.ini "${@:2}"
+    ;;
+  build)
+    install_deps
+    build build
+    ;;
+  test)
+    install_deps
+    build build
+    run_tests build "default build"
+    build build-werror -Dwerror=true
+    echo "== -Werror build: ok"
+    build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      run_tests build-asan "AddressSanitizer + UndefinedBehaviorSanitizer"
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    ;;
+  bench)
+    install_deps
+    build build
+    for b in bench_engine bench_grad bench_quickstart; do
+      echo "== $b"
+      ./build/bench/$b
+    done
+    ;;
+  *)
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

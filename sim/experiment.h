@@ -1,0 +1,65 @@
+/* The experiment builder and runner: config -> dataset, model, partition,
+ * physical network, compute model, workers, algorithm -> events -> metric
+ * rows -> database. One call runs one experiment; the experiment owns
+ * everything it builds and destroys it in reverse order. */
+#ifndef DTSIM_SIM_EXPERIMENT_H
+#define DTSIM_SIM_EXPERIMENT_H
+
+#include <stdint.h>
+
+#include "analysis/db.h"
+#include "sim/config.h"
+#include "sim/err.h"
+
+typedef struct sim_progress {
+    int64_t iteration;
+    double sim_time;      /* simulated seconds */
+    double epoch;
+    double train_loss;    /* last evaluated (NAN before the first) */
+    double test_accuracy; /* last evaluated */
+    double wall_seconds;
+    double fraction;      /* estimated fraction done in [0, 1], or -1 */
+} sim_progress;
+
+typedef struct sim_run_opts {
+    an_db *db;            /* NULL: nothing written */
+    /* Called for every metric row (after it is recorded). */
+    void (*on_metric)(void *ctx, const an_metric_row *row);
+    /* Called at most every progress_interval wall seconds. */
+    void (*on_progress)(void *ctx, const sim_progress *p);
+    double progress_interval;
+    void *ctx;
+} sim_run_opts;
+
+typedef struct sim_run_result {
+    int64_t run_id;       /* 0 when no database */
+    char status[16];      /* done | diverged | failed */
+    double sim_time;
+    int64_t iterations;
+    double epochs;
+    double final_train_loss;
+    double final_test_loss;
+    double final_test_accuracy;
+    double consensus_distance;
+    double wall_seconds;
+    double bytes_sent;
+    double idle_fraction;
+    double mean_staleness;  /* NAN when no update was stale-tracked */
+    uint64_t events;
+    int64_t gradients;      /* gradients computed */
+    int64_t n_params;       /* model parameters computed on */
+    int n_workers;
+    char algorithm[64];
+} sim_run_result;
+
+/* Registers the algorithms' key tables with the config layer; call once
+ * before sim_config_load (the CLI and test suites do). */
+void sim_experiment_init(void);
+
+/* Runs the experiment. Errors before the run row exists leave the
+ * database untouched; errors after it mark the run 'failed'. A run whose
+ * loss becomes NaN or infinite stops with status 'diverged' and returns 0. */
+int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts,
+                       sim_run_result *res, sim_err *err);
+
+#endif
