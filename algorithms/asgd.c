@@ -141,9 +141,10 @@ static int create(algo_env *env, void **out, sim_err *err)
         return rc;
     }
     if (st->max_staleness < 0) {
+        long long bad = (long long)st->max_staleness;
         destroy(st);
         return sim_config_error(env->cfg, "algorithm", "max_staleness", SIM_ECONFIG, err,
-                                "must be >= 0, got %lld", (long long)st->max_staleness);
+                                "must be >= 0, got %lld", bad);
     }
     *out = st;
     return 0;

@@ -1,1 +1,596 @@
-/* placeholder: being written */
+/* The results database: schema creation and checks, the run lifecycle
+ * (running -> done | diverged | failed) and batched metric writes.
+ *
+ * Invariants: every write goes through one BEGIN IMMEDIATE transaction that
+ * is rolled back on any error, so a failed call leaves nothing half-written
+ * (and several writer processes never deadlock upgrading a read lock).
+ * Buffered metric rows leave the buffer only once their transaction has
+ * committed. Prepared statements are cached in the handle and reset after
+ * each use. NaN doubles are stored as NULL. */
+#include "analysis/db.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define METRIC_BATCH 256
+#define BUSY_DEFAULT_MS 10000
+
+enum {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_RUN_INSERT,
+    ST_PARAM_INSERT,
+    ST_METRIC_INSERT,
+    ST_WORKER_INSERT,
+    ST_STALE_INSERT,
+    ST_RUN_FINISH,
+    ST_RUN_FAIL,
+    ST_FIND_DONE,
+    ST_MARK_STALE,
+    ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_RUN_INSERT] = "INSERT INTO runs(name, algorithm, status, seed, n_workers, config,"
+                      " started_at, version) VALUES(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7)",
+    [ST_PARAM_INSERT] = "INSERT INTO params(run_id, key, value) VALUES(?1, ?2, ?3)",
+    [ST_METRIC_INSERT] = "INSERT INTO metrics(run_id, sim_time, iteration, epoch, samples,"
+                         " train_loss, test_loss, test_accuracy, consensus_distance,"
+                         " bytes_sent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [ST_WORKER_INSERT] = "INSERT INTO workers(run_id, worker, steps, compute_time, idle_time,"
+                         " bytes_sent, mean_staleness) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_STALE_INSERT] = "INSERT INTO staleness(run_id, staleness, count) VALUES(?1, ?2, ?3)",
+    [ST_RUN_FINISH] = "UPDATE runs SET status = ?2, finished_at = ?3, sim_time = ?4,"
+                      " iterations = ?5, wall_seconds = ?6, bytes_sent = ?7,"
+                      " final_train_loss = ?8, final_test_accuracy = ?9,"
+                      " mean_staleness = ?10, idle_fraction = ?11,"
+                      " consensus_distance = ?12 WHERE id = ?1",
+    [ST_RUN_FAIL] = "UPDATE runs SET status = 'failed', finished_at = ?2"
+                    " WHERE id = ?1 AND status = 'running'",
+    [ST_FIND_DONE] = "SELECT id FROM runs WHERE config = ?1"
+                     " AND status IN ('done', 'diverged') ORDER BY id LIMIT 1",
+    [ST_MARK_STALE] = "UPDATE runs SET status = 'failed', finished_at = ?2"
+                      " WHERE config = ?1 AND status = 'running'",
+};
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1');"
+    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, name TEXT, algorithm TEXT,"
+    " status TEXT, seed INTEGER, n_workers INTEGER, config TEXT, started_at TEXT,"
+    " finished_at TEXT, version TEXT, sim_time REAL, iterations INTEGER,"
+    " wall_seconds REAL, bytes_sent INTEGER, final_train_loss REAL,"
+    " final_test_accuracy REAL, mean_staleness REAL, idle_fraction REAL,"
+    " consensus_distance REAL);"
+    "CREATE TABLE IF NOT EXISTS params(run_id INTEGER, key TEXT, value TEXT);"
+    "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER, sim_time REAL, iteration INTEGER,"
+    " epoch REAL, samples INTEGER, train_loss REAL, test_loss REAL, test_accuracy REAL,"
+    " consensus_distance REAL, bytes_sent INTEGER);"
+    "CREATE TABLE IF NOT EXISTS workers(run_id INTEGER, worker INTEGER, steps INTEGER,"
+    " compute_time REAL, idle_time REAL, bytes_sent INTEGER, mean_staleness REAL);"
+    "CREATE TABLE IF NOT EXISTS staleness(run_id INTEGER, staleness INTEGER,"
+    " count INTEGER);"
+    "CREATE INDEX IF NOT EXISTS metrics_run_time ON metrics(run_id, sim_time);"
+    "CREATE INDEX IF NOT EXISTS params_run ON params(run_id);"
+    "CREATE INDEX IF NOT EXISTS workers_run ON workers(run_id);"
+    "CREATE INDEX IF NOT EXISTS staleness_run ON staleness(run_id);"
+    "CREATE INDEX IF NOT EXISTS runs_config ON runs(config);";
+
+/* Our tables; meta first. */
+static const char *const table_names[] = {"meta", "runs", "params", "metrics",
+                                          "workers", "staleness"};
+#define N_TABLES ((int)(sizeof table_names / sizeof table_names[0]))
+
+typedef struct pending_metric {
+    int64_t run_id;
+    an_metric_row row;
+} pending_metric;
+
+struct an_db {
+    sqlite3 *conn;
+    char *path;
+    int readonly;
+    sqlite3_stmt *stmt[ST_COUNT];
+    pending_metric *buf;    /* METRIC_BATCH rows */
+    int n_buf;
+};
+
+enum { SCHEMA_EMPTY, SCHEMA_COMPLETE, SCHEMA_PARTIAL };
+
+/* "path: sqlite message"; call before anything that may overwrite it. */
+static int db_error(const an_db *db, sim_err *err)
+{
+    return sim_err_set(err, SIM_EDB, "%s: %s", db->path, sqlite3_errmsg(db->conn));
+}
+
+static void utc_now(char *out, size_t size)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void bind_real(sqlite3_stmt *s, int i, double v)
+{
+    if (isnan(v))
+        sqlite3_bind_null(s, i);
+    else
+        sqlite3_bind_double(s, i, v);
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+static sqlite3_stmt *stmt_get(an_db *db, int which, sim_err *err)
+{
+    if (!db->stmt[which] &&
+        sqlite3_prepare_v3(db->conn, stmt_sql[which], -1, SQLITE_PREPARE_PERSISTENT,
+                           &db->stmt[which], NULL) != SQLITE_OK) {
+        db_error(db, err);
+        return NULL;
+    }
+    return db->stmt[which];
+}
+
+/* Steps a write statement to completion, then resets it and its bindings. */
+static int stmt_run(an_db *db, sqlite3_stmt *s, sim_err *err)
+{
+    int rc = sqlite3_step(s);
+    int ret = 0;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        ret = db_error(db, err);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    return ret;
+}
+
+static int check_writable(const an_db *db, sim_err *err)
+{
+    if (db->readonly)
+        return sim_err_set(err, SIM_EDB, "%s: database opened read-only", db->path);
+    return 0;
+}
+
+static int tx_begin(an_db *db, sim_err *err)
+{
+    sqlite3_stmt *s = stmt_get(db, ST_BEGIN, err);
+    return s ? stmt_run(db, s, err) : SIM_EDB;
+}
+
+static void tx_rollback(an_db *db)
+{
+    if (!sqlite3_get_autocommit(db->conn))
+        sqlite3_exec(db->conn, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Commits, or rolls back and reports (err is filled before the rollback). */
+static int tx_end(an_db *db, int ret, sim_err *err)
+{
+    if (ret == 0) {
+        sqlite3_stmt *s = stmt_get(db, ST_COMMIT, err);
+        ret = s ? stmt_run(db, s, err) : SIM_EDB;
+    }
+    if (ret != 0)
+        tx_rollback(db);
+    return ret;
+}
+
+/* Classifies the file: empty, ours (complete or missing tables), or an
+ * error (not ours, newer schema, unreadable). */
+static int schema_inspect(an_db *db, int *state, sim_err *err)
+{
+    sqlite3_stmt *s = NULL;
+    int have[N_TABLES] = {0};
+    int n_tables = 0, n_ours = 0;
+    if (sqlite3_prepare_v2(db->conn,
+                           "SELECT name FROM sqlite_master WHERE type = 'table'"
+                           " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                           -1, &s, NULL) != SQLITE_OK)
+        goto sql_fail;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+        n_tables++;
+        for (int i = 0; i < N_TABLES; i++)
+            if (name && strcmp(name, table_names[i]) == 0 && !have[i]) {
+                have[i] = 1;
+                n_ours++;
+            }
+    }
+    if (rc != SQLITE_DONE)
+        goto sql_fail;
+    sqlite3_finalize(s);
+    s = NULL;
+    if (n_tables == 0) {
+        *state = SCHEMA_EMPTY;
+        return 0;
+    }
+    if (!have[0])
+        return sim_err_set(err, SIM_EDB,
+                           "%s: not a dtsim results database (no meta table)", db->path);
+    if (sqlite3_prepare_v2(db->conn, "SELECT value FROM meta WHERE key = 'schema_version'",
+                           -1, &s, NULL) != SQLITE_OK) {
+        sim_err_set(err, SIM_EDB, "%s: not a dtsim results database (%s)", db->path,
+                    sqlite3_errmsg(db->conn));
+        return SIM_EDB;
+    }
+    rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        goto sql_fail;
+    long version = 0;
+    if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+        const char *text = (const char *)sqlite3_column_text(s, 0);
+        char *end = NULL;
+        version = text ? strtol(text, &end, 10) : 0;
+        if (!end || end == text || *end != '\0')
+            version = 0;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (version < 1)
+        return sim_err_set(err, SIM_EDB,
+                           "%s: not a dtsim results database (no schema_version in meta)",
+                           db->path);
+    if (version > AN_DB_SCHEMA_VERSION)
+        return sim_err_set(err, SIM_EDB,
+                           "%s: schema version %ld is newer than this dtsim (%d)",
+                           db->path, version, AN_DB_SCHEMA_VERSION);
+    *state = n_ours == N_TABLES ? SCHEMA_COMPLETE : SCHEMA_PARTIAL;
+    return 0;
+
+sql_fail:
+    if (sqlite3_errcode(db->conn) == SQLITE_NOTADB)
+        sim_err_set(err, SIM_EDB, "%s: not a dtsim results database (%s)", db->path,
+                    sqlite3_errmsg(db->conn));
+    else
+        db_error(db, err);
+    sqlite3_finalize(s);
+    return SIM_EDB;
+}
+
+static int schema_create(an_db *db, sim_err *err)
+{
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    int state = SCHEMA_EMPTY;
+    ret = schema_inspect(db, &state, err);
+    if (ret == 0 && state != SCHEMA_COMPLETE &&
+        sqlite3_exec(db->conn, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
+        ret = db_error(db, err);
+    return tx_end(db, ret, err);
+}
+
+/* Runs a pragma that may return a row, and ignores the row. */
+static int pragma_exec(an_db *db, const char *sql, sim_err *err)
+{
+    if (sqlite3_exec(db->conn, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return db_error(db, err);
+    return 0;
+}
+
+static an_db *db_open(const char *path, int readonly, sim_err *err)
+{
+    if (!path || !*path) {
+        sim_err_set(err, SIM_EUSAGE, "results database: empty path");
+        return NULL;
+    }
+    an_db *db = calloc(1, sizeof *db);
+    if (!db)
+        goto nomem;
+    db->readonly = readonly;
+    db->path = strdup(path);
+    if (!db->path)
+        goto nomem;
+    if (!readonly) {
+        db->buf = malloc(METRIC_BATCH * sizeof *db->buf);
+        if (!db->buf)
+            goto nomem;
+    }
+    int flags = SQLITE_OPEN_URI | (readonly ? SQLITE_OPEN_READONLY
+                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (sqlite3_open_v2(path, &db->conn, flags, NULL) != SQLITE_OK) {
+        if (!db->conn)
+            goto nomem;
+        db_error(db, err);
+        goto fail;
+    }
+    sqlite3_extended_result_codes(db->conn, 0);
+    sqlite3_busy_timeout(db->conn, BUSY_DEFAULT_MS);
+    if (!readonly && sqlite3_db_readonly(db->conn, "main") == 1) {
+        sim_err_set(err, SIM_EDB, "%s: %s", path, sqlite3_errstr(SQLITE_READONLY));
+        goto fail;
+    }
+    int state = SCHEMA_EMPTY;
+    if (schema_inspect(db, &state, err) != 0)
+        goto fail;
+    if (readonly) {
+        if (state != SCHEMA_COMPLETE) {
+            sim_err_set(err, SIM_EDB, "%s: not a dtsim results database (%s)", path,
+                        state == SCHEMA_EMPTY ? "no tables" : "missing tables");
+            goto fail;
+        }
+        return db;
+    }
+    if (pragma_exec(db, "PRAGMA journal_mode=WAL", err) != 0 ||
+        pragma_exec(db, "PRAGMA synchronous=NORMAL", err) != 0)
+        goto fail;
+    if (state != SCHEMA_COMPLETE && schema_create(db, err) != 0)
+        goto fail;
+    return db;
+
+nomem:
+    sim_err_set(err, SIM_ENOMEM, "%s: out of memory opening the database", path);
+fail:
+    an_db_close(db);
+    return NULL;
+}
+
+an_db *an_db_open(const char *path, sim_err *err)
+{
+    return db_open(path, 0, err);
+}
+
+an_db *an_db_open_readonly(const char *path, sim_err *err)
+{
+    return db_open(path, 1, err);
+}
+
+void an_db_close(an_db *db)
+{
+    if (!db)
+        return;
+    if (db->conn && db->n_buf > 0)
+        an_db_flush(db, NULL);  /* best effort: close cannot report */
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(db->stmt[i]);
+    sqlite3_close_v2(db->conn);
+    free(db->buf);
+    free(db->path);
+    free(db);
+}
+
+const char *an_db_path(const an_db *db)
+{
+    return db->path;
+}
+
+struct sqlite3 *an_db_sqlite(an_db *db)
+{
+    return db->conn;
+}
+
+void an_db_set_busy_timeout(an_db *db, int ms)
+{
+    sqlite3_busy_timeout(db->conn, ms < 0 ? 0 : ms);
+}
+
+int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err *err)
+{
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    sqlite3_stmt *run = stmt_get(db, ST_RUN_INSERT, err);
+    sqlite3_stmt *param = stmt_get(db, ST_PARAM_INSERT, err);
+    if (!run || !param)
+        return SIM_EDB;
+    char now[32];
+    utc_now(now, sizeof now);
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    bind_text(run, 1, info->name);
+    bind_text(run, 2, info->algorithm);
+    sqlite3_bind_int64(run, 3, (sqlite3_int64)info->seed);
+    sqlite3_bind_int(run, 4, info->n_workers);
+    bind_text(run, 5, info->config);
+    bind_text(run, 6, now);
+    bind_text(run, 7, info->version);
+    ret = stmt_run(db, run, err);
+    int64_t id = sqlite3_last_insert_rowid(db->conn);
+    for (int i = 0; ret == 0 && i < info->n_params; i++) {
+        sqlite3_bind_int64(param, 1, id);
+        bind_text(param, 2, info->param_keys[i]);
+        bind_text(param, 3, info->param_values[i]);
+        ret = stmt_run(db, param, err);
+    }
+    ret = tx_end(db, ret, err);
+    if (ret == 0)
+        *run_id = id;
+    return ret;
+}
+
+/* Inserts the buffered rows; the caller holds the transaction. */
+static int metrics_write(an_db *db, sim_err *err)
+{
+    sqlite3_stmt *s = stmt_get(db, ST_METRIC_INSERT, err);
+    if (!s)
+        return SIM_EDB;
+    for (int i = 0; i < db->n_buf; i++) {
+        const an_metric_row *r = &db->buf[i].row;
+        sqlite3_bind_int64(s, 1, db->buf[i].run_id);
+        bind_real(s, 2, r->sim_time);
+        sqlite3_bind_int64(s, 3, r->iteration);
+        bind_real(s, 4, r->epoch);
+        sqlite3_bind_int64(s, 5, r->samples);
+        bind_real(s, 6, r->train_loss);
+        bind_real(s, 7, r->test_loss);
+        bind_real(s, 8, r->test_accuracy);
+        bind_real(s, 9, r->consensus_distance);
+        sqlite3_bind_int64(s, 10, r->bytes_sent);
+        int ret = stmt_run(db, s, err);
+        if (ret != 0)
+            return ret;
+    }
+    return 0;
+}
+
+int an_db_flush(an_db *db, sim_err *err)
+{
+    if (db->n_buf == 0)
+        return 0;
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    ret = tx_end(db, metrics_write(db, err), err);
+    if (ret == 0)
+        db->n_buf = 0;
+    return ret;
+}
+
+int an_db_metric(an_db *db, int64_t run_id, const an_metric_row *row, sim_err *err)
+{
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    if (db->n_buf == METRIC_BATCH && an_db_flush(db, err) != 0)
+        return SIM_EDB;
+    db->buf[db->n_buf].run_id = run_id;
+    db->buf[db->n_buf].row = *row;
+    db->n_buf++;
+    if (db->n_buf == METRIC_BATCH)
+        return an_db_flush(db, err);
+    return 0;
+}
+
+static int status_valid(const char *status)
+{
+    return status && (strcmp(status, "done") == 0 || strcmp(status, "diverged") == 0 ||
+                      strcmp(status, "failed") == 0);
+}
+
+int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
+                     const an_worker_row *workers, int n_workers,
+                     const int64_t *staleness_counts, int64_t n_staleness, sim_err *err)
+{
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    if (!status_valid(sum->status))
+        return sim_err_set(err, SIM_EINTERNAL, "%s: run %lld: invalid final status '%s'",
+                           db->path, (long long)run_id,
+                           sum->status ? sum->status : "(null)");
+    sqlite3_stmt *wk = stmt_get(db, ST_WORKER_INSERT, err);
+    sqlite3_stmt *st = stmt_get(db, ST_STALE_INSERT, err);
+    sqlite3_stmt *up = stmt_get(db, ST_RUN_FINISH, err);
+    if (!wk || !st || !up)
+        return SIM_EDB;
+    char now[32];
+    utc_now(now, sizeof now);
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    ret = metrics_write(db, err);
+    for (int i = 0; ret == 0 && i < n_workers; i++) {
+        const an_worker_row *w = &workers[i];
+        sqlite3_bind_int64(wk, 1, run_id);
+        sqlite3_bind_int(wk, 2, w->worker);
+        sqlite3_bind_int64(wk, 3, w->steps);
+        bind_real(wk, 4, w->compute_time);
+        bind_real(wk, 5, w->idle_time);
+        sqlite3_bind_int64(wk, 6, w->bytes_sent);
+        bind_real(wk, 7, w->mean_staleness);
+        ret = stmt_run(db, wk, err);
+    }
+    for (int64_t s = 0; ret == 0 && staleness_counts && s < n_staleness; s++) {
+        if (staleness_counts[s] == 0)
+            continue;
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_int64(st, 2, s);
+        sqlite3_bind_int64(st, 3, staleness_counts[s]);
+        ret = stmt_run(db, st, err);
+    }
+    if (ret == 0) {
+        sqlite3_bind_int64(up, 1, run_id);
+        bind_text(up, 2, sum->status);
+        bind_text(up, 3, now);
+        bind_real(up, 4, sum->sim_time);
+        sqlite3_bind_int64(up, 5, sum->iterations);
+        bind_real(up, 6, sum->wall_seconds);
+        sqlite3_bind_int64(up, 7, sum->bytes_sent);
+        bind_real(up, 8, sum->final_train_loss);
+        bind_real(up, 9, sum->final_test_accuracy);
+        bind_real(up, 10, sum->mean_staleness);
+        bind_real(up, 11, sum->idle_fraction);
+        bind_real(up, 12, sum->consensus_distance);
+        ret = stmt_run(db, up, err);
+        if (ret == 0 && sqlite3_changes(db->conn) != 1)
+            ret = sim_err_set(err, SIM_EINTERNAL, "%s: run %lld: no such run", db->path,
+                              (long long)run_id);
+    }
+    ret = tx_end(db, ret, err);
+    if (ret == 0)
+        db->n_buf = 0;
+    return ret;
+}
+
+int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err)
+{
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    sqlite3_stmt *s = stmt_get(db, ST_RUN_FAIL, err);
+    if (!s)
+        return SIM_EDB;
+    char now[32];
+    utc_now(now, sizeof now);
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    ret = metrics_write(db, err);
+    if (ret == 0) {
+        sqlite3_bind_int64(s, 1, run_id);
+        bind_text(s, 2, now);
+        ret = stmt_run(db, s, err);
+    }
+    ret = tx_end(db, ret, err);
+    if (ret == 0)
+        db->n_buf = 0;
+    return ret;
+}
+
+int an_db_find_done(an_db *db, const char *config, int64_t *run_id, sim_err *err)
+{
+    sqlite3_stmt *s = stmt_get(db, ST_FIND_DONE, err);
+    if (!s)
+        return SIM_EDB;
+    bind_text(s, 1, config);
+    int rc = sqlite3_step(s);
+    int ret = 0;
+    *run_id = 0;
+    if (rc == SQLITE_ROW)
+        *run_id = sqlite3_column_int64(s, 0);
+    else if (rc != SQLITE_DONE)
+        ret = db_error(db, err);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    return ret;
+}
+
+int an_db_mark_stale_running(an_db *db, const char *config, sim_err *err)
+{
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    sqlite3_stmt *s = stmt_get(db, ST_MARK_STALE, err);
+    if (!s)
+        return SIM_EDB;
+    char now[32];
+    utc_now(now, sizeof now);
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    bind_text(s, 1, config);
+    bind_text(s, 2, now);
+    ret = stmt_run(db, s, err);
+    int changed = ret == 0 ? sqlite3_changes(db->conn) : 0;
+    ret = tx_end(db, ret, err);
+    return ret != 0 ? ret : changed;
+}

@@ -12,6 +12,8 @@
 
 #include "sim/err.h"
 
+struct sqlite3;
+
 #define AN_DB_SCHEMA_VERSION 1
 
 typedef struct an_db an_db;
@@ -47,6 +49,7 @@ typedef struct an_run_summary {
     double final_test_accuracy;
     double mean_staleness;  /* NAN -> NULL */
     double idle_fraction;
+    double consensus_distance; /* final; NAN -> NULL */
 } an_run_summary;
 
 typedef struct an_run_info {
@@ -83,5 +86,18 @@ int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
 int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err);
 /* Id of a run with status 'done' or 'diverged' and this exact config, or 0. */
 int an_db_find_done(an_db *db, const char *config, int64_t *run_id, sim_err *err);
+
+/* Opens an existing database read-only (for queries and reports): never
+ * creates or changes it. Missing file, not a dtsim database, newer schema:
+ * SIM_EDB. Write calls on such a handle fail with SIM_EDB. */
+an_db *an_db_open_readonly(const char *path, sim_err *err);
+/* Sets the busy timeout (milliseconds; default 10000) used while waiting
+ * for another connection's lock before SIM_EDB "database is locked". */
+void an_db_set_busy_timeout(an_db *db, int ms);
+/* Marks runs of this config still 'running' as 'failed' (left behind by a
+ * killed process; a resuming sweep calls it). Returns how many, or < 0. */
+int an_db_mark_stale_running(an_db *db, const char *config, sim_err *err);
+/* The underlying connection, for read queries (analysis/report.c). */
+struct sqlite3 *an_db_sqlite(an_db *db);
 
 #endif

@@ -32,13 +32,21 @@ int sim_err_prefix(sim_err *err, const char *fmt, ...)
 {
     if (!err)
         return SIM_EINTERNAL;
-    char prefix[512], old[sizeof err->msg];
+    char old[sizeof err->msg];
+    memcpy(old, err->msg, sizeof old);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
-    memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+    if (n >= 0 && (size_t)n < sizeof err->msg - 2) {
+        size_t used = (size_t)n;
+        err->msg[used++] = ':';
+        err->msg[used++] = ' ';
+        size_t room = sizeof err->msg - used - 1;
+        size_t len = strnlen(old, room);
+        memcpy(err->msg + used, old, len);
+        err->msg[used + len] = '\0';
+    }
     return err->code;
 }
 

@@ -27,7 +27,7 @@ void openblas_set_num_threads(int num_threads);
 
 #define EVAL_CHUNK 1000
 
-typedef struct exp {
+typedef struct run_state {
     const sim_config *cfg;
     const sim_run_opts *opts;
     sim_err *err;
@@ -61,7 +61,7 @@ typedef struct exp {
     int64_t *hist;
     struct timespec wall0;
     double last_progress_wall;
-} exp;
+} run_state;
 
 static double wall_since(const struct timespec *t0)
 {
@@ -74,12 +74,12 @@ void sim_experiment_init(void) { sim_config_set_algo_resolver(algo_keys); }
 
 /* ---- evaluation --------------------------------------------------------- */
 
-static const float *evaluated_model(exp *e)
+static const float *evaluated_model(run_state *e)
 {
     return e->vt->model(e->alg, e->avg);
 }
 
-static double consensus_distance(exp *e)
+static double consensus_distance(run_state *e)
 {
     if (!e->vt->worker_models)
         return 0.0;
@@ -100,12 +100,12 @@ static double consensus_distance(exp *e)
     return sqrt(sum / n);
 }
 
-static double total_bytes(exp *e)
+static double total_bytes(run_state *e)
 {
     return e->net ? sim_net_bytes_sent_total(e->net) : 0.0;
 }
 
-static void evaluate(exp *e)
+static void evaluate(run_state *e)
 {
     const float *x = evaluated_model(e);
     const wl_model *m = e->model;
@@ -155,7 +155,7 @@ static void evaluate(exp *e)
     }
 }
 
-static double progress_fraction(exp *e)
+static double progress_fraction(run_state *e)
 {
     const sim_config *c = e->cfg;
     double f = -1;
@@ -168,7 +168,7 @@ static double progress_fraction(exp *e)
     return f > 1 ? 1 : f;
 }
 
-static void report_progress(exp *e, int force)
+static void report_progress(run_state *e, int force)
 {
     const sim_run_opts *o = e->opts;
     if (!o || !o->on_progress)
@@ -192,7 +192,7 @@ static void report_progress(exp *e, int force)
 /* The algorithms' iteration hook: evaluation and stopping rules. */
 static void on_iteration(void *p)
 {
-    exp *e = p;
+    run_state *e = p;
     const sim_config *c = e->cfg;
     if (e->env.diverged) {
         e->stop_reason = e->env.diverged < 0 ? 4 : 3;
@@ -220,7 +220,7 @@ static void on_eval_timer(sim_engine *eng, void *ctx, uint64_t arg, void *payloa
 {
     (void)arg;
     (void)payload;
-    exp *e = ctx;
+    run_state *e = ctx;
     evaluate(e);
     if (!e->stop_reason)
         sim_engine_schedule(eng, e->cfg->eval_every_time, on_eval_timer, e, 0, NULL, NULL);
@@ -228,7 +228,7 @@ static void on_eval_timer(sim_engine *eng, void *ctx, uint64_t arg, void *payloa
 
 /* ---- building ----------------------------------------------------------- */
 
-static int build_eval_subset(exp *e)
+static int build_eval_subset(run_state *e)
 {
     const wl_split *tr = &e->ds->train;
     int64_t k = e->cfg->eval_train_samples;
@@ -243,14 +243,14 @@ static int build_eval_subset(exp *e)
         return sim_err_set(e->err, SIM_ENOMEM, "out of memory for the evaluation set");
     /* evenly strided, deterministic, covers the whole file order */
     for (int64_t i = 0; i < k; i++) {
-        int64_t s = (int64_t)((__int128)i * tr->n / k);
+        int64_t s = (int64_t)((double)i * (double)tr->n / (double)k);
         memcpy(e->eval_x + i * dim, tr->x + s * dim, (size_t)dim * sizeof(float));
         e->eval_y[i] = tr->y[s];
     }
     return 0;
 }
 
-static int build_workers(exp *e)
+static int build_workers(run_state *e)
 {
     algo_env *env = &e->env;
     int n = env->n;
@@ -328,7 +328,7 @@ static void free_workers(algo_env *env)
     env->w = NULL;
 }
 
-static void teardown(exp *e)
+static void teardown(run_state *e)
 {
     if (e->vt && e->alg)
         e->vt->destroy(e->alg);
@@ -357,7 +357,7 @@ static void teardown(exp *e)
         gsl_rng_free(e->rng_data);
 }
 
-static int begin_db_run(exp *e)
+static int begin_db_run(run_state *e)
 {
     an_db *db = e->opts ? e->opts->db : NULL;
     if (!db)
@@ -416,7 +416,7 @@ static int check_supported(const sim_config *c, sim_err *err)
     return 0;
 }
 
-static int build(exp *e)
+static int build(run_state *e)
 {
     const sim_config *c = e->cfg;
     sim_err *err = e->err;
@@ -503,7 +503,7 @@ static int build(exp *e)
 
 /* ---- running ------------------------------------------------------------ */
 
-static void fill_result(exp *e, sim_run_result *r, const char *status)
+static void fill_result(run_state *e, sim_run_result *r, const char *status)
 {
     algo_env *env = &e->env;
     memset(r, 0, sizeof *r);
@@ -536,7 +536,7 @@ static void fill_result(exp *e, sim_run_result *r, const char *status)
     snprintf(r->algorithm, sizeof r->algorithm, "%s", e->vt->name);
 }
 
-static int finish_db_run(exp *e, const sim_run_result *r)
+static int finish_db_run(run_state *e, const sim_run_result *r)
 {
     an_db *db = e->opts ? e->opts->db : NULL;
     if (!db || e->run_id <= 0)
@@ -586,7 +586,7 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
         err = &local;
     sim_err_clear(err);
     openblas_set_num_threads(1);
-    exp e;
+    run_state e;
     memset(&e, 0, sizeof e);
     e.cfg = cfg;
     e.opts = opts;

@@ -1,1 +1,503 @@
+/* The results database: schema, run lifecycle, batching, NaN -> NULL, and
+ * every error path (read-only, not a database, newer schema, locked). */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/db.h"
+#include "tests/common.h"
+
+static char db_path[4096];
+
+static const char *fresh_db(void)
+{
+    const char *dir = test_tmpdir();
+    cr_assert_not_null(dir);
+    snprintf(db_path, sizeof db_path, "%s/results.db", dir);
+    return db_path;
+}
+
+/* One integer from a query on a separate connection (-1 when NULL). */
+static int64_t q_int(const char *path, const char *sql)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(c, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(c));
+    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
+    int64_t v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(c);
+    return v;
+}
+
+static double q_real(const char *path, const char *sql)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(c, sql, -1, &s, NULL), SQLITE_OK, "%s", sql);
+    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
+    double v = sqlite3_column_type(s, 0) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(c);
+    return v;
+}
+
+static void q_text(const char *path, const char *sql, char *out, size_t size)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(c, sql, -1, &s, NULL), SQLITE_OK, "%s", sql);
+    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    snprintf(out, size, "%s", t ? t : "(null)");
+    sqlite3_finalize(s);
+    sqlite3_close(c);
+}
+
+static void exec_sql(const char *path, const char *sql)
+{
+    sqlite3 *c = NULL;
+    cr_assert_eq(sqlite3_open(path, &c), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(c, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(c));
+    sqlite3_close(c);
+}
+
+static const char *const keys[] = {"experiment.seed", "workers.count", "algorithm.name"};
+static const char *const values[] = {"7", "4", "allreduce_sgd"};
+
+static an_run_info info_for(const char *config)
+{
+    an_run_info info = {
+        .name = "t", .algorithm = "allreduce_sgd", .seed = 7, .n_workers = 4,
+        .config = config, .version = "0.1.0",
+        .n_params = 3, .param_keys = keys, .param_values = values,
+    };
+    return info;
+}
+
+static an_metric_row metric_at(int i)
+{
+    an_metric_row r = {
+        .sim_time = 0.1 * i, .iteration = i, .epoch = 0.01 * i, .samples = 32 * i,
+        .train_loss = 1.0 / (1 + i),
+        .test_loss = (i % 2) ? NAN : 2.0 / (1 + i),
+        .test_accuracy = (i % 10 == 0) ? 0.001 * i : NAN,
+        .consensus_distance = 0.0, .bytes_sent = 1000 * (int64_t)i,
+    };
+    return r;
+}
+
+static an_run_summary summary_done(void)
+{
+    an_run_summary s = {
+        .status = "done", .sim_time = 59.9, .iterations = 600, .wall_seconds = 0.5,
+        .bytes_sent = 599000, .final_train_loss = 0.25, .final_test_accuracy = 0.59,
+        .mean_staleness = NAN, .idle_fraction = 0.125, .consensus_distance = 0.0,
+    };
+    return s;
+}
+
+static int64_t run_begin_ok(an_db *db, const char *config)
+{
+    sim_err err = {0};
+    an_run_info info = info_for(config);
+    int64_t id = 0;
+    cr_assert_eq(an_db_run_begin(db, &info, &id, &err), 0, "%s", err.msg);
+    cr_assert_gt(id, 0);
+    return id;
+}
+
+static void run_finish_status(an_db *db, int64_t id, const char *status)
+{
+    sim_err err = {0};
+    an_run_summary s = summary_done();
+    s.status = status;
+    cr_assert_eq(an_db_run_finish(db, id, &s, NULL, 0, NULL, 0, &err), 0, "%s", err.msg);
+}
+
+Test(db, lifecycle_counts_and_values)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    cr_assert_str_eq(an_db_path(db), path);
+    int64_t id = run_begin_ok(db, "cfg-A");
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'running'"), 1);
+    char started[64];
+    q_text(path, "SELECT started_at FROM runs", started, sizeof started);
+    /* 2024-01-02T03:04:05Z */
+    cr_assert_eq(strlen(started), 20, "%s", started);
+    cr_assert_eq(started[10], 'T');
+    cr_assert_eq(started[19], 'Z');
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE finished_at IS NULL"
+                             " AND sim_time IS NULL AND final_train_loss IS NULL"), 1);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM params"), 3);
+
+    for (int i = 0; i < 600; i++) {
+        an_metric_row r = metric_at(i);
+        cr_assert_eq(an_db_metric(db, id, &r, &err), 0, "%s", err.msg);
+    }
+    /* two automatic flushes of 256 rows; 88 still buffered */
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 512);
+
+    an_worker_row w[4];
+    for (int i = 0; i < 4; i++)
+        w[i] = (an_worker_row){.worker = i, .steps = 150, .compute_time = 1.5 + i,
+                               .idle_time = 0.25, .bytes_sent = 149750,
+                               .mean_staleness = i == 3 ? NAN : 0.5 * i};
+    int64_t counts[4] = {5, 0, 3, 0};
+    an_run_summary s = summary_done();
+    s.consensus_distance = 0.0625;
+    cr_assert_eq(an_db_run_finish(db, id, &s, w, 4, counts, 4, &err), 0, "%s", err.msg);
+    an_db_close(db);
+
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 600);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics WHERE test_loss IS NULL"), 300);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics WHERE test_accuracy IS NULL"),
+                 540);
+    cr_assert_eq(q_int(path, "SELECT sum(iteration) FROM metrics"), 599 * 600 / 2);
+    cr_assert_float_eq(q_real(path, "SELECT train_loss FROM metrics WHERE iteration = 3"),
+                       0.25, 1e-15);
+    cr_assert_eq(q_int(path, "SELECT bytes_sent FROM metrics WHERE iteration = 599"),
+                 599000);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM workers"), 4);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM workers WHERE mean_staleness IS NULL"), 1);
+    cr_assert_float_eq(q_real(path, "SELECT compute_time FROM workers WHERE worker = 2"),
+                       3.5, 1e-15);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM staleness"), 2);
+    cr_assert_eq(q_int(path, "SELECT count FROM staleness WHERE staleness = 2"), 3);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"
+                             " AND finished_at LIKE '%Z' AND iterations = 600"
+                             " AND bytes_sent = 599000 AND mean_staleness IS NULL"), 1);
+    cr_assert_float_eq(q_real(path, "SELECT idle_fraction FROM runs"), 0.125, 1e-15);
+    cr_assert_float_eq(q_real(path, "SELECT consensus_distance FROM runs"), 0.0625, 1e-15);
+    cr_assert_float_eq(q_real(path, "SELECT final_test_accuracy FROM runs"), 0.59, 1e-15);
+    cr_assert_eq(q_int(path, "SELECT seed FROM runs"), 7);
+    char text[64];
+    q_text(path, "SELECT value FROM meta WHERE key = 'schema_version'", text, sizeof text);
+    cr_assert_str_eq(text, "1");
+    q_text(path, "PRAGMA journal_mode", text, sizeof text);
+    cr_assert_str_eq(text, "wal");
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+                             " AND name IN ('metrics_run_time', 'params_run', 'workers_run',"
+                             " 'staleness_run', 'runs_config')"), 5);
+}
+
+Test(db, reopen_appends_second_run)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t a = run_begin_ok(db, "cfg");
+    run_finish_status(db, a, "done");
+    an_db_close(db);
+    db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t b = run_begin_ok(db, "cfg");
+    an_metric_row r = metric_at(4);
+    cr_assert_eq(an_db_metric(db, b, &r, &err), 0);
+    run_finish_status(db, b, "diverged");
+    an_db_close(db);
+    cr_assert_eq(a, 1);
+    cr_assert_eq(b, 2);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs"), 2);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM params"), 6);
+    cr_assert_eq(q_int(path, "SELECT run_id FROM metrics"), 2);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM meta"), 1);
+}
+
+Test(db, close_flushes_buffered_rows)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    int64_t id = run_begin_ok(db, "cfg");
+    for (int i = 0; i < 10; i++) {
+        an_metric_row r = metric_at(i);
+        cr_assert_eq(an_db_metric(db, id, &r, &err), 0);
+    }
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 0);
+    cr_assert_eq(an_db_flush(db, &err), 0, "%s", err.msg);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 10);
+    an_metric_row r = metric_at(10);
+    cr_assert_eq(an_db_metric(db, id, &r, &err), 0);
+    an_db_close(db);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 11);
+}
+
+Test(db, readonly_database_is_edb_naming_file)
+{
+    const char *path = fresh_db();
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    sim_err err = {0};
+    an_db *db = an_db_open(p, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    an_db_close(db);
+
+    /* read-only through the URI form: works even as root */
+    char uri[4200];
+    snprintf(uri, sizeof uri, "file:%s?mode=ro", p);
+    db = an_db_open(uri, &err);
+    cr_assert_null(db);
+    cr_assert_eq(err.code, SIM_EDB);
+    cr_assert(strncmp(err.msg, uri, strlen(uri)) == 0, "%s", err.msg);
+    cr_assert(strstr(err.msg, "readonly database") != NULL, "%s", err.msg);
+
+    /* chmod only protects the file from a non-root user */
+    if (geteuid() != 0) {
+        cr_assert_eq(chmod(p, 0444), 0);
+        sim_err_clear(&err);
+        db = an_db_open(p, &err);
+        cr_assert_null(db);
+        cr_assert_eq(err.code, SIM_EDB);
+        cr_assert(strncmp(err.msg, p, strlen(p)) == 0, "%s", err.msg);
+        cr_assert(strstr(err.msg, "readonly") != NULL, "%s", err.msg);
+        chmod(p, 0644);
+    }
+
+    /* a handle opened read-only refuses writes */
+    db = an_db_open_readonly(p, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    an_run_info info = info_for("cfg");
+    int64_t id = 0;
+    cr_assert_eq(an_db_run_begin(db, &info, &id, &err), SIM_EDB);
+    cr_assert(strncmp(err.msg, p, strlen(p)) == 0, "%s", err.msg);
+    an_db_close(db);
+    cr_assert_eq(q_int(p, "SELECT count(*) FROM runs"), 0);
+}
+
+Test(db, directory_and_missing_file)
+{
+    const char *dir = test_tmpdir();
+    char d[4096];
+    snprintf(d, sizeof d, "%s", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(d, &err);
+    cr_assert_null(db);
+    cr_assert_eq(err.code, SIM_EDB);
+    cr_assert(strncmp(err.msg, d, strlen(d)) == 0, "%s", err.msg);
+
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s/none.db", d);
+    db = an_db_open_readonly(missing, &err);
+    cr_assert_null(db);
+    cr_assert_eq(err.code, SIM_EDB);
+    cr_assert(strncmp(err.msg, missing, strlen(missing)) == 0, "%s", err.msg);
+    cr_assert_eq(access(missing, F_OK), -1, "read-only open must not create the file");
+}
+
+Test(db, not_a_dtsim_database)
+{
+    const char *dir = test_tmpdir();
+    char text_file[4096];
+    snprintf(text_file, sizeof text_file, "%s",
+             test_write_file(dir, "notes.db", "these are my notes, not a database\n"
+                                              "line two of some text that is long enough "
+                                              "to fill a header of one hundred bytes...\n"));
+    sim_err err = {0};
+    an_db *db = an_db_open(text_file, &err);
+    cr_assert_null(db);
+    cr_assert_eq(err.code, SIM_EDB);
+    char want[8192];
+    snprintf(want, sizeof want, "%s: not a dtsim results database (", text_file);
+    cr_assert(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+
+    char other[4200];
+    snprintf(other, sizeof other, "%s/other.db", dir);
+    exec_sql(other, "CREATE TABLE foo(x INTEGER); INSERT INTO foo VALUES(1);");
+    db = an_db_open(other, &err);
+    cr_assert_null(db);
+    cr_assert_eq(err.code, SIM_EDB);
+    snprintf(want, sizeof want, "%s: not a dtsim results database (", other);
+    cr_assert(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    /* and it was left alone */
+    cr_assert_eq(q_int(other, "SELECT count(*) FROM sqlite_master"), 1);
+}
+
+Test(db, newer_schema_refused)
+{
+    const char *path = fresh_db();
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    sim_err err = {0};
+    an_db *db = an_db_open(p, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    an_db_close(db);
+    exec_sql(p, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    db = an_db_open(p, &err);
+    cr_assert_null(db);
+    cr_assert_eq(err.code, SIM_EDB);
+    char want[8192];
+    snprintf(want, sizeof want, "%s: schema version 3 is newer than this dtsim (1)", p);
+    cr_assert_str_eq(err.msg, want);
+    db = an_db_open_readonly(p, &err);
+    cr_assert_null(db);
+    cr_assert_str_eq(err.msg, want);
+}
+
+Test(db, locked_database_writes_nothing)
+{
+    const char *path = fresh_db();
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    sim_err err = {0};
+    an_db *db = an_db_open(p, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    an_db_set_busy_timeout(db, 50);
+    int64_t first = run_begin_ok(db, "cfg");
+    an_metric_row r = metric_at(1);
+    cr_assert_eq(an_db_metric(db, first, &r, &err), 0);
+
+    sqlite3 *other = NULL;
+    cr_assert_eq(sqlite3_open(p, &other), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+
+    an_run_info info = info_for("cfg");
+    int64_t id = 0;
+    sim_err_clear(&err);
+    cr_assert_eq(an_db_run_begin(db, &info, &id, &err), SIM_EDB);
+    cr_assert_eq(id, 0);
+    cr_assert(strncmp(err.msg, p, strlen(p)) == 0, "%s", err.msg);
+    cr_assert(strstr(err.msg, "locked") != NULL, "%s", err.msg);
+    sim_err_clear(&err);
+    cr_assert_eq(an_db_flush(db, &err), SIM_EDB);
+    cr_assert(strstr(err.msg, "locked") != NULL, "%s", err.msg);
+    sim_err_clear(&err);
+    an_run_summary s = summary_done();
+    cr_assert_eq(an_db_run_finish(db, first, &s, NULL, 0, NULL, 0, &err), SIM_EDB);
+
+    cr_assert_eq(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(other);
+
+    cr_assert_eq(q_int(p, "SELECT count(*) FROM runs"), 1);
+    cr_assert_eq(q_int(p, "SELECT count(*) FROM params"), 3);
+    cr_assert_eq(q_int(p, "SELECT count(*) FROM metrics"), 0);
+    cr_assert_eq(q_int(p, "SELECT count(*) FROM runs WHERE status = 'running'"), 1);
+    /* the buffered row survived the failed flush and lands once */
+    cr_assert_eq(an_db_run_finish(db, first, &s, NULL, 0, NULL, 0, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    cr_assert_eq(q_int(p, "SELECT count(*) FROM metrics"), 1);
+    cr_assert_eq(q_int(p, "SELECT count(*) FROM runs WHERE status = 'done'"), 1);
+}
+
+Test(db, find_done_matches_done_and_diverged_only)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t running = run_begin_ok(db, "A");
+    int64_t failed = run_begin_ok(db, "A");
+    run_finish_status(db, failed, "failed");
+    int64_t diverged = run_begin_ok(db, "A");
+    run_finish_status(db, diverged, "diverged");
+    int64_t done_b = run_begin_ok(db, "B");
+    run_finish_status(db, done_b, "done");
+    int64_t c1 = run_begin_ok(db, "C");
+    int64_t c2 = run_begin_ok(db, "C");
+    cr_assert_eq(an_db_run_fail(db, c2, &err), 0, "%s", err.msg);
+    (void)running;
+    (void)c1;
+
+    int64_t id = -1;
+    cr_assert_eq(an_db_find_done(db, "A", &id, &err), 0);
+    cr_assert_eq(id, diverged);
+    cr_assert_eq(an_db_find_done(db, "B", &id, &err), 0);
+    cr_assert_eq(id, done_b);
+    cr_assert_eq(an_db_find_done(db, "C", &id, &err), 0);
+    cr_assert_eq(id, 0);
+    cr_assert_eq(an_db_find_done(db, "nope", &id, &err), 0);
+    cr_assert_eq(id, 0);
+    an_db_close(db);
+}
+
+Test(db, run_fail_and_invalid_status)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    int64_t id = run_begin_ok(db, "A");
+    for (int i = 0; i < 5; i++) {
+        an_metric_row r = metric_at(i);
+        cr_assert_eq(an_db_metric(db, id, &r, &err), 0);
+    }
+    an_run_summary s = summary_done();
+    s.status = "finished";
+    cr_assert_eq(an_db_run_finish(db, id, &s, NULL, 0, NULL, 0, &err), SIM_EINTERNAL);
+    cr_assert_eq(an_db_run_fail(db, id, &err), 0, "%s", err.msg);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'failed'"
+                             " AND finished_at IS NOT NULL"), 1);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 5);
+    /* fail does not overwrite a finished run */
+    int64_t done = run_begin_ok(db, "A");
+    run_finish_status(db, done, "done");
+    cr_assert_eq(an_db_run_fail(db, done, &err), 0);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"), 1);
+    an_db_close(db);
+}
+
+Test(db, mark_stale_running)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    run_begin_ok(db, "A");
+    run_begin_ok(db, "A");
+    int64_t b = run_begin_ok(db, "B");
+    int64_t done = run_begin_ok(db, "A");
+    run_finish_status(db, done, "done");
+    cr_assert_eq(an_db_mark_stale_running(db, "A", &err), 2, "%s", err.msg);
+    cr_assert_eq(an_db_mark_stale_running(db, "A", &err), 0);
+    an_db_close(db);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE config = 'A'"
+                             " AND status = 'failed' AND finished_at IS NOT NULL"), 2);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"), 1);
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE id = %lld"
+                              " AND status = 'running'", (long long)b);
+    cr_assert_eq(q_int(path, sql), 1);
+}
+
+Test(db, two_handles_interleaved)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *a = an_db_open(path, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    an_db *b = an_db_open(path, &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    int64_t ra = run_begin_ok(a, "A");
+    int64_t rb = run_begin_ok(b, "B");
+    cr_assert_neq(ra, rb);
+    for (int i = 0; i < 300; i++) {
+        an_metric_row r = metric_at(i);
+        cr_assert_eq(an_db_metric(a, ra, &r, &err), 0, "%s", err.msg);
+        cr_assert_eq(an_db_metric(b, rb, &r, &err), 0, "%s", err.msg);
+        if (i == 100)
+            cr_assert_eq(an_db_flush(b, &err), 0, "%s", err.msg);
+    }
+    run_finish_status(b, rb, "done");
+    run_finish_status(a, ra, "done");
+    an_db_close(a);
+    an_db_close(b);
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM metrics WHERE run_id = %lld",
+             (long long)ra);
+    cr_assert_eq(q_int(path, sql), 300);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM metrics WHERE run_id = %lld",
+             (long long)rb);
+    cr_assert_eq(q_int(path, sql), 300);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"), 2);
+}

@@ -1,0 +1,72 @@
+/* `dtsim report`: one row per run of a results database with its final
+ * metrics, time to a target (ALGORITHMS.md 0.9: the sim_time of the first
+ * evaluation row, ordered by sim_time then iteration, whose metric reaches
+ * the target) and speedup = baseline TTA / this run's TTA.
+ *
+ * The automatic baseline of a run is the lowest-id allreduce_sgd run with
+ * status 'done' whose params equal this run's on every key except
+ * "algorithm.*" and "experiment.name"; an explicit baseline applies to all
+ * rows. Without a target, each run's own experiment.target_accuracy (when
+ * > 0) is the target. The library writes only to the FILE* it is given. */
+#ifndef DTSIM_AN_REPORT_H
+#define DTSIM_AN_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/db.h"
+#include "sim/err.h"
+
+typedef struct an_report_opts {
+    const int64_t *run_ids;     /* runs to report, in this order */
+    int n_run_ids;              /* 0 = every run, by id */
+    const char *target_metric;  /* test_accuracy (>=) | train_loss | test_loss (<=);
+                                   NULL = each run's experiment.target_accuracy */
+    double target_value;        /* in the metric's unit */
+    int64_t baseline;           /* run id; 0 = automatic */
+    int csv;                    /* an_report_print: CSV instead of a text table */
+} an_report_opts;
+
+typedef struct an_report_row {
+    int64_t id;
+    char name[128];
+    char algorithm[64];
+    char status[16];
+    int n_workers;
+    double final_train_loss;    /* NAN when unknown (run not finished) */
+    double final_test_accuracy; /* NAN when unknown */
+    double sim_time;            /* simulated seconds at the end; NAN when unknown */
+    char target_metric[32];     /* "" when the run has no target */
+    double target;              /* the target value; NAN when none */
+    double time_to_target;      /* simulated seconds; NAN if never reached */
+    int64_t baseline_id;        /* 0 = none found */
+    double speedup;             /* baseline TTA / time_to_target; NAN if either missing */
+    int64_t bytes_sent;         /* bytes, summed over workers; -1 when unknown */
+    double idle_fraction;       /* NAN when unknown */
+    double mean_staleness;      /* NAN when unknown */
+    double consensus_distance;  /* final; NAN when unknown */
+} an_report_row;
+
+typedef struct an_report {
+    an_report_row *rows;
+    int n_rows;
+} an_report;
+
+/* Parses "METRIC=VALUE" (as given to --target) into metric (size bytes) and
+ * *value. SIM_EUSAGE names the text when the metric or value is bad. */
+int an_report_parse_target(const char *text, char *metric, size_t size, double *value,
+                           sim_err *err);
+/* Fills rep (caller-owned storage, released with an_report_release). Unknown
+ * run id, baseline or metric: SIM_EUSAGE; database errors: SIM_EDB. */
+int an_report_build(an_db *db, const an_report_opts *opts, an_report *rep, sim_err *err);
+void an_report_release(an_report *rep);
+/* Writes an aligned text table (csv = 0) or CSV with a header line to out.
+ * An empty report prints the header and "no runs" (text mode only).
+ * Write failures: SIM_EIO. */
+int an_report_write(const an_report *rep, int csv, FILE *out, sim_err *err);
+/* Opens path read-only, builds the report and writes it (opts->csv) to out:
+ * the whole of `dtsim report`. */
+int an_report_print(const char *path, const an_report_opts *opts, FILE *out,
+                    sim_err *err);
+
+#endif
