@@ -1,1 +1,541 @@
-/* placeholder: being written */
+/* Collectives as per-rank state machines driven by message deliveries (see
+ * collective.h). Nothing here computes a time: every cost comes from the
+ * messages sim_net carries.
+ *
+ * Rounds: rank r has entered `rounds` rounds; while active it is in round
+ * rounds-1. A message's tag carries its round mod 4, a type bit and the
+ * sender and receiver ranks. Ranks are at most one round apart, so a rank
+ * can receive messages of its current round and of the next one: receive
+ * counters are kept per round parity, and a message of any other round is
+ * reported as an error.
+ *
+ * Completion (all kinds): a rank is done when it has received what its
+ * kind needs AND all its own messages of the round have been delivered.
+ * With that rule every event of a round that touches a rank happens before
+ * the rank is done, so its per-round counters can be reset at completion.
+ * In lock-step runs the rule changes no closed form (a rank's last send
+ * arrives together with its last receive).
+ *
+ * RING / ALLGATHER: at step s rank r sends to r+1 once it has received the
+ * step s-1 message from r-1 and its own step s-1 message has arrived (one
+ * message in flight per rank: a late rank releases its steps one at a time
+ * instead of in a burst, so a straggler delays the round by exactly its
+ * lateness). Completion: steps received and steps delivered.
+ * TREE: binomial tree rooted at rank 0 (parent of r = r with its lowest set
+ * bit cleared; children r + 2^k for 2^k below that bit). A rank sends the
+ * full vector to its parent once it has entered and heard from all its
+ * children; rank 0 then broadcasts, every rank forwarding to its children
+ * on receipt. Done: broadcast received (rank 0: reduction complete) and own
+ * sends delivered; on a complete network the last rank finishes at
+ * 2 log2(n) (latency + bytes/bandwidth) for n a power of two.
+ * PS: a push to ps_host per rank; when the server has all n pushes of the
+ * round it sends one pull to every rank; done when the pull has arrived.
+ * PS talks to its server even for n = 1 (the server is another host).
+ * NEIGHBOR: sends at enter to every out-neighbour; done when all
+ * in-neighbour messages of the round have arrived and own sends delivered.
+ * Neighbour lists are kept per round parity; a set_neighbors takes effect
+ * at the first enter of the next round.
+ *
+ * The done callback runs from an engine event: directly from the delivery
+ * that completes the rank, or from a zero-delay event when a rank is
+ * complete at enter (n = 1, or no neighbours). */
+#include "sim/collective.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { RANK_IDLE = 0, RANK_ACTIVE, RANK_PENDING };
+enum { TYPE_UP = 0, TYPE_DOWN = 1 }; /* tree reduce/bcast, PS push/pull */
+#define RANK_MAX 0x1fffffff
+
+typedef struct coll_rank {
+    int64_t rounds;  /* rounds entered */
+    int state;
+    double bytes;    /* this round's vector */
+    int sent;        /* own messages sent this round */
+    int delivered;   /* own messages delivered this round */
+    int up_done;     /* tree: reduction sent (rank 0: complete); ps: pushed */
+    int down_sent;   /* tree: broadcast forwarded */
+    int recv[2];     /* ring/allgather/neighbor messages, tree reduce messages */
+    int down[2];     /* tree broadcast / PS pull received */
+} coll_rank;
+
+typedef struct nbr_lists {
+    int *off, *nbr, *in_deg;
+    int cap_nbr;
+    uint64_t version;
+} nbr_lists;
+
+struct sim_coll {
+    sim_net *net;
+    sim_coll_kind kind;
+    int n;
+    int *hosts;
+    int ps_host;
+    sim_coll_done done;
+    void *ctx;
+    coll_rank *rank;
+    int ps_pushes[2];
+    double ps_bytes[2];
+    nbr_lists slot[2];     /* lists in force for each round parity */
+    nbr_lists pending;
+    int64_t max_round;     /* highest round any rank has entered, -1 none */
+    int failed;
+    sim_err err;           /* sticky failure from inside an event */
+};
+
+static uint64_t tag_make(int64_t round, int type, int src, int dst)
+{
+    return ((uint64_t)round & 3u) | ((uint64_t)type << 2) | ((uint64_t)src << 3) |
+           ((uint64_t)dst << 33);
+}
+
+static int tag_round(uint64_t t) { return (int)(t & 3u); }
+static int tag_type(uint64_t t) { return (int)((t >> 2) & 1u); }
+static int tag_src(uint64_t t) { return (int)((t >> 3) & 0x3fffffffu); }
+static int tag_dst(uint64_t t) { return (int)(t >> 33); }
+
+static int lowbit(int r) { return r & -r; }
+
+static int tree_parent(int r) { return r - lowbit(r); }
+
+/* Children of r are r + 2^k for 2^k < lowbit(r) (rank 0: any k), below n. */
+static int tree_n_children(const sim_coll *c, int r)
+{
+    int lim = r ? lowbit(r) : c->n, k = 0;
+    for (int d = 1; d < lim && r + d < c->n; d <<= 1)
+        k++;
+    return k;
+}
+
+static int ring_steps(const sim_coll *c)
+{
+    return c->kind == SIM_COLL_RING ? 2 * (c->n - 1) : c->n - 1;
+}
+
+static void fail(sim_coll *c, int code, const char *msg)
+{
+    if (!c->failed) {
+        c->failed = 1;
+        sim_err_set(&c->err, code, "collective: %s", msg);
+    }
+}
+
+static void on_message(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                       double bytes);
+
+static int send_msg(sim_coll *c, int from, int to, int type, int64_t round, double bytes)
+{
+    int hs = from == c->n ? c->ps_host : c->hosts[from];
+    int hd = to == c->n ? c->ps_host : c->hosts[to];
+    sim_err e;
+    int rc = sim_net_send(c->net, hs, hd, bytes, on_message, c, tag_make(round, type, from, to),
+                          &e);
+    if (rc) {
+        fail(c, rc, e.msg);
+        return rc;
+    }
+    if (from < c->n)
+        c->rank[from].sent++;
+    return 0;
+}
+
+/* Sends whatever rank r's state allows now. */
+static int advance(sim_coll *c, int r)
+{
+    coll_rank *R = &c->rank[r];
+    if (R->state != RANK_ACTIVE)
+        return 0;
+    int64_t round = R->rounds - 1;
+    int p = (int)(round & 1);
+    switch (c->kind) {
+    case SIM_COLL_RING:
+    case SIM_COLL_ALLGATHER: {
+        int steps = ring_steps(c);
+        double sz = c->kind == SIM_COLL_RING ? R->bytes / c->n : R->bytes;
+        while (R->sent < steps &&
+               (R->sent == 0 || (R->recv[p] >= R->sent && R->delivered >= R->sent))) {
+            if (send_msg(c, r, (r + 1) % c->n, TYPE_UP, round, sz))
+                return -1;
+        }
+        break;
+    }
+    case SIM_COLL_TREE:
+        if (!R->up_done && R->recv[p] == tree_n_children(c, r)) {
+            R->up_done = 1;
+            if (r != 0 && send_msg(c, r, tree_parent(r), TYPE_UP, round, R->bytes))
+                return -1;
+        }
+        if (R->up_done && !R->down_sent && (r == 0 || R->down[p] > 0)) {
+            R->down_sent = 1;
+            int lim = r ? lowbit(r) : c->n;
+            int top = 1;
+            while (top * 2 < lim && r + top * 2 < c->n)
+                top *= 2;
+            /* Largest subtree first. */
+            for (int d = top; d >= 1; d >>= 1)
+                if (d < lim && r + d < c->n &&
+                    send_msg(c, r, r + d, TYPE_DOWN, round, R->bytes))
+                    return -1;
+        }
+        break;
+    case SIM_COLL_PS:
+        if (!R->up_done) {
+            R->up_done = 1;
+            if (send_msg(c, r, c->n, TYPE_UP, round, R->bytes))
+                return -1;
+        }
+        break;
+    case SIM_COLL_NEIGHBOR:
+        if (R->sent == 0) {
+            const nbr_lists *L = &c->slot[p];
+            for (int k = L->off[r]; k < L->off[r + 1]; k++)
+                if (send_msg(c, r, L->nbr[k], TYPE_UP, round, R->bytes))
+                    return -1;
+        }
+        break;
+    }
+    return 0;
+}
+
+static int is_complete(const sim_coll *c, int r)
+{
+    const coll_rank *R = &c->rank[r];
+    if (R->state != RANK_ACTIVE || R->delivered != R->sent)
+        return 0;
+    int p = (int)((R->rounds - 1) & 1);
+    switch (c->kind) {
+    case SIM_COLL_RING:
+    case SIM_COLL_ALLGATHER:
+        return R->recv[p] == ring_steps(c) && R->sent == ring_steps(c);
+    case SIM_COLL_TREE:
+        return R->up_done && R->down_sent && (r == 0 || R->down[p] > 0);
+    case SIM_COLL_PS:
+        return R->up_done && R->down[p] > 0;
+    case SIM_COLL_NEIGHBOR:
+        return R->recv[p] == c->slot[p].in_deg[r] &&
+               R->sent == c->slot[p].off[r + 1] - c->slot[p].off[r];
+    }
+    return 0;
+}
+
+/* Clears the finished round's counters; the rank is no longer active. */
+static void finish(sim_coll *c, int r, int state)
+{
+    coll_rank *R = &c->rank[r];
+    int p = (int)((R->rounds - 1) & 1);
+    R->state = state;
+    R->sent = R->delivered = R->up_done = R->down_sent = 0;
+    R->recv[p] = R->down[p] = 0;
+}
+
+/* Checks that a message of `round` (mod 4) may reach rank r now. */
+static int round_ok(const sim_coll *c, int r, int round)
+{
+    const coll_rank *R = &c->rank[r];
+    int64_t base = R->state == RANK_ACTIVE ? R->rounds - 1 : R->rounds;
+    int d = (int)(((int64_t)round - base) & 3);
+    return d == 0 || d == 1;
+}
+
+static void on_message(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                       double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)dst;
+    sim_coll *c = ctx;
+    if (c->failed)
+        return;
+    int round = tag_round(arg), type = tag_type(arg);
+    int from = tag_src(arg), to = tag_dst(arg);
+    int p = round & 1;
+    int n_done = 0, done_list[2];
+
+    if (from < c->n)
+        c->rank[from].delivered++;
+    if (to == c->n) {
+        /* PS server: a push. */
+        c->ps_bytes[p] = bytes;
+        if (++c->ps_pushes[p] == c->n) {
+            c->ps_pushes[p] = 0;
+            for (int r = 0; r < c->n; r++)
+                if (send_msg(c, c->n, r, TYPE_DOWN, round, c->ps_bytes[p]))
+                    return;
+        }
+    } else {
+        if (!round_ok(c, to, round)) {
+            fail(c, SIM_EINTERNAL, "ranks more than one round apart");
+            return;
+        }
+        if (type == TYPE_DOWN)
+            c->rank[to].down[p]++;
+        else
+            c->rank[to].recv[p]++;
+        if (advance(c, to))
+            return;
+        if (is_complete(c, to)) {
+            finish(c, to, RANK_IDLE);
+            done_list[n_done++] = to;
+        }
+    }
+    if (from < c->n && from != to) {
+        if (advance(c, from))
+            return;
+        if (is_complete(c, from)) {
+            finish(c, from, RANK_IDLE);
+            done_list[n_done++] = from;
+        }
+    }
+    /* All state is settled: the callbacks may re-enter their ranks. */
+    for (int i = 0; i < n_done && c->done; i++)
+        c->done(eng, c->ctx, done_list[i]);
+}
+
+static void on_done_event(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)payload;
+    sim_coll *c = ctx;
+    int r = (int)arg;
+    c->rank[r].state = RANK_IDLE;
+    if (c->done)
+        c->done(eng, c->ctx, r);
+}
+
+static void lists_release(nbr_lists *L)
+{
+    free(L->off);
+    free(L->nbr);
+    free(L->in_deg);
+    memset(L, 0, sizeof *L);
+}
+
+/* Copies out-lists into L (buffers reused) and derives in-degrees. */
+static int lists_set(const sim_coll *c, nbr_lists *L, const int *off, const int *nbr,
+                     sim_err *err)
+{
+    int n = c->n;
+    if (!off || !nbr)
+        return sim_err_set(err, SIM_EINPUT, "collective: neighbour lists missing");
+    if (off[0] != 0)
+        return sim_err_set(err, SIM_EINPUT, "collective: neighbour offsets must start at 0");
+    for (int r = 0; r < n; r++)
+        if (off[r + 1] < off[r])
+            return sim_err_set(err, SIM_EINPUT,
+                               "collective: neighbour offsets decrease at rank %d", r);
+    int m = off[n];
+    for (int k = 0; k < m; k++)
+        if (nbr[k] < 0 || nbr[k] >= n)
+            return sim_err_set(err, SIM_EINPUT, "collective: neighbour %d out of range (%d ranks)",
+                               nbr[k], n);
+    if (!L->off) {
+        L->off = malloc(sizeof *L->off * (size_t)(n + 1));
+        L->in_deg = malloc(sizeof *L->in_deg * (size_t)n);
+        if (!L->off || !L->in_deg)
+            return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
+    }
+    if (m > L->cap_nbr || !L->nbr) {
+        int *p = realloc(L->nbr, sizeof *p * (size_t)(m ? m : 1));
+        if (!p)
+            return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
+        L->nbr = p;
+        L->cap_nbr = m;
+    }
+    memcpy(L->off, off, sizeof *off * (size_t)(n + 1));
+    memcpy(L->nbr, nbr, sizeof *nbr * (size_t)m);
+    memset(L->in_deg, 0, sizeof *L->in_deg * (size_t)n);
+    for (int k = 0; k < m; k++)
+        L->in_deg[nbr[k]]++;
+    return 0;
+}
+
+static int check_route(sim_coll *c, int a, int b, sim_err *err)
+{
+    int ha = a == c->n ? c->ps_host : c->hosts[a];
+    int hb = b == c->n ? c->ps_host : c->hosts[b];
+    if (sim_net_route_info(c->net, ha, hb, NULL, NULL, NULL))
+        return sim_err_set(err, SIM_EINPUT, "collective: no route from host %d to host %d", ha,
+                           hb);
+    return 0;
+}
+
+static int check_nbr_routes(sim_coll *c, const nbr_lists *L, sim_err *err)
+{
+    for (int r = 0; r < c->n; r++)
+        for (int k = L->off[r]; k < L->off[r + 1]; k++) {
+            int rc = check_route(c, r, L->nbr[k], err);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+void sim_coll_destroy(sim_coll *c)
+{
+    if (!c)
+        return;
+    lists_release(&c->slot[0]);
+    lists_release(&c->slot[1]);
+    lists_release(&c->pending);
+    free(c->hosts);
+    free(c->rank);
+    free(c);
+}
+
+sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
+{
+    if (!net || !d) {
+        sim_err_set(err, SIM_EINTERNAL, "collective: missing network or description");
+        return NULL;
+    }
+    if (d->n < 1 || d->n > RANK_MAX) {
+        sim_err_set(err, SIM_EINPUT, "collective: rank count must be in 1..%d, got %d", RANK_MAX,
+                    d->n);
+        return NULL;
+    }
+    if (d->kind < SIM_COLL_RING || d->kind > SIM_COLL_NEIGHBOR) {
+        sim_err_set(err, SIM_EINPUT, "collective: unknown kind %d", (int)d->kind);
+        return NULL;
+    }
+    int nh = sim_net_n_hosts(net);
+    sim_coll *c = calloc(1, sizeof *c);
+    if (!c)
+        goto nomem;
+    c->net = net;
+    c->kind = d->kind;
+    c->n = d->n;
+    c->ps_host = d->ps_host;
+    c->done = d->done;
+    c->ctx = d->ctx;
+    c->max_round = -1;
+    c->hosts = malloc(sizeof *c->hosts * (size_t)d->n);
+    c->rank = calloc((size_t)d->n, sizeof *c->rank);
+    if (!c->hosts || !c->rank)
+        goto nomem;
+    for (int r = 0; r < d->n; r++) {
+        c->hosts[r] = d->hosts ? d->hosts[r] : r;
+        if (c->hosts[r] < 0 || c->hosts[r] >= nh) {
+            sim_err_set(err, SIM_EINPUT, "collective: rank %d on host %d, network has %d hosts", r,
+                        c->hosts[r], nh);
+            goto fail;
+        }
+    }
+    int n = d->n;
+    switch (d->kind) {
+    case SIM_COLL_RING:
+    case SIM_COLL_ALLGATHER:
+        for (int r = 0; r < n && n > 1; r++)
+            if (check_route(c, r, (r + 1) % n, err))
+                goto fail;
+        break;
+    case SIM_COLL_TREE:
+        for (int r = 1; r < n; r++)
+            if (check_route(c, r, tree_parent(r), err) || check_route(c, tree_parent(r), r, err))
+                goto fail;
+        break;
+    case SIM_COLL_PS:
+        if (d->ps_host < 0 || d->ps_host >= nh) {
+            sim_err_set(err, SIM_EINPUT, "collective: server host %d out of range (%d hosts)",
+                        d->ps_host, nh);
+            goto fail;
+        }
+        for (int r = 0; r < n; r++)
+            if (check_route(c, r, n, err) || check_route(c, n, r, err))
+                goto fail;
+        break;
+    case SIM_COLL_NEIGHBOR:
+        if (lists_set(c, &c->slot[0], d->nbr_off, d->nbr, err) ||
+            check_nbr_routes(c, &c->slot[0], err))
+            goto fail;
+        c->slot[0].version = 1;
+        break;
+    }
+    return c;
+
+nomem:
+    sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
+fail:
+    sim_coll_destroy(c);
+    return NULL;
+}
+
+int sim_coll_set_neighbors(sim_coll *c, const int *nbr_off, const int *nbr, sim_err *err)
+{
+    if (c->kind != SIM_COLL_NEIGHBOR)
+        return sim_err_set(err, SIM_EINPUT, "collective: neighbour lists need kind NEIGHBOR");
+    int rc = lists_set(c, &c->pending, nbr_off, nbr, err);
+    if (rc)
+        return rc;
+    rc = check_nbr_routes(c, &c->pending, err);
+    if (rc)
+        return rc;
+    uint64_t v = c->slot[0].version > c->slot[1].version ? c->slot[0].version
+                                                         : c->slot[1].version;
+    if (c->pending.version > v)
+        v = c->pending.version;
+    c->pending.version = v + 1;
+    return 0;
+}
+
+/* First enter of round k: its lists are the newest ones set (the pending
+ * ones after a set_neighbors, else those of round k-1). */
+static int lists_install(sim_coll *c, int64_t k, sim_err *err)
+{
+    nbr_lists *dst = &c->slot[k & 1];
+    const nbr_lists *from = &c->slot[(k - 1) & 1];
+    if (dst->version > from->version)
+        from = dst;
+    if (c->pending.version > from->version)
+        from = &c->pending;
+    if (from == dst)
+        return 0;
+    int rc = lists_set(c, dst, from->off, from->nbr, err);
+    if (rc)
+        return rc;
+    dst->version = from->version;
+    return 0;
+}
+
+int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err)
+{
+    if (c->failed) {
+        if (err)
+            *err = c->err;
+        return c->err.code;
+    }
+    if (rank < 0 || rank >= c->n)
+        return sim_err_set(err, SIM_EINPUT, "collective: rank %d out of range (%d ranks)", rank,
+                           c->n);
+    if (!(bytes >= 0.0 && isfinite(bytes)))
+        return sim_err_set(err, SIM_EINPUT, "collective: rank %d: size must be >= 0 bytes, got %g",
+                           rank, bytes);
+    coll_rank *R = &c->rank[rank];
+    if (R->state != RANK_IDLE)
+        return sim_err_set(err, SIM_EINTERNAL,
+                           "collective: rank %d entered round %lld before finishing round %lld",
+                           rank, (long long)R->rounds, (long long)(R->rounds - 1));
+    int64_t round = R->rounds;
+    if (c->kind == SIM_COLL_NEIGHBOR && round > c->max_round) {
+        int rc = lists_install(c, round, err);
+        if (rc)
+            return rc;
+    }
+    if (round > c->max_round)
+        c->max_round = round;
+    R->rounds++;
+    R->state = RANK_ACTIVE;
+    R->bytes = bytes;
+    if (advance(c, rank)) {
+        if (err)
+            *err = c->err;
+        return c->err.code;
+    }
+    if (is_complete(c, rank)) {
+        finish(c, rank, RANK_PENDING);
+        if (!sim_engine_schedule(sim_net_engine(c->net), 0, on_done_event, c,
+                                 (uint64_t)rank, NULL, NULL))
+            return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
+    }
+    return 0;
+}

@@ -1,1 +1,703 @@
-/* placeholder: being written */
+/* Flow-level network model (see network.h for the semantics).
+ *
+ * Links: undirected edge e of the graph is directed link 2e from
+ * IGRAPH_FROM(e) to IGRAPH_TO(e) and link 2e+1 the reverse.
+ * Routes: hop-count BFS per source host over an incidence list built once
+ * (deterministic: vertices in BFS order, incident edges in igraph's order);
+ * each source that has sent keeps its predecessor-link array.
+ * Flows live in a pool (array + free list) and are named by index; a flow's
+ * hop arrays are kept when it is freed, so steady state allocates nothing.
+ * Each link keeps an array of (flow, hop) entries; a flow remembers its
+ * position in every link's array, so removal is a swap with the last entry.
+ *
+ * Fair sharing invariant: every active flow's rate is the max-min fair rate
+ * of its component (flows connected through shared directed links), its
+ * `remaining` is exact as of `last`, and its drain event is pending at
+ * last + remaining/rate. A start or end touches only the component. */
+#include "sim/network.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct link_ent {
+    int flow; /* index in the flow pool */
+    int hop;  /* position of this link on the flow's path */
+} link_ent;
+
+typedef struct net_link {
+    double bw;       /* bytes per second */
+    sim_time lat;    /* ns */
+    double bytes;    /* bytes carried so far */
+    link_ent *ent;   /* active flows crossing the link (fair sharing only) */
+    int n_ent, cap_ent;
+    uint64_t mark;   /* component epoch */
+    double cap_rem;  /* progressive filling: capacity left, bytes/s */
+    int n_unfixed;   /* progressive filling: flows not yet fixed */
+} net_link;
+
+typedef struct net_flow {
+    double bytes;      /* message size */
+    double remaining;  /* bytes still to drain as of `last` */
+    double rate;       /* bytes per second */
+    double new_rate;   /* progressive filling scratch; < 0 while unfixed */
+    sim_time last;     /* ns */
+    sim_time latency;  /* path latency, ns */
+    sim_event_id ev;   /* pending drain event, 0 if none */
+    int *hop_link;     /* path, in order */
+    int *hop_pos;      /* index of the flow's entry in each link's array */
+    int n_hops, cap_hops;
+    sim_net_deliver cb;
+    void *ctx;
+    uint64_t arg;
+    int src, dst;
+    int prev, next;    /* active list, send order */
+    int next_free;
+    uint64_t mark;
+} net_flow;
+
+struct sim_net {
+    sim_engine *eng;
+    int ideal;
+    sim_sharing sharing;
+    int n_hosts, n_nodes, n_links;
+    igraph_t graph;
+    int has_graph;
+    igraph_inclist_t inc;
+    int has_inc;
+    net_link *links;
+    int **pred;          /* per source host: arriving link per vertex, or NULL */
+    int *queue;          /* BFS scratch, n_nodes */
+    net_flow *flows;
+    int cap_flows, free_head;
+    int act_head, act_tail;
+    uint64_t n_active;
+    double *host_bytes;
+    double total_bytes;
+    uint64_t messages;
+    int *comp_flows, cap_comp_flows, n_comp_flows;
+    int *comp_links, cap_comp_links, n_comp_links;
+    uint64_t epoch;
+};
+
+enum { PRED_NONE = -1, PRED_SOURCE = -2 };
+
+/* Relative tolerance: links whose fair share is within it of the minimum
+ * saturate together; rates that moved less than it keep their event. */
+#define FILL_EPS 1e-9
+#define RATE_EPS 1e-12
+
+static sim_time ns_from_s(double s)
+{
+    if (!(s > 0.0))
+        return 0;
+    double ns = s * 1e9;
+    if (ns >= 4e18)
+        return (sim_time)4e18;
+    return (sim_time)llround(ns);
+}
+
+static int grow_ints(int **a, int *cap, int need)
+{
+    if (need <= *cap)
+        return 0;
+    int nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    int *p = realloc(*a, sizeof *p * (size_t)nc);
+    if (!p)
+        return -1;
+    *a = p;
+    *cap = nc;
+    return 0;
+}
+
+void sim_net_destroy(sim_net *net)
+{
+    if (!net)
+        return;
+    if (net->links) {
+        for (int l = 0; l < net->n_links; l++)
+            free(net->links[l].ent);
+        free(net->links);
+    }
+    if (net->pred) {
+        for (int h = 0; h < net->n_hosts; h++)
+            free(net->pred[h]);
+        free(net->pred);
+    }
+    if (net->flows) {
+        for (int i = 0; i < net->cap_flows; i++) {
+            free(net->flows[i].hop_link);
+            free(net->flows[i].hop_pos);
+        }
+        free(net->flows);
+    }
+    if (net->has_inc)
+        igraph_inclist_destroy(&net->inc);
+    if (net->has_graph)
+        igraph_destroy(&net->graph);
+    free(net->queue);
+    free(net->host_bytes);
+    free(net->comp_flows);
+    free(net->comp_links);
+    free(net);
+}
+
+static int grow_pool(sim_net *net)
+{
+    int nc = net->cap_flows ? 2 * net->cap_flows : 64;
+    net_flow *p = realloc(net->flows, sizeof *p * (size_t)nc);
+    if (!p)
+        return -1;
+    memset(p + net->cap_flows, 0, sizeof *p * (size_t)(nc - net->cap_flows));
+    for (int i = nc - 1; i >= net->cap_flows; i--) {
+        p[i].next_free = net->free_head;
+        net->free_head = i;
+    }
+    net->flows = p;
+    net->cap_flows = nc;
+    return 0;
+}
+
+sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
+{
+    if (!eng || !d) {
+        sim_err_set(err, SIM_EINTERNAL, "network: missing engine or description");
+        return NULL;
+    }
+    if (d->n_hosts < 1) {
+        sim_err_set(err, SIM_EINPUT, "network: need at least 1 host, got %d", d->n_hosts);
+        return NULL;
+    }
+    if (!d->ideal && !d->graph) {
+        sim_err_set(err, SIM_EINPUT, "network: no graph given for a non-ideal network");
+        return NULL;
+    }
+    if (!d->ideal && !d->latency && !(d->default_latency >= 0.0 && isfinite(d->default_latency))) {
+        sim_err_set(err, SIM_ECONFIG, "network: latency must be a finite time >= 0, got %g",
+                    d->default_latency);
+        return NULL;
+    }
+    if (!d->ideal && !d->bandwidth &&
+        !(d->default_bandwidth > 0.0 && isfinite(d->default_bandwidth))) {
+        sim_err_set(err, SIM_ECONFIG, "network: bandwidth must be a finite rate > 0, got %g",
+                    d->default_bandwidth);
+        return NULL;
+    }
+    sim_net *net = calloc(1, sizeof *net);
+    if (!net)
+        goto nomem;
+    net->eng = eng;
+    net->ideal = d->ideal ? 1 : 0;
+    net->sharing = d->sharing;
+    net->n_hosts = d->n_hosts;
+    net->free_head = -1;
+    net->act_head = net->act_tail = -1;
+    net->host_bytes = calloc((size_t)d->n_hosts, sizeof *net->host_bytes);
+    if (!net->host_bytes)
+        goto nomem;
+    if (grow_pool(net))
+        goto nomem;
+    if (net->ideal)
+        return net;
+
+    if (igraph_is_directed(d->graph)) {
+        sim_err_set(err, SIM_EINPUT, "network: the physical graph must be undirected");
+        goto fail;
+    }
+    igraph_integer_t nv = igraph_vcount(d->graph), ne = igraph_ecount(d->graph);
+    if (nv < d->n_hosts) {
+        sim_err_set(err, SIM_EINPUT, "network: graph has %ld vertices, fewer than %d hosts",
+                    (long)nv, d->n_hosts);
+        goto fail;
+    }
+    if (nv > 0x3fffffff || ne > 0x1fffffff) {
+        sim_err_set(err, SIM_EINPUT, "network: graph too large (%ld vertices, %ld edges)",
+                    (long)nv, (long)ne);
+        goto fail;
+    }
+    if (igraph_copy(&net->graph, d->graph) != IGRAPH_SUCCESS)
+        goto nomem;
+    net->has_graph = 1;
+    if (igraph_inclist_init(&net->graph, &net->inc, IGRAPH_ALL, IGRAPH_LOOPS_ONCE) !=
+        IGRAPH_SUCCESS)
+        goto nomem;
+    net->has_inc = 1;
+    net->n_nodes = (int)nv;
+    net->n_links = (int)(2 * ne);
+    net->links = calloc((size_t)(net->n_links ? net->n_links : 1), sizeof *net->links);
+    net->pred = calloc((size_t)net->n_hosts, sizeof *net->pred);
+    net->queue = malloc(sizeof *net->queue * (size_t)(nv ? nv : 1));
+    if (!net->links || !net->pred || !net->queue)
+        goto nomem;
+    for (igraph_integer_t e = 0; e < ne; e++) {
+        double lat = d->latency ? d->latency[e] : d->default_latency;
+        double bw = d->bandwidth ? d->bandwidth[e] : d->default_bandwidth;
+        if (!(lat >= 0.0 && isfinite(lat))) {
+            sim_err_set(err, SIM_EINPUT, "network: edge %ld: latency must be >= 0, got %g",
+                        (long)e, lat);
+            goto fail;
+        }
+        if (!(bw > 0.0 && isfinite(bw))) {
+            sim_err_set(err, SIM_EINPUT, "network: edge %ld: bandwidth must be > 0, got %g",
+                        (long)e, bw);
+            goto fail;
+        }
+        for (int k = 0; k < 2; k++) {
+            net->links[2 * e + k].bw = bw;
+            net->links[2 * e + k].lat = ns_from_s(lat);
+        }
+    }
+    return net;
+
+nomem:
+    sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+fail:
+    sim_net_destroy(net);
+    return NULL;
+}
+
+/* BFS from a source host; fills pred[v] with the link arriving at v. */
+static int route_table(sim_net *net, int src)
+{
+    if (net->pred[src])
+        return 0;
+    int *pred = malloc(sizeof *pred * (size_t)net->n_nodes);
+    if (!pred)
+        return -1;
+    for (int v = 0; v < net->n_nodes; v++)
+        pred[v] = PRED_NONE;
+    pred[src] = PRED_SOURCE;
+    int head = 0, tail = 0;
+    net->queue[tail++] = src;
+    while (head < tail) {
+        int u = net->queue[head++];
+        igraph_vector_int_t *inc = igraph_inclist_get(&net->inc, u);
+        igraph_integer_t deg = igraph_vector_int_size(inc);
+        for (igraph_integer_t i = 0; i < deg; i++) {
+            igraph_integer_t e = VECTOR(*inc)[i];
+            igraph_integer_t from = IGRAPH_FROM(&net->graph, e), to = IGRAPH_TO(&net->graph, e);
+            if (from == to)
+                continue;
+            int v = (int)(from == u ? to : from);
+            if (pred[v] != PRED_NONE)
+                continue;
+            pred[v] = (int)(from == u ? 2 * e : 2 * e + 1);
+            net->queue[tail++] = v;
+        }
+    }
+    net->pred[src] = pred;
+    return 0;
+}
+
+/* The vertex a directed link leaves from. */
+static int link_tail(const sim_net *net, int l)
+{
+    igraph_integer_t e = l / 2;
+    return (int)((l & 1) ? IGRAPH_TO(&net->graph, e) : IGRAPH_FROM(&net->graph, e));
+}
+
+static int check_hosts(const sim_net *net, int src, int dst, sim_err *err)
+{
+    if (src < 0 || src >= net->n_hosts || dst < 0 || dst >= net->n_hosts)
+        return sim_err_set(err, SIM_EINPUT, "network: host out of range (%d -> %d, %d hosts)",
+                           src, dst, net->n_hosts);
+    return 0;
+}
+
+int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hops,
+                       double *bottleneck)
+{
+    if (check_hosts(net, src, dst, NULL))
+        return SIM_EINPUT;
+    sim_time lat = 0;
+    int h = 0;
+    double bn = INFINITY;
+    if (!net->ideal && src != dst) {
+        if (route_table(net, src))
+            return SIM_ENOMEM;
+        const int *pred = net->pred[src];
+        if (pred[dst] == PRED_NONE)
+            return SIM_EINPUT;
+        for (int v = dst; pred[v] != PRED_SOURCE; v = link_tail(net, pred[v])) {
+            const net_link *L = &net->links[pred[v]];
+            lat += L->lat;
+            bn = fmin(bn, L->bw);
+            h++;
+        }
+    }
+    if (latency)
+        *latency = sim_time_to_s(lat);
+    if (hops)
+        *hops = h;
+    if (bottleneck)
+        *bottleneck = bn;
+    return 0;
+}
+
+static int flow_alloc(sim_net *net)
+{
+    if (net->free_head < 0 && grow_pool(net))
+        return -1;
+    int i = net->free_head;
+    net->free_head = net->flows[i].next_free;
+    net_flow *f = &net->flows[i];
+    f->n_hops = 0;
+    f->ev = 0;
+    f->rate = 0.0;
+    f->prev = f->next = -1;
+    return i;
+}
+
+static void flow_free(sim_net *net, int i)
+{
+    net->flows[i].next_free = net->free_head;
+    net->free_head = i;
+}
+
+static void active_unlink(sim_net *net, int i)
+{
+    net_flow *f = &net->flows[i];
+    if (f->prev >= 0)
+        net->flows[f->prev].next = f->next;
+    else
+        net->act_head = f->next;
+    if (f->next >= 0)
+        net->flows[f->next].prev = f->prev;
+    else
+        net->act_tail = f->prev;
+    f->prev = f->next = -1;
+    net->n_active--;
+}
+
+static void active_append(sim_net *net, int i)
+{
+    net_flow *f = &net->flows[i];
+    f->prev = net->act_tail;
+    f->next = -1;
+    if (net->act_tail >= 0)
+        net->flows[net->act_tail].next = i;
+    else
+        net->act_head = i;
+    net->act_tail = i;
+    net->n_active++;
+}
+
+static void on_deliver(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)payload;
+    sim_net *net = ctx;
+    int i = (int)arg;
+    net_flow *f = &net->flows[i];
+    sim_net_deliver cb = f->cb;
+    void *cctx = f->ctx;
+    uint64_t carg = f->arg;
+    int src = f->src, dst = f->dst;
+    double bytes = f->bytes;
+    /* Free first: the callback may send, and should reuse this record. */
+    flow_free(net, i);
+    if (cb)
+        cb(eng, cctx, carg, src, dst, bytes);
+}
+
+static void on_drain(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+
+static int schedule_drain(sim_net *net, int i)
+{
+    net_flow *f = &net->flows[i];
+    sim_time delay = ns_from_s(f->remaining / f->rate);
+    f->ev = sim_engine_schedule(net->eng, delay, on_drain, net, (uint64_t)i, NULL, NULL);
+    return f->ev ? 0 : -1;
+}
+
+/* Recomputes max-min fair rates for the component of flows reachable from
+ * the seed links, settling their progress up to now and rescheduling the
+ * drain events of the flows whose rate changed. */
+static int recompute(sim_net *net, const int *seed, int n_seed)
+{
+    sim_time now = sim_engine_now(net->eng);
+    uint64_t ep = ++net->epoch;
+    net->n_comp_flows = net->n_comp_links = 0;
+    for (int k = 0; k < n_seed; k++) {
+        net_link *L = &net->links[seed[k]];
+        if (L->mark == ep)
+            continue;
+        L->mark = ep;
+        if (grow_ints(&net->comp_links, &net->cap_comp_links, net->n_comp_links + 1))
+            return -1;
+        net->comp_links[net->n_comp_links++] = seed[k];
+    }
+    for (int q = 0; q < net->n_comp_links; q++) {
+        net_link *L = &net->links[net->comp_links[q]];
+        for (int j = 0; j < L->n_ent; j++) {
+            int fi = L->ent[j].flow;
+            net_flow *f = &net->flows[fi];
+            if (f->mark == ep)
+                continue;
+            f->mark = ep;
+            if (grow_ints(&net->comp_flows, &net->cap_comp_flows, net->n_comp_flows + 1))
+                return -1;
+            net->comp_flows[net->n_comp_flows++] = fi;
+            for (int h = 0; h < f->n_hops; h++) {
+                int l = f->hop_link[h];
+                if (net->links[l].mark == ep)
+                    continue;
+                net->links[l].mark = ep;
+                if (grow_ints(&net->comp_links, &net->cap_comp_links, net->n_comp_links + 1))
+                    return -1;
+                net->comp_links[net->n_comp_links++] = l;
+            }
+        }
+    }
+    /* Settle progress at the old rates. */
+    for (int q = 0; q < net->n_comp_flows; q++) {
+        net_flow *f = &net->flows[net->comp_flows[q]];
+        if (f->rate > 0.0 && now > f->last) {
+            f->remaining -= f->rate * sim_time_to_s(now - f->last);
+            if (f->remaining < 0.0)
+                f->remaining = 0.0;
+        }
+        f->last = now;
+        f->new_rate = -1.0;
+    }
+    /* Progressive filling. */
+    for (int q = 0; q < net->n_comp_links; q++) {
+        net_link *L = &net->links[net->comp_links[q]];
+        L->cap_rem = L->bw;
+        L->n_unfixed = L->n_ent;
+    }
+    int left = net->n_comp_flows;
+    while (left > 0) {
+        double share = INFINITY;
+        for (int q = 0; q < net->n_comp_links; q++) {
+            const net_link *L = &net->links[net->comp_links[q]];
+            if (L->n_unfixed > 0)
+                share = fmin(share, fmax(L->cap_rem, 0.0) / L->n_unfixed);
+        }
+        if (!isfinite(share))
+            break; /* cannot happen: every flow crosses a link */
+        double thr = share * (1.0 + FILL_EPS);
+        for (int q = 0; q < net->n_comp_links; q++) {
+            net_link *L = &net->links[net->comp_links[q]];
+            if (L->n_unfixed == 0 || fmax(L->cap_rem, 0.0) > thr * L->n_unfixed)
+                continue;
+            for (int j = 0; j < L->n_ent; j++) {
+                net_flow *f = &net->flows[L->ent[j].flow];
+                if (f->new_rate >= 0.0)
+                    continue;
+                f->new_rate = share;
+                for (int h = 0; h < f->n_hops; h++) {
+                    net_link *M = &net->links[f->hop_link[h]];
+                    M->cap_rem -= share;
+                    M->n_unfixed--;
+                }
+                left--;
+            }
+        }
+    }
+    /* Reschedule the flows whose rate moved. */
+    int rc = 0;
+    for (int q = 0; q < net->n_comp_flows; q++) {
+        int fi = net->comp_flows[q];
+        net_flow *f = &net->flows[fi];
+        if (f->rate > 0.0 && fabs(f->new_rate - f->rate) <= RATE_EPS * f->rate)
+            continue;
+        f->rate = f->new_rate;
+        if (f->ev)
+            sim_engine_cancel(net->eng, f->ev);
+        if (schedule_drain(net, fi))
+            rc = -1;
+    }
+    return rc;
+}
+
+static void link_remove(sim_net *net, int fi)
+{
+    net_flow *f = &net->flows[fi];
+    for (int h = 0; h < f->n_hops; h++) {
+        net_link *L = &net->links[f->hop_link[h]];
+        int p = f->hop_pos[h];
+        link_ent last = L->ent[--L->n_ent];
+        if (p != L->n_ent) {
+            L->ent[p] = last;
+            net->flows[last.flow].hop_pos[last.hop] = p;
+        }
+    }
+}
+
+static int link_add(sim_net *net, int fi)
+{
+    net_flow *f = &net->flows[fi];
+    for (int h = 0; h < f->n_hops; h++) {
+        net_link *L = &net->links[f->hop_link[h]];
+        if (L->n_ent == L->cap_ent) {
+            int nc = L->cap_ent ? 2 * L->cap_ent : 4;
+            link_ent *p = realloc(L->ent, sizeof *p * (size_t)nc);
+            if (!p) {
+                f->n_hops = h; /* undo the hops already added */
+                link_remove(net, fi);
+                return -1;
+            }
+            L->ent = p;
+            L->cap_ent = nc;
+        }
+        f->hop_pos[h] = L->n_ent;
+        L->ent[L->n_ent].flow = fi;
+        L->ent[L->n_ent].hop = h;
+        L->n_ent++;
+    }
+    return 0;
+}
+
+static void on_drain(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)payload;
+    sim_net *net = ctx;
+    int fi = (int)arg;
+    net_flow *f = &net->flows[fi];
+    f->ev = 0;
+    f->remaining = 0.0;
+    f->last = sim_engine_now(eng);
+    active_unlink(net, fi);
+    for (int h = 0; h < f->n_hops; h++)
+        net->links[f->hop_link[h]].bytes += f->bytes;
+    sim_engine_schedule(eng, f->latency, on_deliver, net, (uint64_t)fi, NULL, NULL);
+    if (net->sharing == SIM_SHARE_FAIR) {
+        link_remove(net, fi);
+        f = &net->flows[fi];
+        recompute(net, f->hop_link, f->n_hops);
+    }
+}
+
+int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
+                 void *ctx, uint64_t arg, sim_err *err)
+{
+    int rc = check_hosts(net, src, dst, err);
+    if (rc)
+        return rc;
+    if (!(bytes >= 0.0 && isfinite(bytes)))
+        return sim_err_set(err, SIM_EINPUT, "network: message size must be >= 0 bytes, got %g",
+                           bytes);
+    const int *pred = NULL;
+    int local = src == dst || net->ideal;
+    if (!local) {
+        if (route_table(net, src))
+            return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+        pred = net->pred[src];
+        if (pred[dst] == PRED_NONE)
+            return sim_err_set(err, SIM_EINPUT, "no route from host %d to host %d", src, dst);
+    }
+    int fi = flow_alloc(net);
+    if (fi < 0)
+        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+    net_flow *f = &net->flows[fi];
+    f->bytes = bytes;
+    f->remaining = bytes;
+    f->cb = on_delivery;
+    f->ctx = ctx;
+    f->arg = arg;
+    f->src = src;
+    f->dst = dst;
+    f->latency = 0;
+    f->last = sim_engine_now(net->eng);
+    /* Counted up front; undone below if the send fails. */
+    net->messages++;
+    if (src != dst) {
+        net->host_bytes[src] += bytes;
+        net->total_bytes += bytes;
+    }
+    if (local) {
+        if (!sim_engine_schedule(net->eng, 0, on_deliver, net, (uint64_t)fi, NULL, NULL))
+            goto nomem;
+        return 0;
+    }
+    int hops = 0;
+    for (int v = dst; pred[v] != PRED_SOURCE; v = link_tail(net, pred[v]))
+        hops++;
+    if (hops > f->cap_hops) {
+        int nc = f->cap_hops ? f->cap_hops : 4;
+        while (nc < hops)
+            nc *= 2;
+        int *a = realloc(f->hop_link, sizeof *a * (size_t)nc);
+        if (a)
+            f->hop_link = a;
+        int *b = a ? realloc(f->hop_pos, sizeof *b * (size_t)nc) : NULL;
+        if (b)
+            f->hop_pos = b;
+        if (!a || !b)
+            goto nomem;
+        f->cap_hops = nc;
+    }
+    f->n_hops = hops;
+    double bottleneck = INFINITY;
+    int h = hops;
+    for (int v = dst; pred[v] != PRED_SOURCE; v = link_tail(net, pred[v])) {
+        const net_link *L = &net->links[pred[v]];
+        f->hop_link[--h] = pred[v];
+        f->latency += L->lat;
+        bottleneck = fmin(bottleneck, L->bw);
+    }
+    if (bytes == 0.0) {
+        if (!sim_engine_schedule(net->eng, f->latency, on_deliver, net, (uint64_t)fi, NULL, NULL))
+            goto nomem;
+        return 0;
+    }
+    if (net->sharing == SIM_SHARE_NONE) {
+        f->rate = bottleneck;
+        if (schedule_drain(net, fi))
+            goto nomem;
+        active_append(net, fi);
+        return 0;
+    }
+    if (link_add(net, fi))
+        goto nomem;
+    active_append(net, fi);
+    f = &net->flows[fi];
+    if (recompute(net, f->hop_link, f->n_hops))
+        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+    return 0;
+
+nomem:
+    flow_free(net, fi);
+    net->messages--;
+    if (src != dst) {
+        net->host_bytes[src] -= bytes;
+        net->total_bytes -= bytes;
+    }
+    return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+}
+
+int sim_net_n_hosts(const sim_net *net) { return net->n_hosts; }
+
+int sim_net_n_links(const sim_net *net) { return net->n_links; }
+
+sim_engine *sim_net_engine(const sim_net *net) { return net->eng; }
+
+double sim_net_bytes_sent_host(const sim_net *net, int host)
+{
+    if (host < 0 || host >= net->n_hosts)
+        return 0.0;
+    return net->host_bytes[host];
+}
+
+double sim_net_bytes_sent_total(const sim_net *net) { return net->total_bytes; }
+
+double sim_net_bytes_link(const sim_net *net, int link)
+{
+    if (link < 0 || link >= net->n_links)
+        return 0.0;
+    return net->links[link].bytes;
+}
+
+uint64_t sim_net_messages(const sim_net *net) { return net->messages; }
+
+uint64_t sim_net_active_flows(const sim_net *net) { return net->n_active; }
+
+int sim_net_flow_rates(const sim_net *net, double *rates, int max)
+{
+    int k = 0;
+    for (int i = net->act_head; i >= 0 && k < max; i = net->flows[i].next)
+        rates[k++] = net->flows[i].rate;
+    return k;
+}

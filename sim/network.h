@@ -54,6 +54,8 @@ int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver o
                  void *ctx, uint64_t arg, sim_err *err);
 
 int sim_net_n_hosts(const sim_net *net);
+/* The engine the network schedules on (borrowed). */
+sim_engine *sim_net_engine(const sim_net *net);
 int sim_net_n_links(const sim_net *net); /* directed links = 2 x edges */
 /* Path latency in seconds and hop count between two hosts (for tests and
  * closed forms). Returns negative if no route. */
