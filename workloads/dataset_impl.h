@@ -1,0 +1,22 @@
+/* Private helpers shared by the dataset loaders (dataset.c, fashion_mnist.c,
+ * later libsvm.c and text.c) and their tests; not part of the public
+ * contract. */
+#ifndef DTSIM_WL_DATASET_IMPL_H
+#define DTSIM_WL_DATASET_IMPL_H
+
+#include <stdint.h>
+
+#include "sim/err.h"
+#include "workloads/dataset.h"
+
+/* A dataset with uninitialised train (n_train x dim) and test (n_test x dim)
+ * arrays; name is copied (truncated to fit). NULL with SIM_ENOMEM or
+ * SIM_ECONFIG (sizes that overflow). Free with wl_dataset_destroy. */
+wl_dataset *wl_dataset_alloc(const char *name, int dim, int classes, int64_t n_train,
+                             int64_t n_test, sim_err *err);
+/* Standardises every feature with the training split's mean and population
+ * standard deviation, applied to train and test alike. A feature with zero
+ * spread in train is only centred. Statistics are accumulated in double. */
+int wl_dataset_normalize(wl_dataset *ds, sim_err *err);
+
+#endif
