@@ -56,7 +56,8 @@ typedef struct sim_compute sim_compute;
 /* Parses "exponential(10ms)" etc. or "model". Returns 0 or SIM_ECONFIG
  * (message without file:line; the config layer prefixes it). */
 int sim_dist_parse(const char *s, sim_dist *out, sim_err *err);
-/* Canonical text of a distribution, e.g. "lognormal(0.01, 0.5)". */
+/* Canonical text of a distribution, times as integer ns, e.g.
+ * "lognormal(10000000ns, 0.5)". */
 void sim_dist_format(const sim_dist *d, char *buf, int len);
 /* Names and one-line descriptions for `dtsim list distributions`. */
 typedef struct sim_dist_info { const char *name, *args, *summary; } sim_dist_info;
@@ -68,10 +69,14 @@ sim_compute *sim_compute_create(const sim_compute_opts *opts, int n_workers, sim
 void sim_compute_destroy(sim_compute *c);
 /* Seconds for `worker`'s step number `step` that processes `samples`
  * samples costing `flops_per_sample` training FLOPs each; draws from rng
- * (the worker's compute stream). Always > 0 for model/constant/trace > 0. */
+ * (the worker's compute stream). Always > 0 for model/constant/trace > 0.
+ * Draws, in this order (determinism): first the base, which is one call of
+ * gsl_ran_exponential (exponential, shifted_exponential), gsl_ran_lognormal
+ * or gsl_ran_pareto, and nothing for model, constant and trace; then, only
+ * when transient_prob > 0, one gsl_rng_uniform (slowed when < prob). */
 double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int samples,
                              double flops_per_sample, gsl_rng *rng);
-/* Mean of the base distribution in seconds (model: NAN). */
+/* Mean of the base distribution in seconds (model and trace: NAN). */
 double sim_dist_mean(const sim_dist *d);
 
 #endif

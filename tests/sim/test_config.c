@@ -1,1 +1,610 @@
+/* Experiment configuration: defaults, units into typed fields, the canonical
+ * text (equal for equivalent spellings, different for a changed value),
+ * --set overrides, method keys through a resolver, and every error path
+ * with its exact file:line and key. */
 #include <criterion/criterion.h>
+#include <string.h>
+
+#include "sim/config.h"
+#include "tests/common.h"
+
+static void load_ok(const char *text, const char *const *set, int n_set, sim_config *cfg)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_config_load_string("exp.ini", text, set, n_set, cfg, &err);
+    cr_assert_eq(rc, 0, "load failed: %s", err.msg);
+}
+
+/* Loads text expecting code and exactly the message want. */
+static void load_fails(const char *text, const char *const *set, int n_set, int code,
+                       const char *want)
+{
+    sim_config cfg;
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_config_load_string("exp.ini", text, set, n_set, &cfg, &err);
+    cr_assert_eq(rc, code, "rc %d (%s), want %d", rc, err.msg, code);
+    cr_assert_eq(err.code, code);
+    cr_assert_str_eq(err.msg, want);
+    /* a failed load leaves the config released */
+    cr_assert_null(cfg.entries);
+    cr_assert_eq(cfg.n_entries, 0);
+}
+
+static int schema_count(void)
+{
+    int n = 0;
+    while (sim_config_keys[n].key)
+        n++;
+    return n;
+}
+
+Test(config, defaults_are_all_filled)
+{
+    sim_config cfg;
+    load_ok("", NULL, 0, &cfg);
+    cr_assert_str_eq(cfg.name, "exp");
+    cr_assert_eq(cfg.seed, 1);
+    cr_assert_eq(cfg.max_iterations, 0);
+    cr_assert_eq(cfg.max_time, 0);
+    cr_assert_eq(cfg.max_epochs, 1.0);
+    cr_assert_eq(cfg.target_accuracy, 0.0);
+    cr_assert_eq(cfg.eval_every_iters, 50);
+    cr_assert_eq(cfg.eval_every_time, 0);
+    cr_assert_eq(cfg.eval_train_samples, 10000);
+    cr_assert_eq(cfg.n_workers, 8);
+    cr_assert_eq(cfg.compute.dist.kind, SIM_DIST_MODEL);
+    cr_assert_float_eq(cfg.compute.device_flops, 15.7e12, 1e-3);
+    cr_assert_eq(cfg.compute.efficiency, 0.5);
+    cr_assert_eq(cfg.compute.stragglers, 0);
+    cr_assert_eq(cfg.compute.straggler_slowdown, 5.0);
+    cr_assert_eq(cfg.compute.transient_prob, 0.0);
+    cr_assert_eq(cfg.compute.transient_slowdown, 10.0);
+    cr_assert_str_eq(cfg.net_topology, "star");
+    cr_assert_float_eq(cfg.latency, 5e-6, 1e-18);
+    cr_assert_eq(cfg.bandwidth, 1.25e9);
+    cr_assert_eq(cfg.sharing, 0);
+    cr_assert_eq(cfg.collective, 0);
+    cr_assert_str_eq(cfg.graph, "ring");
+    cr_assert_eq(cfg.weights, 0);
+    cr_assert_str_eq(cfg.algorithm, "allreduce_sgd");
+    cr_assert_eq(cfg.lr, 0.1);
+    cr_assert_eq(cfg.momentum, 0.0);
+    cr_assert_eq(cfg.nesterov, 0);
+    cr_assert_eq(cfg.weight_decay, 0.0);
+    cr_assert_eq(cfg.batch, 32);
+    cr_assert_str_eq(cfg.model, "softmax");
+    cr_assert_str_eq(cfg.dataset, "fashion_mnist");
+    cr_assert_eq(cfg.test_fraction, 0.1);
+    cr_assert_eq(cfg.normalize, 0);
+    cr_assert_str_eq(cfg.partition, "iid");
+    cr_assert_eq(cfg.init, 0);
+    cr_assert_str_eq(cfg.proxy, "none");
+    cr_assert_eq(cfg.sim_params, 0);
+    cr_assert_eq(cfg.sim_flops, 0.0);
+    cr_assert_eq(cfg.wire_dtype, 0);
+    cr_assert_eq(cfg.wire_bytes, 4);
+
+    /* one entry per schema key, in schema order, all defaults */
+    int n = schema_count();
+    cr_assert_eq(n, 39); /* 8 + 8 + 5 + 2 + 6 + 10 */
+    cr_assert_eq(cfg.n_entries, n);
+    for (int i = 0; i < n; i++) {
+        const sim_key *k = &sim_config_keys[i];
+        const sim_entry *e = &cfg.entries[i];
+        cr_assert_str_eq(e->section, k->section);
+        cr_assert_str_eq(e->key, k->key);
+        cr_assert_eq(e->line, 0, "%s", k->key);
+        cr_assert_str_eq(e->raw, k->def);
+        cr_assert_eq(sim_config_find(&cfg, k->section, k->key), e);
+    }
+    cr_assert_str_eq(sim_config_get_string(&cfg, "network", "latency"), "5000ns");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "network", "bandwidth"), "1250000000B/s");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "workers", "device"), "15700000000000FLOPS");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "nesterov"), "false");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "experiment", "max_time"), "0ns");
+    cr_assert_null(sim_config_find(&cfg, "network", "nope"));
+    sim_config_release(&cfg);
+    cr_assert_null(cfg.entries);
+    cr_assert_eq(cfg.n_entries, 0);
+}
+
+Test(config, units_parsed_into_typed_fields)
+{
+    sim_config cfg;
+    load_ok("[experiment]\n"
+            "max_time = 3min\n"
+            "eval_every = 2s\n"
+            "eval_train_samples = all\n"
+            "seed = 42\n"
+            "[workers]\n"
+            "count = 16\n"
+            "compute = lognormal(10ms, 0.5)\n"
+            "device = 50GFLOPS\n"
+            "stragglers = 2\n"
+            "[network]\n"
+            "latency = 1.5ms\n"
+            "bandwidth = 100Mbps\n"
+            "sharing = none\n"
+            "collective = ps\n"
+            "topology = torus( 4,4 )\n"
+            "[topology]\n"
+            "weights = uniform\n"
+            "[algorithm]\n"
+            "batch = full\n"
+            "nesterov = yes\n"
+            "momentum = 0.9\n"
+            "[workload]\n"
+            "wire_dtype = bf16\n"
+            "normalize = standard\n"
+            "init = independent\n"
+            "sim_flops = 12.3e9\n"
+            "sim_params = 25557032\n",
+            NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_time, 180 * SIM_NS_PER_S);
+    cr_assert_eq(cfg.eval_every_time, 2 * SIM_NS_PER_S);
+    cr_assert_eq(cfg.eval_every_iters, 0);
+    cr_assert_eq(cfg.eval_train_samples, SIM_CFG_EVAL_ALL);
+    cr_assert_eq(cfg.seed, 42);
+    cr_assert_eq(cfg.n_workers, 16);
+    cr_assert_eq(cfg.compute.dist.kind, SIM_DIST_LOGNORMAL);
+    cr_assert_eq(cfg.compute.dist.a, 0.01);
+    cr_assert_eq(cfg.compute.dist.b, 0.5);
+    cr_assert_eq(cfg.compute.device_flops, 50e9);
+    cr_assert_eq(cfg.compute.stragglers, 2);
+    cr_assert_float_eq(cfg.latency, 1.5e-3, 1e-18);
+    cr_assert_eq(cfg.bandwidth, 12.5e6);
+    cr_assert_eq(cfg.sharing, 1);
+    cr_assert_eq(cfg.collective, 2);
+    cr_assert_str_eq(cfg.net_topology, "torus(4, 4)");
+    cr_assert_eq(cfg.weights, 1);
+    cr_assert_eq(cfg.batch, 0);
+    cr_assert_eq(cfg.nesterov, 1);
+    cr_assert_eq(cfg.momentum, 0.9);
+    cr_assert_eq(cfg.wire_dtype, 2);
+    cr_assert_eq(cfg.wire_bytes, 2);
+    cr_assert_eq(cfg.normalize, 1);
+    cr_assert_eq(cfg.init, 1);
+    cr_assert_eq(cfg.sim_flops, 12.3e9);
+    cr_assert_eq(cfg.sim_params, 25557032);
+
+    cr_assert_str_eq(sim_config_get_string(&cfg, "experiment", "eval_every"), "2000000000ns");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "experiment", "eval_train_samples"), "all");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "workers", "compute"),
+                     "lognormal(10000000ns, 0.5)");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "batch"), "full");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "nesterov"), "true");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "workload", "wire_dtype"), "bf16");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "workload", "sim_flops"), "12300000000");
+    const sim_entry *e = sim_config_find(&cfg, "network", "latency");
+    cr_assert_eq(e->line, 12);
+    cr_assert_str_eq(e->raw, "1.5ms");
+    cr_assert_str_eq(e->value, "1500000ns");
+
+    /* typed getters read the canonical text back */
+    sim_err err;
+    sim_time t;
+    double d;
+    int64_t i;
+    int b;
+    cr_assert_eq(sim_config_get_time(&cfg, "network", "latency", &t, &err), 0);
+    cr_assert_eq(t, 1500000);
+    cr_assert_eq(sim_config_get_double(&cfg, "algorithm", "momentum", &d, &err), 0);
+    cr_assert_eq(d, 0.9);
+    cr_assert_eq(sim_config_get_int(&cfg, "workers", "count", &i, &err), 0);
+    cr_assert_eq(i, 16);
+    cr_assert_eq(sim_config_get_bool(&cfg, "algorithm", "nesterov", &b, &err), 0);
+    cr_assert_eq(b, 1);
+    cr_assert_eq(sim_config_get_int(&cfg, "workers", "compute", &i, &err), SIM_ECONFIG);
+    cr_assert_str_eq(err.msg, "exp.ini:8: [workers] compute: expected an integer such as 16, "
+                              "got 'lognormal(10000000ns, 0.5)'");
+    cr_assert_eq(sim_config_get_double(&cfg, "algorithm", "nope", &d, &err), SIM_ECONFIG);
+    cr_assert_str_eq(err.msg, "exp.ini: [algorithm] nope: no such key");
+    sim_config_release(&cfg);
+}
+
+static const char *text_a = "[experiment]\n"
+                            "name = same\n"
+                            "max_iterations = 100\n"
+                            "eval_every = 2000ms\n"
+                            "[network]\n"
+                            "bandwidth = 10Gbps\n"
+                            "latency = 5us\n"
+                            "sharing = fair\n"
+                            "topology = torus(4, 4)\n"
+                            "[workers]\n"
+                            "compute = exponential(10ms)\n"
+                            "device = 15.7TFLOPS\n"
+                            "[algorithm]\n"
+                            "lr = 0.05\n"
+                            "nesterov = false\n";
+
+static const char *text_b = "; the same experiment, spelled differently\n"
+                            "[workers]\n"
+                            "  device=15700GFLOPS   ; V100\n"
+                            "compute = Exponential( 0.01 )\n"
+                            "\n"
+                            "[algorithm]   ; common keys only\n"
+                            "nesterov = no\n"
+                            "lr = 5e-2\n"
+                            "[network]\n"
+                            "topology=torus(4,4)\n"
+                            "sharing = FAIR\n"
+                            "latency = 0.005ms\n"
+                            "bandwidth = 1.25GB/s ; same rate in bytes\n"
+                            "[experiment]\n"
+                            "eval_every = 2s\n"
+                            "max_iterations = 100\n"
+                            "name = same\n";
+
+Test(config, canonical_is_equal_for_equivalent_spellings)
+{
+    sim_config a, b;
+    load_ok(text_a, NULL, 0, &a);
+    load_ok(text_b, NULL, 0, &b);
+    char *ca = sim_config_canonical(&a), *cb = sim_config_canonical(&b);
+    cr_assert_str_eq(ca, cb);
+    const char *head = "[experiment]\nname = same\nseed = 1\n";
+    cr_assert(strncmp(ca, head, strlen(head)) == 0, "%s", ca);
+    cr_assert(strstr(ca, "\n[network]\ntopology = torus(4, 4)\nlatency = 5000ns\n"
+                         "bandwidth = 1250000000B/s\nsharing = fair\n"),
+              "%s", ca);
+    cr_assert(strstr(ca, "compute = exponential(10000000ns)\n"), "%s", ca);
+    cr_assert(strstr(ca, "eval_every = 2000000000ns\n"), "%s", ca);
+    cr_assert(strstr(ca, "lr = 0.05\n"), "%s", ca);
+    /* every entry has one line, each section one header */
+    int lines = 0, headers = 0;
+    for (const char *p = ca; *p; p++)
+        lines += *p == '\n';
+    for (const char *p = strchr(ca, '['); p; p = strchr(p + 1, '['))
+        headers++;
+    cr_assert_eq(headers, 6);
+    cr_assert_eq(lines, a.n_entries + 6);
+
+    /* a changed value changes the canonical text */
+    const char *set = "network.bandwidth=25Gbps";
+    sim_config c;
+    load_ok(text_a, &set, 1, &c);
+    char *cc = sim_config_canonical(&c);
+    cr_assert_str_neq(ca, cc);
+    cr_assert(strstr(cc, "bandwidth = 3125000000B/s\n"), "%s", cc);
+    free(ca);
+    free(cb);
+    free(cc);
+    sim_config_release(&a);
+    sim_config_release(&b);
+    sim_config_release(&c);
+}
+
+Test(config, interface_example_with_inline_comments_loads)
+{
+    /* the example of INTERFACE.md, comments and continuation lines included */
+    sim_config cfg;
+    load_ok("[experiment]\n"
+            "name = quickstart\n"
+            "seed = 1                ; master seed; every random stream derives from it\n"
+            "max_iterations = 1000   ; synchronous rounds, or applied updates for async methods\n"
+            "max_time = 120s         ; simulated time limit\n"
+            "target_accuracy = 0.85  ; stop when the evaluated model reaches it\n"
+            "eval_every = 50         ; iterations, or a simulated time such as 2s\n"
+            "eval_train_samples = 10000  ; or all\n"
+            "\n"
+            "[workers]\n"
+            "count = 16\n"
+            "compute = model         ; time = FLOPs of the step / device speed\n"
+            "; or seconds per step drawn from a distribution:\n"
+            "; constant(10ms) | exponential(10ms) | shifted_exponential(5ms, 5ms)\n"
+            "[network]               ; the physical network messages travel on\n"
+            "topology = star         ; star (one switch) | ring | torus(4, 4) | complete\n"
+            "                        ; | fat_tree(4) | ideal | file(NET.graphml)\n"
+            "latency = 5us           ; per link\n"
+            "# hash comments too\n"
+            "sharing = fair          ; fair: flows on a link share it max-min fairly;\n"
+            "                        ; none: each flow sees the full link (alpha-beta)\n"
+            "[workload]\n"
+            "dataset = libsvm(data/a9a, data/a9a.t)\n"
+            "sim_flops = 0           ; if > 0: training FLOPs per sample used for compute time\n",
+            NULL, 0, &cfg);
+    cr_assert_str_eq(cfg.name, "quickstart");
+    cr_assert_eq(cfg.max_iterations, 1000);
+    cr_assert_eq(cfg.max_time, 120 * SIM_NS_PER_S);
+    cr_assert_eq(cfg.target_accuracy, 0.85);
+    cr_assert_eq(cfg.n_workers, 16);
+    cr_assert_str_eq(cfg.net_topology, "star");
+    cr_assert_str_eq(cfg.dataset, "libsvm(data/a9a, data/a9a.t)");
+    cr_assert_eq(sim_config_find(&cfg, "network", "sharing")->line, 20);
+    cr_assert_eq(sim_config_find(&cfg, "workload", "sim_flops")->line, 24);
+    sim_config_release(&cfg);
+}
+
+Test(config, load_from_file_names_run_after_file)
+{
+    const char *dir = test_tmpdir();
+    cr_assert_not_null(dir);
+    char path[1024];
+    snprintf(path, sizeof path, "%s",
+             test_write_file(dir, "my_run.ini", "[workers]\ncount = 4\n"));
+    sim_config cfg;
+    sim_err err;
+    cr_assert_eq(sim_config_load(path, NULL, 0, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(cfg.name, "my_run");
+    cr_assert_str_eq(cfg.path, path);
+    cr_assert_eq(cfg.n_workers, 4);
+    sim_config_release(&cfg);
+
+    /* the repository's quick-start experiment loads */
+    cr_assert_eq(sim_config_load(test_source_path("experiments/quickstart.ini"), NULL, 0,
+                                 &cfg, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(cfg.n_workers, 16);
+    sim_config_release(&cfg);
+}
+
+Test(config, overrides_replace_file_values)
+{
+    const char *set[] = {"network.bandwidth = 1Gbps", "workers.count=3",
+                         "experiment.eval_every=10", "network.bandwidth=25GB/s"};
+    sim_config cfg;
+    load_ok("[workers]\ncount = 16\n[network]\nbandwidth = 10Gbps\n", set, 4, &cfg);
+    cr_assert_eq(cfg.bandwidth, 25e9);
+    cr_assert_eq(cfg.n_workers, 3);
+    cr_assert_eq(cfg.eval_every_iters, 10);
+    const sim_entry *e = sim_config_find(&cfg, "network", "bandwidth");
+    cr_assert_eq(e->line, -1);
+    cr_assert_str_eq(e->raw, "25GB/s");
+    cr_assert_eq(sim_config_find(&cfg, "workers", "count")->line, -1);
+    cr_assert_eq(sim_config_find(&cfg, "experiment", "seed")->line, 0);
+    cr_assert_eq(cfg.n_entries, schema_count());
+
+    /* an override gives the same canonical text as writing it in the file */
+    sim_config f;
+    load_ok("[workers]\ncount = 3\n[network]\nbandwidth = 200Gbps\n[experiment]\n"
+            "eval_every = 10\n",
+            NULL, 0, &f);
+    char *c1 = sim_config_canonical(&cfg), *c2 = sim_config_canonical(&f);
+    cr_assert_str_eq(c1, c2);
+    free(c1);
+    free(c2);
+
+    sim_err err;
+    cr_assert_eq(sim_config_error(&cfg, "network", "bandwidth", SIM_ECONFIG, &err, "too %s",
+                                  "fast"),
+                 SIM_ECONFIG);
+    cr_assert_str_eq(err.msg, "--set network.bandwidth: too fast");
+    cr_assert_eq(sim_config_error(&f, "workers", "count", SIM_EINPUT, &err, "bad"),
+                 SIM_EINPUT);
+    cr_assert_eq(err.code, SIM_EINPUT);
+    cr_assert_str_eq(err.msg, "exp.ini:2: [workers] count: bad");
+    sim_config_error(&f, "network", "latency", SIM_ECONFIG, &err, "no route");
+    cr_assert_str_eq(err.msg, "exp.ini: [network] latency (default): no route");
+    sim_config_release(&cfg);
+    sim_config_release(&f);
+}
+
+Test(config, override_errors)
+{
+    const char *bad_value = "network.bandwidth=fast";
+    load_fails("", &bad_value, 1, SIM_ECONFIG,
+               "--set network.bandwidth=fast: expected a rate such as 10Gbps, got 'fast'");
+    const char *no_dot = "bandwidth=1Gbps";
+    load_fails("", &no_dot, 1, SIM_EUSAGE, "--set bandwidth=1Gbps: expected SECTION.KEY=VALUE");
+    const char *no_eq = "network.bandwidth";
+    load_fails("", &no_eq, 1, SIM_EUSAGE,
+               "--set network.bandwidth: expected SECTION.KEY=VALUE");
+    const char *empty_key = "network.=3";
+    load_fails("", &empty_key, 1, SIM_EUSAGE, "--set network.=3: expected SECTION.KEY=VALUE");
+    const char *bad_section = "netwrk.bandwidth=1Gbps";
+    load_fails("", &bad_section, 1, SIM_ECONFIG,
+               "--set netwrk.bandwidth=1Gbps: unknown section 'netwrk' (known: experiment, "
+               "workers, network, topology, algorithm, workload)");
+    const char *bad_key = "network.bandwith=1Gbps";
+    load_fails("", &bad_key, 1, SIM_ECONFIG,
+               "--set network.bandwith=1Gbps: unknown key (did you mean 'bandwidth'?)");
+    const char *range = "workers.efficiency=2";
+    load_fails("", &range, 1, SIM_ECONFIG,
+               "--set workers.efficiency=2: must be in (0, 1], got 2");
+}
+
+Test(config, file_errors_name_file_line_and_key)
+{
+    load_fails("[experiment]\nseed = 1\n[netwrk]\nbandwidth = 1Gbps\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:3: [netwrk]: unknown section (known: experiment, workers, network, "
+               "topology, algorithm, workload)");
+    load_fails("[network]\nlatency = 5us\n\n; comment\nbandwith = 1Gbps\n", NULL, 0,
+               SIM_ECONFIG, "exp.ini:5: [network] bandwith: unknown key (did you mean "
+                            "'bandwidth'?)");
+    load_fails("[network]\nspeed = 1Gbps\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [network] speed: unknown key (known: topology, latency, "
+               "bandwidth, sharing, collective)");
+    load_fails("[experiment]\nseed = 3\n[network]\nlatency = 5us\nbandwidth = fast\n", NULL,
+               0, SIM_ECONFIG,
+               "exp.ini:5: [network] bandwidth: expected a rate such as 10Gbps, got 'fast'");
+    load_fails("[network]\nlatency = 5 parsecs\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [network] latency: expected a time such as 5us, got '5 parsecs'");
+    load_fails("\n[workers]\ncount = 4\n\ncompute = gaussian(1ms)\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:5: [workers] compute: unknown distribution 'gaussian' (known: model, "
+               "constant, exponential, shifted_exponential, lognormal, pareto, trace)");
+    load_fails("[workers]\ncompute = pareto(10ms, 1)\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [workers] compute: pareto: alpha must be > 1 (finite mean), got "
+               "'1'");
+    load_fails("[workers]\ncount = 4\n\n\n\n\nefficiency = 1.5\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:7: [workers] efficiency: must be in (0, 1], got 1.5");
+    load_fails("[workers]\ncount = 4\nstragglers = 5\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:3: [workers] stragglers: must be in [0, 4] (the worker count), got 5");
+    load_fails("[workers]\ncount = 0\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [workers] count: must be in [1, 65536], got 0");
+    load_fails("[algorithm]\nmomentum = 1\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] momentum: must be in [0, 1), got 1");
+    load_fails("[algorithm]\nlr = 0\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] lr: must be > 0, got 0");
+    load_fails("[algorithm]\nbatch = -3\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] batch: must be a positive integer or full, got -3");
+    load_fails("[experiment]\neval_every = 0s\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [experiment] eval_every: must be > 0, got 0s");
+    load_fails("[experiment]\neval_train_samples = some\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [experiment] eval_train_samples: expected a sample count such as "
+               "10000 or all, got 'some'");
+    load_fails("[network]\nsharing = half\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [network] sharing: expected one of fair|none, got 'half'");
+    load_fails("[algorithm]\nnesterov = maybe\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] nesterov: expected a boolean such as true, got 'maybe'");
+    load_fails("[topology]\ngraph =\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [topology] graph: must not be empty");
+    load_fails("[workers]\ncount = 4\nefficiency = 0.5\n\n[workers]\ncount = 8\n", NULL, 0,
+               SIM_ECONFIG, "exp.ini:6: [workers] count: duplicate key (first set on line 2)");
+    load_fails("seed = 3\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:1: key 'seed' outside any section (known sections: experiment, "
+               "workers, network, topology, algorithm, workload)");
+    load_fails("[workers]\ncount 4\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: expected 'key = value', '[section]' or a comment, got 'count 4'");
+    load_fails("[workers\ncount = 4\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:1: expected ']' after the section name");
+    load_fails("[experiment]\nmax_epochs = 0\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini: [experiment]: no stopping condition (set max_iterations, max_time, "
+               "max_epochs or target_accuracy)");
+    load_fails("[experiment]\nmax_epochs = inf\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [experiment] max_epochs: expected a number such as 0.5, got 'inf'");
+
+    /* a line too long for inih's buffer is an error, not a silent split */
+    char text[600];
+    snprintf(text, sizeof text, "[workload]\ndataset = text(%0300d)\n", 0);
+    sim_config cfg;
+    sim_err err;
+    cr_assert_eq(sim_config_load_string("exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "exp.ini:2: line too long"), "%s", err.msg);
+
+    cr_assert_eq(sim_config_load("/nonexistent/exp.ini", NULL, 0, &cfg, &err), SIM_EINPUT);
+    cr_assert_str_eq(err.msg, "/nonexistent/exp.ini: cannot open: No such file or directory");
+    cr_assert_null(cfg.entries);
+}
+
+/* ---- method keys through a resolver ---- */
+
+static const sim_key local_keys[] = {
+    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL, "steps between averages"},
+    {"algorithm", "sync", "1ms", SIM_KEY_TIME, NULL, "barrier time"},
+    {"algorithm", "mode", "avg", SIM_KEY_CHOICE, "avg|sum", "how to merge"},
+    {"algorithm", "compressor", "none", SIM_KEY_STRING, NULL, "compressor spec"},
+    {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
+};
+static const sim_key no_keys[] = {{NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL}};
+
+static const sim_key *test_resolver(const char *name)
+{
+    if (strcmp(name, "local_sgd") == 0)
+        return local_keys;
+    if (strcmp(name, "allreduce_sgd") == 0)
+        return no_keys;
+    return NULL;
+}
+
+Test(config, method_keys_from_resolver)
+{
+    sim_config_set_algo_resolver(test_resolver);
+    sim_config cfg;
+    load_ok("[algorithm]\nname = local_sgd\nlr = 0.2\n", NULL, 0, &cfg);
+    int n = schema_count();
+    cr_assert_eq(cfg.n_entries, n + 4);
+    /* method keys come right after the common [algorithm] keys */
+    int batch = -1;
+    for (int i = 0; i < cfg.n_entries; i++)
+        if (!strcmp(cfg.entries[i].key, "batch"))
+            batch = i;
+    cr_assert_str_eq(cfg.entries[batch + 1].key, "local_steps");
+    cr_assert_str_eq(cfg.entries[batch + 1].section, "algorithm");
+    cr_assert_str_eq(cfg.entries[batch + 1].value, "4");
+    cr_assert_eq(cfg.entries[batch + 1].line, 0);
+    cr_assert_str_eq(cfg.entries[batch + 2].value, "1000000ns");
+    cr_assert_str_eq(cfg.entries[batch + 3].value, "avg");
+    cr_assert_str_eq(cfg.entries[batch + 4].value, "none");
+    cr_assert_str_eq(cfg.entries[batch + 5].section, "workload");
+    int64_t steps;
+    sim_err err;
+    cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
+    cr_assert_eq(steps, 4);
+    char *canon = sim_config_canonical(&cfg);
+    cr_assert(strstr(canon, "batch = 32\nlocal_steps = 4\nsync = 1000000ns\nmode = avg\n"
+                            "compressor = none\n[workload]\n"),
+              "%s", canon);
+    free(canon);
+    sim_config_release(&cfg);
+
+    /* file and --set values of method keys, parsed by type */
+    const char *set = "algorithm.local_steps=16";
+    load_ok("[algorithm]\nsync = 2ms\nname = local_sgd\ncompressor = TopK( 0.01 )\n"
+            "mode = SUM\nlocal_steps = 8\n",
+            &set, 1, &cfg);
+    cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
+    cr_assert_eq(steps, 16);
+    cr_assert_eq(sim_config_find(&cfg, "algorithm", "local_steps")->line, -1);
+    sim_time t;
+    cr_assert_eq(sim_config_get_time(&cfg, "algorithm", "sync", &t, &err), 0);
+    cr_assert_eq(t, 2000000);
+    cr_assert_eq(sim_config_find(&cfg, "algorithm", "sync")->line, 2);
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "mode"), "sum");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "compressor"), "topk(0.01)");
+    sim_config_release(&cfg);
+
+    /* a method with no keys of its own adds no entries */
+    load_ok("[algorithm]\nname = allreduce_sgd\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.n_entries, n);
+    sim_config_release(&cfg);
+    sim_config_set_algo_resolver(NULL);
+}
+
+Test(config, method_key_errors)
+{
+    sim_config_set_algo_resolver(test_resolver);
+    load_fails("[experiment]\nseed = 2\n[algorithm]\nname = foo\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:4: [algorithm] name: unknown algorithm 'foo'");
+    const char *set = "algorithm.name=bar";
+    load_fails("", &set, 1, SIM_ECONFIG, "--set algorithm.name: unknown algorithm 'bar'");
+    load_fails("[algorithm]\nname = local_sgd\nlr = 0.1\n\n\nlocal_step = 3\n", NULL, 0,
+               SIM_ECONFIG,
+               "exp.ini:6: [algorithm] local_step: unknown key for algorithm 'local_sgd' "
+               "(known: local_steps, sync, mode, compressor)");
+    load_fails("[algorithm]\nname = allreduce_sgd\nlocal_steps = 3\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:3: [algorithm] local_steps: unknown key for algorithm "
+               "'allreduce_sgd' (known: none beyond the common keys)");
+    load_fails("[algorithm]\nname = local_sgd\nlocal_steps = many\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:3: [algorithm] local_steps: expected an integer such as 16, got "
+               "'many'");
+    load_fails("[algorithm]\nname = local_sgd\nmode = max\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:3: [algorithm] mode: expected one of avg|sum, got 'max'");
+    load_fails("[algorithm]\nname = local_sgd\nlocal_steps = 3\nlocal_steps = 4\n", NULL, 0,
+               SIM_ECONFIG,
+               "exp.ini:4: [algorithm] local_steps: duplicate key (first set on line 3)");
+    sim_config_set_algo_resolver(NULL);
+}
+
+Test(config, without_resolver_any_algorithm_and_keys_are_strings)
+{
+    sim_config_set_algo_resolver(NULL);
+    sim_config a, b;
+    load_ok("[algorithm]\nname = my_method\nzeta = 1\nalpha = topk( 3 )\n", NULL, 0, &a);
+    load_ok("[algorithm]\nalpha = topk(3)\nzeta = 1\nname = my_method\n", NULL, 0, &b);
+    cr_assert_str_eq(a.algorithm, "my_method");
+    cr_assert_eq(a.n_entries, schema_count() + 2);
+    cr_assert_str_eq(sim_config_get_string(&a, "algorithm", "alpha"), "topk(3)");
+    cr_assert_str_eq(sim_config_get_string(&a, "algorithm", "zeta"), "1");
+    char *ca = sim_config_canonical(&a), *cb = sim_config_canonical(&b);
+    cr_assert_str_eq(ca, cb);
+    cr_assert(strstr(ca, "batch = 32\nalpha = topk(3)\nzeta = 1\n[workload]\n"), "%s", ca);
+    free(ca);
+    free(cb);
+    sim_config_release(&a);
+    sim_config_release(&b);
+}
+
+Test(config, release_is_safe_on_zeroed_and_twice)
+{
+    sim_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    sim_config_release(&cfg);
+    load_ok("", NULL, 0, &cfg);
+    sim_config_release(&cfg);
+    sim_config_release(&cfg);
+    cr_assert_null(cfg.entries);
+    cr_assert_eq(cfg.n_workers, 0);
+}
