@@ -9,9 +9,12 @@
  * file:line and the key; so are values that do not parse.
  *
  * Canonical text: "[section]\nkey = value\n" for every key of the schema
- * and of the chosen algorithm, in schema order, values normalised (units
- * converted to plain SI numbers printed with %.17g, names lower-case). Two
- * runs with equal canonical text are the same experiment. */
+ * and of the chosen algorithm, in schema order, values normalised: times as
+ * integer nanoseconds ("5000ns"), rates "1250000000B/s", sizes "...B",
+ * speeds "...FLOPS", plain numbers in the shortest form that reads back
+ * exactly, spec names lower-cased with single ", " separators. Two runs with
+ * equal canonical text are the same experiment. Lines are at most 198
+ * characters (inih's limit); longer values can be given with --set. */
 #ifndef DTSIM_SIM_CONFIG_H
 #define DTSIM_SIM_CONFIG_H
 
@@ -149,7 +152,7 @@ int sim_config_get_time(const sim_config *cfg, const char *section, const char *
 const char *sim_config_get_string(const sim_config *cfg, const char *section,
                                   const char *key);
 /* An error about a resolved entry, formatted "path:line: [section] key: msg"
- * (or "--set section.key: msg" / "default of [section] key: msg"). */
+ * (or "--set section.key=value: msg" / "path: [section] key (default): msg"). */
 int sim_config_error(const sim_config *cfg, const char *section, const char *key,
                      int code, sim_err *err, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
