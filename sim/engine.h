@@ -17,7 +17,9 @@
 typedef struct sim_engine sim_engine;
 
 /* Handler: ctx as given to schedule; arg as given; payload as given (still
- * owned by the engine, freed after the handler returns). */
+ * owned by the engine, freed after the handler returns). A handler may
+ * schedule and cancel events and call sim_engine_stop; cancelling its own
+ * (running) event is a no-op returning 0. */
 typedef void (*sim_handler)(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 typedef void (*sim_payload_free)(void *payload);
 
@@ -32,8 +34,10 @@ void sim_engine_destroy(sim_engine *eng);
 
 sim_time sim_engine_now(const sim_engine *eng);
 
-/* Schedules handler at now + delay (delay >= 0). Returns the event id, or 0
- * if out of memory (the payload is then freed). */
+/* Schedules handler at now + delay (saturating at SIM_TIME_MAX). Returns the
+ * event id, or 0 (the payload is then freed) when out of memory, when more
+ * than 2^28 events are pending, or on a programming error: delay < 0 or fn
+ * NULL (a negative delay is never silently clamped). */
 sim_event_id sim_engine_schedule(sim_engine *eng, sim_time delay, sim_handler fn,
                                  void *ctx, uint64_t arg, void *payload,
                                  sim_payload_free payload_free);
@@ -44,8 +48,10 @@ int sim_engine_cancel(sim_engine *eng, sim_event_id id);
 /* Runs the next event. Returns 1 if one ran, 0 if none is pending. */
 int sim_engine_step(sim_engine *eng);
 /* Runs events with time <= until (or until sim_engine_stop). Afterwards
- * now = until if the queue ran past it, else the time of the last event.
- * Returns the number of events run. */
+ * now = until if an event later than until is still pending (the queue ran
+ * past it); if the queue emptied or the run was stopped, now stays at the
+ * time of the last event run. now never moves backwards (until < now runs
+ * nothing). Returns the number of events run. */
 uint64_t sim_engine_run_until(sim_engine *eng, sim_time until);
 /* Makes the current run_until return after the running handler. */
 void sim_engine_stop(sim_engine *eng);
@@ -54,5 +60,9 @@ uint64_t sim_engine_pending(const sim_engine *eng);   /* scheduled, not cancelle
 uint64_t sim_engine_processed(const sim_engine *eng); /* handlers run so far */
 /* Time of the next pending event, or SIM_TIME_MAX. */
 sim_time sim_engine_next_time(sim_engine *eng);
+
+/* For tests: sequence numbers are renumbered (order kept) when they reach
+ * limit (default 2^36); a small limit exercises that path. */
+void sim_engine_set_seq_limit(sim_engine *eng, uint64_t limit);
 
 #endif
