@@ -13,7 +13,9 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential meson ninja-build pkg-config
           libgsl-dev libopenblas-dev libigraph-dev libsqlite3-dev sqlite3
-          libcriterion-dev libinih-dev zlib1g-dev dataset-fashion-mnist)
+          libcriterion-dev libinih-dev zlib1g-dev dataset-fashion-mnist fortunes
+          libplplot-dev plplot-driver-cairo fonts-dejavu-core
+          libopenmpi-dev openmpi-bin)
 
 install_deps() {
   local missing=()

@@ -120,6 +120,24 @@ sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, v
     return sim_coll_create(env->net, &desc, err);
 }
 
+double algo_env_epoch(const algo_env *env)
+{
+    return (double)env->samples / (double)env->ds->train.n;
+}
+
+double algo_lr_at(const sim_config *cfg, double epoch)
+{
+    double lr = cfg->lr;
+    for (int i = 0; i < cfg->n_lr_milestones; i++)
+        if (epoch >= cfg->lr_milestones[i])
+            lr *= cfg->lr_decay;
+    if (cfg->warmup_epochs > 0 && epoch < cfg->warmup_epochs)
+        lr *= 0.1 + 0.9 * epoch / cfg->warmup_epochs;
+    return lr;
+}
+
+double algo_env_lr(const algo_env *env) { return algo_lr_at(env->cfg, algo_env_epoch(env)); }
+
 void algo_sgd_step(float *x, float *m, float *g, int64_t d, double lr, double beta,
                    int nesterov, double wd)
 {

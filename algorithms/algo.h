@@ -19,6 +19,8 @@
 #include "sim/config.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "topology/graph.h"
+#include "topology/mixing.h"
 #include "workloads/model.h"
 #include "workloads/partition.h"
 
@@ -66,6 +68,9 @@ struct algo_env {
     double flops_per_sample; /* training FLOPs per sample for compute time */
     int batch;            /* per-worker batch (0 = full shard) */
     int server_host;      /* host id of the parameter server (n), or -1 */
+    const topo_graph *graph;  /* logical graph ([topology] graph), or NULL when
+                                 the method does not use one (vt->uses_graph) */
+    const topo_mixing *mix;   /* its mixing matrices ([topology] weights) */
     sim_coll_kind allreduce_kind; /* from [network] collective */
     algo_worker *w;       /* n workers */
     gsl_rng *rng_global;  /* the method's global stream */
@@ -98,6 +103,16 @@ void algo_env_iteration(algo_env *env, int64_t samples);
 sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
                         sim_err *err);
 
+/* The learning rate at the current point of training (ALGORITHMS.md 1.1):
+ * cfg lr, times lr_decay per milestone passed, with a linear warm-up from
+ * lr/10 to lr over warmup_epochs; the epoch is samples applied / training
+ * samples. */
+double algo_env_lr(const algo_env *env);
+/* The same at a given epoch. */
+double algo_lr_at(const sim_config *cfg, double epoch);
+/* Epochs of training applied so far (env->samples / training samples). */
+double algo_env_epoch(const algo_env *env);
+
 /* Optimizer helpers (ALGORITHMS.md 0.2, PyTorch heavy-ball, no dampening):
  * g += wd*x; m = beta*m + g; x -= lr*m (heavy ball) or x -= lr*(g + beta*m)
  * (Nesterov). m may be NULL when beta == 0. g is modified (weight decay). */
@@ -112,6 +127,7 @@ typedef struct algo_vt {
     const char *reference;   /* ALGORITHMS.md section, e.g. "1.1" */
     const sim_key *keys;     /* method-specific [algorithm] keys, NULL-key terminated; may be NULL */
     int async;               /* 1: an iteration is one applied update */
+    int uses_graph;          /* 1: the environment builds the logical graph and W */
     /* Whether a parameter-server host is needed for this config. NULL = no. */
     int (*needs_server)(const sim_config *cfg);
     /* Builds the method's state (reads its keys from env->cfg). */

@@ -35,7 +35,7 @@ static void on_coll_done(sim_engine *eng, void *ctx, int rank)
     const sim_config *cfg = env->cfg;
     if (!st->applied) {
         algo_mean(st->gbar, st->gptr, env->n, env->d);
-        algo_sgd_step(st->x, st->m, st->gbar, env->d, cfg->lr, cfg->momentum,
+        algo_sgd_step(st->x, st->m, st->gbar, env->d, algo_env_lr(env), cfg->momentum,
                       cfg->nesterov, cfg->weight_decay);
         st->applied = 1;
         int64_t samples = 0;

@@ -42,7 +42,7 @@ static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
     int64_t tau = st->version - st->t_read[w];
     algo_env_staleness(env, w, tau);
     if (st->max_staleness <= 0 || tau <= st->max_staleness) {
-        double lr = cfg->lr;
+        double lr = algo_env_lr(env);
         if (st->inverse_lr && tau > 1)
             lr /= (double)tau;
         algo_sgd_step(st->x, st->m, env->w[w].grad, env->d, lr, cfg->momentum,

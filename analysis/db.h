@@ -97,6 +97,13 @@ void an_db_set_busy_timeout(an_db *db, int ms);
 /* Marks runs of this config still 'running' as 'failed' (left behind by a
  * killed process; a resuming sweep calls it). Returns how many, or < 0. */
 int an_db_mark_stale_running(an_db *db, const char *config, sim_err *err);
+/* Copies the runs of the dtsim database at src_path into db in one
+ * transaction, with new ids and their params, metrics, workers and
+ * staleness rows (in their order). A 'done' or 'diverged' run whose config
+ * is already done or diverged in db is skipped; a 'running' one is copied
+ * as 'failed' (its process is gone). *n_copied = runs copied. SIM_EDB
+ * names the file. Used by rank 0 of an MPI sweep. */
+int an_db_merge(an_db *db, const char *src_path, int *n_copied, sim_err *err);
 /* The underlying connection, for read queries (analysis/report.c). */
 struct sqlite3 *an_db_sqlite(an_db *db);
 

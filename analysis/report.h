@@ -25,6 +25,7 @@ typedef struct an_report_opts {
     double target_value;        /* in the metric's unit */
     int64_t baseline;           /* run id; 0 = automatic */
     int csv;                    /* an_report_print: CSV instead of a text table */
+    int aggregate;              /* an_report_print: one row per group of seeds */
 } an_report_opts;
 
 typedef struct an_report_row {
@@ -52,6 +53,40 @@ typedef struct an_report {
     int n_rows;
 } an_report;
 
+/* Aggregation over seeds (--aggregate): runs whose params differ only in
+ * experiment.seed and experiment.name form one group; only runs with
+ * status done or diverged count. Each statistic is over the group's runs
+ * that have a value (time to target and speedup: those that reached it). */
+typedef struct an_report_stat {
+    double mean, min, max;      /* NAN when n = 0 */
+    int n;                      /* runs with a value */
+} an_report_stat;
+
+typedef struct an_report_group {
+    int64_t *run_ids;           /* in report order */
+    int n_runs;                 /* seeds */
+    char name[128];             /* of the first run */
+    char algorithm[64];
+    int n_workers;
+    char target_metric[32];
+    double target;              /* NAN when none */
+    int n_reached;              /* runs that reached the target */
+    an_report_stat final_train_loss, final_test_accuracy, sim_time, time_to_target,
+        speedup, bytes_sent, idle_fraction, mean_staleness, consensus_distance;
+} an_report_group;
+
+typedef struct an_report_groups {
+    an_report_group *groups;    /* ordered by their first run */
+    int n_groups;
+} an_report_groups;
+
+/* Groups the rows of rep (built from db). agg is caller storage. */
+int an_report_aggregate(an_db *db, const an_report *rep, an_report_groups *agg,
+                        sim_err *err);
+void an_report_groups_release(an_report_groups *agg);
+/* Text table ("mean [min, max]" cells) or CSV (X_mean, X_min, X_max). */
+int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_err *err);
+
 /* Parses "METRIC=VALUE" (as given to --target) into metric (size bytes) and
  * *value. SIM_EUSAGE names the text when the metric or value is bad. */
 int an_report_parse_target(const char *text, char *metric, size_t size, double *value,
@@ -64,8 +99,8 @@ void an_report_release(an_report *rep);
  * An empty report prints the header and "no runs" (text mode only).
  * Write failures: SIM_EIO. */
 int an_report_write(const an_report *rep, int csv, FILE *out, sim_err *err);
-/* Opens path read-only, builds the report and writes it (opts->csv) to out:
- * the whole of `dtsim report`. */
+/* Opens path read-only, builds the report and writes it (opts->csv,
+ * opts->aggregate) to out: the whole of `dtsim report`. */
 int an_report_print(const char *path, const an_report_opts *opts, FILE *out,
                     sim_err *err);
 

@@ -53,6 +53,9 @@ const sim_key sim_config_keys[] = {
     {"algorithm", "nesterov", "false", SIM_KEY_BOOL, NULL, "Nesterov momentum"},
     {"algorithm", "weight_decay", "0", SIM_KEY_DOUBLE, NULL, "L2 weight decay (>= 0)"},
     {"algorithm", "batch", "32", SIM_KEY_STRING, NULL, "samples per worker step, or full (the worker's whole shard)"},
+    {"algorithm", "lr_milestones", "none", SIM_KEY_STRING, NULL, "epochs at which lr is multiplied by lr_decay, e.g. 5, 8 (none = constant)"},
+    {"algorithm", "lr_decay", "0.1", SIM_KEY_DOUBLE, NULL, "factor applied at each milestone, in (0, 1]"},
+    {"algorithm", "warmup_epochs", "0", SIM_KEY_DOUBLE, NULL, "linear warm-up from lr/10 to lr over this many epochs"},
     {"workload", "model", "softmax", SIM_KEY_STRING, NULL, "linreg | logreg | softmax | mlp(256, 128) | cnn | charlm"},
     {"workload", "dataset", "fashion_mnist", SIM_KEY_STRING, NULL, "synthetic_linear(d, n) | blobs(classes, d, n) | fashion_mnist | libsvm(TRAIN[, TEST]) | text(FILE)"},
     {"workload", "test_fraction", "0.1", SIM_KEY_DOUBLE, NULL, "held out when the dataset has no test part, in [0, 1)"},
@@ -429,6 +432,8 @@ typedef struct tval {
     sim_time t;
     int choice;
     sim_dist dist; /* [workers] compute */
+    double milestones[SIM_CFG_MAX_MILESTONES]; /* [algorithm] lr_milestones */
+    int n_milestones;
 } tval;
 
 static void lower_ident(char *s)
@@ -619,6 +624,43 @@ static int canon_special(const sim_config *cfg, const sim_key *k, const char *ra
         snprintf(out, len, "%lld", (long long)v->i);
         return 0;
     }
+    if (is_key(k, "algorithm", "lr_milestones")) {
+        v->n_milestones = 0;
+        if (strcasecmp(raw, "none") == 0 || raw[0] == '\0') {
+            snprintf(out, len, "none");
+            return 0;
+        }
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", raw);
+        size_t used = 0;
+        out[0] = '\0';
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            while (*tok == ' ' || *tok == '\t')
+                tok++;
+            char *end = tok + strlen(tok);
+            while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
+                *--end = '\0';
+            double x;
+            if (sim_parse_double(tok, &x, err) || !(x > 0))
+                return sim_err_set(err, SIM_ECONFIG,
+                                   "expected increasing positive epochs such as 5, 8, got '%s'",
+                                   raw);
+            if (v->n_milestones == SIM_CFG_MAX_MILESTONES ||
+                (v->n_milestones > 0 && x <= v->milestones[v->n_milestones - 1]))
+                return sim_err_set(err, SIM_ECONFIG,
+                                   "expected at most %d increasing positive epochs, got '%s'",
+                                   SIM_CFG_MAX_MILESTONES, raw);
+            v->milestones[v->n_milestones++] = x;
+            int w = snprintf(out + used, len - used, "%s%.17g", used ? ", " : "", x);
+            if (w < 0 || (size_t)w >= len - used)
+                return sim_err_set(err, SIM_ECONFIG, "too many milestones in '%s'", raw);
+            used += (size_t)w;
+        }
+        if (v->n_milestones == 0)
+            snprintf(out, len, "none");
+        return 0;
+    }
     if (is_key(k, "workers", "compute")) {
         if (sim_dist_parse(raw, &v->dist, err))
             return err->code;
@@ -671,6 +713,8 @@ static const field fields[] = {
     FN("algorithm", "nesterov", nesterov, 'i', NULL),
     FN("algorithm", "weight_decay", weight_decay, 'd', ">= 0"),
     FN("algorithm", "batch", batch, 'i', NULL),
+    FN("algorithm", "lr_decay", lr_decay, 'd', "(0, 1]"),
+    FN("algorithm", "warmup_epochs", warmup_epochs, 'd', ">= 0"),
     FS("workload", "model", model),
     FS("workload", "dataset", dataset),
     FN("workload", "test_fraction", test_fraction, 'd', "[0, 1)"),
@@ -707,6 +751,9 @@ static int store(sim_config *cfg, const sim_key *k, const char *raw, const char 
         cfg->eval_every_time = v->t;
     } else if (is_key(k, "workers", "compute")) {
         cfg->compute.dist = v->dist;
+    } else if (is_key(k, "algorithm", "lr_milestones")) {
+        cfg->n_lr_milestones = v->n_milestones;
+        memcpy(cfg->lr_milestones, v->milestones, sizeof cfg->lr_milestones);
     } else if (is_key(k, "workers", "stragglers")) {
         if (v->i < 0 || v->i > cfg->n_workers)
             return sim_err_set(err, SIM_ECONFIG,

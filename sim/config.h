@@ -56,6 +56,7 @@ typedef struct sim_entry {
 } sim_entry;
 
 #define SIM_CFG_EVAL_ALL (-1)
+#define SIM_CFG_MAX_MILESTONES 16
 
 typedef struct sim_config {
     char path[512];              /* the experiment file, for messages */
@@ -93,6 +94,10 @@ typedef struct sim_config {
     int nesterov;
     double weight_decay;
     int batch;                   /* per worker; 0 = full shard */
+    double lr_milestones[SIM_CFG_MAX_MILESTONES]; /* epochs, increasing */
+    int n_lr_milestones;
+    double lr_decay;             /* factor at each milestone, (0, 1] */
+    double warmup_epochs;        /* linear warm-up from lr/10 to lr */
 
     /* [workload] */
     char model[256];

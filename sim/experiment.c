@@ -18,6 +18,8 @@
 #include "sim/engine.h"
 #include "sim/network.h"
 #include "sim/rng.h"
+#include "topology/graph.h"
+#include "topology/mixing.h"
 #include "topology/physnet.h"
 #include "workloads/dataset.h"
 #include "workloads/model.h"
@@ -38,12 +40,16 @@ typedef struct run_state {
     const algo_vt *vt;
     topo_physnet pn;
     int pn_built;
+    topo_graph graph;
+    int graph_built;
+    topo_mixing *mix;
+    double *mean_scratch;   /* d doubles for the consensus distance */
     sim_engine *eng;
     sim_net *net;
     sim_compute *compute;
     algo_env env;
     void *alg;
-    gsl_rng *rng_data, *rng_part, *rng_init;
+    gsl_rng *rng_data, *rng_part, *rng_init, *rng_topo;
 
     /* evaluation */
     float *eval_x, *eval_y; /* fixed training subset */
@@ -83,21 +89,8 @@ static double consensus_distance(run_state *e)
 {
     if (!e->vt->worker_models)
         return 0.0;
-    int n = e->env.n;
-    int64_t d = e->env.d;
     e->vt->worker_models(e->alg, e->xs);
-    double sum = 0.0;
-    for (int64_t j = 0; j < d; j++) {
-        double mean = 0.0;
-        for (int i = 0; i < n; i++)
-            mean += e->xs[i][j];
-        mean /= n;
-        for (int i = 0; i < n; i++) {
-            double diff = e->xs[i][j] - mean;
-            sum += diff * diff;
-        }
-    }
-    return sqrt(sum / n);
+    return topo_consensus_distance(e->xs, e->env.n, e->env.d, e->mean_scratch);
 }
 
 static double total_bytes(run_state *e)
@@ -341,8 +334,12 @@ static void teardown(run_state *e)
     free(e->eval_ws);
     free(e->eval_y);
     free(e->eval_x);
+    free(e->mean_scratch);
     sim_compute_destroy(e->compute);
     sim_net_destroy(e->net);
+    topo_mixing_destroy(e->mix);
+    if (e->graph_built)
+        topo_graph_release(&e->graph);
     if (e->pn_built)
         topo_physnet_release(&e->pn);
     sim_engine_destroy(e->eng);
@@ -351,6 +348,8 @@ static void teardown(run_state *e)
     wl_dataset_destroy(e->ds);
     if (e->rng_init)
         gsl_rng_free(e->rng_init);
+    if (e->rng_topo)
+        gsl_rng_free(e->rng_topo);
     if (e->rng_part)
         gsl_rng_free(e->rng_part);
     if (e->rng_data)
@@ -430,8 +429,9 @@ static int build(run_state *e)
     e->rng_data = sim_rng_create(c->seed, SIM_STREAM_DATA, 0);
     e->rng_part = sim_rng_create(c->seed, SIM_STREAM_PARTITION, 0);
     e->rng_init = sim_rng_create(c->seed, SIM_STREAM_INIT, 0);
+    e->rng_topo = sim_rng_create(c->seed, SIM_STREAM_TOPOLOGY, 0);
     e->env.rng_global = sim_rng_create(c->seed, SIM_STREAM_ALGORITHM, (uint64_t)c->n_workers);
-    if (!e->rng_data || !e->rng_part || !e->rng_init || !e->env.rng_global)
+    if (!e->rng_data || !e->rng_part || !e->rng_init || !e->rng_topo || !e->env.rng_global)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
 
     wl_dataset_opts dso = {
@@ -465,6 +465,17 @@ static int build(run_state *e)
     e->net = sim_net_create(e->eng, &nd, err);
     if (!e->net)
         return err->code;
+    if (e->vt->uses_graph) {
+        rc = topo_graph_build(&e->graph, c->graph, c->n_workers, e->rng_topo, err);
+        if (rc < 0)
+            return key_error(c, "topology", "graph", err);
+        e->graph_built = 1;
+        e->mix = topo_mixing_create(&e->graph, (topo_weights)c->weights, err);
+        if (!e->mix)
+            return key_error(c, "topology", "weights", err);
+        e->env.graph = &e->graph;
+        e->env.mix = e->mix;
+    }
     e->compute = sim_compute_create(&c->compute, c->n_workers, err);
     if (!e->compute)
         return key_error(c, "workers", "compute", err);
@@ -493,7 +504,8 @@ static int build(run_state *e)
     env->hooks.exp = e;
     e->avg = malloc((size_t)env->d * sizeof(float));
     e->xs = malloc((size_t)env->n * sizeof *e->xs);
-    if (!e->hist || !e->avg || !e->xs)
+    e->mean_scratch = malloc((size_t)env->d * sizeof *e->mean_scratch);
+    if (!e->hist || !e->avg || !e->xs || !e->mean_scratch)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
     rc = build_workers(e);
     if (rc < 0)

@@ -11,11 +11,16 @@
 
 #include "algorithms/algo.h"
 #include "analysis/db.h"
+#include "analysis/plot.h"
 #include "analysis/report.h"
+#include "analysis/sweep.h"
 #include "sim/compute.h"
 #include "sim/config.h"
 #include "sim/experiment.h"
+#include "sim/rng.h"
+#include "topology/graph.h"
 #include "topology/physnet.h"
+#include "topology/props.h"
 #include "workloads/dataset.h"
 #include "workloads/model.h"
 #include "workloads/partition.h"
@@ -49,8 +54,14 @@ static void help_main(FILE *f)
             "with real gradients on real data.\n\n"
             "Usage:\n"
             "  dtsim run EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--db FILE] [--quiet]\n"
+            "  dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
+            "              [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N] [--db FILE]\n"
             "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "  dtsim list [algorithms|networks|models|datasets|partitions|distributions|keys]\n"
+            "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
+            "              [--by COLUMN] [--where SQL] -o FILE.png|.svg|.pdf\n"
+            "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
+            "              [--export FILE.graphml|.dot]\n"
+            "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|keys]\n"
             "  dtsim --version | --help     (every subcommand has --help too)\n\n"
             "Exit status: 0 success (a diverged run is a result), 2 usage, config, input\n"
             "or database error (the message names file, line and key), 1 anything else.\n"
@@ -77,7 +88,8 @@ static void help_run(FILE *f)
 static void help_report(FILE *f)
 {
     fprintf(f,
-            "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n\n"
+            "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
+            "                    [--aggregate]\n\n"
             "One row per run: algorithm, workers, final train loss, final test accuracy,\n"
             "simulated time, time to target, speedup against the baseline, bytes sent, idle\n"
             "fraction, mean staleness, final consensus distance.\n\n"
@@ -87,12 +99,16 @@ static void help_report(FILE *f)
             "                         the first evaluation at or past the threshold\n"
             "  --baseline RUN         speedup = TTA(baseline) / TTA(run); default: the\n"
             "                         allreduce_sgd run whose other parameters match\n"
-            "  --csv                  comma-separated output for machines\n");
+            "  --csv                  comma-separated output for machines\n"
+            "  --aggregate            one row per group of runs that differ only in their\n"
+            "                         seed (done or diverged): mean [min, max] of each\n"
+            "                         column, the number of seeds and how many reached the\n"
+            "                         target\n");
 }
 
 static void help_list(FILE *f)
 {
-    fprintf(f, "Usage: dtsim list [algorithms|networks|models|datasets|partitions|"
+    fprintf(f, "Usage: dtsim list [algorithms|graphs|networks|models|datasets|partitions|"
                "distributions|keys]\n\nDescribes what can be named in an experiment file. "
                "Without an argument, lists everything.\n");
 }
@@ -113,8 +129,24 @@ static void list_algorithms(void)
 static void list_networks(void)
 {
     printf("networks ([network] topology):\n");
-    for (int i = 0; topo_physnet_registry[i]; i++)
-        printf("  %-16s %s\n", topo_physnet_registry[i]->name, topo_physnet_registry[i]->summary);
+    for (int i = 0; topo_physnet_registry[i]; i++) {
+        const topo_physnet_vt *vt = topo_physnet_registry[i];
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", vt->name, vt->args);
+        printf("  %-22s %s\n", name, vt->summary);
+    }
+}
+
+static void list_graphs(void)
+{
+    printf("graphs ([topology] graph; see `dtsim topo GRAPH`):\n");
+    for (int i = 0; topo_graph_registry[i]; i++) {
+        const topo_graph_vt *vt = topo_graph_registry[i];
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", vt->name, vt->args);
+        printf("  %-22s %s\n", name, vt->summary);
+    }
+    printf("  weights ([topology] weights): metropolis (any graph) | uniform (regular graphs)\n");
 }
 
 static void list_models(void)
@@ -180,6 +212,10 @@ static int cmd_list(int argc, char **argv)
         list_algorithms();
         any = 1;
     }
+    if (all || strcmp(what, "graphs") == 0) {
+        list_graphs();
+        any = 1;
+    }
     if (all || strcmp(what, "networks") == 0) {
         list_networks();
         any = 1;
@@ -205,7 +241,7 @@ static int cmd_list(int argc, char **argv)
         any = 1;
     }
     if (!any)
-        return usage_error("list", "unknown category '%s' (known: algorithms, networks, "
+        return usage_error("list", "unknown category '%s' (known: algorithms, graphs, networks, "
                                    "models, datasets, partitions, distributions, keys)",
                            what);
     return 0;
@@ -331,6 +367,8 @@ static int cmd_report(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--csv") == 0) {
             o.csv = 1;
+        } else if (strcmp(a, "--aggregate") == 0) {
+            o.aggregate = 1;
         } else if (strcmp(a, "--run") == 0 || strcmp(a, "--baseline") == 0 ||
                    strcmp(a, "--target") == 0) {
             if (i + 1 >= argc)
@@ -365,6 +403,402 @@ static int cmd_report(int argc, char **argv)
     return 0;
 }
 
+/* ---- sweep -------------------------------------------------------------- */
+
+static void help_sweep(FILE *f)
+{
+    fprintf(f,
+            "Usage: dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
+            "                   [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N]\n"
+            "                   [--db FILE] [--shard-dir DIR] [--quiet]\n\n"
+            "Runs the Cartesian product of the --grid values times the --seeds, with every\n"
+            "--set applied to all, into one database (default results.db). Every\n"
+            "configuration is validated before anything runs. A configuration already done\n"
+            "in the database (same canonical config) is skipped, so an interrupted sweep\n"
+            "resumes; a run left 'running' by a killed sweep is marked failed and redone.\n"
+            "Prints one line per configuration; while running, a progress line on standard\n"
+            "error when it is a terminal.\n\n"
+            "  --grid SECTION.KEY=V1,V2,...  values of one key (repeatable); commas inside\n"
+            "                         parentheses do not split: 'workers.compute=\n"
+            "                         constant(1ms),lognormal(1ms, 0.5)'\n"
+            "  --set SECTION.KEY=VALUE  override a key in every configuration (repeatable)\n"
+            "  --seeds A-B            experiment.seed = A..B for every grid point (or one A)\n"
+            "  --jobs N               run N experiments at once, in separate processes\n"
+            "  --db FILE              results database (created if missing)\n"
+            "  --shard-dir DIR        under mpirun: where ranks other than 0 keep their\n"
+            "                         shard databases (default: next to the --db file)\n"
+            "  --quiet                no progress line\n\n"
+            "Under mpirun (OpenMPI), the ranks share the configurations still to do; rank 0\n"
+            "writes the database, the others shard databases whose contents they send to\n"
+            "rank 0 in MPI messages, merged at the end (no shared filesystem needed):\n"
+            "  mpirun --hostfile hosts -np 8 dtsim sweep exp.ini --grid ... --db results.db\n");
+}
+
+typedef struct sweep_cli {
+    int progress;       /* a progress line is wanted */
+    int shown;          /* a progress line is on the screen */
+    int mpi;            /* started by mpirun: prefix lines with the rank */
+} sweep_cli;
+
+static void sweep_clear(sweep_cli *c)
+{
+    if (c->shown) {
+        fprintf(stderr, "\r\033[K");
+        c->shown = 0;
+    }
+}
+
+static void sweep_on_status(void *ctx, const an_sweep_status *s)
+{
+    sweep_cli *c = ctx;
+    if (!c->progress)
+        return;
+    char left[32] = "?";
+    if (!isnan(s->remaining))
+        snprintf(left, sizeof left, "%.0fs", s->remaining);
+    fprintf(stderr, "\r  runs %d/%d", s->finished, s->total);
+    if (s->running > 1)
+        fprintf(stderr, " (%d running)", s->running);
+    if (s->current >= 0)
+        fprintf(stderr, "  #%d: iter %lld  sim %.3fs  loss %.4f", s->current + 1,
+                (long long)s->tick.iteration, s->tick.sim_time, s->tick.train_loss);
+    fprintf(stderr, "  wall %.0fs  left %s\033[K", s->elapsed, left);
+    fflush(stderr);
+    c->shown = 1;
+}
+
+static void sweep_on_result(void *ctx, const an_sweep_result *r)
+{
+    sweep_cli *c = ctx;
+    sweep_clear(c);
+    char rank[32] = "";
+    if (c->mpi)
+        snprintf(rank, sizeof rank, "rank %d: ", r->rank);
+    const char *label = r->label[0] ? r->label : "(the file as is)";
+    if (r->code != 0) {
+        fflush(stdout);
+        fprintf(stderr, "%s[%d/%d] failed: %s\n", rank, r->index + 1, r->total, r->message);
+    } else if (r->skipped) {
+        printf("%s[%d/%d] skip   run %lld already done: %s\n", rank, r->index + 1, r->total,
+               (long long)r->run_id, label);
+    } else {
+        printf("%s[%d/%d] %-6s %s %lld: %s: train loss %.4f, test accuracy %.4f, "
+               "simulated %.3f s\n",
+               rank, r->index + 1, r->total, r->status, r->rank > 0 ? "shard run" : "run",
+               (long long)r->run_id, label,
+               r->final_train_loss, r->final_test_accuracy, r->sim_time);
+    }
+    fflush(stdout);
+}
+
+static void sweep_tick(void *ctx, const sim_progress *p)
+{
+    an_sweep_tick t = {.iteration = p->iteration, .sim_time = p->sim_time,
+                       .train_loss = p->train_loss, .test_accuracy = p->test_accuracy,
+                       .fraction = p->fraction};
+    an_sweep_job_tick(ctx, &t);
+}
+
+/* The sweep's run function: one experiment through the experiment runner. */
+static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_job *job,
+                         an_sweep_outcome *out, sim_err *err)
+{
+    (void)ctx;
+    sim_run_opts o = {.db = db, .on_progress = sweep_tick, .progress_interval = 0.25,
+                      .ctx = job};
+    sim_run_result r;
+    int rc = sim_experiment_run(cfg, &o, &r, err);
+    if (rc < 0)
+        return rc;
+    out->run_id = r.run_id;
+    snprintf(out->status, sizeof out->status, "%s", r.status);
+    out->sim_time = r.sim_time;
+    out->final_train_loss = r.final_train_loss;
+    out->final_test_accuracy = r.final_test_accuracy;
+    return 0;
+}
+
+static int cmd_sweep(int argc, char **argv)
+{
+    const char *sets[MAX_SETS], *grids[MAX_SETS];
+    an_sweep_opts o = {.db_path = "results.db", .jobs = 1, .mpi = 1, .sets = sets,
+                       .grids = grids, .run = sweep_run_one};
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        static const char *const with_value[] = {"--grid", "--set", "--seeds", "--jobs",
+                                                 "--db", "--shard-dir"};
+        int opt = -1;
+        for (int k = 0; k < 6; k++) {
+            size_t len = strlen(with_value[k]);
+            if (strcmp(a, with_value[k]) == 0) {
+                if (i + 1 >= argc)
+                    return usage_error("sweep", "%s needs a value", a);
+                opt = k;
+                v = argv[++i];
+            } else if (strncmp(a, with_value[k], len) == 0 && a[len] == '=') {
+                opt = k;
+                v = a + len + 1;
+            }
+        }
+        if (is_help(a)) {
+            help_sweep(stdout);
+            return 0;
+        } else if (opt == 0 || opt == 1) {
+            int *n = opt == 0 ? &o.n_grids : &o.n_sets;
+            if (*n == MAX_SETS)
+                return usage_error("sweep", "too many %s options", a);
+            (opt == 0 ? grids : sets)[(*n)++] = v;
+        } else if (opt == 2) {
+            o.seeds = v;
+        } else if (opt == 3) {
+            char *end;
+            long j = strtol(v, &end, 10);
+            if (*end || j < 1 || j > 256)
+                return usage_error("sweep", "--jobs: expected a number from 1 to 256, got '%s'",
+                                   v);
+            o.jobs = (int)j;
+        } else if (opt == 4) {
+            o.db_path = v;
+        } else if (opt == 5) {
+            o.shard_dir = v;
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("sweep", "unknown option '%s'", a);
+        } else if (!o.experiment) {
+            o.experiment = a;
+        } else {
+            return usage_error("sweep", "unexpected argument '%s'", a);
+        }
+    }
+    if (!o.experiment)
+        return usage_error("sweep", "%s", "missing EXPERIMENT.ini");
+    sweep_cli c = {.progress = !quiet && isatty(2), .mpi = an_sweep_under_mpirun()};
+    o.on_result = sweep_on_result;
+    o.on_status = c.progress ? sweep_on_status : NULL;
+    o.ctx = &c;
+    sim_err err = {0};
+    an_sweep_summary sum;
+    int rc = an_sweep_run(&o, &sum, &err);
+    sweep_clear(&c);
+    if (sum.rank == 0 && sum.total > 0) {
+        printf("sweep: %d configurations: %d run, %d already done, %d failed", sum.total,
+               sum.ran, sum.skipped, sum.failed);
+        if (sum.size > 1)
+            printf(" (%d MPI ranks; %d runs merged from their shards)", sum.size, sum.merged);
+        printf(" -> %s\n", o.db_path);
+        fflush(stdout);
+    }
+    if (rc < 0)
+        return fail(&err);
+    return 0;
+}
+
+/* ---- plot --------------------------------------------------------------- */
+
+static void help_plot(FILE *f)
+{
+    fprintf(f,
+            "Usage: dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
+            "                  [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
+            "                  [--size WxH] -o FILE.png|.svg|.pdf\n\n"
+            "Draws one line per group of finished runs (done or diverged): the mean over\n"
+            "the runs that differ only in their seed, with a translucent min-max band,\n"
+            "interpolated where all of them have data. The format follows the file name.\n\n"
+            "  --y METRIC       a metrics column: train_loss, test_loss, test_accuracy,\n"
+            "                   consensus_distance, bytes_sent, epoch, samples, ...\n"
+            "  --x COLUMN       sim_time (default, simulated seconds), iteration, epoch,\n"
+            "                   samples or bytes_sent\n"
+            "  --by COLUMN      a runs column (algorithm, n_workers, ...) or a params key\n"
+            "                   (network.topology, algorithm.lr, ...); default: one line\n"
+            "                   per configuration, labelled by the keys that differ\n"
+            "  --where SQL      condition on the runs table r, e.g. \"r.n_workers = 8\" or\n"
+            "                   \"r.id IN (SELECT run_id FROM params WHERE key =\n"
+            "                   'network.topology' AND value = 'ring')\"\n"
+            "  --logx, --logy   logarithmic axis\n"
+            "  --title TEXT     instead of the automatic title\n"
+            "  --size WxH       pixels (PNG) or points (SVG, PDF); default 960x640\n"
+            "  -o FILE          output: .png, .svg or .pdf\n");
+}
+
+static int cmd_plot(int argc, char **argv)
+{
+    const char *path = NULL;
+    an_plot_opts o = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            help_plot(stdout);
+            return 0;
+        } else if (strcmp(a, "--logx") == 0) {
+            o.logx = 1;
+        } else if (strcmp(a, "--logy") == 0) {
+            o.logy = 1;
+        } else if (strcmp(a, "--y") == 0 || strcmp(a, "--x") == 0 || strcmp(a, "--by") == 0 ||
+                   strcmp(a, "--where") == 0 || strcmp(a, "--title") == 0 ||
+                   strcmp(a, "--size") == 0 || strcmp(a, "-o") == 0 ||
+                   strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("plot", "%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--y") == 0)
+                o.y = v;
+            else if (strcmp(a, "--x") == 0)
+                o.x = v;
+            else if (strcmp(a, "--by") == 0)
+                o.by = v;
+            else if (strcmp(a, "--where") == 0)
+                o.where = v;
+            else if (strcmp(a, "--title") == 0)
+                o.title = v;
+            else if (strcmp(a, "--size") == 0) {
+                if (sscanf(v, "%dx%d", &o.width, &o.height) != 2 || o.width < 100 ||
+                    o.height < 100 || o.width > 10000 || o.height > 10000)
+                    return usage_error("plot", "--size: expected WxH such as 960x640, got '%s'",
+                                       v);
+            } else
+                o.output = v;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("plot", "unknown option '%s'", a);
+        } else if (!path) {
+            path = a;
+        } else {
+            return usage_error("plot", "unexpected argument '%s'", a);
+        }
+    }
+    if (!path)
+        return usage_error("plot", "%s", "missing DB");
+    if (!o.y)
+        return usage_error("plot", "%s", "missing --y METRIC");
+    if (!o.output)
+        return usage_error("plot", "%s", "missing -o FILE.png|.svg|.pdf");
+    sim_err err = {0};
+    int n_series = 0, n_runs = 0;
+    if (an_plot_write(path, &o, &n_series, &n_runs, &err) < 0)
+        return fail(&err);
+    printf("plot: %d line%s from %d run%s -> %s\n", n_series, n_series == 1 ? "" : "s", n_runs,
+           n_runs == 1 ? "" : "s", o.output);
+    return 0;
+}
+
+/* ---- topo --------------------------------------------------------------- */
+
+static void help_topo(FILE *f)
+{
+    fprintf(f,
+            "Usage: dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
+            "                  [--export FILE.graphml|.dot]\n\n"
+            "Builds a logical graph as [topology] graph names it (ring, torus(4, 4),\n"
+            "random_regular(4), file(G.graphml), ...; `dtsim list graphs`) and prints its\n"
+            "nodes, edges, degree range, diameter, whether it is connected, lambda (the\n"
+            "second-largest eigenvalue magnitude of the mixing matrix W; for\n"
+            "one_peer_exponential the contraction of one period of W_t) and the spectral\n"
+            "gaps 1 - lambda and p = 1 - lambda^2.\n\n"
+            "  --n N          nodes (workers); default: r x c for a torus, the file's node\n"
+            "                 count for file(...), else %d\n"
+            "  --weights W    metropolis (default) or uniform (regular graphs only)\n"
+            "  --seed S       master seed for random graphs (default 1): the graph an\n"
+            "                 experiment with [experiment] seed = S gossips on\n"
+            "  --export FILE  also write the graph as GraphML (.graphml) or dot (.dot)\n",
+            TOPO_GRAPH_DEFAULT_N);
+}
+
+static int cmd_topo(int argc, char **argv)
+{
+    const char *spec = NULL, *export = NULL, *weights = "metropolis";
+    long long n = 0, seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (is_help(a)) {
+            help_topo(stdout);
+            return 0;
+        }
+        const char *opts[] = {"--n", "--weights", "--seed", "--export"};
+        int which = -1;
+        for (int k = 0; k < 4; k++) {
+            size_t len = strlen(opts[k]);
+            if (strncmp(a, opts[k], len) == 0 && (a[len] == '\0' || a[len] == '=')) {
+                which = k;
+                if (a[len] == '=')
+                    v = a + len + 1;
+                else if (i + 1 < argc)
+                    v = argv[++i];
+                else
+                    return usage_error("topo", "%s needs a value", opts[k]);
+            }
+        }
+        if (which == 0 || which == 2) {
+            char *end;
+            errno = 0;
+            long long x = strtoll(v, &end, 10);
+            if (*end || errno || x < (which == 0 ? 1 : 0) || (which == 0 && x > 1 << 24))
+                return usage_error("topo", which == 0 ? "--n: expected a node count >= 1, got '%s'"
+                                                      : "--seed: expected an integer >= 0, got '%s'",
+                                   v);
+            if (which == 0)
+                n = x;
+            else
+                seed = x;
+        } else if (which == 1) {
+            weights = v;
+        } else if (which == 3) {
+            export = v;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("topo", "unknown option '%s'", a);
+        } else if (!spec) {
+            spec = a;
+        } else {
+            return usage_error("topo", "unexpected argument '%s'", a);
+        }
+    }
+    if (!spec)
+        return usage_error("topo", "%s", "missing GRAPH (see `dtsim list graphs`)");
+    sim_err err = {0};
+    topo_weights w;
+    if (topo_weights_parse(weights, &w, &err) < 0)
+        return usage_error("topo", "--weights: expected metropolis or uniform, got '%s'", weights);
+    gsl_rng *rng = sim_rng_create((uint64_t)seed, SIM_STREAM_TOPOLOGY, 0);
+    if (!rng) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return 1;
+    }
+    topo_graph g;
+    int rc = topo_graph_build(&g, spec, (int)n, rng, &err);
+    gsl_rng_free(rng);
+    if (rc < 0)
+        return fail(&err);
+    topo_graph_props p;
+    rc = topo_graph_describe(&g, w, &p, &err);
+    if (rc == 0 && export)
+        rc = topo_graph_export(&g, export, &err);
+    topo_graph_release(&g);
+    if (rc < 0)
+        return fail(&err);
+    printf("graph       %s, %s weights\n", spec, topo_weights_name(w));
+    printf("nodes       %d\n", p.n);
+    printf("edges       %lld%s\n", (long long)p.n_edges,
+           p.time_varying ? " (union over one period)" : "");
+    printf("degree      %d .. %d%s\n", p.deg_min, p.deg_max, p.deg_min == p.deg_max ? " (regular)" : "");
+    if (p.time_varying)
+        printf("schedule    time-varying, period %d steps, %d peer%s per step\n", p.period,
+               p.peers_per_step, p.peers_per_step == 1 ? "" : "s");
+    if (p.diameter >= 0)
+        printf("diameter    %d\n", p.diameter);
+    else
+        printf("diameter    infinite\n");
+    printf("connected   %s\n", p.connected ? "yes" : "no");
+    printf("lambda      %.10g  (%s; %s)\n", p.lambda,
+           p.time_varying ? "||W_{p-1}..W_0 - J||, one period" : "second-largest |eigenvalue| of W",
+           topo_lambda_method_name(p.lambda_method));
+    printf("gap         %.10g  (1 - lambda)\n", p.gap);
+    printf("p           %.10g  (1 - lambda^2)\n", p.p);
+    if (export)
+        printf("exported    %s\n", export);
+    return 0;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -390,11 +824,12 @@ int main(int argc, char **argv)
         return cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "report") == 0)
         return cmd_report(argc - 1, argv + 1);
-    if (strcmp(cmd, "sweep") == 0 || strcmp(cmd, "plot") == 0 || strcmp(cmd, "topo") == 0) {
-        fprintf(stderr, "%s: '%s' is not available in this version yet (see README.md, "
-                        "'Status')\n", prog, cmd);
-        return 2;
-    }
+    if (strcmp(cmd, "sweep") == 0)
+        return cmd_sweep(argc - 1, argv + 1);
+    if (strcmp(cmd, "plot") == 0)
+        return cmd_plot(argc - 1, argv + 1);
+    if (strcmp(cmd, "topo") == 0)
+        return cmd_topo(argc - 1, argv + 1);
     fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
     help_main(stderr);
     return 2;

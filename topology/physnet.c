@@ -2,15 +2,19 @@
  * vertices are hosts and whose remaining vertices are switches. Each kind is
  * one builder in topo_physnet_registry; a builder fills pn->graph and may
  * leave the per-edge latency/bandwidth arrays NULL (the [network] defaults
- * then apply to every link). Invariant after a successful build: pn->graph
- * is initialised, undirected, and has at least n_hosts vertices. */
+ * then apply to every link). Fixed-size kinds set pn->n_hosts to their own
+ * host count. Invariant after a successful build: pn->graph is initialised,
+ * undirected, and has at least pn->n_hosts >= the requested hosts vertices. */
 #include "topology/physnet.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "sim/units.h"
+#include "topology/graph.h"
 
 /* Builds an undirected graph with n vertices from a flat edge list. */
 static int graph_from_edges(topo_physnet *pn, int n, const igraph_integer_t *pairs,
@@ -115,6 +119,108 @@ static int build_ideal(topo_physnet *pn, int n_hosts, const char *const *args, i
     return rc;
 }
 
+static int int_arg(const char *kind, const char *s, const char *what, int64_t lo, int64_t hi,
+                   int64_t *out, sim_err *err)
+{
+    sim_err e2;
+    if (sim_parse_int(s, out, &e2) < 0 || *out < lo || *out > hi)
+        return sim_err_set(err, SIM_ECONFIG,
+                           "network topology '%s': %s must be an integer in %lld..%lld, got '%s'",
+                           kind, what, (long long)lo, (long long)hi, s);
+    return 0;
+}
+
+/* Hosts on an r x c torus, no switches: host (a, b) = a * c + b linked to
+ * (a, b + 1 mod c) and (a + 1 mod r, b); a 1- or 2-wide side has no
+ * duplicate links. All r * c hosts are kept. */
+static int build_torus(topo_physnet *pn, int n_hosts, const char *const *args, int nargs,
+                       sim_err *err)
+{
+    if (nargs != 2)
+        return sim_err_set(err, SIM_ECONFIG, "network topology 'torus': expected torus(rows, columns)");
+    int64_t r, c;
+    int rc;
+    if ((rc = int_arg("torus", args[0], "rows", 1, 1 << 15, &r, err)) ||
+        (rc = int_arg("torus", args[1], "columns", 1, 1 << 15, &c, err)))
+        return rc;
+    if (r * c > (1 << 24))
+        return sim_err_set(err, SIM_ECONFIG, "network topology 'torus(%lld, %lld)': too many hosts",
+                           (long long)r, (long long)c);
+    (void)n_hosts;
+    pn->n_hosts = (int)(r * c);
+    igraph_integer_t *pairs = malloc(sizeof *pairs * 4 * (size_t)(r * c));
+    if (!pairs)
+        return sim_err_set(err, SIM_ENOMEM, "physical network: out of memory");
+    int64_t k = 0;
+    for (int64_t a = 0; a < r; a++)
+        for (int64_t b = 0; b < c; b++) {
+            pairs[k++] = a * c + b;
+            pairs[k++] = a * c + (b + 1) % c;
+            pairs[k++] = a * c + b;
+            pairs[k++] = ((a + 1) % r) * c + b;
+        }
+    rc = topo_graph_from_pairs(&pn->graph, (int)(r * c), pairs, k / 2, err);
+    free(pairs);
+    return rc;
+}
+
+/* k-ary fat tree (k even): k pods of k/2 edge and k/2 aggregation switches,
+ * (k/2)^2 core switches, k^3/4 hosts (k/2 per edge switch). Vertices: hosts
+ * 0..H-1 (host h on edge switch h / (k/2)), then edge switches (pod p's e-th
+ * is p*k/2 + e), aggregation switches (same numbering), core switches (the
+ * a-th aggregation switch of every pod links to cores a*k/2 .. a*k/2+k/2-1).
+ * Host-to-host routes: 2 links under one edge switch, 4 within a pod, 6
+ * across pods (one path per pair; no multipath spreading). */
+static int build_fat_tree(topo_physnet *pn, int n_hosts, const char *const *args, int nargs,
+                          sim_err *err)
+{
+    (void)n_hosts;
+    if (nargs != 1)
+        return sim_err_set(err, SIM_ECONFIG, "network topology 'fat_tree': expected fat_tree(k), k even");
+    int64_t k;
+    int rc = int_arg("fat_tree", args[0], "k", 2, 256, &k, err);
+    if (rc)
+        return rc;
+    if (k % 2)
+        return sim_err_set(err, SIM_ECONFIG, "network topology 'fat_tree(%lld)': k must be even",
+                           (long long)k);
+    int64_t h = k / 2, H = k * k * k / 4, E = k * h, A = k * h, C = h * h;
+    int64_t n_edges = H + k * h * h + A * h;
+    igraph_integer_t *pairs = malloc(sizeof *pairs * 2 * (size_t)n_edges);
+    if (!pairs)
+        return sim_err_set(err, SIM_ENOMEM, "physical network: out of memory");
+    int64_t q = 0;
+    for (int64_t x = 0; x < H; x++) {
+        pairs[q++] = x;
+        pairs[q++] = H + x / h;
+    }
+    for (int64_t p = 0; p < k; p++)
+        for (int64_t e = 0; e < h; e++)
+            for (int64_t a = 0; a < h; a++) {
+                pairs[q++] = H + p * h + e;
+                pairs[q++] = H + E + p * h + a;
+            }
+    for (int64_t p = 0; p < k; p++)
+        for (int64_t a = 0; a < h; a++)
+            for (int64_t j = 0; j < h; j++) {
+                pairs[q++] = H + E + p * h + a;
+                pairs[q++] = H + E + A + a * h + j;
+            }
+    pn->n_hosts = (int)H;
+    rc = graph_from_edges(pn, (int)(H + E + A + C), pairs, (int)n_edges, err);
+    free(pairs);
+    return rc;
+}
+
+static int build_file(topo_physnet *pn, int n_hosts, const char *const *args, int nargs,
+                      sim_err *err)
+{
+    (void)n_hosts;
+    if (nargs != 1)
+        return sim_err_set(err, SIM_ECONFIG, "network topology 'file': expected file(NET.graphml)");
+    return topo_physnet_read_file(pn, args[0], err);
+}
+
 static const topo_physnet_vt physnet_star = {
     "star", "", "every host on one switch (a host-to-host route is 2 links)", build_star};
 static const topo_physnet_vt physnet_ring = {
@@ -123,12 +229,28 @@ static const topo_physnet_vt physnet_complete = {
     "complete", "", "a dedicated link between every pair of hosts", build_complete};
 static const topo_physnet_vt physnet_ideal = {
     "ideal", "", "zero latency, infinite bandwidth", build_ideal};
+static const topo_physnet_vt physnet_torus = {
+    "torus", "(r, c)", "r x c hosts on a 2-D torus, no switches (all r x c hosts kept)",
+    build_torus};
+static const topo_physnet_vt physnet_fat_tree = {
+    "fat_tree", "(k)",
+    "k-ary fat tree (k even): k^3/4 hosts, k^2/2 edge + k^2/2 aggregation + k^2/4 core "
+    "switches; routes of 2, 4 or 6 links",
+    build_fat_tree};
+static const topo_physnet_vt physnet_file = {
+    "file", "(NET.graphml)",
+    "GraphML network: vertex attribute host = 1 marks hosts (else all are hosts); edge "
+    "attributes latency (s) and bandwidth (bytes/s) override the defaults",
+    build_file};
 
 const topo_physnet_vt *const topo_physnet_registry[] = {
     &physnet_star,
     &physnet_ring,
     &physnet_complete,
     &physnet_ideal,
+    &physnet_torus,
+    &physnet_fat_tree,
+    &physnet_file,
     NULL,
 };
 
@@ -172,6 +294,11 @@ int topo_physnet_build(topo_physnet *pn, const char *spec, int n_hosts, sim_err 
         argv[i] = sp.args[i];
     pn->n_hosts = n_hosts;
     rc = vt->build(pn, n_hosts, argv, sp.nargs, err);
+    if (rc == 0 && pn->n_hosts < n_hosts)
+        rc = sim_err_set(err, SIM_ECONFIG,
+                         "network topology '%s' has %d hosts, fewer than the %d needed (one per "
+                         "worker, plus one for a parameter server if the algorithm uses it)",
+                         spec, pn->n_hosts, n_hosts);
     if (rc) {
         /* A builder that failed may have created the graph before failing. */
         topo_physnet_release(pn);
@@ -190,6 +317,8 @@ void topo_physnet_release(topo_physnet *pn)
         igraph_destroy(&pn->graph);
     free(pn->latency);
     free(pn->bandwidth);
+    free(pn->latency_file);
+    free(pn->bandwidth_file);
     memset(pn, 0, sizeof *pn);
 }
 
@@ -197,6 +326,16 @@ void topo_physnet_desc(const topo_physnet *pn, double default_latency, double de
                        sim_sharing sharing, sim_net_desc *desc)
 {
     memset(desc, 0, sizeof *desc);
+    /* File values where given, the defaults elsewhere; the arrays were
+     * allocated with the file values, so this cannot fail. */
+    igraph_integer_t m = igraph_ecount(&pn->graph);
+    if (pn->latency_file && pn->latency)
+        for (igraph_integer_t e = 0; e < m; e++)
+            pn->latency[e] = isnan(pn->latency_file[e]) ? default_latency : pn->latency_file[e];
+    if (pn->bandwidth_file && pn->bandwidth)
+        for (igraph_integer_t e = 0; e < m; e++)
+            pn->bandwidth[e] =
+                isnan(pn->bandwidth_file[e]) ? default_bandwidth : pn->bandwidth_file[e];
     desc->graph = &pn->graph;
     desc->n_hosts = pn->n_hosts;
     desc->latency = pn->latency;

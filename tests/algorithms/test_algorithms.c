@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/config.h"
+#include "algorithms/algo.h"
 #include "sim/experiment.h"
 
 typedef struct rows {
@@ -204,4 +205,22 @@ Test(algorithms, parameter_server_collective_costs_two_server_link_transfers)
     double per_iter = r.sim_time / (double)r.iterations;
     cr_assert(fabs(per_iter - expect) / expect < 1e-3, "per iteration %.9g, expected %.9g",
               per_iter, expect);
+}
+
+Test(algorithms, learning_rate_schedule)
+{
+    sim_config cfg = {0};
+    cfg.lr = 0.4;
+    cfg.lr_decay = 0.1;
+    cfg.n_lr_milestones = 2;
+    cfg.lr_milestones[0] = 5;
+    cfg.lr_milestones[1] = 8;
+    cr_assert_float_eq(algo_lr_at(&cfg, 0.0), 0.4, 1e-15);
+    cr_assert_float_eq(algo_lr_at(&cfg, 4.999), 0.4, 1e-15);
+    cr_assert_float_eq(algo_lr_at(&cfg, 5.0), 0.04, 1e-15);
+    cr_assert_float_eq(algo_lr_at(&cfg, 9.0), 0.004, 1e-15);
+    cfg.warmup_epochs = 2;
+    cr_assert_float_eq(algo_lr_at(&cfg, 0.0), 0.04, 1e-15);
+    cr_assert_float_eq(algo_lr_at(&cfg, 1.0), 0.4 * 0.55, 1e-15);
+    cr_assert_float_eq(algo_lr_at(&cfg, 2.0), 0.4, 1e-15);
 }

@@ -88,7 +88,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 39); /* 8 + 8 + 5 + 2 + 6 + 10 */
+    cr_assert_eq(n, 42); /* 8 + 8 + 5 + 2 + 9 + 10 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
@@ -507,9 +507,9 @@ Test(config, method_keys_from_resolver)
     int n = schema_count();
     cr_assert_eq(cfg.n_entries, n + 4);
     /* method keys come right after the common [algorithm] keys */
-    int batch = -1;
+    int batch = -1; /* the last common [algorithm] key */
     for (int i = 0; i < cfg.n_entries; i++)
-        if (!strcmp(cfg.entries[i].key, "batch"))
+        if (!strcmp(cfg.entries[i].key, "warmup_epochs"))
             batch = i;
     cr_assert_str_eq(cfg.entries[batch + 1].key, "local_steps");
     cr_assert_str_eq(cfg.entries[batch + 1].section, "algorithm");
@@ -524,7 +524,7 @@ Test(config, method_keys_from_resolver)
     cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
     cr_assert_eq(steps, 4);
     char *canon = sim_config_canonical(&cfg);
-    cr_assert(strstr(canon, "batch = 32\nlocal_steps = 4\nsync = 1000000ns\nmode = avg\n"
+    cr_assert(strstr(canon, "warmup_epochs = 0\nlocal_steps = 4\nsync = 1000000ns\nmode = avg\n"
                             "compressor = none\n[workload]\n"),
               "%s", canon);
     free(canon);
@@ -590,7 +590,7 @@ Test(config, without_resolver_any_algorithm_and_keys_are_strings)
     cr_assert_str_eq(sim_config_get_string(&a, "algorithm", "zeta"), "1");
     char *ca = sim_config_canonical(&a), *cb = sim_config_canonical(&b);
     cr_assert_str_eq(ca, cb);
-    cr_assert(strstr(ca, "batch = 32\nalpha = topk(3)\nzeta = 1\n[workload]\n"), "%s", ca);
+    cr_assert(strstr(ca, "warmup_epochs = 0\nalpha = topk(3)\nzeta = 1\n[workload]\n"), "%s", ca);
     free(ca);
     free(cb);
     sim_config_release(&a);
@@ -607,4 +607,30 @@ Test(config, release_is_safe_on_zeroed_and_twice)
     sim_config_release(&cfg);
     cr_assert_null(cfg.entries);
     cr_assert_eq(cfg.n_workers, 0);
+}
+
+Test(config, lr_schedule_keys)
+{
+    sim_config cfg;
+    load_ok("[algorithm]\nlr_milestones = 5,  8.5\nlr_decay = 0.2\nwarmup_epochs = 1\n", NULL, 0,
+            &cfg);
+    cr_assert_eq(cfg.n_lr_milestones, 2);
+    cr_assert_float_eq(cfg.lr_milestones[0], 5.0, 1e-15);
+    cr_assert_float_eq(cfg.lr_milestones[1], 8.5, 1e-15);
+    cr_assert_float_eq(cfg.lr_decay, 0.2, 1e-15);
+    cr_assert_float_eq(cfg.warmup_epochs, 1.0, 1e-15);
+    cr_assert_str_eq(sim_config_find(&cfg, "algorithm", "lr_milestones")->value, "5, 8.5");
+    sim_config_release(&cfg);
+    load_ok("", NULL, 0, &cfg);
+    cr_assert_eq(cfg.n_lr_milestones, 0);
+    cr_assert_str_eq(sim_config_find(&cfg, "algorithm", "lr_milestones")->value, "none");
+    sim_config_release(&cfg);
+    load_fails("[algorithm]\nlr_milestones = 8, 5\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] lr_milestones: expected at most 16 increasing positive "
+               "epochs, got '8, 5'");
+    load_fails("[algorithm]\nlr_milestones = soon\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] lr_milestones: expected increasing positive epochs such "
+               "as 5, 8, got 'soon'");
+    load_fails("[algorithm]\nlr_decay = 2\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] lr_decay: must be in (0, 1], got 2");
 }

@@ -1,0 +1,406 @@
+/* `dtsim plot`, the drawing half: an_plot_data -> PLplot -> PNG, SVG or
+ * PDF. The only code that touches PLplot, whose state is global: one
+ * plinit ... plend sequence per figure, after checking everything that
+ * would make PLplot exit the process (unknown device, unwritable file).
+ * Text given to PLplot has its escape character '#' doubled. The legend
+ * goes in the corner the curves leave free, growing the y range when no
+ * corner is free. */
+#include "analysis/plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <plplot/plplot.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+static int nomem(sim_err *err)
+{
+    return sim_err_set(err, SIM_ENOMEM, "plot: out of memory");
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+/* LeakSanitizer (sanitizer builds only): fontconfig's caches and libltdl's
+ * driver handles, which PLplot's cairo driver allocates once per process
+ * and never frees, are not leaks of ours. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfontconfig.so\nleak:libltdl.so\n";
+}
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+#endif
+
+
+/* Colour-blind-safe palette (Okabe-Ito, then Tableau), black axes. */
+static const int palette[][3] = {
+    {0, 114, 178}, {213, 94, 0}, {0, 158, 115}, {204, 121, 167}, {230, 159, 0},
+    {86, 180, 233}, {0, 0, 0}, {148, 103, 189}, {140, 86, 75}, {188, 189, 34},
+};
+#define N_PALETTE ((int)(sizeof palette / sizeof palette[0]))
+enum { COL_BG = 0, COL_FG = 1, COL_GRID = 2, COL_LINE0 = 3,
+       COL_BAND0 = COL_LINE0 + N_PALETTE, N_COL0 = COL_BAND0 + N_PALETTE };
+
+static char plot_error[512];
+
+static void on_plabort(PLCHAR_VECTOR msg)
+{
+    if (!plot_error[0])
+        snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
+}
+
+/* Copies text with PLplot's escape character doubled. */
+static void pl_text(const char *in, char *out, size_t size)
+{
+    size_t j = 0;
+    for (const char *p = in; *p && j + 2 < size; p++) {
+        if (*p == '#')
+            out[j++] = '#';
+        out[j++] = *p;
+    }
+    out[j] = '\0';
+}
+
+static const char *device_for(const char *path)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (!dot)
+        return NULL;
+    if (strcasecmp(dot, ".png") == 0)
+        return "pngcairo";
+    if (strcasecmp(dot, ".svg") == 0)
+        return "svgcairo";
+    if (strcasecmp(dot, ".pdf") == 0)
+        return "pdfcairo";
+    return NULL;
+}
+
+static int device_available(const char *dev)
+{
+    int n = 128, found = 0;
+    const char **menu = calloc((size_t)n, sizeof *menu);
+    const char **names = calloc((size_t)n, sizeof *names);
+    if (menu && names) {
+        plgDevs(&menu, &names, &n);
+        for (int i = 0; i < n; i++)
+            if (names[i] && strcmp(names[i], dev) == 0)
+                found = 1;
+    }
+    free(menu);
+    free(names);
+    return found;
+}
+
+static void axis_range(double lo, double hi, int logscale, double *a, double *b)
+{
+    if (logscale) {
+        lo = log10(lo);
+        hi = log10(hi);
+    }
+    if (!(hi > lo)) {
+        double pad = lo != 0 ? fabs(lo) * 0.05 : 0.5;
+        lo -= pad;
+        hi += pad;
+    }
+    double pad = (hi - lo) * 0.04;
+    *a = lo - pad;
+    *b = hi + pad;
+}
+
+static void series_draw(const an_plot_series *s, int i, const an_plot_opts *o, double *px,
+                        double *py)
+{
+    int n = s->n;
+    for (int j = 0; j < n; j++) {
+        px[j] = o->logx ? log10(s->x[j]) : s->x[j];
+        px[2 * n - 1 - j] = px[j];
+        py[j] = o->logy ? log10(s->hi[j]) : s->hi[j];
+        py[2 * n - 1 - j] = o->logy ? log10(s->lo[j]) : s->lo[j];
+    }
+    if (s->n_runs > 1 && n > 1) {
+        plcol0(COL_BAND0 + i % N_PALETTE);
+        plfill(2 * n, px, py);
+    }
+    for (int j = 0; j < n; j++)
+        py[j] = o->logy ? log10(s->mean[j]) : s->mean[j];
+    plcol0(COL_LINE0 + i % N_PALETTE);
+    plwidth(2.2);
+    plline(n, px, py);
+    if (n == 1) {
+        plssym(0, 1.2);
+        plpoin(1, px, py, 17);
+    }
+}
+
+/* Figure geometry: the viewport in normalised page coordinates and the
+ * text sizes measured on the cairo devices (pixels at scale 1). */
+#define VP_X0 0.10
+#define VP_X1 0.97
+#define VP_Y0 0.11
+#define VP_Y1 0.91
+#define CHAR_W_PX 11.2
+#define LEGEND_SCALE 0.85
+#define LEGEND_ROW_PX 29.0
+
+typedef struct frame {
+    double x0, x1, y0, y1;  /* world window (log10 on log axes) */
+    int w, h;               /* page in pixels */
+} frame;
+
+static double axis_value(double v, int logscale)
+{
+    return logscale ? log10(v) : v;
+}
+
+/* How much of the curves lies in a world box (samples along the lines and
+ * band edges). */
+static int box_hits(const an_plot_data *d, const an_plot_opts *o, double bx0, double bx1,
+                    double by0, double by1)
+{
+    int hits = 0;
+    for (int i = 0; i < d->n_series; i++) {
+        const an_plot_series *s = &d->series[i];
+        for (int j = 0; j < s->n; j++) {
+            const double *ys[] = {s->mean, s->lo, s->hi};
+            for (int k = 0; k < 3; k++) {
+                int steps = j + 1 < s->n ? 8 : 1;
+                for (int t = 0; t < steps; t++) {
+                    double f = (double)t / steps;
+                    double x = axis_value(s->x[j], o->logx), y = axis_value(ys[k][j], o->logy);
+                    if (t > 0) {
+                        x += f * (axis_value(s->x[j + 1], o->logx) - x);
+                        y += f * (axis_value(ys[k][j + 1], o->logy) - y);
+                    }
+                    hits += x >= bx0 && x <= bx1 && y >= by0 && y <= by1;
+                }
+            }
+        }
+    }
+    return hits;
+}
+
+/* The longest legend entry, in characters. */
+static int legend_chars(const an_plot_data *d)
+{
+    int m = 0;
+    for (int i = 0; i < d->n_series; i++) {
+        int len = (int)strlen(d->series[i].label) + (d->series[i].n_runs > 1 ? 10 : 0);
+        m = len > m ? len : m;
+    }
+    return m;
+}
+
+/* The legend's corner: the one whose box covers the fewest curve samples
+ * (ties: top right, bottom right, top left, bottom left). When even that
+ * one covers some, the y range grows on that side to make room: the
+ * caller sets the window again (f is updated). */
+static int legend_position(const an_plot_data *d, const an_plot_opts *o, frame *f,
+                           int max_chars)
+{
+    static const int corners[4] = {
+        PL_POSITION_TOP | PL_POSITION_RIGHT, PL_POSITION_BOTTOM | PL_POSITION_RIGHT,
+        PL_POSITION_TOP | PL_POSITION_LEFT, PL_POSITION_BOTTOM | PL_POSITION_LEFT};
+    double vw = (VP_X1 - VP_X0) * f->w, vh = (VP_Y1 - VP_Y0) * f->h;
+    double lw = (0.07 * vw + max_chars * CHAR_W_PX * LEGEND_SCALE + 40) / vw;
+    double lh = (d->n_series * LEGEND_ROW_PX * LEGEND_SCALE / 0.85 + 16) / vh;
+    lw = fmin(lw + 0.025, 1);
+    lh = fmin(lh + 0.03, 1);
+    int best = 0, best_hits = -1;
+    for (int k = 0; k < 4; k++) {
+        int right = corners[k] & PL_POSITION_RIGHT, top = corners[k] & PL_POSITION_TOP;
+        double fx0 = right ? 1 - lw : 0, fx1 = right ? 1 : lw;
+        double fy0 = top ? 1 - lh : 0, fy1 = top ? 1 : lh;
+        int hits = box_hits(d, o, f->x0 + fx0 * (f->x1 - f->x0), f->x0 + fx1 * (f->x1 - f->x0),
+                            f->y0 + fy0 * (f->y1 - f->y0), f->y0 + fy1 * (f->y1 - f->y0));
+        if (best_hits < 0 || hits < best_hits) {
+            best = k;
+            best_hits = hits;
+        }
+    }
+    if (best_hits > 0 && lh < 0.6) {
+        double grow = (f->y1 - f->y0) * lh / (1 - lh);
+        if (corners[best] & PL_POSITION_TOP)
+            f->y1 += grow;
+        else
+            f->y0 -= grow;
+    }
+    return PL_POSITION_INSIDE | corners[best];
+}
+
+static void legend_draw(const an_plot_data *d, int position)
+{
+    int n = d->n_series;
+    int *opt = calloc((size_t)n, sizeof *opt), *tcol = calloc((size_t)n, sizeof *tcol);
+    int *lcol = calloc((size_t)n, sizeof *lcol), *lsty = calloc((size_t)n, sizeof *lsty);
+    double *lw = calloc((size_t)n, sizeof *lw);
+    char **text = calloc((size_t)n, sizeof *text);
+    char(*buf)[300] = calloc((size_t)n, sizeof *buf);
+    if (opt && tcol && lcol && lsty && lw && text && buf) {
+        for (int i = 0; i < n; i++) {
+            const an_plot_series *s = &d->series[i];
+            opt[i] = PL_LEGEND_LINE;
+            tcol[i] = COL_FG;
+            lcol[i] = COL_LINE0 + i % N_PALETTE;
+            lsty[i] = 1;
+            lw[i] = 2.2;
+            char raw[300];
+            if (s->n_runs > 1)
+                snprintf(raw, sizeof raw, "%.250s (%d seeds)", s->label, s->n_runs);
+            else
+                snprintf(raw, sizeof raw, "%s", s->label);
+            pl_text(raw, buf[i], sizeof buf[i]);
+            text[i] = buf[i];
+        }
+        double w = 0, h = 0;
+        plwidth(1.0);
+        pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+                 position, 0.025, 0.03, 0.07, COL_BG, COL_FG, 1,
+                 0, 0, n, opt, 0.8, LEGEND_SCALE, 1.8, 0.0, tcol, (const char *const *)text,
+                 NULL, NULL, NULL, NULL, lcol, lsty, lw, NULL, NULL, NULL, NULL);
+    }
+    free(opt);
+    free(tcol);
+    free(lcol);
+    free(lsty);
+    free(lw);
+    free(text);
+    free(buf);
+}
+
+static void figure_draw(const an_plot_data *d, const an_plot_opts *o, int w, int h,
+                        double *px, double *py)
+{
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    int max_runs = 0;
+    for (int i = 0; i < d->n_series; i++) {
+        for (int j = 0; j < d->series[i].n; j++) {
+            xlo = fmin(xlo, d->series[i].x[j]);
+            xhi = fmax(xhi, d->series[i].x[j]);
+            ylo = fmin(ylo, d->series[i].lo[j]);
+            yhi = fmax(yhi, d->series[i].hi[j]);
+        }
+        if (d->series[i].n_runs > max_runs)
+            max_runs = d->series[i].n_runs;
+    }
+    frame f = {.w = w, .h = h};
+    axis_range(xlo, xhi, o->logx, &f.x0, &f.x1);
+    axis_range(ylo, yhi, o->logy, &f.y0, &f.y1);
+    int position = legend_position(d, o, &f, legend_chars(d));
+    pladv(0);
+    plschr(0, 1.05);
+    plsxax(7, 0);
+    plsyax(7, 0);
+    plvpor(VP_X0, VP_X1, VP_Y0, VP_Y1);
+    plwind(f.x0, f.x1, f.y0, f.y1);
+    /* light grid under everything, then the data, then black axes */
+    plcol0(COL_GRID);
+    plwidth(0.6);
+    plbox(o->logx ? "gl" : "g", 0, 0, o->logy ? "gl" : "g", 0, 0);
+    for (int i = 0; i < d->n_series; i++)
+        series_draw(&d->series[i], i, o, px, py);
+    plcol0(COL_FG);
+    plwidth(1.0);
+    plbox(o->logx ? "bcnstl" : "bcnst", 0, 0, o->logy ? "bcnstvl" : "bcnstv", 0, 0);
+    char t[600];
+    pl_text(d->xlabel, t, sizeof t);
+    plmtex("b", 2.8, 0.5, 0.5, t);
+    pl_text(d->ylabel, t, sizeof t);
+    plmtex("l", 4.2, 0.5, 0.5, t);
+    /* the title, shrunk to fit the page */
+    double scale = 1.2, need = CHAR_W_PX * scale * (double)strlen(d->title);
+    if (need > 0.95 * w)
+        scale *= 0.95 * w / need;
+    plschr(0, scale);
+    pl_text(d->title, t, sizeof t);
+    plmtex("t", max_runs > 1 ? 2.2 : 1.6, 0.5, 0.5, t);
+    if (max_runs > 1) {
+        plschr(0, 0.75);
+        plmtex("t", 0.6, 1.0, 1.0, "lines: mean over seeds; bands: min to max");
+    }
+    plschr(0, 1.0);
+    legend_draw(d, position);
+}
+
+int an_plot_render(const an_plot_data *d, const an_plot_opts *o, sim_err *err)
+{
+    const char *dev = device_for(o->output);
+    if (!dev)
+        return sim_err_set(err, SIM_EUSAGE, "-o '%s': expected a file name ending in .png, "
+                                            ".svg or .pdf", o->output ? o->output : "");
+    FILE *f = fopen(o->output, "wb");
+    if (!f)
+        return sim_err_set(err, SIM_EIO, "%s: cannot write: %s", o->output, strerror(errno));
+    fclose(f);
+    if (!device_available(dev)) {
+        remove(o->output);
+        return sim_err_set(err, SIM_EINPUT, "%s: PLplot has no %s device (install the "
+                                            "Debian package plplot-driver-cairo)",
+                           o->output, dev);
+    }
+    int maxn = 1;
+    for (int i = 0; i < d->n_series; i++)
+        if (d->series[i].n > maxn)
+            maxn = d->series[i].n;
+    double *px = malloc(2 * (size_t)maxn * sizeof *px);
+    double *py = malloc(2 * (size_t)maxn * sizeof *py);
+    if (!px || !py) {
+        free(px);
+        free(py);
+        return nomem(err);
+    }
+    plot_error[0] = '\0';
+    plsabort(on_plabort);
+    int w = o->width > 0 ? o->width : 960, h = o->height > 0 ? o->height : 640;
+    plsdev(dev);
+    plsfnam(o->output);
+    plspage(0, 0, w, h, 0, 0);
+    plscmap0n(N_COL0);
+    plscol0(COL_BG, 255, 255, 255);
+    plscol0(COL_FG, 0, 0, 0);
+    plscol0a(COL_GRID, 0, 0, 0, 0.14);
+    for (int i = 0; i < N_PALETTE; i++) {
+        plscol0(COL_LINE0 + i, palette[i][0], palette[i][1], palette[i][2]);
+        plscol0a(COL_BAND0 + i, palette[i][0], palette[i][1], palette[i][2], 0.22);
+    }
+    plsfont(PL_FCI_SANS, PL_FCI_UPRIGHT, PL_FCI_MEDIUM);
+    plinit();
+    figure_draw(d, o, w, h, px, py);
+    plend();
+    free(px);
+    free(py);
+    struct stat st;
+    if (plot_error[0])
+        return sim_err_set(err, SIM_EINTERNAL, "%s: PLplot: %s", o->output, plot_error);
+    if (stat(o->output, &st) != 0 || st.st_size == 0)
+        return sim_err_set(err, SIM_EIO, "%s: PLplot wrote nothing", o->output);
+    return 0;
+}
+
+int an_plot_write(const char *path, const an_plot_opts *o, int *n_series, int *n_runs,
+                  sim_err *err)
+{
+    if (!device_for(o->output))
+        return sim_err_set(err, SIM_EUSAGE, "-o '%s': expected a file name ending in .png, "
+                                            ".svg or .pdf", o->output ? o->output : "");
+    an_db *db = an_db_open_readonly(path, err);
+    if (!db)
+        return err && err->code ? err->code : SIM_EDB;
+    an_plot_data d;
+    int ret = an_plot_build(db, o, &d, err);
+    an_db_close(db);
+    if (ret != 0)
+        return ret;
+    ret = an_plot_render(&d, o, err);
+    if (n_series)
+        *n_series = d.n_series;
+    if (n_runs)
+        *n_runs = d.n_runs;
+    an_plot_release(&d);
+    return ret;
+}
