@@ -27,6 +27,7 @@ enum {
     ST_METRIC_INSERT,
     ST_WORKER_INSERT,
     ST_STALE_INSERT,
+    ST_LINK_INSERT,
     ST_RUN_FINISH,
     ST_RUN_FAIL,
     ST_FIND_DONE,
@@ -46,6 +47,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_WORKER_INSERT] = "INSERT INTO workers(run_id, worker, steps, compute_time, idle_time,"
                          " bytes_sent, mean_staleness) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_STALE_INSERT] = "INSERT INTO staleness(run_id, staleness, count) VALUES(?1, ?2, ?3)",
+    [ST_LINK_INSERT] = "INSERT INTO links(run_id, link, src, dst, bytes) VALUES(?1, ?2, ?3, ?4, ?5)",
     [ST_RUN_FINISH] = "UPDATE runs SET status = ?2, finished_at = ?3, sim_time = ?4,"
                       " iterations = ?5, wall_seconds = ?6, bytes_sent = ?7,"
                       " final_train_loss = ?8, final_test_accuracy = ?9,"
@@ -76,6 +78,8 @@ static const char schema_sql[] =
     " compute_time REAL, idle_time REAL, bytes_sent INTEGER, mean_staleness REAL);"
     "CREATE TABLE IF NOT EXISTS staleness(run_id INTEGER, staleness INTEGER,"
     " count INTEGER);"
+    "CREATE TABLE IF NOT EXISTS links(run_id INTEGER, link INTEGER, src INTEGER,"
+    " dst INTEGER, bytes INTEGER);"
     "CREATE INDEX IF NOT EXISTS metrics_run_time ON metrics(run_id, sim_time);"
     "CREATE INDEX IF NOT EXISTS params_run ON params(run_id);"
     "CREATE INDEX IF NOT EXISTS workers_run ON workers(run_id);"
@@ -469,6 +473,30 @@ static int status_valid(const char *status)
                       strcmp(status, "failed") == 0);
 }
 
+int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_links,
+                    sim_err *err)
+{
+    if (n_links <= 0)
+        return 0;
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    sqlite3_stmt *st = stmt_get(db, ST_LINK_INSERT, err);
+    if (!st)
+        return SIM_EDB;
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    for (int i = 0; ret == 0 && i < n_links; i++) {
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_int(st, 2, links[i].link);
+        sqlite3_bind_int(st, 3, links[i].src);
+        sqlite3_bind_int(st, 4, links[i].dst);
+        sqlite3_bind_int64(st, 5, links[i].bytes);
+        ret = stmt_run(db, st, err);
+    }
+    return tx_end(db, ret, err);
+}
+
 int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
                      const an_worker_row *workers, int n_workers,
                      const int64_t *staleness_counts, int64_t n_staleness, sim_err *err)
@@ -618,6 +646,8 @@ static const char *const merge_sql[] = {
     " mean_staleness FROM merge_src.workers WHERE run_id = ?2 ORDER BY rowid",
     "INSERT INTO main.staleness(run_id, staleness, count) SELECT ?1, staleness, count"
     " FROM merge_src.staleness WHERE run_id = ?2 ORDER BY rowid",
+    "INSERT INTO main.links(run_id, link, src, dst, bytes) SELECT ?1, link, src, dst, bytes"
+    " FROM merge_src.links WHERE run_id = ?2 ORDER BY rowid",
 };
 #define N_MERGE ((int)(sizeof merge_sql / sizeof merge_sql[0]))
 

@@ -39,6 +39,12 @@ typedef struct an_worker_row {
     double mean_staleness;  /* NAN -> NULL */
 } an_worker_row;
 
+typedef struct an_link_row {
+    int link;               /* directed link id: 2e and 2e+1 for edge e */
+    int src, dst;           /* vertices: hosts first (worker i = host i), then switches */
+    int64_t bytes;          /* bytes carried */
+} an_link_row;
+
 typedef struct an_run_summary {
     const char *status;     /* "done" | "diverged" | "failed" */
     double sim_time;
@@ -82,6 +88,10 @@ int an_db_flush(an_db *db, sim_err *err);
 int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
                      const an_worker_row *workers, int n_workers,
                      const int64_t *staleness_counts, int64_t n_staleness, sim_err *err);
+/* Writes the per-link byte counters of a run (links that carried bytes),
+ * in one transaction; call before an_db_run_finish. */
+int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_links,
+                    sim_err *err);
 /* Marks a run failed (best effort, for error paths). */
 int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err);
 /* Id of a run with status 'done' or 'diverged' and this exact config, or 0. */

@@ -581,6 +581,27 @@ static int finish_db_run(run_state *e, const sim_run_result *r)
         .idle_fraction = r->idle_fraction,
         .consensus_distance = r->consensus_distance,
     };
+    int nl = sim_net_n_links(e->net), used = 0;
+    an_link_row *links = calloc((size_t)(nl > 0 ? nl : 1), sizeof *links);
+    if (!links) {
+        free(rows);
+        return sim_err_set(e->err, SIM_ENOMEM, "out of memory");
+    }
+    for (int l = 0; l < nl; l++) {
+        double b = sim_net_bytes_link(e->net, l);
+        if (b <= 0)
+            continue;
+        an_link_row *lr = &links[used++];
+        lr->link = l;
+        lr->bytes = (int64_t)llround(b);
+        sim_net_link_ends(e->net, l, &lr->src, &lr->dst);
+    }
+    int lrc = an_db_run_links(db, e->run_id, links, used, e->err);
+    free(links);
+    if (lrc < 0) {
+        free(rows);
+        return lrc;
+    }
     int64_t nh = 0;
     for (int64_t s = 0; s < env->staleness_cap; s++)
         if (e->hist[s])

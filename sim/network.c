@@ -683,6 +683,15 @@ double sim_net_bytes_sent_host(const sim_net *net, int host)
 
 double sim_net_bytes_sent_total(const sim_net *net) { return net->total_bytes; }
 
+int sim_net_link_ends(const sim_net *net, int link, int *from, int *to)
+{
+    if (link < 0 || link >= net->n_links)
+        return SIM_EUSAGE;
+    *from = link_tail(net, link);
+    *to = link_tail(net, link ^ 1);
+    return 0;
+}
+
 double sim_net_bytes_link(const sim_net *net, int link)
 {
     if (link < 0 || link >= net->n_links)

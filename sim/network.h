@@ -66,6 +66,8 @@ int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hop
 double sim_net_bytes_sent_host(const sim_net *net, int host);   /* bytes injected by host */
 double sim_net_bytes_sent_total(const sim_net *net);
 double sim_net_bytes_link(const sim_net *net, int link);        /* bytes carried by a directed link */
+/* The vertices a directed link leaves from and enters (hosts first). */
+int sim_net_link_ends(const sim_net *net, int link, int *from, int *to);
 uint64_t sim_net_messages(const sim_net *net);                  /* messages sent so far */
 uint64_t sim_net_active_flows(const sim_net *net);
 /* Current rate of the flows (for tests of max-min sharing): fills rates of

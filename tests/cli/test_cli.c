@@ -111,6 +111,23 @@ Test(cli, run_lands_in_the_database)
     cr_assert_str_eq((const char *)sqlite3_column_text(st, 6), "3");
     cr_assert_eq(sqlite3_step(st), SQLITE_DONE);
     sqlite3_finalize(st);
+    /* star of 4 hosts: every byte a host sends crosses its uplink to the
+     * switch once and one downlink; all 8 directed links carried bytes */
+    cr_assert_eq(sqlite3_prepare_v2(db,
+                                    "select count(*), sum(bytes), "
+                                    "(select sum(bytes) from links where src < 4), "
+                                    "(select sum(bytes) from links where dst < 4), "
+                                    "(select bytes_sent from runs) from links",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_eq(sqlite3_column_int(st, 0), 8);
+    sqlite3_int64 sent = sqlite3_column_int64(st, 4);
+    cr_assert_gt(sent, 0);
+    cr_assert_eq(sqlite3_column_int64(st, 2), sent);
+    cr_assert_eq(sqlite3_column_int64(st, 3), sent);
+    cr_assert_eq(sqlite3_column_int64(st, 1), 2 * sent);
+    sqlite3_finalize(st);
     sqlite3_close(db);
 }
 

@@ -337,6 +337,17 @@ Test(network, byte_counters)
     for (int l = 0; l < sim_net_n_links(net); l++)
         sum += sim_net_bytes_link(net, l);
     cr_assert_eq(sum, 2 * 4500.0); /* every route is two links */
+    /* link ends: every link joins a host and the switch, in both directions */
+    for (int l = 0; l < sim_net_n_links(net); l++) {
+        int from, to, rfrom, rto;
+        cr_assert_eq(sim_net_link_ends(net, l, &from, &to), 0);
+        cr_assert_eq(sim_net_link_ends(net, l ^ 1, &rfrom, &rto), 0);
+        cr_assert(from == rto && to == rfrom);
+        cr_assert((from == sw) != (to == sw), "link %d: %d -> %d", l, from, to);
+        cr_assert_eq(link_from(g, l / 2, from), l);
+    }
+    int f, t;
+    cr_assert_lt(sim_net_link_ends(net, 99, &f, &t), 0);
     cr_assert_eq(sim_net_bytes_link(net, -1), 0.0);
     cr_assert_eq(sim_net_bytes_link(net, 99), 0.0);
     topo_physnet_release(&pn);
