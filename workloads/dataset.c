@@ -3,6 +3,7 @@
  * in a fixed, documented order, so one seed gives byte-identical data. */
 #include "workloads/dataset.h"
 
+#include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,11 @@ const wl_dataset_info wl_dataset_table[] = {
                           "(Debian package dataset-fashion-mnist)"},
     {"synthetic_linear", "(d, n)", "x ~ N(0, I_d), y = w*.x + 0.5 + 0.1 N(0,1); regression"},
     {"blobs", "(classes, d, n)", "Gaussian clusters, centres ~ N(0, 4 I_d), unit spread"},
+    {"libsvm", "(TRAIN[, TEST])",
+     "LIBSVM text (sparse idx:val or dense rows); regression, binary or multiclass labels"},
+    {"text", "(FILE[, k])",
+     "next byte from the k (default 8) previous ones; vocabulary = the file's bytes "
+     "(corpus: Debian package fortunes, /usr/share/games/fortunes/)"},
     {NULL, NULL, NULL},
 };
 
@@ -62,6 +68,100 @@ void wl_dataset_destroy(wl_dataset *ds)
     free(ds->test.x);
     free(ds->test.y);
     free(ds);
+}
+
+int wl_read_file(const char *path, char **text, size_t *len, sim_err *err)
+{
+    *text = NULL;
+    *len = 0;
+    errno = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_err_set(err, SIM_EINPUT, "%s: cannot open (%s)", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    int rc = 0;
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *nb = cap < SIZE_MAX / 4 ? realloc(buf, 2 * cap + 1) : NULL;
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    if (!buf)
+        rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory reading the file", path);
+    else if (ferror(f)) {
+        rc = sim_err_set(err, SIM_EINPUT, "%s: read error at byte offset %zu", path, n);
+        free(buf);
+    } else {
+        buf[n] = '\0';
+        *text = buf;
+        *len = n;
+    }
+    fclose(f);
+    return rc;
+}
+
+int wl_dataset_holdout(wl_dataset *ds, double fraction, gsl_rng *rng, sim_err *err)
+{
+    const int64_t n = ds->train.n;
+    const int d = ds->dim;
+    if (!(fraction >= 0 && fraction < 1))
+        return sim_err_set(err, SIM_ECONFIG,
+                           "dataset '%s': test_fraction must be in [0, 1), got %g", ds->name,
+                           fraction);
+    double t = round((double)n * fraction);
+    int64_t nt = fraction > 0 && t < 1 ? 1 : (int64_t)t;
+    if (nt > n - 1)
+        nt = n - 1;
+    if (nt <= 0)
+        return 0;
+    if (!rng)
+        return sim_err_set(err, SIM_EINTERNAL, "dataset '%s': hold-out needs a stream",
+                           ds->name);
+    int64_t *perm = malloc((size_t)n * sizeof *perm);
+    unsigned char *held = calloc((size_t)n, 1);
+    float *tx = malloc(((size_t)nt * (size_t)d + 1) * sizeof *tx);
+    float *ty = malloc(((size_t)nt + 1) * sizeof *ty);
+    if (!perm || !held || !tx || !ty) {
+        free(perm);
+        free(held);
+        free(tx);
+        free(ty);
+        return sim_err_set(err, SIM_ENOMEM, "dataset '%s': out of memory for the hold-out",
+                           ds->name);
+    }
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    gsl_ran_shuffle(rng, perm, (size_t)n, sizeof *perm);
+    for (int64_t i = 0; i < nt; i++)
+        held[perm[i]] = 1;
+    int64_t a = 0, b = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float *row = ds->train.x + i * d;
+        if (held[i]) {
+            memcpy(tx + b * d, row, (size_t)d * sizeof *tx);
+            ty[b++] = ds->train.y[i];
+        } else {
+            memmove(ds->train.x + a * d, row, (size_t)d * sizeof *row);
+            ds->train.y[a++] = ds->train.y[i];
+        }
+    }
+    free(ds->test.x);
+    free(ds->test.y);
+    ds->test.x = tx;
+    ds->test.y = ty;
+    ds->test.n = nt;
+    ds->train.n = a;
+    free(perm);
+    free(held);
+    return 0;
 }
 
 int wl_dataset_normalize(wl_dataset *ds, sim_err *err)
@@ -264,6 +364,29 @@ wl_dataset *wl_dataset_create(const wl_dataset_opts *opts, sim_err *err)
         }
         ds = wl_dataset_blobs((int)v[0], (int)v[1], v[2], opts->test_fraction, opts->rng,
                               err);
+    } else if (strcmp(sp.name, "libsvm") == 0) {
+        if (sp.nargs < 1 || sp.nargs > 2 || !sp.args[0][0] ||
+            (sp.nargs == 2 && !sp.args[1][0])) {
+            sim_err_set(err, SIM_ECONFIG, "dataset '%s': expected libsvm(TRAIN[, TEST])", spec);
+            return NULL;
+        }
+        ds = wl_dataset_libsvm(sp.args[0], sp.nargs == 2 ? sp.args[1] : NULL, err);
+    } else if (strcmp(sp.name, "text") == 0) {
+        v[0] = WL_TEXT_DEFAULT_CONTEXT;
+        if (sp.nargs < 1 || sp.nargs > 2 || !sp.args[0][0] ||
+            (sp.nargs == 2 &&
+             (sim_parse_int(sp.args[1], &v[0], NULL) != 0 || v[0] < 1 || v[0] > 4096))) {
+            sim_err_set(err, SIM_ECONFIG,
+                        "dataset '%s': expected text(FILE[, k]) with k in 1..4096", spec);
+            return NULL;
+        }
+        if (opts->normalize) {
+            sim_err_set(err, SIM_ECONFIG,
+                        "dataset '%s': normalize = standard does not apply to character ids",
+                        spec);
+            return NULL;
+        }
+        ds = wl_dataset_text(sp.args[0], (int)v[0], err);
     } else {
         char known[512];
         known_datasets(known, sizeof known);
@@ -273,6 +396,11 @@ wl_dataset *wl_dataset_create(const wl_dataset_opts *opts, sim_err *err)
     if (!ds)
         return NULL;
     snprintf(ds->name, sizeof ds->name, "%s", spec);
+    if (ds->test.n == 0 && opts->test_fraction > 0 &&
+        wl_dataset_holdout(ds, opts->test_fraction, opts->rng, err) != 0) {
+        wl_dataset_destroy(ds);
+        return NULL;
+    }
     if (opts->normalize && wl_dataset_normalize(ds, err) != 0) {
         wl_dataset_destroy(ds);
         return NULL;

@@ -25,7 +25,15 @@ typedef struct wl_dataset {
     wl_split test;    /* may be held out from train by test_fraction */
     /* image geometry when known (fashion_mnist: 1 x 28 x 28), else 0 */
     int channels, height, width;
+    /* text datasets: characters of context per sample (= dim; x holds the
+     * ids of the previous characters as floats, y the id of the next);
+     * vocab[id] is the byte of each id (classes of them). 0 otherwise. */
+    int context;
+    unsigned char vocab[256];
 } wl_dataset;
+
+/* Context length of text(FILE) when none is given; charlm's default k. */
+#define WL_TEXT_DEFAULT_CONTEXT 8
 
 typedef struct wl_dataset_opts {
     const char *spec;        /* "fashion_mnist", "synthetic_linear(20, 1000)", ... */
@@ -56,6 +64,29 @@ wl_dataset *wl_dataset_synthetic_linear(int d, int64_t n, double test_fraction,
  * N(0, I_d), balanced labels; test set drawn the same way. */
 wl_dataset *wl_dataset_blobs(int classes, int d, int64_t n, double test_fraction,
                              gsl_rng *rng, sim_err *err);
+/* libsvm(TRAIN[, TEST]): LIBSVM text, one sample per line,
+ * "label idx:val idx:val ..." with 1-based increasing indices (absent =
+ * 0), or a dense row "label v1 v2 ..."; dim = the largest index over both
+ * files. Labels all in {-1, +1} or all in {0, 1}: binary (classes 2, -1 and
+ * 0 -> 0, +1 -> 1); else all integers with 2..1000 distinct values:
+ * classes = that count, mapped to 0..C-1 in increasing order; else
+ * regression (classes 0). test_path may be NULL (test split empty). Every
+ * line must end with a newline; errors name FILE:LINE. */
+wl_dataset *wl_dataset_libsvm(const char *train_path, const char *test_path, sim_err *err);
+/* text(FILE[, k]): byte-level vocabulary = the distinct bytes of the file,
+ * sorted; one sample per position i >= k: x = ids of bytes i-k..i-1, y = id
+ * of byte i. Test split empty (see wl_dataset_holdout). */
+wl_dataset *wl_dataset_text(const char *path, int k, sim_err *err);
+/* Moves a random fraction (round(n * fraction), at least 1 when fraction >
+ * 0, at most n - 1) of train into test, both kept in file order; the choice
+ * is a shuffle drawn from rng. Used by wl_dataset_create when a dataset has
+ * no test part and test_fraction > 0. */
+int wl_dataset_holdout(wl_dataset *ds, double fraction, gsl_rng *rng, sim_err *err);
+/* Cross-entropy (nats) on the test split (train when test is empty) of the
+ * unigram model fitted on the train labels with add-one smoothing: the
+ * baseline a next-character model must beat. NAN for regression. */
+double wl_dataset_unigram_loss(const wl_dataset *ds);
+
 /* The gzip IDX files in dir (train-images-idx3-ubyte.gz, ...), pixels / 255. */
 wl_dataset *wl_dataset_fashion_mnist(const char *dir, sim_err *err);
 

@@ -19,4 +19,9 @@ wl_dataset *wl_dataset_alloc(const char *name, int dim, int classes, int64_t n_t
  * spread in train is only centred. Statistics are accumulated in double. */
 int wl_dataset_normalize(wl_dataset *ds, sim_err *err);
 
+/* Reads the whole file into a NUL-terminated malloc'ed buffer (*len bytes
+ * before the NUL). SIM_EINPUT naming the file when it cannot be opened or
+ * read, SIM_ENOMEM. *text is NULL on error. */
+int wl_read_file(const char *path, char **text, size_t *len, sim_err *err);
+
 #endif

@@ -88,6 +88,32 @@ static wl_eval linreg_evaluate(const wl_model *m, const float *params, const flo
     return ev;
 }
 
+/* Per-sample gradients factor as r_s [x_s; 1] (r_s the residual):
+ * ||a_s||^2 = r_s^2 (||x_s||^2 + 1), a_s.gbar = r_s (x_s.g_w + g_b). */
+static int linreg_batch_stats(const wl_model *m, const float *params, const float *x,
+                              const float *y, int64_t b, wl_batch_stats *out, float *ws)
+{
+    const int d = m->dim;
+    float *gbar = ws, *r = wl_stats_model_ws(m, ws, b);
+    double *sq = wl_stats_doubles(m, ws), *q = sq + b;
+    out->loss = linreg_loss_grad(m, params, x, y, b, gbar, r);
+    out->gnorm2 = 0;
+    for (int64_t j = 0; j < m->n_params; j++)
+        out->gnorm2 += (double)gbar[j] * gbar[j];
+    for (int64_t s = 0; s < b; s++) {
+        const float *xs = x + s * d;
+        double xx = 1, xg = gbar[d];
+        for (int j = 0; j < d; j++) {
+            xx += (double)xs[j] * xs[j];
+            xg += (double)xs[j] * gbar[j];
+        }
+        sq[s] = (double)r[s] * r[s] * xx;
+        q[s] = (double)r[s] * xg;
+    }
+    wl_stats_finish(sq, q, b, out);
+    return 0;
+}
+
 const wl_model_vt wl_linreg_vt = {
     .name = "linreg",
     .args = "",
@@ -98,4 +124,5 @@ const wl_model_vt wl_linreg_vt = {
     .init = linreg_init,
     .loss_grad = linreg_loss_grad,
     .evaluate = linreg_evaluate,
+    .batch_stats = linreg_batch_stats,
 };

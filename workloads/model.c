@@ -16,6 +16,10 @@
 const wl_model_vt *const wl_model_registry[] = {
     &wl_linreg_vt,
     &wl_softmax_vt,
+    &wl_logreg_vt,
+    &wl_mlp_vt,
+    &wl_cnn_vt,
+    &wl_charlm_vt,
     NULL,
 };
 
@@ -61,6 +65,102 @@ void wl_model_init_gaussian(float *p, int64_t n, double sd, gsl_rng *rng)
 {
     for (int64_t i = 0; i < n; i++)
         p[i] = (float)gsl_ran_gaussian(rng, sd);
+}
+
+const wl_dataset *wl_model_dataset(const wl_model *m)
+{
+    return ((const model_box *)m)->ds;
+}
+
+int64_t wl_model_add_layer(wl_model *m, const char *name, int64_t size)
+{
+    int64_t off = 0;
+    if (m->n_layers > 0)
+        off = m->layers[m->n_layers - 1].offset + m->layers[m->n_layers - 1].size;
+    if (m->n_layers < (int)(sizeof m->layers / sizeof m->layers[0])) {
+        wl_layer *l = &m->layers[m->n_layers++];
+        snprintf(l->name, sizeof l->name, "%s", name);
+        l->offset = off;
+        l->size = size;
+    }
+    m->n_params = off + size;
+    return off;
+}
+
+size_t wl_model_stats_workspace_floats(const wl_model *m, int64_t max_batch)
+{
+    if (max_batch < 1)
+        max_batch = 1;
+    return 2 * (size_t)m->n_params + 2 + 4 * (size_t)max_batch +
+           m->vt->workspace_floats(m, max_batch);
+}
+
+static double sumsq(const float *v, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += (double)v[i] * (double)v[i];
+    return s;
+}
+
+/* V, V_ip, V_o from the sums over samples of e2 = ||a_s - gbar||^2,
+ * t = (a_s - gbar).gbar and t^2; the mean of t (0 up to rounding) is
+ * removed so that V_ip is the sample variance of q_s = gnorm2 + t. With
+ * o_s - mean(o) = e_s - ((t_s - mean t) / gnorm2) gbar, summing the squares
+ * gives V_o = V - V_ip / gnorm2. */
+static void stats_from_sums(double se2, double st, double st2, int64_t b, wl_batch_stats *out)
+{
+    const double g = out->gnorm2, nb = (double)b, tbar = st / nb;
+    double vip = (st2 - nb * tbar * tbar) / (nb - 1);
+    double v = se2 / (nb - 1);
+    double vo = g > 0 ? v - vip / g : v;
+    out->v_norm = v > 0 ? v : 0;
+    out->v_ip = vip > 0 ? vip : 0;
+    out->v_orth = vo > 0 ? vo : 0;
+}
+
+void wl_stats_finish(const double *sq, const double *q, int64_t b, wl_batch_stats *out)
+{
+    const double g = out->gnorm2;
+    double se2 = 0, st = 0, st2 = 0;
+    for (int64_t s = 0; s < b; s++) {
+        double t = q[s] - g;
+        se2 += sq[s] - 2 * q[s] + g;
+        st += t;
+        st2 += t * t;
+    }
+    stats_from_sums(se2, st, st2, b, out);
+}
+
+int wl_model_batch_stats(const wl_model *m, const float *params, const float *x,
+                         const float *y, int64_t b, wl_batch_stats *out, float *ws)
+{
+    const int64_t d = m->n_params;
+    memset(out, 0, sizeof *out);
+    out->b = b;
+    if (b >= 2 && m->vt->batch_stats)
+        return m->vt->batch_stats(m, params, x, y, b, out, ws);
+    float *gbar = ws, *a = ws + d, *mws = wl_stats_model_ws(m, ws, b > 0 ? b : 1);
+    out->loss = m->vt->loss_grad(m, params, x, y, b > 0 ? b : 0, gbar, mws);
+    out->gnorm2 = sumsq(gbar, d);
+    if (b < 2)
+        return SIM_ECONFIG;
+    /* one per-sample gradient at a time: e = a_s - gbar in double */
+    double se2 = 0, st = 0, st2 = 0;
+    for (int64_t s = 0; s < b; s++) {
+        m->vt->loss_grad(m, params, x + s * m->dim, y + s, 1, a, mws);
+        double e2 = 0, t = 0;
+        for (int64_t j = 0; j < d; j++) {
+            double e = (double)a[j] - (double)gbar[j];
+            e2 += e * e;
+            t += e * (double)gbar[j];
+        }
+        se2 += e2;
+        st += t;
+        st2 += t * t;
+    }
+    stats_from_sums(se2, st, st2, b, out);
+    return 0;
 }
 
 static void known_models(char *buf, size_t len)

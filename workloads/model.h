@@ -3,10 +3,24 @@
  * through CBLAS and uses a caller-supplied workspace sized for a maximum
  * batch, allocated once per worker: nothing is allocated per step.
  *
- * Definitions (INTERFACE.md):
+ * Definitions (INTERFACE.md; every weight matrix is out x in, row-major,
+ * followed by its bias; a layer = its weights then its bias):
  *  linreg   prediction w.a + b; loss 0.5 (pred - y)^2 averaged; params w then b.
+ *  logreg   binary labels 0/1; p = sigmoid(w.a + b); logistic loss averaged;
+ *           w then b; predicts 1 when p >= 0.5.
  *  softmax  multinomial logistic regression: logits = W a + b with W
- *           classes x dim (row-major) followed by b; cross-entropy averaged. */
+ *           classes x dim (row-major) followed by b; cross-entropy averaged.
+ *  mlp(h1, ...) dense layers with ReLU, then a dense layer to the classes;
+ *           softmax cross-entropy; He initialisation.
+ *  cnn(c1, c2) LeNet-style for images (dataset channels x height x width,
+ *           planar): conv5x5(c1)+ReLU+maxpool2, conv5x5(c2)+ReLU+maxpool2,
+ *           dense to the classes; defaults c1 = 16, c2 = 32.
+ *  charlm(k, emb, hidden) character model on a text(FILE, k) dataset:
+ *           embeddings of the k previous characters, tanh hidden layer,
+ *           softmax over the vocabulary; loss in nats (perplexity =
+ *           exp(loss)), accuracy = next-character accuracy.
+ * flops_per_sample counts a multiply-add as 2 FLOPs and is 3x the forward
+ * pass (forward + input gradient + weight gradient). */
 #ifndef DTSIM_WL_MODEL_H
 #define DTSIM_WL_MODEL_H
 
@@ -30,6 +44,18 @@ typedef struct wl_eval {
     double accuracy;  /* classification: fraction correct; regression: NAN */
 } wl_eval;
 
+/* Per-sample gradient statistics over a batch of b samples with per-sample
+ * gradients a_s and mean gbar (ALGORITHMS.md section 2; b >= 2). */
+typedef struct wl_batch_stats {
+    int64_t b;        /* samples */
+    double loss;      /* mean loss over the batch */
+    double gnorm2;    /* ||gbar||^2 */
+    double v_norm;    /* norm test: sum over coordinates of Var_s(a_s), unbiased */
+    double v_ip;      /* inner-product test: Var_s(a_s . gbar), unbiased */
+    double v_orth;    /* orthogonality test: sum over coordinates of Var_s(o_s),
+                         o_s = a_s - (a_s.gbar / ||gbar||^2) gbar; = v_norm if gbar = 0 */
+} wl_batch_stats;
+
 typedef struct wl_model_vt {
     const char *name;
     const char *args;     /* e.g. "" or "(h1, h2, ...)" */
@@ -48,6 +74,11 @@ typedef struct wl_model_vt {
      * workspace's batch). */
     wl_eval (*evaluate)(const wl_model *m, const float *params, const float *x,
                         const float *y, int64_t n, float *ws, int64_t ws_batch);
+    /* Optional (NULL = generic per-sample loop): the statistics above, with
+     * gbar left in ws[0..d-1]. ws has wl_model_stats_workspace_floats(m, b)
+     * floats. Returns 0. */
+    int (*batch_stats)(const wl_model *m, const float *params, const float *x,
+                       const float *y, int64_t b, wl_batch_stats *out, float *ws);
 } wl_model_vt;
 
 struct wl_model {
@@ -73,5 +104,18 @@ static inline size_t wl_model_workspace_floats(const wl_model *m, int64_t max_ba
 {
     return m->vt->workspace_floats(m, max_batch);
 }
+
+/* Floats of workspace for wl_model_batch_stats with batches up to max_batch:
+ * the gradient workspace plus 2 d + 4 max_batch + 2. */
+size_t wl_model_stats_workspace_floats(const wl_model *m, int64_t max_batch);
+
+/* Per-sample gradient statistics of a batch (x: b x dim, y: b) at params,
+ * through the model's own batch_stats or, without one, b single-sample
+ * loss_grad calls (O(d) memory). ws: wl_model_stats_workspace_floats(m, b)
+ * floats from malloc (aligned for double); on return ws[0..d-1] holds the
+ * mean gradient gbar. Returns 0, or SIM_ECONFIG when b < 2 (the variances
+ * are then 0; loss, gnorm2 and gbar are still filled in). Allocates nothing. */
+int wl_model_batch_stats(const wl_model *m, const float *params, const float *x,
+                         const float *y, int64_t b, wl_batch_stats *out, float *ws);
 
 #endif

@@ -9,6 +9,10 @@
 
 extern const wl_model_vt wl_linreg_vt;
 extern const wl_model_vt wl_softmax_vt;
+extern const wl_model_vt wl_logreg_vt;
+extern const wl_model_vt wl_mlp_vt;
+extern const wl_model_vt wl_cnn_vt;
+extern const wl_model_vt wl_charlm_vt;
 
 /* vt->create is called with m->dim and m->classes set from the dataset
  * (classes 0 = regression) and m->priv NULL. When the dataset does not fit,
@@ -21,5 +25,38 @@ int wl_model_misfit(const wl_model *m, const char *need, sim_err *err);
  * because <gsl/gsl_randist.h> pulls in gsl_cblas.h, whose enums clash with
  * OpenBLAS's <cblas.h>: a model file includes one of the two only. */
 void wl_model_init_gaussian(float *p, int64_t n, double sd, gsl_rng *rng);
+
+/* Row z (c logits): returns its cross-entropy against label yi (an
+ * out-of-range label scores against the maximum) and, when probs is set,
+ * replaces the row by its softmax probabilities. *argmax (if not NULL) gets
+ * the predicted class, ties to the lower class. Lives in softmax.c. */
+double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax);
+
+/* The dataset the model is being built for (image geometry, text context);
+ * only valid during vt->create, NULL otherwise. */
+const wl_dataset *wl_model_dataset(const wl_model *m);
+
+/* Appends layer (name, size) after the previous one; returns its offset.
+ * At most 16 layers (checked by the caller's argument limits). */
+int64_t wl_model_add_layer(wl_model *m, const char *name, int64_t size);
+
+/* Batch-statistics workspace (see wl_model_stats_workspace_floats): gbar
+ * (d floats), one per-sample gradient (d), then 2 b doubles at an even
+ * float offset, then the model's own gradient workspace. */
+static inline double *wl_stats_doubles(const wl_model *m, float *ws)
+{
+    int64_t off = 2 * m->n_params;
+    return (double *)(void *)(ws + off + (off & 1));
+}
+static inline float *wl_stats_model_ws(const wl_model *m, float *ws, int64_t b)
+{
+    return (float *)(void *)(wl_stats_doubles(m, ws) + 2 * b);
+}
+
+/* Completes the statistics from per-sample sums: sq[s] = ||a_s||^2 and
+ * q[s] = a_s . gbar (doubles, b >= 2), gnorm2 = ||gbar||^2, using
+ * ||a_s - gbar||^2 = sq - 2 q + gnorm2 and (a_s - gbar) . gbar = q - gnorm2.
+ * Used by the models whose per-sample gradients factor (dense layers). */
+void wl_stats_finish(const double *sq, const double *q, int64_t b, wl_batch_stats *out);
 
 #endif

@@ -318,6 +318,20 @@ wl_partition *wl_partition_create(const wl_dataset *ds, int n_workers, const cha
     return p;
 }
 
+int wl_partition_label_histogram(const wl_partition *p, const wl_dataset *ds, int worker,
+                                 int64_t *counts_out)
+{
+    if (!p || !ds || ds->classes < 2 || worker < 0 || worker >= p->n_workers)
+        return SIM_ECONFIG;
+    memset(counts_out, 0, (size_t)ds->classes * sizeof *counts_out);
+    for (int64_t i = p->offset[worker]; i < p->offset[worker + 1]; i++) {
+        float y = ds->train.y[p->index[i]];
+        if (y >= 0 && y < (float)ds->classes)
+            counts_out[(int)y]++;
+    }
+    return 0;
+}
+
 int wl_sampler_init(wl_sampler *s, const wl_dataset *ds, const wl_partition *p, int worker,
                     gsl_rng *rng, sim_err *err)
 {

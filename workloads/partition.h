@@ -23,7 +23,7 @@ typedef struct wl_partition {
 typedef struct wl_partition_info { const char *name, *args, *summary; } wl_partition_info;
 extern const wl_partition_info wl_partition_table[];
 
-/* spec: "iid" | "contiguous" (later: dirichlet(a), shards(k)). Every worker
+/* spec: "iid" | "contiguous" | "dirichlet(alpha)" | "shards(k)". Every worker
  * gets at least one sample or SIM_ECONFIG. */
 wl_partition *wl_partition_create(const wl_dataset *ds, int n_workers, const char *spec,
                                   gsl_rng *rng, sim_err *err);
@@ -32,6 +32,12 @@ static inline int64_t wl_partition_size(const wl_partition *p, int w)
 {
     return p->offset[w + 1] - p->offset[w];
 }
+
+/* Label histogram of worker's shard: counts_out[c] = its samples of class
+ * c, for c = 0..ds->classes-1 (labels outside that range are not counted).
+ * Returns 0, or SIM_ECONFIG for a regression dataset or a bad worker. */
+int wl_partition_label_histogram(const wl_partition *p, const wl_dataset *ds, int worker,
+                                 int64_t *counts_out);
 
 /* A worker's batch sampler: owns its permutation of the shard. */
 typedef struct wl_sampler {

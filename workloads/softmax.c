@@ -50,10 +50,7 @@ static void logits_forward(const wl_model *m, const float *params, const float *
                 d, 1.0f, z, c);
 }
 
-/* Row i of z: returns its cross-entropy against label yi and, when probs is
- * set, replaces the row by its softmax probabilities. *argmax gets the
- * predicted class (ties to the lower class). */
-static double row_loss(float *z, int c, int yi, int probs, int *argmax)
+double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax)
 {
     int am = 0;
     float mx = z[0];
@@ -105,7 +102,7 @@ static double softmax_loss_grad(const wl_model *m, const float *params, const fl
         for (int64_t i = 0; i < nb; i++) {
             float *zi = z + i * c;
             int yi = (int)y[i0 + i];
-            loss += row_loss(zi, c, yi, 1, NULL);
+            loss += wl_softmax_row_loss(zi, c, yi, 1, NULL);
             if (yi >= 0 && yi < c)
                 zi[yi] -= 1.0f;
             for (int k = 0; k < c; k++)
@@ -139,13 +136,45 @@ static wl_eval softmax_evaluate(const wl_model *m, const float *params, const fl
         logits_forward(m, params, x + i0 * m->dim, b, ws);
         for (int64_t i = 0; i < b; i++) {
             int yi = (int)y[i0 + i], am;
-            loss += row_loss(ws + i * c, c, yi, 0, &am);
+            loss += wl_softmax_row_loss(ws + i * c, c, yi, 0, &am);
             correct += am == yi;
         }
     }
     ev.loss = loss / (double)n;
     ev.accuracy = (double)correct / (double)n;
     return ev;
+}
+
+/* Per-sample gradients factor as dz_s (x) [x_s; 1] with dz_s = p_s - e_y:
+ * ||a_s||^2 = ||dz_s||^2 (||x_s||^2 + 1) and a_s.gbar = dz_s.(G x_s + g_b).
+ * loss_grad leaves dz / b for every row in the model workspace. */
+static int softmax_batch_stats(const wl_model *m, const float *params, const float *x,
+                               const float *y, int64_t b, wl_batch_stats *out, float *ws)
+{
+    const int c = m->classes, d = m->dim;
+    float *gbar = ws, *gx = ws + m->n_params, *dz = wl_stats_model_ws(m, ws, b);
+    double *sq = wl_stats_doubles(m, ws), *q = sq + b;
+    out->loss = softmax_loss_grad(m, params, x, y, b, gbar, dz);
+    out->gnorm2 = 0;
+    for (int64_t j = 0; j < m->n_params; j++)
+        out->gnorm2 += (double)gbar[j] * gbar[j];
+    const float *gb = gbar + (int64_t)c * d;
+    for (int64_t s = 0; s < b; s++) {
+        const float *xs = x + s * d, *zs = dz + s * c;
+        memcpy(gx, gb, (size_t)c * sizeof *gx);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, c, d, 1.0f, gbar, d, xs, 1, 1.0f, gx, 1);
+        double xx = 1, zz = 0, zq = 0;
+        for (int j = 0; j < d; j++)
+            xx += (double)xs[j] * xs[j];
+        for (int k = 0; k < c; k++) {
+            zz += (double)zs[k] * zs[k];
+            zq += (double)zs[k] * gx[k];
+        }
+        sq[s] = (double)b * (double)b * zz * xx;
+        q[s] = (double)b * zq;
+    }
+    wl_stats_finish(sq, q, b, out);
+    return 0;
 }
 
 const wl_model_vt wl_softmax_vt = {
@@ -158,4 +187,5 @@ const wl_model_vt wl_softmax_vt = {
     .init = softmax_init,
     .loss_grad = softmax_loss_grad,
     .evaluate = softmax_evaluate,
+    .batch_stats = softmax_batch_stats,
 };

@@ -388,3 +388,254 @@ Test(dataset, fashion_mnist_bad_files)
     cr_assert_null(wl_dataset_fashion_mnist(dir, &err));
     cr_assert(strstr(err.msg, "truncated: expected 16 bytes of header, got 0"), "%s", err.msg);
 }
+
+/* ---- libsvm -------------------------------------------------------------- */
+
+static wl_dataset *make_file(const char *fmt, const char *path, const char *path2,
+                             double test_fraction, unsigned long seed, sim_err *err)
+{
+    char spec[4096];
+    if (path2)
+        snprintf(spec, sizeof spec, fmt, path, path2);
+    else
+        snprintf(spec, sizeof spec, fmt, path);
+    gsl_rng *r = rng_new(seed);
+    wl_dataset_opts o = {.spec = spec, .test_fraction = test_fraction, .rng = r};
+    wl_dataset *ds = wl_dataset_create(&o, err);
+    gsl_rng_free(r);
+    return ds;
+}
+
+Test(dataset, libsvm_sparse_binary_with_test_file)
+{
+    sim_err err = {0};
+    const char *dir = test_tmpdir();
+    char train[4096], test[4096];
+    snprintf(train, sizeof train, "%s",
+             test_write_file(dir, "a.train", "+1 1:0.5 3:-2\n-1 2:1e-1\n+1\t4:3 \n"));
+    snprintf(test, sizeof test, "%s", test_write_file(dir, "a.test", "-1 7:1.25\r\n"));
+    wl_dataset *ds = make_file("libsvm(%s, %s)", train, test, 0.5, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    /* dim = the largest index over both files; the test file keeps its own split */
+    cr_assert_eq(ds->dim, 7);
+    cr_assert_eq(ds->classes, 2);
+    cr_assert_eq(ds->train.n, 3);
+    cr_assert_eq(ds->test.n, 1);
+    const float want[3][7] = {{0.5f, 0, -2, 0, 0, 0, 0}, {0, 0.1f, 0, 0, 0, 0, 0},
+                              {0, 0, 0, 3, 0, 0, 0}};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 7; j++)
+            cr_assert_eq(ds->train.x[i * 7 + j], want[i][j], "x[%d][%d]", i, j);
+    cr_assert(ds->train.y[0] == 1 && ds->train.y[1] == 0 && ds->train.y[2] == 1);
+    cr_assert_eq(ds->test.y[0], 0.0f);
+    cr_assert_eq(ds->test.x[6], 1.25f);
+    wl_dataset_destroy(ds);
+}
+
+Test(dataset, libsvm_label_kinds_and_dense_rows)
+{
+    sim_err err = {0};
+    const char *dir = test_tmpdir();
+    /* integers -> classes in sorted order; dense rows */
+    wl_dataset *ds = make_file("libsvm(%s)",
+                               test_write_file(dir, "m", "7 1 2\n3 3 4\n5 5 6\n7 0 0\n"), NULL,
+                               0, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert_eq(ds->classes, 3);
+    cr_assert_eq(ds->dim, 2);
+    const float y[4] = {2, 0, 1, 2};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(ds->train.y[i], y[i]);
+    cr_assert(ds->train.x[2] == 3 && ds->train.x[3] == 4);
+    wl_dataset_destroy(ds);
+    /* {0, 1} -> binary */
+    ds = make_file("libsvm(%s)", test_write_file(dir, "z", "0 1:1\n1 1:2\n"), NULL, 0, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert(ds->classes == 2 && ds->train.y[0] == 0 && ds->train.y[1] == 1);
+    wl_dataset_destroy(ds);
+    /* non-integer targets -> regression, kept as given */
+    ds = make_file("libsvm(%s)", test_write_file(dir, "r", "1.5 1:1\n-2 2:1\n3 1:0\n"), NULL,
+                   0, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert(ds->classes == 0 && ds->train.y[0] == 1.5f && ds->train.y[1] == -2.0f);
+    wl_dataset_destroy(ds);
+    /* more than 1000 distinct integers -> regression */
+    char *big = malloc(1100 * 16);
+    big[0] = '\0';
+    for (int i = 0; i < 1001; i++)
+        sprintf(big + strlen(big), "%d 1:1\n", i);
+    ds = make_file("libsvm(%s)", test_write_file(dir, "big", big), NULL, 0, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert_eq(ds->classes, 0);
+    cr_assert_eq(ds->train.y[1000], 1000.0f);
+    wl_dataset_destroy(ds);
+    free(big);
+}
+
+/* test_fraction: a random subset held out, both parts in file order, the
+ * union is the file; the same seed gives the same split. */
+Test(dataset, libsvm_test_fraction_holdout)
+{
+    sim_err err = {0};
+    const char *dir = test_tmpdir();
+    char text[4096] = "";
+    for (int i = 0; i < 40; i++)
+        sprintf(text + strlen(text), "%d 1:%d\n", i % 2 ? 1 : -1, i);
+    const char *path = test_write_file(dir, "h", text);
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    wl_dataset *a = make_file("libsvm(%s)", p, NULL, 0.25, 5, &err);
+    wl_dataset *b = make_file("libsvm(%s)", p, NULL, 0.25, 5, &err);
+    wl_dataset *c = make_file("libsvm(%s)", p, NULL, 0.25, 6, &err);
+    cr_assert(a && b && c, "%s", err.msg);
+    cr_assert_eq(a->train.n, 30);
+    cr_assert_eq(a->test.n, 10);
+    cr_assert(same_bytes(a, b));
+    cr_assert_not(same_bytes(a, c));
+    int seen[40] = {0};
+    const wl_split *sp[2] = {&a->train, &a->test};
+    for (int s = 0; s < 2; s++)
+        for (int64_t i = 0; i < sp[s]->n; i++) {
+            int v = (int)sp[s]->x[i];
+            cr_assert(i == 0 || v > (int)sp[s]->x[i - 1], "file order");
+            cr_assert_eq(sp[s]->y[i], v % 2 ? 1.0f : 0.0f);
+            seen[v]++;
+        }
+    for (int i = 0; i < 40; i++)
+        cr_assert_eq(seen[i], 1);
+    wl_dataset_destroy(a);
+    wl_dataset_destroy(b);
+    wl_dataset_destroy(c);
+}
+
+Test(dataset, libsvm_rejects_bad_files_with_line)
+{
+    const char *dir = test_tmpdir();
+    struct { const char *text, *want; } cases[] = {
+        {"", "bad: empty file"},
+        {"1 1:2\n1 2:3", "bad:2: truncated: the last line has no newline"},
+        {"1 1:2\n\n1 2:3\n", "bad:2: empty line"},
+        {"1 1:2\nx 2:3\n", "bad:2: expected a numeric label, got 'x'"},
+        {"1 1:abc\n", "bad:1: '1:abc': expected a finite value"},
+        {"1 1:\n", "bad:1: '1:': expected a finite value"},
+        {"1 0:1\n", "bad:1: '0:1': expected index:value with an index in 1.."},
+        {"1 -2:1\n", "bad:1: '-2:1': expected index:value"},
+        {"1 3:1 2:1\n", "bad:1: index 2 after 3: indices must increase"},
+        {"1 3:1 3:1\n", "bad:1: index 3 after 3"},
+        {"1 1:1 5\n", "bad:1: '5' mixes dense values"},
+        {"1 2 3\n1 2\n", "bad:2: dense row of 1 values, earlier rows have 2"},
+        {"1 1:nan\n", "bad:1: '1:nan': expected a finite value"},
+        {"inf 1:1\n", "bad:1: expected a numeric label, got 'inf'"},
+        {"1\n", "bad: no features on any line"},
+        {"1 1:2:3\n", "bad:1: '1:2:3': expected a finite value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sim_err err = {0};
+        char p[4096];
+        snprintf(p, sizeof p, "%s", test_write_file(dir, "bad", cases[i].text));
+        cr_assert_null(make_file("libsvm(%s)", p, NULL, 0, 1, &err), "case %zu", i);
+        cr_assert_eq(err.code, SIM_EINPUT, "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, cases[i].want), "case %zu: '%s'", i, err.msg);
+    }
+    /* a bad test file is named, and a missing one */
+    sim_err err = {0};
+    char good[4096];
+    snprintf(good, sizeof good, "%s", test_write_file(dir, "good", "1 1:1\n"));
+    const char *bad = test_write_file(dir, "bad2", "1 1:1\n1 x\n");
+    cr_assert_null(make_file("libsvm(%s, %s)", good, bad, 0, 1, &err));
+    cr_assert(strstr(err.msg, "bad2:2: 'x': expected a number"), "%s", err.msg);
+    cr_assert_null(make_file("libsvm(%s, %s)", good, "/nonexistent/t", 0, 1, &err));
+    cr_assert_eq(err.code, SIM_EINPUT);
+    cr_assert(strstr(err.msg, "/nonexistent/t: cannot open"), "%s", err.msg);
+    cr_assert_null(make("libsvm()", 1, 0, &err));
+    cr_assert_eq(err.code, SIM_ECONFIG);
+    cr_assert_null(make("libsvm(a, b, c)", 1, 0, &err));
+    cr_assert(strstr(err.msg, "expected libsvm(TRAIN[, TEST])"), "%s", err.msg);
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+/* "abracadabra" with k = 3: vocabulary a b c d r -> ids 0..4; 8 windows. */
+Test(dataset, text_windows_and_vocabulary)
+{
+    sim_err err = {0};
+    const char *dir = test_tmpdir();
+    wl_dataset *ds = make_file("text(%s, 3)", test_write_file(dir, "t", "abracadabra"), NULL,
+                               0, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert_eq(ds->classes, 5);
+    cr_assert_eq(ds->dim, 3);
+    cr_assert_eq(ds->context, 3);
+    cr_assert_eq(memcmp(ds->vocab, "abcdr", 5), 0);
+    cr_assert_eq(ds->train.n, 8);
+    cr_assert_eq(ds->test.n, 0);
+    /* window 0: "abr" -> 'a'; window 7: "abr" -> 'a'; window 3: "aca" -> 'd' */
+    const float w0[3] = {0, 1, 4}, w3[3] = {0, 2, 0};
+    for (int j = 0; j < 3; j++) {
+        cr_assert_eq(ds->train.x[j], w0[j]);
+        cr_assert_eq(ds->train.x[3 * 3 + j], w3[j]);
+        cr_assert_eq(ds->train.x[7 * 3 + j], w0[j]);
+    }
+    cr_assert(ds->train.y[0] == 0 && ds->train.y[3] == 3 && ds->train.y[7] == 0);
+    /* unigram baseline on train (no test split): counts of the 8 targets
+     * a c a d a b r a -> a 4, b 1, c 1, d 1, r 1; add-one over 8 + 5 */
+    double want = -(4 * log(5.0 / 13) + 4 * log(2.0 / 13)) / 8;
+    cr_assert(fabs(wl_dataset_unigram_loss(ds) - want) < 1e-12);
+    wl_dataset_destroy(ds);
+}
+
+Test(dataset, text_default_context_holdout_and_errors)
+{
+    sim_err err = {0};
+    const char *dir = test_tmpdir();
+    char p[4096];
+    snprintf(p, sizeof p, "%s",
+             test_write_file(dir, "t", "the quick brown fox jumps over the lazy dog\n"));
+    wl_dataset *ds = make_file("text(%s)", p, NULL, 0.1, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert_eq(ds->dim, WL_TEXT_DEFAULT_CONTEXT);
+    /* 44 bytes - 8 = 36 windows, 4 held out */
+    cr_assert_eq(ds->train.n + ds->test.n, 36);
+    cr_assert_eq(ds->test.n, 4);
+    wl_dataset_destroy(ds);
+    gsl_rng *r = rng_new(1);
+    char spec[4200];
+    snprintf(spec, sizeof spec, "text(%s)", p);
+    wl_dataset_opts o = {.spec = spec, .normalize = 1, .rng = r};
+    cr_assert_null(wl_dataset_create(&o, &err));
+    cr_assert_eq(err.code, SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "does not apply to character ids"), "%s", err.msg);
+    gsl_rng_free(r);
+    struct { const char *text, *want; } cases[] = {
+        {"", "t2: empty file"},
+        {"abcdefgh", "t2: 8 bytes, fewer than the 9 needed"},
+        {"aaaaaaaaaaaa", "t2: only one distinct byte"},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s", test_write_file(dir, "t2", cases[i].text));
+        cr_assert_null(make_file("text(%s)", p, NULL, 0, 1, &err));
+        cr_assert_eq(err.code, SIM_EINPUT);
+        cr_assert(strstr(err.msg, cases[i].want), "%s", err.msg);
+    }
+    cr_assert_null(make_file("text(%s, 0)", p, NULL, 0, 1, &err));
+    cr_assert_eq(err.code, SIM_ECONFIG);
+    cr_assert_null(make_file("text(%s)", "/nonexistent/corpus", NULL, 0, 1, &err));
+    cr_assert_eq(err.code, SIM_EINPUT);
+    cr_assert(strstr(err.msg, "/nonexistent/corpus: cannot open"), "%s", err.msg);
+}
+
+/* The default corpus of the README: Debian package fortunes (dev.sh
+ * installs it). */
+Test(dataset, text_fortunes_corpus)
+{
+    sim_err err = {0};
+    wl_dataset *ds = make_file("text(%s)", "/usr/share/games/fortunes/fortunes", NULL, 0.1, 1,
+                               &err);
+    cr_assert_not_null(ds, "%s (install the Debian package fortunes)", err.msg);
+    cr_assert_gt(ds->train.n, 20000);
+    cr_assert(ds->classes > 60 && ds->classes < 256, "vocabulary %d", ds->classes);
+    double u = wl_dataset_unigram_loss(ds);
+    /* English text: the unigram entropy is around 3 nats (4.1-4.4 bits) */
+    cr_assert(u > 2.5 && u < 3.5, "unigram loss %g", u);
+    wl_dataset_destroy(ds);
+}

@@ -1,13 +1,19 @@
 /* models: linreg and softmax against a float64 reference written here
  * (finite-difference gradients, losses), hand-computed evaluations, and the
- * registry's error paths. */
+ * registry's error paths; logreg, mlp, cnn and charlm against float64
+ * references; per-sample gradient statistics against brute force; a
+ * LIBSVM least-squares fit against GSL's normal equations; the presets. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_linalg.h>
+
+#include "tests/common.h"
 #include "workloads/model.h"
+#include "workloads/presets.h"
 
 /* A dataset shell: the model only looks at dim, classes and name. */
 static wl_dataset shape(int dim, int classes, const char *name)
@@ -310,4 +316,761 @@ Test(models, registry_and_errors)
     cr_assert_eq(err.code, SIM_ECONFIG);
     cr_assert_null(wl_model_create("softmax(", &cls, &err));
     cr_assert_eq(err.code, SIM_ECONFIG);
+}
+
+/* ---- logreg, mlp, cnn, charlm: float64 references ---------------------- */
+
+static double ce_row(const double *z, int c, int y)
+{
+    double mx = z[0], s = 0;
+    for (int k = 1; k < c; k++)
+        mx = z[k] > mx ? z[k] : mx;
+    for (int k = 0; k < c; k++)
+        s += exp(z[k] - mx);
+    return log(s) + mx - z[y];
+}
+
+static double ref_logreg(const double *p, const float *x, const float *y, int b, int d)
+{
+    double l = 0;
+    for (int i = 0; i < b; i++) {
+        double z = p[d];
+        for (int j = 0; j < d; j++)
+            z += p[j] * x[i * d + j];
+        l += log(1 + exp(z)) - y[i] * z;
+    }
+    return l / b;
+}
+
+/* dense layer: out = W in + bias (W: nout x nin then bias), ReLU if relu */
+static void ref_dense(const double *w, int nin, int nout, const double *in, double *out,
+                      int relu)
+{
+    for (int o = 0; o < nout; o++) {
+        double t = w[nout * nin + o];
+        for (int j = 0; j < nin; j++)
+            t += w[o * nin + j] * in[j];
+        out[o] = relu && t < 0 ? 0 : t;
+    }
+}
+
+static double ref_mlp(const wl_model *m, const double *p, const float *x, const float *y,
+                      int b)
+{
+    double a[2][512], l = 0;
+    for (int i = 0; i < b; i++) {
+        int w = m->dim, cur = 0;
+        for (int j = 0; j < w; j++)
+            a[0][j] = x[i * m->dim + j];
+        for (int k = 0; k < m->n_layers; k++) {
+            int out = (int)(m->layers[k].size / (w + 1));
+            ref_dense(p + m->layers[k].offset, w, out, a[cur], a[1 - cur],
+                      k < m->n_layers - 1);
+            cur = 1 - cur;
+            w = out;
+        }
+        l += ce_row(a[cur], m->classes, (int)y[i]);
+    }
+    return l / b;
+}
+
+/* Direct convolutions in the documented weight layouts. */
+static double ref_cnn(const wl_model *m, const wl_dataset *ds, const double *p,
+                      const float *x, const float *y, int b)
+{
+    const int C0 = ds->channels, H0 = ds->height, W0 = ds->width;
+    const int c1 = (int)(m->layers[0].size / (C0 * 25 + 1));
+    const int c2 = (int)(m->layers[1].size / (25 * c1 + 1));
+    const int H1 = H0 - 4, W1 = W0 - 4, P1h = H1 / 2, P1w = W1 / 2;
+    const int H2 = P1h - 4, W2 = P1w - 4, P2h = H2 / 2, P2w = W2 / 2;
+    const double *w1 = p, *w2 = p + m->layers[1].offset, *wf = p + m->layers[2].offset;
+    double *a1 = malloc(sizeof(double) * H1 * W1 * c1), *p1 = malloc(sizeof(double) * P1h * P1w * c1);
+    double *a2 = malloc(sizeof(double) * H2 * W2 * c2), *f = malloc(sizeof(double) * P2h * P2w * c2);
+    double z[16], l = 0;
+    for (int s = 0; s < b; s++) {
+        const float *xs = x + s * m->dim;
+        for (int o = 0; o < c1; o++)
+            for (int oy = 0; oy < H1; oy++)
+                for (int ox = 0; ox < W1; ox++) {
+                    double t = w1[c1 * C0 * 25 + o];
+                    for (int c = 0; c < C0; c++)
+                        for (int ky = 0; ky < 5; ky++)
+                            for (int kx = 0; kx < 5; kx++)
+                                t += w1[((o * C0 + c) * 5 + ky) * 5 + kx] *
+                                     xs[(c * H0 + oy + ky) * W0 + ox + kx];
+                    a1[(oy * W1 + ox) * c1 + o] = t > 0 ? t : 0;
+                }
+        for (int py = 0; py < P1h; py++)
+            for (int px = 0; px < P1w; px++)
+                for (int c = 0; c < c1; c++) {
+                    double v = -INFINITY;
+                    for (int dy = 0; dy < 2; dy++)
+                        for (int dx = 0; dx < 2; dx++) {
+                            double u = a1[((2 * py + dy) * W1 + 2 * px + dx) * c1 + c];
+                            v = u > v ? u : v;
+                        }
+                    p1[(py * P1w + px) * c1 + c] = v;
+                }
+        for (int o = 0; o < c2; o++)
+            for (int oy = 0; oy < H2; oy++)
+                for (int ox = 0; ox < W2; ox++) {
+                    double t = w2[c2 * 25 * c1 + o];
+                    for (int ky = 0; ky < 5; ky++)
+                        for (int kx = 0; kx < 5; kx++)
+                            for (int c = 0; c < c1; c++)
+                                t += w2[((o * 5 + ky) * 5 + kx) * c1 + c] *
+                                     p1[((oy + ky) * P1w + ox + kx) * c1 + c];
+                    a2[(oy * W2 + ox) * c2 + o] = t > 0 ? t : 0;
+                }
+        for (int py = 0; py < P2h; py++)
+            for (int px = 0; px < P2w; px++)
+                for (int c = 0; c < c2; c++) {
+                    double v = -INFINITY;
+                    for (int dy = 0; dy < 2; dy++)
+                        for (int dx = 0; dx < 2; dx++) {
+                            double u = a2[((2 * py + dy) * W2 + 2 * px + dx) * c2 + c];
+                            v = u > v ? u : v;
+                        }
+                    f[(py * P2w + px) * c2 + c] = v;
+                }
+        ref_dense(wf, P2h * P2w * c2, m->classes, f, z, 0);
+        l += ce_row(z, m->classes, (int)y[s]);
+    }
+    free(a1);
+    free(p1);
+    free(a2);
+    free(f);
+    return l / b;
+}
+
+static double ref_charlm(const wl_model *m, const double *p, const float *x, const float *y,
+                         int b)
+{
+    const int k = m->dim, v = m->classes;
+    const int e = (int)(m->layers[0].size / v);
+    const int hd = (int)(m->layers[1].size / (k * e + 1));
+    double u[256], h[256], z[64], l = 0;
+    for (int s = 0; s < b; s++) {
+        for (int j = 0; j < k; j++)
+            for (int t = 0; t < e; t++)
+                u[j * e + t] = p[(int)x[s * k + j] * e + t];
+        ref_dense(p + m->layers[1].offset, k * e, hd, u, h, 0);
+        for (int t = 0; t < hd; t++)
+            h[t] = tanh(h[t]);
+        ref_dense(p + m->layers[2].offset, hd, v, h, z, 0);
+        l += ce_row(z, v, (int)y[s]);
+    }
+    return l / b;
+}
+
+static double ref_any(const wl_model *m, const wl_dataset *ds, const double *p, const float *x,
+                      const float *y, int b)
+{
+    const char *n = m->vt->name;
+    if (strcmp(n, "logreg") == 0)
+        return ref_logreg(p, x, y, b, m->dim);
+    if (strcmp(n, "mlp") == 0)
+        return ref_mlp(m, p, x, y, b);
+    if (strcmp(n, "cnn") == 0)
+        return ref_cnn(m, ds, p, x, y, b);
+    if (strcmp(n, "charlm") == 0)
+        return ref_charlm(m, p, x, y, b);
+    return ref_loss(m, p, x, y, b);
+}
+
+/* Inputs for a model on ds: ids for text datasets, labels in range. */
+static void random_batch(const wl_dataset *ds, int b, float *x, float *y, gsl_rng *r)
+{
+    for (int i = 0; i < b * ds->dim; i++)
+        x[i] = ds->context ? (float)gsl_rng_uniform_int(r, (unsigned long)ds->classes)
+                           : (float)(gsl_rng_uniform(r) * 2 - 1);
+    for (int i = 0; i < b; i++)
+        y[i] = ds->classes ? (float)gsl_rng_uniform_int(r, (unsigned long)ds->classes)
+                           : (float)(gsl_rng_uniform(r) * 4 - 2);
+}
+
+/* Loss against the float64 reference, then finite differences on every
+ * bias of the last layer and 60 random coordinates. h = 1e-6 in double:
+ * truncation ~1e-13 and rounding ~1e-10. With ~10^4 ReLU/max-pool inputs a
+ * step can still cross a kink (seen: one at 3e-7 from the point), which
+ * shows as one one-sided difference disagreeing with the other; so a
+ * coordinate passes when the central difference or either one-sided
+ * difference (truncation ~1e-6 relative) matches, at h or at h/10. A wrong
+ * gradient matches none. Tolerance 2e-3 relative + 2e-5 absolute: the
+ * float32 gradient carries ~1e-5 relative rounding from sums over a few
+ * thousand terms. */
+static int fd_matches(const wl_model *m, const wl_dataset *ds, double *pd, int64_t j,
+                      const float *x, const float *y, int b, double l0, double g, double *fd)
+{
+    const double hs[2] = {1e-6, 1e-7};
+    const double save = pd[j];
+    for (int u = 0; u < 2; u++) {
+        double h = hs[u];
+        pd[j] = save + h;
+        double lp = ref_any(m, ds, pd, x, y, b);
+        pd[j] = save - h;
+        double lm = ref_any(m, ds, pd, x, y, b);
+        pd[j] = save;
+        double cand[3] = {(lp - lm) / (2 * h), (lp - l0) / h, (l0 - lm) / h};
+        if (u == 0)
+            *fd = cand[0];
+        for (int k = 0; k < 3; k++)
+            if (fabs(g - cand[k]) <= 2e-3 * fabs(cand[k]) + 2e-5)
+                return 1;
+    }
+    return 0;
+}
+
+static void check_grad(const wl_dataset *ds, const char *spec, int b, unsigned long seed,
+                       double pscale)
+{
+    gsl_rng *r = rng_new(seed);
+    sim_err err = {0};
+    wl_model *m = wl_model_create(spec, ds, &err);
+    cr_assert_not_null(m, "%s: %s", spec, err.msg);
+    const int64_t np = m->n_params;
+    float *x = malloc(sizeof(float) * b * ds->dim), *y = malloc(sizeof(float) * b);
+    float *p = malloc(sizeof(float) * np), *g = malloc(sizeof(float) * np);
+    float *ws = malloc(sizeof(float) * wl_model_workspace_floats(m, b));
+    double *pd = malloc(sizeof(double) * np);
+    random_batch(ds, b, x, y, r);
+    for (int64_t j = 0; j < np; j++) {
+        p[j] = (float)(pscale * (gsl_rng_uniform(r) - 0.5));
+        pd[j] = p[j];
+    }
+    double loss = m->vt->loss_grad(m, p, x, y, b, g, ws);
+    double lref = ref_any(m, ds, pd, x, y, b);
+    cr_assert(fabs(loss - lref) <= 1e-5 * fabs(lref) + 1e-7, "%s loss %.9g vs reference %.9g",
+              spec, loss, lref);
+    const int nb = m->classes > 1 ? m->classes : 1;
+    for (int t = 0; t < 60 + nb; t++) {
+        int64_t j = t < nb ? np - 1 - t : (int64_t)gsl_rng_uniform_int(r, (unsigned long)np);
+        double fd;
+        cr_assert(fd_matches(m, ds, pd, j, x, y, b, lref, g[j], &fd),
+                  "%s grad[%lld] = %.9g, finite difference %.9g", spec, (long long)j, g[j], fd);
+    }
+    free(x);
+    free(y);
+    free(p);
+    free(g);
+    free(ws);
+    free(pd);
+    wl_model_destroy(m);
+    gsl_rng_free(r);
+}
+
+static wl_dataset image_shape(int c, int h, int w, int classes)
+{
+    wl_dataset ds = shape(c * h * w, classes, "images");
+    ds.channels = c;
+    ds.height = h;
+    ds.width = w;
+    return ds;
+}
+
+static wl_dataset text_shape(int k, int vocab)
+{
+    wl_dataset ds = shape(k, vocab, "text");
+    ds.context = k;
+    return ds;
+}
+
+Test(models, logreg_gradient_matches_finite_differences)
+{
+    wl_dataset ds = shape(13, 2, "bin");
+    check_grad(&ds, "logreg", 21, 11, 1.0);
+    check_grad(&ds, "logreg", 1, 12, 4.0);
+}
+
+Test(models, mlp_gradient_matches_finite_differences)
+{
+    wl_dataset ds = shape(9, 4, "c");
+    check_grad(&ds, "mlp(7)", 19, 21, 1.0);
+    check_grad(&ds, "mlp(6, 5, 3)", 13, 22, 1.5);
+    check_grad(&ds, "mlp(5)", 1, 23, 1.0);
+}
+
+Test(models, cnn_gradient_matches_finite_differences)
+{
+    /* 2 channels of 17x17: conv1 13x13 (odd: pool1 drops a row and a
+     * column), pool 6x6, conv2 2x2, pool 1x1; 70 samples = two chunks */
+    wl_dataset ds = image_shape(2, 17, 17, 3);
+    check_grad(&ds, "cnn(3, 4)", 70, 31, 0.6);
+    wl_dataset fm = image_shape(1, 28, 28, 10);
+    check_grad(&fm, "cnn(6, 16)", 3, 32, 0.4);
+}
+
+Test(models, charlm_gradient_matches_finite_differences)
+{
+    /* vocabulary 4 with context 5: ids repeat inside windows */
+    wl_dataset ds = text_shape(5, 4);
+    check_grad(&ds, "charlm(5, 3, 6)", 17, 41, 1.5);
+    wl_dataset big = text_shape(8, 30);
+    check_grad(&big, "charlm", 9, 42, 0.5);
+}
+
+Test(models, new_models_shapes_layers_flops)
+{
+    sim_err err = {0};
+    wl_dataset fm = image_shape(1, 28, 28, 10);
+    wl_model *mlp = wl_model_create("mlp(256)", &fm, &err);
+    cr_assert_not_null(mlp, "%s", err.msg);
+    cr_assert_eq(mlp->n_params, 256 * 785 + 10 * 257);
+    cr_assert_eq(mlp->n_layers, 2);
+    cr_assert_str_eq(mlp->layers[0].name, "fc1");
+    cr_assert_str_eq(mlp->layers[1].name, "out");
+    cr_assert_eq(mlp->layers[1].offset, 256 * 785);
+    cr_assert_eq(mlp->flops_per_sample, 6.0 * (784 * 256 + 256 * 10));
+    wl_model *cnn = wl_model_create("cnn", &fm, &err);
+    cr_assert_not_null(cnn, "%s", err.msg);
+    /* defaults 16 and 32 maps: conv1 16 x 26, conv2 32 x (400 + 1), fc 10 x (512 + 1) */
+    cr_assert_eq(cnn->n_params, 16 * 26 + 32 * 401 + 10 * 513);
+    wl_model_destroy(cnn);
+    cnn = wl_model_create("cnn(6, 16)", &fm, &err);
+    cr_assert_not_null(cnn, "%s", err.msg);
+    /* conv1 6 x (25 + 1), conv2 16 x (150 + 1), fc 10 x (4*4*16 + 1) */
+    cr_assert_eq(cnn->n_params, 156 + 2416 + 2570);
+    cr_assert_eq(cnn->n_layers, 3);
+    cr_assert_eq(cnn->layers[2].offset, 156 + 2416);
+    cr_assert_eq(cnn->flops_per_sample, 6.0 * (576 * 25 * 6 + 64 * 150 * 16 + 256 * 10));
+    wl_dataset txt = text_shape(8, 90);
+    wl_model *lm = wl_model_create("charlm", &txt, &err);
+    cr_assert_not_null(lm, "%s", err.msg);
+    cr_assert_eq(lm->n_params, 90 * 16 + 256 * (128 + 1) + 90 * 257);
+    cr_assert_str_eq(lm->layers[0].name, "embed");
+    cr_assert_eq(lm->flops_per_sample, 6.0 * (128 * 256 + 256 * 90));
+    wl_dataset bin = shape(5, 2, "b");
+    wl_model *lr = wl_model_create("logreg", &bin, &err);
+    cr_assert_not_null(lr, "%s", err.msg);
+    cr_assert_eq(lr->n_params, 6);
+    cr_assert_eq(lr->classes, 1);
+    wl_model *models[4] = {mlp, cnn, lm, lr};
+    for (int i = 0; i < 4; i++) {
+        const wl_model *m = models[i];
+        int64_t off = 0;
+        for (int l = 0; l < m->n_layers; l++) {
+            cr_assert_eq(m->layers[l].offset, off);
+            off += m->layers[l].size;
+        }
+        cr_assert_eq(off, m->n_params);
+    }
+    for (int i = 0; i < 4; i++)
+        wl_model_destroy(models[i]);
+}
+
+Test(models, new_models_reject_unfit_datasets_and_args)
+{
+    sim_err err = {0};
+    wl_dataset c10 = shape(784, 10, "fashion_mnist"), reg = shape(5, 0, "reg");
+    wl_dataset tiny = image_shape(1, 15, 15, 3), txt = text_shape(8, 20);
+    struct { const char *spec; const wl_dataset *ds; const char *want; } cases[] = {
+        {"logreg", &c10, "needs a binary classification dataset"},
+        {"logreg(1)", &c10, "takes no arguments"},
+        {"mlp", &c10, "expected mlp(h1, h2, ...)"},
+        {"mlp(0)", &c10, "hidden width '0'"},
+        {"mlp(12x)", &c10, "hidden width '12x'"},
+        {"mlp(4)", &reg, "needs a classification dataset"},
+        {"cnn", &c10, "needs an image dataset"},
+        {"cnn", &tiny, "too small"},
+        {"cnn(0, 3)", &tiny, "channel count '0'"},
+        {"cnn(1, 2, 3)", &tiny, "expected cnn or cnn(c1, c2)"},
+        {"charlm", &c10, "needs a text dataset"},
+        {"charlm(4)", &txt, "context k = 4"},
+        {"charlm(8, 0)", &txt, "embedding size '0'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sim_err_clear(&err);
+        cr_assert_null(wl_model_create(cases[i].spec, cases[i].ds, &err), "%s", cases[i].spec);
+        cr_assert_eq(err.code, SIM_ECONFIG, "%s", cases[i].spec);
+        cr_assert(strstr(err.msg, cases[i].want), "%s: '%s'", cases[i].spec, err.msg);
+    }
+}
+
+/* w = (2), b = -1: x = 0 -> z = -1, x = 1 -> z = 1, x = 0.5 -> z = 0
+ * (predicted 1). Labels 0, 0, 1: correct, wrong, correct. Loss = mean of
+ * softplus(-1), softplus(1), softplus(0) - 0 = (ln(1+e^-1) + ln(1+e) + ln 2)/3. */
+Test(models, logreg_evaluate_known_answer)
+{
+    sim_err err = {0};
+    wl_dataset ds = shape(1, 2, "b");
+    wl_model *m = wl_model_create("logreg", &ds, &err);
+    float p[2] = {2, -1}, x[3] = {0, 1, 0.5f}, y[3] = {0, 0, 1}, ws[2];
+    wl_eval e = m->vt->evaluate(m, p, x, y, 3, ws, 2);
+    double want = (log1p(exp(-1.0)) + log1p(exp(1.0)) + log(2.0)) / 3;
+    cr_assert(fabs(e.loss - want) < 1e-6, "loss %.9g vs %.9g", e.loss, want);
+    cr_assert(fabs(e.accuracy - 2.0 / 3) < 1e-12);
+    /* extreme logits stay finite */
+    float pb[2] = {1000, 0}, xb[2] = {1, -1}, yb[2] = {0, 1}, g[2];
+    double l = m->vt->loss_grad(m, pb, xb, yb, 2, g, ws);
+    cr_assert(fabs(l - 1000) < 1e-3, "loss %.9g", l);
+    cr_assert(isfinite(g[0]) && isfinite(g[1]));
+    wl_model_destroy(m);
+}
+
+/* evaluate() over any chunking equals the loss of one loss_grad call, and
+ * its accuracy does not depend on the chunking. */
+static void check_eval_chunks(const wl_dataset *ds, const char *spec, int n, unsigned long seed)
+{
+    gsl_rng *r = rng_new(seed);
+    sim_err err = {0};
+    wl_model *m = wl_model_create(spec, ds, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    float *x = malloc(sizeof(float) * n * ds->dim), *y = malloc(sizeof(float) * n);
+    float *p = malloc(sizeof(float) * m->n_params), *g = malloc(sizeof(float) * m->n_params);
+    float *ws = malloc(sizeof(float) * wl_model_workspace_floats(m, n));
+    random_batch(ds, n, x, y, r);
+    m->vt->init(m, p, r);
+    double full = m->vt->loss_grad(m, p, x, y, n, g, ws);
+    wl_eval e7 = m->vt->evaluate(m, p, x, y, n, ws, 7);
+    wl_eval en = m->vt->evaluate(m, p, x, y, n, ws, n);
+    cr_assert(fabs(e7.loss - full) < 1e-5 * full, "%s: %.9g vs %.9g", spec, e7.loss, full);
+    cr_assert(fabs(en.loss - full) < 1e-5 * full, "%s: %.9g vs %.9g", spec, en.loss, full);
+    cr_assert_eq(e7.accuracy, en.accuracy);
+    cr_assert(e7.accuracy >= 0 && e7.accuracy <= 1);
+    free(x);
+    free(y);
+    free(p);
+    free(g);
+    free(ws);
+    wl_model_destroy(m);
+    gsl_rng_free(r);
+}
+
+Test(models, evaluate_chunking_new_models)
+{
+    wl_dataset c = shape(10, 3, "c"), img = image_shape(1, 16, 16, 4), txt = text_shape(4, 9);
+    wl_dataset bin = shape(6, 2, "b");
+    check_eval_chunks(&c, "mlp(8, 8)", 150, 51);
+    check_eval_chunks(&img, "cnn(4, 5)", 150, 52);
+    check_eval_chunks(&txt, "charlm(4, 5, 7)", 150, 53);
+    check_eval_chunks(&bin, "logreg", 150, 54);
+}
+
+/* He initialisation: sd of each weight matrix within 5% of sqrt(2/fan_in)
+ * (>= 2000 draws each), biases zero, same seed same draw. */
+Test(models, he_init_scales)
+{
+    sim_err err = {0};
+    wl_dataset fm = image_shape(1, 28, 28, 10);
+    const char *specs[2] = {"mlp(300, 100)", "cnn(20, 50)"};
+    for (int s = 0; s < 2; s++) {
+        wl_model *m = wl_model_create(specs[s], &fm, &err);
+        cr_assert_not_null(m, "%s", err.msg);
+        float *p = malloc(sizeof(float) * m->n_params), *q = malloc(sizeof(float) * m->n_params);
+        gsl_rng *r1 = rng_new(3), *r2 = rng_new(3);
+        m->vt->init(m, p, r1);
+        m->vt->init(m, q, r2);
+        cr_assert_eq(memcmp(p, q, sizeof(float) * m->n_params), 0);
+        int in = m->dim;
+        for (int l = 0; l < m->n_layers; l++) {
+            const wl_layer *ly = &m->layers[l];
+            /* fan-in: mlp widths chain; cnn 25 per input map */
+            int out, fan;
+            if (s == 0) {
+                out = (int)(ly->size / (in + 1));
+                fan = in;
+                in = out;
+            } else {
+                static const int outs[3] = {20, 50, 10}, fans[3] = {25, 500, 800};
+                out = outs[l];
+                fan = fans[l];
+            }
+            int64_t nw = (int64_t)out * fan;
+            cr_assert_eq(nw + out, ly->size, "%s layer %d", specs[s], l);
+            double ss = 0;
+            for (int64_t j = 0; j < nw; j++)
+                ss += (double)p[ly->offset + j] * p[ly->offset + j];
+            double sd = sqrt(ss / (double)nw), want = sqrt(2.0 / fan);
+            if (nw >= 2000)
+                cr_assert(fabs(sd - want) < 0.05 * want, "%s layer %d sd %g vs %g", specs[s],
+                          l, sd, want);
+            for (int j = 0; j < out; j++)
+                cr_assert_eq(p[ly->offset + nw + j], 0.0f);
+        }
+        free(p);
+        free(q);
+        gsl_rng_free(r1);
+        gsl_rng_free(r2);
+        wl_model_destroy(m);
+    }
+}
+
+/* ---- per-sample gradient statistics ------------------------------------ */
+
+/* Brute force: all b per-sample gradients (single-sample loss_grad calls,
+ * whose correctness the finite-difference tests establish) held in double,
+ * then the definitions of ALGORITHMS.md section 2 literally. */
+static void brute_stats(const wl_model *m, const float *p, const float *x, const float *y,
+                        int b, wl_batch_stats *out, double *gbar)
+{
+    const int64_t d = m->n_params;
+    double *a = malloc(sizeof(double) * b * d), *q = malloc(sizeof(double) * b);
+    float *g = malloc(sizeof(float) * d);
+    float *ws = malloc(sizeof(float) * wl_model_workspace_floats(m, 1));
+    memset(out, 0, sizeof *out);
+    for (int s = 0; s < b; s++) {
+        out->loss += m->vt->loss_grad(m, p, x + s * m->dim, y + s, 1, g, ws) / b;
+        for (int64_t j = 0; j < d; j++)
+            a[s * d + j] = g[j];
+    }
+    double G = 0, v = 0, qbar = 0, vip = 0, vo = 0;
+    for (int64_t j = 0; j < d; j++) {
+        gbar[j] = 0;
+        for (int s = 0; s < b; s++)
+            gbar[j] += a[s * d + j] / b;
+        G += gbar[j] * gbar[j];
+        for (int s = 0; s < b; s++)
+            v += (a[s * d + j] - gbar[j]) * (a[s * d + j] - gbar[j]) / (b - 1);
+    }
+    for (int s = 0; s < b; s++) {
+        q[s] = 0;
+        for (int64_t j = 0; j < d; j++)
+            q[s] += a[s * d + j] * gbar[j];
+        qbar += q[s] / b;
+    }
+    for (int s = 0; s < b; s++)
+        vip += (q[s] - qbar) * (q[s] - qbar) / (b - 1);
+    /* o_s = a_s - (q_s / G) gbar, per-coordinate variance */
+    for (int64_t j = 0; j < d; j++) {
+        double mean = 0, ss = 0;
+        for (int s = 0; s < b; s++)
+            mean += (a[s * d + j] - q[s] / G * gbar[j]) / b;
+        for (int s = 0; s < b; s++) {
+            double o = a[s * d + j] - q[s] / G * gbar[j] - mean;
+            ss += o * o;
+        }
+        vo += ss / (b - 1);
+    }
+    out->b = b;
+    out->gnorm2 = G;
+    out->v_norm = v;
+    out->v_ip = vip;
+    out->v_orth = vo;
+    free(a);
+    free(q);
+    free(g);
+    free(ws);
+}
+
+static int close_rel(double a, double b, double rel)
+{
+    return fabs(a - b) <= rel * fabs(b) + 1e-12;
+}
+
+/* wl_model_batch_stats through the model's own batch_stats and through the
+ * generic per-sample loop (the same model with that slot cleared), both
+ * against brute force. Tolerance 1e-4 relative (float32 gradients; V_o =
+ * V - V_ip/G loses at most a few digits when the terms are close). */
+static void check_stats(const wl_dataset *ds, const char *spec, int b, unsigned long seed)
+{
+    gsl_rng *r = rng_new(seed);
+    sim_err err = {0};
+    wl_model *m = wl_model_create(spec, ds, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    const int64_t d = m->n_params;
+    float *x = malloc(sizeof(float) * b * ds->dim), *y = malloc(sizeof(float) * b);
+    float *p = malloc(sizeof(float) * d);
+    float *ws = malloc(sizeof(float) * wl_model_stats_workspace_floats(m, b));
+    double *gref = malloc(sizeof(double) * d);
+    random_batch(ds, b, x, y, r);
+    m->vt->init(m, p, r);
+    for (int64_t j = 0; j < d; j++) /* off the initial point (zeros for linear models) */
+        p[j] += (float)(0.1 * (gsl_rng_uniform(r) - 0.5));
+    wl_batch_stats want, got;
+    brute_stats(m, p, x, y, b, &want, gref);
+    const wl_model_vt *own = m->vt;
+    wl_model_vt generic = *own;
+    generic.batch_stats = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        m->vt = pass == 0 ? own : &generic;
+        const char *path = pass == 0 && own->batch_stats ? "own" : "generic";
+        cr_assert_eq(wl_model_batch_stats(m, p, x, y, b, &got, ws), 0);
+        cr_assert_eq(got.b, b);
+        cr_assert(close_rel(got.loss, want.loss, 1e-5), "%s %s loss %.9g vs %.9g", spec, path,
+                  got.loss, want.loss);
+        cr_assert(close_rel(got.gnorm2, want.gnorm2, 1e-4), "%s %s |g|^2 %.9g vs %.9g", spec,
+                  path, got.gnorm2, want.gnorm2);
+        cr_assert(close_rel(got.v_norm, want.v_norm, 1e-4), "%s %s V %.9g vs %.9g", spec, path,
+                  got.v_norm, want.v_norm);
+        cr_assert(close_rel(got.v_ip, want.v_ip, 1e-4), "%s %s V_ip %.9g vs %.9g", spec, path,
+                  got.v_ip, want.v_ip);
+        cr_assert(close_rel(got.v_orth, want.v_orth, 1e-4), "%s %s V_o %.9g vs %.9g", spec,
+                  path, got.v_orth, want.v_orth);
+        double gmax = 0, emax = 0;
+        for (int64_t j = 0; j < d; j++) {
+            gmax = fmax(gmax, fabs(gref[j]));
+            emax = fmax(emax, fabs(ws[j] - gref[j]));
+        }
+        cr_assert(emax <= 1e-5 * gmax, "%s %s: gbar in ws off by %g (max %g)", spec, path,
+                  emax, gmax);
+    }
+    m->vt = own;
+    free(x);
+    free(y);
+    free(p);
+    free(ws);
+    free(gref);
+    wl_model_destroy(m);
+    gsl_rng_free(r);
+}
+
+Test(models, batch_stats_match_brute_force_every_model)
+{
+    wl_dataset reg = shape(7, 0, "r"), bin = shape(6, 2, "b"), cls = shape(8, 4, "c");
+    wl_dataset img = image_shape(1, 16, 16, 3), txt = text_shape(5, 4);
+    check_stats(&reg, "linreg", 9, 61);
+    check_stats(&bin, "logreg", 12, 62);
+    check_stats(&cls, "softmax", 70, 63); /* more rows than one softmax block */
+    check_stats(&cls, "mlp(6, 5)", 10, 64);
+    check_stats(&img, "cnn(2, 3)", 6, 65);
+    check_stats(&txt, "charlm(5, 3, 4)", 11, 66);
+    check_stats(&txt, "charlm(5, 3, 4)", 2, 67);
+}
+
+/* b identical samples: every per-sample gradient equals gbar, so the three
+ * variances vanish (up to float rounding against ||gbar||^2); b = 1 is
+ * refused with SIM_ECONFIG but still reports the loss and gradient. */
+Test(models, batch_stats_identical_samples_and_b1)
+{
+    sim_err err = {0};
+    wl_dataset cls = shape(5, 3, "c");
+    wl_model *m = wl_model_create("mlp(4)", &cls, &err);
+    gsl_rng *r = rng_new(71);
+    enum { B = 6 };
+    float x[B * 5], y[B], *p = malloc(sizeof(float) * m->n_params);
+    float *ws = malloc(sizeof(float) * wl_model_stats_workspace_floats(m, B));
+    m->vt->init(m, p, r);
+    for (int s = 0; s < B; s++) {
+        for (int j = 0; j < 5; j++)
+            x[s * 5 + j] = 0.3f * (float)j - 0.5f;
+        y[s] = 2;
+    }
+    wl_batch_stats st;
+    cr_assert_eq(wl_model_batch_stats(m, p, x, y, B, &st, ws), 0);
+    cr_assert(st.gnorm2 > 1e-3, "|g|^2 %g", st.gnorm2);
+    cr_assert(st.v_norm <= 1e-5 * st.gnorm2, "V %g", st.v_norm);
+    cr_assert(st.v_ip <= 1e-5 * st.gnorm2 * st.gnorm2, "V_ip %g", st.v_ip);
+    cr_assert(st.v_orth <= 1e-5 * st.gnorm2, "V_o %g", st.v_orth);
+    cr_assert_eq(wl_model_batch_stats(m, p, x, y, 1, &st, ws), SIM_ECONFIG);
+    cr_assert(st.loss > 0 && st.gnorm2 > 0);
+    cr_assert_eq(st.v_norm, 0.0);
+    free(p);
+    free(ws);
+    gsl_rng_free(r);
+    wl_model_destroy(m);
+}
+
+/* ---- LIBSVM least squares ---------------------------------------------- */
+
+/* 14 samples of 3 sparse features in [-1, 1] (zeros omitted in the file)
+ * with real targets: full-batch gradient descent on linreg (lr 0.5, stable
+ * while the Hessian [X 1]^T [X 1] / n has eigenvalues below 4, which
+ * features in [-1, 1] guarantee; 4000 steps) must land on the least-squares
+ * solution of [X 1] w = y solved independently by GSL in double (Cholesky
+ * of the normal equations). Tolerance 1e-4: float32 gradients near the
+ * optimum. */
+Test(models, libsvm_least_squares_reaches_normal_equations_solution)
+{
+    const char *dir = test_tmpdir();
+    cr_assert_not_null(dir);
+    gsl_rng *r = rng_new(81);
+    enum { N = 14, D = 3 };
+    double X[N][D], Y[N];
+    char text[4096] = "";
+    for (int i = 0; i < N; i++) {
+        Y[i] = 0;
+        for (int j = 0; j < D; j++) {
+            /* a third of the entries are absent from the file (zero) */
+            X[i][j] = gsl_rng_uniform(r) < 0.33 ? 0 : round((gsl_rng_uniform(r) * 2 - 1) * 1e4) / 1e4;
+            Y[i] += (j + 1) * X[i][j];
+        }
+        Y[i] = round((Y[i] + 0.3 + 0.2 * (gsl_rng_uniform(r) - 0.5)) * 1e4) / 1e4 + 0.00005;
+        char line[256];
+        int k = snprintf(line, sizeof line, "%.5f", Y[i]);
+        for (int j = 0; j < D; j++)
+            if (X[i][j] != 0)
+                k += snprintf(line + k, sizeof line - (size_t)k, " %d:%.4f", j + 1, X[i][j]);
+        strcat(line, "\n");
+        strcat(text, line);
+        Y[i] = strtod(line, NULL);
+    }
+    char spec[4200];
+    snprintf(spec, sizeof spec, "libsvm(%s)", test_write_file(dir, "ls.svm", text));
+    sim_err err = {0};
+    wl_dataset_opts o = {.spec = spec, .test_fraction = 0};
+    wl_dataset *ds = wl_dataset_create(&o, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert_eq(ds->classes, 0);
+    cr_assert_eq(ds->dim, D);
+    cr_assert_eq(ds->train.n, N);
+    wl_model *m = wl_model_create("linreg", ds, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    float p[D + 1] = {0}, g[D + 1], ws[N];
+    for (int it = 0; it < 4000; it++) {
+        m->vt->loss_grad(m, p, ds->train.x, ds->train.y, N, g, ws);
+        for (int j = 0; j <= D; j++)
+            p[j] -= 0.5f * g[j];
+    }
+    gsl_matrix *A = gsl_matrix_calloc(D + 1, D + 1);
+    gsl_vector *rhs = gsl_vector_calloc(D + 1), *w = gsl_vector_alloc(D + 1);
+    for (int i = 0; i < N; i++) {
+        double row[D + 1] = {X[i][0], X[i][1], X[i][2], 1};
+        for (int a = 0; a <= D; a++) {
+            *gsl_vector_ptr(rhs, a) += row[a] * Y[i];
+            for (int b2 = 0; b2 <= D; b2++)
+                *gsl_matrix_ptr(A, a, b2) += row[a] * row[b2];
+        }
+    }
+    cr_assert_eq(gsl_linalg_cholesky_decomp1(A), 0);
+    cr_assert_eq(gsl_linalg_cholesky_solve(A, rhs, w), 0);
+    for (int j = 0; j <= D; j++)
+        cr_assert(fabs(p[j] - gsl_vector_get(w, j)) < 1e-4, "w[%d] = %.7f, normal equations %.7f",
+                  j, p[j], gsl_vector_get(w, j));
+    gsl_matrix_free(A);
+    gsl_vector_free(rhs);
+    gsl_vector_free(w);
+    wl_model_destroy(m);
+    wl_dataset_destroy(ds);
+    gsl_rng_free(r);
+}
+
+/* ---- presets ------------------------------------------------------------ */
+
+Test(models, presets_tables)
+{
+    static const char *const proxies[] = {"resnet18", "resnet50", "resnet101", "vgg16",
+                                          "lstm_ptb", "bert_base", "bert_large", "gpt2",
+                                          "gpt2_xl", "llama_7b"};
+    int n = 0;
+    while (wl_proxy_table[n].name)
+        n++;
+    cr_assert_eq(n, 10);
+    for (int i = 0; i < 10; i++) {
+        const wl_proxy *p = wl_proxy_find(proxies[i]);
+        cr_assert_not_null(p, "%s", proxies[i]);
+        cr_assert(p->params > 1000000 && p->forward_flops > 1e9, "%s", p->name);
+        /* training = 3 x forward, to the 4-5 digits the table carries */
+        cr_assert(fabs(p->flops_per_sample / p->forward_flops - 3) < 1e-3, "%s", p->name);
+        cr_assert(p->source && strlen(p->source) > 20 && p->sample && *p->sample);
+    }
+    const wl_proxy *r50 = wl_proxy_find("resnet50");
+    cr_assert_eq(r50->params, 25557032);
+    /* torchvision's 4.089 GMACs = 8.178 GFLOPs forward */
+    cr_assert(fabs(r50->forward_flops - 2 * 4.089e9) < 1e6);
+    /* a transformer's forward is ~2 x params x tokens (Kaplan et al.) */
+    const wl_proxy *gpt = wl_proxy_find("gpt2_xl");
+    double ratio = gpt->forward_flops / (2.0 * (double)gpt->params * 1024);
+    cr_assert(ratio > 1 && ratio < 1.2, "gpt2_xl ratio %g", ratio);
+    cr_assert_null(wl_proxy_find("none"));
+    cr_assert_null(wl_proxy_find(NULL));
+    cr_assert_null(wl_proxy_find("resnet"));
+    static const char *const devices[] = {"v100", "a100", "h100", "laptop_cpu"};
+    for (int i = 0; i < 4; i++) {
+        const wl_device *d = wl_device_find(devices[i]);
+        cr_assert_not_null(d, "%s", devices[i]);
+        cr_assert(d->peak_flops > 1e11 && d->source && d->precision);
+    }
+    cr_assert_eq(wl_device_find("v100")->peak_flops, 15.7e12);
+    cr_assert_eq(wl_device_find("a100")->peak_flops, 19.5e12);
+    cr_assert_null(wl_device_find("tpu"));
 }

@@ -319,3 +319,46 @@ Test(partition, sampler_full_batch_is_shard_in_order)
     wl_partition_destroy(p);
     wl_dataset_destroy(ds);
 }
+
+/* contiguous over 40 samples sorted by label (4 classes x 10) on 4 workers:
+ * worker w holds exactly the 10 samples of class w. Every partition's
+ * histograms sum to the class totals; regression and bad workers are
+ * refused. */
+Test(partition, label_histogram)
+{
+    wl_dataset *ds = hand(40, 4, 10);
+    wl_partition *p = part(ds, 4, "contiguous", 1);
+    int64_t h[4];
+    for (int w = 0; w < 4; w++) {
+        cr_assert_eq(wl_partition_label_histogram(p, ds, w, h), 0);
+        for (int c = 0; c < 4; c++)
+            cr_assert_eq(h[c], c == w ? 10 : 0, "worker %d class %d: %lld", w, c,
+                         (long long)h[c]);
+    }
+    wl_partition_destroy(p);
+    const char *specs[3] = {"iid", "dirichlet(0.3)", "shards(2)"};
+    for (int s = 0; s < 3; s++) {
+        p = part(ds, 4, specs[s], 7);
+        int64_t total[4] = {0};
+        for (int w = 0; w < 4; w++) {
+            cr_assert_eq(wl_partition_label_histogram(p, ds, w, h), 0);
+            int64_t sum = 0;
+            for (int c = 0; c < 4; c++) {
+                total[c] += h[c];
+                sum += h[c];
+            }
+            cr_assert_eq(sum, wl_partition_size(p, w), "%s worker %d", specs[s], w);
+        }
+        for (int c = 0; c < 4; c++)
+            cr_assert_eq(total[c], 10, "%s class %d", specs[s], c);
+        cr_assert_eq(wl_partition_label_histogram(p, ds, 4, h), SIM_ECONFIG);
+        cr_assert_eq(wl_partition_label_histogram(p, ds, -1, h), SIM_ECONFIG);
+        wl_partition_destroy(p);
+    }
+    wl_dataset_destroy(ds);
+    wl_dataset *reg = hand(10, 0, 1);
+    p = part(reg, 2, "iid", 1);
+    cr_assert_eq(wl_partition_label_histogram(p, reg, 0, h), SIM_ECONFIG);
+    wl_partition_destroy(p);
+    wl_dataset_destroy(reg);
+}

@@ -1,0 +1,444 @@
+/* cnn(c1, c2): a LeNet-style network for images of the dataset's geometry
+ * (channels x height x width, planar rows as fashion_mnist stores them):
+ *   conv1 5x5, c1 maps (default 16), ReLU, 2x2 max-pool (stride 2),
+ *   conv2 5x5, c2 maps (default 32), ReLU, 2x2 max-pool,
+ *   fc dense to the classes, softmax cross-entropy averaged.
+ * (LeNet-5's 6 and 16 maps, cnn(6, 16), stop at 0.884 test accuracy on
+ * Fashion-MNIST in the 10-epoch quality run; the defaults reach 0.89.)
+ * No padding: 28x28 -> 24 -> 12 -> 8 -> 4, so fc sees 4*4*c2 features.
+ * Layers: conv1 = W1 (c1 x channels*5*5, columns ordered channel, ky, kx)
+ * then b1; conv2 = W2 (c2 x 5*5*c1, columns ordered ky, kx, channel) then
+ * b2; fc = W (classes x h*w*c2, columns ordered y, x, channel) then b.
+ * He initialisation, biases 0.
+ *
+ * Convolutions are im2col + one sgemm per layer over a chunk of samples;
+ * activations are channels-last (rows = sample, y, x). Batches are processed
+ * in chunks of CNN_CHUNK samples whose gradients accumulate, so the
+ * workspace is bounded whatever the batch (16 samples measured fastest:
+ * the chunk's im2col stays in cache). Max-pool records the position of
+ * each window's first maximum for the backward pass. Per-sample statistics
+ * use the generic loop (a convolution's per-sample gradient does not
+ * factor). */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/units.h"
+#include "workloads/models_impl.h"
+
+#define CNN_CHUNK 16
+#define KS 5
+
+typedef struct cnn_geom {
+    int c0, h0, w0;     /* input */
+    int c1, h1, w1;     /* conv1 output */
+    int p1h, p1w;       /* pool1 output (c1 maps) */
+    int c2, h2, w2;     /* conv2 output */
+    int p2h, p2w;       /* pool2 output (c2 maps) */
+    int k1, k2, feat;   /* im2col widths, fc inputs */
+    int classes;
+} cnn_geom;
+
+static int geom_make(cnn_geom *g, int c0, int h0, int w0, int c1, int c2, int classes)
+{
+    g->c0 = c0;
+    g->h0 = h0;
+    g->w0 = w0;
+    g->c1 = c1;
+    g->h1 = h0 - KS + 1;
+    g->w1 = w0 - KS + 1;
+    g->p1h = g->h1 / 2;
+    g->p1w = g->w1 / 2;
+    g->c2 = c2;
+    g->h2 = g->p1h - KS + 1;
+    g->w2 = g->p1w - KS + 1;
+    g->p2h = g->h2 / 2;
+    g->p2w = g->w2 / 2;
+    g->k1 = c0 * KS * KS;
+    g->k2 = KS * KS * c1;
+    g->feat = g->p2h * g->p2w * c2;
+    g->classes = classes;
+    return g->p2h >= 1 && g->p2w >= 1 ? 0 : -1;
+}
+
+static const cnn_geom *geom(const wl_model *m)
+{
+    return (const cnn_geom *)m->priv;
+}
+
+static int cnn_create(wl_model *m, const char *const *args, int nargs, sim_err *err)
+{
+    const wl_dataset *ds = wl_model_dataset(m);
+    if (m->classes < 2)
+        return wl_model_misfit(m, "a classification dataset", err);
+    if (!ds || ds->channels <= 0 || ds->height <= 0 || ds->width <= 0 ||
+        (int64_t)ds->channels * ds->height * ds->width != m->dim)
+        return wl_model_misfit(m, "an image dataset (channels x height x width)", err);
+    int64_t ch[2] = {16, 32};
+    if (nargs > 2)
+        return sim_err_set(err, SIM_ECONFIG, "model 'cnn': expected cnn or cnn(c1, c2)");
+    for (int i = 0; i < nargs; i++)
+        if (sim_parse_int(args[i], &ch[i], NULL) != 0 || ch[i] < 1 || ch[i] > 4096)
+            return sim_err_set(err, SIM_ECONFIG,
+                               "model 'cnn': channel count '%s' is not an integer in 1..4096",
+                               args[i]);
+    cnn_geom g;
+    if (geom_make(&g, ds->channels, ds->height, ds->width, (int)ch[0], (int)ch[1],
+                  m->classes) != 0)
+        return sim_err_set(err, SIM_ECONFIG,
+                           "model 'cnn': images of %dx%d are too small for two 5x5 "
+                           "convolutions and 2x2 poolings (at least 16x16)",
+                           ds->height, ds->width);
+    cnn_geom *p = malloc(sizeof *p);
+    if (!p)
+        return sim_err_set(err, SIM_ENOMEM, "model 'cnn': out of memory");
+    *p = g;
+    m->priv = p;
+    wl_model_add_layer(m, "conv1", (int64_t)g.c1 * (g.k1 + 1));
+    wl_model_add_layer(m, "conv2", (int64_t)g.c2 * (g.k2 + 1));
+    wl_model_add_layer(m, "fc", (int64_t)g.classes * (g.feat + 1));
+    double macs = (double)g.h1 * g.w1 * g.k1 * g.c1 + (double)g.h2 * g.w2 * g.k2 * g.c2 +
+                  (double)g.feat * g.classes;
+    m->flops_per_sample = 6.0 * macs;
+    return 0;
+}
+
+static void cnn_destroy(wl_model *m)
+{
+    free(m->priv);
+    m->priv = NULL;
+}
+
+/* Floats per sample of the chunk buffers, in the order bufs_of lays them. */
+static size_t per_sample(const cnn_geom *g)
+{
+    size_t r1 = (size_t)g->h1 * g->w1, r2 = (size_t)g->h2 * g->w2;
+    size_t p1 = (size_t)g->p1h * g->p1w * g->c1;
+    return r1 * g->k1 + r1 * g->c1 + 3 * p1 + r2 * g->k2 + r2 * g->c2 + 3 * (size_t)g->feat +
+           (size_t)g->classes;
+}
+
+static size_t cnn_workspace_floats(const wl_model *m, int64_t max_batch)
+{
+    int64_t cb = max_batch < CNN_CHUNK ? (max_batch > 0 ? max_batch : 1) : CNN_CHUNK;
+    return (size_t)cb * per_sample(geom(m));
+}
+
+static void cnn_init(const wl_model *m, float *params, gsl_rng *rng)
+{
+    const cnn_geom *g = geom(m);
+    const int fan_in[3] = {g->k1, g->k2, g->feat}, outs[3] = {g->c1, g->c2, g->classes};
+    for (int l = 0; l < 3; l++) {
+        float *w = params + m->layers[l].offset;
+        int64_t nw = (int64_t)outs[l] * fan_in[l];
+        wl_model_init_gaussian(w, nw, sqrt(2.0 / fan_in[l]), rng);
+        memset(w + nw, 0, (size_t)outs[l] * sizeof *w);
+    }
+}
+
+typedef struct cnn_bufs {
+    float *col1, *a1, *p1, *arg1, *dp1, *col2, *a2, *p2, *arg2, *dp2, *z;
+} cnn_bufs;
+
+static void bufs_of(const cnn_geom *g, int64_t cb, float *ws, cnn_bufs *bf)
+{
+    size_t r1 = (size_t)g->h1 * g->w1, r2 = (size_t)g->h2 * g->w2;
+    size_t p1 = (size_t)g->p1h * g->p1w * g->c1;
+    bf->col1 = ws;
+    ws += cb * r1 * g->k1;
+    bf->a1 = ws;
+    ws += cb * r1 * g->c1;
+    bf->p1 = ws;
+    ws += cb * p1;
+    bf->arg1 = ws;
+    ws += cb * p1;
+    bf->dp1 = ws;
+    ws += cb * p1;
+    bf->col2 = ws;
+    ws += cb * r2 * g->k2;
+    bf->a2 = ws;
+    ws += cb * r2 * g->c2;
+    bf->p2 = ws;
+    ws += cb * (size_t)g->feat;
+    bf->arg2 = ws;
+    ws += cb * (size_t)g->feat;
+    bf->dp2 = ws;
+    ws += cb * (size_t)g->feat;
+    bf->z = ws;
+}
+
+/* Element-wise loops run in blocks of VB with a constant trip count so
+ * that GCC's -O2 ("very cheap") vectoriser takes them; the tails are
+ * scalar. */
+#define VB 8
+
+/* o[j] = relu?(o[j] + bias[j]) for j < n */
+static void bias_act(float *restrict o, const float *restrict bias, int n, int relu)
+{
+    int j = 0;
+    if (relu) {
+        for (; j + VB <= n; j += VB)
+            for (int u = 0; u < VB; u++) {
+                float v = o[j + u] + bias[j + u];
+                o[j + u] = v > 0 ? v : 0.0f;
+            }
+        for (; j < n; j++) {
+            float v = o[j] + bias[j];
+            o[j] = v > 0 ? v : 0.0f;
+        }
+    } else {
+        for (; j < n; j++)
+            o[j] += bias[j];
+    }
+}
+
+/* out (rows x n) = in (rows x k) W^T + bias (W: n x k then n biases), then
+ * ReLU when relu is set (bias and ReLU in one pass after the sgemm). */
+static void affine(const float *w, int k, int n, const float *in, int64_t rows, float *out,
+                   int relu)
+{
+    const float *bias = w + (int64_t)n * k;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, n, k, 1.0f, in, k, w, k,
+                0.0f, out, n);
+    for (int64_t i = 0; i < rows; i++)
+        bias_act(out + i * n, bias, n, relu);
+}
+
+/* Branch-free first maximum of m channels of one window (pairs, then the
+ * better pair): rows r0, r1, the right neighbour c floats further. Called
+ * with m = VB (vectorised) or the tail. */
+static inline void pool_max(const float *restrict r0, const float *restrict r1, int c,
+                            float *restrict p, float *restrict arg, int m)
+{
+    for (int k = 0; k < m; k++) {
+        float v0 = r0[k], v1 = r0[c + k], v2 = r1[k], v3 = r1[c + k];
+        float m01 = v1 > v0 ? v1 : v0, t01 = v1 > v0 ? 1.0f : 0.0f;
+        float m23 = v3 > v2 ? v3 : v2, t23 = v3 > v2 ? 3.0f : 2.0f;
+        p[k] = m23 > m01 ? m23 : m01;
+        arg[k] = m23 > m01 ? t23 : t01;
+    }
+}
+
+/* 2x2 stride-2 max-pool of channels-last maps (h x w x c per sample). The
+ * window position of each maximum (0 top-left, 1 top-right, 2 bottom-left,
+ * 3 bottom-right; the first one on ties) goes to arg, as a float, for the
+ * backward pass. */
+static void pool_forward(const float *a, int h, int w, int c, int64_t cb, float *p, float *arg)
+{
+    const int ph = h / 2, pw = w / 2;
+    for (int64_t s = 0; s < cb; s++)
+        for (int y = 0; y < ph; y++)
+            for (int x = 0; x < pw; x++) {
+                const float *r0 = a + ((s * h + 2 * y) * w + 2 * x) * c;
+                const float *r1 = r0 + (int64_t)w * c;
+                const int64_t o = ((s * ph + y) * pw + x) * c;
+                int k = 0;
+                for (; k + VB <= c; k += VB)
+                    pool_max(r0 + k, r1 + k, c, p + o + k, arg + o + k, VB);
+                pool_max(r0 + k, r1 + k, c, p + o + k, arg + o + k, c - k);
+            }
+}
+
+/* Replaces the post-ReLU maps a by their gradient: the recorded maximum of
+ * each window gets dp when the pooled value p is positive (ReLU passes it),
+ * everything else (including a trailing odd row or column) 0. */
+static void pool_backward(float *a, int h, int w, int c, int64_t cb, const float *p,
+                          const float *arg, const float *dp)
+{
+    const int ph = h / 2, pw = w / 2;
+    memset(a, 0, (size_t)cb * h * w * c * sizeof *a);
+    for (int64_t s = 0; s < cb; s++)
+        for (int y = 0; y < ph; y++)
+            for (int x = 0; x < pw; x++) {
+                float *r0 = a + ((s * h + 2 * y) * w + 2 * x) * c;
+                const int64_t o = ((s * ph + y) * pw + x) * c;
+                for (int k = 0; k < c; k++)
+                    if (p[o + k] > 0) {
+                        int t = (int)arg[o + k];
+                        r0[(t >> 1) * (int64_t)w * c + (t & 1) * c + k] = dp[o + k];
+                    }
+            }
+}
+
+static void im2col1(const cnn_geom *g, const float *x, int64_t cb, float *col)
+{
+    const int64_t in = (int64_t)g->c0 * g->h0 * g->w0;
+    for (int64_t s = 0; s < cb; s++)
+        for (int oy = 0; oy < g->h1; oy++)
+            for (int ox = 0; ox < g->w1; ox++) {
+                float *row = col + ((s * g->h1 + oy) * g->w1 + ox) * g->k1;
+                for (int c = 0; c < g->c0; c++)
+                    for (int ky = 0; ky < KS; ky++) {
+                        const float *src = x + s * in + ((int64_t)c * g->h0 + oy + ky) * g->w0 + ox;
+                        for (int kx = 0; kx < KS; kx++)
+                            row[kx] = src[kx];
+                        row += KS;
+                    }
+            }
+}
+
+static void im2col2(const cnn_geom *g, const float *p1, int64_t cb, float *col)
+{
+    const size_t seg = (size_t)KS * g->c1;
+    for (int64_t s = 0; s < cb; s++)
+        for (int oy = 0; oy < g->h2; oy++)
+            for (int ox = 0; ox < g->w2; ox++) {
+                float *row = col + ((s * g->h2 + oy) * g->w2 + ox) * g->k2;
+                for (int ky = 0; ky < KS; ky++) {
+                    const float *src = p1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1;
+                    memcpy(row, src, seg * sizeof *row);
+                    row += seg;
+                }
+            }
+}
+
+/* dst[t] += src[t] for t < n */
+static void add_to(float *restrict dst, const float *restrict src, int n)
+{
+    int t = 0;
+    for (; t + VB <= n; t += VB)
+        for (int u = 0; u < VB; u++)
+            dst[t + u] += src[t + u];
+    for (; t < n; t++)
+        dst[t] += src[t];
+}
+
+/* dp1 = sum of the column gradients back onto the pooled maps. */
+static void col2im2(const cnn_geom *g, const float *dcol, int64_t cb, float *dp1)
+{
+    const int seg = KS * g->c1;
+    memset(dp1, 0, (size_t)cb * g->p1h * g->p1w * g->c1 * sizeof *dp1);
+    for (int64_t s = 0; s < cb; s++)
+        for (int oy = 0; oy < g->h2; oy++)
+            for (int ox = 0; ox < g->w2; ox++) {
+                const float *row = dcol + ((s * g->h2 + oy) * g->w2 + ox) * g->k2;
+                for (int ky = 0; ky < KS; ky++) {
+                    add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
+                    row += seg;
+                }
+            }
+}
+
+static void forward(const wl_model *m, const float *params, const float *x, int64_t cb,
+                    const cnn_bufs *bf)
+{
+    const cnn_geom *g = geom(m);
+    im2col1(g, x, cb, bf->col1);
+    affine(params + m->layers[0].offset, g->k1, g->c1, bf->col1, cb * g->h1 * g->w1, bf->a1, 1);
+    pool_forward(bf->a1, g->h1, g->w1, g->c1, cb, bf->p1, bf->arg1);
+    im2col2(g, bf->p1, cb, bf->col2);
+    affine(params + m->layers[1].offset, g->k2, g->c2, bf->col2, cb * g->h2 * g->w2, bf->a2, 1);
+    pool_forward(bf->a2, g->h2, g->w2, g->c2, cb, bf->p2, bf->arg2);
+    affine(params + m->layers[2].offset, g->feat, g->classes, bf->p2, cb, bf->z, 0);
+}
+
+/* grad W (+)= delta^T in, grad b (+)= column sums of delta (in double) */
+static void weight_grad(const float *delta, const float *in, int64_t rows, int k, int n,
+                        float *gw, int accumulate)
+{
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, (int)rows, 1.0f, delta, n, in, k,
+                accumulate ? 1.0f : 0.0f, gw, k);
+    float *gb = gw + (int64_t)n * k;
+    int j = 0;
+    for (; j < n; j += VB) {
+        const int m = n - j < VB ? n - j : VB;
+        double acc[VB] = {0};
+        if (m == VB)
+            for (int64_t i = 0; i < rows; i++)
+                for (int u = 0; u < VB; u++)
+                    acc[u] += delta[i * n + j + u];
+        else
+            for (int64_t i = 0; i < rows; i++)
+                for (int u = 0; u < m; u++)
+                    acc[u] += delta[i * n + j + u];
+        for (int u = 0; u < m; u++)
+            gb[j + u] = accumulate ? gb[j + u] + (float)acc[u] : (float)acc[u];
+    }
+}
+
+static double cnn_loss_grad(const wl_model *m, const float *params, const float *x,
+                            const float *y, int64_t b, float *grad, float *ws)
+{
+    const cnn_geom *g = geom(m);
+    if (b <= 0) {
+        memset(grad, 0, (size_t)m->n_params * sizeof *grad);
+        return 0.0;
+    }
+    const float *w2 = params + m->layers[1].offset, *wf = params + m->layers[2].offset;
+    float *g1 = grad + m->layers[0].offset, *g2 = grad + m->layers[1].offset;
+    float *gf = grad + m->layers[2].offset;
+    const float invb = 1.0f / (float)b;
+    const int c = g->classes;
+    const int64_t r1 = (int64_t)g->h1 * g->w1, r2 = (int64_t)g->h2 * g->w2;
+    double loss = 0;
+    for (int64_t i0 = 0; i0 < b; i0 += CNN_CHUNK) {
+        const int64_t cb = b - i0 < CNN_CHUNK ? b - i0 : CNN_CHUNK;
+        const int acc = i0 > 0;
+        cnn_bufs bf;
+        bufs_of(g, cb, ws, &bf);
+        forward(m, params, x + i0 * m->dim, cb, &bf);
+        for (int64_t i = 0; i < cb; i++) {
+            float *zi = bf.z + i * c;
+            int yi = (int)y[i0 + i];
+            loss += wl_softmax_row_loss(zi, c, yi, 1, NULL);
+            if (yi >= 0 && yi < c)
+                zi[yi] -= 1.0f;
+            for (int k = 0; k < c; k++)
+                zi[k] *= invb;
+        }
+        /* fc */
+        weight_grad(bf.z, bf.p2, cb, g->feat, c, gf, acc);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cb, g->feat, c, 1.0f, bf.z,
+                    c, wf, g->feat, 0.0f, bf.dp2, g->feat);
+        /* pool2, ReLU, conv2 (the column gradient overwrites col2) */
+        pool_backward(bf.a2, g->h2, g->w2, g->c2, cb, bf.p2, bf.arg2, bf.dp2);
+        weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(cb * r2), g->k2, g->c2,
+                    1.0f, bf.a2, g->c2, w2, g->k2, 0.0f, bf.col2, g->k2);
+        col2im2(g, bf.col2, cb, bf.dp1);
+        /* pool1, ReLU, conv1 */
+        pool_backward(bf.a1, g->h1, g->w1, g->c1, cb, bf.p1, bf.arg1, bf.dp1);
+        weight_grad(bf.a1, bf.col1, cb * r1, g->k1, g->c1, g1, acc);
+    }
+    return loss / (double)b;
+}
+
+static wl_eval cnn_evaluate(const wl_model *m, const float *params, const float *x,
+                            const float *y, int64_t n, float *ws, int64_t ws_batch)
+{
+    wl_eval ev = {NAN, NAN};
+    if (n <= 0 || ws_batch <= 0)
+        return ev;
+    const int c = m->classes;
+    const int64_t step = ws_batch < CNN_CHUNK ? ws_batch : CNN_CHUNK;
+    double loss = 0;
+    int64_t correct = 0;
+    for (int64_t i0 = 0; i0 < n; i0 += step) {
+        const int64_t cb = n - i0 < step ? n - i0 : step;
+        cnn_bufs bf;
+        bufs_of(geom(m), cb, ws, &bf);
+        forward(m, params, x + i0 * m->dim, cb, &bf);
+        for (int64_t i = 0; i < cb; i++) {
+            int yi = (int)y[i0 + i], am;
+            loss += wl_softmax_row_loss(bf.z + i * c, c, yi, 0, &am);
+            correct += am == yi;
+        }
+    }
+    ev.loss = loss / (double)n;
+    ev.accuracy = (double)correct / (double)n;
+    return ev;
+}
+
+const wl_model_vt wl_cnn_vt = {
+    .name = "cnn",
+    .args = "[(c1, c2)]",
+    .summary = "LeNet-style CNN: 2 x (conv5x5 + ReLU + maxpool2), dense; image datasets",
+    .create = cnn_create,
+    .destroy = cnn_destroy,
+    .workspace_floats = cnn_workspace_floats,
+    .init = cnn_init,
+    .loss_grad = cnn_loss_grad,
+    .evaluate = cnn_evaluate,
+    .batch_stats = NULL,
+};
