@@ -28,6 +28,7 @@ enum {
     ST_WORKER_INSERT,
     ST_STALE_INSERT,
     ST_LINK_INSERT,
+    ST_LABEL_INSERT,
     ST_RUN_FINISH,
     ST_RUN_FAIL,
     ST_FIND_DONE,
@@ -47,6 +48,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_WORKER_INSERT] = "INSERT INTO workers(run_id, worker, steps, compute_time, idle_time,"
                          " bytes_sent, mean_staleness) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_STALE_INSERT] = "INSERT INTO staleness(run_id, staleness, count) VALUES(?1, ?2, ?3)",
+    [ST_LABEL_INSERT] = "INSERT INTO labels(run_id, worker, label, count) VALUES(?1, ?2, ?3, ?4)",
     [ST_LINK_INSERT] = "INSERT INTO links(run_id, link, src, dst, bytes) VALUES(?1, ?2, ?3, ?4, ?5)",
     [ST_RUN_FINISH] = "UPDATE runs SET status = ?2, finished_at = ?3, sim_time = ?4,"
                       " iterations = ?5, wall_seconds = ?6, bytes_sent = ?7,"
@@ -77,6 +79,8 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS workers(run_id INTEGER, worker INTEGER, steps INTEGER,"
     " compute_time REAL, idle_time REAL, bytes_sent INTEGER, mean_staleness REAL);"
     "CREATE TABLE IF NOT EXISTS staleness(run_id INTEGER, staleness INTEGER,"
+    " count INTEGER);"
+    "CREATE TABLE IF NOT EXISTS labels(run_id INTEGER, worker INTEGER, label INTEGER,"
     " count INTEGER);"
     "CREATE TABLE IF NOT EXISTS links(run_id INTEGER, link INTEGER, src INTEGER,"
     " dst INTEGER, bytes INTEGER);"
@@ -473,6 +477,34 @@ static int status_valid(const char *status)
                       strcmp(status, "failed") == 0);
 }
 
+int an_db_run_labels(an_db *db, int64_t run_id, int n_workers, int classes,
+                     const int64_t *counts, sim_err *err)
+{
+    if (n_workers <= 0 || classes <= 0)
+        return 0;
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    sqlite3_stmt *st = stmt_get(db, ST_LABEL_INSERT, err);
+    if (!st)
+        return SIM_EDB;
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    for (int w = 0; ret == 0 && w < n_workers; w++) {
+        for (int c = 0; ret == 0 && c < classes; c++) {
+            int64_t n = counts[(int64_t)w * classes + c];
+            if (n == 0)
+                continue;
+            sqlite3_bind_int64(st, 1, run_id);
+            sqlite3_bind_int(st, 2, w);
+            sqlite3_bind_int(st, 3, c);
+            sqlite3_bind_int64(st, 4, n);
+            ret = stmt_run(db, st, err);
+        }
+    }
+    return tx_end(db, ret, err);
+}
+
 int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_links,
                     sim_err *err)
 {
@@ -646,6 +678,8 @@ static const char *const merge_sql[] = {
     " mean_staleness FROM merge_src.workers WHERE run_id = ?2 ORDER BY rowid",
     "INSERT INTO main.staleness(run_id, staleness, count) SELECT ?1, staleness, count"
     " FROM merge_src.staleness WHERE run_id = ?2 ORDER BY rowid",
+    "INSERT INTO main.labels(run_id, worker, label, count) SELECT ?1, worker, label, count"
+    " FROM merge_src.labels WHERE run_id = ?2 ORDER BY rowid",
     "INSERT INTO main.links(run_id, link, src, dst, bytes) SELECT ?1, link, src, dst, bytes"
     " FROM merge_src.links WHERE run_id = ?2 ORDER BY rowid",
 };

@@ -88,6 +88,10 @@ int an_db_flush(an_db *db, sim_err *err);
 int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
                      const an_worker_row *workers, int n_workers,
                      const int64_t *staleness_counts, int64_t n_staleness, sim_err *err);
+/* Writes the per-worker label histogram of a run's partition: counts is
+ * n_workers x classes (row-major); zero counts are skipped. */
+int an_db_run_labels(an_db *db, int64_t run_id, int n_workers, int classes,
+                     const int64_t *counts, sim_err *err);
 /* Writes the per-link byte counters of a run (links that carried bytes),
  * in one transaction; call before an_db_run_finish. */
 int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_links,

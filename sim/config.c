@@ -79,6 +79,10 @@ static sim_config_algo_keys_fn algo_resolver;
 
 void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn) { algo_resolver = fn; }
 
+static sim_config_device_fn device_resolver;
+
+void sim_config_set_device_resolver(sim_config_device_fn fn) { device_resolver = fn; }
+
 /* ---- small text helpers ---- */
 
 static char *trim(char *s)
@@ -523,6 +527,18 @@ static int canon_typed(const sim_key *k, const char *raw, char *out, size_t len,
         int rc = k->type == SIM_KEY_RATE   ? sim_parse_rate(raw, &v->d, err)
                  : k->type == SIM_KEY_SIZE ? sim_parse_size(raw, &v->d, err)
                                            : sim_parse_flops(raw, &v->d, err);
+        if (rc && k->type == SIM_KEY_FLOPS) {
+            double named = device_resolver ? device_resolver(raw) : 0.0;
+            if (named > 0) {
+                rc = 0;
+                v->d = named;
+            } else {
+                return sim_err_set(err, SIM_ECONFIG,
+                                   "expected a speed such as 15.7TFLOPS or a device preset "
+                                   "(dtsim list presets), got '%s'",
+                                   raw);
+            }
+        }
         if (rc || finite_or_fail(v->d, raw, err))
             return err->code;
         format_number(v->d, num, sizeof num);

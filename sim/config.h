@@ -125,6 +125,10 @@ extern const sim_key sim_config_keys[];
  * this lower layer needs no include of it. Returns NULL for an unknown name. */
 typedef const sim_key *(*sim_config_algo_keys_fn)(const char *algorithm);
 void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn);
+/* Named speeds for FLOPS keys ([workers] device = v100): returns FLOP/s > 0
+ * for a known name, else 0. Set by the experiment layer at start-up. */
+typedef double (*sim_config_device_fn)(const char *name);
+void sim_config_set_device_resolver(sim_config_device_fn fn);
 
 /* Loads path, applies overrides ("section.key=value", n_overrides of them),
  * fills every default. On error returns SIM_ECONFIG (or SIM_EINPUT if the

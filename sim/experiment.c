@@ -24,6 +24,7 @@
 #include "workloads/dataset.h"
 #include "workloads/model.h"
 #include "workloads/partition.h"
+#include "workloads/presets.h"
 
 void openblas_set_num_threads(int num_threads);
 
@@ -76,7 +77,17 @@ static double wall_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-void sim_experiment_init(void) { sim_config_set_algo_resolver(algo_keys); }
+static double device_flops(const char *name)
+{
+    const wl_device *d = wl_device_find(name);
+    return d ? d->peak_flops : 0.0;
+}
+
+void sim_experiment_init(void)
+{
+    sim_config_set_algo_resolver(algo_keys);
+    sim_config_set_device_resolver(device_flops);
+}
 
 /* ---- evaluation --------------------------------------------------------- */
 
@@ -389,6 +400,19 @@ static int begin_db_run(run_state *e)
         .param_values = vals,
     };
     rc = an_db_run_begin(db, &info, &e->run_id, e->err);
+    if (rc == 0 && e->ds->classes >= 2) {
+        int n = c->n_workers, k = e->ds->classes;
+        int64_t *counts = calloc((size_t)n * (size_t)k, sizeof *counts);
+        if (!counts) {
+            rc = sim_err_set(e->err, SIM_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int w = 0; rc == 0 && w < n; w++)
+            rc = wl_partition_label_histogram(e->part, e->ds, w, counts + (int64_t)w * k);
+        if (rc == 0)
+            rc = an_db_run_labels(db, e->run_id, n, k, counts, e->err);
+        free(counts);
+    }
 out:
     free(canon);
     free(keys);
@@ -406,20 +430,30 @@ static int key_error(const sim_config *c, const char *section, const char *key, 
     return sim_config_error(c, section, key, code, err, "%s", msg);
 }
 
-static int check_supported(const sim_config *c, sim_err *err)
+/* The proxy preset, if any: NULL for none; SIM_ECONFIG for an unknown name. */
+static int find_proxy(const sim_config *c, const wl_proxy **out, sim_err *err)
 {
-    if (strcmp(c->proxy, "none") != 0)
-        return sim_config_error(c, "workload", "proxy", SIM_ECONFIG, err,
-                                "proxy presets are not available in this version "
-                                "(use sim_params and sim_flops)");
-    return 0;
+    *out = NULL;
+    if (strcmp(c->proxy, "none") == 0)
+        return 0;
+    *out = wl_proxy_find(c->proxy);
+    if (*out)
+        return 0;
+    char known[512] = "";
+    size_t used = 0;
+    for (int i = 0; wl_proxy_table[i].name && used < sizeof known - 64; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                 wl_proxy_table[i].name);
+    return sim_config_error(c, "workload", "proxy", SIM_ECONFIG, err,
+                            "unknown proxy '%s' (known: none, %s)", c->proxy, known);
 }
 
 static int build(run_state *e)
 {
     const sim_config *c = e->cfg;
     sim_err *err = e->err;
-    int rc = check_supported(c, err);
+    const wl_proxy *proxy;
+    int rc = find_proxy(c, &proxy, err);
     if (rc < 0)
         return rc;
     e->vt = algo_find(c->algorithm);
@@ -489,9 +523,15 @@ static int build(run_state *e)
     env->ds = e->ds;
     env->n = c->n_workers;
     env->d = e->model->n_params;
-    int64_t wire_params = c->sim_params > 0 ? c->sim_params : env->d;
+    /* explicit sim_params / sim_flops win over a proxy preset, which wins
+     * over the model's own numbers */
+    int64_t wire_params = c->sim_params > 0 ? c->sim_params
+                          : proxy          ? proxy->params
+                                           : env->d;
     env->msg_bytes = (double)wire_params * (double)c->wire_bytes;
-    env->flops_per_sample = c->sim_flops > 0 ? c->sim_flops : e->model->flops_per_sample;
+    env->flops_per_sample = c->sim_flops > 0 ? c->sim_flops
+                            : proxy          ? proxy->flops_per_sample
+                                             : e->model->flops_per_sample;
     env->batch = c->batch;
     env->server_host = server ? c->n_workers : -1;
     env->allreduce_kind = c->collective == 0   ? SIM_COLL_RING

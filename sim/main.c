@@ -24,6 +24,7 @@
 #include "workloads/dataset.h"
 #include "workloads/model.h"
 #include "workloads/partition.h"
+#include "workloads/presets.h"
 
 #define MAX_SETS 256
 
@@ -61,7 +62,7 @@ static void help_main(FILE *f)
             "              [--by COLUMN] [--where SQL] -o FILE.png|.svg|.pdf\n"
             "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
             "              [--export FILE.graphml|.dot]\n"
-            "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|keys]\n"
+            "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|presets|keys]\n"
             "  dtsim --version | --help     (every subcommand has --help too)\n\n"
             "Exit status: 0 success (a diverged run is a result), 2 usage, config, input\n"
             "or database error (the message names file, line and key), 1 anything else.\n"
@@ -200,6 +201,45 @@ static void list_keys(void)
     }
 }
 
+static void list_presets(void)
+{
+    printf("model proxies ([workload] proxy: message sizes and compute times of a larger "
+           "network;\n  training FLOPs = 3 x forward, a multiply-add = 2 FLOPs):\n");
+    printf("  %-12s %14s %16s  %s\n", "name", "parameters", "train FLOP/sample", "sample; source");
+    for (int i = 0; wl_proxy_table[i].name; i++) {
+        const wl_proxy *p = &wl_proxy_table[i];
+        printf("  %-12s %14lld %16.4g  %s; %s\n", p->name, (long long)p->params,
+               p->flops_per_sample, p->sample, p->source);
+    }
+    printf("devices ([workers] device = NAME, or a speed such as 15.7TFLOPS):\n");
+    for (int i = 0; wl_device_table[i].name; i++) {
+        const wl_device *d = &wl_device_table[i];
+        printf("  %-12s %12.4g FLOP/s  %s; %s\n", d->name, d->peak_flops, d->precision,
+               d->source);
+    }
+}
+
+static void list_datasets(void) { LIST_TABLE("datasets ([workload] dataset)", wl_dataset_table); }
+static void list_partitions(void)
+{
+    LIST_TABLE("partitions ([workload] partition)", wl_partition_table);
+}
+static void list_distributions(void)
+{
+    LIST_TABLE("distributions ([workers] compute)", sim_dist_table);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} list_kinds[] = {
+    {"algorithms", list_algorithms}, {"graphs", list_graphs},
+    {"networks", list_networks},     {"models", list_models},
+    {"datasets", list_datasets},     {"partitions", list_partitions},
+    {"distributions", list_distributions}, {"presets", list_presets},
+    {"keys", list_keys},
+};
+
 static int cmd_list(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "all";
@@ -208,41 +248,15 @@ static int cmd_list(int argc, char **argv)
         return 0;
     }
     int all = strcmp(what, "all") == 0, any = 0;
-    if (all || strcmp(what, "algorithms") == 0) {
-        list_algorithms();
-        any = 1;
-    }
-    if (all || strcmp(what, "graphs") == 0) {
-        list_graphs();
-        any = 1;
-    }
-    if (all || strcmp(what, "networks") == 0) {
-        list_networks();
-        any = 1;
-    }
-    if (all || strcmp(what, "models") == 0) {
-        list_models();
-        any = 1;
-    }
-    if (all || strcmp(what, "datasets") == 0) {
-        LIST_TABLE("datasets ([workload] dataset)", wl_dataset_table);
-        any = 1;
-    }
-    if (all || strcmp(what, "partitions") == 0) {
-        LIST_TABLE("partitions ([workload] partition)", wl_partition_table);
-        any = 1;
-    }
-    if (all || strcmp(what, "distributions") == 0) {
-        LIST_TABLE("distributions ([workers] compute)", sim_dist_table);
-        any = 1;
-    }
-    if (all || strcmp(what, "keys") == 0) {
-        list_keys();
-        any = 1;
+    for (size_t i = 0; i < sizeof list_kinds / sizeof list_kinds[0]; i++) {
+        if (all || strcmp(what, list_kinds[i].name) == 0) {
+            list_kinds[i].fn();
+            any = 1;
+        }
     }
     if (!any)
         return usage_error("list", "unknown category '%s' (known: algorithms, graphs, networks, "
-                                   "models, datasets, partitions, distributions, keys)",
+                                   "models, datasets, partitions, distributions, presets, keys)",
                            what);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "sim/config.h"
 #include "algorithms/algo.h"
 #include "sim/experiment.h"
+#include "workloads/presets.h"
 
 typedef struct rows {
     an_metric_row r[4096];
@@ -223,4 +224,32 @@ Test(algorithms, learning_rate_schedule)
     cr_assert_float_eq(algo_lr_at(&cfg, 0.0), 0.04, 1e-15);
     cr_assert_float_eq(algo_lr_at(&cfg, 1.0), 0.4 * 0.55, 1e-15);
     cr_assert_float_eq(algo_lr_at(&cfg, 2.0), 0.4, 1e-15);
+}
+
+Test(algorithms, proxy_and_device_presets_set_sizes_and_times)
+{
+    /* ResNet-50 proxy: 25,557,032 parameters on the wire, 3 x 8.178 GFLOPs
+     * per sample (presets table); V100: 15.7 TFLOPS at 50% efficiency */
+    const char *sets[] = {"workload.proxy=resnet50", "workers.device=v100",
+                          "workers.efficiency=0.5", "workers.compute=model",
+                          "workers.count=4", "network.topology=star",
+                          "experiment.max_iterations=5"};
+    sim_run_result r = run_text(base_ini, sets, 7, NULL);
+    const wl_proxy *p = wl_proxy_find("resnet50");
+    cr_assert_not_null(p);
+    cr_assert_eq(p->params, 25557032);
+    double S = 4.0 * (double)p->params;
+    double bytes = 5 * 4 * 2 * 3 * S / 4; /* ring all-reduce: 2(n-1) chunks of S/n per rank */
+    cr_assert(fabs(r.bytes_sent - bytes) / bytes < 1e-9, "bytes %.0f, expected %.0f",
+              r.bytes_sent, bytes);
+    double compute = 16 * p->flops_per_sample / (15.7e12 * 0.5);
+    double per_iter = r.sim_time / 5;
+    cr_assert_gt(per_iter, compute);
+    const char *ideal[] = {"workload.proxy=resnet50", "workers.device=v100",
+                           "workers.efficiency=0.5", "workers.compute=model",
+                           "workers.count=4", "network.topology=ideal",
+                           "experiment.max_iterations=5"};
+    r = run_text(base_ini, ideal, 7, NULL);
+    cr_assert(fabs(r.sim_time / 5 - compute) < 2e-9, "per iteration %.9g, expected %.9g",
+              r.sim_time / 5, compute);
 }

@@ -128,6 +128,17 @@ Test(cli, run_lands_in_the_database)
     cr_assert_eq(sqlite3_column_int64(st, 3), sent);
     cr_assert_eq(sqlite3_column_int64(st, 1), 2 * sent);
     sqlite3_finalize(st);
+    /* label histogram of the iid partition: every training sample once */
+    cr_assert_eq(sqlite3_prepare_v2(db,
+                                    "select sum(count), count(distinct worker), "
+                                    "count(distinct label) from labels",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_eq(sqlite3_column_int(st, 0), 600);
+    cr_assert_eq(sqlite3_column_int(st, 1), 4);
+    cr_assert_eq(sqlite3_column_int(st, 2), 3);
+    sqlite3_finalize(st);
     sqlite3_close(db);
 }
 
