@@ -110,7 +110,8 @@ static void help_report(FILE *f)
 static void help_list(FILE *f)
 {
     fprintf(f, "Usage: dtsim list [algorithms|graphs|networks|models|datasets|partitions|"
-               "distributions|keys]\n\nDescribes what can be named in an experiment file. "
+               "distributions|presets|keys]\n\nDescribes what can be named in an experiment "
+               "file. "
                "Without an argument, lists everything.\n");
 }
 
