@@ -10,10 +10,26 @@
 
 extern const algo_vt algo_allreduce_sgd;
 extern const algo_vt algo_asgd;
+extern const algo_vt algo_dpsgd;
+extern const algo_vt algo_dsgd_atc;
+extern const algo_vt algo_dmsgd;
+extern const algo_vt algo_decentlam;
+extern const algo_vt algo_momentum_consensus;
+extern const algo_vt algo_consensus_control;
+extern const algo_vt algo_ad_psgd;
+extern const algo_vt algo_swarm_sgd;
 
 const algo_vt *const algo_registry[] = {
     &algo_allreduce_sgd,
     &algo_asgd,
+    &algo_dpsgd,
+    &algo_dsgd_atc,
+    &algo_dmsgd,
+    &algo_decentlam,
+    &algo_momentum_consensus,
+    &algo_consensus_control,
+    &algo_ad_psgd,
+    &algo_swarm_sgd,
     NULL,
 };
 

@@ -318,6 +318,25 @@ Test(config, interface_example_with_inline_comments_loads)
     sim_config_release(&cfg);
 }
 
+static double test_device(const char *name)
+{
+    return strcmp(name, "v100") == 0 ? 15.7e12 : 0.0;
+}
+
+Test(config, device_presets_through_the_resolver)
+{
+    sim_config_set_device_resolver(test_device);
+    sim_config cfg;
+    load_ok("[workers]\ndevice = v100\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.compute.device_flops, 15.7e12);
+    cr_assert_str_eq(sim_config_find(&cfg, "workers", "device")->value, "15700000000000FLOPS");
+    sim_config_release(&cfg);
+    load_fails("[workers]\ndevice = p100\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [workers] device: expected a speed such as 15.7TFLOPS or a device "
+               "preset (dtsim list presets), got 'p100'");
+    sim_config_set_device_resolver(NULL);
+}
+
 Test(config, load_from_file_names_run_after_file)
 {
     const char *dir = test_tmpdir();
@@ -333,12 +352,15 @@ Test(config, load_from_file_names_run_after_file)
     cr_assert_eq(cfg.n_workers, 4);
     sim_config_release(&cfg);
 
-    /* the repository's quick-start experiment loads */
+    /* the repository's quick-start experiment loads (it names a device
+     * preset, resolved by the experiment layer; a stand-in here) */
+    sim_config_set_device_resolver(test_device);
     cr_assert_eq(sim_config_load(test_source_path("experiments/quickstart.ini"), NULL, 0,
                                  &cfg, &err),
                  0, "%s", err.msg);
     cr_assert_eq(cfg.n_workers, 16);
     sim_config_release(&cfg);
+    sim_config_set_device_resolver(NULL);
 }
 
 Test(config, overrides_replace_file_values)

@@ -1,0 +1,37 @@
+/* dmsgd: decentralized momentum SGD (ALGORITHMS.md 3.1), the DecentLaM
+ * paper's baseline. ATC form by default:
+ *   m_i <- beta m_i + g_i;  y_i = x_i - lr m_i (sent, blocking);
+ *   x_i <- sum_j W_ij y_j
+ * form = awc: x_i <- sum_j W_ij x_j - lr m_i, exchange overlapped with the
+ * gradient. beta is the common momentum key (nesterov supported). */
+#include <string.h>
+
+#include "algorithms/gossip.h"
+
+static const sim_key keys[] = {
+    ALGO_GOSSIP_STEPS_KEY,
+    ALGO_GOSSIP_FORM_KEY("atc"),
+    {0},
+};
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    const char *f = sim_config_get_string(env->cfg, "algorithm", "form");
+    algo_gossip_form form = f && strcmp(f, "awc") == 0 ? ALGO_GOSSIP_AWC : ALGO_GOSSIP_ATC;
+    return algo_dsgd_create(env, form, out, err);
+}
+
+const algo_vt algo_dmsgd = {
+    .name = "dmsgd",
+    .summary = "decentralized momentum SGD (DmSGD), ATC by default, AWC option",
+    .reference = "3.1",
+    .keys = keys,
+    .async = 0,
+    .uses_graph = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = algo_gossip_destroy,
+    .start = algo_gossip_start,
+    .model = algo_gossip_model,
+    .worker_models = algo_gossip_worker_models,
+};

@@ -1,0 +1,125 @@
+/* Local-momentum decentralized SGD, shared by dpsgd (AWC by default),
+ * dsgd_atc (ATC) and dmsgd (ATC by default). ALGORITHMS.md 0.3, 1.2, 3.1:
+ *   ATC:  y_i = x_i - lr d_i is sent; x_i <- sum_j W_ij y_j
+ *   AWC:  x_i is sent at the step start; x_i <- sum_j W_ij x_j - lr d_i
+ * d_i = g_i (+ weight decay) without momentum, else the local heavy-ball
+ * buffer m_i <- beta m_i + g_i (or the Nesterov direction g_i + beta m_i).
+ * With q gossip steps W becomes W^q. Momentum buffers stay local. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/gossip.h"
+
+typedef struct dsgd {
+    float *m;        /* n x d momentum buffers, NULL without momentum */
+    int64_t d;
+    double beta, wd;
+    int nesterov;
+} dsgd;
+
+static void release(void *p)
+{
+    dsgd *s = p;
+    if (!s)
+        return;
+    free(s->m);
+    free(s);
+}
+
+static float *mom(dsgd *s, int i) { return s->m ? s->m + (int64_t)i * s->d : NULL; }
+
+static void atc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+{
+    (void)k;
+    dsgd *s = p;
+    algo_worker *w = &env->w[i];
+    algo_local_step(send, w->x, w->x, w->grad, mom(s, i), s->d, lr, s->beta, s->nesterov,
+                    s->wd);
+}
+
+static void atc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+{
+    (void)p;
+    (void)k;
+    (void)lr;
+    memcpy(env->w[i].x, mixed, (size_t)env->d * sizeof(float));
+}
+
+static void awc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+{
+    (void)p;
+    (void)k;
+    (void)lr;
+    memcpy(send, env->w[i].x, (size_t)env->d * sizeof(float));
+}
+
+static void awc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+{
+    (void)k;
+    dsgd *s = p;
+    algo_worker *w = &env->w[i];
+    algo_local_step(w->x, mixed, w->x, w->grad, mom(s, i), s->d, lr, s->beta, s->nesterov,
+                    s->wd);
+}
+
+static void atc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
+                        const topo_wmat *W, const float *const *in, const float *x_old,
+                        float *x_new)
+{
+    (void)p;
+    (void)k;
+    (void)lr;
+    (void)x_old;
+    algo_gossip_row(W, i, in, 0, env->d, x_new);
+}
+
+static void awc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
+                        const topo_wmat *W, const float *const *in, const float *x_old,
+                        float *x_new)
+{
+    (void)k;
+    dsgd *s = p;
+    float *m = mom(s, i), *g = env->w[i].grad;
+    int plain = s->wd == 0 && (s->beta == 0 || !m);
+    for (int64_t c = 0; c < s->d; c += ALGO_ROW_CHUNK) {
+        int64_t len = s->d - c < ALGO_ROW_CHUNK ? s->d - c : ALGO_ROW_CHUNK;
+        if (!plain) /* g becomes the direction, read before x_old is overwritten */
+            algo_local_dir(g + c, m ? m + c : NULL, x_old + c, len, s->beta, s->nesterov,
+                           s->wd);
+        algo_gossip_row_step(W, i, in, c, len, x_new + c, g + c, lr);
+    }
+}
+
+int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
+{
+    const sim_config *c = env->cfg;
+    dsgd *s = calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
+    s->d = env->d;
+    s->beta = c->momentum;
+    s->wd = c->weight_decay;
+    s->nesterov = c->nesterov;
+    if (c->momentum != 0) {
+        s->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
+        if (!s->m) {
+            release(s);
+            return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
+        }
+    }
+    algo_gossip_ops ops = {
+        .form = form,
+        .width = 1,
+        .prepare = form == ALGO_GOSSIP_ATC ? atc_prepare : awc_prepare,
+        .finish = form == ALGO_GOSSIP_ATC ? atc_finish : awc_finish,
+        .combine_finish = form == ALGO_GOSSIP_ATC ? atc_combine : awc_combine,
+        .sends_model = form == ALGO_GOSSIP_AWC,
+        .plan = NULL,
+        .release = release,
+    };
+    algo_gossip *g = algo_gossip_create(env, &ops, s, err);
+    if (!g)
+        return err && err->code ? err->code : SIM_EINTERNAL;
+    *out = g;
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* dsgd_atc: decentralized SGD in adapt-then-combine form (ALGORITHMS.md 0.3):
+ * x_i <- sum_j W_ij (x_j - lr d_j), where d_j is the local gradient, or the
+ * local heavy-ball / Nesterov direction when momentum > 0 (then it is the
+ * same update as dmsgd with form = atc). The message depends on the
+ * gradient, so the exchange is blocking. */
+#include "algorithms/gossip.h"
+
+static const sim_key keys[] = {
+    ALGO_GOSSIP_STEPS_KEY,
+    {0},
+};
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    return algo_dsgd_create(env, ALGO_GOSSIP_ATC, out, err);
+}
+
+const algo_vt algo_dsgd_atc = {
+    .name = "dsgd_atc",
+    .summary = "decentralized SGD, adapt-then-combine: x <- W(x - lr g), blocking exchange",
+    .reference = "0.3",
+    .keys = keys,
+    .async = 0,
+    .uses_graph = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = algo_gossip_destroy,
+    .start = algo_gossip_start,
+    .model = algo_gossip_model,
+    .worker_models = algo_gossip_worker_models,
+};

@@ -1,0 +1,609 @@
+/* The synchronous gossip driver (see gossip.h).
+ *
+ * Per worker i the state is (k, t, round): its iteration, the global index
+ * of its current gossip step and the steps done in iteration k. Invariants:
+ *  - slot[p] holds what i sent (or will send) at its last step of parity p;
+ *    pend[p] counts the out-neighbours that have not combined it yet, and a
+ *    slot is refilled only when pend[p] == 0 (else i waits, wait_slot);
+ *  - recv[s mod R] counts delivered messages of step s >= t. On a static
+ *    graph flow control keeps senders at most one step ahead of their
+ *    receivers; on a time-varying graph the receiver of step s + 2 is not
+ *    the one whose consumption freed the slot, so a sender can be further
+ *    ahead, but by less than R = n (period + 1) + 4 steps (each node
+ *    receives from its period's in-neighbours within every period, so no
+ *    node passes another by more than period + 1 steps per hop);
+ *  - a combine reads the senders' slots, never a message copy, so the
+ *    network carries sizes and the slots carry contents.
+ * Iteration k of the whole system completes when done_cnt[k mod R] reaches
+ * n; workers are fewer than R iterations apart by the same bound. A
+ * violation (impossible on a connected graph) stops the run as failed. */
+#include "algorithms/gossip.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct gworker {
+    int64_t k;             /* iteration in progress */
+    int64_t t;             /* global index of the current gossip step */
+    int round;             /* gossip steps completed in iteration k */
+    int compute_done;      /* the gradient of iteration k has been computed */
+    int mixed_done;        /* mixing of iteration k is complete (result set) */
+    int published;         /* step t's vectors have been sent */
+    int wait_slot;         /* waiting for pend[t & 1] to reach 0 */
+    int ready_last;        /* AWC: last step's messages in, combine at compute end */
+    int *recv;             /* R counters: messages of step s at recv[s mod R] */
+    int pend[2];
+    float *slot[2];        /* send buffers (len floats) */
+    float *mix;            /* result of the last combine (len floats) */
+    const float *result;   /* mixed vectors handed to finish */
+    double delta;          /* ||sent - combined||^2 of the last step (x part) */
+    double lr;             /* learning rate of iteration k */
+    algo_gossip_plan plan; /* mixing of iteration k */
+    int64_t rounds_total;
+    float *x;              /* the model: env->w[i].x, or a slot in place */
+} gworker;
+
+typedef struct frame {
+    int64_t k;             /* iteration whose results it holds, -1 = free */
+    int count;
+    float *x;              /* n x d */
+} frame;
+
+struct algo_gossip {
+    algo_env *env;
+    algo_gossip_ops ops;
+    void *m;
+    int n;
+    int64_t d, len;        /* len = width x d */
+    int steps;             /* gossip_steps */
+    int in_place;          /* x_i^k lives in slot[k & 1] (see sends_model) */
+    double msg_bytes;      /* width x S */
+    gworker *w;
+    float *slab;           /* every worker's slots and mix */
+    const float **sp[2];   /* sp[p][j] = w[j].slot[p] */
+    const float **ptrs;    /* scratch: n model pointers */
+    sim_coll *coll_exact, *coll_scalar;
+    float *avg;            /* exact mean of the current exact round */
+    int exact_done, scalar_done;
+    double est, est_first; /* adaptive: estimate of the current step, of the first */
+    int64_t spi;           /* samples per global iteration */
+    int64_t *done_cnt;
+    int *recv_slab;
+    int R;
+    int64_t k_lo;          /* lowest incomplete global iteration */
+    frame **frames;
+    int n_frames;
+    frame *last;           /* frame of the latest completed global iteration */
+    algo_gossip_profile *prof;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void fail(algo_gossip *g) { g->env->diverged = -1; }
+
+static void begin_iter(algo_gossip *g, int i);
+static void try_publish(algo_gossip *g, int i);
+static void check_round(algo_gossip *g, int i);
+
+double algo_gossip_epoch_at(const algo_gossip *g, int64_t k)
+{
+    return (double)(k * g->spi) / (double)g->env->ds->train.n;
+}
+
+int64_t algo_gossip_rounds(const algo_gossip *g, int i) { return g->w[i].rounds_total; }
+
+float *algo_gossip_x(const algo_gossip *g, int i) { return g->w[i].x; }
+
+void algo_gossip_set_profile(algo_gossip *g, algo_gossip_profile *p) { g->prof = p; }
+
+/* ---- evaluation snapshots ----------------------------------------------- */
+
+/* The runner evaluates after global iteration k when this holds (its
+ * eval_every count, max_iterations and max_epochs rules). */
+static int need_snapshot(const algo_gossip *g, int64_t k)
+{
+    const sim_config *c = g->env->cfg;
+    int64_t it = k + 1;
+    if (c->eval_every_iters > 0 && it % c->eval_every_iters == 0)
+        return 1;
+    if (c->max_iterations > 0 && it == c->max_iterations)
+        return 1;
+    if (c->max_epochs > 0) {
+        double lim = c->max_epochs * (double)g->env->ds->train.n;
+        if ((double)(it * g->spi) >= lim && (double)(k * g->spi) < lim)
+            return 1;
+    }
+    return 0;
+}
+
+static frame *frame_find(algo_gossip *g, int64_t k)
+{
+    for (int f = 0; f < g->n_frames; f++)
+        if (g->frames[f]->k == k)
+            return g->frames[f];
+    return NULL;
+}
+
+static frame *frame_get(algo_gossip *g, int64_t k)
+{
+    frame *f = frame_find(g, k);
+    if (f)
+        return f;
+    for (int j = 0; j < g->n_frames; j++)
+        if (g->frames[j]->k < 0 && g->frames[j] != g->last) {
+            f = g->frames[j];
+            break;
+        }
+    if (!f) { /* grows only while the lead between workers grows */
+        frame **fs = realloc(g->frames, (size_t)(g->n_frames + 1) * sizeof *fs);
+        if (!fs)
+            return NULL;
+        g->frames = fs;
+        f = calloc(1, sizeof *f);
+        if (f)
+            f->x = malloc((size_t)g->n * (size_t)g->d * sizeof(float));
+        if (!f || !f->x) {
+            if (f)
+                free(f);
+            return NULL;
+        }
+        g->frames[g->n_frames++] = f;
+    }
+    f->k = k;
+    f->count = 0;
+    return f;
+}
+
+static void iteration_done(algo_gossip *g, int64_t k)
+{
+    if (k - g->k_lo >= g->R) {
+        fail(g); /* cannot happen on a connected graph */
+        return;
+    }
+    int s = (int)(k % g->R);
+    if (++g->done_cnt[s] < g->n || k != g->k_lo)
+        return;
+    g->done_cnt[s] = 0;
+    frame *f = frame_find(g, k);
+    if (f) {
+        if (g->last && g->last != f)
+            g->last->k = -1;
+        g->last = f;
+    }
+    g->k_lo++;
+    algo_env_iteration(g->env, g->spi);
+}
+
+const float *algo_gossip_model(void *p, float *scratch)
+{
+    algo_gossip *g = p;
+    algo_gossip_worker_models(g, g->ptrs);
+    algo_mean(scratch, g->ptrs, g->n, g->d);
+    return scratch;
+}
+
+void algo_gossip_worker_models(void *p, const float **xs)
+{
+    algo_gossip *g = p;
+    frame *f = g->last;
+    int snap = f && g->env->iterations == f->k + 1;
+    for (int i = 0; i < g->n; i++)
+        xs[i] = snap ? f->x + (int64_t)i * g->d : g->w[i].x;
+}
+
+/* ---- the iteration ------------------------------------------------------ */
+
+/* x_i^{k+1} is set (by finish(result) unless fused): snapshot, count, go on. */
+static void finish_iter(algo_gossip *g, int i, int fused)
+{
+    algo_env *env = g->env;
+    gworker *w = &g->w[i];
+    if (!fused) {
+        double t0 = g->prof ? now_s() : 0;
+        g->ops.finish(g->m, env, i, w->k, w->lr, w->result);
+        if (g->prof)
+            g->prof->update_s += now_s() - t0;
+    }
+    algo_env_idle_end(env, i);
+    int64_t k = w->k;
+    if (need_snapshot(g, k)) {
+        frame *f = frame_get(g, k);
+        if (!f) {
+            fail(g);
+        } else {
+            memcpy(f->x + (int64_t)i * g->d, w->x, (size_t)g->d * sizeof(float));
+            f->count++;
+        }
+    }
+    w->k++;
+    iteration_done(g, k);
+    begin_iter(g, i);
+}
+
+static void mixing_done(algo_gossip *g, int i, const float *result)
+{
+    gworker *w = &g->w[i];
+    w->result = result;
+    w->mixed_done = 1;
+    if (g->ops.form == ALGO_GOSSIP_ATC || w->compute_done)
+        finish_iter(g, i, 0);
+}
+
+static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    algo_gossip *g = ctx;
+    gworker *w = &g->w[dst];
+    int64_t t = (int64_t)arg;
+    if (t < w->t || t - w->t >= g->R) {
+        fail(g);
+        return;
+    }
+    w->recv[t % g->R]++;
+    if (w->published && t == w->t)
+        check_round(g, dst);
+}
+
+static void release(algo_gossip *g, int j, int p)
+{
+    gworker *w = &g->w[j];
+    if (--w->pend[p] == 0 && w->wait_slot && (int)(w->t & 1) == p) {
+        w->wait_slot = 0;
+        try_publish(g, j);
+    }
+}
+
+static void complete_round(algo_gossip *g, int i)
+{
+    algo_env *env = g->env;
+    gworker *w = &g->w[i];
+    int64_t t = w->t;
+    int p = (int)(t & 1);
+    const topo_wmat *W = topo_mixing_at(env->mix, t);
+    int fused = g->ops.combine_finish && w->plan.mode == ALGO_MIX_GOSSIP &&
+                w->round + 1 >= w->plan.rounds;
+    if (fused && g->ops.form == ALGO_GOSSIP_AWC && !w->compute_done) {
+        /* On a static graph no neighbour can need this step's slots back
+         * before our next send (after our compute), so the combine waits
+         * for the gradient and runs fused with the update. */
+        if (topo_graph_period(env->graph) == 1) {
+            w->ready_last = 1;
+            return;
+        }
+        fused = 0;
+    }
+    double t0 = g->prof ? now_s() : 0;
+    if (fused && g->in_place) {
+        if (w->pend[p ^ 1] > 0) { /* impossible on a static symmetric graph */
+            fail(g);
+            return;
+        }
+        g->ops.combine_finish(g->m, env, i, w->k, w->lr, W, g->sp[p], w->slot[p],
+                              w->slot[p ^ 1]);
+        w->x = w->slot[p ^ 1];
+    } else if (fused)
+        g->ops.combine_finish(g->m, env, i, w->k, w->lr, W, g->sp[p], w->x, w->x);
+    else
+        topo_mixing_apply_row(W, i, g->sp[p], w->mix, g->len);
+    if (w->plan.mode == ALGO_MIX_ADAPTIVE) {
+        const float *a = w->slot[p], *b = w->mix;
+        double s = 0;
+        for (int64_t j = 0; j < g->d; j++) {
+            double r = (double)a[j] - (double)b[j];
+            s += r * r;
+        }
+        w->delta = s;
+    }
+    if (g->prof) {
+        g->prof->mix_s += now_s() - t0;
+        g->prof->rounds++;
+    }
+    const int *in;
+    int nin = topo_graph_in_at(env->graph, t, i, &in);
+    w->recv[t % g->R] -= nin;
+    w->published = 0;
+    w->round++;
+    w->t++;
+    w->rounds_total++;
+    for (int a = 0; a < nin; a++)
+        release(g, in[a], p);
+    if (fused) {
+        w->mixed_done = 1;
+        finish_iter(g, i, 1);
+        return;
+    }
+    if (w->plan.mode == ALGO_MIX_ADAPTIVE) {
+        sim_err err;
+        if (sim_coll_enter(g->coll_scalar, i, 8.0, &err) < 0)
+            fail(g);
+        return;
+    }
+    if (w->round < w->plan.rounds)
+        try_publish(g, i);
+    else
+        mixing_done(g, i, w->mix);
+}
+
+static void check_round(algo_gossip *g, int i)
+{
+    gworker *w = &g->w[i];
+    const int *in;
+    int nin = topo_graph_in_at(g->env->graph, w->t, i, &in);
+    if (w->recv[w->t % g->R] >= nin)
+        complete_round(g, i);
+}
+
+/* Fills slot[t & 1] once it is free and sends it (or enters the exact
+ * all-reduce with it). */
+static void try_publish(algo_gossip *g, int i)
+{
+    algo_env *env = g->env;
+    gworker *w = &g->w[i];
+    int p = (int)(w->t & 1);
+    if (w->pend[p] > 0) {
+        w->wait_slot = 1;
+        return;
+    }
+    float *s = w->slot[p];
+    if (g->in_place) {
+        if (s != w->x) { /* x_i^k must be in the slot of step k */
+            fail(g);
+            return;
+        }
+    } else if (w->round == 0) {
+        double t0 = g->prof ? now_s() : 0;
+        g->ops.prepare(g->m, env, i, w->k, w->lr, s);
+        if (g->prof)
+            g->prof->update_s += now_s() - t0;
+    } else {
+        memcpy(s, w->mix, (size_t)g->len * sizeof(float));
+    }
+    if (w->plan.mode == ALGO_MIX_EXACT) {
+        sim_err err;
+        if (sim_coll_enter(g->coll_exact, i, g->msg_bytes, &err) < 0)
+            fail(g);
+        return;
+    }
+    const int *out;
+    int nout = topo_graph_out_at(env->graph, w->t, i, &out);
+    w->pend[p] = nout;
+    w->published = 1;
+    for (int a = 0; a < nout; a++) {
+        sim_err err;
+        if (sim_net_send(env->net, i, out[a], g->msg_bytes, on_msg, g, (uint64_t)w->t, &err) <
+            0)
+            fail(g);
+    }
+    check_round(g, i);
+}
+
+static void start_mixing(algo_gossip *g, int i)
+{
+    gworker *w = &g->w[i];
+    if (w->plan.mode == ALGO_MIX_GOSSIP && w->plan.rounds == 0) {
+        double t0 = g->prof ? now_s() : 0;
+        g->ops.prepare(g->m, g->env, i, w->k, w->lr, w->mix);
+        if (g->prof)
+            g->prof->update_s += now_s() - t0;
+        mixing_done(g, i, w->mix);
+        return;
+    }
+    try_publish(g, i);
+}
+
+static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    algo_gossip *g = ctx;
+    int i = (int)arg;
+    gworker *w = &g->w[i];
+    w->compute_done = 1;
+    if (g->ops.form == ALGO_GOSSIP_ATC) {
+        algo_env_idle_begin(g->env, i);
+        start_mixing(g, i);
+    } else if (w->ready_last) {
+        w->ready_last = 0;
+        complete_round(g, i);
+    } else if (w->mixed_done) {
+        finish_iter(g, i, 0);
+    } else {
+        algo_env_idle_begin(g->env, i);
+    }
+}
+
+static void plan_of(const algo_gossip *g, int64_t k, algo_gossip_plan *out)
+{
+    *out = (algo_gossip_plan){.mode = ALGO_MIX_GOSSIP, .rounds = g->steps};
+    if (g->ops.plan)
+        g->ops.plan(g->m, k, algo_gossip_epoch_at(g, k), out);
+}
+
+static void begin_iter(algo_gossip *g, int i)
+{
+    algo_env *env = g->env;
+    gworker *w = &g->w[i];
+    w->lr = algo_lr_at(env->cfg, algo_gossip_epoch_at(g, w->k));
+    plan_of(g, w->k, &w->plan);
+    w->round = 0;
+    w->compute_done = 0;
+    w->mixed_done = 0;
+    w->result = NULL;
+    algo_env_grad(env, i, w->x, env->w[i].grad);
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, g, (uint64_t)i);
+    if (g->ops.form == ALGO_GOSSIP_AWC)
+        start_mixing(g, i);
+}
+
+/* ---- collectives -------------------------------------------------------- */
+
+static void on_exact_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    algo_gossip *g = ctx;
+    gworker *w = &g->w[rank];
+    if (g->exact_done++ == 0) {
+        /* every rank has entered: all slots of this round are filled */
+        double t0 = g->prof ? now_s() : 0;
+        algo_mean(g->avg, g->sp[w->t & 1], g->n, g->len);
+        if (g->prof)
+            g->prof->mix_s += now_s() - t0;
+    }
+    if (g->exact_done == g->n)
+        g->exact_done = 0;
+    mixing_done(g, rank, g->avg);
+}
+
+static void on_scalar_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    algo_gossip *g = ctx;
+    gworker *w = &g->w[rank];
+    if (g->scalar_done++ == 0) {
+        double s = 0;
+        for (int i = 0; i < g->n; i++)
+            s += g->w[i].delta;
+        g->est = sqrt(s / g->n);
+        if (w->round == 1)
+            g->est_first = g->est;
+    }
+    if (g->scalar_done == g->n)
+        g->scalar_done = 0;
+    double target = w->plan.target > 0 ? w->plan.target : w->plan.fraction * g->est_first;
+    if (g->est > target && w->round < w->plan.rounds)
+        try_publish(g, rank);
+    else
+        mixing_done(g, rank, w->mix);
+}
+
+/* ---- lifetime ----------------------------------------------------------- */
+
+void algo_gossip_destroy(void *p)
+{
+    algo_gossip *g = p;
+    if (!g)
+        return;
+    if (g->ops.release)
+        g->ops.release(g->m);
+    sim_coll_destroy(g->coll_exact);
+    sim_coll_destroy(g->coll_scalar);
+    for (int f = 0; f < g->n_frames; f++) {
+        free(g->frames[f]->x);
+        free(g->frames[f]);
+    }
+    free(g->frames);
+    free(g->done_cnt);
+    free(g->recv_slab);
+    free(g->avg);
+    free(g->ptrs);
+    free(g->sp[0]);
+    free(g->sp[1]);
+    free(g->slab);
+    free(g->w);
+    free(g);
+}
+
+algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void *m,
+                                sim_err *err)
+{
+    algo_gossip *g = calloc(1, sizeof *g);
+    if (!g) {
+        if (ops->release)
+            ops->release(m);
+        sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+        return NULL;
+    }
+    g->env = env;
+    g->ops = *ops;
+    g->m = m;
+    if (!env->graph || !env->mix) {
+        sim_err_set(err, SIM_EINTERNAL, "%s: no logical graph", env->cfg->algorithm);
+        goto fail;
+    }
+    int64_t steps = 1;
+    if (sim_config_find(env->cfg, "algorithm", "gossip_steps") &&
+        sim_config_get_int(env->cfg, "algorithm", "gossip_steps", &steps, err) < 0)
+        goto fail;
+    if (steps < 0 || steps > 1000000) {
+        sim_config_error(env->cfg, "algorithm", "gossip_steps", SIM_ECONFIG, err,
+                         "must be in [0, 1000000], got %lld", (long long)steps);
+        goto fail;
+    }
+    g->steps = (int)steps;
+    g->n = env->n;
+    g->d = env->d;
+    g->len = (int64_t)ops->width * env->d;
+    g->msg_bytes = (double)ops->width * env->msg_bytes;
+    g->R = env->n * (topo_graph_period(env->graph) + 1) + 4;
+    for (int i = 0; i < env->n; i++)
+        g->spi += algo_env_step_samples(env, i);
+    size_t n = (size_t)g->n, len = (size_t)g->len;
+    g->w = calloc(n, sizeof *g->w);
+    g->slab = malloc(3 * n * len * sizeof(float));
+    g->sp[0] = malloc(n * sizeof(float *));
+    g->sp[1] = malloc(n * sizeof(float *));
+    g->ptrs = malloc(n * sizeof(float *));
+    g->done_cnt = calloc((size_t)g->R, sizeof *g->done_cnt);
+    g->recv_slab = calloc(n * (size_t)g->R, sizeof *g->recv_slab);
+    if (!g->w || !g->slab || !g->sp[0] || !g->sp[1] || !g->ptrs || !g->done_cnt ||
+        !g->recv_slab) {
+        sim_err_set(err, SIM_ENOMEM, "%s: out of memory for %d workers", env->cfg->algorithm,
+                    env->n);
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        gworker *w = &g->w[i];
+        w->slot[0] = g->slab + (3 * i) * len;
+        w->slot[1] = g->slab + (3 * i + 1) * len;
+        w->mix = g->slab + (3 * i + 2) * len;
+        w->recv = g->recv_slab + i * (size_t)g->R;
+        g->sp[0][i] = w->slot[0];
+        g->sp[1][i] = w->slot[1];
+    }
+    g->in_place = ops->sends_model && ops->form == ALGO_GOSSIP_AWC && ops->width == 1 &&
+                  ops->combine_finish && !ops->plan && g->steps == 1 &&
+                  topo_graph_period(env->graph) == 1;
+    for (size_t i = 0; i < n; i++) {
+        gworker *w = &g->w[i];
+        w->x = env->w[i].x;
+        if (g->in_place) {
+            memcpy(w->slot[0], w->x, (size_t)env->d * sizeof(float));
+            w->x = w->slot[0];
+        }
+    }
+    if (ops->plan) { /* the method may use exact or adaptive mixing */
+        g->avg = malloc(len * sizeof(float));
+        if (!g->avg) {
+            sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+            goto fail;
+        }
+        g->coll_exact = algo_env_coll(env, env->allreduce_kind, on_exact_done, g, err);
+        if (!g->coll_exact)
+            goto fail;
+        g->coll_scalar = algo_env_coll(env, SIM_COLL_RING, on_scalar_done, g, err);
+        if (!g->coll_scalar)
+            goto fail;
+    }
+    return g;
+fail:
+    algo_gossip_destroy(g);
+    return NULL;
+}
+
+int algo_gossip_start(void *p, sim_err *err)
+{
+    (void)err;
+    algo_gossip *g = p;
+    for (int i = 0; i < g->n; i++)
+        begin_iter(g, i);
+    return 0;
+}

@@ -1,0 +1,253 @@
+/* Helpers shared by the decentralized methods (see gossip.h): the local
+ * optimizer step written out of place, lr-phase lists, lattice
+ * quantization and bipartite colouring. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/gossip.h"
+
+/* Blocks of a fixed 16 floats: GCC vectorises a fixed-count inner loop even
+ * at -O2, and the block's accumulator stays in registers while every term
+ * of the row is added, so each input is read once and the output written
+ * once. Without FMA contraction (-std=c17) every element sees the same
+ * scalar or vector operations in the same order as topo_mixing_apply_row
+ * (first term scaled, the others added in column order), so the results
+ * are bitwise the same whatever the blocking. */
+#define ROW_BLOCK 16
+
+static void row_block(const topo_wmat *W, int64_t a, int64_t b, const float *const *in,
+                      int64_t off, int64_t n, float *restrict acc)
+{
+    const float *x0 = in[W->col[a]] + off;
+    const float w0 = W->wf[a];
+    for (int j = 0; j < n; j++)
+        acc[j] = w0 * x0[j];
+    for (int64_t p = a + 1; p < b; p++) {
+        const float *xp = in[W->col[p]] + off;
+        const float wp = W->wf[p];
+        for (int j = 0; j < n; j++)
+            acc[j] += wp * xp[j];
+    }
+}
+
+static void row_block16(const topo_wmat *W, int64_t a, int64_t b, const float *const *in,
+                        int64_t off, float *restrict acc)
+{
+    const float *x0 = in[W->col[a]] + off;
+    const float w0 = W->wf[a];
+    for (int j = 0; j < ROW_BLOCK; j++)
+        acc[j] = w0 * x0[j];
+    for (int64_t p = a + 1; p < b; p++) {
+        const float *xp = in[W->col[p]] + off;
+        const float wp = W->wf[p];
+        for (int j = 0; j < ROW_BLOCK; j++)
+            acc[j] += wp * xp[j];
+    }
+}
+
+void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int64_t off,
+                          int64_t len, float *restrict out, const float *restrict dir,
+                          double lr)
+{
+    const int64_t a = W->row[i], b = W->row[i + 1];
+    const float flr = (float)lr;
+    float acc[ROW_BLOCK];
+    int64_t k = 0;
+    for (; k + ROW_BLOCK <= len; k += ROW_BLOCK) {
+        row_block16(W, a, b, in, off + k, acc);
+        if (dir)
+            for (int j = 0; j < ROW_BLOCK; j++)
+                out[k + j] = acc[j] - flr * dir[k + j];
+        else
+            for (int j = 0; j < ROW_BLOCK; j++)
+                out[k + j] = acc[j];
+    }
+    if (k < len) {
+        int n = (int)(len - k);
+        row_block(W, a, b, in, off + k, n, acc);
+        for (int j = 0; j < n; j++)
+            out[k + j] = dir ? acc[j] - flr * dir[k + j] : acc[j];
+    }
+}
+
+void algo_gossip_row(const topo_wmat *W, int i, const float *const *in, int64_t off,
+                     int64_t len, float *out)
+{
+    algo_gossip_row_step(W, i, in, off, len, out, NULL, 0.0);
+}
+
+static void add_decay(float *restrict g, const float *restrict x, float wd, int64_t d)
+{
+    for (int64_t j = 0; j < d; j++)
+        g[j] += wd * x[j];
+}
+
+void algo_local_dir(float *restrict g, float *restrict m, const float *x, int64_t d,
+                    double beta, int nesterov, double wd)
+{
+    const float fb = (float)beta;
+    if (wd != 0)
+        add_decay(g, x, (float)wd, d);
+    if (beta == 0 || !m)
+        return;
+    if (nesterov) {
+        for (int64_t j = 0; j < d; j++) {
+            m[j] = fb * m[j] + g[j];
+            g[j] = g[j] + fb * m[j];
+        }
+    } else {
+        for (int64_t j = 0; j < d; j++) {
+            m[j] = fb * m[j] + g[j];
+            g[j] = m[j];
+        }
+    }
+}
+
+/* out = base - lr d with d = g, m (heavy ball) or g + beta m (Nesterov),
+ * after m = beta m + g; blocks of 16 for the vectoriser. */
+static void step_kernel(float *restrict out, const float *restrict base,
+                        const float *restrict g, float *restrict m, int64_t d, float lr,
+                        float beta, int kind)
+{
+    int64_t k = 0;
+    switch (kind) {
+    case 0:
+        for (; k + ROW_BLOCK <= d; k += ROW_BLOCK)
+            for (int j = 0; j < ROW_BLOCK; j++)
+                out[k + j] = base[k + j] - lr * g[k + j];
+        for (; k < d; k++)
+            out[k] = base[k] - lr * g[k];
+        break;
+    case 1:
+        for (; k + ROW_BLOCK <= d; k += ROW_BLOCK)
+            for (int j = 0; j < ROW_BLOCK; j++) {
+                m[k + j] = beta * m[k + j] + g[k + j];
+                out[k + j] = base[k + j] - lr * m[k + j];
+            }
+        for (; k < d; k++) {
+            m[k] = beta * m[k] + g[k];
+            out[k] = base[k] - lr * m[k];
+        }
+        break;
+    default:
+        for (; k + ROW_BLOCK <= d; k += ROW_BLOCK)
+            for (int j = 0; j < ROW_BLOCK; j++) {
+                m[k + j] = beta * m[k + j] + g[k + j];
+                out[k + j] = base[k + j] - lr * (g[k + j] + beta * m[k + j]);
+            }
+        for (; k < d; k++) {
+            m[k] = beta * m[k] + g[k];
+            out[k] = base[k] - lr * (g[k] + beta * m[k]);
+        }
+        break;
+    }
+}
+
+void algo_local_step(float *out, const float *base, const float *x, float *g, float *m,
+                     int64_t d, double lr, double beta, int nesterov, double wd)
+{
+    if (wd != 0)
+        add_decay(g, x, (float)wd, d);
+    int kind = beta == 0 || !m ? 0 : nesterov ? 2 : 1;
+    step_kernel(out, base, g, m, d, (float)lr, (float)beta, kind);
+}
+
+int algo_phase_mask(const char *text, uint32_t *mask)
+{
+    *mask = 0;
+    while (*text == ' ' || *text == '\t')
+        text++;
+    if (*text == '\0' || strcmp(text, "none") == 0)
+        return 0;
+    if (strcmp(text, "all") == 0) {
+        *mask = 0xffffffffu;
+        return 0;
+    }
+    const char *s = text;
+    while (*s) {
+        char *end;
+        long p = strtol(s, &end, 10);
+        if (end == s || p < 1 || p > 30)
+            return SIM_ECONFIG;
+        *mask |= 1u << p;
+        s = end;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s == ',') {
+            s++;
+            while (*s == ' ' || *s == '\t')
+                s++;
+            if (!*s)
+                return SIM_ECONFIG;
+        } else if (*s) {
+            return SIM_ECONFIG;
+        }
+    }
+    return 0;
+}
+
+int algo_phase_at(const sim_config *cfg, double epoch)
+{
+    int p = 1;
+    for (int i = 0; i < cfg->n_lr_milestones; i++)
+        if (epoch >= cfg->lr_milestones[i])
+            p++;
+    return p;
+}
+
+void algo_lattice_encode(float *codes, const float *x, int64_t d, int q, double s)
+{
+    const double fq = (double)q;
+    for (int64_t j = 0; j < d; j++) {
+        double c = fmod(rint((double)x[j] / s), fq);
+        if (c < 0)
+            c += fq;
+        codes[j] = (float)c;
+    }
+}
+
+void algo_lattice_decode(float *out, const float *codes, const float *ref, int64_t d, int q,
+                         double s)
+{
+    const double fq = (double)q, qs = fq * s;
+    for (int64_t j = 0; j < d; j++) {
+        double c = (double)codes[j];
+        out[j] = (float)(qs * rint((double)ref[j] / qs - c / fq) + s * c);
+    }
+}
+
+int algo_graph_bipartite(const topo_graph *g, int *colour)
+{
+    int n = g->n;
+    int *queue = malloc((size_t)(n > 0 ? n : 1) * sizeof *queue);
+    if (!queue)
+        return SIM_ENOMEM;
+    for (int i = 0; i < n; i++)
+        colour[i] = -1;
+    int ok = 1;
+    for (int s = 0; s < n && ok; s++) {
+        if (colour[s] >= 0)
+            continue;
+        int head = 0, tail = 0;
+        colour[s] = 0;
+        queue[tail++] = s;
+        while (head < tail && ok) {
+            int u = queue[head++];
+            const int *nb;
+            int k = topo_graph_neighbors(g, u, &nb);
+            for (int a = 0; a < k; a++) {
+                int v = nb[a];
+                if (colour[v] < 0) {
+                    colour[v] = 1 - colour[u];
+                    queue[tail++] = v;
+                } else if (colour[v] == colour[u]) {
+                    ok = 0;
+                    break;
+                }
+            }
+        }
+    }
+    free(queue);
+    return ok;
+}

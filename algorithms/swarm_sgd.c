@@ -1,0 +1,367 @@
+/* swarm_sgd: SwarmSGD (ALGORITHMS.md 6), asynchronous random pairwise
+ * interactions with local steps and optional lattice quantization.
+ * Every worker loops on local SGD steps (gradient at the model when the step
+ * starts, applied when it ends; local momentum with the momentum key). After
+ * H_i local steps (H = local_steps, or geometric with mean H) and when it
+ * has no interaction in flight, it interacts with a neighbour j drawn
+ * uniformly (its algorithm stream) and goes on computing meanwhile:
+ *  - symmetric: i sends its model (a message of the size below); on arrival
+ *    the pair averages atomically with the models' values at that moment,
+ *    x_i <- (x_i + Q(x_j))/2 and x_j <- (x_j + Q(x_i))/2 (Q decoded against
+ *    the receiver's own model), and j answers with its model (same size).
+ *    Neither worker stops computing. Without quantization both get the same
+ *    average and the sum of the models is unchanged (mean kept); atomic
+ *    averaging also keeps two interactions that cross on one edge from
+ *    undoing each other.
+ *  - one_sided (PopSGD / RDMA read): i sends a read request (header bytes);
+ *    j's published copy p_j comes back without j being involved; i sets
+ *    x_i <- (p_i + Q(p_j))/2 + (x_i - p_i) (= (p_i + Q(p_j))/2 - lr h_i, h_i
+ *    its local progress since it published p_i) and publishes p_i = x_i.
+ *    j is not modified: the mean is not kept, and p_j may be stale.
+ * Quantization (quant_levels = q, a power of two; 0 = off): lattice codes
+ * c = round(x / s_q) mod q decoded against the receiver's model (the
+ * initiator of a one-sided read decodes against p_i); a model message is
+ * then ceil(P log2(q) / 8) + header_bytes bytes (P = parameters on the
+ * wire), else S. With H = 1, no quantization, the complete graph and the
+ * symmetric variant this is random pairwise gossip SGD.
+ * One iteration = one applied local step (samples = the batch). Staleness
+ * of an applied step = the number of averagings that changed the worker's
+ * model between the read of its gradient's model and the application. */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/gossip.h"
+
+typedef struct swarm {
+    algo_env *env;
+    int n;
+    int64_t d;
+    int one_sided, geometric, H, q;
+    double s_q;
+    double header;      /* bytes of a request header */
+    double model_bytes; /* bytes of a (quantized) model message */
+    float *base;        /* one-sided: n x d published copies p_i */
+    float *inbox;       /* one-sided: n x d, the partner's copy or its codes */
+    float *scratch;     /* 3 x d: codes and decoded models */
+    float *m;           /* n x d momentum, NULL without */
+    int64_t *ver;       /* averagings applied to each model */
+    int64_t *grad_ver;  /* ver when the step's gradient was read */
+    int64_t *h;         /* local steps since the last interaction started */
+    int64_t *target;    /* H_i of the current period */
+    int *in_flight;
+    const float **ptrs;
+    double beta, wd;
+    int nesterov;
+} swarm;
+
+static void begin_step(swarm *s, int i);
+
+static int64_t draw_h(swarm *s, int i)
+{
+    if (!s->geometric || s->H <= 1)
+        return s->H;
+    return (int64_t)gsl_ran_geometric(s->env->w[i].rng_algo, 1.0 / s->H);
+}
+
+/* Symmetric: the answer only completes the interaction. */
+static void on_answer(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+{
+    (void)eng;
+    (void)arg;
+    (void)src;
+    (void)bytes;
+    swarm *s = ctx;
+    s->in_flight[dst] = 0;
+}
+
+/* Symmetric: the pair averages on arrival and j answers. */
+static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                       double bytes)
+{
+    (void)eng;
+    (void)arg;
+    (void)bytes;
+    swarm *s = ctx;
+    int i = src, j = dst;
+    float *xi = s->env->w[i].x, *xj = s->env->w[j].x;
+    if (s->q) {
+        float *codes = s->scratch, *hi = s->scratch + s->d, *hj = s->scratch + 2 * s->d;
+        algo_lattice_encode(codes, xi, s->d, s->q, s->s_q);
+        algo_lattice_decode(hi, codes, xj, s->d, s->q, s->s_q);
+        algo_lattice_encode(codes, xj, s->d, s->q, s->s_q);
+        algo_lattice_decode(hj, codes, xi, s->d, s->q, s->s_q);
+        for (int64_t e = 0; e < s->d; e++) {
+            xi[e] = 0.5f * (xi[e] + hj[e]);
+            xj[e] = 0.5f * (xj[e] + hi[e]);
+        }
+    } else {
+        for (int64_t e = 0; e < s->d; e++) {
+            float a = 0.5f * (xi[e] + xj[e]);
+            xi[e] = a;
+            xj[e] = a;
+        }
+    }
+    s->ver[i]++;
+    s->ver[j]++;
+    sim_err err;
+    if (sim_net_send(s->env->net, j, i, s->model_bytes, on_answer, s, 0, &err) < 0)
+        s->env->diverged = -1;
+}
+
+/* One-sided: p_j's copy arrives at i. */
+static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+{
+    (void)eng;
+    (void)arg;
+    (void)src;
+    (void)bytes;
+    swarm *s = ctx;
+    int i = dst;
+    float *x = s->env->w[i].x, *b = s->base + (int64_t)i * s->d;
+    const float *other = s->inbox + (int64_t)i * s->d;
+    if (s->q) {
+        algo_lattice_decode(s->scratch, other, b, s->d, s->q, s->s_q);
+        other = s->scratch;
+    }
+    for (int64_t e = 0; e < s->d; e++)
+        x[e] = 0.5f * (b[e] + other[e]) + (x[e] - b[e]);
+    s->ver[i]++;
+    memcpy(b, x, (size_t)s->d * sizeof(float)); /* publish */
+    s->in_flight[i] = 0;
+}
+
+/* One-sided: j's published copy is read without j. */
+static void on_read(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+{
+    (void)eng;
+    (void)arg;
+    (void)bytes;
+    swarm *s = ctx;
+    int i = src, j = dst;
+    float *in = s->inbox + (int64_t)i * s->d;
+    const float *pj = s->base + (int64_t)j * s->d;
+    if (s->q)
+        algo_lattice_encode(in, pj, s->d, s->q, s->s_q);
+    else
+        memcpy(in, pj, (size_t)s->d * sizeof(float));
+    sim_err err;
+    if (sim_net_send(s->env->net, j, i, s->model_bytes, on_reply, s, 0, &err) < 0)
+        s->env->diverged = -1;
+}
+
+static void interact(swarm *s, int i)
+{
+    algo_env *env = s->env;
+    const int *nb;
+    int deg = topo_graph_neighbors(env->graph, i, &nb);
+    if (deg == 0)
+        return;
+    int j = nb[gsl_rng_uniform_int(env->w[i].rng_algo, (unsigned long)deg)];
+    s->h[i] = 0;
+    s->target[i] = draw_h(s, i);
+    s->in_flight[i] = 1;
+    sim_err err;
+    int rc;
+    if (s->one_sided)
+        rc = sim_net_send(env->net, i, j, s->header, on_read, s, 0, &err);
+    else
+        rc = sim_net_send(env->net, i, j, s->model_bytes, on_request, s, 0, &err);
+    if (rc < 0)
+        env->diverged = -1;
+}
+
+static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    swarm *s = ctx;
+    algo_env *env = s->env;
+    int i = (int)arg;
+    algo_env_staleness(env, i, s->ver[i] - s->grad_ver[i]);
+    float *m = s->m ? s->m + (int64_t)i * s->d : NULL;
+    algo_sgd_step(env->w[i].x, m, env->w[i].grad, s->d, algo_env_lr(env), s->beta,
+                  s->nesterov, 0);
+    s->h[i]++;
+    algo_env_iteration(env, algo_env_step_samples(env, i));
+    if (!s->in_flight[i] && s->h[i] >= s->target[i])
+        interact(s, i);
+    begin_step(s, i);
+}
+
+static void begin_step(swarm *s, int i)
+{
+    algo_env *env = s->env;
+    algo_worker *w = &env->w[i];
+    algo_env_grad(env, i, w->x, w->grad);
+    if (s->wd != 0) {
+        const float fwd = (float)s->wd;
+        for (int64_t e = 0; e < s->d; e++)
+            w->grad[e] += fwd * w->x[e];
+    }
+    s->grad_ver[i] = s->ver[i];
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, (uint64_t)i);
+}
+
+static void destroy(void *p)
+{
+    swarm *s = p;
+    if (!s)
+        return;
+    free(s->base);
+    free(s->inbox);
+    free(s->scratch);
+    free(s->m);
+    free(s->ver);
+    free(s->grad_ver);
+    free(s->h);
+    free(s->target);
+    free(s->in_flight);
+    free(s->ptrs);
+    free(s);
+}
+
+static const sim_key keys[] = {
+    {"algorithm", "local_steps", "1", SIM_KEY_INT, NULL,
+     "H: local SGD steps between two interactions of a worker (>= 1)"},
+    {"algorithm", "local_steps_dist", "fixed", SIM_KEY_CHOICE, "fixed|geometric",
+     "fixed: exactly H steps; geometric: a fresh draw with mean H for every period"},
+    {"algorithm", "variant", "symmetric", SIM_KEY_CHOICE, "symmetric|one_sided",
+     "symmetric: both partners average (mean kept); one_sided: the initiator reads p_j"},
+    {"algorithm", "quant_levels", "0", SIM_KEY_INT, NULL,
+     "lattice quantization levels q (a power of two >= 2; 0 = off): log2(q) bits per value"},
+    {"algorithm", "quant_step", "0.001", SIM_KEY_DOUBLE, NULL,
+     "lattice spacing s_q (> 0); decoding is exact to s_q while |x - ref| < q s_q / 2"},
+    {"algorithm", "header_bytes", "64B", SIM_KEY_SIZE, NULL,
+     "bytes of a read request, added to every quantized message"},
+    {0},
+};
+
+static int read_keys(swarm *s, const sim_config *c, sim_err *err)
+{
+    int64_t H, q;
+    int rc = sim_config_get_int(c, "algorithm", "local_steps", &H, err);
+    if (rc == 0)
+        rc = sim_config_get_int(c, "algorithm", "quant_levels", &q, err);
+    if (rc == 0)
+        rc = sim_config_get_double(c, "algorithm", "quant_step", &s->s_q, err);
+    if (rc < 0)
+        return rc;
+    const sim_entry *e = sim_config_find(c, "algorithm", "header_bytes");
+    s->header = e ? strtod(e->value, NULL) : 64.0;
+    if (H < 1 || H > 1000000)
+        return sim_config_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
+                                "must be in [1, 1000000], got %lld", (long long)H);
+    if (q != 0 && (q < 2 || q > (1 << 24) || !topo_is_pow2(q)))
+        return sim_config_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
+                                "must be 0 or a power of two in [2, 2^24], got %lld",
+                                (long long)q);
+    if (!(s->s_q > 0) || !isfinite(s->s_q))
+        return sim_config_error(c, "algorithm", "quant_step", SIM_ECONFIG, err,
+                                "must be > 0, got %g", s->s_q);
+    s->H = (int)H;
+    s->q = (int)q;
+    const char *v = sim_config_get_string(c, "algorithm", "variant");
+    s->one_sided = v && strcmp(v, "one_sided") == 0;
+    const char *dist = sim_config_get_string(c, "algorithm", "local_steps_dist");
+    s->geometric = dist && strcmp(dist, "geometric") == 0;
+    return 0;
+}
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    const sim_config *c = env->cfg;
+    swarm *s = calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+    s->env = env;
+    s->n = env->n;
+    s->d = env->d;
+    s->beta = c->momentum;
+    s->wd = c->weight_decay;
+    s->nesterov = c->nesterov;
+    int rc = read_keys(s, c, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
+    }
+    if (!env->graph) {
+        destroy(s);
+        return sim_err_set(err, SIM_EINTERNAL, "swarm_sgd: no logical graph");
+    }
+    if (s->q) {
+        double params = env->msg_bytes / (double)c->wire_bytes;
+        s->model_bytes = ceil(params * log2((double)s->q) / 8.0) + s->header;
+    } else {
+        s->model_bytes = env->msg_bytes;
+    }
+    size_t n = (size_t)env->n, nd = n * (size_t)env->d;
+    if (s->one_sided) {
+        s->base = malloc(nd * sizeof(float));
+        s->inbox = malloc(nd * sizeof(float));
+    }
+    s->scratch = malloc(3 * (size_t)env->d * sizeof(float));
+    if (c->momentum != 0)
+        s->m = calloc(nd, sizeof(float));
+    s->ver = calloc(n, sizeof *s->ver);
+    s->grad_ver = calloc(n, sizeof *s->grad_ver);
+    s->h = calloc(n, sizeof *s->h);
+    s->target = calloc(n, sizeof *s->target);
+    s->in_flight = calloc(n, sizeof *s->in_flight);
+    s->ptrs = malloc(n * sizeof *s->ptrs);
+    if ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch ||
+        (c->momentum != 0 && !s->m) || !s->ver || !s->grad_ver || !s->h || !s->target ||
+        !s->in_flight || !s->ptrs) {
+        destroy(s);
+        return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+    }
+    for (int i = 0; i < env->n; i++) {
+        if (s->one_sided)
+            memcpy(s->base + (int64_t)i * s->d, env->w[i].x, (size_t)s->d * sizeof(float));
+        s->target[i] = draw_h(s, i);
+    }
+    *out = s;
+    return 0;
+}
+
+static int start(void *p, sim_err *err)
+{
+    (void)err;
+    swarm *s = p;
+    for (int i = 0; i < s->n; i++)
+        begin_step(s, i);
+    return 0;
+}
+
+static void worker_models(void *p, const float **xs)
+{
+    swarm *s = p;
+    for (int i = 0; i < s->n; i++)
+        xs[i] = s->env->w[i].x;
+}
+
+/* The evaluated model: the average of the workers' current models. */
+static const float *model(void *p, float *scratch)
+{
+    swarm *s = p;
+    worker_models(s, s->ptrs);
+    algo_mean(scratch, s->ptrs, s->n, s->d);
+    return scratch;
+}
+
+const algo_vt algo_swarm_sgd = {
+    .name = "swarm_sgd",
+    .summary = "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
+    .reference = "6",
+    .keys = keys,
+    .async = 1,
+    .uses_graph = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = destroy,
+    .start = start,
+    .model = model,
+    .worker_models = worker_models,
+};
