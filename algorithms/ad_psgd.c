@@ -84,6 +84,8 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
     }
     s->ver[i]++;
     s->ver[j]++;
+    s->env->w[i].gossip_rounds++;
+    s->env->w[j].gossip_rounds++;
     sim_err err;
     if (sim_net_send(s->env->net, j, i, s->env->msg_bytes, on_reply, s, 0, &err) < 0)
         s->env->diverged = -1;

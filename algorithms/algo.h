@@ -44,6 +44,7 @@ typedef struct algo_worker {
     sim_time idle_since;  /* < 0 when not idle */
     double staleness_sum;
     int64_t staleness_n;
+    int64_t gossip_rounds; /* gossip steps or pairwise averagings taken part in */
 } algo_worker;
 
 /* Hooks into the experiment (progress, evaluation, stopping). */

@@ -314,6 +314,7 @@ static void complete_round(algo_gossip *g, int i)
     w->round++;
     w->t++;
     w->rounds_total++;
+    env->w[i].gossip_rounds++;
     for (int a = 0; a < nin; a++)
         release(g, in[a], p);
     if (fused) {

@@ -106,6 +106,8 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
     }
     s->ver[i]++;
     s->ver[j]++;
+    s->env->w[i].gossip_rounds++;
+    s->env->w[j].gossip_rounds++;
     sim_err err;
     if (sim_net_send(s->env->net, j, i, s->model_bytes, on_answer, s, 0, &err) < 0)
         s->env->diverged = -1;
@@ -129,6 +131,7 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
     for (int64_t e = 0; e < s->d; e++)
         x[e] = 0.5f * (b[e] + other[e]) + (x[e] - b[e]);
     s->ver[i]++;
+    s->env->w[i].gossip_rounds++;
     memcpy(b, x, (size_t)s->d * sizeof(float)); /* publish */
     s->in_flight[i] = 0;
 }

@@ -46,7 +46,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                          " train_loss, test_loss, test_accuracy, consensus_distance,"
                          " bytes_sent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [ST_WORKER_INSERT] = "INSERT INTO workers(run_id, worker, steps, compute_time, idle_time,"
-                         " bytes_sent, mean_staleness) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                         " bytes_sent, mean_staleness, gossip_rounds)"
+                         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [ST_STALE_INSERT] = "INSERT INTO staleness(run_id, staleness, count) VALUES(?1, ?2, ?3)",
     [ST_LABEL_INSERT] = "INSERT INTO labels(run_id, worker, label, count) VALUES(?1, ?2, ?3, ?4)",
     [ST_LINK_INSERT] = "INSERT INTO links(run_id, link, src, dst, bytes) VALUES(?1, ?2, ?3, ?4, ?5)",
@@ -77,7 +78,8 @@ static const char schema_sql[] =
     " epoch REAL, samples INTEGER, train_loss REAL, test_loss REAL, test_accuracy REAL,"
     " consensus_distance REAL, bytes_sent INTEGER);"
     "CREATE TABLE IF NOT EXISTS workers(run_id INTEGER, worker INTEGER, steps INTEGER,"
-    " compute_time REAL, idle_time REAL, bytes_sent INTEGER, mean_staleness REAL);"
+    " compute_time REAL, idle_time REAL, bytes_sent INTEGER, mean_staleness REAL,"
+    " gossip_rounds INTEGER);"
     "CREATE TABLE IF NOT EXISTS staleness(run_id INTEGER, staleness INTEGER,"
     " count INTEGER);"
     "CREATE TABLE IF NOT EXISTS labels(run_id INTEGER, worker INTEGER, label INTEGER,"
@@ -559,6 +561,7 @@ int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
         bind_real(wk, 5, w->idle_time);
         sqlite3_bind_int64(wk, 6, w->bytes_sent);
         bind_real(wk, 7, w->mean_staleness);
+        sqlite3_bind_int64(wk, 8, w->gossip_rounds);
         ret = stmt_run(db, wk, err);
     }
     for (int64_t s = 0; ret == 0 && staleness_counts && s < n_staleness; s++) {
@@ -674,8 +677,9 @@ static const char *const merge_sql[] = {
     " consensus_distance, bytes_sent FROM merge_src.metrics WHERE run_id = ?2"
     " ORDER BY rowid",
     "INSERT INTO main.workers(run_id, worker, steps, compute_time, idle_time, bytes_sent,"
-    " mean_staleness) SELECT ?1, worker, steps, compute_time, idle_time, bytes_sent,"
-    " mean_staleness FROM merge_src.workers WHERE run_id = ?2 ORDER BY rowid",
+    " mean_staleness, gossip_rounds) SELECT ?1, worker, steps, compute_time, idle_time,"
+    " bytes_sent, mean_staleness, gossip_rounds FROM merge_src.workers WHERE run_id = ?2"
+    " ORDER BY rowid",
     "INSERT INTO main.staleness(run_id, staleness, count) SELECT ?1, staleness, count"
     " FROM merge_src.staleness WHERE run_id = ?2 ORDER BY rowid",
     "INSERT INTO main.labels(run_id, worker, label, count) SELECT ?1, worker, label, count"

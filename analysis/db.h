@@ -37,6 +37,7 @@ typedef struct an_worker_row {
     double idle_time;       /* simulated seconds */
     int64_t bytes_sent;
     double mean_staleness;  /* NAN -> NULL */
+    int64_t gossip_rounds;  /* gossip steps / pairwise averagings taken part in */
 } an_worker_row;
 
 typedef struct an_link_row {

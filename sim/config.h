@@ -71,6 +71,7 @@ typedef struct sim_config {
     int64_t eval_every_iters;    /* > 0 when eval_every is a count */
     sim_time eval_every_time;    /* > 0 when eval_every is a time */
     int64_t eval_train_samples;  /* SIM_CFG_EVAL_ALL or a count */
+    int eval_model;              /* 0 the workers' average, 1 worker 0 */
 
     /* [workers] */
     int n_workers;

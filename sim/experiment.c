@@ -91,8 +91,14 @@ void sim_experiment_init(void)
 
 /* ---- evaluation --------------------------------------------------------- */
 
+/* The workers' average (the method's own model() for single-model methods),
+ * or worker 0's model with eval_model = worker0. */
 static const float *evaluated_model(run_state *e)
 {
+    if (e->cfg->eval_model == 1 && e->vt->worker_models) {
+        e->vt->worker_models(e->alg, e->xs);
+        return e->xs[0];
+    }
     return e->vt->model(e->alg, e->avg);
 }
 
@@ -607,6 +613,7 @@ static int finish_db_run(run_state *e, const sim_run_result *r)
             .bytes_sent = (int64_t)llround(sim_net_bytes_sent_host(e->net, i)),
             .mean_staleness = w->staleness_n > 0 ? w->staleness_sum / (double)w->staleness_n
                                                  : NAN,
+            .gossip_rounds = w->gossip_rounds,
         };
     }
     an_run_summary sum = {

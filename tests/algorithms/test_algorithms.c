@@ -253,3 +253,33 @@ Test(algorithms, proxy_and_device_presets_set_sizes_and_times)
     cr_assert(fabs(r.sim_time / 5 - compute) < 2e-9, "per iteration %.9g, expected %.9g",
               r.sim_time / 5, compute);
 }
+
+Test(algorithms, eval_model_worker0_differs_from_the_average_when_workers_differ)
+{
+    const char *avg_sets[] = {"algorithm.name=dpsgd", "topology.graph=ring",
+                              "workload.partition=contiguous"};
+    const char *w0_sets[] = {"algorithm.name=dpsgd", "topology.graph=ring",
+                             "workload.partition=contiguous", "experiment.eval_model=worker0"};
+    static rows ra, rb;
+    ra.n = rb.n = 0;
+    run_text(base_ini, avg_sets, 3, &ra);
+    run_text(base_ini, w0_sets, 4, &rb);
+    cr_assert_eq(ra.n, rb.n);
+    /* the same run: the same start (the average of equal models equals them
+     * up to float rounding) and identical consensus distances */
+    cr_assert_float_eq(ra.r[0].train_loss, rb.r[0].train_loss, 1e-6);
+    int differ = 0;
+    for (int i = 1; i < ra.n; i++) {
+        cr_assert_eq(ra.r[i].consensus_distance, rb.r[i].consensus_distance);
+        cr_assert_gt(ra.r[i].consensus_distance, 0);
+        differ += ra.r[i].train_loss != rb.r[i].train_loss;
+    }
+    cr_assert_eq(differ, ra.n - 1);
+    /* a single-model method: worker 0 is the model */
+    const char *s1[] = {"experiment.eval_model=worker0"};
+    ra.n = rb.n = 0;
+    run_text(base_ini, NULL, 0, &ra);
+    run_text(base_ini, s1, 1, &rb);
+    for (int i = 0; i < ra.n; i++)
+        cr_assert_eq(ra.r[i].train_loss, rb.r[i].train_loss);
+}

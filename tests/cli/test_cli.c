@@ -181,3 +181,28 @@ Test(cli, help_and_list)
     cr_assert_eq(dtsim(dir, "--version"), 0);
     cr_assert(strstr(out_text, "dtsim 0."));
 }
+
+Test(cli, gossip_rounds_per_worker)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    int rc = dtsim(dir, "run small.ini --quiet --db g.db --set algorithm.name=dpsgd "
+                        "--set topology.graph=ring --set experiment.max_iterations=40");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/g.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, "select min(gossip_rounds), max(gossip_rounds), "
+                                        "count(*) from workers",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    /* one gossip step per iteration; a worker may be one iteration ahead */
+    cr_assert_geq(sqlite3_column_int(st, 0), 40);
+    cr_assert_leq(sqlite3_column_int(st, 1), 41);
+    cr_assert_eq(sqlite3_column_int(st, 2), 4);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}

@@ -88,7 +88,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 42); /* 8 + 8 + 5 + 2 + 9 + 10 */
+    cr_assert_eq(n, 43); /* 9 + 8 + 5 + 2 + 9 + 10 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
