@@ -5,7 +5,6 @@
  * changes how many numbers a stream consumes. */
 #include "sim/compute.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -227,16 +226,6 @@ double sim_dist_mean(const sim_dist *d)
 
 /* ---- trace files ---- */
 
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
 static int parse_cell(const char *s, double *out)
 {
     char *end;
@@ -260,7 +249,7 @@ static int split_cells(char *line, char **cells, int max)
         if (comma)
             *comma = '\0';
         if (n < max)
-            cells[n] = trim(p);
+            cells[n] = sim_str_trim(p);
         n++;
         if (!comma)
             return n;
@@ -284,7 +273,7 @@ static int trace_load(sim_compute *c, const char *path, sim_err *err)
     }
     while (getline(&line, &cap, f) >= 0) {
         lineno++;
-        char *text = trim(line);
+        char *text = sim_str_trim(line);
         if (!*text)
             continue;
         int n = split_cells(text, cells, MAX_COLS);

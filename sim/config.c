@@ -1,26 +1,26 @@
-/* Experiment configuration (see config.h). The file is read whole and fed to
- * inih line by line through our own reader, which counts lines (so every
- * handler call knows its line), strips comments, rejects unknown sections
- * and lines inih would misread (leading blanks would make a continuation
- * line), and stops parsing at the first error. Values are collected raw,
- * then --set overrides replace them, then every schema key is resolved in
- * schema order: parsed, range-checked, stored in its typed field and given
- * its canonical text. Method keys of [algorithm] are resolved last, once
- * the algorithm name is known. Nothing here is global except the resolver,
- * which is set once at start-up. */
+/* Experiment configuration (see config.h): the schema, reading, resolving
+ * and the resolved entries. The file is read whole and fed to inih line by
+ * line through our own reader, which counts lines (so every handler call
+ * knows its line), strips comments, rejects unknown sections and lines inih
+ * would misread (leading blanks would make a continuation line), and stops
+ * parsing at the first error. Values are collected raw, then --set
+ * overrides replace them, then every schema key is resolved in schema
+ * order: parsed, range-checked, stored in its typed field and given its
+ * canonical text (one value at a time by config_values.c). Method keys of
+ * [algorithm] are resolved last, once the algorithm name is known. Nothing
+ * here is global except the resolvers, which are set once at start-up. */
 #include "sim/config.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <ini.h>
+
+#include "sim/config_impl.h"
 
 /* clang-format off */
 const sim_key sim_config_keys[] = {
@@ -80,55 +80,7 @@ static sim_config_algo_keys_fn algo_resolver;
 
 void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn) { algo_resolver = fn; }
 
-static sim_config_device_fn device_resolver;
-
-void sim_config_set_device_resolver(sim_config_device_fn fn) { device_resolver = fn; }
-
 /* ---- small text helpers ---- */
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
-/* Copies s trimmed into buf; returns -1 if it does not fit. */
-static int copy_trimmed(char *buf, size_t len, const char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        n--;
-    if (n >= len)
-        return -1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return 0;
-}
-
-/* Shortest text that reads back to the same double; integers without an
- * exponent (1250000000, not 1.25e+09). */
-static void format_number(double x, char *buf, size_t len)
-{
-    if (x == 0) {
-        snprintf(buf, len, "0");
-        return;
-    }
-    if (x == floor(x) && fabs(x) < 1e17) {
-        snprintf(buf, len, "%.0f", x);
-        return;
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
-}
 
 static int edit_distance(const char *a, const char *b)
 {
@@ -178,11 +130,6 @@ static const sim_key *table_find(const sim_key *table, const char *key)
         if (strcasecmp(k->key, key) == 0)
             return k;
     return NULL;
-}
-
-static int is_key(const sim_key *k, const char *section, const char *key)
-{
-    return strcmp(k->section, section) == 0 && strcmp(k->key, key) == 0;
 }
 
 /* ---- raw values collected from the file and the overrides ---- */
@@ -304,7 +251,7 @@ static int item_record(loader *l, const char *section, const char *key, const ch
         snprintf(it->key, sizeof it->key, "%s", key);
         it->is_common = k != NULL;
     }
-    if (copy_trimmed(it->value, sizeof it->value, value))
+    if (sim_config_copy_trimmed(it->value, sizeof it->value, value))
         return fail(l, SIM_ECONFIG, "%s: value too long (max %zu characters)", where,
                     sizeof it->value - 1);
     it->line = line;
@@ -337,7 +284,7 @@ static char *reader(char *str, int num, void *stream)
     if (l->lineno == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
         (unsigned char)s[2] == 0xBF)
         s += 3;
-    s = trim(s);
+    s = sim_str_trim(s);
     if (*s == ';' || *s == '#')
         *s = '\0';
     for (char *p = s; *p; p++)
@@ -345,7 +292,7 @@ static char *reader(char *str, int num, void *stream)
             *p = '\0';
             break;
         }
-    s = trim(s);
+    s = sim_str_trim(s);
 
     char out[600];
     if (*s == '[') {
@@ -356,11 +303,11 @@ static char *reader(char *str, int num, void *stream)
             goto out;
         }
         *close = '\0';
-        if (*trim(close + 1)) {
+        if (*sim_str_trim(close + 1)) {
             fail(l, SIM_ECONFIG, "%s:%d: unexpected text after ']'", l->path, l->lineno);
             goto out;
         }
-        char *name = trim(s + 1);
+        char *name = sim_str_trim(s + 1);
         int si = section_index(name);
         if (si < 0) {
             fail(l, SIM_ECONFIG, "%s:%d: [%s]: unknown section (known: %s)", l->path,
@@ -423,392 +370,11 @@ static int apply_override(loader *l, const char *text)
     section[ns] = '\0';
     memcpy(key, dot + 1, nk);
     key[nk] = '\0';
-    char *s = trim(section), *k = trim(key);
+    char *s = sim_str_trim(section), *k = sim_str_trim(key);
     if (!*s || !*k)
         return fail(l, SIM_EUSAGE, "--set %s: expected SECTION.KEY=VALUE", text);
     return item_record(l, s, k, eq + 1, -1, text);
 }
-
-/* ---- resolving values ---- */
-
-typedef struct tval {
-    int64_t i;
-    double d;
-    sim_time t;
-    int choice;
-    sim_dist dist; /* [workers] compute */
-    double milestones[SIM_CFG_MAX_MILESTONES]; /* [algorithm] lr_milestones */
-    int n_milestones;
-} tval;
-
-static void lower_ident(char *s)
-{
-    for (char *p = s; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '_')
-            return;
-    for (char *p = s; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-}
-
-/* "Torus( 4,4 )" -> "torus(4, 4)"; text that is not a spec is only trimmed. */
-static int canon_spec(const char *raw, char *out, size_t len)
-{
-    sim_spec *sp = malloc(sizeof *sp);
-    if (!sp)
-        return copy_trimmed(out, len, raw);
-    int rc = 0;
-    if (sim_spec_parse(raw, sp, NULL) == 0 && sp->name[0]) {
-        lower_ident(sp->name);
-        size_t used = (size_t)snprintf(out, len, "%s", sp->name);
-        for (int i = 0; i < sp->nargs && used < len; i++)
-            used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "(",
-                                     sp->args[i]);
-        if (sp->nargs > 0 && used < len)
-            used += (size_t)snprintf(out + used, len - used, ")");
-        rc = used < len ? 0 : -1;
-    } else {
-        rc = copy_trimmed(out, len, raw);
-    }
-    free(sp);
-    return rc;
-}
-
-static int choice_parse(const char *choices, const char *raw, int *index, char *word,
-                        size_t len, sim_err *err)
-{
-    char buf[128];
-    if (copy_trimmed(buf, sizeof buf, raw))
-        buf[0] = '\0';
-    int i = 0;
-    for (const char *p = choices; *p; i++) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        if (n == strlen(buf) && strncasecmp(p, buf, n) == 0) {
-            *index = i;
-            snprintf(word, len, "%.*s", (int)n, p);
-            return 0;
-        }
-        p += n + (bar ? 1 : 0);
-    }
-    return sim_err_set(err, SIM_ECONFIG, "expected one of %s, got '%s'", choices, buf);
-}
-
-static int finite_or_fail(double x, const char *raw, sim_err *err)
-{
-    if (isfinite(x))
-        return 0;
-    return sim_err_set(err, SIM_ECONFIG, "expected a finite number, got '%s'", raw);
-}
-
-/* Parses raw by type into v and writes the canonical text. */
-static int canon_typed(const sim_key *k, const char *raw, char *out, size_t len, tval *v,
-                       sim_err *err)
-{
-    char num[64];
-    switch (k->type) {
-    case SIM_KEY_INT:
-        if (sim_parse_int(raw, &v->i, err))
-            return err->code;
-        snprintf(out, len, "%lld", (long long)v->i);
-        return 0;
-    case SIM_KEY_DOUBLE:
-        if (sim_parse_double(raw, &v->d, err) || finite_or_fail(v->d, raw, err))
-            return err->code;
-        format_number(v->d, out, len);
-        return 0;
-    case SIM_KEY_TIME:
-        if (sim_parse_time(raw, &v->t, err))
-            return err->code;
-        v->d = (double)v->t / 1e9;
-        snprintf(out, len, "%lldns", (long long)v->t);
-        return 0;
-    case SIM_KEY_RATE:
-    case SIM_KEY_SIZE:
-    case SIM_KEY_FLOPS: {
-        int rc = k->type == SIM_KEY_RATE   ? sim_parse_rate(raw, &v->d, err)
-                 : k->type == SIM_KEY_SIZE ? sim_parse_size(raw, &v->d, err)
-                                           : sim_parse_flops(raw, &v->d, err);
-        if (rc && k->type == SIM_KEY_FLOPS) {
-            double named = device_resolver ? device_resolver(raw) : 0.0;
-            if (named > 0) {
-                rc = 0;
-                v->d = named;
-            } else {
-                return sim_err_set(err, SIM_ECONFIG,
-                                   "expected a speed such as 15.7TFLOPS or a device preset "
-                                   "(dtsim list presets), got '%s'",
-                                   raw);
-            }
-        }
-        if (rc || finite_or_fail(v->d, raw, err))
-            return err->code;
-        format_number(v->d, num, sizeof num);
-        snprintf(out, len, "%s%s", num,
-                 k->type == SIM_KEY_RATE ? "B/s" : k->type == SIM_KEY_SIZE ? "B" : "FLOPS");
-        return 0;
-    }
-    case SIM_KEY_BOOL: {
-        int b;
-        if (sim_parse_bool(raw, &b, err))
-            return err->code;
-        v->i = b != 0;
-        snprintf(out, len, "%s", b ? "true" : "false");
-        return 0;
-    }
-    case SIM_KEY_CHOICE:
-        return choice_parse(k->choices ? k->choices : "", raw, &v->choice, out, len, err);
-    case SIM_KEY_STRING:
-        if (canon_spec(raw, out, len))
-            return sim_err_set(err, SIM_ECONFIG, "value too long (max %zu characters)",
-                               len - 1);
-        return 0;
-    }
-    return sim_err_set(err, SIM_EINTERNAL, "unknown key type %d", (int)k->type);
-}
-
-static int has_alpha(const char *s)
-{
-    for (; *s; s++)
-        if (isalpha((unsigned char)*s))
-            return 1;
-    return 0;
-}
-
-static void file_stem(const char *path, char *buf, size_t len)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    const char *dot = strrchr(base, '.');
-    size_t n = dot && dot > base ? (size_t)(dot - base) : strlen(base);
-    snprintf(buf, len, "%.*s", (int)n, base);
-}
-
-#define RANGE(cond, text)                                                               \
-    do {                                                                                \
-        if (!(cond))                                                                    \
-            return sim_err_set(err, SIM_ECONFIG, "must be %s, got %s", text, raw);      \
-    } while (0)
-
-/* Keys whose value is not a plain typed value: parsed here. */
-static int canon_special(const sim_config *cfg, const sim_key *k, const char *raw,
-                         char *out, size_t len, tval *v, sim_err *err, int *handled)
-{
-    *handled = 1;
-    if (is_key(k, "experiment", "name")) {
-        if (!*raw)
-            file_stem(cfg->path, out, len);
-        else if (copy_trimmed(out, len, raw))
-            return sim_err_set(err, SIM_ECONFIG, "too long");
-        return 0;
-    }
-    if (is_key(k, "experiment", "eval_every")) {
-        /* a value with a unit is a simulated time, a bare integer a count */
-        int is_time = has_alpha(raw);
-        if (is_time ? sim_parse_time(raw, &v->t, err) : sim_parse_int(raw, &v->i, err))
-            return sim_err_set(err, SIM_ECONFIG,
-                               "expected an iteration count such as 50 or a simulated time "
-                               "such as 2s, got '%s'", raw);
-        RANGE(is_time ? v->t > 0 : v->i > 0, "> 0");
-        if (is_time)
-            snprintf(out, len, "%lldns", (long long)v->t);
-        else
-            snprintf(out, len, "%lld", (long long)v->i);
-        return 0;
-    }
-    if (is_key(k, "experiment", "eval_train_samples")) {
-        if (strcasecmp(raw, "all") == 0) {
-            v->i = SIM_CFG_EVAL_ALL;
-            snprintf(out, len, "all");
-            return 0;
-        }
-        if (sim_parse_int(raw, &v->i, err))
-            return sim_err_set(err, SIM_ECONFIG,
-                               "expected a sample count such as 10000 or all, got '%s'", raw);
-        RANGE(v->i > 0, "> 0 or all");
-        snprintf(out, len, "%lld", (long long)v->i);
-        return 0;
-    }
-    if (is_key(k, "algorithm", "batch")) {
-        if (strcasecmp(raw, "full") == 0) {
-            v->i = 0;
-            snprintf(out, len, "full");
-            return 0;
-        }
-        if (sim_parse_int(raw, &v->i, err))
-            return sim_err_set(err, SIM_ECONFIG,
-                               "expected a batch size such as 32 or full, got '%s'", raw);
-        RANGE(v->i > 0 && v->i <= INT_MAX, "a positive integer or full");
-        snprintf(out, len, "%lld", (long long)v->i);
-        return 0;
-    }
-    if (is_key(k, "algorithm", "lr_milestones")) {
-        v->n_milestones = 0;
-        if (strcasecmp(raw, "none") == 0 || raw[0] == '\0') {
-            snprintf(out, len, "none");
-            return 0;
-        }
-        char buf[512];
-        snprintf(buf, sizeof buf, "%s", raw);
-        size_t used = 0;
-        out[0] = '\0';
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-             tok = strtok_r(NULL, ",", &save)) {
-            while (*tok == ' ' || *tok == '\t')
-                tok++;
-            char *end = tok + strlen(tok);
-            while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
-                *--end = '\0';
-            double x;
-            if (sim_parse_double(tok, &x, err) || !(x > 0))
-                return sim_err_set(err, SIM_ECONFIG,
-                                   "expected increasing positive epochs such as 5, 8, got '%s'",
-                                   raw);
-            if (v->n_milestones == SIM_CFG_MAX_MILESTONES ||
-                (v->n_milestones > 0 && x <= v->milestones[v->n_milestones - 1]))
-                return sim_err_set(err, SIM_ECONFIG,
-                                   "expected at most %d increasing positive epochs, got '%s'",
-                                   SIM_CFG_MAX_MILESTONES, raw);
-            v->milestones[v->n_milestones++] = x;
-            int w = snprintf(out + used, len - used, "%s%.17g", used ? ", " : "", x);
-            if (w < 0 || (size_t)w >= len - used)
-                return sim_err_set(err, SIM_ECONFIG, "too many milestones in '%s'", raw);
-            used += (size_t)w;
-        }
-        if (v->n_milestones == 0)
-            snprintf(out, len, "none");
-        return 0;
-    }
-    if (is_key(k, "workers", "compute")) {
-        if (sim_dist_parse(raw, &v->dist, err))
-            return err->code;
-        sim_dist_format(&v->dist, out, (int)len);
-        return 0;
-    }
-    *handled = 0;
-    return 0;
-}
-
-#undef RANGE
-
-/* Where each common key is stored and the range it must lie in, written as
- * the message shows it and parsed by range_ok: "> 0", ">= 1", "(0, 1]".
- * Kinds: s string, u uint64, I int64, i int, c choice (int), d double,
- * t sim_time. Keys not listed here are stored by store(). */
-typedef struct field {
-    const char *section, *key;
-    size_t offset, size;
-    char kind;
-    const char *range;
-} field;
-
-#define FS(sec, k, m) {sec, k, offsetof(sim_config, m), sizeof(((sim_config *)0)->m), 's', NULL}
-#define FN(sec, k, m, kind, range) {sec, k, offsetof(sim_config, m), 0, kind, range}
-static const field fields[] = {
-    FS("experiment", "name", name),
-    FN("experiment", "seed", seed, 'u', ">= 0"),
-    FN("experiment", "max_iterations", max_iterations, 'I', ">= 0"),
-    FN("experiment", "max_time", max_time, 't', ">= 0"),
-    FN("experiment", "max_epochs", max_epochs, 'd', ">= 0"),
-    FN("experiment", "target_accuracy", target_accuracy, 'd', "[0, 1]"),
-    FN("experiment", "eval_train_samples", eval_train_samples, 'I', NULL),
-    FN("experiment", "eval_model", eval_model, 'c', NULL),
-    FN("workers", "count", n_workers, 'i', "[1, 65536]"),
-    FN("workers", "device", compute.device_flops, 'd', "> 0"),
-    FN("workers", "efficiency", compute.efficiency, 'd', "(0, 1]"),
-    FN("workers", "straggler_slowdown", compute.straggler_slowdown, 'd', ">= 1"),
-    FN("workers", "transient_prob", compute.transient_prob, 'd', "[0, 1]"),
-    FN("workers", "transient_slowdown", compute.transient_slowdown, 'd', ">= 1"),
-    FS("network", "topology", net_topology),
-    FN("network", "latency", latency, 'd', ">= 0"),
-    FN("network", "bandwidth", bandwidth, 'd', "> 0"),
-    FN("network", "sharing", sharing, 'c', NULL),
-    FN("network", "collective", collective, 'c', NULL),
-    FS("topology", "graph", graph),
-    FN("topology", "weights", weights, 'c', NULL),
-    FS("algorithm", "name", algorithm),
-    FN("algorithm", "lr", lr, 'd', "> 0"),
-    FN("algorithm", "momentum", momentum, 'd', "[0, 1)"),
-    FN("algorithm", "nesterov", nesterov, 'i', NULL),
-    FN("algorithm", "weight_decay", weight_decay, 'd', ">= 0"),
-    FN("algorithm", "batch", batch, 'i', NULL),
-    FN("algorithm", "lr_decay", lr_decay, 'd', "(0, 1]"),
-    FN("algorithm", "warmup_epochs", warmup_epochs, 'd', ">= 0"),
-    FS("workload", "model", model),
-    FS("workload", "dataset", dataset),
-    FN("workload", "test_fraction", test_fraction, 'd', "[0, 1)"),
-    FN("workload", "normalize", normalize, 'c', NULL),
-    FS("workload", "partition", partition),
-    FN("workload", "init", init, 'c', NULL),
-    FS("workload", "proxy", proxy),
-    FN("workload", "sim_params", sim_params, 'I', ">= 0"),
-    FN("workload", "sim_flops", sim_flops, 'd', ">= 0"),
-};
-#undef FS
-#undef FN
-
-static int range_ok(const char *range, double x)
-{
-    char *end;
-    if (range[0] == '>') {
-        int inclusive = range[1] == '=';
-        double lo = strtod(range + 1 + inclusive, NULL);
-        return inclusive ? x >= lo : x > lo;
-    }
-    double lo = strtod(range + 1, &end);
-    double hi = strtod(end + 1, &end);
-    int lo_ok = range[0] == '(' ? x > lo : x >= lo;
-    return lo_ok && (*end == ')' ? x < hi : x <= hi);
-}
-
-/* Stores a resolved common key into its typed field, checking its range. */
-static int store(sim_config *cfg, const sim_key *k, const char *raw, const char *value,
-                 const tval *v, sim_err *err)
-{
-    if (is_key(k, "experiment", "eval_every")) {
-        cfg->eval_every_iters = v->i;
-        cfg->eval_every_time = v->t;
-    } else if (is_key(k, "workers", "compute")) {
-        cfg->compute.dist = v->dist;
-    } else if (is_key(k, "algorithm", "lr_milestones")) {
-        cfg->n_lr_milestones = v->n_milestones;
-        memcpy(cfg->lr_milestones, v->milestones, sizeof cfg->lr_milestones);
-    } else if (is_key(k, "workers", "stragglers")) {
-        if (v->i < 0 || v->i > cfg->n_workers)
-            return sim_err_set(err, SIM_ECONFIG,
-                               "must be in [0, %d] (the worker count), got %s", cfg->n_workers,
-                               raw);
-        cfg->compute.stragglers = (int)v->i;
-    } else if (is_key(k, "workload", "wire_dtype")) {
-        cfg->wire_dtype = v->choice;
-        cfg->wire_bytes = v->choice == 0 ? 4 : 2;
-    }
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        const field *f = &fields[i];
-        if (!is_key(k, f->section, f->key))
-            continue;
-        char *at = (char *)cfg + f->offset;
-        double x = f->kind == 'd' ? v->d : f->kind == 't' ? (double)v->t : (double)v->i;
-        if (f->range && !range_ok(f->range, x))
-            return sim_err_set(err, SIM_ECONFIG, "must be %s%s, got %s",
-                               f->range[0] == '>' ? "" : "in ", f->range, raw);
-        switch (f->kind) {
-        case 's':
-            if (strlen(value) >= f->size)
-                return sim_err_set(err, SIM_ECONFIG, "too long (max %zu characters)",
-                                   f->size - 1);
-            memcpy(at, value, strlen(value) + 1);
-            break;
-        case 'u': *(uint64_t *)(void *)at = (uint64_t)v->i; break;
-        case 'I': *(int64_t *)(void *)at = v->i; break;
-        case 'i': *(int *)(void *)at = (int)v->i; break;
-        case 'c': *(int *)(void *)at = v->choice; break;
-        case 'd': *(double *)(void *)at = v->d; break;
-        case 't': *(sim_time *)(void *)at = v->t; break;
-        }
-    }
-    return 0;
-}
-
 
 /* Fills entry e for key k from its item (or default), parsing the value;
  * store_common: also set the typed field. */
@@ -819,23 +385,13 @@ static int resolve(loader *l, sim_config *cfg, const sim_key *k, sim_entry *e,
     const char *raw = it ? it->value : k->def;
     snprintf(e->section, sizeof e->section, "%s", store_common ? k->section : "algorithm");
     snprintf(e->key, sizeof e->key, "%s", k->key);
-    if (copy_trimmed(e->raw, sizeof e->raw, raw))
+    if (sim_config_copy_trimmed(e->raw, sizeof e->raw, raw))
         e->raw[0] = '\0';
     e->line = it ? it->line : 0;
 
     sim_err *err = l->err;
-    tval v;
-    memset(&v, 0, sizeof v);
-    int handled = 0;
-    int rc = store_common ? canon_special(cfg, k, e->raw, e->value, sizeof e->value, &v,
-                                          err, &handled)
-                          : 0;
-    if (!rc && !handled)
-        rc = canon_typed(k, e->raw, e->value, sizeof e->value, &v, err);
-    if (!rc && store_common && k->type == SIM_KEY_STRING && !handled && !e->value[0])
-        rc = sim_err_set(err, SIM_ECONFIG, "must not be empty");
-    if (!rc && store_common)
-        rc = store(cfg, k, e->raw, e->value, &v, err);
+    int rc = sim_config_value_resolve(cfg, k, e->raw, e->value, sizeof e->value, store_common,
+                                      err);
     if (rc) {
         char where[700];
         if (it)
@@ -930,7 +486,7 @@ static int resolve_all(loader *l, sim_config *cfg)
     for (const sim_key *k = sim_config_keys; k->key; k++, n_schema++) {
         if (!strcmp(k->section, "algorithm"))
             last_algo = n_schema;
-        if (is_key(k, "algorithm", "name"))
+        if (sim_config_is_key(k, "algorithm", "name"))
             name_idx = n_schema;
     }
     sim_entry *common = calloc((size_t)n_schema, sizeof *common);

@@ -7,6 +7,7 @@
  * locale. */
 #include "sim/units.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -333,4 +334,14 @@ int sim_spec_parse(const char *s, sim_spec *out, sim_err *err)
     if (*skip_blanks(p) != '\0')
         return spec_fail(s, "text after the closing parenthesis", err);
     return 0;
+}
+
+char *sim_str_trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
 }

@@ -44,4 +44,8 @@ typedef struct sim_spec {
 } sim_spec;
 int sim_spec_parse(const char *s, sim_spec *out, sim_err *err);
 
+/* Cuts the white space (isspace) off both ends of s in place; returns the
+ * first character kept. */
+char *sim_str_trim(char *s);
+
 #endif

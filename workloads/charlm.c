@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "sim/units.h"
+#include "workloads/dense_impl.h"
 #include "workloads/models_impl.h"
 
 typedef struct charlm_shape {
@@ -127,26 +128,21 @@ static void forward(const wl_model *m, const float *params, const float *x, int6
             memcpy(bf->u + s * ku + (int64_t)j * sh->emb,
                    params + (int64_t)id_at(sh, x, s, j) * sh->emb,
                    (size_t)sh->emb * sizeof(float));
-    for (int64_t s = 0; s < b; s++)
-        memcpy(bf->h + s * hd, w1 + (int64_t)hd * ku, (size_t)hd * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, hd, ku, 1.0f, bf->u, ku, w1,
-                ku, 1.0f, bf->h, hd);
+    wl_dense_forward(w1, ku, hd, bf->u, b, bf->h);
     for (int64_t i = 0; i < b * hd; i++)
         bf->h[i] = tanhf(bf->h[i]);
-    for (int64_t s = 0; s < b; s++)
-        memcpy(bf->z + s * v, w2 + (int64_t)v * hd, (size_t)v * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, v, hd, 1.0f, bf->h, hd, w2,
-                hd, 1.0f, bf->z, v);
+    wl_dense_forward(w2, hd, v, bf->h, b, bf->z);
 }
 
 /* Dense layer share of ||a_s||^2 and a_s.gbar: delta (b x nout, scaled by
- * 1/b), input (b x nin), mean gradient g (W then bias); tmp: b x nin. */
+ * 1/b), input (b x nin), mean gradient g (W then bias); tmp: b x nin. The
+ * same sums as wl_dense_sample_stats, with a_s.gbar taken as (delta_s G).x_s
+ * + delta_s.g_b (one b x nin product) rather than delta_s.(G x_s + g_b). */
 static void dense_stats(const float *delta, const float *in, const float *g, int nin,
                         int nout, int64_t b, float *tmp, double *sq, double *q)
 {
     const float *gb = g + (int64_t)nout * nin;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, nin, nout, 1.0f, delta,
-                nout, g, nin, 0.0f, tmp, nin);
+    wl_dense_backward(delta, g, nin, nout, b, tmp);
     const double nb = (double)b;
     for (int64_t s = 0; s < b; s++) {
         const float *ds = delta + s * nout, *xs = in + s * nin, *ts = tmp + s * nin;
@@ -164,16 +160,6 @@ static void dense_stats(const float *delta, const float *in, const float *g, int
     }
 }
 
-static void bias_grad(const float *delta, int64_t b, int n, float *gb)
-{
-    for (int k = 0; k < n; k++) {
-        double s = 0;
-        for (int64_t i = 0; i < b; i++)
-            s += delta[i * n + k];
-        gb[k] = (float)s;
-    }
-}
-
 static double charlm_run(const wl_model *m, const float *params, const float *x,
                          const float *y, int64_t b, float *grad, float *ws, double *sq,
                          double *q)
@@ -185,40 +171,25 @@ static double charlm_run(const wl_model *m, const float *params, const float *x,
     charlm_bufs bf;
     bufs_of(sh, b, ws, &bf);
     forward(m, params, x, b, &bf);
-    const float invb = 1.0f / (float)b;
     double loss = 0;
-    for (int64_t i = 0; i < b; i++) {
-        float *zi = bf.z + i * v;
-        int yi = (int)y[i];
-        loss += wl_softmax_row_loss(zi, v, yi, 1, NULL);
-        if (yi >= 0 && yi < v)
-            zi[yi] -= 1.0f;
-        for (int k = 0; k < v; k++)
-            zi[k] *= invb;
-    }
+    wl_softmax_xent_grad(bf.z, b, v, y, 1.0f / (float)b, &loss);
     if (sq) {
         memset(sq, 0, (size_t)b * sizeof *sq);
         memset(q, 0, (size_t)b * sizeof *q);
     }
     /* out */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, v, hd, (int)b, 1.0f, bf.z, v, bf.h, hd,
-                0.0f, g2, hd);
-    bias_grad(bf.z, b, v, g2 + (int64_t)v * hd);
+    wl_dense_grad(bf.z, bf.h, hd, v, b, g2);
     if (sq)
         dense_stats(bf.z, bf.h, g2, hd, v, b, bf.dh, sq, q);
     /* hidden: dh = dz W2, times tanh' = 1 - h^2 */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, hd, v, 1.0f, bf.z, v, w2, hd,
-                0.0f, bf.dh, hd);
+    wl_dense_backward(bf.z, w2, hd, v, b, bf.dh);
     for (int64_t i = 0; i < b * hd; i++)
         bf.dh[i] *= 1.0f - bf.h[i] * bf.h[i];
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hd, ku, (int)b, 1.0f, bf.dh, hd, bf.u,
-                ku, 0.0f, g1, ku);
-    bias_grad(bf.dh, b, hd, g1 + (int64_t)hd * ku);
+    wl_dense_grad(bf.dh, bf.u, ku, hd, b, g1);
     if (sq)
         dense_stats(bf.dh, bf.u, g1, ku, hd, b, bf.du, sq, q);
     /* embeddings: du = dh W1, scattered onto the rows of the ids */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, ku, hd, 1.0f, bf.dh, hd, w1,
-                ku, 0.0f, bf.du, ku);
+    wl_dense_backward(bf.dh, w1, ku, hd, b, bf.du);
     memset(ge, 0, (size_t)v * e * sizeof *ge);
     for (int64_t s = 0; s < b; s++)
         for (int j = 0; j < sh->k; j++) {
@@ -249,37 +220,25 @@ static double charlm_run(const wl_model *m, const float *params, const float *x,
 static double charlm_loss_grad(const wl_model *m, const float *params, const float *x,
                                const float *y, int64_t b, float *grad, float *ws)
 {
-    if (b <= 0) {
-        memset(grad, 0, (size_t)m->n_params * sizeof *grad);
-        return 0.0;
-    }
+    if (b <= 0)
+        return wl_model_zero_grad(m, grad);
     return charlm_run(m, params, x, y, b, grad, ws, NULL, NULL);
 }
 
+static float *charlm_logits(const wl_model *m, const float *params, const float *x,
+                            int64_t b, float *ws)
+{
+    charlm_bufs bf;
+    bufs_of(shape(m), b, ws, &bf);
+    forward(m, params, x, b, &bf);
+    return bf.z;
+}
+
+/* Samples are m->dim = k floats apart (charlm_create checks k = dim). */
 static wl_eval charlm_evaluate(const wl_model *m, const float *params, const float *x,
                                const float *y, int64_t n, float *ws, int64_t ws_batch)
 {
-    wl_eval ev = {NAN, NAN};
-    if (n <= 0 || ws_batch <= 0)
-        return ev;
-    const charlm_shape *sh = shape(m);
-    const int v = sh->vocab;
-    double loss = 0;
-    int64_t correct = 0;
-    for (int64_t i0 = 0; i0 < n; i0 += ws_batch) {
-        const int64_t b = n - i0 < ws_batch ? n - i0 : ws_batch;
-        charlm_bufs bf;
-        bufs_of(sh, b, ws, &bf);
-        forward(m, params, x + i0 * sh->k, b, &bf);
-        for (int64_t i = 0; i < b; i++) {
-            int yi = (int)y[i0 + i], am;
-            loss += wl_softmax_row_loss(bf.z + i * v, v, yi, 0, &am);
-            correct += am == yi;
-        }
-    }
-    ev.loss = loss / (double)n;
-    ev.accuracy = (double)correct / (double)n;
-    return ev;
+    return wl_softmax_evaluate(m, params, x, y, n, ws, ws_batch, charlm_logits);
 }
 
 static int charlm_batch_stats(const wl_model *m, const float *params, const float *x,
@@ -288,10 +247,7 @@ static int charlm_batch_stats(const wl_model *m, const float *params, const floa
     float *gbar = ws;
     double *sq = wl_stats_doubles(m, ws), *q = sq + b;
     out->loss = charlm_run(m, params, x, y, b, gbar, wl_stats_model_ws(m, ws, b), sq, q);
-    out->gnorm2 = 0;
-    for (int64_t j = 0; j < m->n_params; j++)
-        out->gnorm2 += (double)gbar[j] * gbar[j];
-    wl_stats_finish(sq, q, b, out);
+    wl_stats_finish(m, gbar, sq, q, b, out);
     return 0;
 }
 

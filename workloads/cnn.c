@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "sim/units.h"
+#include "workloads/dense_impl.h"
 #include "workloads/models_impl.h"
 
 #define CNN_CHUNK 16
@@ -361,10 +362,8 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
                             const float *y, int64_t b, float *grad, float *ws)
 {
     const cnn_geom *g = geom(m);
-    if (b <= 0) {
-        memset(grad, 0, (size_t)m->n_params * sizeof *grad);
-        return 0.0;
-    }
+    if (b <= 0)
+        return wl_model_zero_grad(m, grad);
     const float *w2 = params + m->layers[1].offset, *wf = params + m->layers[2].offset;
     float *g1 = grad + m->layers[0].offset, *g2 = grad + m->layers[1].offset;
     float *gf = grad + m->layers[2].offset;
@@ -378,24 +377,14 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
         cnn_bufs bf;
         bufs_of(g, cb, ws, &bf);
         forward(m, params, x + i0 * m->dim, cb, &bf);
-        for (int64_t i = 0; i < cb; i++) {
-            float *zi = bf.z + i * c;
-            int yi = (int)y[i0 + i];
-            loss += wl_softmax_row_loss(zi, c, yi, 1, NULL);
-            if (yi >= 0 && yi < c)
-                zi[yi] -= 1.0f;
-            for (int k = 0; k < c; k++)
-                zi[k] *= invb;
-        }
+        wl_softmax_xent_grad(bf.z, cb, c, y + i0, invb, &loss);
         /* fc */
         weight_grad(bf.z, bf.p2, cb, g->feat, c, gf, acc);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cb, g->feat, c, 1.0f, bf.z,
-                    c, wf, g->feat, 0.0f, bf.dp2, g->feat);
+        wl_dense_backward(bf.z, wf, g->feat, c, cb, bf.dp2);
         /* pool2, ReLU, conv2 (the column gradient overwrites col2) */
         pool_backward(bf.a2, g->h2, g->w2, g->c2, cb, bf.p2, bf.arg2, bf.dp2);
         weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(cb * r2), g->k2, g->c2,
-                    1.0f, bf.a2, g->c2, w2, g->k2, 0.0f, bf.col2, g->k2);
+        wl_dense_backward(bf.a2, w2, g->k2, g->c2, cb * r2, bf.col2);
         col2im2(g, bf.col2, cb, bf.dp1);
         /* pool1, ReLU, conv1 */
         pool_backward(bf.a1, g->h1, g->w1, g->c1, cb, bf.p1, bf.arg1, bf.dp1);
@@ -404,30 +393,20 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
     return loss / (double)b;
 }
 
+static float *cnn_logits(const wl_model *m, const float *params, const float *x, int64_t cb,
+                         float *ws)
+{
+    cnn_bufs bf;
+    bufs_of(geom(m), cb, ws, &bf);
+    forward(m, params, x, cb, &bf);
+    return bf.z;
+}
+
 static wl_eval cnn_evaluate(const wl_model *m, const float *params, const float *x,
                             const float *y, int64_t n, float *ws, int64_t ws_batch)
 {
-    wl_eval ev = {NAN, NAN};
-    if (n <= 0 || ws_batch <= 0)
-        return ev;
-    const int c = m->classes;
     const int64_t step = ws_batch < CNN_CHUNK ? ws_batch : CNN_CHUNK;
-    double loss = 0;
-    int64_t correct = 0;
-    for (int64_t i0 = 0; i0 < n; i0 += step) {
-        const int64_t cb = n - i0 < step ? n - i0 : step;
-        cnn_bufs bf;
-        bufs_of(geom(m), cb, ws, &bf);
-        forward(m, params, x + i0 * m->dim, cb, &bf);
-        for (int64_t i = 0; i < cb; i++) {
-            int yi = (int)y[i0 + i], am;
-            loss += wl_softmax_row_loss(bf.z + i * c, c, yi, 0, &am);
-            correct += am == yi;
-        }
-    }
-    ev.loss = loss / (double)n;
-    ev.accuracy = (double)correct / (double)n;
-    return ev;
+    return wl_softmax_evaluate(m, params, x, y, n, ws, step, cnn_logits);
 }
 
 const wl_model_vt wl_cnn_vt = {

@@ -10,12 +10,12 @@
  * width each). Per-sample statistics use the factorisation of a dense
  * layer's per-sample gradient, delta_s (x) [input_s; 1], layer by layer
  * during the backward pass (O(B x width) extra work, no B x d storage). */
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sim/units.h"
+#include "workloads/dense_impl.h"
 #include "workloads/models_impl.h"
 
 #define MLP_MAX_HIDDEN SIM_SPEC_MAX_ARGS
@@ -116,28 +116,17 @@ static void bufs_of(const mlp_shape *sh, int64_t b, float *ws, mlp_bufs *bf)
     bf->d1 = ws + b * widest;
 }
 
-/* out (b x nout) = in (b x nin) W^T + bias, then ReLU when relu is set. */
-static void dense_forward(const float *w, int nin, int nout, const float *in, int64_t b,
-                          float *out, int relu)
-{
-    const float *bias = w + (int64_t)nout * nin;
-    for (int64_t i = 0; i < b; i++)
-        memcpy(out + i * nout, bias, (size_t)nout * sizeof *out);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, nout, nin, 1.0f, in, nin, w,
-                nin, 1.0f, out, nout);
-    if (relu)
-        for (int64_t i = 0; i < b * nout; i++)
-            out[i] = out[i] > 0 ? out[i] : 0;
-}
-
 static void forward(const wl_model *m, const mlp_shape *sh, const float *params,
                     const float *x, int64_t b, const mlp_bufs *bf)
 {
     const float *in = x;
     for (int l = 0; l <= sh->n_hidden; l++) {
+        const int nout = sh->width[l + 1];
         float *out = l < sh->n_hidden ? bf->act[l + 1] : bf->z;
-        dense_forward(params + m->layers[l].offset, sh->width[l], sh->width[l + 1], in, b,
-                      out, l < sh->n_hidden);
+        wl_dense_forward(params + m->layers[l].offset, sh->width[l], nout, in, b, out);
+        if (l < sh->n_hidden) /* ReLU */
+            for (int64_t i = 0; i < b * nout; i++)
+                out[i] = out[i] > 0 ? out[i] : 0;
         in = out;
     }
 }
@@ -148,25 +137,11 @@ static void forward(const wl_model *m, const mlp_shape *sh, const float *params,
 static void layer_stats(const float *delta, const float *in, const float *g, int nin,
                         int nout, int64_t b, float *tmp, double *sq, double *q)
 {
-    const float *gb = g + (int64_t)nout * nin;
-    for (int64_t i = 0; i < b; i++)
-        memcpy(tmp + i * nout, gb, (size_t)nout * sizeof *tmp);
     /* tmp = in G^T + g_b: row s is G in_s + g_b */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, nout, nin, 1.0f, in, nin, g,
-                nin, 1.0f, tmp, nout);
-    const double nb = (double)b;
-    for (int64_t s = 0; s < b; s++) {
-        const float *ds = delta + s * nout, *xs = in + s * nin, *ts = tmp + s * nout;
-        double xx = 1, dd = 0, dt = 0;
-        for (int j = 0; j < nin; j++)
-            xx += (double)xs[j] * xs[j];
-        for (int k = 0; k < nout; k++) {
-            dd += (double)ds[k] * ds[k];
-            dt += (double)ds[k] * ts[k];
-        }
-        sq[s] += nb * nb * dd * xx;
-        q[s] += nb * dt;
-    }
+    wl_dense_forward(g, nin, nout, in, b, tmp);
+    for (int64_t s = 0; s < b; s++)
+        wl_dense_sample_stats(delta + s * nout, in + s * nin, tmp + s * nout, nin, nout,
+                              (double)b, &sq[s], &q[s]);
 }
 
 /* Forward, loss and backward over b rows; gradient into grad. With sq and q
@@ -178,19 +153,10 @@ static double mlp_run(const wl_model *m, const float *params, const float *x, co
     mlp_bufs bf;
     shape_of(m, &sh);
     bufs_of(&sh, b, ws, &bf);
-    const int L = sh.n_hidden, c = m->classes;
+    const int L = sh.n_hidden;
     forward(m, &sh, params, x, b, &bf);
-    const float invb = 1.0f / (float)b;
     double loss = 0;
-    for (int64_t i = 0; i < b; i++) {
-        float *zi = bf.z + i * c;
-        int yi = (int)y[i];
-        loss += wl_softmax_row_loss(zi, c, yi, 1, NULL);
-        if (yi >= 0 && yi < c)
-            zi[yi] -= 1.0f;
-        for (int k = 0; k < c; k++)
-            zi[k] *= invb;
-    }
+    wl_softmax_xent_grad(bf.z, b, m->classes, y, 1.0f / (float)b, &loss);
     if (sq) {
         memset(sq, 0, (size_t)b * sizeof *sq);
         memset(q, 0, (size_t)b * sizeof *q);
@@ -200,22 +166,14 @@ static double mlp_run(const wl_model *m, const float *params, const float *x, co
         const int nin = sh.width[l], nout = sh.width[l + 1];
         const float *in = l > 0 ? bf.act[l] : x;
         const float *w = params + m->layers[l].offset;
-        float *g = grad + m->layers[l].offset, *gb = g + (int64_t)nout * nin;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nout, nin, (int)b, 1.0f, delta,
-                    nout, in, nin, 0.0f, g, nin);
-        for (int k = 0; k < nout; k++) {
-            double s = 0;
-            for (int64_t i = 0; i < b; i++)
-                s += delta[i * nout + k];
-            gb[k] = (float)s;
-        }
+        float *g = grad + m->layers[l].offset;
+        wl_dense_grad(delta, in, nin, nout, b, g);
         if (sq)
             layer_stats(delta, in, g, nin, nout, b, spare, sq, q);
         if (l == 0)
             break;
         /* delta of the layer below: (delta W) masked by its ReLU */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, nin, nout, 1.0f, delta,
-                    nout, w, nin, 0.0f, spare, nin);
+        wl_dense_backward(delta, w, nin, nout, b, spare);
         for (int64_t i = 0; i < b * nin; i++)
             if (!(in[i] > 0))
                 spare[i] = 0;
@@ -228,38 +186,26 @@ static double mlp_run(const wl_model *m, const float *params, const float *x, co
 static double mlp_loss_grad(const wl_model *m, const float *params, const float *x,
                             const float *y, int64_t b, float *grad, float *ws)
 {
-    if (b <= 0) {
-        memset(grad, 0, (size_t)m->n_params * sizeof *grad);
-        return 0.0;
-    }
+    if (b <= 0)
+        return wl_model_zero_grad(m, grad);
     return mlp_run(m, params, x, y, b, grad, ws, NULL, NULL);
+}
+
+static float *mlp_logits(const wl_model *m, const float *params, const float *x, int64_t b,
+                         float *ws)
+{
+    mlp_shape sh;
+    mlp_bufs bf;
+    shape_of(m, &sh);
+    bufs_of(&sh, b, ws, &bf);
+    forward(m, &sh, params, x, b, &bf);
+    return bf.z;
 }
 
 static wl_eval mlp_evaluate(const wl_model *m, const float *params, const float *x,
                             const float *y, int64_t n, float *ws, int64_t ws_batch)
 {
-    wl_eval ev = {NAN, NAN};
-    if (n <= 0 || ws_batch <= 0)
-        return ev;
-    mlp_shape sh;
-    mlp_bufs bf;
-    shape_of(m, &sh);
-    const int c = m->classes;
-    double loss = 0;
-    int64_t correct = 0;
-    for (int64_t i0 = 0; i0 < n; i0 += ws_batch) {
-        int64_t b = n - i0 < ws_batch ? n - i0 : ws_batch;
-        bufs_of(&sh, b, ws, &bf);
-        forward(m, &sh, params, x + i0 * m->dim, b, &bf);
-        for (int64_t i = 0; i < b; i++) {
-            int yi = (int)y[i0 + i], am;
-            loss += wl_softmax_row_loss(bf.z + i * c, c, yi, 0, &am);
-            correct += am == yi;
-        }
-    }
-    ev.loss = loss / (double)n;
-    ev.accuracy = (double)correct / (double)n;
-    return ev;
+    return wl_softmax_evaluate(m, params, x, y, n, ws, ws_batch, mlp_logits);
 }
 
 static int mlp_batch_stats(const wl_model *m, const float *params, const float *x,
@@ -268,10 +214,7 @@ static int mlp_batch_stats(const wl_model *m, const float *params, const float *
     float *gbar = ws;
     double *sq = wl_stats_doubles(m, ws), *q = sq + b;
     out->loss = mlp_run(m, params, x, y, b, gbar, wl_stats_model_ws(m, ws, b), sq, q);
-    out->gnorm2 = 0;
-    for (int64_t j = 0; j < m->n_params; j++)
-        out->gnorm2 += (double)gbar[j] * gbar[j];
-    wl_stats_finish(sq, q, b, out);
+    wl_stats_finish(m, gbar, sq, q, b, out);
     return 0;
 }
 

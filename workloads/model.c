@@ -119,8 +119,10 @@ static void stats_from_sums(double se2, double st, double st2, int64_t b, wl_bat
     out->v_orth = vo > 0 ? vo : 0;
 }
 
-void wl_stats_finish(const double *sq, const double *q, int64_t b, wl_batch_stats *out)
+void wl_stats_finish(const wl_model *m, const float *gbar, const double *sq, const double *q,
+                     int64_t b, wl_batch_stats *out)
 {
+    out->gnorm2 = sumsq(gbar, m->n_params);
     const double g = out->gnorm2;
     double se2 = 0, st = 0, st2 = 0;
     for (int64_t s = 0; s < b; s++) {

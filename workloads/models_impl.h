@@ -4,6 +4,8 @@
 #ifndef DTSIM_WL_MODELS_IMPL_H
 #define DTSIM_WL_MODELS_IMPL_H
 
+#include <string.h>
+
 #include "sim/err.h"
 #include "workloads/model.h"
 
@@ -26,12 +28,6 @@ int wl_model_misfit(const wl_model *m, const char *need, sim_err *err);
  * OpenBLAS's <cblas.h>: a model file includes one of the two only. */
 void wl_model_init_gaussian(float *p, int64_t n, double sd, gsl_rng *rng);
 
-/* Row z (c logits): returns its cross-entropy against label yi (an
- * out-of-range label scores against the maximum) and, when probs is set,
- * replaces the row by its softmax probabilities. *argmax (if not NULL) gets
- * the predicted class, ties to the lower class. Lives in softmax.c. */
-double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax);
-
 /* The dataset the model is being built for (image geometry, text context);
  * only valid during vt->create, NULL otherwise. */
 const wl_dataset *wl_model_dataset(const wl_model *m);
@@ -53,10 +49,19 @@ static inline float *wl_stats_model_ws(const wl_model *m, float *ws, int64_t b)
     return (float *)(void *)(wl_stats_doubles(m, ws) + 2 * b);
 }
 
-/* Completes the statistics from per-sample sums: sq[s] = ||a_s||^2 and
- * q[s] = a_s . gbar (doubles, b >= 2), gnorm2 = ||gbar||^2, using
- * ||a_s - gbar||^2 = sq - 2 q + gnorm2 and (a_s - gbar) . gbar = q - gnorm2.
- * Used by the models whose per-sample gradients factor (dense layers). */
-void wl_stats_finish(const double *sq, const double *q, int64_t b, wl_batch_stats *out);
+/* loss_grad of an empty batch: a zero gradient and loss 0. */
+static inline double wl_model_zero_grad(const wl_model *m, float *grad)
+{
+    memset(grad, 0, (size_t)m->n_params * sizeof *grad);
+    return 0.0;
+}
+
+/* Completes the statistics from the mean gradient gbar (n_params floats:
+ * gnorm2 = ||gbar||^2) and the per-sample sums sq[s] = ||a_s||^2 and
+ * q[s] = a_s . gbar (doubles, b >= 2), using ||a_s - gbar||^2 = sq - 2 q +
+ * gnorm2 and (a_s - gbar) . gbar = q - gnorm2. Used by the models whose
+ * per-sample gradients factor (dense layers). */
+void wl_stats_finish(const wl_model *m, const float *gbar, const double *sq, const double *q,
+                     int64_t b, wl_batch_stats *out);
 
 #endif

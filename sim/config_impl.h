@@ -1,0 +1,29 @@
+/* Private: shared by config.c (schema, reading, resolving, entries) and
+ * config_values.c (one value: parse, canonical text, typed field). */
+#ifndef DTSIM_SIM_CONFIG_IMPL_H
+#define DTSIM_SIM_CONFIG_IMPL_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include "sim/config.h"
+
+/* k is [section] key (exact spelling, as in the schema). */
+static inline int sim_config_is_key(const sim_key *k, const char *section, const char *key)
+{
+    return strcmp(k->section, section) == 0 && strcmp(k->key, key) == 0;
+}
+
+/* Copies s without its leading and trailing blanks into buf; returns -1 if
+ * it does not fit. */
+int sim_config_copy_trimmed(char *buf, size_t len, const char *s);
+
+/* Resolves key k's raw text (trimmed): parses it by its type (common keys:
+ * also their special forms), writes the canonical text into out (len
+ * bytes) and, for a common key, checks its range and stores it into its
+ * field of cfg. Returns 0, or a code with the reason in err (the caller
+ * prefixes where the value came from). */
+int sim_config_value_resolve(sim_config *cfg, const sim_key *k, const char *raw, char *out,
+                             size_t len, int common, sim_err *err);
+
+#endif
