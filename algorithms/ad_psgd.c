@@ -20,37 +20,27 @@
  * One iteration = one applied gradient (samples = the batch). Staleness of
  * an applied gradient = the number of averagings that changed the worker's
  * model between the read of its snapshot and the application (an active
- * worker on a bipartite graph: exactly 1, its own averaging). */
-#include <gsl/gsl_rng.h>
+ * worker on a bipartite graph: exactly 1, its own averaging). The step
+ * loop's gradient, update, counters and evaluated model are the pairwise
+ * core's (pairwise.h); this file adds the active set and the blocking. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/gossip.h"
+#include "algorithms/pairwise.h"
 
 typedef struct apsgd {
-    algo_env *env;
-    int n;
-    int64_t d;
+    algo_pairwise core; /* first: the pairwise slots take the state */
     int *active;
-    float *m;           /* n x d momentum, NULL without */
-    int64_t *ver;       /* averagings applied to each model */
-    int64_t *grad_ver;  /* ver when the step's gradient was read */
     int *compute_done, *pending;
-    const float **ptrs; /* scratch: n model pointers */
-    double beta, wd;
-    int nesterov;
 } apsgd;
 
-static void begin_step(apsgd *s, int i);
+static void begin_step(void *p, int i);
 
 static void apply(apsgd *s, int i)
 {
-    algo_env *env = s->env;
+    algo_env *env = s->core.env;
     algo_env_idle_end(env, i);
-    algo_env_staleness(env, i, s->ver[i] - s->grad_ver[i]);
-    float *m = s->m ? s->m + (int64_t)i * s->d : NULL;
-    algo_sgd_step(env->w[i].x, m, env->w[i].grad, s->d, algo_env_lr(env), s->beta,
-                  s->nesterov, 0);
+    algo_pairwise_apply(&s->core, i);
     algo_env_iteration(env, algo_env_step_samples(env, i));
     begin_step(s, i);
 }
@@ -76,19 +66,8 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
     (void)bytes;
     apsgd *s = ctx;
     int i = src, j = dst;
-    float *xi = s->env->w[i].x, *xj = s->env->w[j].x;
-    for (int64_t e = 0; e < s->d; e++) {
-        float a = 0.5f * (xi[e] + xj[e]);
-        xi[e] = a;
-        xj[e] = a;
-    }
-    s->ver[i]++;
-    s->ver[j]++;
-    s->env->w[i].gossip_rounds++;
-    s->env->w[j].gossip_rounds++;
-    sim_err err;
-    if (sim_net_send(s->env->net, j, i, s->env->msg_bytes, on_reply, s, 0, &err) < 0)
-        s->env->diverged = -1;
+    algo_pairwise_average(&s->core, i, j);
+    algo_pairwise_send(&s->core, j, i, s->core.env->msg_bytes, on_reply, s);
 }
 
 static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
@@ -99,31 +78,21 @@ static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     int i = (int)arg;
     s->compute_done[i] = 1;
     if (s->pending[i])
-        algo_env_idle_begin(s->env, i);
+        algo_env_idle_begin(s->core.env, i);
     else
         apply(s, i);
 }
 
-static void begin_step(apsgd *s, int i)
+static void begin_step(void *p, int i)
 {
-    algo_env *env = s->env;
-    algo_worker *w = &env->w[i];
-    algo_env_grad(env, i, w->x, w->grad);
-    if (s->wd != 0) { /* weight decay at the snapshot */
-        const float fwd = (float)s->wd;
-        for (int64_t e = 0; e < s->d; e++)
-            w->grad[e] += fwd * w->x[e];
-    }
-    s->grad_ver[i] = s->ver[i];
+    apsgd *s = p;
+    algo_env *env = s->core.env;
+    algo_pairwise_grad(&s->core, i);
     s->compute_done[i] = 0;
-    const int *nb;
-    int deg = topo_graph_neighbors(env->graph, i, &nb);
-    if (s->active[i] && deg > 0) {
-        int j = nb[gsl_rng_uniform_int(w->rng_algo, (unsigned long)deg)];
+    int j = s->active[i] ? algo_pairwise_partner(&s->core, i) : -1;
+    if (j >= 0) {
         s->pending[i] = 1;
-        sim_err err;
-        if (sim_net_send(env->net, i, j, env->msg_bytes, on_request, s, 0, &err) < 0)
-            env->diverged = -1;
+        algo_pairwise_send(&s->core, i, j, env->msg_bytes, on_request, s);
     }
     algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, (uint64_t)i);
 }
@@ -133,13 +102,10 @@ static void destroy(void *p)
     apsgd *s = p;
     if (!s)
         return;
+    algo_pairwise_release(&s->core);
     free(s->active);
-    free(s->m);
-    free(s->ver);
-    free(s->grad_ver);
     free(s->compute_done);
     free(s->pending);
-    free(s->ptrs);
     free(s);
 }
 
@@ -157,23 +123,12 @@ static int create(algo_env *env, void **out, sim_err *err)
     apsgd *s = calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
-    s->env = env;
-    s->n = env->n;
-    s->d = env->d;
-    s->beta = c->momentum;
-    s->wd = c->weight_decay;
-    s->nesterov = c->nesterov;
     size_t n = (size_t)env->n;
     s->active = calloc(n, sizeof *s->active);
-    s->ver = calloc(n, sizeof *s->ver);
-    s->grad_ver = calloc(n, sizeof *s->grad_ver);
     s->compute_done = calloc(n, sizeof *s->compute_done);
     s->pending = calloc(n, sizeof *s->pending);
-    s->ptrs = malloc(n * sizeof *s->ptrs);
-    if (c->momentum != 0)
-        s->m = calloc(n * (size_t)env->d, sizeof(float));
-    if (!s->active || !s->ver || !s->grad_ver || !s->compute_done || !s->pending ||
-        !s->ptrs || (c->momentum != 0 && !s->m)) {
+    if (algo_pairwise_init(&s->core, env, begin_step) < 0 || !s->active || !s->compute_done ||
+        !s->pending) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     }
@@ -197,31 +152,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     return 0;
 }
 
-static int start(void *p, sim_err *err)
-{
-    (void)err;
-    apsgd *s = p;
-    for (int i = 0; i < s->n; i++)
-        begin_step(s, i);
-    return 0;
-}
-
-static void worker_models(void *p, const float **xs)
-{
-    apsgd *s = p;
-    for (int i = 0; i < s->n; i++)
-        xs[i] = s->env->w[i].x;
-}
-
-/* The evaluated model: the average of the workers' current models. */
-static const float *model(void *p, float *scratch)
-{
-    apsgd *s = p;
-    worker_models(s, s->ptrs);
-    algo_mean(scratch, s->ptrs, s->n, s->d);
-    return scratch;
-}
-
 const algo_vt algo_ad_psgd = {
     .name = "ad_psgd",
     .summary = "AD-PSGD: asynchronous pairwise averaging with one neighbour, bipartite initiators",
@@ -232,7 +162,7 @@ const algo_vt algo_ad_psgd = {
     .needs_server = NULL,
     .create = create,
     .destroy = destroy,
-    .start = start,
-    .model = model,
-    .worker_models = worker_models,
+    .start = algo_pairwise_start,
+    .model = algo_pairwise_model,
+    .worker_models = algo_pairwise_worker_models,
 };

@@ -77,8 +77,10 @@ void algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, vo
     algo_worker *w = &env->w[worker];
     double t = sim_compute_step_time(env->compute, worker, w->steps, samples,
                                      env->flops_per_sample, w->rng_compute);
-    w->compute_time += t;
-    sim_engine_schedule(env->eng, sim_time_from_s(t), fn, ctx, arg, NULL, NULL);
+    sim_time dt = sim_time_from_s(t);
+    w->compute_time += sim_time_to_s(dt);
+    w->busy_until = sim_engine_now(env->eng) + dt;
+    sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL);
 }
 
 void algo_env_idle_begin(algo_env *env, int worker)

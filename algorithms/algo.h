@@ -42,6 +42,7 @@ typedef struct algo_worker {
     double compute_time;  /* simulated seconds spent computing */
     double idle_time;     /* simulated seconds blocked on communication or peers */
     sim_time idle_since;  /* < 0 when not idle */
+    sim_time busy_until;  /* end of the compute step scheduled last */
     double staleness_sum;
     int64_t staleness_n;
     int64_t gossip_rounds; /* gossip steps or pairwise averagings taken part in */

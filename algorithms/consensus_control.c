@@ -16,17 +16,14 @@
  *    leave at this point); at most max_gossip_steps steps. The exact
  *    consensus distance of the runner is only recorded, never used;
  *  - gossip_steps steps of gossip in gossip_phases, one step elsewhere.
- * With W = J every variant keeps the workers identical (Xi = 0). */
+ * With W = J every variant keeps the workers identical (Xi = 0). The base
+ * step is dsgd.c's ATC update (algo_dsgd_ops); this file adds the plan. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "algorithms/gossip.h"
 
 typedef struct cc {
-    float *m;        /* n x d, NULL without momentum */
-    int64_t d;
-    double beta, wd;
-    int nesterov;
+    algo_momentum mo; /* first: the dsgd callbacks read it */
     const sim_config *cfg;
     uint32_t exact_mask, adaptive_mask, gossip_mask;
     double exact_until;
@@ -39,35 +36,8 @@ static void release(void *p)
     cc *s = p;
     if (!s)
         return;
-    free(s->m);
+    algo_momentum_release(&s->mo);
     free(s);
-}
-
-static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
-{
-    (void)k;
-    cc *s = p;
-    algo_worker *w = &env->w[i];
-    algo_local_step(send, w->x, w->x, w->grad, s->m ? s->m + (int64_t)i * s->d : NULL, s->d,
-                    lr, s->beta, s->nesterov, s->wd);
-}
-
-static void finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
-{
-    (void)p;
-    (void)k;
-    (void)lr;
-    memcpy(env->w[i].x, mixed, (size_t)env->d * sizeof(float));
-}
-
-static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const topo_wmat *W,
-                    const float *const *in, const float *x_old, float *x_new)
-{
-    (void)p;
-    (void)k;
-    (void)lr;
-    (void)x_old;
-    algo_gossip_row(W, i, in, 0, env->d, x_new);
 }
 
 static void plan(void *p, int64_t k, double epoch, algo_gossip_plan *out)
@@ -156,37 +126,21 @@ static int create(algo_env *env, void **out, sim_err *err)
     cc *s = calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "consensus_control: out of memory");
-    s->d = env->d;
     s->cfg = c;
-    s->beta = c->momentum;
-    s->wd = c->weight_decay;
-    s->nesterov = c->nesterov;
     int rc = read_keys(s, c, err);
     if (rc < 0) {
         release(s);
         return rc;
     }
-    if (c->momentum != 0) {
-        s->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
-        if (!s->m) {
-            release(s);
-            return sim_err_set(err, SIM_ENOMEM, "consensus_control: out of memory");
-        }
+    if (algo_momentum_init(&s->mo, env) < 0) {
+        release(s);
+        return sim_err_set(err, SIM_ENOMEM, "consensus_control: out of memory");
     }
-    algo_gossip_ops ops = {
-        .form = ALGO_GOSSIP_ATC,
-        .width = 1,
-        .prepare = prepare,
-        .finish = finish,
-        .combine_finish = combine,
-        .plan = plan,
-        .release = release,
-    };
-    algo_gossip *g = algo_gossip_create(env, &ops, s, err);
-    if (!g)
-        return err && err->code ? err->code : SIM_EINTERNAL;
-    *out = g;
-    return 0;
+    algo_gossip_ops ops;
+    algo_dsgd_ops(ALGO_GOSSIP_ATC, &ops);
+    ops.plan = plan;
+    ops.release = release;
+    return algo_gossip_create_state(env, &ops, s, out, err);
 }
 
 static int needs_server(const sim_config *cfg) { return cfg->collective == 2; }

@@ -5,37 +5,20 @@
  *   m_i <- beta m_i + gt_i;  x_i <- x_i - lr m_i   (Nesterov: lr (gt + beta m))
  * Weight decay is added to g. beta = 0 is exactly ATC-DSGD; W = J with equal
  * starting points is PmSGD; the full-batch fixed point is ATC-DSGD's at
- * step lr whatever beta is. With q gossip steps, W^q replaces W. */
-#include <stdlib.h>
-
+ * step lr whatever beta is. With q gossip steps, W^q replaces W. The
+ * state is an algo_momentum (gossip.h). */
 #include "algorithms/gossip.h"
-
-typedef struct lam {
-    float *m;        /* n x d, NULL without momentum */
-    int64_t d;
-    double beta, wd;
-    int nesterov;
-} lam;
-
-static void release(void *p)
-{
-    lam *s = p;
-    if (!s)
-        return;
-    free(s->m);
-    free(s);
-}
 
 static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
 {
     (void)k;
-    lam *s = p;
+    const algo_momentum *s = p;
     algo_worker *w = &env->w[i];
     algo_local_step(send, w->x, w->x, w->grad, NULL, s->d, lr, 0, 0, s->wd);
 }
 
 /* gt = (x - mixed) / lr; m = beta m + gt; x -= lr m (or lr (gt + beta m)). */
-static void update(const lam *s, float *restrict x, const float *restrict mixed,
+static void update(const algo_momentum *s, float *restrict x, const float *restrict mixed,
                    float *restrict m, int64_t len, double lr)
 {
     const float flr = (float)lr, fb = (float)s->beta;
@@ -62,8 +45,8 @@ static void update(const lam *s, float *restrict x, const float *restrict mixed,
 static void finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
 {
     (void)k;
-    lam *s = p;
-    update(s, env->w[i].x, mixed, s->m ? s->m + (int64_t)i * s->d : NULL, s->d, lr);
+    const algo_momentum *s = p;
+    update(s, env->w[i].x, mixed, algo_momentum_of(s, i), s->d, lr);
 }
 
 static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const topo_wmat *W,
@@ -72,8 +55,8 @@ static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const t
     (void)env;
     (void)k;
     (void)x_old;
-    lam *s = p;
-    float *x = x_new, *m = s->m ? s->m + (int64_t)i * s->d : NULL;
+    const algo_momentum *s = p;
+    float *x = x_new, *m = algo_momentum_of(s, i);
     float tmp[ALGO_ROW_CHUNK];
     for (int64_t c = 0; c < s->d; c += ALGO_ROW_CHUNK) {
         int64_t len = s->d - c < ALGO_ROW_CHUNK ? s->d - c : ALGO_ROW_CHUNK;
@@ -89,21 +72,9 @@ static const sim_key keys[] = {
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const sim_config *c = env->cfg;
-    lam *s = calloc(1, sizeof *s);
+    algo_momentum *s = algo_momentum_create(env);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "decentlam: out of memory");
-    s->d = env->d;
-    s->beta = c->momentum;
-    s->wd = c->weight_decay;
-    s->nesterov = c->nesterov;
-    if (c->momentum != 0) {
-        s->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
-        if (!s->m) {
-            release(s);
-            return sim_err_set(err, SIM_ENOMEM, "decentlam: out of memory");
-        }
-    }
     algo_gossip_ops ops = {
         .form = ALGO_GOSSIP_ATC,
         .width = 1,
@@ -111,13 +82,9 @@ static int create(algo_env *env, void **out, sim_err *err)
         .finish = finish,
         .combine_finish = combine,
         .plan = NULL,
-        .release = release,
+        .release = algo_momentum_destroy,
     };
-    algo_gossip *g = algo_gossip_create(env, &ops, s, err);
-    if (!g)
-        return err && err->code ? err->code : SIM_EINTERNAL;
-    *out = g;
-    return 0;
+    return algo_gossip_create_state(env, &ops, s, out, err);
 }
 
 const algo_vt algo_decentlam = {

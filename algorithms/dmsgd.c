@@ -4,8 +4,6 @@
  *   x_i <- sum_j W_ij y_j
  * form = awc: x_i <- sum_j W_ij x_j - lr m_i, exchange overlapped with the
  * gradient. beta is the common momentum key (nesterov supported). */
-#include <string.h>
-
 #include "algorithms/gossip.h"
 
 static const sim_key keys[] = {
@@ -16,9 +14,7 @@ static const sim_key keys[] = {
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const char *f = sim_config_get_string(env->cfg, "algorithm", "form");
-    algo_gossip_form form = f && strcmp(f, "awc") == 0 ? ALGO_GOSSIP_AWC : ALGO_GOSSIP_ATC;
-    return algo_dsgd_create(env, form, out, err);
+    return algo_dsgd_create(env, algo_gossip_form_read(env->cfg, ALGO_GOSSIP_ATC), out, err);
 }
 
 const algo_vt algo_dmsgd = {

@@ -4,8 +4,6 @@
  * momentum with the momentum key). It waits only for its neighbours' x^k.
  * form = atc gives the ATC variant, which with W = J is exactly mini-batch
  * SGD; the AWC form is not (each worker keeps its own last gradient step). */
-#include <string.h>
-
 #include "algorithms/gossip.h"
 
 static const sim_key keys[] = {
@@ -16,9 +14,7 @@ static const sim_key keys[] = {
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const char *f = sim_config_get_string(env->cfg, "algorithm", "form");
-    algo_gossip_form form = f && strcmp(f, "atc") == 0 ? ALGO_GOSSIP_ATC : ALGO_GOSSIP_AWC;
-    return algo_dsgd_create(env, form, out, err);
+    return algo_dsgd_create(env, algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC), out, err);
 }
 
 const algo_vt algo_dpsgd = {

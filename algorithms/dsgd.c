@@ -1,40 +1,23 @@
 /* Local-momentum decentralized SGD, shared by dpsgd (AWC by default),
- * dsgd_atc (ATC) and dmsgd (ATC by default). ALGORITHMS.md 0.3, 1.2, 3.1:
+ * dsgd_atc (ATC), dmsgd (ATC by default) and, through algo_dsgd_ops,
+ * consensus_control (ATC with its own plan). ALGORITHMS.md 0.3, 1.2, 3.1:
  *   ATC:  y_i = x_i - lr d_i is sent; x_i <- sum_j W_ij y_j
  *   AWC:  x_i is sent at the step start; x_i <- sum_j W_ij x_j - lr d_i
  * d_i = g_i (+ weight decay) without momentum, else the local heavy-ball
  * buffer m_i <- beta m_i + g_i (or the Nesterov direction g_i + beta m_i).
- * With q gossip steps W becomes W^q. Momentum buffers stay local. */
-#include <stdlib.h>
+ * With q gossip steps W becomes W^q. Momentum buffers stay local. The
+ * callbacks' state is, or begins with, an algo_momentum. */
 #include <string.h>
 
 #include "algorithms/gossip.h"
 
-typedef struct dsgd {
-    float *m;        /* n x d momentum buffers, NULL without momentum */
-    int64_t d;
-    double beta, wd;
-    int nesterov;
-} dsgd;
-
-static void release(void *p)
-{
-    dsgd *s = p;
-    if (!s)
-        return;
-    free(s->m);
-    free(s);
-}
-
-static float *mom(dsgd *s, int i) { return s->m ? s->m + (int64_t)i * s->d : NULL; }
-
 static void atc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
 {
     (void)k;
-    dsgd *s = p;
+    const algo_momentum *s = p;
     algo_worker *w = &env->w[i];
-    algo_local_step(send, w->x, w->x, w->grad, mom(s, i), s->d, lr, s->beta, s->nesterov,
-                    s->wd);
+    algo_local_step(send, w->x, w->x, w->grad, algo_momentum_of(s, i), s->d, lr, s->beta,
+                    s->nesterov, s->wd);
 }
 
 static void atc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
@@ -56,10 +39,10 @@ static void awc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, flo
 static void awc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
 {
     (void)k;
-    dsgd *s = p;
+    const algo_momentum *s = p;
     algo_worker *w = &env->w[i];
-    algo_local_step(w->x, mixed, w->x, w->grad, mom(s, i), s->d, lr, s->beta, s->nesterov,
-                    s->wd);
+    algo_local_step(w->x, mixed, w->x, w->grad, algo_momentum_of(s, i), s->d, lr, s->beta,
+                    s->nesterov, s->wd);
 }
 
 static void atc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
@@ -78,8 +61,8 @@ static void awc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
                         float *x_new)
 {
     (void)k;
-    dsgd *s = p;
-    float *m = mom(s, i), *g = env->w[i].grad;
+    const algo_momentum *s = p;
+    float *m = algo_momentum_of(s, i), *g = env->w[i].grad;
     int plain = s->wd == 0 && (s->beta == 0 || !m);
     for (int64_t c = 0; c < s->d; c += ALGO_ROW_CHUNK) {
         int64_t len = s->d - c < ALGO_ROW_CHUNK ? s->d - c : ALGO_ROW_CHUNK;
@@ -90,24 +73,9 @@ static void awc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
     }
 }
 
-int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
+void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
 {
-    const sim_config *c = env->cfg;
-    dsgd *s = calloc(1, sizeof *s);
-    if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
-    s->d = env->d;
-    s->beta = c->momentum;
-    s->wd = c->weight_decay;
-    s->nesterov = c->nesterov;
-    if (c->momentum != 0) {
-        s->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
-        if (!s->m) {
-            release(s);
-            return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
-        }
-    }
-    algo_gossip_ops ops = {
+    *ops = (algo_gossip_ops){
         .form = form,
         .width = 1,
         .prepare = form == ALGO_GOSSIP_ATC ? atc_prepare : awc_prepare,
@@ -115,11 +83,17 @@ int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *
         .combine_finish = form == ALGO_GOSSIP_ATC ? atc_combine : awc_combine,
         .sends_model = form == ALGO_GOSSIP_AWC,
         .plan = NULL,
-        .release = release,
+        .release = NULL,
     };
-    algo_gossip *g = algo_gossip_create(env, &ops, s, err);
-    if (!g)
-        return err && err->code ? err->code : SIM_EINTERNAL;
-    *out = g;
-    return 0;
+}
+
+int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
+{
+    algo_momentum *s = algo_momentum_create(env);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+    algo_gossip_ops ops;
+    algo_dsgd_ops(form, &ops);
+    ops.release = algo_momentum_destroy;
+    return algo_gossip_create_state(env, &ops, s, out, err);
 }

@@ -600,6 +600,16 @@ fail:
     return NULL;
 }
 
+int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
+                             sim_err *err)
+{
+    algo_gossip *g = algo_gossip_create(env, ops, m, err);
+    if (!g)
+        return err && err->code ? err->code : SIM_EINTERNAL;
+    *out = g;
+    return 0;
+}
+
 int algo_gossip_start(void *p, sim_err *err)
 {
     (void)err;

@@ -103,11 +103,19 @@ typedef struct algo_gossip_profile {
     {"algorithm", "form", def, SIM_KEY_CHOICE, "atc|awc",                                  \
      "atc: x <- W(x - lr d) (blocking); awc: x <- Wx - lr d (exchange overlaps the gradient)"}
 
+/* The form named by the [algorithm] form key (ALGO_GOSSIP_FORM_KEY): atc or
+ * awc, else dflt. */
+algo_gossip_form algo_gossip_form_read(const sim_config *cfg, algo_gossip_form dflt);
+
 /* Builds the driver for env (which must have a graph and W). Takes ownership
  * of m (released through ops->release, also on failure). Reads gossip_steps
  * from env->cfg. NULL on error with err filled. */
 algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void *m,
                                 sim_err *err);
+/* The same for a vtable create slot: *out = the driver; returns 0 or the
+ * error code (err->code, else SIM_EINTERNAL). */
+int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
+                             sim_err *err);
 /* The vtable slots: the state of a gossip method is its algo_gossip. */
 void algo_gossip_destroy(void *g);
 int algo_gossip_start(void *g, sim_err *err);
@@ -158,6 +166,27 @@ int algo_phase_mask(const char *text, uint32_t *mask);
 /* Phase of an epoch: 1 + the number of lr milestones at or before it. */
 int algo_phase_at(const sim_config *cfg, double epoch);
 
+/* Local momentum buffers (ALGORITHMS.md 0.2) of the decentralized methods:
+ * one heavy-ball buffer per worker and the common momentum (beta), nesterov
+ * and weight_decay keys. */
+typedef struct algo_momentum {
+    float *m;        /* n x d buffers (zeros at the start), NULL without momentum */
+    int64_t d;       /* floats per buffer (env->d) */
+    double beta, wd; /* momentum and weight decay of env->cfg */
+    int nesterov;
+} algo_momentum;
+
+/* Reads the keys of env->cfg into mo and allocates the buffers when
+ * momentum != 0. Returns 0 or SIM_ENOMEM (nothing left to release). */
+int algo_momentum_init(algo_momentum *mo, const algo_env *env);
+void algo_momentum_release(algo_momentum *mo);
+/* The same on the heap: NULL when out of memory; destroy takes the
+ * algo_momentum (a gossip ops release slot) and accepts NULL. */
+algo_momentum *algo_momentum_create(const algo_env *env);
+void algo_momentum_destroy(void *mo);
+/* Worker i's buffer, or NULL without momentum. */
+float *algo_momentum_of(const algo_momentum *mo, int i);
+
 /* Lattice quantization (ALGORITHMS.md 6), q a power of two >= 2, step s:
  * code c = round(x / s) mod q (stored as a float in [0, q)); decoding
  * against a reference y gives q s round(y / (q s) - c / q) + s c, which is
@@ -178,5 +207,9 @@ int algo_graph_bipartite(const topo_graph *g, int *colour);
  * nesterov and weight_decay keys (d = g without momentum). Returns the
  * algo_gossip state in *out. */
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err);
+/* The gossip ops of that update in the given form, for a method state that
+ * begins with an algo_momentum (the callbacks read it); plan and release are
+ * left NULL for the caller. */
+void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops);
 
 #endif

@@ -1,6 +1,6 @@
 /* Helpers shared by the decentralized methods (see gossip.h): the local
- * optimizer step written out of place, lr-phase lists, lattice
- * quantization and bipartite colouring. */
+ * optimizer step written out of place, the local momentum buffers, the form
+ * key, lr-phase lists, lattice quantization and bipartite colouring. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +151,59 @@ void algo_local_step(float *out, const float *base, const float *x, float *g, fl
         add_decay(g, x, (float)wd, d);
     int kind = beta == 0 || !m ? 0 : nesterov ? 2 : 1;
     step_kernel(out, base, g, m, d, (float)lr, (float)beta, kind);
+}
+
+int algo_momentum_init(algo_momentum *mo, const algo_env *env)
+{
+    const sim_config *c = env->cfg;
+    *mo = (algo_momentum){.m = NULL, .d = env->d, .beta = c->momentum,
+                          .wd = c->weight_decay, .nesterov = c->nesterov};
+    if (c->momentum != 0) {
+        mo->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
+        if (!mo->m)
+            return SIM_ENOMEM;
+    }
+    return 0;
+}
+
+void algo_momentum_release(algo_momentum *mo)
+{
+    free(mo->m);
+    mo->m = NULL;
+}
+
+algo_momentum *algo_momentum_create(const algo_env *env)
+{
+    algo_momentum *mo = malloc(sizeof *mo);
+    if (mo && algo_momentum_init(mo, env) < 0) {
+        free(mo);
+        return NULL;
+    }
+    return mo;
+}
+
+void algo_momentum_destroy(void *p)
+{
+    algo_momentum *mo = p;
+    if (!mo)
+        return;
+    algo_momentum_release(mo);
+    free(mo);
+}
+
+float *algo_momentum_of(const algo_momentum *mo, int i)
+{
+    return mo->m ? mo->m + (int64_t)i * mo->d : NULL;
+}
+
+algo_gossip_form algo_gossip_form_read(const sim_config *cfg, algo_gossip_form dflt)
+{
+    const char *f = sim_config_get_string(cfg, "algorithm", "form");
+    if (f && strcmp(f, "atc") == 0)
+        return ALGO_GOSSIP_ATC;
+    if (f && strcmp(f, "awc") == 0)
+        return ALGO_GOSSIP_AWC;
+    return dflt;
 }
 
 int algo_phase_mask(const char *text, uint32_t *mask)

@@ -122,11 +122,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         .plan = NULL,
         .release = release,
     };
-    algo_gossip *g = algo_gossip_create(env, &ops, s, err);
-    if (!g)
-        return err && err->code ? err->code : SIM_EINTERNAL;
-    *out = g;
-    return 0;
+    return algo_gossip_create_state(env, &ops, s, out, err);
 }
 
 const algo_vt algo_momentum_consensus = {

@@ -26,19 +26,18 @@
  * symmetric variant this is random pairwise gossip SGD.
  * One iteration = one applied local step (samples = the batch). Staleness
  * of an applied step = the number of averagings that changed the worker's
- * model between the read of its gradient's model and the application. */
+ * model between the read of its gradient's model and the application.
+ * The step loop's gradient, update, counters and evaluated model are the
+ * pairwise core's (pairwise.h). */
 #include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/gossip.h"
+#include "algorithms/pairwise.h"
 
 typedef struct swarm {
-    algo_env *env;
-    int n;
-    int64_t d;
+    algo_pairwise core; /* first: the pairwise slots take the state */
     int one_sided, geometric, H, q;
     double s_q;
     double header;      /* bytes of a request header */
@@ -46,24 +45,18 @@ typedef struct swarm {
     float *base;        /* one-sided: n x d published copies p_i */
     float *inbox;       /* one-sided: n x d, the partner's copy or its codes */
     float *scratch;     /* 3 x d: codes and decoded models */
-    float *m;           /* n x d momentum, NULL without */
-    int64_t *ver;       /* averagings applied to each model */
-    int64_t *grad_ver;  /* ver when the step's gradient was read */
     int64_t *h;         /* local steps since the last interaction started */
     int64_t *target;    /* H_i of the current period */
     int *in_flight;
-    const float **ptrs;
-    double beta, wd;
-    int nesterov;
 } swarm;
 
-static void begin_step(swarm *s, int i);
+static void begin_step(void *p, int i);
 
 static int64_t draw_h(swarm *s, int i)
 {
     if (!s->geometric || s->H <= 1)
         return s->H;
-    return (int64_t)gsl_ran_geometric(s->env->w[i].rng_algo, 1.0 / s->H);
+    return (int64_t)gsl_ran_geometric(s->core.env->w[i].rng_algo, 1.0 / s->H);
 }
 
 /* Symmetric: the answer only completes the interaction. */
@@ -77,6 +70,25 @@ static void on_answer(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst
     s->in_flight[dst] = 0;
 }
 
+/* Symmetric, quantized: each side averages with the other decoded against
+ * its own model. */
+static void average_quantized(swarm *s, int i, int j)
+{
+    int64_t d = s->core.d;
+    float *xi = s->core.env->w[i].x, *xj = s->core.env->w[j].x;
+    float *codes = s->scratch, *hi = s->scratch + d, *hj = s->scratch + 2 * d;
+    algo_lattice_encode(codes, xi, d, s->q, s->s_q);
+    algo_lattice_decode(hi, codes, xj, d, s->q, s->s_q);
+    algo_lattice_encode(codes, xj, d, s->q, s->s_q);
+    algo_lattice_decode(hj, codes, xi, d, s->q, s->s_q);
+    for (int64_t e = 0; e < d; e++) {
+        xi[e] = 0.5f * (xi[e] + hj[e]);
+        xj[e] = 0.5f * (xj[e] + hi[e]);
+    }
+    algo_pairwise_mark(&s->core, i);
+    algo_pairwise_mark(&s->core, j);
+}
+
 /* Symmetric: the pair averages on arrival and j answers. */
 static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
                        double bytes)
@@ -86,31 +98,11 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
     (void)bytes;
     swarm *s = ctx;
     int i = src, j = dst;
-    float *xi = s->env->w[i].x, *xj = s->env->w[j].x;
-    if (s->q) {
-        float *codes = s->scratch, *hi = s->scratch + s->d, *hj = s->scratch + 2 * s->d;
-        algo_lattice_encode(codes, xi, s->d, s->q, s->s_q);
-        algo_lattice_decode(hi, codes, xj, s->d, s->q, s->s_q);
-        algo_lattice_encode(codes, xj, s->d, s->q, s->s_q);
-        algo_lattice_decode(hj, codes, xi, s->d, s->q, s->s_q);
-        for (int64_t e = 0; e < s->d; e++) {
-            xi[e] = 0.5f * (xi[e] + hj[e]);
-            xj[e] = 0.5f * (xj[e] + hi[e]);
-        }
-    } else {
-        for (int64_t e = 0; e < s->d; e++) {
-            float a = 0.5f * (xi[e] + xj[e]);
-            xi[e] = a;
-            xj[e] = a;
-        }
-    }
-    s->ver[i]++;
-    s->ver[j]++;
-    s->env->w[i].gossip_rounds++;
-    s->env->w[j].gossip_rounds++;
-    sim_err err;
-    if (sim_net_send(s->env->net, j, i, s->model_bytes, on_answer, s, 0, &err) < 0)
-        s->env->diverged = -1;
+    if (s->q)
+        average_quantized(s, i, j);
+    else
+        algo_pairwise_average(&s->core, i, j);
+    algo_pairwise_send(&s->core, j, i, s->model_bytes, on_answer, s);
 }
 
 /* One-sided: p_j's copy arrives at i. */
@@ -122,17 +114,17 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
     (void)bytes;
     swarm *s = ctx;
     int i = dst;
-    float *x = s->env->w[i].x, *b = s->base + (int64_t)i * s->d;
-    const float *other = s->inbox + (int64_t)i * s->d;
+    int64_t d = s->core.d;
+    float *x = s->core.env->w[i].x, *b = s->base + (int64_t)i * d;
+    const float *other = s->inbox + (int64_t)i * d;
     if (s->q) {
-        algo_lattice_decode(s->scratch, other, b, s->d, s->q, s->s_q);
+        algo_lattice_decode(s->scratch, other, b, d, s->q, s->s_q);
         other = s->scratch;
     }
-    for (int64_t e = 0; e < s->d; e++)
+    for (int64_t e = 0; e < d; e++)
         x[e] = 0.5f * (b[e] + other[e]) + (x[e] - b[e]);
-    s->ver[i]++;
-    s->env->w[i].gossip_rounds++;
-    memcpy(b, x, (size_t)s->d * sizeof(float)); /* publish */
+    algo_pairwise_mark(&s->core, i);
+    memcpy(b, x, (size_t)d * sizeof(float)); /* publish */
     s->in_flight[i] = 0;
 }
 
@@ -144,36 +136,28 @@ static void on_read(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, 
     (void)bytes;
     swarm *s = ctx;
     int i = src, j = dst;
-    float *in = s->inbox + (int64_t)i * s->d;
-    const float *pj = s->base + (int64_t)j * s->d;
+    int64_t d = s->core.d;
+    float *in = s->inbox + (int64_t)i * d;
+    const float *pj = s->base + (int64_t)j * d;
     if (s->q)
-        algo_lattice_encode(in, pj, s->d, s->q, s->s_q);
+        algo_lattice_encode(in, pj, d, s->q, s->s_q);
     else
-        memcpy(in, pj, (size_t)s->d * sizeof(float));
-    sim_err err;
-    if (sim_net_send(s->env->net, j, i, s->model_bytes, on_reply, s, 0, &err) < 0)
-        s->env->diverged = -1;
+        memcpy(in, pj, (size_t)d * sizeof(float));
+    algo_pairwise_send(&s->core, j, i, s->model_bytes, on_reply, s);
 }
 
 static void interact(swarm *s, int i)
 {
-    algo_env *env = s->env;
-    const int *nb;
-    int deg = topo_graph_neighbors(env->graph, i, &nb);
-    if (deg == 0)
+    int j = algo_pairwise_partner(&s->core, i);
+    if (j < 0)
         return;
-    int j = nb[gsl_rng_uniform_int(env->w[i].rng_algo, (unsigned long)deg)];
     s->h[i] = 0;
     s->target[i] = draw_h(s, i);
     s->in_flight[i] = 1;
-    sim_err err;
-    int rc;
     if (s->one_sided)
-        rc = sim_net_send(env->net, i, j, s->header, on_read, s, 0, &err);
+        algo_pairwise_send(&s->core, i, j, s->header, on_read, s);
     else
-        rc = sim_net_send(env->net, i, j, s->model_bytes, on_request, s, 0, &err);
-    if (rc < 0)
-        env->diverged = -1;
+        algo_pairwise_send(&s->core, i, j, s->model_bytes, on_request, s);
 }
 
 static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
@@ -181,12 +165,9 @@ static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)eng;
     (void)payload;
     swarm *s = ctx;
-    algo_env *env = s->env;
+    algo_env *env = s->core.env;
     int i = (int)arg;
-    algo_env_staleness(env, i, s->ver[i] - s->grad_ver[i]);
-    float *m = s->m ? s->m + (int64_t)i * s->d : NULL;
-    algo_sgd_step(env->w[i].x, m, env->w[i].grad, s->d, algo_env_lr(env), s->beta,
-                  s->nesterov, 0);
+    algo_pairwise_apply(&s->core, i);
     s->h[i]++;
     algo_env_iteration(env, algo_env_step_samples(env, i));
     if (!s->in_flight[i] && s->h[i] >= s->target[i])
@@ -194,17 +175,11 @@ static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     begin_step(s, i);
 }
 
-static void begin_step(swarm *s, int i)
+static void begin_step(void *p, int i)
 {
-    algo_env *env = s->env;
-    algo_worker *w = &env->w[i];
-    algo_env_grad(env, i, w->x, w->grad);
-    if (s->wd != 0) {
-        const float fwd = (float)s->wd;
-        for (int64_t e = 0; e < s->d; e++)
-            w->grad[e] += fwd * w->x[e];
-    }
-    s->grad_ver[i] = s->ver[i];
+    swarm *s = p;
+    algo_env *env = s->core.env;
+    algo_pairwise_grad(&s->core, i);
     algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, (uint64_t)i);
 }
 
@@ -213,16 +188,13 @@ static void destroy(void *p)
     swarm *s = p;
     if (!s)
         return;
+    algo_pairwise_release(&s->core);
     free(s->base);
     free(s->inbox);
     free(s->scratch);
-    free(s->m);
-    free(s->ver);
-    free(s->grad_ver);
     free(s->h);
     free(s->target);
     free(s->in_flight);
-    free(s->ptrs);
     free(s);
 }
 
@@ -279,12 +251,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     swarm *s = calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
-    s->env = env;
-    s->n = env->n;
-    s->d = env->d;
-    s->beta = c->momentum;
-    s->wd = c->weight_decay;
-    s->nesterov = c->nesterov;
     int rc = read_keys(s, c, err);
     if (rc < 0) {
         destroy(s);
@@ -306,52 +272,22 @@ static int create(algo_env *env, void **out, sim_err *err)
         s->inbox = malloc(nd * sizeof(float));
     }
     s->scratch = malloc(3 * (size_t)env->d * sizeof(float));
-    if (c->momentum != 0)
-        s->m = calloc(nd, sizeof(float));
-    s->ver = calloc(n, sizeof *s->ver);
-    s->grad_ver = calloc(n, sizeof *s->grad_ver);
     s->h = calloc(n, sizeof *s->h);
     s->target = calloc(n, sizeof *s->target);
     s->in_flight = calloc(n, sizeof *s->in_flight);
-    s->ptrs = malloc(n * sizeof *s->ptrs);
-    if ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch ||
-        (c->momentum != 0 && !s->m) || !s->ver || !s->grad_ver || !s->h || !s->target ||
-        !s->in_flight || !s->ptrs) {
+    if (algo_pairwise_init(&s->core, env, begin_step) < 0 ||
+        (s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h || !s->target ||
+        !s->in_flight) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
     }
     for (int i = 0; i < env->n; i++) {
         if (s->one_sided)
-            memcpy(s->base + (int64_t)i * s->d, env->w[i].x, (size_t)s->d * sizeof(float));
+            memcpy(s->base + (int64_t)i * env->d, env->w[i].x, (size_t)env->d * sizeof(float));
         s->target[i] = draw_h(s, i);
     }
     *out = s;
     return 0;
-}
-
-static int start(void *p, sim_err *err)
-{
-    (void)err;
-    swarm *s = p;
-    for (int i = 0; i < s->n; i++)
-        begin_step(s, i);
-    return 0;
-}
-
-static void worker_models(void *p, const float **xs)
-{
-    swarm *s = p;
-    for (int i = 0; i < s->n; i++)
-        xs[i] = s->env->w[i].x;
-}
-
-/* The evaluated model: the average of the workers' current models. */
-static const float *model(void *p, float *scratch)
-{
-    swarm *s = p;
-    worker_models(s, s->ptrs);
-    algo_mean(scratch, s->ptrs, s->n, s->d);
-    return scratch;
 }
 
 const algo_vt algo_swarm_sgd = {
@@ -364,7 +300,7 @@ const algo_vt algo_swarm_sgd = {
     .needs_server = NULL,
     .create = create,
     .destroy = destroy,
-    .start = start,
-    .model = model,
-    .worker_models = worker_models,
+    .start = algo_pairwise_start,
+    .model = algo_pairwise_model,
+    .worker_models = algo_pairwise_worker_models,
 };

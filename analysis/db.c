@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #define METRIC_BATCH 256
@@ -353,9 +354,43 @@ an_db *an_db_open(const char *path, sim_err *err)
     return db_open(path, 0, err);
 }
 
+/* A read-only open of a WAL database still creates PATH-shm beside it; in a
+ * read-only directory that fails. The immutable URI reads the file as it
+ * is (no locking: meant for databases nobody is writing). */
 an_db *an_db_open_readonly(const char *path, sim_err *err)
 {
-    return db_open(path, 1, err);
+    an_db *db = db_open(path, 1, err);
+    if (db || !path || strncmp(path, "file:", 5) == 0 || access(path, R_OK) != 0)
+        return db;
+    size_t n = strlen(path);
+    char *uri = malloc(3 * n + 32);
+    if (!uri)
+        return NULL;
+    char *o = uri + sprintf(uri, "file:");
+    for (const char *c = path; *c; c++) {
+        if (*c == '?' || *c == '#' || *c == '%')
+            o += sprintf(o, "%%%02X", (unsigned char)*c);
+        else
+            *o++ = *c;
+    }
+    strcpy(o, "?immutable=1");
+    sim_err first = err ? *err : (sim_err){0};
+    db = db_open(uri, 1, NULL);
+    free(uri);
+    if (db) {
+        free(db->path);
+        db->path = strdup(path);
+        if (!db->path) {
+            an_db_close(db);
+            return NULL;
+        }
+        if (err)
+            sim_err_clear(err);
+        return db;
+    }
+    if (err)
+        *err = first;
+    return NULL;
 }
 
 void an_db_close(an_db *db)

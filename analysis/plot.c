@@ -486,7 +486,21 @@ static void series_label(const build_ctx *c, int gi, char *out, size_t size)
     size_t len = 0;
     out[0] = '\0';
     if (has_by) {
-        value_pretty(g->byval, strlen(g->byval), out, size);
+        /* the value alone for the method's name; else "key=value" */
+        char shrt[160], val[256];
+        key_short(c->o->by, shrt, sizeof shrt);
+        value_pretty(g->byval, strlen(g->byval), val, sizeof val);
+        size_t ls = strlen(shrt), lv = strlen(val);
+        if (strcmp(shrt, "algorithm") == 0 || ls + lv + 2 > size)
+            ls = 0;
+        else
+            memcpy(out, shrt, ls);
+        if (ls)
+            out[ls++] = '=';
+        if (lv > size - 1 - ls)
+            lv = size - 1 - ls;
+        memcpy(out + ls, val, lv);
+        out[ls + lv] = '\0';
         len = strlen(out);
     }
     int n_vary = 0;

@@ -335,7 +335,7 @@ int an_plot_render(const an_plot_data *d, const an_plot_opts *o, sim_err *err)
                                             ".svg or .pdf", o->output ? o->output : "");
     FILE *f = fopen(o->output, "wb");
     if (!f)
-        return sim_err_set(err, SIM_EIO, "%s: cannot write: %s", o->output, strerror(errno));
+        return sim_err_set(err, SIM_EUSAGE, "%s: cannot write: %s", o->output, strerror(errno));
     fclose(f);
     if (!device_available(dev)) {
         remove(o->output);

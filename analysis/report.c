@@ -8,6 +8,8 @@
  * once per report, in id order, so the lowest id wins. */
 #include "analysis/report.h"
 
+#include "sim/config.h"
+
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -139,13 +141,33 @@ static int tta_query(report_ctx *c, int64_t run, int metric, double target, doub
     return ret;
 }
 
-/* Keys that do not count: for baselines (seeds = 0) the method and the
- * name; for aggregation (seeds = 1) the seed and the name. */
+/* 1 if "section.key" is one of the common config keys (not a method's own). */
+static int common_key(const char *key)
+{
+    const char *dot = strchr(key, '.');
+    if (!dot)
+        return 0;
+    size_t sl = (size_t)(dot - key);
+    for (const sim_key *k = sim_config_keys; k->key; k++)
+        if (strlen(k->section) == sl && strncmp(k->section, key, sl) == 0 &&
+            strcmp(k->key, dot + 1) == 0)
+            return 1;
+    return 0;
+}
+
+/* Keys that do not count. For aggregation (seeds = 1): the seed and the
+ * name. For baselines (seeds = 0), the comparison is with an allreduce_sgd
+ * run of the same experiment otherwise: the method's name and own keys,
+ * the logical graph (all-reduce has none), the name and the evaluated-model
+ * choice do not count; the common training keys (lr, batch, momentum, ...),
+ * workers, network and workload do. */
 static int excluded_key(const char *key, int seeds)
 {
     if (seeds)
         return strcmp(key, "experiment.seed") == 0 || strcmp(key, "experiment.name") == 0;
-    return strncmp(key, "algorithm.", 10) == 0 || strcmp(key, "experiment.name") == 0;
+    return !common_key(key) || strcmp(key, "algorithm.name") == 0 ||
+           strcmp(key, "experiment.name") == 0 || strcmp(key, "experiment.eval_model") == 0 ||
+           strncmp(key, "topology.", 9) == 0;
 }
 
 /* Malloc'd fingerprint of a run's params ("" when it has none that count). */

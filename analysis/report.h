@@ -4,10 +4,11 @@
  * the target) and speedup = baseline TTA / this run's TTA.
  *
  * The automatic baseline of a run is the lowest-id allreduce_sgd run with
- * status 'done' whose params equal this run's on every key except
- * "algorithm.*" and "experiment.name"; an explicit baseline applies to all
- * rows. Without a target, each run's own experiment.target_accuracy (when
- * > 0) is the target. The library writes only to the FILE* it is given. */
+ * status 'done' whose params equal this run's on every common config key
+ * (sim_config_keys) except algorithm.name, the [topology] keys,
+ * experiment.name and experiment.eval_model (a method's own keys do not
+ * count); an explicit baseline applies to all rows. Without a target, each
+ * run's own experiment.target_accuracy (when > 0) is the target. The library writes only to the FILE* it is given. */
 #ifndef DTSIM_AN_REPORT_H
 #define DTSIM_AN_REPORT_H
 

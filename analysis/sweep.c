@@ -268,6 +268,12 @@ static int point_validate(const an_sweep_opts *o, an_sweep_point *p, int index, 
             sim_err_prefix(err, "sweep config %d of %d (%s)", index + 1, total, p->label);
         return ret;
     }
+    if (o->check && (ret = o->check(o->check_ctx, &cfg, err)) < 0) {
+        sim_config_release(&cfg);
+        if (p->label[0])
+            sim_err_prefix(err, "sweep config %d of %d (%s)", index + 1, total, p->label);
+        return ret;
+    }
     p->canonical = sim_config_canonical(&cfg);
     sim_config_release(&cfg);
     if (!p->canonical)

@@ -93,6 +93,10 @@ typedef struct an_sweep_opts {
                                      by mpirun (OMPI_COMM_WORLD_SIZE set); 0: never */
     an_sweep_run_fn run;          /* runs one experiment (required) */
     void *run_ctx;
+    /* Optional: checks that a loaded config can be built (data, networks,
+     * graphs), called for every config before anything runs. */
+    int (*check)(void *ctx, const sim_config *cfg, sim_err *err);
+    void *check_ctx;
     /* Optional callbacks, called in the sweep's own process. */
     void (*on_result)(void *ctx, const an_sweep_result *r);
     void (*on_status)(void *ctx, const an_sweep_status *s);

@@ -16,7 +16,8 @@ enum {
     SIM_EDB = -4,      /* database locked, read-only, corrupt   -> exit 2 */
     SIM_ENOMEM = -5,   /* allocation failed                     -> exit 1 */
     SIM_EIO = -6,      /* other I/O failure                     -> exit 1 */
-    SIM_EINTERNAL = -7 /* bug or library failure                -> exit 1 */
+    SIM_EINTERNAL = -7, /* bug or library failure               -> exit 1 */
+    SIM_EINTR = -8      /* interrupted by a signal               -> exit 1 */
 };
 
 typedef struct sim_err {

@@ -36,6 +36,8 @@ typedef struct run_state {
     sim_err *err;
 
     wl_dataset *ds;
+    int ds_borrowed;        /* ds belongs to a sim_check cache */
+    int check_only;         /* build everything a run needs, then stop */
     wl_model *model;
     wl_partition *part;
     const algo_vt *vt;
@@ -200,10 +202,24 @@ static void report_progress(run_state *e, int force)
 }
 
 /* The algorithms' iteration hook: evaluation and stopping rules. */
+/* A signal asked the run to stop: it ends as 'failed'. */
+static int interrupted(run_state *e)
+{
+    if (!e->opts || !e->opts->interrupt || !*e->opts->interrupt)
+        return 0;
+    sim_err_set(e->err, SIM_EINTR, "%s: interrupted by a signal; the run is marked failed",
+                e->cfg->path);
+    e->stop_reason = 4;
+    sim_engine_stop(e->eng);
+    return 1;
+}
+
 static void on_iteration(void *p)
 {
     run_state *e = p;
     const sim_config *c = e->cfg;
+    if (interrupted(e))
+        return;
     if (e->env.diverged) {
         e->stop_reason = e->env.diverged < 0 ? 4 : 3;
         if (e->env.diverged < 0)
@@ -231,6 +247,8 @@ static void on_eval_timer(sim_engine *eng, void *ctx, uint64_t arg, void *payloa
     (void)arg;
     (void)payload;
     run_state *e = ctx;
+    if (interrupted(e))
+        return;
     evaluate(e);
     if (!e->stop_reason)
         sim_engine_schedule(eng, e->cfg->eval_every_time, on_eval_timer, e, 0, NULL, NULL);
@@ -362,7 +380,8 @@ static void teardown(run_state *e)
     sim_engine_destroy(e->eng);
     wl_partition_destroy(e->part);
     wl_model_destroy(e->model);
-    wl_dataset_destroy(e->ds);
+    if (!e->ds_borrowed)
+        wl_dataset_destroy(e->ds);
     if (e->rng_init)
         gsl_rng_free(e->rng_init);
     if (e->rng_topo)
@@ -481,7 +500,8 @@ static int build(run_state *e)
         .rng = e->rng_data,
         .data_dir = NULL,
     };
-    e->ds = wl_dataset_create(&dso, err);
+    if (!e->ds)
+        e->ds = wl_dataset_create(&dso, err);
     if (!e->ds)
         return key_error(c, "workload", "dataset", err);
     e->model = wl_model_create(c->model, e->ds, err);
@@ -519,6 +539,8 @@ static int build(run_state *e)
     e->compute = sim_compute_create(&c->compute, c->n_workers, err);
     if (!e->compute)
         return key_error(c, "workers", "compute", err);
+    if (e->check_only)
+        return 0;
 
     algo_env *env = &e->env;
     env->cfg = c;
@@ -578,9 +600,17 @@ static void fill_result(run_state *e, sim_run_result *r, const char *status)
     r->bytes_sent = total_bytes(e);
     double idle = 0, st_sum = 0;
     int64_t st_n = 0;
+    sim_time now = sim_engine_now(e->eng);
     for (int i = 0; i < env->n; i++) {
         algo_worker *w = &env->w[i];
         algo_env_idle_end(env, i); /* close open idle intervals at the end */
+        if (w->busy_until > now) {
+            /* a step still computing at the stop: count only its elapsed
+             * part, and not as a step (its gradient was never used) */
+            w->compute_time -= sim_time_to_s(w->busy_until - now);
+            w->busy_until = now;
+            w->steps--;
+        }
         idle += w->idle_time;
         st_sum += w->staleness_sum;
         st_n += w->staleness_n;
@@ -658,6 +688,48 @@ static int finish_db_run(run_state *e, const sim_run_result *r)
     return rc;
 }
 
+struct sim_check {
+    char key[1200];  /* dataset spec, test fraction, normalize of the cached ds */
+    wl_dataset *ds;
+};
+
+sim_check *sim_check_create(void) { return calloc(1, sizeof(sim_check)); }
+
+void sim_check_destroy(sim_check *chk)
+{
+    if (!chk)
+        return;
+    wl_dataset_destroy(chk->ds);
+    free(chk);
+}
+
+int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)
+{
+    sim_err local;
+    if (!err)
+        err = &local;
+    run_state e;
+    memset(&e, 0, sizeof e);
+    e.cfg = cfg;
+    e.err = err;
+    e.check_only = 1;
+    char key[sizeof chk->key];
+    snprintf(key, sizeof key, "%s|%.17g|%d", cfg->dataset, cfg->test_fraction, cfg->normalize);
+    if (chk && chk->ds && strcmp(chk->key, key) == 0) {
+        e.ds = chk->ds;
+        e.ds_borrowed = 1;
+    }
+    int rc = build(&e);
+    if (rc == 0 && chk && !e.ds_borrowed && e.ds) {
+        wl_dataset_destroy(chk->ds);
+        chk->ds = e.ds;
+        snprintf(chk->key, sizeof chk->key, "%s", key);
+        e.ds_borrowed = 1;
+    }
+    teardown(&e);
+    return rc;
+}
+
 int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_result *res,
                        sim_err *err)
 {
@@ -679,6 +751,11 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
         rc = begin_db_run(&e);
     if (rc == 0)
         rc = e.vt->create(&e.env, &e.alg, err);
+    if (rc == 0) {
+        evaluate(&e); /* the starting point, t = 0, before any message */
+        if (e.stop_reason == 4)
+            rc = err->code ? err->code : SIM_EINTERNAL;
+    }
     if (rc == 0)
         rc = e.vt->start(e.alg, err);
     if (rc < 0) {
@@ -690,7 +767,6 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
         return rc;
     }
 
-    evaluate(&e); /* the starting point, t = 0 */
     if (cfg->eval_every_time > 0)
         sim_engine_schedule(e.eng, cfg->eval_every_time, on_eval_timer, &e, 0, NULL, NULL);
     if (!e.stop_reason)
@@ -704,10 +780,20 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
         teardown(&e);
         return err->code ? err->code : SIM_EINTERNAL;
     }
-    if (e.stop_reason != 3 && (e.last_eval_iteration != e.env.iterations ||
-                               e.last_eval_time != sim_engine_now(e.eng)))
+    /* the end row: also after a divergence, so the final loss is the
+     * diverged model's (NULL for NaN), not an earlier evaluation's */
+    int diverged = e.stop_reason == 3 || e.env.diverged > 0;
+    if (e.last_eval_iteration != e.env.iterations || e.last_eval_time != sim_engine_now(e.eng))
         evaluate(&e);
-    if (e.env.diverged > 0)
+    if (e.stop_reason == 4) {
+        if (e.run_id > 0) {
+            sim_err ignore;
+            an_db_run_fail(opts->db, e.run_id, &ignore);
+        }
+        teardown(&e);
+        return err->code ? err->code : SIM_EINTERNAL;
+    }
+    if (diverged)
         e.stop_reason = 3;
     sim_run_result r;
     fill_result(&e, &r, e.stop_reason == 3 ? "diverged" : "done");

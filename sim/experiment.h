@@ -5,6 +5,7 @@
 #ifndef DTSIM_SIM_EXPERIMENT_H
 #define DTSIM_SIM_EXPERIMENT_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "analysis/db.h"
@@ -29,6 +30,9 @@ typedef struct sim_run_opts {
     void (*on_progress)(void *ctx, const sim_progress *p);
     double progress_interval;
     void *ctx;
+    /* When set and *interrupt becomes non-zero (a signal handler), the run
+     * stops at the next iteration, is marked 'failed' and returns SIM_EINTR. */
+    volatile sig_atomic_t *interrupt;
 } sim_run_opts;
 
 typedef struct sim_run_result {
@@ -55,6 +59,16 @@ typedef struct sim_run_result {
 /* Registers the algorithms' key tables with the config layer; call once
  * before sim_config_load (the CLI and test suites do). */
 void sim_experiment_init(void);
+
+/* Checks that an experiment can be built without running it: algorithm,
+ * proxy, data set (and its fit with the model and partition), physical
+ * network, logical graph and weights, compute model. The same errors as
+ * sim_experiment_run's set-up. chk (may be NULL) caches the last data set
+ * loaded, so checking a grid that shares one loads it once. */
+typedef struct sim_check sim_check;
+sim_check *sim_check_create(void);
+void sim_check_destroy(sim_check *chk);
+int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err);
 
 /* Runs the experiment. Errors before the run row exists leave the
  * database untouched; errors after it mark the run 'failed'. A run whose

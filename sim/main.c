@@ -3,6 +3,7 @@
  * exits. Exit status: 0 success (a diverged run is a result), 2 usage,
  * config, input or database error, 1 anything else. */
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,8 @@ static void help_main(FILE *f)
             "              [--by COLUMN] [--where SQL] -o FILE.png|.svg|.pdf\n"
             "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
             "              [--export FILE.graphml|.dot]\n"
-            "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|presets|keys]\n"
+            "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|\n"
+            "              presets|compressors|keys]\n"
             "  dtsim --version | --help     (every subcommand has --help too)\n\n"
             "Exit status: 0 success (a diverged run is a result), 2 usage, config, input\n"
             "or database error (the message names file, line and key), 1 anything else.\n"
@@ -99,7 +101,8 @@ static void help_report(FILE *f)
             "                         or train_loss=0.5 / test_loss=0.5 (reached when <=);\n"
             "                         the first evaluation at or past the threshold\n"
             "  --baseline RUN         speedup = TTA(baseline) / TTA(run); default: the\n"
-            "                         allreduce_sgd run whose other parameters match\n"
+            "                         allreduce_sgd run whose other common parameters\n"
+            "                         match (lr, batch, workers, network, workload, ...)\n"
             "  --csv                  comma-separated output for machines\n"
             "  --aggregate            one row per group of runs that differ only in their\n"
             "                         seed (done or diverged): mean [min, max] of each\n"
@@ -110,7 +113,7 @@ static void help_report(FILE *f)
 static void help_list(FILE *f)
 {
     fprintf(f, "Usage: dtsim list [algorithms|graphs|networks|models|datasets|partitions|"
-               "distributions|presets|keys]\n\nDescribes what can be named in an experiment "
+               "distributions|presets|compressors|keys]\n\nDescribes what can be named in an experiment "
                "file. "
                "Without an argument, lists everything.\n");
 }
@@ -220,6 +223,16 @@ static void list_presets(void)
     }
 }
 
+static void list_compressors(void)
+{
+    printf("compressors ([algorithm] compressor of the compressed methods):\n"
+           "  %-16s %s\n", "none",
+           "no compression: dense fp32/fp16 messages (wire_dtype); the only one in this "
+           "version.\n                   Top-k, Random-k and QSGD with error feedback and "
+           "the 1-bit\n                   compressed all-reduce (ALGORITHMS.md 1.7, 7, 9) "
+           "come with the compressed methods.");
+}
+
 static void list_datasets(void) { LIST_TABLE("datasets ([workload] dataset)", wl_dataset_table); }
 static void list_partitions(void)
 {
@@ -238,6 +251,7 @@ static const struct {
     {"networks", list_networks},     {"models", list_models},
     {"datasets", list_datasets},     {"partitions", list_partitions},
     {"distributions", list_distributions}, {"presets", list_presets},
+    {"compressors", list_compressors},
     {"keys", list_keys},
 };
 
@@ -257,7 +271,8 @@ static int cmd_list(int argc, char **argv)
     }
     if (!any)
         return usage_error("list", "unknown category '%s' (known: algorithms, graphs, networks, "
-                                   "models, datasets, partitions, distributions, presets, keys)",
+                                   "models, datasets, partitions, distributions, presets, compressors, "
+                                   "keys)",
                            what);
     return 0;
 }
@@ -266,7 +281,7 @@ static int cmd_list(int argc, char **argv)
 
 static void format_bytes(double b, char *buf, size_t len)
 {
-    const char *u[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+    const char *u[] = {"B", "kB", "MB", "GB", "TB", "PB"};
     int i = 0;
     while (b >= 1000 && i < 5) {
         b /= 1000;
@@ -288,6 +303,25 @@ static void on_progress(void *ctx, const sim_progress *p)
             (long long)p->iteration, p->sim_time, p->epoch, p->train_loss, p->test_accuracy,
             p->wall_seconds, eta);
     fflush(stderr);
+}
+
+static volatile sig_atomic_t interrupt_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupt_flag = 1;
+}
+
+/* SIGINT and SIGTERM stop a run at its next iteration, marked failed. */
+static void install_interrupt_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 static int cmd_run(int argc, char **argv)
@@ -338,7 +372,9 @@ static int cmd_run(int argc, char **argv)
         sim_config_release(&cfg);
         return fail(&err);
     }
+    install_interrupt_handlers();
     sim_run_opts opts = {
+        .interrupt = &interrupt_flag,
         .db = db,
         .on_progress = (!quiet && isatty(2)) ? on_progress : NULL,
         .progress_interval = 0.25,
@@ -533,6 +569,11 @@ static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_j
     return 0;
 }
 
+static int sweep_check_one(void *ctx, const sim_config *cfg, sim_err *err)
+{
+    return sim_experiment_check(cfg, ctx, err);
+}
+
 static int cmd_sweep(int argc, char **argv)
 {
     const char *sets[MAX_SETS], *grids[MAX_SETS];
@@ -594,9 +635,13 @@ static int cmd_sweep(int argc, char **argv)
     o.on_result = sweep_on_result;
     o.on_status = c.progress ? sweep_on_status : NULL;
     o.ctx = &c;
+    sim_check *chk = sim_check_create();
+    o.check = sweep_check_one;
+    o.check_ctx = chk;
     sim_err err = {0};
     an_sweep_summary sum;
     int rc = an_sweep_run(&o, &sum, &err);
+    sim_check_destroy(chk);
     sweep_clear(&c);
     if (sum.rank == 0 && sum.total > 0) {
         printf("sweep: %d configurations: %d run, %d already done, %d failed", sum.total,

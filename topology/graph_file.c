@@ -149,7 +149,7 @@ int topo_graph_export(const topo_graph *g, const char *path, sim_err *err)
         return sim_err_set(err, SIM_EUSAGE, "%s: export format must be .graphml or .dot", path);
     FILE *f = fopen(path, "wb");
     if (!f)
-        return sim_err_set(err, SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+        return sim_err_set(err, SIM_EUSAGE, "%s: cannot write: %s", path, strerror(errno));
     igraph_error_t rc = dot ? igraph_write_graph_dot(&g->graph, f)
                             : igraph_write_graph_graphml(&g->graph, f, 1);
     int closed = fclose(f);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -500,4 +501,39 @@ Test(db, two_handles_interleaved)
              (long long)rb);
     cr_assert_eq(q_int(path, sql), 300);
     cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"), 2);
+}
+
+/* A database in a directory nobody may write (chattr +i, which binds root
+ * too) still opens read-only: WAL's -shm cannot be created there, so the
+ * open falls back to SQLite's immutable mode. Skipped where chattr is not
+ * supported. */
+Test(db, readonly_open_in_an_immutable_directory)
+{
+    const char *dir = test_tmpdir();
+    char sub[4096], path[4200], cmd[8400];
+    snprintf(sub, sizeof sub, "%s/ro", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    snprintf(path, sizeof path, "%s/r.db", sub);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t id = run_begin_ok(db, "cfg");
+    run_finish_status(db, id, "done");
+    an_db_close(db);
+    snprintf(cmd, sizeof cmd, "chattr +i '%s' 2>/dev/null", sub);
+    if (system(cmd) != 0)
+        cr_skip_test("chattr +i is not supported here");
+    an_db *ro = an_db_open_readonly(path, &err);
+    snprintf(cmd, sizeof cmd, "chattr -i '%s'", sub);
+    int undo = system(cmd);
+    cr_assert_eq(undo, 0);
+    cr_assert_not_null(ro, "%s", err.msg);
+    cr_assert_str_eq(an_db_path(ro), path);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(an_db_sqlite(ro), "select status from runs", -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "done");
+    sqlite3_finalize(st);
+    an_db_close(ro);
 }

@@ -144,7 +144,7 @@ Test(plot, by_runs_column_and_params_key)
     cr_assert_eq(an_plot_build(db, &o, &d, &err), 0, "%s", err.msg);
     cr_assert_eq(d.n_series, 2);
     cr_assert_eq(d.n_runs, 2);
-    series_of(&d, "constant(1ms)");
+    series_of(&d, "compute=constant(1ms)");
     cr_assert_str_eq(d.xlabel, "epoch");
     an_plot_release(&d);
     an_db_close(db);
@@ -199,7 +199,7 @@ Test(plot, usage_errors)
     cr_assert_eq(an_plot_write(db_path, &o, NULL, NULL, &err), SIM_EUSAGE);
     cr_assert(strstr(err.msg, "figure.gif"), "%s", err.msg);
     o.output = "/nonexistent-dir/figure.png";
-    cr_assert_eq(an_plot_write(db_path, &o, NULL, NULL, &err), SIM_EIO);
+    cr_assert_eq(an_plot_write(db_path, &o, NULL, NULL, &err), SIM_EUSAGE);
     cr_assert(strstr(err.msg, "/nonexistent-dir/figure.png"), "%s", err.msg);
 }
 

@@ -23,12 +23,15 @@ static int64_t add_run(an_db *db, const char *name, const char *algo, const char
                        const char *lr, const point *pts, int n, const char *status,
                        int64_t bytes)
 {
+    /* a method's own key and its logical graph do not count for the baseline */
+    int local = strcmp(algo, "local_sgd") == 0;
     const char *keys[] = {"experiment.name", "experiment.seed", "experiment.target_accuracy",
                           "workers.count", "network.bandwidth", "algorithm.name",
-                          "algorithm.lr"};
-    const char *values[] = {name, "1", "0.8", workers, "10000000000", algo, lr};
+                          "algorithm.lr", "topology.graph", "algorithm.local_steps"};
+    const char *values[] = {name, "1", "0.8", workers, "10000000000", algo, lr,
+                            local ? "torus(2, 2)" : "ring", "4"};
     an_run_info info = {.name = name, .algorithm = algo, .seed = 1, .n_workers = 4,
-                        .config = name, .version = "0.1.0", .n_params = 7,
+                        .config = name, .version = "0.1.0", .n_params = local ? 9 : 8,
                         .param_keys = keys, .param_values = values};
     sim_err err = {0};
     int64_t id = 0;
@@ -69,12 +72,12 @@ static const point other_pts[] = {{1.0, 0.85, 0.3}};
 static const point dup_pts[] = {{0.5, 0.7, 0.6}, {1.0, 0.8, 0.5}};
 static const point early_pts[] = {{0.1, 0.9, 0.1}};
 
-enum { R_FAILED = 1, R_BASE, R_FAST, R_NEVER, R_OTHER, R_DUP, R_RUNNING };
+enum { R_FAILED = 1, R_BASE, R_FAST, R_NEVER, R_OTHER, R_DUP, R_RUNNING, R_LR, N_RUNS = R_LR };
 
-/* Runs 1..7: a failed allreduce (must never be a baseline), the baseline,
+/* Runs 1..8: a failed allreduce (must never be a baseline), the baseline,
  * a fast method, one that never reaches 0.8, an allreduce with other
- * params, a second matching allreduce (not the lowest id) and a run still
- * 'running'. */
+ * params, a second matching allreduce (not the lowest id), a run still
+ * 'running' and an allreduce with another lr. */
 static an_db *known_db(void)
 {
     const char *dir = test_tmpdir();
@@ -86,16 +89,18 @@ static an_db *known_db(void)
                          "failed", 10), R_FAILED);
     cr_assert_eq(add_run(db, "base", "allreduce_sgd", "4", "0.1", base_pts, 5, "done",
                          1234567890), R_BASE);
-    cr_assert_eq(add_run(db, "fast", "local_sgd", "4", "0.2", fast_pts, 3, "done", 999),
+    cr_assert_eq(add_run(db, "fast", "local_sgd", "4", "0.1", fast_pts, 3, "done", 999),
                  R_FAST);
     cr_assert_eq(add_run(db, "never", "dpsgd", "4", "0.1", never_pts, 3, "diverged", 5000),
                  R_NEVER);
     cr_assert_eq(add_run(db, "other", "allreduce_sgd", "8", "0.1", other_pts, 1, "done",
                          42), R_OTHER);
-    cr_assert_eq(add_run(db, "dup", "allreduce_sgd", "4", "0.3", dup_pts, 2, "done", 7),
+    cr_assert_eq(add_run(db, "dup", "allreduce_sgd", "4", "0.1", dup_pts, 2, "done", 7),
                  R_DUP);
     cr_assert_eq(add_run(db, "running", "dpsgd", "4", "0.1", fast_pts, 3, NULL, 0),
                  R_RUNNING);
+    cr_assert_eq(add_run(db, "lr", "allreduce_sgd", "4", "0.3", dup_pts, 2, "done", 7),
+                 R_LR);
     cr_assert_eq(an_db_flush(db, &err), 0, "%s", err.msg);
     return db;
 }
@@ -116,8 +121,8 @@ Test(report, accuracy_target_auto_baseline)
     an_report rep;
     sim_err err = {0};
     cr_assert_eq(an_report_build(db, &opts, &rep, &err), 0, "%s", err.msg);
-    cr_assert_eq(rep.n_rows, 7);
-    for (int i = 0; i < 7; i++)
+    cr_assert_eq(rep.n_rows, N_RUNS);
+    for (int i = 0; i < N_RUNS; i++)
         cr_assert_eq(rep.rows[i].id, i + 1);
 
     const an_report_row *base = row_of(&rep, R_BASE);
@@ -146,6 +151,8 @@ Test(report, accuracy_target_auto_baseline)
     cr_assert_eq(row_of(&rep, R_OTHER)->baseline_id, R_OTHER);
     cr_assert_eq(row_of(&rep, R_FAILED)->baseline_id, R_BASE);
     cr_assert_float_eq(row_of(&rep, R_FAILED)->speedup, 20.0, 1e-12);
+    /* a different common training key (lr) is another experiment */
+    cr_assert_eq(row_of(&rep, R_LR)->baseline_id, R_LR);
     /* lowest id wins among matching baselines */
     cr_assert_eq(row_of(&rep, R_DUP)->baseline_id, R_BASE);
     cr_assert_float_eq(row_of(&rep, R_DUP)->speedup, 2.0, 1e-12);
@@ -298,7 +305,7 @@ Test(report, csv_output_parses)
         }
         lines++;
     }
-    cr_assert_eq(lines, 8);
+    cr_assert_eq(lines, N_RUNS + 1);
 }
 
 Test(report, text_table_aligned)
@@ -323,7 +330,7 @@ Test(report, text_table_aligned)
         cr_assert_eq(strlen(line), width, "line %d: '%s'", lines, line);
         lines++;
     }
-    cr_assert_eq(lines, 8);
+    cr_assert_eq(lines, N_RUNS + 1);
 }
 
 Test(report, empty_database_and_missing_file)

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/common.h"
 
@@ -128,6 +130,19 @@ Test(cli, run_lands_in_the_database)
     cr_assert_eq(sqlite3_column_int64(st, 3), sent);
     cr_assert_eq(sqlite3_column_int64(st, 1), 2 * sent);
     sqlite3_finalize(st);
+    /* per-worker time adds up: computing plus blocked never exceeds the run,
+     * and a synchronous worker's steps are the iterations */
+    cr_assert_eq(sqlite3_prepare_v2(db,
+                                    "select max(w.compute_time + w.idle_time) - r.sim_time, "
+                                    "min(w.steps), max(w.steps), r.iterations "
+                                    "from workers w join runs r on r.id = w.run_id",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_leq(sqlite3_column_double(st, 0), 1e-9);
+    cr_assert_eq(sqlite3_column_int(st, 1), sqlite3_column_int(st, 3));
+    cr_assert_eq(sqlite3_column_int(st, 2), sqlite3_column_int(st, 3));
+    sqlite3_finalize(st);
     /* label histogram of the iid partition: every training sample once */
     cr_assert_eq(sqlite3_prepare_v2(db,
                                     "select sum(count), count(distinct worker), "
@@ -205,4 +220,51 @@ Test(cli, gossip_rounds_per_worker)
     cr_assert_eq(sqlite3_column_int(st, 2), 4);
     sqlite3_finalize(st);
     sqlite3_close(db);
+}
+
+Test(cli, signal_marks_the_run_failed)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    const char *exe = getenv("DTSIM_EXE");
+    cr_assert_not_null(exe);
+    char db[4096];
+    snprintf(db, sizeof db, "%s/sig.db", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        char ini[4096];
+        snprintf(ini, sizeof ini, "%s/small.ini", dir);
+        execl(exe, exe, "run", ini, "--quiet", "--db", db, "--set",
+              "experiment.max_iterations=100000000", (char *)NULL);
+        _exit(127);
+    }
+    /* wait until the run row exists, then interrupt */
+    sqlite3 *h = NULL;
+    int seen = 0;
+    for (int tries = 0; tries < 200 && !seen; tries++) {
+        usleep(50000);
+        if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+            sqlite3_stmt *st;
+            if (sqlite3_prepare_v2(h, "select count(*) from runs", -1, &st, NULL) ==
+                    SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW)
+                seen = sqlite3_column_int(st, 0) > 0;
+            sqlite3_finalize(st);
+        }
+        sqlite3_close(h);
+        h = NULL;
+    }
+    cr_assert(seen, "the run row never appeared");
+    kill(pid, SIGTERM);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(h, "select status from runs", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "failed");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
 }

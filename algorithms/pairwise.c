@@ -1,0 +1,107 @@
+/* The common core of the asynchronous pairwise methods (see pairwise.h).
+ * Every function works on one or two workers' d floats in place and
+ * allocates nothing after algo_pairwise_init. */
+#include "algorithms/pairwise.h"
+
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+
+int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i))
+{
+    size_t n = (size_t)env->n;
+    *pw = (algo_pairwise){.env = env, .n = env->n, .d = env->d, .begin = begin};
+    pw->ver = calloc(n, sizeof *pw->ver);
+    pw->grad_ver = calloc(n, sizeof *pw->grad_ver);
+    pw->ptrs = malloc(n * sizeof *pw->ptrs);
+    if (algo_momentum_init(&pw->mo, env) < 0 || !pw->ver || !pw->grad_ver || !pw->ptrs)
+        return SIM_ENOMEM;
+    return 0;
+}
+
+void algo_pairwise_release(algo_pairwise *pw)
+{
+    algo_momentum_release(&pw->mo);
+    free(pw->ver);
+    free(pw->grad_ver);
+    free(pw->ptrs);
+}
+
+void algo_pairwise_grad(algo_pairwise *pw, int i)
+{
+    algo_worker *w = &pw->env->w[i];
+    algo_env_grad(pw->env, i, w->x, w->grad);
+    if (pw->mo.wd != 0) { /* weight decay at the snapshot */
+        const float fwd = (float)pw->mo.wd;
+        for (int64_t e = 0; e < pw->d; e++)
+            w->grad[e] += fwd * w->x[e];
+    }
+    pw->grad_ver[i] = pw->ver[i];
+}
+
+void algo_pairwise_apply(algo_pairwise *pw, int i)
+{
+    algo_env *env = pw->env;
+    algo_env_staleness(env, i, pw->ver[i] - pw->grad_ver[i]);
+    algo_sgd_step(env->w[i].x, algo_momentum_of(&pw->mo, i), env->w[i].grad, pw->d,
+                  algo_env_lr(env), pw->mo.beta, pw->mo.nesterov, 0);
+}
+
+int algo_pairwise_partner(algo_pairwise *pw, int i)
+{
+    const int *nb;
+    int deg = topo_graph_neighbors(pw->env->graph, i, &nb);
+    if (deg == 0)
+        return -1;
+    return nb[gsl_rng_uniform_int(pw->env->w[i].rng_algo, (unsigned long)deg)];
+}
+
+void algo_pairwise_mark(algo_pairwise *pw, int i)
+{
+    pw->ver[i]++;
+    pw->env->w[i].gossip_rounds++;
+}
+
+void algo_pairwise_average(algo_pairwise *pw, int i, int j)
+{
+    float *xi = pw->env->w[i].x, *xj = pw->env->w[j].x;
+    for (int64_t e = 0; e < pw->d; e++) {
+        float a = 0.5f * (xi[e] + xj[e]);
+        xi[e] = a;
+        xj[e] = a;
+    }
+    algo_pairwise_mark(pw, i);
+    algo_pairwise_mark(pw, j);
+}
+
+void algo_pairwise_send(algo_pairwise *pw, int src, int dst, double bytes,
+                        sim_net_deliver fn, void *ctx)
+{
+    sim_err err;
+    if (sim_net_send(pw->env->net, src, dst, bytes, fn, ctx, 0, &err) < 0)
+        pw->env->diverged = -1;
+}
+
+int algo_pairwise_start(void *state, sim_err *err)
+{
+    (void)err;
+    algo_pairwise *pw = state;
+    for (int i = 0; i < pw->n; i++)
+        pw->begin(state, i);
+    return 0;
+}
+
+void algo_pairwise_worker_models(void *state, const float **xs)
+{
+    algo_pairwise *pw = state;
+    for (int i = 0; i < pw->n; i++)
+        xs[i] = pw->env->w[i].x;
+}
+
+/* The evaluated model: the average of the workers' current models. */
+const float *algo_pairwise_model(void *state, float *scratch)
+{
+    algo_pairwise *pw = state;
+    algo_pairwise_worker_models(pw, pw->ptrs);
+    algo_mean(scratch, pw->ptrs, pw->n, pw->d);
+    return scratch;
+}
