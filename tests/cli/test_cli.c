@@ -268,3 +268,31 @@ Test(cli, signal_marks_the_run_failed)
     sqlite3_finalize(st);
     sqlite3_close(h);
 }
+
+Test(cli, sweep_checks_every_config_before_running)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    /* torus(2, 2) has 4 hosts: the 5-worker configs cannot be built, so
+     * nothing may run, not even the valid ones */
+    int rc = dtsim(dir, "sweep small.ini --quiet --db s.db --grid 'network.topology=torus(2,2),ring' "
+                        "--grid workers.count=4,5");
+    cr_assert_eq(rc, 2, "%s", out_text);
+    cr_assert(strstr(out_text, "torus(2, 2)") && strstr(out_text, "fewer than the 5"), "%s",
+              out_text);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        fclose(f);
+        sqlite3 *db;
+        cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+        sqlite3_stmt *st;
+        cr_assert_eq(sqlite3_prepare_v2(db, "select count(*) from runs", -1, &st, NULL),
+                     SQLITE_OK);
+        cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+        cr_assert_eq(sqlite3_column_int(st, 0), 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+    }
+}
