@@ -16,7 +16,7 @@
 
 #include "sim/collective.h"
 #include "sim/compute.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/engine.h"
 #include "sim/network.h"
 #include "topology/graph.h"

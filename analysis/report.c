@@ -8,7 +8,7 @@
  * once per report, in id order, so the lowest id wins. */
 #include "analysis/report.h"
 
-#include "sim/config.h"
+#include "config/config.h"
 
 #include <math.h>
 #include <sqlite3.h>

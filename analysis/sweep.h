@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "analysis/db.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/err.h"
 
 /* Progress of the experiment in flight, reported by the run function. */

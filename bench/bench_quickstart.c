@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/err.h"
-#include "sim/experiment.h"
+#include "experiment/experiment.h"
 
 int main(int argc, char **argv)
 {

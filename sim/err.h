@@ -2,7 +2,7 @@
  * returns a negative code. All errors pass through sim_err_set, so one
  * breakpoint catches them. Messages name the failing thing first:
  *   "exp.ini:12: [network] bandwidth: expected a rate such as 10Gbps, got 'fast'"
- * The library never prints or exits; only sim/main.c does. */
+ * The library never prints or exits; only cli/main.c does. */
 #ifndef DTSIM_SIM_ERR_H
 #define DTSIM_SIM_ERR_H
 

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "algorithms/algo.h"
-#include "sim/config.h"
-#include "sim/experiment.h"
+#include "config/config.h"
+#include "experiment/experiment.h"
 #include "sim/rng.h"
 #include "topology/physnet.h"
 #include "workloads/dataset.h"

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/config.h"
+#include "config/config.h"
 #include "algorithms/algo.h"
-#include "sim/experiment.h"
+#include "experiment/experiment.h"
 #include "workloads/presets.h"
 
 typedef struct rows {

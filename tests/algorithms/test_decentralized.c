@@ -16,8 +16,8 @@
 
 #include "algorithms/algo.h"
 #include "algorithms/gossip.h"
-#include "sim/config.h"
-#include "sim/experiment.h"
+#include "config/config.h"
+#include "experiment/experiment.h"
 #include "sim/rng.h"
 #include "tests/algorithms/dec_harness.h"
 

@@ -16,7 +16,7 @@
 
 #include "analysis/db.h"
 #include "analysis/sweep.h"
-#include "sim/experiment.h"
+#include "experiment/experiment.h"
 #include "tests/common.h"
 
 static const char *tiny_ini = "[experiment]\n"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "sim/config.h"
+#include "config/config.h"
 
 /* k is [section] key (exact spelling, as in the schema). */
 static inline int sim_config_is_key(const sim_key *k, const char *section, const char *key)

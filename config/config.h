@@ -15,8 +15,8 @@
  * exactly, spec names lower-cased with single ", " separators. Two runs with
  * equal canonical text are the same experiment. Lines are at most 198
  * characters (inih's limit); longer values can be given with --set. */
-#ifndef DTSIM_SIM_CONFIG_H
-#define DTSIM_SIM_CONFIG_H
+#ifndef DTSIM_CONFIG_CONFIG_H
+#define DTSIM_CONFIG_CONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>

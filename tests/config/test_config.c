@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "sim/config.h"
+#include "config/config.h"
 #include "tests/common.h"
 
 static void load_ok(const char *text, const char *const *set, int n_set, sim_config *cfg)

@@ -6,7 +6,7 @@
  * on the evaluated model: train loss on a fixed subset of
  * eval_train_samples training samples, test loss and accuracy on the test
  * split. */
-#include "sim/experiment.h"
+#include "experiment/experiment.h"
 
 #include <math.h>
 #include <stdlib.h>

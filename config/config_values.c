@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/config_impl.h"
+#include "config/config_impl.h"
 
 static sim_config_device_fn device_resolver;
 

@@ -9,7 +9,7 @@
  * canonical text (one value at a time by config_values.c). Method keys of
  * [algorithm] are resolved last, once the algorithm name is known. Nothing
  * here is global except the resolvers, which are set once at start-up. */
-#include "sim/config.h"
+#include "config/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 
 #include <ini.h>
 
-#include "sim/config_impl.h"
+#include "config/config_impl.h"
 
 /* clang-format off */
 const sim_key sim_config_keys[] = {

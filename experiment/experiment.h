@@ -2,14 +2,14 @@
  * physical network, compute model, workers, algorithm -> events -> metric
  * rows -> database. One call runs one experiment; the experiment owns
  * everything it builds and destroys it in reverse order. */
-#ifndef DTSIM_SIM_EXPERIMENT_H
-#define DTSIM_SIM_EXPERIMENT_H
+#ifndef DTSIM_EXPERIMENT_EXPERIMENT_H
+#define DTSIM_EXPERIMENT_EXPERIMENT_H
 
 #include <signal.h>
 #include <stdint.h>
 
 #include "analysis/db.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/err.h"
 
 typedef struct sim_progress {
