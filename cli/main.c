@@ -164,15 +164,19 @@ static void list_models(void)
     }
 }
 
+static void list_entry(const char *name, const char *args, const char *summary)
+{
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s%s", name, args);
+    printf("  %-28s %s\n", nm, summary);
+}
+
 static void list_info(const char *title, const char *const *names, const char *const *args,
                       const char *const *sums, int n)
 {
     printf("%s:\n", title);
-    for (int i = 0; i < n; i++) {
-        char nm[96];
-        snprintf(nm, sizeof nm, "%s%s", names[i], args[i]);
-        printf("  %-28s %s\n", nm, sums[i]);
-    }
+    for (int i = 0; i < n; i++)
+        list_entry(names[i], args[i], sums[i]);
 }
 
 #define LIST_TABLE(title, table)                                                      \
@@ -233,10 +237,21 @@ static void list_compressors(void)
            "come with the compressed methods.");
 }
 
-static void list_datasets(void) { LIST_TABLE("datasets ([workload] dataset)", wl_dataset_table); }
+static void list_datasets(void)
+{
+    printf("datasets ([workload] dataset):\n");
+    for (int i = 0; wl_dataset_registry[i]; i++) {
+        const wl_dataset_vt *vt = wl_dataset_registry[i];
+        list_entry(vt->name, vt->args, vt->summary);
+    }
+}
 static void list_partitions(void)
 {
-    LIST_TABLE("partitions ([workload] partition)", wl_partition_table);
+    printf("partitions ([workload] partition):\n");
+    for (int i = 0; wl_partition_registry[i]; i++) {
+        const wl_partition_vt *vt = wl_partition_registry[i];
+        list_entry(vt->name, vt->args, vt->summary);
+    }
 }
 static void list_distributions(void)
 {
