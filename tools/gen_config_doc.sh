@@ -63,12 +63,12 @@ function table_head() {
     print "|---|---|---|---|"
 }
 function intro(sec) {
-    if (sec == "experiment") return "What is run and when it stops: the seed, the stop rules (the first one met ends the run) and the evaluations."
+    if (sec == "experiment") return "What is run and when it stops: the seed, the stop rules and the evaluations. The first stop rule met ends the run; an epoch is the samples applied by all workers over the training samples. `train_loss` is computed on a fixed, evenly strided subset of `eval_train_samples` training samples (or `all`), test loss and accuracy on the whole test set; the evaluated model of decentralized and local methods is the workers'"'"' mean by default ([algorithms.md](algorithms.md) 0.9)."
     if (sec == "workers") return "The workers and their compute time per step: from the step'"'"'s FLOPs and a device, or drawn from a distribution, with persistent and transient stragglers (distributions: [models-and-data.md](models-and-data.md#compute-time-distributions-workers-compute))."
     if (sec == "network") return "The physical network that carries every message ([models-and-data.md](models-and-data.md#physical-networks-network-topology); the model: [network.md](network.md))."
     if (sec == "topology") return "The logical graph the decentralized methods gossip on, and its mixing weights ([models-and-data.md](models-and-data.md#logical-graphs-topology-graph))."
-    if (sec == "algorithm") return "The training method and the keys common to all methods; each method'"'"'s own keys are [below](#method-specific-algorithm-keys) ([algorithms.md](algorithms.md) 0.2 for the optimizer convention and the schedule)."
-    if (sec == "workload") return "The model (with real gradients), the data set, how it is split across the workers, and the sizes and FLOPs the simulation charges ([models-and-data.md](models-and-data.md))."
+    if (sec == "algorithm") return "The training method and the keys common to all methods; each method'"'"'s own keys are [below](#method-specific-algorithm-keys). Momentum is heavy ball in the PyTorch convention, weight decay is coupled (added to the gradient), and the warm-up is linear from lr/10 (Goyal et al.) ([algorithms.md](algorithms.md) 0.2)."
+    if (sec == "workload") return "The model (with real gradients), the data set, how it is split across the workers, and the sizes and FLOPs the simulation charges ([models-and-data.md](models-and-data.md)). A message of the model carries 4 bytes per parameter with `wire_dtype = fp32`, 2 with `fp16` or `bf16`; `proxy`, `sim_params` and `sim_flops` change what is charged, never what is learnt."
     return ""
 }
 function row(line,   eq, key, rest, p, def, q, k, doc) {
