@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "algorithms/optim.h"
 #include "topology/graph.h"
 #include "topology/mixing.h"
 #include "workloads/model.h"
@@ -82,12 +83,19 @@ struct algo_env {
     int64_t staleness_cap;   /* length of staleness_hist; larger values clamp */
     double last_batch_loss;  /* loss of the most recent gradient */
     int diverged;            /* a gradient's loss was not finite */
+    int64_t clipped;         /* gradients scaled down to norm [algorithm] clip */
     algo_env_hooks hooks;
 };
 
 /* Samples the worker's next batch and computes loss and gradient at params
- * into grad (may be w->grad). Counts steps and samples. Returns the loss. */
+ * into grad (may be w->grad), clipped to Euclidean norm [algorithm] clip
+ * when that is > 0 (counted in env->clipped). Counts steps and samples.
+ * Returns the loss. */
 double algo_env_grad(algo_env *env, int worker, const float *params, float *grad);
+/* The gradient transform of [algorithm] clip: g *= c / ||g|| when
+ * ||g|| > c (the norm computed in double; a non-finite norm is left
+ * alone). Returns 1 when g was scaled. */
+int algo_grad_clip(float *g, int64_t d, double c);
 /* Schedules the end of a compute step of `samples` samples for worker after
  * its simulated compute time; fn(eng, ctx, arg, NULL) runs then. */
 void algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,

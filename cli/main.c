@@ -67,7 +67,7 @@ static void help_main(FILE *f)
             "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
             "              [--export FILE.graphml|.dot]\n"
             "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|\n"
-            "              presets|compressors|keys]\n"
+            "              presets|compressors|optimizers|keys]\n"
             "  dtsim --version | --help     (every subcommand has --help too)\n\n"
             "Exit status: 0 success (a diverged run is a result), 2 usage, config, input\n"
             "or database error (the message names file, line and key), 1 anything else.\n"
@@ -119,7 +119,7 @@ static void help_report(FILE *f)
 static void help_list(FILE *f)
 {
     fprintf(f, "Usage: dtsim list [algorithms|graphs|networks|models|datasets|partitions|"
-               "distributions|presets|compressors|keys]\n\nDescribes what can be named in an experiment "
+               "distributions|presets|compressors|optimizers|keys]\n\nDescribes what can be named in an experiment "
                "file. "
                "Without an argument, lists everything.\n"
                "`dtsim list keys` prints every key with its default, kind of value and meaning,\n"
@@ -274,6 +274,17 @@ static void list_compressors(void)
            "come with the compressed methods.");
 }
 
+static void list_optimizers(void)
+{
+    printf("optimizers ([algorithm] optimizer; keys beta1, beta2, eps, bias_correction,\n"
+           "  lamb_min_trust, lamb_max_trust; sgd uses momentum and nesterov):\n");
+    for (int i = 0; algo_optim_registry[i]; i++) {
+        const algo_optim *o = algo_optim_registry[i];
+        printf("  %-8s %s; %s weight decay\n", o->name, o->summary,
+               o->decoupled_wd ? "decoupled" : "coupled");
+    }
+}
+
 static void list_datasets(void)
 {
     printf("datasets ([workload] dataset):\n");
@@ -303,7 +314,7 @@ static const struct {
     {"networks", list_networks},     {"models", list_models},
     {"datasets", list_datasets},     {"partitions", list_partitions},
     {"distributions", list_distributions}, {"presets", list_presets},
-    {"compressors", list_compressors},
+    {"compressors", list_compressors}, {"optimizers", list_optimizers},
     {"keys", list_keys},
 };
 
@@ -324,7 +335,7 @@ static int cmd_list(int argc, char **argv)
     if (!any)
         return usage_error("list", "unknown category '%s' (known: algorithms, graphs, networks, "
                                    "models, datasets, partitions, distributions, presets, compressors, "
-                                   "keys)",
+                                   "optimizers, keys)",
                            what);
     return 0;
 }

@@ -189,6 +189,8 @@ Test(cli, help_and_list)
     cr_assert(strstr(out_text, "--set"));
     cr_assert_eq(dtsim(dir, "list algorithms"), 0);
     cr_assert(strstr(out_text, "allreduce_sgd") && strstr(out_text, "asgd"), "%s", out_text);
+    cr_assert_eq(dtsim(dir, "list optimizers"), 0);
+    cr_assert(strstr(out_text, "adamw") && strstr(out_text, "lamb"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "list"), 0);
     cr_assert(strstr(out_text, "exponential"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "list nonsense"), 2);
