@@ -2,6 +2,12 @@
  * collective.h). Nothing here computes a time: every cost comes from the
  * messages sim_net carries.
  *
+ * ALLGATHER blocks: each rank's contribution is kept per round parity
+ * (ag_bytes); the step-k message of rank r carries the block of rank
+ * (r - k) mod n and has its size. The originating rank entered the round
+ * before its block could reach r, and it cannot enter the round after next
+ * before its block has reached every rank, so the parity slot is right.
+ *
  * Rounds: rank r has entered `rounds` rounds; while active it is in round
  * rounds-1. A message's tag carries its round mod 4, a type bit and the
  * sender and receiver ranks. Ranks are at most one round apart, so a rank
@@ -59,6 +65,8 @@ typedef struct coll_rank {
     int down_sent;   /* tree: broadcast forwarded */
     int recv[2];     /* ring/allgather/neighbor messages, tree reduce messages */
     int down[2];     /* tree broadcast / PS pull received */
+    double bytes_round; /* bytes sent in the current (or last) round */
+    double bytes_total; /* bytes sent over all rounds */
 } coll_rank;
 
 typedef struct nbr_lists {
@@ -78,6 +86,7 @@ struct sim_coll {
     coll_rank *rank;
     int ps_pushes[2];
     double ps_bytes[2];
+    double *ag_bytes;      /* ALLGATHER: 2 x n, each rank's block per round parity */
     nbr_lists slot[2];     /* lists in force for each round parity */
     nbr_lists pending;
     int64_t max_round;     /* highest round any rank has entered, -1 none */
@@ -136,8 +145,11 @@ static int send_msg(sim_coll *c, int from, int to, int type, int64_t round, doub
         fail(c, rc, e.msg);
         return rc;
     }
-    if (from < c->n)
+    if (from < c->n) {
         c->rank[from].sent++;
+        c->rank[from].bytes_round += bytes;
+        c->rank[from].bytes_total += bytes;
+    }
     return 0;
 }
 
@@ -153,9 +165,11 @@ static int advance(sim_coll *c, int r)
     case SIM_COLL_RING:
     case SIM_COLL_ALLGATHER: {
         int steps = ring_steps(c);
-        double sz = c->kind == SIM_COLL_RING ? R->bytes / c->n : R->bytes;
         while (R->sent < steps &&
                (R->sent == 0 || (R->recv[p] >= R->sent && R->delivered >= R->sent))) {
+            double sz = c->kind == SIM_COLL_RING
+                            ? R->bytes / c->n
+                            : c->ag_bytes[p * c->n + (r - R->sent + c->n) % c->n];
             if (send_msg(c, r, (r + 1) % c->n, TYPE_UP, round, sz))
                 return -1;
         }
@@ -380,6 +394,7 @@ void sim_coll_destroy(sim_coll *c)
     lists_release(&c->pending);
     free(c->hosts);
     free(c->rank);
+    free(c->ag_bytes);
     free(c);
 }
 
@@ -428,6 +443,11 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
         for (int r = 0; r < n && n > 1; r++)
             if (check_route(c, r, (r + 1) % n, err))
                 goto fail;
+        if (d->kind == SIM_COLL_ALLGATHER) {
+            c->ag_bytes = calloc(2 * (size_t)n, sizeof *c->ag_bytes);
+            if (!c->ag_bytes)
+                goto nomem;
+        }
         break;
     case SIM_COLL_TREE:
         for (int r = 1; r < n; r++)
@@ -526,6 +546,9 @@ int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err)
     R->rounds++;
     R->state = RANK_ACTIVE;
     R->bytes = bytes;
+    R->bytes_round = 0;
+    if (c->kind == SIM_COLL_ALLGATHER)
+        c->ag_bytes[(round & 1) * c->n + rank] = bytes;
     if (advance(c, rank)) {
         if (err)
             *err = c->err;
@@ -538,4 +561,14 @@ int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err)
             return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
     }
     return 0;
+}
+
+double sim_coll_bytes_sent(const sim_coll *c, int rank)
+{
+    return rank >= 0 && rank < c->n ? c->rank[rank].bytes_total : 0.0;
+}
+
+double sim_coll_round_bytes_sent(const sim_coll *c, int rank)
+{
+    return rank >= 0 && rank < c->n ? c->rank[rank].bytes_round : 0.0;
 }

@@ -13,8 +13,10 @@
  *             each message is the full vector.
  *  PS         parameter server on host ps_host: every rank pushes bytes,
  *             the server waits for all pushes, then every rank pulls bytes.
- *  ALLGATHER  ring all-gather: each rank contributes bytes; n-1 steps of
- *             bytes each.
+ *  ALLGATHER  ring all-gather: each rank contributes its own bytes (ranks
+ *             may differ); n-1 steps, in step k rank r forwards the block
+ *             of rank (r - k) mod n, so each message has the size its
+ *             originating rank entered with.
  *  NEIGHBOR   each rank sends bytes to each of its neighbours (directed
  *             lists given at creation; may change per round with
  *             sim_coll_set_neighbors) and is done when it has received from
@@ -56,9 +58,15 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *desc, sim_err *err)
 void sim_coll_destroy(sim_coll *c);
 /* Rank enters the current round with a vector of `bytes` (the full vector
  * for all-reduce kinds, the per-rank contribution for ALLGATHER and
- * NEIGHBOR). All ranks must pass the same bytes in one round (except
- * NEIGHBOR). Returns 0 or a negative code. */
+ * NEIGHBOR). All ranks must pass the same bytes in one round, except for
+ * ALLGATHER and NEIGHBOR. Returns 0 or a negative code. */
 int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err);
+/* Bytes rank has handed to the network as a sender: over all rounds, and in
+ * its current round (its last one when idle; reset when it enters). These
+ * count payloads also between ranks on one host, which sim_net does not
+ * count. The server of PS is no rank: its pulls are not counted here. */
+double sim_coll_bytes_sent(const sim_coll *c, int rank);
+double sim_coll_round_bytes_sent(const sim_coll *c, int rank);
 /* NEIGHBOR only: replace the lists before the next round's first enter. */
 int sim_coll_set_neighbors(sim_coll *c, const int *nbr_off, const int *nbr, sim_err *err);
 

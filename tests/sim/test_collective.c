@@ -1,7 +1,8 @@
 /* Collectives built from messages, against the closed forms of
  * ALGORITHMS.md 0.8 on networks where they hold exactly: ring all-reduce
  * 2(n-1)(a + S/(nB)), tree 2 log2(n)(a + S/B), parameter server
- * 2(2a + nS/B) on a star, all-gather (n-1)(a + s/B), neighbour exchange
+ * 2(2a + nS/B) on a star, all-gather (n-1)(a + s/B) and with unequal
+ * per-rank blocks, per-rank byte counters, neighbour exchange
  * a + S/B; stragglers, repeated rounds, n = 1 and the error paths. */
 #include <criterion/criterion.h>
 
@@ -220,6 +221,75 @@ Test(collective, allgather_on_ring)
     run_all(&f);
     ASSERT_REL(last_done(&f, n, 1), (n - 1) * (L + s / B), 1e-6);
     cr_assert_float_eq(sim_net_bytes_sent_total(f.net), (double)(n - 1) * n * s, 1e-6);
+    teardown(&f);
+}
+
+/* Per-rank block sizes: rank 0 contributes b0, every other rank s. In step k
+ * rank r forwards the block of rank (r - k) mod n once it holds it and its
+ * own previous message has arrived, so the delivery time of its step-k
+ * message is T(r, k) = c(r - k) + max(T(r - 1, k - 1), T(r, k - 1)) with
+ * c(q) = a + b_q/B (one message per directed link at a time: nothing is
+ * shared). The max-plus path through T keeps the big block on the critical
+ * path as long as it can: with C = a + b0/B and c = a + s/B, rank r
+ * finishes (last receive and own last delivery) at
+ *   r = 0:          (n-2) c + C
+ *   1 <= r <= n-2:  (n-2-r) c + (r+1) C
+ *   r = n-1:        (n-1) C
+ * and sends every block but that of rank r+1. */
+Test(collective, allgather_unequal_sizes_on_ring)
+{
+    const double L = 3e-6, B = 5e9, s = 1e5, b0 = 7e5;
+    const int n = 6;
+    const sim_sharing modes[2] = {SIM_SHARE_FAIR, SIM_SHARE_NONE};
+    for (int m = 0; m < 2; m++) {
+        fix f;
+        setup(&f, "ring", n, L, B, modes[m]);
+        make_coll(&f, SIM_COLL_ALLGATHER, n, 0, NULL, NULL);
+        double b[6], total = 0;
+        for (int r = 0; r < n; r++) {
+            b[r] = r == 0 ? b0 : s;
+            total += b[r];
+            sim_err err;
+            cr_assert_eq(sim_coll_enter(f.s.c, r, b[r], &err), 0, "%s", err.msg);
+        }
+        run_all(&f);
+        const double C = L + b0 / B, c = L + s / B;
+        for (int r = 0; r < n; r++) {
+            double want = r == 0       ? (n - 2) * c + C
+                          : r < n - 1 ? (n - 2 - r) * c + (r + 1) * C
+                                      : (n - 1) * C;
+            cr_assert_eq(f.s.done[r], 1);
+            ASSERT_REL(sim_time_to_s(f.s.t[r]), want, 1e-6);
+            double sent = total - b[(r + 1) % n];
+            cr_assert_float_eq(sim_coll_bytes_sent(f.s.c, r), sent, 1e-6);
+            cr_assert_float_eq(sim_coll_round_bytes_sent(f.s.c, r), sent, 1e-6);
+            cr_assert_float_eq(sim_net_bytes_sent_host(f.net, r), sent, 1e-6);
+        }
+        cr_assert_float_eq(sim_net_bytes_sent_total(f.net), (n - 1) * total, 1e-6);
+        cr_assert_eq(sim_coll_bytes_sent(f.s.c, n), 0.0);
+        teardown(&f);
+    }
+}
+
+/* Per-rank counters over repeated rounds: the round count resets at each
+ * enter, the total accumulates; equal to the network's counters. */
+Test(collective, bytes_sent_per_rank)
+{
+    const double L = 1e-6, B = 1e9, S = 8e5;
+    const int n = 4;
+    fix f;
+    setup(&f, "ring", n, L, B, SIM_SHARE_FAIR);
+    make_coll(&f, SIM_COLL_RING, n, 0, NULL, NULL);
+    f.s.rounds = 3;
+    enter_all(&f, n, S);
+    run_all(&f);
+    for (int r = 0; r < n; r++) {
+        cr_assert_eq(f.s.done[r], 3);
+        cr_assert_float_eq(sim_coll_round_bytes_sent(f.s.c, r), 2.0 * (n - 1) * S / n, 1e-6);
+        cr_assert_float_eq(sim_coll_bytes_sent(f.s.c, r), 3 * 2.0 * (n - 1) * S / n, 1e-6);
+        cr_assert_float_eq(sim_coll_bytes_sent(f.s.c, r), sim_net_bytes_sent_host(f.net, r),
+                           1e-6);
+    }
     teardown(&f);
 }
 
