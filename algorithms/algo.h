@@ -68,6 +68,8 @@ struct algo_env {
     int n;                /* workers */
     int64_t d;            /* parameters computed on */
     double msg_bytes;     /* S: bytes of one model/gradient on the wire */
+    int64_t wire_params;  /* d_wire: parameters on the wire (sim_params, proxy, else d) */
+    int wire_value_bytes; /* bytes per dense value on the wire ([workload] wire_dtype) */
     double flops_per_sample; /* training FLOPs per sample for compute time */
     int batch;            /* per-worker batch (0 = full shard) */
     int server_host;      /* host id of the parameter server (n), or -1 */
@@ -138,6 +140,7 @@ typedef struct algo_vt {
     const sim_key *keys;     /* method-specific [algorithm] keys, NULL-key terminated; may be NULL */
     int async;               /* 1: an iteration is one applied update */
     int uses_graph;          /* 1: the environment builds the logical graph and W */
+    int supports_compression; /* 1: honours [algorithm] compressor (else only none) */
     /* Whether a parameter-server host is needed for this config. NULL = no. */
     int (*needs_server)(const sim_config *cfg);
     /* Builds the method's state (reads its keys from env->cfg). */

@@ -10,11 +10,26 @@
  * collective has completed (it then holds the reduced gradient), so
  * workers wait only for what they need. The update itself is applied once
  * per round, at the first rank's completion: by then every gradient of the
- * round exists, because a rank can only complete after all ranks entered. */
+ * round exists, because a rank can only complete after all ranks entered.
+ *
+ * Compression ([algorithm] compressor other than none, docs/algorithms.md
+ * section 1.7, docs/compressors.md): the optimizer must be sgd (error
+ * feedback compresses a linear update). When its compute step ends, worker
+ * i turns its gradient into the direction of its OWN optimizer state
+ * (dir_i = m_i with m_i = beta m_i + g_i, after g_i += wd x; g_i when
+ * momentum = 0; g_i + beta m_i for Nesterov), compresses u_i = lr dir_i
+ * with error feedback and enters an all-gather of its message (a
+ * compressor whose messages can be summed would use the configured
+ * all-reduce instead); the round applies x -= (1/n) sum_i Delta_i, summed
+ * in worker-id order. Momentum being linear, the mean of the workers'
+ * momenta is the momentum of the mean gradient, so topk(1.0) gives PmSGD
+ * up to rounding. With compressor = none nothing of this runs: the dense
+ * path is the one above. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algo.h"
+#include "algorithms/compress.h"
 
 typedef struct state {
     algo_env *env;
@@ -25,9 +40,42 @@ typedef struct state {
     const float **gptr;
     int done_in_round;
     int applied;     /* the round's update has been applied */
+    /* compression; comp == NULL on the dense path */
+    algo_compressor *comp;
+    algo_compress_worker *cw;  /* n: each worker's residual and message */
+    algo_optim_state **wopt;   /* n: each worker's optimizer state */
+    float *u;                  /* d: one worker's update */
 } state;
 
 static void begin_step(state *st, int w);
+
+/* Worker w's update u = lr dir_w (see the top of the file), compressed into
+ * its message; returns the message's wire size. */
+static double compressed_encode(state *st, int w)
+{
+    algo_env *env = st->env;
+    const int64_t d = env->d;
+    float *g = env->w[w].grad, *u = st->u;
+    const float flr = (float)algo_env_lr(env);
+    algo_optim_direction(st->wopt[w], st->x, g);
+    for (int64_t j = 0; j < d; j++)
+        u[j] = flr * g[j];
+    return algo_compress_worker_encode(&st->cw[w], u)->bytes;
+}
+
+/* x -= (1/n) sum_i Delta_i, in worker-id order. */
+static void compressed_apply(state *st)
+{
+    algo_env *env = st->env;
+    const int64_t d = env->d;
+    float *sum = st->gbar;
+    memset(sum, 0, (size_t)d * sizeof *sum);
+    for (int i = 0; i < env->n; i++)
+        algo_compress_decode_add(st->comp, &st->cw[i].msg, 1.0f, sum);
+    const float inv = 1.0f / (float)env->n;
+    for (int64_t j = 0; j < d; j++)
+        st->x[j] -= inv * sum[j];
+}
 
 static void on_coll_done(sim_engine *eng, void *ctx, int rank)
 {
@@ -35,8 +83,12 @@ static void on_coll_done(sim_engine *eng, void *ctx, int rank)
     state *st = ctx;
     algo_env *env = st->env;
     if (!st->applied) {
-        algo_mean(st->gbar, st->gptr, env->n, env->d);
-        algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
+        if (st->comp) {
+            compressed_apply(st);
+        } else {
+            algo_mean(st->gbar, st->gptr, env->n, env->d);
+            algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
+        }
         st->applied = 1;
         int64_t samples = 0;
         for (int i = 0; i < env->n; i++)
@@ -59,7 +111,8 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     int w = (int)arg;
     algo_env_idle_begin(st->env, w);
     sim_err err;
-    if (sim_coll_enter(st->coll, w, st->env->msg_bytes, &err) < 0)
+    double bytes = st->comp ? compressed_encode(st, w) : st->env->msg_bytes;
+    if (sim_coll_enter(st->coll, w, bytes, &err) < 0)
         st->env->diverged = -1; /* cannot happen with a valid network; stop */
 }
 
@@ -73,11 +126,57 @@ static void begin_step(state *st, int w)
 
 static int needs_server(const sim_config *cfg) { return cfg->collective == 2; }
 
+/* Builds the compression state from [algorithm] compressor and
+ * error_feedback; none (the identity) leaves st->comp NULL. */
+static int compressed_create(state *st, sim_err *err)
+{
+    algo_env *env = st->env;
+    const sim_config *cfg = env->cfg;
+    algo_compressor *c = algo_compress_from_config(cfg, err);
+    if (!c)
+        return err && err->code ? err->code : SIM_ECONFIG;
+    if (c->vt->identity) {
+        algo_compress_destroy(c);
+        return 0;
+    }
+    st->comp = c;
+    int rc = algo_optim_require_sgd(cfg, "with a compressor: error feedback needs a linear update",
+                                    err);
+    if (rc)
+        return rc;
+    const size_t n = (size_t)env->n, d = (size_t)env->d;
+    st->cw = calloc(n, sizeof *st->cw);
+    st->wopt = calloc(n, sizeof *st->wopt);
+    st->u = malloc(d * sizeof *st->u);
+    if (!st->cw || !st->wopt || !st->u)
+        return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
+    int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
+    int value_bytes = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
+    for (int i = 0; i < env->n; i++) {
+        st->wopt[i] = algo_optim_state_from_config(cfg, env->model, env->d, err);
+        if (!st->wopt[i])
+            return err && err->code ? err->code : SIM_EINTERNAL;
+        rc = algo_compress_worker_init(&st->cw[i], c, env->d, d_wire, value_bytes,
+                                       cfg->error_feedback, cfg->seed, i, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static void destroy(void *p)
 {
     state *st = p;
     if (!st)
         return;
+    for (int i = 0; st->cw && i < st->env->n; i++)
+        algo_compress_worker_release(&st->cw[i]);
+    for (int i = 0; st->wopt && i < st->env->n; i++)
+        algo_optim_state_destroy(st->wopt[i]);
+    free(st->cw);
+    free(st->wopt);
+    free(st->u);
+    algo_compress_destroy(st->comp);
     sim_coll_destroy(st->coll);
     free(st->x);
     algo_optim_state_destroy(st->opt);
@@ -110,7 +209,15 @@ static int create(algo_env *env, void **out, sim_err *err)
     /* every worker starts from worker 0's initial model (init = same or not:
      * one shared model is the method's definition) */
     memcpy(st->x, env->w[0].x, bytes);
-    st->coll = algo_env_coll(env, env->allreduce_kind, on_coll_done, st, err);
+    int rc = compressed_create(st, err);
+    if (rc) {
+        destroy(st);
+        return rc;
+    }
+    sim_coll_kind kind = st->comp && st->comp->vt->agg == ALGO_COMPRESS_ALLGATHER
+                             ? SIM_COLL_ALLGATHER
+                             : env->allreduce_kind;
+    st->coll = algo_env_coll(env, kind, on_coll_done, st, err);
     if (!st->coll) {
         destroy(st);
         return err ? err->code : SIM_EINTERNAL;
@@ -140,6 +247,7 @@ const algo_vt algo_allreduce_sgd = {
     .reference = "1.1",
     .keys = NULL,
     .async = 0,
+    .supports_compression = 1,
     .needs_server = needs_server,
     .create = create,
     .destroy = destroy,

@@ -261,7 +261,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         return sim_err_set(err, SIM_EINTERNAL, "swarm_sgd: no logical graph");
     }
     if (s->q) {
-        double params = env->msg_bytes / (double)c->wire_bytes;
+        double params = (double)env->wire_params;
         s->model_bytes = ceil(params * log2((double)s->q) / 8.0) + s->header;
     } else {
         s->model_bytes = env->msg_bytes;

@@ -161,6 +161,8 @@ int main(int argc, char **argv)
     env.n = n;
     env.d = model->n_params;
     env.msg_bytes = (double)env.d * cfg.wire_bytes;
+    env.wire_params = env.d;
+    env.wire_value_bytes = cfg.wire_bytes;
     env.flops_per_sample = model->flops_per_sample;
     env.batch = batch;
     env.server_host = -1;

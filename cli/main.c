@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "algorithms/algo.h"
+#include "algorithms/compress.h"
 #include "analysis/db.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
@@ -266,12 +267,27 @@ static void list_presets(void)
 
 static void list_compressors(void)
 {
-    printf("compressors ([algorithm] compressor of the compressed methods):\n"
-           "  %-16s %s\n", "none",
-           "no compression: dense fp32/fp16 messages (wire_dtype); the only one in this "
-           "version.\n                   Top-k, Random-k and QSGD with error feedback and "
-           "the 1-bit\n                   compressed all-reduce (ALGORITHMS.md 1.7, 7, 9) "
-           "come with the compressed methods.");
+    printf("compressors ([algorithm] compressor = SPEC; error_feedback = true keeps each "
+           "worker's\n  residual e and sends C(u + e); d = parameters on the wire: "
+           "sim_params, proxy, else the model's):\n");
+    for (int i = 0; algo_compress_registry[i]; i++) {
+        const algo_compress_vt *vt = algo_compress_registry[i];
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s%s", vt->name, vt->args);
+        printf("  %-16s %s\n", nm, vt->summary);
+        printf("  %-16s message: %s\n", "", vt->size_rule);
+        printf("  %-16s aggregated by %s\n", "",
+               vt->agg == ALGO_COMPRESS_ALLGATHER
+                   ? "all-gather (supports differ; ring, whatever [network] collective says)"
+                   : "all-reduce (same support; [network] collective)");
+    }
+    printf("  methods that accept a compressor other than none:");
+    for (int i = 0, first = 1; algo_registry[i]; i++)
+        if (algo_registry[i]->supports_compression) {
+            printf("%s%s", first ? " " : ", ", algo_registry[i]->name);
+            first = 0;
+        }
+    printf("\n");
 }
 
 static void list_optimizers(void)

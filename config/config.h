@@ -102,6 +102,8 @@ typedef struct sim_config {
     double lamb_max_trust;
     double clip;                 /* Euclidean norm every gradient is clipped to; 0 = off */
     int batch;                   /* per worker; 0 = full shard */
+    char compressor[128];        /* spec text, e.g. "none", "topk(0.01)" */
+    int error_feedback;          /* 1: compressors keep a per-worker residual */
     double lr_milestones[SIM_CFG_MAX_MILESTONES]; /* epochs, increasing */
     int n_lr_milestones;
     double lr_decay;             /* factor at each milestone, (0, 1] */

@@ -382,6 +382,8 @@ static const field fields[] = {
     FN("algorithm", "lamb_max_trust", lamb_max_trust, 'd', "> 0"),
     FN("algorithm", "clip", clip, 'd', ">= 0"),
     FN("algorithm", "batch", batch, 'i', NULL),
+    FS("algorithm", "compressor", compressor),
+    FN("algorithm", "error_feedback", error_feedback, 'i', NULL),
     FN("algorithm", "lr_decay", lr_decay, 'd', "(0, 1]"),
     FN("algorithm", "warmup_epochs", warmup_epochs, 'd', ">= 0"),
     FS("workload", "model", model),

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "algorithms/algo.h"
+#include "algorithms/compress.h"
 #include "sim/compute.h"
 #include "sim/engine.h"
 #include "sim/network.h"
@@ -486,6 +487,9 @@ static int build(run_state *e)
     if (!e->vt)
         return sim_config_error(c, "algorithm", "name", SIM_ECONFIG, err,
                                 "unknown algorithm '%s'", c->algorithm);
+    rc = algo_compress_check(e->vt, c, err);
+    if (rc < 0)
+        return rc;
     e->rng_data = sim_rng_create(c->seed, SIM_STREAM_DATA, 0);
     e->rng_part = sim_rng_create(c->seed, SIM_STREAM_PARTITION, 0);
     e->rng_init = sim_rng_create(c->seed, SIM_STREAM_INIT, 0);
@@ -558,6 +562,8 @@ static int build(run_state *e)
                           : proxy          ? proxy->params
                                            : env->d;
     env->msg_bytes = (double)wire_params * (double)c->wire_bytes;
+    env->wire_params = wire_params;
+    env->wire_value_bytes = c->wire_bytes;
     env->flops_per_sample = c->sim_flops > 0 ? c->sim_flops
                             : proxy          ? proxy->flops_per_sample
                                              : e->model->flops_per_sample;

@@ -119,6 +119,8 @@ static inline void h_build(harness *h, const char *ini, const char *const *sets,
     env->n = c->n_workers;
     env->d = h->model->n_params;
     env->msg_bytes = (double)env->d * c->wire_bytes;
+    env->wire_params = env->d;
+    env->wire_value_bytes = c->wire_bytes;
     env->flops_per_sample = h->model->flops_per_sample;
     env->batch = c->batch;
     env->server_host = -1;

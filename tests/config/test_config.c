@@ -82,6 +82,8 @@ Test(config, defaults_are_all_filled)
     cr_assert_eq(cfg.lamb_max_trust, 10.0);
     cr_assert_eq(cfg.clip, 0.0);
     cr_assert_eq(cfg.batch, 32);
+    cr_assert_str_eq(cfg.compressor, "none");
+    cr_assert_eq(cfg.error_feedback, 1);
     cr_assert_str_eq(cfg.model, "softmax");
     cr_assert_str_eq(cfg.dataset, "fashion_mnist");
     cr_assert_eq(cfg.test_fraction, 0.1);
@@ -96,7 +98,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 51); /* 9 + 8 + 5 + 2 + 17 + 10 */
+    cr_assert_eq(n, 53); /* 9 + 8 + 5 + 2 + 19 + 10 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
@@ -515,7 +517,7 @@ static const sim_key local_keys[] = {
     {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL, "steps between averages"},
     {"algorithm", "sync", "1ms", SIM_KEY_TIME, NULL, "barrier time"},
     {"algorithm", "mode", "avg", SIM_KEY_CHOICE, "avg|sum", "how to merge"},
-    {"algorithm", "compressor", "none", SIM_KEY_STRING, NULL, "compressor spec"},
+    {"algorithm", "codec", "none", SIM_KEY_STRING, NULL, "codec spec"},
     {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
 };
 static const sim_key no_keys[] = {{NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL}};
@@ -555,14 +557,14 @@ Test(config, method_keys_from_resolver)
     cr_assert_eq(steps, 4);
     char *canon = sim_config_canonical(&cfg);
     cr_assert(strstr(canon, "warmup_epochs = 0\nlocal_steps = 4\nsync = 1000000ns\nmode = avg\n"
-                            "compressor = none\n[workload]\n"),
+                            "codec = none\n[workload]\n"),
               "%s", canon);
     free(canon);
     sim_config_release(&cfg);
 
     /* file and --set values of method keys, parsed by type */
     const char *set = "algorithm.local_steps=16";
-    load_ok("[algorithm]\nsync = 2ms\nname = local_sgd\ncompressor = TopK( 0.01 )\n"
+    load_ok("[algorithm]\nsync = 2ms\nname = local_sgd\ncodec = TopK( 0.01 )\n"
             "mode = SUM\nlocal_steps = 8\n",
             &set, 1, &cfg);
     cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
@@ -573,7 +575,7 @@ Test(config, method_keys_from_resolver)
     cr_assert_eq(t, 2000000);
     cr_assert_eq(sim_config_find(&cfg, "algorithm", "sync")->line, 2);
     cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "mode"), "sum");
-    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "compressor"), "topk(0.01)");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "codec"), "topk(0.01)");
     sim_config_release(&cfg);
 
     /* a method with no keys of its own adds no entries */
@@ -593,7 +595,7 @@ Test(config, method_key_errors)
     load_fails("[algorithm]\nname = local_sgd\nlr = 0.1\n\n\nlocal_step = 3\n", NULL, 0,
                SIM_ECONFIG,
                "exp.ini:6: [algorithm] local_step: unknown key for algorithm 'local_sgd' "
-               "(known: local_steps, sync, mode, compressor)");
+               "(known: local_steps, sync, mode, codec)");
     load_fails("[algorithm]\nname = allreduce_sgd\nlocal_steps = 3\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:3: [algorithm] local_steps: unknown key for algorithm "
                "'allreduce_sgd' (known: none beyond the common keys)");

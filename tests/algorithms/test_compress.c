@@ -1,0 +1,384 @@
+/* Compressors and error feedback (docs/algorithms.md section 1.7): top-k
+ * with ratio 1 is the identity and its residual stays exactly 0, and
+ * allreduce_sgd with topk(1.0) matches the dense method; the telescoping
+ * identity sum_t Delta_t = sum_t u_t - e_T; the top-k contraction bound and
+ * selection; the k rule and message sizes, and the bytes the network
+ * carries in a run; bad specs and methods without compression are config
+ * errors naming the key. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/compress.h"
+#include "dec_harness.h"
+
+static algo_compressor *make(const char *spec)
+{
+    sim_err err = {0};
+    algo_compressor *c = algo_compress_create(spec, &err);
+    cr_assert_not_null(c, "%s: %s", spec, err.msg);
+    return c;
+}
+
+static void fill_gauss(float *v, int64_t d, gsl_rng *r)
+{
+    for (int64_t j = 0; j < d; j++)
+        v[j] = (float)gsl_ran_gaussian(r, 1.0);
+}
+
+Test(compress, k_rule_and_wire_sizes)
+{
+    algo_compressor *t = make("TopK( 0.05 )"), *none = make("none");
+    cr_assert_str_eq(t->spec, "topk(0.05)");
+    cr_assert_eq(t->vt->agg, ALGO_COMPRESS_ALLGATHER);
+    cr_assert_eq(none->vt->agg, ALGO_COMPRESS_ALLREDUCE);
+    /* k = min(d, max(1, llround(ratio d))) */
+    const int64_t d[6] = {1, 10, 50, 70, 1000, 25557032};
+    const int64_t k[6] = {1, 1, 3, 4, 50, 1277852};
+    for (int i = 0; i < 6; i++) {
+        cr_assert_eq(t->vt->entries(t, d[i]), k[i], "d = %lld", (long long)d[i]);
+        cr_assert_eq(algo_compress_wire_bytes(t, d[i], 2), 8.0 * (double)k[i]);
+        cr_assert_eq(algo_compress_wire_bytes(none, d[i], 4), 4.0 * (double)d[i]);
+        cr_assert_eq(algo_compress_wire_bytes(none, d[i], 2), 2.0 * (double)d[i]);
+    }
+    algo_compressor *one = make("topk(1)");
+    cr_assert_eq(one->vt->entries(one, 44), 44);
+    algo_compress_destroy(t);
+    algo_compress_destroy(none);
+    algo_compress_destroy(one);
+    algo_compress_destroy(NULL);
+}
+
+/* Ratio 1 keeps everything: each message equals p bit for bit and the
+ * residual is exactly 0 after every step. */
+Test(compress, topk_ratio_one_keeps_residual_zero)
+{
+    const int64_t d = 37;
+    algo_compressor *c = make("topk(1.0)");
+    algo_compress_worker w;
+    sim_err err;
+    cr_assert_eq(algo_compress_worker_init(&w, c, d, 1000, 4, 1, 5, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(w.msg.bytes, 8000.0); /* the wire size is for d_wire = 1000 */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    float u[37];
+    for (int t = 0; t < 20; t++) {
+        fill_gauss(u, d, r);
+        const algo_compress_msg *m = algo_compress_worker_encode(&w, u);
+        cr_assert_eq(m->nnz, d);
+        for (int64_t j = 0; j < d; j++) {
+            cr_assert_eq(m->indices[j], j);
+            cr_assert_eq(m->values[j], u[j]);
+            cr_assert_eq(w.residual[j], 0.0f);
+        }
+    }
+    gsl_rng_free(r);
+    algo_compress_worker_release(&w);
+    algo_compress_destroy(c);
+}
+
+/* Error feedback: Delta_t = u_t + e_{t-1} - e_t, so sum_t Delta_t =
+ * sum_t u_t - e_T (e_0 = 0). The inputs are multiples of 1/64 below 1 in
+ * magnitude, so every float sum here is exact and the identity holds to
+ * double precision. Without error feedback each message is C(u_t). */
+Test(compress, error_feedback_telescopes)
+{
+    const int64_t d = 200;
+    const int T = 40;
+    algo_compressor *c = make("topk(0.1)");
+    algo_compress_worker w, plain;
+    sim_err err;
+    cr_assert_eq(algo_compress_worker_init(&w, c, d, d, 4, 1, 5, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(algo_compress_worker_init(&plain, c, d, d, 4, 0, 5, 1, &err), 0, "%s",
+                 err.msg);
+    cr_assert_null(plain.residual);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    float *u = malloc((size_t)d * sizeof *u), *dense = malloc((size_t)d * sizeof *dense);
+    double *sum_delta = calloc((size_t)d, sizeof *sum_delta);
+    double *sum_u = calloc((size_t)d, sizeof *sum_u);
+    for (int t = 0; t < T; t++) {
+        for (int64_t j = 0; j < d; j++) {
+            u[j] = (float)((long)gsl_rng_uniform_int(r, 129) - 64) / 64.0f;
+            sum_u[j] += u[j];
+        }
+        const algo_compress_msg *m = algo_compress_worker_encode(&w, u);
+        cr_assert_eq(m->nnz, 20);
+        for (int64_t i = 0; i < m->nnz; i++)
+            sum_delta[m->indices[i]] += m->values[i];
+        /* without error feedback: the message is top-k of u itself */
+        const algo_compress_msg *pm = algo_compress_worker_encode(&plain, u);
+        memset(dense, 0, (size_t)d * sizeof *dense);
+        algo_compress_decode_add(c, pm, 1.0f, dense);
+        for (int64_t i = 0; i < pm->nnz; i++)
+            cr_assert_eq(pm->values[i], u[pm->indices[i]]);
+    }
+    double worst = 0, norm_e = 0;
+    for (int64_t j = 0; j < d; j++) {
+        double gap = fabs(sum_delta[j] - (sum_u[j] - (double)w.residual[j]));
+        worst = gap > worst ? gap : worst;
+        norm_e += (double)w.residual[j] * w.residual[j];
+    }
+    cr_assert_leq(worst, 1e-10, "telescoping gap %g", worst);
+    cr_assert_gt(norm_e, 0.0); /* the residual is not trivially zero */
+    gsl_rng_free(r);
+    free(u);
+    free(dense);
+    free(sum_delta);
+    free(sum_u);
+    algo_compress_worker_release(&w);
+    algo_compress_worker_release(&plain);
+    algo_compress_destroy(c);
+}
+
+/* |C(v) - v|^2 <= (1 - k/d) |v|^2; exactly k entries, increasing indices,
+ * the values of v, and no dropped entry larger than a kept one. */
+Test(compress, topk_contracts_and_keeps_the_largest)
+{
+    const int64_t ds[5] = {1, 7, 100, 1000, 4099};
+    const char *specs[6] = {"topk(0.001)", "topk(0.01)", "topk(0.1)", "topk(0.37)",
+                            "topk(0.5)",   "topk(1)"};
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 11);
+    for (int s = 0; s < 6; s++) {
+        algo_compressor *c = make(specs[s]);
+        for (int a = 0; a < 5; a++) {
+            int64_t d = ds[a];
+            algo_compress_msg m;
+            sim_err err;
+            cr_assert_eq(algo_compress_msg_init(&m, c, d, &err), 0, "%s", err.msg);
+            float *v = malloc((size_t)d * sizeof *v), *out = malloc((size_t)d * sizeof *out);
+            char *kept = malloc((size_t)d);
+            for (int rep = 0; rep < 5; rep++) {
+                fill_gauss(v, d, r);
+                if (rep == 4) /* ties: magnitudes +-1 only */
+                    for (int64_t j = 0; j < d; j++)
+                        v[j] = v[j] < 0 ? -1.0f : 1.0f;
+                c->vt->encode(c, v, d, NULL, &m);
+                int64_t k = c->vt->entries(c, d);
+                cr_assert_eq(m.nnz, k);
+                memset(kept, 0, (size_t)d);
+                float min_kept = INFINITY, max_dropped = 0;
+                for (int64_t i = 0; i < k; i++) {
+                    int32_t j = m.indices[i];
+                    cr_assert(j >= 0 && j < d);
+                    cr_assert(i == 0 || j > m.indices[i - 1]);
+                    cr_assert_eq(m.values[i], v[j]);
+                    kept[j] = 1;
+                    min_kept = fminf(min_kept, fabsf(v[j]));
+                }
+                for (int64_t j = 0; j < d; j++)
+                    if (!kept[j])
+                        max_dropped = fmaxf(max_dropped, fabsf(v[j]));
+                cr_assert_geq(min_kept, max_dropped, "%s d=%lld", specs[s], (long long)d);
+                if (rep == 4) /* equal magnitudes: the first k indices */
+                    cr_assert_eq(m.indices[k - 1], k - 1);
+                memcpy(out, v, (size_t)d * sizeof *out);
+                algo_compress_decode_add(c, &m, -1.0f, out);
+                double err2 = 0, norm2 = 0;
+                for (int64_t j = 0; j < d; j++) {
+                    err2 += (double)out[j] * out[j];
+                    norm2 += (double)v[j] * v[j];
+                    if (kept[j])
+                        cr_assert_eq(out[j], 0.0f);
+                }
+                double bound = (1.0 - (double)k / (double)d) * norm2;
+                cr_assert_leq(err2, bound * (1 + 1e-12) + 1e-30, "%s d=%lld: %g > %g",
+                              specs[s], (long long)d, err2, bound);
+            }
+            free(v);
+            free(out);
+            free(kept);
+            algo_compress_msg_release(&m);
+        }
+        algo_compress_destroy(c);
+    }
+    gsl_rng_free(r);
+}
+
+/* ---- allreduce_sgd with a compressor ---- */
+
+static void run_model(const char *const *sets, int nsets, int64_t iters, float *x)
+{
+    harness h;
+    h_build(&h, base_ini, sets, nsets);
+    h_run(&h, iters);
+    float *scratch = malloc((size_t)h.env.d * sizeof *scratch);
+    memcpy(x, h.vt->model(h.alg, scratch), (size_t)h.env.d * sizeof *x);
+    free(scratch);
+    h_free(&h);
+}
+
+static double max_rel_gap(const float *a, const float *b, int64_t d)
+{
+    double worst = 0, scale = 0;
+    for (int64_t j = 0; j < d; j++) {
+        worst = fmax(worst, fabs((double)a[j] - b[j]));
+        scale = fmax(scale, fabs((double)a[j]));
+    }
+    return worst / scale;
+}
+
+/* topk(1.0) with error feedback sends every coordinate: the method is the
+ * dense one up to rounding (x -= (1/n) sum lr g_i against x -= lr mean g),
+ * also with momentum, because the workers' momenta average to the momentum
+ * of the mean gradient. */
+Test(compress, allreduce_topk_ratio_one_matches_dense)
+{
+    const int64_t d = 44, iters = 120;
+    float dense[44], topk[44];
+    const char *base[] = {"algorithm.name=allreduce_sgd", "algorithm.compressor=none"};
+    const char *comp[] = {"algorithm.name=allreduce_sgd", "algorithm.compressor=topk(1.0)"};
+    run_model(base, 2, iters, dense);
+    run_model(comp, 2, iters, topk);
+    double gap = max_rel_gap(dense, topk, d);
+    cr_assert_leq(gap, 1e-5, "momentum 0: gap %g", gap);
+
+    const char *base_m[] = {"algorithm.name=allreduce_sgd", "algorithm.compressor=none",
+                            "algorithm.momentum=0.9", "algorithm.weight_decay=1e-3",
+                            "algorithm.lr=0.02"};
+    const char *comp_m[] = {"algorithm.name=allreduce_sgd", "algorithm.compressor=topk(1)",
+                            "algorithm.momentum=0.9", "algorithm.weight_decay=1e-3",
+                            "algorithm.lr=0.02"};
+    run_model(base_m, 5, iters, dense);
+    run_model(comp_m, 5, iters, topk);
+    gap = max_rel_gap(dense, topk, d);
+    cr_assert_leq(gap, 1e-5, "momentum 0.9: gap %g", gap);
+
+    /* a real compression changes the trajectory */
+    const char *comp_s[] = {"algorithm.name=allreduce_sgd", "algorithm.compressor=topk(0.1)"};
+    run_model(base, 2, iters, dense);
+    run_model(comp_s, 2, iters, topk);
+    cr_assert_gt(max_rel_gap(dense, topk, d), 1e-3);
+}
+
+static sim_run_result run_ini(const char *ini, const char *const *sets, int nsets)
+{
+    sim_experiment_init();
+    sim_config cfg;
+    sim_err err = {0};
+    cr_assert_eq(sim_config_load_string("c.ini", ini, sets, nsets, &cfg, &err), 0, "%s",
+                 err.msg);
+    sim_run_opts opts = {0};
+    sim_run_result res;
+    cr_assert_eq(sim_experiment_run(&cfg, &opts, &res, &err), 0, "%s", err.msg);
+    sim_config_release(&cfg);
+    return res;
+}
+
+static const char *const star_ini = "[experiment]\n"
+                                    "seed = 5\n"
+                                    "max_epochs = 0\n"
+                                    "max_iterations = 50\n"
+                                    "eval_every = 25\n"
+                                    "eval_train_samples = 200\n"
+                                    "[workers]\n"
+                                    "count = 4\n"
+                                    "compute = constant(10ms)\n"
+                                    "[network]\n"
+                                    "topology = star\n"
+                                    "[algorithm]\n"
+                                    "name = allreduce_sgd\n"
+                                    "batch = 16\n"
+                                    "[workload]\n"
+                                    "model = softmax\n"
+                                    "dataset = blobs(4, 10, 2000)\n";
+
+/* The ring all-gather sends n(n-1) messages of 8k bytes per step: d = 44,
+ * topk(0.1) -> k = 4; with sim_params = 10000 and topk(0.01), k = 100 (the
+ * wire size follows d_wire while 1 of the 44 real entries is encoded). */
+Test(compress, network_carries_exact_message_sizes)
+{
+    const int n = 4, T = 50;
+    const char *s1[] = {"algorithm.compressor=topk(0.1)"};
+    sim_run_result r = run_ini(star_ini, s1, 1);
+    cr_assert_eq(r.iterations, T);
+    cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * 8 * 4);
+
+    const char *s2[] = {"algorithm.compressor=topk(0.01)", "workload.sim_params=10000"};
+    r = run_ini(star_ini, s2, 2);
+    cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * 8 * 100);
+
+    /* none: the ring all-reduce of S = 4 d_wire bytes, 2(n-1) S per step */
+    const char *s3[] = {"algorithm.compressor=none", "workload.sim_params=10000"};
+    r = run_ini(star_ini, s3, 2);
+    cr_assert_eq(r.bytes_sent, (double)T * 2 * (n - 1) * 4 * 10000);
+}
+
+/* ---- configuration ---- */
+
+static void check_fails(const char *const *sets, int nsets, const char *want)
+{
+    sim_experiment_init();
+    sim_config cfg;
+    sim_err err = {0};
+    cr_assert_eq(sim_config_load_string("c.ini", star_ini, sets, nsets, &cfg, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), SIM_ECONFIG, "%s", sets[0]);
+    cr_assert(strstr(err.msg, want), "%s: got '%s', want '%s'", sets[0], err.msg, want);
+    sim_config_release(&cfg);
+}
+
+/* star_ini with method `name` and lines added to its [algorithm] section
+ * (from line 15). */
+static void file_fails(const char *name, const char *lines, const char *want)
+{
+    char ini[1024];
+    const char *nm = strstr(star_ini, "name = allreduce_sgd\n");
+    const char *at = strstr(star_ini, "batch = 16\n") + strlen("batch = 16\n");
+    snprintf(ini, sizeof ini, "%.*sname = %s\nbatch = 16\n%s%s", (int)(nm - star_ini),
+             star_ini, name, lines, at);
+    sim_experiment_init();
+    sim_config cfg;
+    sim_err err = {0};
+    cr_assert_eq(sim_config_load_string("c.ini", ini, NULL, 0, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, want), "got '%s', want '%s'", err.msg, want);
+    sim_config_release(&cfg);
+}
+
+Test(compress, bad_specs_and_methods_are_config_errors)
+{
+    const char *cases[][2] = {
+        {"algorithm.compressor=topk(0)", "--set algorithm.compressor: topk: ratio must be in (0, 1], got 0"},
+        {"algorithm.compressor=topk(2)", "--set algorithm.compressor: topk: ratio must be in (0, 1], got 2"},
+        {"algorithm.compressor=topk(-0.5)", "topk: ratio must be in (0, 1], got -0.5"},
+        {"algorithm.compressor=topk(x)", "topk: expected a ratio such as 0.01, got 'x'"},
+        {"algorithm.compressor=topk", "--set algorithm.compressor: topk takes one argument"},
+        {"algorithm.compressor=topk(0.1, 2)", "topk takes one argument"},
+        {"algorithm.compressor=none(1)", "none takes no arguments"},
+        {"algorithm.compressor=foo(1)",
+         "--set algorithm.compressor: unknown compressor 'foo' (known: none, topk)"},
+        {"algorithm.compressor=topk((0.1)", "--set algorithm.compressor: compressor 'topk((0.1)'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_fails(&cases[i][0], 1, cases[i][1]);
+
+    /* from the file: path:line */
+    sim_config cfg;
+    sim_err err = {0};
+    file_fails("allreduce_sgd", "compressor = topk(0)\n",
+               "c.ini:15: [algorithm] compressor: topk: ratio");
+    file_fails("dpsgd", "\n\ncompressor = topk(0.1)\n",
+               "c.ini:17: [algorithm] compressor: dpsgd does not support compression yet");
+
+    /* methods without compression take only none */
+    const char *dp[] = {"algorithm.compressor=topk(0.1)", "algorithm.name=dpsgd"};
+    check_fails(dp, 2, "--set algorithm.compressor: dpsgd does not support compression yet");
+    const char *as[] = {"algorithm.compressor=TopK(1)", "algorithm.name=asgd"};
+    check_fails(as, 2, "asgd does not support compression yet");
+    const char *ok[] = {"algorithm.compressor=None", "algorithm.name=dpsgd"};
+    cr_assert_eq(sim_config_load_string("c.ini", star_ini, ok, 2, &cfg, &err), 0, "%s",
+                 err.msg);
+    cr_assert_str_eq(cfg.compressor, "none");
+    cr_assert_eq(cfg.error_feedback, 1);
+    cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), 0, "%s", err.msg);
+    sim_config_release(&cfg);
+
+    const char *canon[] = {"algorithm.compressor= TopK( 0.5 )", "algorithm.error_feedback=no"};
+    cr_assert_eq(sim_config_load_string("c.ini", star_ini, canon, 2, &cfg, &err), 0, "%s",
+                 err.msg);
+    cr_assert_str_eq(cfg.compressor, "topk(0.5)");
+    cr_assert_eq(cfg.error_feedback, 0);
+    sim_config_release(&cfg);
+}
