@@ -375,6 +375,17 @@ Test(compress, bad_specs_and_methods_are_config_errors)
     cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), 0, "%s", err.msg);
     sim_config_release(&cfg);
 
+    /* error feedback compresses a linear update: sgd only (refused at create) */
+    const char *adam[] = {"algorithm.compressor=topk(0.1)", "algorithm.optimizer=adam"};
+    cr_assert_eq(sim_config_load_string("c.ini", star_ini, adam, 2, &cfg, &err), 0, "%s",
+                 err.msg);
+    sim_run_opts opts = {0};
+    cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "--set algorithm.optimizer: allreduce_sgd takes only sgd (with a "
+                              "compressor"),
+              "%s", err.msg);
+    sim_config_release(&cfg);
+
     const char *canon[] = {"algorithm.compressor= TopK( 0.5 )", "algorithm.error_feedback=no"};
     cr_assert_eq(sim_config_load_string("c.ini", star_ini, canon, 2, &cfg, &err), 0, "%s",
                  err.msg);
