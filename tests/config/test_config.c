@@ -64,10 +64,10 @@ Test(config, defaults_are_all_filled)
     cr_assert_str_eq(cfg.net_topology, "star");
     cr_assert_float_eq(cfg.latency, 5e-6, 1e-18);
     cr_assert_eq(cfg.bandwidth, 1.25e9);
-    cr_assert_eq(cfg.sharing, 0);
-    cr_assert_eq(cfg.collective, 0);
+    cr_assert_eq(cfg.sharing, SIM_SHARE_FAIR);
+    cr_assert_eq(cfg.collective, SIM_COLL_RING);
     cr_assert_str_eq(cfg.graph, "ring");
-    cr_assert_eq(cfg.weights, 0);
+    cr_assert_eq(cfg.weights, SIM_WEIGHTS_METROPOLIS);
     cr_assert_str_eq(cfg.algorithm, "allreduce_sgd");
     cr_assert_eq(cfg.lr, 0.1);
     cr_assert_eq(cfg.momentum, 0.0);
@@ -77,13 +77,13 @@ Test(config, defaults_are_all_filled)
     cr_assert_str_eq(cfg.model, "softmax");
     cr_assert_str_eq(cfg.dataset, "fashion_mnist");
     cr_assert_eq(cfg.test_fraction, 0.1);
-    cr_assert_eq(cfg.normalize, 0);
+    cr_assert_eq(cfg.normalize, SIM_NORMALIZE_NONE);
     cr_assert_str_eq(cfg.partition, "iid");
-    cr_assert_eq(cfg.init, 0);
+    cr_assert_eq(cfg.init, SIM_INIT_SAME);
     cr_assert_str_eq(cfg.proxy, "none");
     cr_assert_eq(cfg.sim_params, 0);
     cr_assert_eq(cfg.sim_flops, 0.0);
-    cr_assert_eq(cfg.wire_dtype, 0);
+    cr_assert_eq(cfg.wire_dtype, SIM_WIRE_FP32);
     cr_assert_eq(cfg.wire_bytes, 4);
 
     /* one entry per schema key, in schema order, all defaults */
@@ -155,17 +155,17 @@ Test(config, units_parsed_into_typed_fields)
     cr_assert_eq(cfg.compute.stragglers, 2);
     cr_assert_float_eq(cfg.latency, 1.5e-3, 1e-18);
     cr_assert_eq(cfg.bandwidth, 12.5e6);
-    cr_assert_eq(cfg.sharing, 1);
-    cr_assert_eq(cfg.collective, 2);
+    cr_assert_eq(cfg.sharing, SIM_SHARE_NONE);
+    cr_assert_eq(cfg.collective, SIM_COLL_PS);
     cr_assert_str_eq(cfg.net_topology, "torus(4, 4)");
-    cr_assert_eq(cfg.weights, 1);
+    cr_assert_eq(cfg.weights, SIM_WEIGHTS_UNIFORM);
     cr_assert_eq(cfg.batch, 0);
     cr_assert_eq(cfg.nesterov, 1);
     cr_assert_eq(cfg.momentum, 0.9);
-    cr_assert_eq(cfg.wire_dtype, 2);
+    cr_assert_eq(cfg.wire_dtype, SIM_WIRE_BF16);
     cr_assert_eq(cfg.wire_bytes, 2);
-    cr_assert_eq(cfg.normalize, 1);
-    cr_assert_eq(cfg.init, 1);
+    cr_assert_eq(cfg.normalize, SIM_NORMALIZE_STANDARD);
+    cr_assert_eq(cfg.init, SIM_INIT_INDEPENDENT);
     cr_assert_eq(cfg.sim_flops, 12.3e9);
     cr_assert_eq(cfg.sim_params, 25557032);
 
