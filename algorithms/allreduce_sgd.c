@@ -40,7 +40,7 @@ static void on_coll_done(sim_engine *eng, void *ctx, int rank)
         st->applied = 1;
         int64_t samples = 0;
         for (int i = 0; i < env->n; i++)
-            samples += algo_env_step_samples(env, i);
+            samples += env->w[i].grad_samples;
         algo_env_iteration(env, samples);
     }
     algo_env_idle_end(env, rank);
@@ -58,9 +58,7 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     state *st = ctx;
     int w = (int)arg;
     algo_env_idle_begin(st->env, w);
-    sim_err err;
-    if (sim_coll_enter(st->coll, w, st->env->msg_bytes, &err) < 0)
-        st->env->diverged = -1; /* cannot happen with a valid network; stop */
+    algo_env_coll_enter(st->env, st->coll, w, st->env->msg_bytes);
 }
 
 static void begin_step(state *st, int w)
@@ -71,7 +69,7 @@ static void begin_step(state *st, int w)
                      (uint64_t)w);
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == 2; }
+static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
 
 static void destroy(void *p)
 {
