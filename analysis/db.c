@@ -234,7 +234,8 @@ static int query_has_row(an_db *db, const char *sql)
 
 static int has_error_column(an_db *db)
 {
-    return query_has_row(db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'error'");
+    return query_has_row(db, "SELECT 1 FROM pragma_table_info('runs', 'main')"
+                             " WHERE name = 'error'");
 }
 
 /* Classifies the file: empty, ours (complete or missing tables), or an
@@ -881,7 +882,7 @@ static int merge_src_has(an_db *db, const char *table, const char *column)
     char sql[256];
     if (column)
         snprintf(sql, sizeof sql,
-                 "SELECT 1 FROM merge_src.pragma_table_info('%s') WHERE name = '%s'", table,
+                 "SELECT 1 FROM pragma_table_info('%s', 'merge_src') WHERE name = '%s'", table,
                  column);
     else
         snprintf(sql, sizeof sql,
