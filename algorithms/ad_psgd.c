@@ -127,8 +127,12 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->active = calloc(n, sizeof *s->active);
     s->compute_done = calloc(n, sizeof *s->compute_done);
     s->pending = calloc(n, sizeof *s->pending);
-    if (algo_pairwise_init(&s->core, env, begin_step) < 0 || !s->active || !s->compute_done ||
-        !s->pending) {
+    int rc = algo_pairwise_init(&s->core, env, begin_step, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
+    }
+    if (!s->active || !s->compute_done || !s->pending) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     }

@@ -61,6 +61,20 @@ int algo_env_step_samples(const algo_env *env, int worker)
     return (int)w->sampler.shard_n;
 }
 
+int algo_grad_clip(float *g, int64_t d, double c)
+{
+    double s = 0;
+    for (int64_t j = 0; j < d; j++)
+        s += (double)g[j] * (double)g[j];
+    double norm = sqrt(s);
+    if (!(norm > c) || !isfinite(norm))
+        return 0;
+    const double scale = c / norm;
+    for (int64_t j = 0; j < d; j++)
+        g[j] = (float)((double)g[j] * scale);
+    return 1;
+}
+
 double algo_env_grad(algo_env *env, int worker, const float *params, float *grad)
 {
     algo_worker *w = &env->w[worker];
@@ -72,6 +86,8 @@ double algo_env_grad(algo_env *env, int worker, const float *params, float *grad
     env->last_batch_loss = loss;
     if (!isfinite(loss))
         env->diverged = 1;
+    if (env->cfg->clip > 0 && algo_grad_clip(grad, env->d, env->cfg->clip))
+        env->clipped++;
     return loss;
 }
 

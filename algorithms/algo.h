@@ -24,6 +24,7 @@
 #include "config/config.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "algorithms/optim.h"
 #include "topology/graph.h"
 #include "topology/mixing.h"
 #include "workloads/model.h"
@@ -96,6 +97,7 @@ struct algo_env {
     int64_t staleness_cap;   /* length of staleness_hist; larger values clamp */
     double last_batch_loss;  /* loss of the most recent gradient */
     int diverged;            /* a gradient's loss was not finite */
+    int64_t clipped;         /* gradients scaled down to norm [algorithm] clip */
     algo_env_hooks hooks;
     sim_err error;           /* the first failure inside an event (algo_env_fail);
                                 code 0 while there is none */
@@ -103,9 +105,14 @@ struct algo_env {
 };
 
 /* Samples the worker's next batch (w->batch samples) and computes loss and
- * gradient at params into grad (may be w->grad). Counts steps and samples,
- * sets w->grad_samples. Returns the loss. */
+ * gradient at params into grad (may be w->grad), clipped to Euclidean norm
+ * [algorithm] clip when that is > 0 (counted in env->clipped). Counts steps
+ * and samples, sets w->grad_samples. Returns the loss. */
 double algo_env_grad(algo_env *env, int worker, const float *params, float *grad);
+/* The gradient transform of [algorithm] clip: g *= c / ||g|| when
+ * ||g|| > c (the norm computed in double; a non-finite norm is left
+ * alone). Returns 1 when g was scaled. */
+int algo_grad_clip(float *g, int64_t d, double c);
 /* Schedules the end of a compute step of `samples` samples for worker after
  * its simulated compute time; fn(eng, ctx, arg, NULL) runs then. Returns 0,
  * or the code of algo_env_fail when the event cannot be scheduled. */

@@ -2,7 +2,9 @@
  * worker holds the same x and m. Each round every worker computes its
  * gradient at x, enters a blocking all-reduce of S bytes (the configured
  * collective: ring, tree or parameter server, built from point-to-point
- * messages), and updates with the averaged gradient.
+ * messages), and updates with the averaged gradient. The update is the
+ * configured optimizer's ([algorithm] optimizer, default sgd), with one
+ * state for the shared model.
  *
  * Timing: a worker starts its next step as soon as ITS part of the
  * collective has completed (it then holds the reduced gradient), so
@@ -18,7 +20,7 @@ typedef struct state {
     algo_env *env;
     sim_coll *coll;
     float *x;        /* the shared model */
-    float *m;        /* momentum buffer (NULL when momentum = 0) */
+    algo_optim_state *opt; /* the configured optimizer's state for x */
     float *gbar;     /* averaged gradient */
     const float **gptr;
     int done_in_round;
@@ -32,11 +34,9 @@ static void on_coll_done(sim_engine *eng, void *ctx, int rank)
     (void)eng;
     state *st = ctx;
     algo_env *env = st->env;
-    const sim_config *cfg = env->cfg;
     if (!st->applied) {
         algo_mean(st->gbar, st->gptr, env->n, env->d);
-        algo_sgd_step(st->x, st->m, st->gbar, env->d, algo_env_lr(env), cfg->momentum,
-                      cfg->nesterov, cfg->weight_decay);
+        algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
         st->applied = 1;
         int64_t samples = 0;
         for (int i = 0; i < env->n; i++)
@@ -78,7 +78,7 @@ static void destroy(void *p)
         return;
     sim_coll_destroy(st->coll);
     free(st->x);
-    free(st->m);
+    algo_optim_state_destroy(st->opt);
     free(st->gbar);
     free(st->gptr);
     free(st);
@@ -94,11 +94,14 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->x = malloc(bytes);
     st->gbar = malloc(bytes);
     st->gptr = malloc((size_t)env->n * sizeof *st->gptr);
-    if (env->cfg->momentum != 0)
-        st->m = calloc((size_t)env->d, sizeof(float));
-    if (!st->x || !st->gbar || !st->gptr || (env->cfg->momentum != 0 && !st->m)) {
+    if (!st->x || !st->gbar || !st->gptr) {
         destroy(st);
         return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
+    }
+    st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err);
+    if (!st->opt) {
+        destroy(st);
+        return err && err->code ? err->code : SIM_EINTERNAL;
     }
     for (int i = 0; i < env->n; i++)
         st->gptr[i] = env->w[i].grad;

@@ -3,7 +3,8 @@
  * compute its gradient on the model it read, push the gradient. When a
  * push computed on version t_read arrives, the server applies
  *   x <- x - lr_tau * g,  tau = t - t_read,  t <- t + 1
- * (server momentum when momentum > 0) and at once sends the new model back
+ * (server momentum when momentum > 0; the server steps with the configured
+ * [algorithm] optimizer, one state) and at once sends the new model back
  * to that worker. Every message is S bytes through the network model; the
  * server serves pushes in arrival order (engine FIFO on equal times).
  *
@@ -19,7 +20,7 @@
 typedef struct state {
     algo_env *env;
     float *x;        /* server model */
-    float *m;        /* server momentum (NULL when momentum = 0) */
+    algo_optim_state *opt; /* the server's optimizer state */
     int64_t version; /* applied updates */
     int64_t *t_read; /* per worker: version of the model it holds */
     int inverse_lr;
@@ -38,7 +39,6 @@ static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
     (void)bytes;
     state *st = ctx;
     algo_env *env = st->env;
-    const sim_config *cfg = env->cfg;
     int w = (int)arg;
     int64_t tau = st->version - st->t_read[w];
     algo_env_staleness(env, w, tau);
@@ -46,8 +46,7 @@ static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
         double lr = algo_env_lr(env);
         if (st->inverse_lr && tau > 1)
             lr /= (double)tau;
-        algo_sgd_step(st->x, st->m, env->w[w].grad, env->d, lr, cfg->momentum,
-                      cfg->nesterov, cfg->weight_decay);
+        algo_optim_step(st->opt, st->x, env->w[w].grad, lr);
         st->version++;
         algo_env_iteration(env, env->w[w].grad_samples);
     } else {
@@ -105,7 +104,7 @@ static void destroy(void *p)
     if (!st)
         return;
     free(st->x);
-    free(st->m);
+    algo_optim_state_destroy(st->opt);
     free(st->t_read);
     free(st);
 }
@@ -126,11 +125,14 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->env = env;
     st->x = malloc((size_t)env->d * sizeof(float));
     st->t_read = calloc((size_t)env->n, sizeof *st->t_read);
-    if (env->cfg->momentum != 0)
-        st->m = calloc((size_t)env->d, sizeof(float));
-    if (!st->x || !st->t_read || (env->cfg->momentum != 0 && !st->m)) {
+    if (!st->x || !st->t_read) {
         destroy(st);
         return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
+    }
+    st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err);
+    if (!st->opt) {
+        destroy(st);
+        return err && err->code ? err->code : SIM_EINTERNAL;
     }
     memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
     const char *pol = sim_config_get_string(env->cfg, "algorithm", "staleness_lr");

@@ -17,13 +17,14 @@
  *    consensus distance of the runner is only recorded, never used;
  *  - gossip_steps steps of gossip in gossip_phases, one step elsewhere.
  * With W = J every variant keeps the workers identical (Xi = 0). The base
- * step is dsgd.c's ATC update (algo_dsgd_ops); this file adds the plan. */
+ * step is dsgd.c's ATC update (algo_dsgd_ops, any [algorithm] optimizer as
+ * the local step); this file adds the plan. */
 #include <stdlib.h>
 
 #include "algorithms/gossip.h"
 
 typedef struct cc {
-    algo_momentum mo; /* first: the dsgd callbacks read it */
+    algo_local_optim lo; /* first: the dsgd callbacks read it */
     const sim_config *cfg;
     uint32_t exact_mask, adaptive_mask, gossip_mask;
     double exact_until;
@@ -36,7 +37,7 @@ static void release(void *p)
     cc *s = p;
     if (!s)
         return;
-    algo_momentum_release(&s->mo);
+    algo_local_optim_release(&s->lo);
     free(s);
 }
 
@@ -132,9 +133,10 @@ static int create(algo_env *env, void **out, sim_err *err)
         release(s);
         return rc;
     }
-    if (algo_momentum_init(&s->mo, env) < 0) {
+    rc = algo_local_optim_init(&s->lo, env, 0, err);
+    if (rc < 0) {
         release(s);
-        return sim_err_set(err, SIM_ENOMEM, "consensus_control: out of memory");
+        return rc;
     }
     algo_gossip_ops ops;
     algo_dsgd_ops(ALGO_GOSSIP_ATC, &ops);

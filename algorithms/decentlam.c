@@ -6,7 +6,8 @@
  * Weight decay is added to g. beta = 0 is exactly ATC-DSGD; W = J with equal
  * starting points is PmSGD; the full-batch fixed point is ATC-DSGD's at
  * step lr whatever beta is. With q gossip steps, W^q replaces W. The
- * state is an algo_momentum (gossip.h). */
+ * state is an algo_momentum (gossip.h). The momentum on the corrected
+ * gradient is the method, so [algorithm] optimizer must be sgd. */
 #include "algorithms/gossip.h"
 
 static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
@@ -72,6 +73,12 @@ static const sim_key keys[] = {
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
+    int rc = algo_optim_require_sgd(env->cfg,
+                                    "heavy-ball momentum on the gossip-corrected gradient is the "
+                                    "method, docs/algorithms.md section 3.3",
+                                    err);
+    if (rc < 0)
+        return rc;
     algo_momentum *s = algo_momentum_create(env);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "decentlam: out of memory");

@@ -3,7 +3,9 @@
  *   m_i <- beta m_i + g_i;  y_i = x_i - lr m_i (sent, blocking);
  *   x_i <- sum_j W_ij y_j
  * form = awc: x_i <- sum_j W_ij x_j - lr m_i, exchange overlapped with the
- * gradient. beta is the common momentum key (nesterov supported). */
+ * gradient. beta is the common momentum key (nesterov supported). Momentum
+ * SGD is the method's definition, so [algorithm] optimizer must be sgd
+ * (dsgd_atc and dpsgd take any optimizer as their local step). */
 #include "algorithms/gossip.h"
 
 static const sim_key keys[] = {
@@ -14,6 +16,12 @@ static const sim_key keys[] = {
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
+    int rc = algo_optim_require_sgd(env->cfg,
+                                    "decentralized momentum SGD is the method, docs/algorithms.md "
+                                    "section 3.1; dsgd_atc and dpsgd take any optimizer",
+                                    err);
+    if (rc < 0)
+        return rc;
     return algo_dsgd_create(env, algo_gossip_form_read(env->cfg, ALGO_GOSSIP_ATC), out, err);
 }
 

@@ -3,10 +3,12 @@
  * consensus_control (ATC with its own plan). ALGORITHMS.md 0.3, 1.2, 3.1:
  *   ATC:  y_i = x_i - lr d_i is sent; x_i <- sum_j W_ij y_j
  *   AWC:  x_i is sent at the step start; x_i <- sum_j W_ij x_j - lr d_i
- * d_i = g_i (+ weight decay) without momentum, else the local heavy-ball
- * buffer m_i <- beta m_i + g_i (or the Nesterov direction g_i + beta m_i).
- * With q gossip steps W becomes W^q. Momentum buffers stay local. The
- * callbacks' state is, or begins with, an algo_momentum. */
+ * d_i is the direction of worker i's own optimizer state ([algorithm]
+ * optimizer). For sgd: d_i = g_i (+ weight decay) without momentum, else
+ * the local heavy-ball buffer m_i <- beta m_i + g_i (or the Nesterov
+ * direction g_i + beta m_i). With q gossip steps W becomes W^q. Optimizer
+ * buffers stay local. The callbacks' state is, or begins with, an
+ * algo_local_optim. */
 #include <string.h>
 
 #include "algorithms/gossip.h"
@@ -14,10 +16,9 @@
 static void atc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
 {
     (void)k;
-    const algo_momentum *s = p;
+    const algo_local_optim *s = p;
     algo_worker *w = &env->w[i];
-    algo_local_step(send, w->x, w->x, w->grad, algo_momentum_of(s, i), s->d, lr, s->beta,
-                    s->nesterov, s->wd);
+    algo_optim_step_from(s->s[i], send, w->x, w->x, w->grad, lr);
 }
 
 static void atc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
@@ -39,10 +40,9 @@ static void awc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, flo
 static void awc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
 {
     (void)k;
-    const algo_momentum *s = p;
+    const algo_local_optim *s = p;
     algo_worker *w = &env->w[i];
-    algo_local_step(w->x, mixed, w->x, w->grad, algo_momentum_of(s, i), s->d, lr, s->beta,
-                    s->nesterov, s->wd);
+    algo_optim_step_from(s->s[i], w->x, mixed, w->x, w->grad, lr);
 }
 
 static void atc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
@@ -61,14 +61,13 @@ static void awc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
                         float *x_new)
 {
     (void)k;
-    const algo_momentum *s = p;
-    float *m = algo_momentum_of(s, i), *g = env->w[i].grad;
-    int plain = s->wd == 0 && (s->beta == 0 || !m);
-    for (int64_t c = 0; c < s->d; c += ALGO_ROW_CHUNK) {
-        int64_t len = s->d - c < ALGO_ROW_CHUNK ? s->d - c : ALGO_ROW_CHUNK;
-        if (!plain) /* g becomes the direction, read before x_old is overwritten */
-            algo_local_dir(g + c, m ? m + c : NULL, x_old + c, len, s->beta, s->nesterov,
-                           s->wd);
+    const algo_local_optim *s = p;
+    float *g = env->w[i].grad;
+    const int64_t d = env->d;
+    /* g becomes the direction, read before x_old is overwritten */
+    algo_optim_direction(s->s[i], x_old, g);
+    for (int64_t c = 0; c < d; c += ALGO_ROW_CHUNK) {
+        int64_t len = d - c < ALGO_ROW_CHUNK ? d - c : ALGO_ROW_CHUNK;
         algo_gossip_row_step(W, i, in, c, len, x_new + c, g + c, lr);
     }
 }
@@ -89,11 +88,11 @@ void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
 
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
-    algo_momentum *s = algo_momentum_create(env);
+    algo_local_optim *s = algo_local_optim_create(env, err);
     if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+        return err && err->code ? err->code : SIM_ENOMEM;
     algo_gossip_ops ops;
     algo_dsgd_ops(form, &ops);
-    ops.release = algo_momentum_destroy;
+    ops.release = algo_local_optim_destroy;
     return algo_gossip_create_state(env, &ops, s, out, err);
 }

@@ -189,6 +189,27 @@ void algo_momentum_destroy(void *mo);
 /* Worker i's buffer, or NULL without momentum. */
 float *algo_momentum_of(const algo_momentum *mo, int i);
 
+/* Local optimizer states of the local-step methods: one state of the
+ * configured [algorithm] optimizer per worker (docs/optimizers.md). */
+typedef struct algo_local_optim {
+    algo_optim_state **s; /* n states, s[i] for worker i */
+    int n;
+    double snapshot_wd;   /* weight decay the caller adds to the gradient itself, or 0 */
+} algo_local_optim;
+
+/* Creates the n states from env->cfg (env->d floats, the model's layers).
+ * snapshot_decay = 1: a coupled optimizer's weight decay is left to the
+ * caller (snapshot_wd; it adds wd x where it reads the gradient) and the
+ * states step with wd = 0; decoupled optimizers keep theirs. Returns 0, or
+ * an error code with err filled and nothing left to release. */
+int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapshot_decay,
+                          sim_err *err);
+void algo_local_optim_release(algo_local_optim *lo);
+/* Heap form for a gossip ops state: NULL with err filled on error; destroy
+ * accepts NULL (a release slot). */
+algo_local_optim *algo_local_optim_create(const algo_env *env, sim_err *err);
+void algo_local_optim_destroy(void *lo);
+
 /* Lattice quantization (ALGORITHMS.md 6), q a power of two >= 2, step s:
  * code c = round(x / s) mod q (stored as a float in [0, q)); decoding
  * against a reference y gives q s round(y / (q s) - c / q) + s c, which is
@@ -205,13 +226,14 @@ int algo_graph_bipartite(const topo_graph *g, int *colour);
 
 /* Local-momentum decentralized SGD, the core of dpsgd, dsgd_atc and dmsgd:
  * ATC  x_i <- sum_j W_ij (x_j - lr d_j),   AWC  x_i <- sum_j W_ij x_j - lr d_i,
- * with d the local heavy-ball / Nesterov direction of the common momentum,
- * nesterov and weight_decay keys (d = g without momentum). Returns the
- * algo_gossip state in *out. */
+ * with d the direction of worker i's local optimizer ([algorithm]
+ * optimizer; for sgd the heavy-ball / Nesterov direction of the common
+ * momentum, nesterov and weight_decay keys, d = g without momentum).
+ * Returns the algo_gossip state in *out. */
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err);
 /* The gossip ops of that update in the given form, for a method state that
- * begins with an algo_momentum (the callbacks read it); plan and release are
- * left NULL for the caller. */
+ * begins with an algo_local_optim (the callbacks read it); plan and release
+ * are left NULL for the caller. */
 void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops);
 
 #endif

@@ -196,6 +196,67 @@ float *algo_momentum_of(const algo_momentum *mo, int i)
     return mo->m ? mo->m + (int64_t)i * mo->d : NULL;
 }
 
+int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapshot_decay,
+                          sim_err *err)
+{
+    *lo = (algo_local_optim){.s = NULL, .n = env->n, .snapshot_wd = 0};
+    const algo_optim *o = algo_optim_from_config(env->cfg, err);
+    if (!o)
+        return err && err->code ? err->code : SIM_ECONFIG;
+    algo_optim_hp hp;
+    algo_optim_hp_from_config(env->cfg, &hp);
+    if (snapshot_decay && !o->decoupled_wd) {
+        lo->snapshot_wd = hp.weight_decay;
+        hp.weight_decay = 0;
+    }
+    lo->s = calloc((size_t)env->n, sizeof *lo->s);
+    if (!lo->s)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+    for (int i = 0; i < env->n; i++) {
+        lo->s[i] = algo_optim_state_create(o, &hp, env->d,
+                                           env->model ? env->model->layers : NULL,
+                                           env->model ? env->model->n_layers : 0, err);
+        if (!lo->s[i]) {
+            int rc = err && err->code ? err->code : SIM_ENOMEM;
+            algo_local_optim_release(lo);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void algo_local_optim_release(algo_local_optim *lo)
+{
+    if (lo->s)
+        for (int i = 0; i < lo->n; i++)
+            algo_optim_state_destroy(lo->s[i]);
+    free(lo->s);
+    lo->s = NULL;
+}
+
+algo_local_optim *algo_local_optim_create(const algo_env *env, sim_err *err)
+{
+    algo_local_optim *lo = malloc(sizeof *lo);
+    if (!lo) {
+        sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+        return NULL;
+    }
+    if (algo_local_optim_init(lo, env, 0, err) < 0) {
+        free(lo);
+        return NULL;
+    }
+    return lo;
+}
+
+void algo_local_optim_destroy(void *p)
+{
+    algo_local_optim *lo = p;
+    if (!lo)
+        return;
+    algo_local_optim_release(lo);
+    free(lo);
+}
+
 algo_gossip_form algo_gossip_form_read(const sim_config *cfg, algo_gossip_form dflt)
 {
     const char *f = sim_config_get_string(cfg, "algorithm", "form");

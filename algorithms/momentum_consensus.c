@@ -10,7 +10,8 @@
  * overlap = true (default): the exchange of (x^k, v^k) overlaps the gradient
  * computation (both are known at the step start); false: the worker sends
  * after its gradient and waits (the "blocking" reading of the text [U]).
- * The same numbers either way; only the timing differs. */
+ * The same numbers either way; only the timing differs. The heavy ball
+ * through v is the method, so [algorithm] optimizer must be sgd. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,7 +95,12 @@ static int create(algo_env *env, void **out, sim_err *err)
     const sim_config *c = env->cfg;
     double omega;
     int overlap;
-    int rc = sim_config_get_double(c, "algorithm", "omega", &omega, err);
+    int rc = algo_optim_require_sgd(c,
+                                    "its heavy ball through v = x^{k+1} - x^k is the method, "
+                                    "docs/algorithms.md section 5",
+                                    err);
+    if (rc == 0)
+        rc = sim_config_get_double(c, "algorithm", "omega", &omega, err);
     if (rc == 0)
         rc = sim_config_get_bool(c, "algorithm", "overlap", &overlap, err);
     if (rc < 0)

@@ -6,21 +6,25 @@
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
-int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i))
+int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i),
+                       sim_err *err)
 {
     size_t n = (size_t)env->n;
     *pw = (algo_pairwise){.env = env, .n = env->n, .d = env->d, .begin = begin};
+    int rc = algo_local_optim_init(&pw->lo, env, 1, err);
+    if (rc < 0)
+        return rc;
     pw->ver = calloc(n, sizeof *pw->ver);
     pw->grad_ver = calloc(n, sizeof *pw->grad_ver);
     pw->ptrs = malloc(n * sizeof *pw->ptrs);
-    if (algo_momentum_init(&pw->mo, env) < 0 || !pw->ver || !pw->grad_ver || !pw->ptrs)
-        return SIM_ENOMEM;
+    if (!pw->ver || !pw->grad_ver || !pw->ptrs)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
     return 0;
 }
 
 void algo_pairwise_release(algo_pairwise *pw)
 {
-    algo_momentum_release(&pw->mo);
+    algo_local_optim_release(&pw->lo);
     free(pw->ver);
     free(pw->grad_ver);
     free(pw->ptrs);
@@ -30,8 +34,8 @@ void algo_pairwise_grad(algo_pairwise *pw, int i)
 {
     algo_worker *w = &pw->env->w[i];
     algo_env_grad(pw->env, i, w->x, w->grad);
-    if (pw->mo.wd != 0) { /* weight decay at the snapshot */
-        const float fwd = (float)pw->mo.wd;
+    if (pw->lo.snapshot_wd != 0) { /* coupled weight decay at the snapshot */
+        const float fwd = (float)pw->lo.snapshot_wd;
         for (int64_t e = 0; e < pw->d; e++)
             w->grad[e] += fwd * w->x[e];
     }
@@ -42,8 +46,7 @@ void algo_pairwise_apply(algo_pairwise *pw, int i)
 {
     algo_env *env = pw->env;
     algo_env_staleness(env, i, pw->ver[i] - pw->grad_ver[i]);
-    algo_sgd_step(env->w[i].x, algo_momentum_of(&pw->mo, i), env->w[i].grad, pw->d,
-                  algo_env_lr(env), pw->mo.beta, pw->mo.nesterov, 0);
+    algo_optim_step(pw->lo.s[i], env->w[i].x, env->w[i].grad, algo_env_lr(env));
 }
 
 int algo_pairwise_partner(algo_pairwise *pw, int i)

@@ -1,8 +1,10 @@
 /* The common core of the asynchronous pairwise methods (ad_psgd, swarm_sgd).
- * Every worker loops on local SGD steps: the gradient is taken at its model
- * when a step starts (weight decay at that snapshot) and applied when the
- * step ends (local momentum), while averagings with neighbours may change
- * the model in between. The core holds the local momentum, the version
+ * Every worker loops on local steps: the gradient is taken at its model
+ * when a step starts (coupled weight decay at that snapshot) and applied
+ * when the step ends by the worker's own optimizer state ([algorithm]
+ * optimizer; decoupled weight decay then uses the model at that moment),
+ * while averagings with neighbours may change the model in between. The
+ * core holds the local optimizer states, the version
  * counters behind the staleness of an applied step (averagings between the
  * read and the application) and the evaluated model (the average of the
  * workers' models). A method's state begins with its algo_pairwise, so the
@@ -18,7 +20,7 @@ typedef struct algo_pairwise {
     algo_env *env;
     int n;
     int64_t d;
-    algo_momentum mo;   /* local momentum, beta, weight decay, nesterov */
+    algo_local_optim lo; /* per-worker optimizer states, snapshot weight decay */
     int64_t *ver;       /* averagings applied to each model */
     int64_t *grad_ver;  /* ver when the step's gradient was read */
     const float **ptrs; /* scratch: n model pointers */
@@ -26,16 +28,18 @@ typedef struct algo_pairwise {
 } algo_pairwise;
 
 /* Fills pw for env (which must have a graph); begin(state, i) starts worker
- * i's first step in algo_pairwise_start. Returns 0 or SIM_ENOMEM; pw is
+ * i's first step in algo_pairwise_start. Returns 0 or an error code with
+ * err filled (SIM_ENOMEM, or a config error of the optimizer keys); pw is
  * released with algo_pairwise_release either way. */
-int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i));
+int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i),
+                       sim_err *err);
 void algo_pairwise_release(algo_pairwise *pw);
 
-/* Step start: worker i's gradient at its model (plus weight decay) into
- * env->w[i].grad, remembering the version read. */
+/* Step start: worker i's gradient at its model (plus coupled weight decay)
+ * into env->w[i].grad, remembering the version read. */
 void algo_pairwise_grad(algo_pairwise *pw, int i);
 /* Step end: records the step's staleness and applies the gradient with the
- * local momentum at the current lr. */
+ * worker's optimizer at the current lr. */
 void algo_pairwise_apply(algo_pairwise *pw, int i);
 /* A neighbour of i drawn uniformly from i's algorithm stream, or -1 (no
  * draw) when i has none. */

@@ -275,8 +275,12 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->h = calloc(n, sizeof *s->h);
     s->target = calloc(n, sizeof *s->target);
     s->in_flight = calloc(n, sizeof *s->in_flight);
-    if (algo_pairwise_init(&s->core, env, begin_step) < 0 ||
-        (s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h || !s->target ||
+    rc = algo_pairwise_init(&s->core, env, begin_step, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
+    }
+    if ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h || !s->target ||
         !s->in_flight) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");

@@ -58,17 +58,21 @@ static void help_main(FILE *f)
             "  dtsim run EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--db FILE] [--quiet]\n"
             "  dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
             "              [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N] [--db FILE]\n"
+            "              [--shard-dir DIR] [--quiet]\n"
             "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
+            "              [--aggregate]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
-            "              [--by COLUMN] [--where SQL] -o FILE.png|.svg|.pdf\n"
+            "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
+            "              [--size WxH] -o FILE.png|.svg|.pdf\n"
             "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
             "              [--export FILE.graphml|.dot]\n"
             "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|\n"
-            "              presets|compressors|keys]\n"
+            "              presets|compressors|optimizers|keys]\n"
             "  dtsim --version | --help     (every subcommand has --help too)\n\n"
             "Exit status: 0 success (a diverged run is a result), 2 usage, config, input\n"
             "or database error (the message names file, line and key), 1 anything else.\n"
-            "Results go to an SQLite database (default results.db); see README.md.\n",
+            "Results go to an SQLite database (default results.db); see README.md and\n"
+            "docs/usage.md.\n",
             DTSIM_VERSION);
 }
 
@@ -83,9 +87,9 @@ static void help_run(FILE *f)
             "on standard error when it is a terminal (--quiet turns it off).\n\n"
             "  --set SECTION.KEY=VALUE  override a key of the file (repeatable)\n"
             "  --db FILE                results database (created if missing)\n"
-            "  --quiet                  no progress line\n\n"
+            "  --quiet, -q              no progress line\n\n"
             "Keys (section, key, default): `dtsim list keys` prints them all with their\n"
-            "meaning; method-specific keys are listed by `dtsim list algorithms`.\n");
+            "meaning, then every method's own [algorithm] keys.\n");
 }
 
 static void help_report(FILE *f)
@@ -99,7 +103,9 @@ static void help_report(FILE *f)
             "  --run ID               only this run (repeatable; default all runs)\n"
             "  --target METRIC=VALUE  time to target: test_accuracy=0.85 (reached when >=)\n"
             "                         or train_loss=0.5 / test_loss=0.5 (reached when <=);\n"
-            "                         the first evaluation at or past the threshold\n"
+            "                         the first evaluation at or past the threshold;\n"
+            "                         default: each run's own experiment.target_accuracy\n"
+            "                         (test_accuracy), if it set one\n"
             "  --baseline RUN         speedup = TTA(baseline) / TTA(run); default: the\n"
             "                         allreduce_sgd run whose other common parameters\n"
             "                         match (lr, batch, workers, network, workload, ...)\n"
@@ -113,9 +119,12 @@ static void help_report(FILE *f)
 static void help_list(FILE *f)
 {
     fprintf(f, "Usage: dtsim list [algorithms|graphs|networks|models|datasets|partitions|"
-               "distributions|presets|compressors|keys]\n\nDescribes what can be named in an experiment "
+               "distributions|presets|compressors|optimizers|keys]\n\nDescribes what can be named in an experiment "
                "file. "
-               "Without an argument, lists everything.\n");
+               "Without an argument, lists everything.\n"
+               "`dtsim list keys` prints every key with its default, kind of value and meaning,\n"
+               "then every method's own [algorithm] keys (docs/configuration.md is generated\n"
+               "from it).\n");
 }
 
 /* ---- list --------------------------------------------------------------- */
@@ -164,15 +173,19 @@ static void list_models(void)
     }
 }
 
+static void list_entry(const char *name, const char *args, const char *summary)
+{
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s%s", name, args);
+    printf("  %-28s %s\n", nm, summary);
+}
+
 static void list_info(const char *title, const char *const *names, const char *const *args,
                       const char *const *sums, int n)
 {
     printf("%s:\n", title);
-    for (int i = 0; i < n; i++) {
-        char nm[96];
-        snprintf(nm, sizeof nm, "%s%s", names[i], args[i]);
-        printf("  %-28s %s\n", nm, sums[i]);
-    }
+    for (int i = 0; i < n; i++)
+        list_entry(names[i], args[i], sums[i]);
 }
 
 #define LIST_TABLE(title, table)                                                      \
@@ -192,16 +205,44 @@ static void list_info(const char *title, const char *const *names, const char *c
         free(a_);                                                                     \
     } while (0)
 
+/* `dtsim list keys`: one line per key, "key = default  (kind) meaning", where
+ * kind is the value's type (time, rate, ... take units) or its choices
+ * "a|b|c"; the default is followed by at least two spaces.
+ * tools/gen_config_doc.sh parses this output into docs/configuration.md. */
+static const char *key_kind(const sim_key *k)
+{
+    static const char *const kinds[] = {"integer", "number", "time", "rate", "size",
+                                        "FLOP/s",  "bool",   "text"};
+    if (k->type == SIM_KEY_CHOICE && k->choices)
+        return k->choices;
+    return (unsigned)k->type < sizeof kinds / sizeof kinds[0] ? kinds[k->type] : "text";
+}
+
+static void list_key(const sim_key *k)
+{
+    printf("    %-20s = %-14s  (%s) %s\n", k->key, k->def[0] ? k->def : "\"\"", key_kind(k),
+           k->doc ? k->doc : "");
+}
+
 static void list_keys(void)
 {
-    printf("experiment-file keys (section, key = default: meaning):\n");
+    printf("experiment-file keys ([section] key = default  (kind or choices) meaning):\n");
     const char *sec = "";
     for (const sim_key *k = sim_config_keys; k->key; k++) {
         if (strcmp(sec, k->section) != 0) {
             printf("  [%s]\n", k->section);
             sec = k->section;
         }
-        printf("    %-20s = %-14s %s\n", k->key, k->def[0] ? k->def : "\"\"", k->doc ? k->doc : "");
+        list_key(k);
+    }
+    printf("method-specific keys (only with that [algorithm] name):\n");
+    for (int i = 0; algo_registry[i]; i++) {
+        const algo_vt *vt = algo_registry[i];
+        int has = vt->keys && vt->keys->key;
+        printf("  [algorithm] name = %s (docs/algorithms.md %s)%s\n", vt->name, vt->reference,
+               has ? ":" : ": no keys of its own");
+        for (const sim_key *k = vt->keys; k && k->key; k++)
+            list_key(k);
     }
 }
 
@@ -233,10 +274,32 @@ static void list_compressors(void)
            "come with the compressed methods.");
 }
 
-static void list_datasets(void) { LIST_TABLE("datasets ([workload] dataset)", wl_dataset_table); }
+static void list_optimizers(void)
+{
+    printf("optimizers ([algorithm] optimizer; keys beta1, beta2, eps, bias_correction,\n"
+           "  lamb_min_trust, lamb_max_trust; sgd uses momentum and nesterov):\n");
+    for (int i = 0; algo_optim_registry[i]; i++) {
+        const algo_optim *o = algo_optim_registry[i];
+        printf("  %-8s %s; %s weight decay\n", o->name, o->summary,
+               o->decoupled_wd ? "decoupled" : "coupled");
+    }
+}
+
+static void list_datasets(void)
+{
+    printf("datasets ([workload] dataset):\n");
+    for (int i = 0; wl_dataset_registry[i]; i++) {
+        const wl_dataset_vt *vt = wl_dataset_registry[i];
+        list_entry(vt->name, vt->args, vt->summary);
+    }
+}
 static void list_partitions(void)
 {
-    LIST_TABLE("partitions ([workload] partition)", wl_partition_table);
+    printf("partitions ([workload] partition):\n");
+    for (int i = 0; wl_partition_registry[i]; i++) {
+        const wl_partition_vt *vt = wl_partition_registry[i];
+        list_entry(vt->name, vt->args, vt->summary);
+    }
 }
 static void list_distributions(void)
 {
@@ -251,7 +314,7 @@ static const struct {
     {"networks", list_networks},     {"models", list_models},
     {"datasets", list_datasets},     {"partitions", list_partitions},
     {"distributions", list_distributions}, {"presets", list_presets},
-    {"compressors", list_compressors},
+    {"compressors", list_compressors}, {"optimizers", list_optimizers},
     {"keys", list_keys},
 };
 
@@ -272,7 +335,7 @@ static int cmd_list(int argc, char **argv)
     if (!any)
         return usage_error("list", "unknown category '%s' (known: algorithms, graphs, networks, "
                                    "models, datasets, partitions, distributions, presets, compressors, "
-                                   "keys)",
+                                   "optimizers, keys)",
                            what);
     return 0;
 }
@@ -478,7 +541,7 @@ static void help_sweep(FILE *f)
             "  --db FILE              results database (created if missing)\n"
             "  --shard-dir DIR        under mpirun: where ranks other than 0 keep their\n"
             "                         shard databases (default: next to the --db file)\n"
-            "  --quiet                no progress line\n\n"
+            "  --quiet, -q            no progress line\n\n"
             "Under mpirun (OpenMPI), the ranks share the configurations still to do; rank 0\n"
             "writes the database, the others shard databases whose contents they send to\n"
             "rank 0 in MPI messages, merged at the end (no shared filesystem needed):\n"
@@ -680,7 +743,7 @@ static void help_plot(FILE *f)
             "  --logx, --logy   logarithmic axis\n"
             "  --title TEXT     instead of the automatic title\n"
             "  --size WxH       pixels (PNG) or points (SVG, PDF); default 960x640\n"
-            "  -o FILE          output: .png, .svg or .pdf\n");
+            "  -o FILE          output: .png, .svg or .pdf (also --output FILE)\n");
 }
 
 static int cmd_plot(int argc, char **argv)

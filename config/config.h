@@ -120,6 +120,13 @@ typedef struct sim_config {
     double momentum;
     int nesterov;
     double weight_decay;
+    char optimizer[32];          /* update rule, a name of algo_optim_registry */
+    double beta1, beta2;         /* adam, adamw, lamb: moment decay rates, [0, 1) */
+    double eps;                  /* adam, adamw, lamb: added to sqrt(v), > 0 */
+    int bias_correction;         /* adam, adamw, lamb: 1 = divide by 1 - beta^t */
+    double lamb_min_trust;       /* lamb: trust-ratio bounds, 0 <= min <= max */
+    double lamb_max_trust;
+    double clip;                 /* Euclidean norm every gradient is clipped to; 0 = off */
     int batch;                   /* per worker; 0 = full shard */
     double lr_milestones[SIM_CFG_MAX_MILESTONES]; /* epochs, increasing */
     int n_lr_milestones;
@@ -161,6 +168,11 @@ void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn);
  * for a known name, else 0. Set by the experiment layer at start-up. */
 typedef double (*sim_config_device_fn)(const char *name);
 void sim_config_set_device_resolver(sim_config_device_fn fn);
+/* Known optimizer names ([algorithm] optimizer): the i-th name, NULL past
+ * the end. Set by the experiment layer at start-up; without it any name
+ * passes here and the method's builder rejects an unknown one. */
+typedef const char *(*sim_config_optim_names_fn)(int i);
+void sim_config_set_optim_resolver(sim_config_optim_names_fn fn);
 
 /* Loads path, applies overrides ("section.key=value", n_overrides of them),
  * fills every default. On error returns SIM_ECONFIG (or SIM_EINPUT if the

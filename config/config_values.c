@@ -19,6 +19,10 @@ static sim_config_device_fn device_resolver;
 
 void sim_config_set_device_resolver(sim_config_device_fn fn) { device_resolver = fn; }
 
+static sim_config_optim_names_fn optim_resolver;
+
+void sim_config_set_optim_resolver(sim_config_optim_names_fn fn) { optim_resolver = fn; }
+
 int sim_config_copy_trimmed(char *buf, size_t len, const char *s)
 {
     while (isspace((unsigned char)*s))
@@ -268,6 +272,23 @@ static int canon_special(const sim_config *cfg, const sim_key *k, const char *ra
         snprintf(out, len, "%lld", (long long)v->i);
         return 0;
     }
+    if (sim_config_is_key(k, "algorithm", "optimizer")) {
+        if (sim_config_copy_trimmed(out, len, raw))
+            return sim_err_set(err, SIM_ECONFIG, "too long");
+        for (char *c = out; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        if (!optim_resolver)
+            return 0;
+        for (int i = 0; optim_resolver(i); i++)
+            if (strcmp(out, optim_resolver(i)) == 0)
+                return 0;
+        char known[256] = "";
+        size_t used = 0;
+        for (int i = 0; optim_resolver(i) && used < sizeof known - 32; i++)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                     optim_resolver(i));
+        return sim_err_set(err, SIM_ECONFIG, "unknown optimizer '%s' (known: %s)", raw, known);
+    }
     if (sim_config_is_key(k, "algorithm", "batch")) {
         if (strcasecmp(raw, "full") == 0) {
             v->i = 0;
@@ -372,6 +393,14 @@ static const field fields[] = {
     FN("algorithm", "momentum", momentum, 'd', "[0, 1)"),
     FN("algorithm", "nesterov", nesterov, 'i', NULL),
     FN("algorithm", "weight_decay", weight_decay, 'd', ">= 0"),
+    FS("algorithm", "optimizer", optimizer),
+    FN("algorithm", "beta1", beta1, 'd', "[0, 1)"),
+    FN("algorithm", "beta2", beta2, 'd', "[0, 1)"),
+    FN("algorithm", "eps", eps, 'd', "> 0"),
+    FN("algorithm", "bias_correction", bias_correction, 'i', NULL),
+    FN("algorithm", "lamb_min_trust", lamb_min_trust, 'd', ">= 0"),
+    FN("algorithm", "lamb_max_trust", lamb_max_trust, 'd', "> 0"),
+    FN("algorithm", "clip", clip, 'd', ">= 0"),
     FN("algorithm", "batch", batch, 'i', NULL),
     FN("algorithm", "lr_decay", lr_decay, 'd', "(0, 1]"),
     FN("algorithm", "warmup_epochs", warmup_epochs, 'd', ">= 0"),
@@ -422,6 +451,10 @@ static int store(sim_config *cfg, const sim_key *k, const char *raw, const char 
                                "must be in [0, %d] (the worker count), got %s", cfg->n_workers,
                                raw);
         cfg->compute.stragglers = (int)v->i;
+    } else if (sim_config_is_key(k, "algorithm", "lamb_max_trust")) {
+        if (v->d < cfg->lamb_min_trust)
+            return sim_err_set(err, SIM_ECONFIG, "must be >= lamb_min_trust (%g), got %s",
+                               cfg->lamb_min_trust, raw);
     } else if (sim_config_is_key(k, "workload", "wire_dtype")) {
         cfg->wire_bytes = v->choice == SIM_WIRE_FP32 ? 4 : 2;
     }

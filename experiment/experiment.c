@@ -79,6 +79,7 @@ void sim_experiment_init(void)
 {
     sim_config_set_algo_resolver(algo_keys);
     sim_config_set_device_resolver(device_flops);
+    sim_config_set_optim_resolver(algo_optim_name_at);
 }
 
 /* ---- evaluation --------------------------------------------------------- */

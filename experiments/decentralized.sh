@@ -1,7 +1,7 @@
 #!/bin/sh
-# The four decentralized-methods experiments of the README (section
-# "Decentralized methods"): runs them into OUT/*.db, draws the figures into
-# docs/ and prints the tables the README quotes. About 2 to 5 minutes on 2 cores.
+# The four decentralized-methods experiments of docs/results.md (entries 2
+# to 5): runs them into OUT/*.db, draws the figures into docs/ and prints
+# the tables docs/results.md quotes. About 2 to 5 minutes on 2 cores.
 #   experiments/decentralized.sh [OUT]      (default OUT = results-decentralized)
 # DTSIM names the binary (default build/dtsim); JOBS the parallel runs (2).
 set -e

@@ -1,6 +1,9 @@
-/* Dataset registry, the synthetic generators and the generic post-processing
- * (standardisation). Every random draw comes from the caller's data stream
- * in a fixed, documented order, so one seed gives byte-identical data. */
+/* The dataset registry and the generic part of dataset construction: parse
+ * the spec, find the kind, let it check its arguments and build the data,
+ * then name it after the spec, hold out a test split when it has none and
+ * standardise. Shared helpers of the kinds: allocation, whole-file reads.
+ * Every random draw comes from the caller's data stream in a fixed,
+ * documented order, so one seed gives byte-identical data. */
 #include "workloads/dataset.h"
 
 #include <errno.h>
@@ -13,18 +16,24 @@
 #include "sim/units.h"
 #include "workloads/dataset_impl.h"
 
-const wl_dataset_info wl_dataset_table[] = {
-    {"fashion_mnist", "", "Fashion-MNIST 28x28 grey images, 10 classes, 60000 + 10000 "
-                          "(Debian package dataset-fashion-mnist)"},
-    {"synthetic_linear", "(d, n)", "x ~ N(0, I_d), y = w*.x + 0.5 + 0.1 N(0,1); regression"},
-    {"blobs", "(classes, d, n)", "Gaussian clusters, centres ~ N(0, 4 I_d), unit spread"},
-    {"libsvm", "(TRAIN[, TEST])",
-     "LIBSVM text (sparse idx:val or dense rows); regression, binary or multiclass labels"},
-    {"text", "(FILE[, k])",
-     "next byte from the k (default 8) previous ones; vocabulary = the file's bytes "
-     "(corpus: Debian package fortunes, /usr/share/games/fortunes/)"},
-    {NULL, NULL, NULL},
+const wl_dataset_vt *const wl_dataset_registry[] = {
+    &wl_dataset_fashion_mnist_vt,
+    &wl_dataset_synthetic_linear_vt,
+    &wl_dataset_blobs_vt,
+    &wl_dataset_libsvm_vt,
+    &wl_dataset_text_vt,
+    NULL,
 };
+
+const wl_dataset_vt *wl_dataset_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int i = 0; wl_dataset_registry[i]; i++)
+        if (strcmp(wl_dataset_registry[i]->name, name) == 0)
+            return wl_dataset_registry[i];
+    return NULL;
+}
 
 wl_dataset *wl_dataset_alloc(const char *name, int dim, int classes, int64_t n_train,
                              int64_t n_test, sim_err *err)
@@ -209,113 +218,14 @@ int wl_dataset_normalize(wl_dataset *ds, sim_err *err)
     return 0;
 }
 
-static int64_t test_count(int64_t n, double test_fraction)
-{
-    double t = round((double)n * test_fraction);
-    return t < 1 ? 1 : (int64_t)t;
-}
-
-/* Draw order: w*[0..d-1]; then per training sample x[0..d-1] and the noise;
- * then the test samples the same way. */
-wl_dataset *wl_dataset_synthetic_linear(int d, int64_t n, double test_fraction,
-                                        gsl_rng *rng, sim_err *err)
-{
-    char name[64];
-    snprintf(name, sizeof name, "synthetic_linear(%d, %lld)", d, (long long)n);
-    if (d <= 0 || n <= 0 || !(test_fraction >= 0) || !rng) {
-        sim_err_set(err, SIM_ECONFIG,
-                    "dataset '%s': needs d >= 1, n >= 1, test_fraction >= 0 and a stream",
-                    name);
-        return NULL;
-    }
-    int64_t nt = test_count(n, test_fraction);
-    float *w = malloc((size_t)d * sizeof *w);
-    if (!w) {
-        sim_err_set(err, SIM_ENOMEM, "dataset '%s': out of memory", name);
-        return NULL;
-    }
-    wl_dataset *ds = wl_dataset_alloc(name, d, 0, n, nt, err);
-    if (!ds) {
-        free(w);
-        return NULL;
-    }
-    const double sw = 1.0 / sqrt((double)d), bstar = 0.5;
-    for (int j = 0; j < d; j++)
-        w[j] = (float)gsl_ran_gaussian(rng, sw);
-    wl_split *splits[2] = {&ds->train, &ds->test};
-    for (int s = 0; s < 2; s++)
-        for (int64_t i = 0; i < splits[s]->n; i++) {
-            float *row = splits[s]->x + i * d;
-            double t = bstar;
-            for (int j = 0; j < d; j++) {
-                row[j] = (float)gsl_ran_gaussian(rng, 1.0);
-                t += (double)w[j] * row[j];
-            }
-            splits[s]->y[i] = (float)(t + 0.1 * gsl_ran_gaussian(rng, 1.0));
-        }
-    free(w);
-    return ds;
-}
-
-/* Draw order: centres row by row (classes x d, sd 2); then per training
- * sample its d offsets; then the test samples. Sample i has label
- * i mod classes, so the classes are balanced to within one sample. */
-wl_dataset *wl_dataset_blobs(int classes, int d, int64_t n, double test_fraction,
-                             gsl_rng *rng, sim_err *err)
-{
-    char name[64];
-    snprintf(name, sizeof name, "blobs(%d, %d, %lld)", classes, d, (long long)n);
-    if (classes < 2 || d <= 0 || n <= 0 || !(test_fraction >= 0) || !rng) {
-        sim_err_set(err, SIM_ECONFIG,
-                    "dataset '%s': needs classes >= 2, d >= 1, n >= 1, test_fraction >= 0 "
-                    "and a stream",
-                    name);
-        return NULL;
-    }
-    int64_t nt = test_count(n, test_fraction);
-    double *centre = malloc((size_t)classes * (size_t)d * sizeof *centre);
-    if (!centre) {
-        sim_err_set(err, SIM_ENOMEM, "dataset '%s': out of memory", name);
-        return NULL;
-    }
-    wl_dataset *ds = wl_dataset_alloc(name, d, classes, n, nt, err);
-    if (!ds) {
-        free(centre);
-        return NULL;
-    }
-    for (int64_t k = 0; k < (int64_t)classes * d; k++)
-        centre[k] = gsl_ran_gaussian(rng, 2.0);
-    wl_split *splits[2] = {&ds->train, &ds->test};
-    for (int s = 0; s < 2; s++)
-        for (int64_t i = 0; i < splits[s]->n; i++) {
-            int c = (int)(i % classes);
-            float *row = splits[s]->x + i * d;
-            const double *mu = centre + (int64_t)c * d;
-            for (int j = 0; j < d; j++)
-                row[j] = (float)(mu[j] + gsl_ran_gaussian(rng, 1.0));
-            splits[s]->y[i] = (float)c;
-        }
-    free(centre);
-    return ds;
-}
-
-static int parse_ints(const sim_spec *sp, int64_t *v, int count)
-{
-    if (sp->nargs != count)
-        return -1;
-    for (int i = 0; i < count; i++)
-        if (sim_parse_int(sp->args[i], &v[i], NULL) != 0)
-            return -1;
-    return 0;
-}
-
 static void known_datasets(char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; wl_dataset_table[i].name && used < len; i++) {
-        int k = snprintf(buf + used, len - used, "%s%s%s", i ? ", " : "",
-                         wl_dataset_table[i].name, wl_dataset_table[i].args);
+    for (int i = 0; wl_dataset_registry[i] && used < len; i++) {
+        const wl_dataset_vt *vt = wl_dataset_registry[i];
+        int k = snprintf(buf + used, len - used, "%s%s%s", i ? ", " : "", vt->name,
+                         vt->args);
         if (k < 0)
             break;
         used += (size_t)k;
@@ -334,65 +244,14 @@ wl_dataset *wl_dataset_create(const wl_dataset_opts *opts, sim_err *err)
         sim_err_prefix(err, "dataset '%s'", spec);
         return NULL;
     }
-    int64_t v[3];
-    wl_dataset *ds = NULL;
-    if (strcmp(sp.name, "fashion_mnist") == 0) {
-        if (sp.nargs != 0) {
-            sim_err_set(err, SIM_ECONFIG,
-                        "dataset '%s': expected fashion_mnist (the directory is a "
-                        "separate setting)",
-                        spec);
-            return NULL;
-        }
-        ds = wl_dataset_fashion_mnist(opts->data_dir, err);
-    } else if (strcmp(sp.name, "synthetic_linear") == 0) {
-        if (parse_ints(&sp, v, 2) != 0 || v[0] < 1 || v[0] > 1000000 || v[1] < 1) {
-            sim_err_set(err, SIM_ECONFIG,
-                        "dataset '%s': expected synthetic_linear(d, n) with d, n >= 1", spec);
-            return NULL;
-        }
-        ds = wl_dataset_synthetic_linear((int)v[0], v[1], opts->test_fraction, opts->rng,
-                                         err);
-    } else if (strcmp(sp.name, "blobs") == 0) {
-        if (parse_ints(&sp, v, 3) != 0 || v[0] < 2 || v[0] > 1000000 || v[1] < 1 ||
-            v[1] > 1000000 || v[2] < 1) {
-            sim_err_set(err, SIM_ECONFIG,
-                        "dataset '%s': expected blobs(classes, d, n) with classes >= 2 and "
-                        "d, n >= 1",
-                        spec);
-            return NULL;
-        }
-        ds = wl_dataset_blobs((int)v[0], (int)v[1], v[2], opts->test_fraction, opts->rng,
-                              err);
-    } else if (strcmp(sp.name, "libsvm") == 0) {
-        if (sp.nargs < 1 || sp.nargs > 2 || !sp.args[0][0] ||
-            (sp.nargs == 2 && !sp.args[1][0])) {
-            sim_err_set(err, SIM_ECONFIG, "dataset '%s': expected libsvm(TRAIN[, TEST])", spec);
-            return NULL;
-        }
-        ds = wl_dataset_libsvm(sp.args[0], sp.nargs == 2 ? sp.args[1] : NULL, err);
-    } else if (strcmp(sp.name, "text") == 0) {
-        v[0] = WL_TEXT_DEFAULT_CONTEXT;
-        if (sp.nargs < 1 || sp.nargs > 2 || !sp.args[0][0] ||
-            (sp.nargs == 2 &&
-             (sim_parse_int(sp.args[1], &v[0], NULL) != 0 || v[0] < 1 || v[0] > 4096))) {
-            sim_err_set(err, SIM_ECONFIG,
-                        "dataset '%s': expected text(FILE[, k]) with k in 1..4096", spec);
-            return NULL;
-        }
-        if (opts->normalize) {
-            sim_err_set(err, SIM_ECONFIG,
-                        "dataset '%s': normalize = standard does not apply to character ids",
-                        spec);
-            return NULL;
-        }
-        ds = wl_dataset_text(sp.args[0], (int)v[0], err);
-    } else {
+    const wl_dataset_vt *vt = wl_dataset_find(sp.name);
+    if (!vt) {
         char known[512];
         known_datasets(known, sizeof known);
         sim_err_set(err, SIM_ECONFIG, "unknown dataset '%s' (known: %s)", sp.name, known);
         return NULL;
     }
+    wl_dataset *ds = vt->create(&sp, opts, err);
     if (!ds)
         return NULL;
     snprintf(ds->name, sizeof ds->name, "%s", spec);

@@ -44,9 +44,26 @@ typedef struct wl_dataset_opts {
                                 env or /usr/share/datasets/fashion-mnist */
 } wl_dataset_opts;
 
-/* Dataset kinds for the registry / `dtsim list datasets`. */
-typedef struct wl_dataset_info { const char *name, *args, *summary; } wl_dataset_info;
-extern const wl_dataset_info wl_dataset_table[];
+struct sim_spec; /* sim/units.h: a spec split into name and arguments */
+
+/* A dataset kind: one const vtable in the kind's own file, one line in
+ * wl_dataset_registry (dataset.c). */
+typedef struct wl_dataset_vt {
+    const char *name;     /* spec name, e.g. "blobs" */
+    const char *args;     /* e.g. "" or "(classes, d, n)" */
+    const char *summary;
+    /* Checks sp's arguments (SIM_ECONFIG naming opts->spec) and builds the
+     * dataset, drawing from opts->rng if it needs randomness. The generic
+     * part (name = opts->spec, hold-out, normalisation) is done by
+     * wl_dataset_create afterwards. */
+    wl_dataset *(*create)(const struct sim_spec *sp, const wl_dataset_opts *opts,
+                          sim_err *err);
+} wl_dataset_vt;
+
+extern const wl_dataset_vt *const wl_dataset_registry[]; /* NULL-terminated */
+
+/* The registered kind called name, or NULL. */
+const wl_dataset_vt *wl_dataset_find(const char *name);
 
 /* Builds the dataset named by opts->spec. SIM_ECONFIG for a bad spec,
  * SIM_EINPUT for missing or bad files (for fashion_mnist the message names
@@ -54,7 +71,7 @@ extern const wl_dataset_info wl_dataset_table[];
 wl_dataset *wl_dataset_create(const wl_dataset_opts *opts, sim_err *err);
 void wl_dataset_destroy(wl_dataset *ds);
 
-/* Individual generators/loaders (used by wl_dataset_create and tests). */
+/* Individual generators/loaders (used by the registered kinds and tests). */
 /* synthetic_linear(d, n): x ~ N(0, I_d), y = w*.x + b* + 0.1 N(0,1) with
  * w* ~ N(0, I/d), b* = 0.5; n training samples plus a test set of
  * max(1, round(n * test_fraction)) more drawn the same way. */

@@ -232,3 +232,24 @@ fail:
     wl_dataset_destroy(ds);
     return NULL;
 }
+
+static wl_dataset *fashion_mnist_create(const sim_spec *sp, const wl_dataset_opts *opts,
+                                        sim_err *err)
+{
+    if (sp->nargs != 0) {
+        sim_err_set(err, SIM_ECONFIG,
+                    "dataset '%s': expected fashion_mnist (the directory is a separate "
+                    "setting)",
+                    opts->spec);
+        return NULL;
+    }
+    return wl_dataset_fashion_mnist(opts->data_dir, err);
+}
+
+const wl_dataset_vt wl_dataset_fashion_mnist_vt = {
+    .name = "fashion_mnist",
+    .args = "",
+    .summary = "Fashion-MNIST 28x28 grey images, 10 classes, 60000 + 10000 "
+               "(Debian package dataset-fashion-mnist)",
+    .create = fashion_mnist_create,
+};

@@ -284,3 +284,22 @@ done:
     free(values);
     return ds;
 }
+
+static wl_dataset *libsvm_create(const sim_spec *sp, const wl_dataset_opts *opts, sim_err *err)
+{
+    if (sp->nargs < 1 || sp->nargs > 2 || !sp->args[0][0] ||
+        (sp->nargs == 2 && !sp->args[1][0])) {
+        sim_err_set(err, SIM_ECONFIG, "dataset '%s': expected libsvm(TRAIN[, TEST])",
+                    opts->spec);
+        return NULL;
+    }
+    return wl_dataset_libsvm(sp->args[0], sp->nargs == 2 ? sp->args[1] : NULL, err);
+}
+
+const wl_dataset_vt wl_dataset_libsvm_vt = {
+    .name = "libsvm",
+    .args = "(TRAIN[, TEST])",
+    .summary =
+        "LIBSVM text (sparse idx:val or dense rows); regression, binary or multiclass labels",
+    .create = libsvm_create,
+};

@@ -1,9 +1,10 @@
 /* Partitioning a training set across workers and drawing batches.
  * iid: shuffle (partition stream), split evenly; contiguous: worker i gets
- * the i-th contiguous block of the file order. Each worker samples its
- * batches from its own stream: it walks a private permutation of its shard
- * and reshuffles the shard every local epoch; batch = full shard when
- * batch <= 0. Batches are gathered into caller-owned contiguous buffers so
+ * the i-th contiguous block of the file order; dirichlet(alpha) and
+ * shards(k) skew the labels (the kinds are in partition_kinds.c). Each
+ * worker samples its batches from its own stream: it walks a private
+ * permutation of its shard and reshuffles the shard every local epoch;
+ * batch = full shard when batch <= 0. Batches are gathered into caller-owned contiguous buffers so
  * models run one sgemm per layer. */
 #ifndef DTSIM_WL_PARTITION_H
 #define DTSIM_WL_PARTITION_H
@@ -20,8 +21,36 @@ typedef struct wl_partition {
     int64_t *index;   /* permutation of 0..train.n-1 grouped by worker */
 } wl_partition;
 
-typedef struct wl_partition_info { const char *name, *args, *summary; } wl_partition_info;
-extern const wl_partition_info wl_partition_table[];
+struct sim_spec; /* sim/units.h: a spec split into name and arguments */
+typedef struct wl_partition_vt wl_partition_vt;
+
+/* What a partition kind builds from; filled by wl_partition_create. */
+typedef struct wl_partition_req {
+    const wl_partition_vt *vt;   /* the kind */
+    const char *spec;            /* the whole spec, for messages */
+    const struct sim_spec *sp;   /* the spec parsed: name and arguments */
+    const wl_dataset *ds;        /* borrowed: partitioned on its training split */
+    int n_workers;
+    gsl_rng *rng;                /* the partition stream (NULL allowed if !needs_rng) */
+} wl_partition_req;
+
+/* A partition kind: one const vtable, one line in wl_partition_registry
+ * (partition.c). */
+struct wl_partition_vt {
+    const char *name;     /* spec name, e.g. "dirichlet" */
+    const char *args;     /* e.g. "" or "(alpha)" */
+    const char *summary;
+    int needs_rng;        /* 1: build draws from rq->rng, which must be set */
+    /* Checks rq->sp's arguments against rq->ds (SIM_ECONFIG naming
+     * rq->spec), gets the partition from wl_partition_start (the checks
+     * common to every kind, then allocation) and fills index and offset. */
+    wl_partition *(*build)(const wl_partition_req *rq, sim_err *err);
+};
+
+extern const wl_partition_vt *const wl_partition_registry[]; /* NULL-terminated */
+
+/* The registered kind called name, or NULL. */
+const wl_partition_vt *wl_partition_find(const char *name);
 
 /* spec: "iid" | "contiguous" | "dirichlet(alpha)" | "shards(k)". Every worker
  * gets at least one sample or SIM_ECONFIG. */

@@ -90,3 +90,30 @@ double wl_dataset_unigram_loss(const wl_dataset *ds)
     free(count);
     return loss / (double)ev->n;
 }
+
+static wl_dataset *text_create(const sim_spec *sp, const wl_dataset_opts *opts, sim_err *err)
+{
+    int64_t k = WL_TEXT_DEFAULT_CONTEXT;
+    if (sp->nargs < 1 || sp->nargs > 2 || !sp->args[0][0] ||
+        (sp->nargs == 2 &&
+         (sim_parse_int(sp->args[1], &k, NULL) != 0 || k < 1 || k > 4096))) {
+        sim_err_set(err, SIM_ECONFIG,
+                    "dataset '%s': expected text(FILE[, k]) with k in 1..4096", opts->spec);
+        return NULL;
+    }
+    if (opts->normalize) {
+        sim_err_set(err, SIM_ECONFIG,
+                    "dataset '%s': normalize = standard does not apply to character ids",
+                    opts->spec);
+        return NULL;
+    }
+    return wl_dataset_text(sp->args[0], (int)k, err);
+}
+
+const wl_dataset_vt wl_dataset_text_vt = {
+    .name = "text",
+    .args = "(FILE[, k])",
+    .summary = "next byte from the k (default 8) previous ones; vocabulary = the file's bytes "
+               "(corpus: Debian package fortunes, /usr/share/games/fortunes/)",
+    .create = text_create,
+};

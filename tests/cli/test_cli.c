@@ -189,6 +189,8 @@ Test(cli, help_and_list)
     cr_assert(strstr(out_text, "--set"));
     cr_assert_eq(dtsim(dir, "list algorithms"), 0);
     cr_assert(strstr(out_text, "allreduce_sgd") && strstr(out_text, "asgd"), "%s", out_text);
+    cr_assert_eq(dtsim(dir, "list optimizers"), 0);
+    cr_assert(strstr(out_text, "adamw") && strstr(out_text, "lamb"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "list"), 0);
     cr_assert(strstr(out_text, "exponential"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "list nonsense"), 2);
@@ -341,4 +343,119 @@ Test(cli, sweep_checks_every_config_before_running)
         sqlite3_finalize(st);
         sqlite3_close(db);
     }
+}
+
+/* ---- every option a parser accepts is in the help texts ------------------ */
+
+#define MAX_OPTS 32
+
+/* Collects the string literals that are whole option names ("-o", "--logx")
+ * in the body of `static int cmd_NAME(` in cli/main.c; returns their count. */
+static int parser_options(const char *src, const char *name, char opts[][32])
+{
+    char head[64];
+    snprintf(head, sizeof head, "static int cmd_%s(", name);
+    const char *p = strstr(src, head);
+    cr_assert_not_null(p, "%s not found in cli/main.c", head);
+    const char *end = strstr(p, "\n}\n");
+    cr_assert_not_null(end);
+    int n = 0;
+    for (const char *q = strchr(p, '"'); q && q < end; q = strchr(q, '"')) {
+        const char *close = strchr(q + 1, '"');
+        cr_assert_not_null(close);
+        size_t len = (size_t)(close - q - 1);
+        const char *s = q + 1;
+        size_t dashes = len > 1 && s[1] == '-' ? 2 : 1;
+        int is_opt = s[0] == '-' && len > dashes && len < 32 && s[dashes] >= 'a' &&
+                     s[dashes] <= 'z';
+        for (size_t i = dashes; is_opt && i < len; i++)
+            is_opt = (s[i] >= 'a' && s[i] <= 'z') || s[i] == '-';
+        int seen = 0;
+        for (int i = 0; is_opt && i < n; i++)
+            seen |= strlen(opts[i]) == len && strncmp(opts[i], s, len) == 0;
+        if (is_opt && !seen) {
+            cr_assert_lt(n, MAX_OPTS);
+            memcpy(opts[n], s, len);
+            opts[n++][len] = '\0';
+        }
+        q = close + 1;
+    }
+    return n;
+}
+
+/* opt appears in text as a whole word (not as a prefix of --runs). */
+static int mentions(const char *text, const char *opt)
+{
+    size_t len = strlen(opt);
+    for (const char *p = strstr(text, opt); p; p = strstr(p + 1, opt)) {
+        char before = p == text ? ' ' : p[-1], after = p[len];
+        int word = (after < 'a' || after > 'z') && after != '-' && before != '-' &&
+                   (before < 'a' || before > 'z');
+        if (word)
+            return 1;
+    }
+    return 0;
+}
+
+static int has_opt(char opts[][32], int n, const char *opt)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(opts[i], opt) == 0)
+            return 1;
+    return 0;
+}
+
+Test(cli, help_lists_every_option_the_parsers_accept)
+{
+    FILE *f = fopen(test_source_path("cli/main.c"), "r");
+    cr_assert_not_null(f, "cannot read cli/main.c");
+    static char src[1 << 20];
+    size_t len = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    src[len] = '\0';
+
+    const char *dir = test_tmpdir();
+    static char main_help[sizeof out_text];
+    cr_assert_eq(dtsim(dir, "--help"), 0);
+    memcpy(main_help, out_text, sizeof main_help);
+
+    /* options that are only aliases, named in the command's own help */
+    static const char *const aliases[] = {"-q", "--output"};
+    static const char *const cmds[] = {"run", "sweep", "report", "plot", "topo"};
+    char opts[5][MAX_OPTS][32];
+    int n[5];
+    for (int c = 0; c < 5; c++) {
+        n[c] = parser_options(src, cmds[c], opts[c]);
+        char args[128];
+        snprintf(args, sizeof args, "%s --help", cmds[c]);
+        cr_assert_eq(dtsim(dir, args), 0, "dtsim %s", args);
+        for (int i = 0; i < n[c]; i++) {
+            cr_expect(mentions(out_text, opts[c][i]), "`dtsim %s --help` does not list %s",
+                      cmds[c], opts[c][i]);
+            int alias = 0;
+            for (size_t k = 0; k < sizeof aliases / sizeof aliases[0]; k++)
+                alias |= strcmp(opts[c][i], aliases[k]) == 0;
+            cr_expect(alias || mentions(main_help, opts[c][i]),
+                      "`dtsim --help` does not list %s %s", cmds[c], opts[c][i]);
+        }
+        /* each collected name is an option the parser knows, not stray text */
+        for (int i = 0; i < n[c]; i++) {
+            snprintf(args, sizeof args, "%s %.31s", cmds[c], opts[c][i]);
+            dtsim(dir, args);
+            cr_expect(!strstr(out_text, "unknown option"), "dtsim %s: %s", args, out_text);
+        }
+    }
+    /* the scan finds what the parsers are known to accept */
+    cr_assert(has_opt(opts[0], n[0], "--set") && has_opt(opts[0], n[0], "--db") &&
+              has_opt(opts[0], n[0], "--quiet") && has_opt(opts[0], n[0], "-q"));
+    cr_assert(has_opt(opts[1], n[1], "--grid") && has_opt(opts[1], n[1], "--shard-dir") &&
+              has_opt(opts[1], n[1], "--quiet") && has_opt(opts[1], n[1], "--jobs"));
+    cr_assert(has_opt(opts[2], n[2], "--aggregate") && has_opt(opts[2], n[2], "--csv") &&
+              has_opt(opts[2], n[2], "--target") && has_opt(opts[2], n[2], "--baseline"));
+    cr_assert(has_opt(opts[3], n[3], "--logx") && has_opt(opts[3], n[3], "--logy") &&
+              has_opt(opts[3], n[3], "--title") && has_opt(opts[3], n[3], "--size") &&
+              has_opt(opts[3], n[3], "-o") && has_opt(opts[3], n[3], "--output"));
+    cr_assert(has_opt(opts[4], n[4], "--n") && has_opt(opts[4], n[4], "--export"));
+    cr_assert(!has_opt(opts[3], n[3], "--frobnicate"));
+    cr_assert(mentions("a --runs b", "--runs") && !mentions("a --runs b", "--run"));
 }

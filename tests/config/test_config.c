@@ -73,6 +73,14 @@ Test(config, defaults_are_all_filled)
     cr_assert_eq(cfg.momentum, 0.0);
     cr_assert_eq(cfg.nesterov, 0);
     cr_assert_eq(cfg.weight_decay, 0.0);
+    cr_assert_str_eq(cfg.optimizer, "sgd");
+    cr_assert_eq(cfg.beta1, 0.9);
+    cr_assert_eq(cfg.beta2, 0.999);
+    cr_assert_eq(cfg.eps, 1e-8);
+    cr_assert_eq(cfg.bias_correction, 1);
+    cr_assert_eq(cfg.lamb_min_trust, 0.01);
+    cr_assert_eq(cfg.lamb_max_trust, 10.0);
+    cr_assert_eq(cfg.clip, 0.0);
     cr_assert_eq(cfg.batch, 32);
     cr_assert_str_eq(cfg.model, "softmax");
     cr_assert_str_eq(cfg.dataset, "fashion_mnist");
@@ -88,7 +96,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 43); /* 9 + 8 + 5 + 2 + 9 + 10 */
+    cr_assert_eq(n, 51); /* 9 + 8 + 5 + 2 + 17 + 10 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];

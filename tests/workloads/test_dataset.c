@@ -178,9 +178,72 @@ Test(dataset, bad_specs)
     cr_assert_null(make("blobs(2, 3", 1, 0, &err));
     cr_assert_eq(err.code, SIM_ECONFIG);
     int n = 0;
-    while (wl_dataset_table[n].name)
+    while (wl_dataset_registry[n])
         n++;
     cr_assert_geq(n, 3);
+}
+
+/* Every kind is listed with a name, its argument list and a summary; names
+ * are unique and wl_dataset_find returns each entry itself. */
+Test(dataset, registry)
+{
+    int n = 0;
+    for (; wl_dataset_registry[n]; n++) {
+        const wl_dataset_vt *vt = wl_dataset_registry[n];
+        cr_assert(vt->name && vt->name[0], "entry %d has no name", n);
+        cr_assert_not_null(vt->args, "%s", vt->name);
+        cr_assert(vt->args[0] == '\0' ||
+                      (vt->args[0] == '(' && vt->args[strlen(vt->args) - 1] == ')'),
+                  "%s: args '%s'", vt->name, vt->args);
+        cr_assert(vt->summary && vt->summary[0], "%s has no summary", vt->name);
+        cr_assert_not_null(vt->create, "%s", vt->name);
+        for (int j = 0; j < n; j++)
+            cr_assert_str_neq(wl_dataset_registry[j]->name, vt->name);
+        cr_assert_eq(wl_dataset_find(vt->name), vt, "%s", vt->name);
+    }
+    cr_assert_eq(n, 5);
+    cr_assert_null(wl_dataset_find("imagenet"));
+    cr_assert_null(wl_dataset_find("blobs(2, 3, 10)"));
+    cr_assert_null(wl_dataset_find(""));
+    cr_assert_null(wl_dataset_find(NULL));
+}
+
+/* Each kind checks its own arguments; the messages name the whole spec. */
+Test(dataset, kind_argument_messages)
+{
+    static const struct {
+        const char *spec;
+        int normalize;
+        const char *msg;
+    } cases[] = {
+        {"fashion_mnist(/tmp)", 0,
+         "dataset 'fashion_mnist(/tmp)': expected fashion_mnist (the directory is a separate "
+         "setting)"},
+        {"synthetic_linear(3)", 0,
+         "dataset 'synthetic_linear(3)': expected synthetic_linear(d, n) with d, n >= 1"},
+        {"synthetic_linear(1000001, 5)", 0,
+         "dataset 'synthetic_linear(1000001, 5)': expected synthetic_linear(d, n) with d, n "
+         ">= 1"},
+        {"blobs(2, 0, 10)", 0,
+         "dataset 'blobs(2, 0, 10)': expected blobs(classes, d, n) with classes >= 2 and d, n "
+         ">= 1"},
+        {"libsvm", 0, "dataset 'libsvm': expected libsvm(TRAIN[, TEST])"},
+        {"libsvm(a, b, c)", 0, "dataset 'libsvm(a, b, c)': expected libsvm(TRAIN[, TEST])"},
+        {"text", 0, "dataset 'text': expected text(FILE[, k]) with k in 1..4096"},
+        {"text(f.txt, 4097)", 0,
+         "dataset 'text(f.txt, 4097)': expected text(FILE[, k]) with k in 1..4096"},
+        {"text(f.txt, 4)", 1,
+         "dataset 'text(f.txt, 4)': normalize = standard does not apply to character ids"},
+        {"mnist(3)", 0,
+         "unknown dataset 'mnist' (known: fashion_mnist, synthetic_linear(d, n), "
+         "blobs(classes, d, n), libsvm(TRAIN[, TEST]), text(FILE[, k]))"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sim_err err = {0};
+        cr_assert_null(make(cases[i].spec, 1, cases[i].normalize, &err), "%s", cases[i].spec);
+        cr_assert_eq(err.code, SIM_ECONFIG, "%s", cases[i].spec);
+        cr_assert_str_eq(err.msg, cases[i].msg);
+    }
 }
 
 Test(dataset, fashion_mnist_real_files)

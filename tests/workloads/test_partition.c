@@ -229,12 +229,91 @@ Test(partition, errors)
     cr_assert_null(wl_partition_create(ds, 0, "iid", r, &err));
     cr_assert_eq(err.code, SIM_ECONFIG);
     int n = 0;
-    while (wl_partition_table[n].name)
+    while (wl_partition_registry[n])
         n++;
     cr_assert_eq(n, 4);
     wl_dataset_destroy(ds);
     wl_dataset_destroy(reg);
     gsl_rng_free(r);
+}
+
+/* Exact messages of the kinds' own checks and of the common ones. */
+Test(partition, error_messages)
+{
+    static const struct {
+        int workers, regression;
+        const char *spec, *msg;
+    } cases[] = {
+        {2, 0, "iid(3)", "partition 'iid(3)': expected iid (no arguments)"},
+        {2, 0, "contiguous(1)", "partition 'contiguous(1)': expected contiguous (no arguments)"},
+        {2, 0, "dirichlet(inf)", "partition 'dirichlet(inf)': expected dirichlet(alpha) with "
+                                 "alpha > 0"},
+        {2, 1, "dirichlet(0.5)", "partition 'dirichlet(0.5)' needs a classification dataset; "
+                                 "'hand' is a regression dataset"},
+        {2, 0, "shards(1000001)", "partition 'shards(1000001)': expected shards(k) with k >= 1"},
+        {0, 0, "contiguous", "partition 'contiguous': needs at least one worker, got 0"},
+        {0, 0, "shards(2)", "partition 'shards(2)': needs at least one worker, got 0"},
+        {11, 0, "dirichlet(1)", "partition 'dirichlet(1)': dataset 'hand' has 10 training "
+                                "samples, fewer than the 11 workers"},
+        {4, 0, "shards(3)", "partition 'shards(3)': dataset 'hand' has 10 training samples, "
+                            "fewer than the 12 shards (workers x k)"},
+        {2, 0, "blocks", "unknown partition 'blocks' (known: iid, contiguous, dirichlet(alpha), "
+                         "shards(k))"},
+    };
+    gsl_rng *r = rng_new(1);
+    wl_dataset *ds = hand(10, 2, 1), *reg = hand(10, 0, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sim_err err = {0};
+        cr_assert_null(wl_partition_create(cases[i].regression ? reg : ds, cases[i].workers,
+                                           cases[i].spec, r, &err),
+                       "%s", cases[i].spec);
+        cr_assert_eq(err.code, SIM_ECONFIG, "%s", cases[i].spec);
+        cr_assert_str_eq(err.msg, cases[i].msg);
+    }
+    wl_dataset_destroy(ds);
+    wl_dataset_destroy(reg);
+    gsl_rng_free(r);
+}
+
+/* Every kind is listed with a name, its argument list and a summary; names
+ * are unique, wl_partition_find returns each entry itself, and needs_rng
+ * says which kinds refuse to run without a stream. */
+Test(partition, registry)
+{
+    static const char *const example[] = {"iid", "contiguous", "dirichlet(0.5)", "shards(1)"};
+    wl_dataset *ds = hand(20, 2, 10);
+    int n = 0;
+    for (; wl_partition_registry[n]; n++) {
+        const wl_partition_vt *vt = wl_partition_registry[n];
+        cr_assert(vt->name && vt->name[0], "entry %d has no name", n);
+        cr_assert_not_null(vt->args, "%s", vt->name);
+        cr_assert(vt->args[0] == '\0' ||
+                      (vt->args[0] == '(' && vt->args[strlen(vt->args) - 1] == ')'),
+                  "%s: args '%s'", vt->name, vt->args);
+        cr_assert(vt->summary && vt->summary[0], "%s has no summary", vt->name);
+        cr_assert_not_null(vt->build, "%s", vt->name);
+        for (int j = 0; j < n; j++)
+            cr_assert_str_neq(wl_partition_registry[j]->name, vt->name);
+        cr_assert_eq(wl_partition_find(vt->name), vt, "%s", vt->name);
+        cr_assert_lt(n, 4);
+        cr_assert(strncmp(example[n], vt->name, strlen(vt->name)) == 0, "%s", example[n]);
+        sim_err err = {0};
+        wl_partition *p = wl_partition_create(ds, 2, example[n], NULL, &err);
+        if (vt->needs_rng) {
+            cr_assert_null(p, "%s", example[n]);
+            cr_assert_eq(err.code, SIM_EINTERNAL, "%s", example[n]);
+            cr_assert(strstr(err.msg, "no random stream"), "%s", err.msg);
+        } else {
+            cr_assert_not_null(p, "%s: %s", example[n], err.msg);
+            wl_partition_destroy(p);
+        }
+    }
+    cr_assert_eq(n, 4);
+    cr_assert_null(wl_partition_find("random"));
+    cr_assert_null(wl_partition_find("shards(2)"));
+    cr_assert_null(wl_partition_find(""));
+    cr_assert_null(wl_partition_find(NULL));
+    wl_dataset_destroy(ds);
 }
 
 /* Shard of 60 (worker 1 of 3 on 180 samples), batches of 12: five batches
