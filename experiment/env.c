@@ -320,8 +320,6 @@ void xp_env_destroy(xp_env *x)
         x->vt->destroy(x->alg);
     free_workers(&x->env);
     free(x->hist);
-    if (x->env.rng_global)
-        gsl_rng_free(x->env.rng_global);
     sim_compute_destroy(x->compute);
     topo_mixing_destroy(x->mix);
     if (x->graph_built)
@@ -334,6 +332,8 @@ void xp_env_destroy(xp_env *x)
     wl_model_destroy(x->model);
     if (!x->ds_borrowed)
         wl_dataset_destroy(x->ds);
+    if (x->env.rng_global)
+        gsl_rng_free(x->env.rng_global);
     if (x->rng_topo)
         gsl_rng_free(x->rng_topo);
     if (x->rng_init)
