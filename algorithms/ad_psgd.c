@@ -41,7 +41,7 @@ static void apply(apsgd *s, int i)
     algo_env *env = s->core.env;
     algo_env_idle_end(env, i);
     algo_pairwise_apply(&s->core, i);
-    algo_env_iteration(env, algo_env_step_samples(env, i));
+    algo_env_iteration(env, env->w[i].grad_samples);
     begin_step(s, i);
 }
 

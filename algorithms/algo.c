@@ -5,6 +5,8 @@
 #include "algorithms/algo.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -53,9 +55,10 @@ const sim_key *algo_keys(const char *name)
 
 int algo_env_step_samples(const algo_env *env, int worker)
 {
-    if (env->batch > 0)
-        return env->batch;
-    return (int)env->w[worker].sampler.shard_n;
+    const algo_worker *w = &env->w[worker];
+    if (w->batch > 0)
+        return w->batch;
+    return (int)w->sampler.shard_n;
 }
 
 int algo_grad_clip(float *g, int64_t d, double c)
@@ -75,10 +78,11 @@ int algo_grad_clip(float *g, int64_t d, double c)
 double algo_env_grad(algo_env *env, int worker, const float *params, float *grad)
 {
     algo_worker *w = &env->w[worker];
-    int64_t b = wl_sampler_next(&w->sampler, env->batch, w->bx, w->by);
+    int64_t b = wl_sampler_next(&w->sampler, w->batch, w->bx, w->by);
     double loss = env->model->vt->loss_grad(env->model, params, w->bx, w->by, b, grad, w->ws);
     w->steps++;
     w->samples += b;
+    w->grad_samples = algo_env_step_samples(env, worker);
     env->last_batch_loss = loss;
     if (!isfinite(loss))
         env->diverged = 1;
@@ -87,8 +91,38 @@ double algo_env_grad(algo_env *env, int worker, const float *params, float *grad
     return loss;
 }
 
-void algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
-                      uint64_t arg)
+int algo_env_set_batch(algo_env *env, int worker, int batch)
+{
+    if (worker < 0 || worker >= env->n || batch < 0)
+        return algo_env_fail(env, SIM_EINTERNAL, "worker %d: invalid batch %d", worker, batch);
+    algo_worker *w = &env->w[worker];
+    int64_t need = batch > 0 ? batch : w->sampler.shard_n;
+    if (need > w->batch_cap) {
+        size_t dim = (size_t)env->ds->dim;
+        float *bx = realloc(w->bx, (size_t)need * dim * sizeof(float));
+        if (bx)
+            w->bx = bx;
+        float *by = bx ? realloc(w->by, (size_t)need * sizeof(float)) : NULL;
+        if (by)
+            w->by = by;
+        float *ws = by ? realloc(w->ws, wl_model_workspace_floats(env->model, need) *
+                                            sizeof(float))
+                       : NULL;
+        if (!ws)
+            return algo_env_fail(env, SIM_ENOMEM, "worker %d: out of memory for a batch of %lld",
+                                 worker, (long long)need);
+        w->ws = ws;
+        w->batch_cap = need;
+    }
+    if (w->batch != batch) {
+        w->batch = batch;
+        env->batch_changes++;
+    }
+    return 0;
+}
+
+int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
+                     uint64_t arg)
 {
     algo_worker *w = &env->w[worker];
     double t = sim_compute_step_time(env->compute, worker, w->steps, samples,
@@ -96,7 +130,54 @@ void algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, vo
     sim_time dt = sim_time_from_s(t);
     w->compute_time += sim_time_to_s(dt);
     w->busy_until = sim_engine_now(env->eng) + dt;
-    sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL);
+    if (sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL) == 0)
+        return algo_env_fail(env, SIM_ENOMEM,
+                             "worker %d: cannot schedule the end of its compute step (out of "
+                             "memory or too many pending events)",
+                             worker);
+    return 0;
+}
+
+int algo_env_fail(algo_env *env, int code, const char *fmt, ...)
+{
+    if (code >= 0)
+        code = SIM_EINTERNAL;
+    if (env->error.code == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        sim_err_vset(&env->error, code, fmt, ap);
+        va_end(ap);
+    }
+    if (env->eng)
+        sim_engine_stop(env->eng);
+    return code;
+}
+
+int algo_env_send(algo_env *env, int src, int dst, double bytes, sim_net_deliver fn,
+                  void *ctx, uint64_t arg)
+{
+    sim_err e = {0};
+    int rc = sim_net_send(env->net, src, dst, bytes, fn, ctx, arg, &e);
+    if (rc < 0)
+        return algo_env_fail(env, rc, "send of %.0f bytes from host %d to host %d: %s", bytes,
+                             src, dst, e.msg);
+    return 0;
+}
+
+int algo_env_coll_enter(algo_env *env, sim_coll *coll, int rank, double bytes)
+{
+    sim_err e = {0};
+    int rc = sim_coll_enter(coll, rank, bytes, &e);
+    if (rc < 0)
+        return algo_env_fail(env, rc, "collective: rank %d: %s", rank, e.msg);
+    return 0;
+}
+
+void algo_env_series(algo_env *env, int worker, const char *name, double value)
+{
+    if (env->hooks.series)
+        env->hooks.series(env->hooks.exp, sim_time_to_s(sim_engine_now(env->eng)),
+                          env->iterations, worker < 0 ? -1 : worker, name, value);
 }
 
 void algo_env_idle_begin(algo_env *env, int worker)

@@ -7,7 +7,12 @@
  *
  * Gradients are computed when a step STARTS (from the parameters the worker
  * holds or read at that moment) and consumed when its completion event
- * fires, so gradient work is separate from the event that applies it. */
+ * fires, so gradient work is separate from the event that applies it.
+ *
+ * Failures inside events (a send or collective that fails, an event that
+ * cannot be scheduled, an invariant that breaks) all go through
+ * algo_env_fail: it keeps the first error in env->error and stops the
+ * engine; the runner then marks the run failed with that message. */
 #ifndef DTSIM_ALGO_ALGO_H
 #define DTSIM_ALGO_ALGO_H
 
@@ -32,8 +37,12 @@ typedef struct algo_worker {
     int id;
     float *x;             /* the worker's model (d floats) */
     float *grad;          /* gradient buffer (d floats) */
-    float *ws;            /* model workspace for batches up to the batch size */
-    float *bx, *by;       /* batch buffers */
+    float *ws;            /* model workspace for batches up to batch_cap samples */
+    float *bx, *by;       /* batch buffers (batch_cap samples) */
+    int batch;            /* samples per step, 0 = the whole shard (algo_env_set_batch) */
+    int64_t batch_cap;    /* samples bx, by and ws hold; grows, never shrinks */
+    int64_t grad_samples; /* samples in the last gradient (algo_env_grad): what
+                             applying it adds to env->samples */
     wl_sampler sampler;   /* the worker's data stream */
     gsl_rng *rng_compute; /* compute-time draws */
     gsl_rng *rng_algo;    /* the method's own random choices (partners, ...) */
@@ -55,6 +64,10 @@ typedef struct algo_env_hooks {
      * asynchronous method) has completed; the experiment may evaluate and
      * stop the engine. */
     void (*iteration)(void *exp);
+    /* A method's own number (algo_env_series) at simulated time sim_time
+     * (seconds) and iteration; worker -1 for a global value. NULL: dropped. */
+    void (*series)(void *exp, double sim_time, int64_t iteration, int worker,
+                   const char *name, double value);
     void *exp;
 } algo_env_hooks;
 
@@ -71,7 +84,8 @@ struct algo_env {
     int64_t wire_params;  /* d_wire: parameters on the wire (sim_params, proxy, else d) */
     int wire_value_bytes; /* bytes per dense value on the wire ([workload] wire_dtype) */
     double flops_per_sample; /* training FLOPs per sample for compute time */
-    int batch;            /* per-worker batch (0 = full shard) */
+    int batch;            /* configured per-worker batch (0 = full shard); the
+                             current one of worker i is w[i].batch */
     int server_host;      /* host id of the parameter server (n), or -1 */
     const topo_graph *graph;  /* logical graph ([topology] graph), or NULL when
                                  the method does not use one (vt->uses_graph) */
@@ -87,23 +101,33 @@ struct algo_env {
     int diverged;            /* a gradient's loss was not finite */
     int64_t clipped;         /* gradients scaled down to norm [algorithm] clip */
     algo_env_hooks hooks;
+    sim_err error;           /* the first failure inside an event (algo_env_fail);
+                                code 0 while there is none */
+    int64_t batch_changes;   /* algo_env_set_batch calls that changed a batch */
 };
 
-/* Samples the worker's next batch and computes loss and gradient at params
- * into grad (may be w->grad), clipped to Euclidean norm [algorithm] clip
- * when that is > 0 (counted in env->clipped). Counts steps and samples.
- * Returns the loss. */
+/* Samples the worker's next batch (w->batch samples) and computes loss and
+ * gradient at params into grad (may be w->grad), clipped to Euclidean norm
+ * [algorithm] clip when that is > 0 (counted in env->clipped). Counts steps
+ * and samples, sets w->grad_samples. Returns the loss. */
 double algo_env_grad(algo_env *env, int worker, const float *params, float *grad);
 /* The gradient transform of [algorithm] clip: g *= c / ||g|| when
  * ||g|| > c (the norm computed in double; a non-finite norm is left
  * alone). Returns 1 when g was scaled. */
 int algo_grad_clip(float *g, int64_t d, double c);
 /* Schedules the end of a compute step of `samples` samples for worker after
- * its simulated compute time; fn(eng, ctx, arg, NULL) runs then. */
-void algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
-                      uint64_t arg);
-/* Samples in one step of this worker (batch, or its whole shard). */
+ * its simulated compute time; fn(eng, ctx, arg, NULL) runs then. Returns 0,
+ * or the code of algo_env_fail when the event cannot be scheduled. */
+int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
+                     uint64_t arg);
+/* Samples in one step of this worker (its batch, or its whole shard). */
 int algo_env_step_samples(const algo_env *env, int worker);
+/* Changes the worker's batch from its next gradient on (0 = its whole
+ * shard). Buffers grow when the batch passes their capacity (never in the
+ * steady state). Returns 0, or the code of algo_env_fail (SIM_ENOMEM, or
+ * SIM_EINTERNAL for a negative batch or a bad worker). Epochs, samples and
+ * the learning-rate schedule count samples, so they stay exact. */
+int algo_env_set_batch(algo_env *env, int worker, int batch);
 void algo_env_idle_begin(algo_env *env, int worker);
 void algo_env_idle_end(algo_env *env, int worker);
 /* Records one applied update computed `staleness` versions ago. */
@@ -114,6 +138,21 @@ void algo_env_iteration(algo_env *env, int64_t samples);
 /* A collective over all n workers of the given kind; done(ctx, rank). */
 sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
                         sim_err *err);
+/* Records a failure inside an event: keeps the first (code < 0, message
+ * formatted like sim_err_set) in env->error and stops the engine; the
+ * runner marks the run failed with it. Returns code (SIM_EINTERNAL when
+ * code is not negative). */
+int algo_env_fail(algo_env *env, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* sim_net_send and sim_coll_enter whose failure goes to algo_env_fail
+ * (the message names the hosts or the rank). Return 0 or the code. */
+int algo_env_send(algo_env *env, int src, int dst, double bytes, sim_net_deliver fn,
+                  void *ctx, uint64_t arg);
+int algo_env_coll_enter(algo_env *env, sim_coll *coll, int rank, double bytes);
+/* Records a method's own number in the runner's series table, stamped with
+ * the simulated time and env->iterations; worker -1 for a global value.
+ * name is copied (at most 63 characters). */
+void algo_env_series(algo_env *env, int worker, const char *name, double value);
 
 /* The learning rate at the current point of training (ALGORITHMS.md 1.1):
  * cfg lr, times lr_decay per milestone passed, with a linear warm-up from

@@ -92,7 +92,7 @@ static void on_coll_done(sim_engine *eng, void *ctx, int rank)
         st->applied = 1;
         int64_t samples = 0;
         for (int i = 0; i < env->n; i++)
-            samples += algo_env_step_samples(env, i);
+            samples += env->w[i].grad_samples;
         algo_env_iteration(env, samples);
     }
     algo_env_idle_end(env, rank);
@@ -110,10 +110,8 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     state *st = ctx;
     int w = (int)arg;
     algo_env_idle_begin(st->env, w);
-    sim_err err;
     double bytes = st->comp ? compressed_encode(st, w) : st->env->msg_bytes;
-    if (sim_coll_enter(st->coll, w, bytes, &err) < 0)
-        st->env->diverged = -1; /* cannot happen with a valid network; stop */
+    algo_env_coll_enter(st->env, st->coll, w, bytes);
 }
 
 static void begin_step(state *st, int w)
@@ -124,7 +122,7 @@ static void begin_step(state *st, int w)
                      (uint64_t)w);
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == 2; }
+static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
 
 /* Builds the compression state from [algorithm] compressor and
  * error_feedback; none (the identity) leaves st->comp NULL. */

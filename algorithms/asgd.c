@@ -10,7 +10,8 @@
  *
  * Options: staleness_lr = constant (lr_tau = lr) | inverse (lr / max(1, tau));
  * max_staleness = 0 (unbounded) or K: a gradient with tau > K is dropped
- * (counted in the staleness histogram but not applied, SSP-style reject). */
+ * (counted in the staleness histogram but not applied, SSP-style reject);
+ * every drop records the cumulative count as series `dropped` (global). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,9 +48,10 @@ static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
             lr /= (double)tau;
         algo_optim_step(st->opt, st->x, env->w[w].grad, lr);
         st->version++;
-        algo_env_iteration(env, algo_env_step_samples(env, w));
+        algo_env_iteration(env, env->w[w].grad_samples);
     } else {
         st->dropped++;
+        algo_env_series(env, -1, "dropped", (double)st->dropped);
     }
     send_pull(st, w);
 }
@@ -61,8 +63,8 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     state *st = ctx;
     int w = (int)arg;
     algo_env_idle_begin(st->env, w);
-    sim_net_send(st->env->net, w, st->env->server_host, st->env->msg_bytes, on_push_arrive,
-                 st, arg, NULL);
+    algo_env_send(st->env, w, st->env->server_host, st->env->msg_bytes, on_push_arrive, st,
+                  arg);
 }
 
 static void on_pull_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
@@ -87,8 +89,7 @@ static void send_pull(state *st, int w)
     memcpy(env->w[w].x, st->x, (size_t)env->d * sizeof(float));
     st->t_read[w] = st->version;
     algo_env_idle_begin(env, w);
-    sim_net_send(env->net, env->server_host, w, env->msg_bytes, on_pull_arrive, st,
-                 (uint64_t)w, NULL);
+    algo_env_send(env, env->server_host, w, env->msg_bytes, on_pull_arrive, st, (uint64_t)w);
 }
 
 static int needs_server(const sim_config *cfg)

@@ -145,7 +145,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_gossip_create_state(env, &ops, s, out, err);
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == 2; }
+static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
 
 const algo_vt algo_consensus_control = {
     .name = "consensus_control",

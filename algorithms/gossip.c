@@ -16,7 +16,10 @@
  *    network carries sizes and the slots carry contents.
  * Iteration k of the whole system completes when done_cnt[k mod R] reaches
  * n; workers are fewer than R iterations apart by the same bound. A
- * violation (impossible on a connected graph) stops the run as failed. */
+ * violation (impossible on a connected graph) stops the run as failed
+ * (algo_env_fail). iter_samples[k mod R] sums the samples of the gradients
+ * of global iteration k, which is what its completion adds to env->samples
+ * (the batches may change between iterations). */
 #include "algorithms/gossip.h"
 
 #include <math.h>
@@ -68,7 +71,9 @@ struct algo_gossip {
     float *avg;            /* exact mean of the current exact round */
     int exact_done, scalar_done;
     double est, est_first; /* adaptive: estimate of the current step, of the first */
-    int64_t spi;           /* samples per global iteration */
+    int64_t spi;           /* samples of one global iteration at the current batches */
+    int64_t spi_changes;   /* env->batch_changes when spi was summed */
+    int64_t *iter_samples; /* R slots: samples of global iteration s at [s mod R] */
     int64_t *done_cnt;
     int *recv_slab;
     int R;
@@ -86,7 +91,28 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void fail(algo_gossip *g) { g->env->diverged = -1; }
+static void fail(algo_gossip *g, int code, const char *what)
+{
+    algo_env_fail(g->env, code, "%s: %s", g->env->cfg->algorithm, what);
+}
+
+/* Sums spi again when a worker's batch has changed since the last sum. */
+static void refresh_spi(algo_gossip *g)
+{
+    if (g->spi_changes == g->env->batch_changes)
+        return;
+    g->spi = 0;
+    for (int i = 0; i < g->n; i++)
+        g->spi += algo_env_step_samples(g->env, i);
+    g->spi_changes = g->env->batch_changes;
+}
+
+/* Samples applied before global iteration k starts: exact up to k_lo
+ * (env->samples), then spi per iteration (exact while no batch changes). */
+static int64_t samples_before(const algo_gossip *g, int64_t k)
+{
+    return g->env->samples + (k - g->k_lo) * g->spi;
+}
 
 static void begin_iter(algo_gossip *g, int i);
 static void try_publish(algo_gossip *g, int i);
@@ -94,7 +120,7 @@ static void check_round(algo_gossip *g, int i);
 
 double algo_gossip_epoch_at(const algo_gossip *g, int64_t k)
 {
-    return (double)(k * g->spi) / (double)g->env->ds->train.n;
+    return (double)samples_before(g, k) / (double)g->env->ds->train.n;
 }
 
 int64_t algo_gossip_rounds(const algo_gossip *g, int i) { return g->w[i].rounds_total; }
@@ -117,7 +143,13 @@ static int need_snapshot(const algo_gossip *g, int64_t k)
         return 1;
     if (c->max_epochs > 0) {
         double lim = c->max_epochs * (double)g->env->ds->train.n;
-        if ((double)(it * g->spi) >= lim && (double)(k * g->spi) < lim)
+        int64_t before = samples_before(g, k), through = before + g->spi;
+        if ((double)through >= lim && (double)before < lim)
+            return 1;
+        /* with changing batches the later iterations' samples are a guess:
+         * one iteration's worth of margin either side */
+        if (g->env->batch_changes > 0 && (double)(through + g->spi) >= lim &&
+            (double)(before - g->spi) < lim)
             return 1;
     }
     return 0;
@@ -163,14 +195,16 @@ static frame *frame_get(algo_gossip *g, int64_t k)
 
 static void iteration_done(algo_gossip *g, int64_t k)
 {
-    if (k - g->k_lo >= g->R) {
-        fail(g); /* cannot happen on a connected graph */
+    if (k - g->k_lo >= g->R) { /* cannot happen on a connected graph */
+        fail(g, SIM_EINTERNAL, "a worker is a full window of iterations ahead of the slowest");
         return;
     }
     int s = (int)(k % g->R);
     if (++g->done_cnt[s] < g->n || k != g->k_lo)
         return;
     g->done_cnt[s] = 0;
+    int64_t samples = g->iter_samples[s];
+    g->iter_samples[s] = 0;
     frame *f = frame_find(g, k);
     if (f) {
         if (g->last && g->last != f)
@@ -178,7 +212,7 @@ static void iteration_done(algo_gossip *g, int64_t k)
         g->last = f;
     }
     g->k_lo++;
-    algo_env_iteration(g->env, g->spi);
+    algo_env_iteration(g->env, samples);
 }
 
 const float *algo_gossip_model(void *p, float *scratch)
@@ -213,10 +247,11 @@ static void finish_iter(algo_gossip *g, int i, int fused)
     }
     algo_env_idle_end(env, i);
     int64_t k = w->k;
+    refresh_spi(g);
     if (need_snapshot(g, k)) {
         frame *f = frame_get(g, k);
         if (!f) {
-            fail(g);
+            fail(g, SIM_ENOMEM, "out of memory for an evaluation snapshot");
         } else {
             memcpy(f->x + (int64_t)i * g->d, w->x, (size_t)g->d * sizeof(float));
             f->count++;
@@ -245,7 +280,7 @@ static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, d
     gworker *w = &g->w[dst];
     int64_t t = (int64_t)arg;
     if (t < w->t || t - w->t >= g->R) {
-        fail(g);
+        fail(g, SIM_EINTERNAL, "a gossip message outside the receive window");
         return;
     }
     w->recv[t % g->R]++;
@@ -284,7 +319,7 @@ static void complete_round(algo_gossip *g, int i)
     double t0 = g->prof ? now_s() : 0;
     if (fused && g->in_place) {
         if (w->pend[p ^ 1] > 0) { /* impossible on a static symmetric graph */
-            fail(g);
+            fail(g, SIM_EINTERNAL, "in-place combine into a send buffer still in use");
             return;
         }
         g->ops.combine_finish(g->m, env, i, w->k, w->lr, W, g->sp[p], w->slot[p],
@@ -323,9 +358,7 @@ static void complete_round(algo_gossip *g, int i)
         return;
     }
     if (w->plan.mode == ALGO_MIX_ADAPTIVE) {
-        sim_err err;
-        if (sim_coll_enter(g->coll_scalar, i, 8.0, &err) < 0)
-            fail(g);
+        algo_env_coll_enter(env, g->coll_scalar, i, 8.0);
         return;
     }
     if (w->round < w->plan.rounds)
@@ -357,7 +390,7 @@ static void try_publish(algo_gossip *g, int i)
     float *s = w->slot[p];
     if (g->in_place) {
         if (s != w->x) { /* x_i^k must be in the slot of step k */
-            fail(g);
+            fail(g, SIM_EINTERNAL, "the model is not in its send buffer");
             return;
         }
     } else if (w->round == 0) {
@@ -369,21 +402,16 @@ static void try_publish(algo_gossip *g, int i)
         memcpy(s, w->mix, (size_t)g->len * sizeof(float));
     }
     if (w->plan.mode == ALGO_MIX_EXACT) {
-        sim_err err;
-        if (sim_coll_enter(g->coll_exact, i, g->msg_bytes, &err) < 0)
-            fail(g);
+        algo_env_coll_enter(env, g->coll_exact, i, g->msg_bytes);
         return;
     }
     const int *out;
     int nout = topo_graph_out_at(env->graph, w->t, i, &out);
     w->pend[p] = nout;
     w->published = 1;
-    for (int a = 0; a < nout; a++) {
-        sim_err err;
-        if (sim_net_send(env->net, i, out[a], g->msg_bytes, on_msg, g, (uint64_t)w->t, &err) <
-            0)
-            fail(g);
-    }
+    for (int a = 0; a < nout; a++)
+        if (algo_env_send(env, i, out[a], g->msg_bytes, on_msg, g, (uint64_t)w->t) < 0)
+            return;
     check_round(g, i);
 }
 
@@ -433,6 +461,7 @@ static void begin_iter(algo_gossip *g, int i)
 {
     algo_env *env = g->env;
     gworker *w = &g->w[i];
+    refresh_spi(g);
     w->lr = algo_lr_at(env->cfg, algo_gossip_epoch_at(g, w->k));
     plan_of(g, w->k, &w->plan);
     w->round = 0;
@@ -440,6 +469,7 @@ static void begin_iter(algo_gossip *g, int i)
     w->mixed_done = 0;
     w->result = NULL;
     algo_env_grad(env, i, w->x, env->w[i].grad);
+    g->iter_samples[w->k % g->R] += env->w[i].grad_samples;
     algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, g, (uint64_t)i);
     if (g->ops.form == ALGO_GOSSIP_AWC)
         start_mixing(g, i);
@@ -503,6 +533,7 @@ void algo_gossip_destroy(void *p)
     }
     free(g->frames);
     free(g->done_cnt);
+    free(g->iter_samples);
     free(g->recv_slab);
     free(g->avg);
     free(g->ptrs);
@@ -547,6 +578,7 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
     g->R = env->n * (topo_graph_period(env->graph) + 1) + 4;
     for (int i = 0; i < env->n; i++)
         g->spi += algo_env_step_samples(env, i);
+    g->spi_changes = env->batch_changes;
     size_t n = (size_t)g->n, len = (size_t)g->len;
     g->w = calloc(n, sizeof *g->w);
     g->slab = malloc(3 * n * len * sizeof(float));
@@ -554,9 +586,10 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
     g->sp[1] = malloc(n * sizeof(float *));
     g->ptrs = malloc(n * sizeof(float *));
     g->done_cnt = calloc((size_t)g->R, sizeof *g->done_cnt);
+    g->iter_samples = calloc((size_t)g->R, sizeof *g->iter_samples);
     g->recv_slab = calloc(n * (size_t)g->R, sizeof *g->recv_slab);
     if (!g->w || !g->slab || !g->sp[0] || !g->sp[1] || !g->ptrs || !g->done_cnt ||
-        !g->recv_slab) {
+        !g->iter_samples || !g->recv_slab) {
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory for %d workers", env->cfg->algorithm,
                     env->n);
         goto fail;

@@ -21,8 +21,9 @@
  *    number per iteration), so time-varying graphs use W_t of that t.
  *
  *    Iterations: global iteration k completes when the last worker completes
- *    its iteration k; algo_env_iteration is then called once with the sum of
- *    the batch sizes. At the iterations the runner evaluates (every
+ *    its iteration k; algo_env_iteration is then called once with the
+ *    samples of that iteration's gradients (the workers' batches then, which
+ *    algo_env_set_batch may change). At the iterations the runner evaluates (every
  *    eval_every iterations and the last one), each worker copies x_i^{k+1}
  *    into a snapshot frame when it completes k, so the evaluated model is
  *    exactly the average of the x_i^{k+1} and the consensus distance is that
@@ -128,8 +129,9 @@ float *algo_gossip_x(const algo_gossip *g, int i);
 int64_t algo_gossip_rounds(const algo_gossip *g, int i);
 /* Starts wall-clock profiling into p (NULL stops it); p is borrowed. */
 void algo_gossip_set_profile(algo_gossip *g, algo_gossip_profile *p);
-/* The epoch at which global iteration k starts and its learning rate
- * (lr schedule of env->cfg at that epoch). */
+/* The epoch at which global iteration k starts: samples applied before it
+ * over training samples (iterations not yet completed count at the
+ * workers' current batches, exact while batches do not change). */
 double algo_gossip_epoch_at(const algo_gossip *g, int64_t k);
 
 /* Elements [off, off + len) of row i of W applied to in[] (vectors indexed

@@ -79,9 +79,7 @@ void algo_pairwise_average(algo_pairwise *pw, int i, int j)
 void algo_pairwise_send(algo_pairwise *pw, int src, int dst, double bytes,
                         sim_net_deliver fn, void *ctx)
 {
-    sim_err err;
-    if (sim_net_send(pw->env->net, src, dst, bytes, fn, ctx, 0, &err) < 0)
-        pw->env->diverged = -1;
+    algo_env_send(pw->env, src, dst, bytes, fn, ctx, 0);
 }
 
 int algo_pairwise_start(void *state, sim_err *err)

@@ -169,7 +169,7 @@ static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     int i = (int)arg;
     algo_pairwise_apply(&s->core, i);
     s->h[i]++;
-    algo_env_iteration(env, algo_env_step_samples(env, i));
+    algo_env_iteration(env, env->w[i].grad_samples);
     if (!s->in_flight[i] && s->h[i] >= s->target[i])
         interact(s, i);
     begin_step(s, i);

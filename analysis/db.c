@@ -4,8 +4,8 @@
  * Invariants: every write goes through one BEGIN IMMEDIATE transaction that
  * is rolled back on any error, so a failed call leaves nothing half-written
  * (and several writer processes never deadlock upgrading a read lock).
- * Buffered metric rows leave the buffer only once their transaction has
- * committed. Prepared statements are cached in the handle and reset after
+ * Buffered metric and series rows leave their buffers only once their
+ * transaction has committed. Prepared statements are cached in the handle and reset after
  * each use. NaN doubles are stored as NULL. */
 #include "analysis/db.h"
 
@@ -18,6 +18,7 @@
 #include <time.h>
 
 #define METRIC_BATCH 256
+#define SERIES_BATCH 256
 #define BUSY_DEFAULT_MS 10000
 
 enum {
@@ -26,6 +27,7 @@ enum {
     ST_RUN_INSERT,
     ST_PARAM_INSERT,
     ST_METRIC_INSERT,
+    ST_SERIES_INSERT,
     ST_WORKER_INSERT,
     ST_STALE_INSERT,
     ST_LINK_INSERT,
@@ -46,6 +48,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_METRIC_INSERT] = "INSERT INTO metrics(run_id, sim_time, iteration, epoch, samples,"
                          " train_loss, test_loss, test_accuracy, consensus_distance,"
                          " bytes_sent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [ST_SERIES_INSERT] = "INSERT INTO series(run_id, sim_time, iteration, worker, name, value)"
+                         " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [ST_WORKER_INSERT] = "INSERT INTO workers(run_id, worker, steps, compute_time, idle_time,"
                          " bytes_sent, mean_staleness, gossip_rounds)"
                          " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -57,7 +61,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                       " final_train_loss = ?8, final_test_accuracy = ?9,"
                       " mean_staleness = ?10, idle_fraction = ?11,"
                       " consensus_distance = ?12 WHERE id = ?1",
-    [ST_RUN_FAIL] = "UPDATE runs SET status = 'failed', finished_at = ?2"
+    [ST_RUN_FAIL] = "UPDATE runs SET status = 'failed', finished_at = ?2, error = ?3"
                     " WHERE id = ?1 AND status = 'running'",
     [ST_FIND_DONE] = "SELECT id FROM runs WHERE config = ?1"
                      " AND status IN ('done', 'diverged') ORDER BY id LIMIT 1",
@@ -73,7 +77,7 @@ static const char schema_sql[] =
     " finished_at TEXT, version TEXT, sim_time REAL, iterations INTEGER,"
     " wall_seconds REAL, bytes_sent INTEGER, final_train_loss REAL,"
     " final_test_accuracy REAL, mean_staleness REAL, idle_fraction REAL,"
-    " consensus_distance REAL);"
+    " consensus_distance REAL, error TEXT);"
     "CREATE TABLE IF NOT EXISTS params(run_id INTEGER, key TEXT, value TEXT);"
     "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER, sim_time REAL, iteration INTEGER,"
     " epoch REAL, samples INTEGER, train_loss REAL, test_loss REAL, test_accuracy REAL,"
@@ -87,11 +91,19 @@ static const char schema_sql[] =
     " count INTEGER);"
     "CREATE TABLE IF NOT EXISTS links(run_id INTEGER, link INTEGER, src INTEGER,"
     " dst INTEGER, bytes INTEGER);"
+    "CREATE TABLE IF NOT EXISTS series(run_id INTEGER, sim_time REAL, iteration INTEGER,"
+    " worker INTEGER, name TEXT, value REAL);"
     "CREATE INDEX IF NOT EXISTS metrics_run_time ON metrics(run_id, sim_time);"
     "CREATE INDEX IF NOT EXISTS params_run ON params(run_id);"
     "CREATE INDEX IF NOT EXISTS workers_run ON workers(run_id);"
     "CREATE INDEX IF NOT EXISTS staleness_run ON staleness(run_id);"
-    "CREATE INDEX IF NOT EXISTS runs_config ON runs(config);";
+    "CREATE INDEX IF NOT EXISTS runs_config ON runs(config);"
+    "CREATE INDEX IF NOT EXISTS series_run_name ON series(run_id, name);";
+
+/* Added after the first schema: a writable open adds them to an older
+ * database (still schema_version 1; older readers ignore them). */
+static const char *const newer_tables[] = {"labels", "links", "series"};
+#define N_NEWER ((int)(sizeof newer_tables / sizeof newer_tables[0]))
 
 /* Our tables; meta first. */
 static const char *const table_names[] = {"meta", "runs", "params", "metrics",
@@ -103,6 +115,15 @@ typedef struct pending_metric {
     an_metric_row row;
 } pending_metric;
 
+typedef struct pending_series {
+    int64_t run_id;
+    double sim_time;
+    int64_t iteration;
+    int worker;
+    double value;
+    char name[AN_SERIES_NAME_MAX];
+} pending_series;
+
 struct an_db {
     sqlite3 *conn;
     char *path;
@@ -110,6 +131,8 @@ struct an_db {
     sqlite3_stmt *stmt[ST_COUNT];
     pending_metric *buf;    /* METRIC_BATCH rows */
     int n_buf;
+    pending_series *sbuf;   /* SERIES_BATCH rows */
+    int n_sbuf;
 };
 
 enum { SCHEMA_EMPTY, SCHEMA_COMPLETE, SCHEMA_PARTIAL };
@@ -198,13 +221,31 @@ static int tx_end(an_db *db, int ret, sim_err *err)
     return ret;
 }
 
+/* 1 when query returns a row, 0 when not, < 0 on error. */
+static int query_has_row(an_db *db, const char *sql)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->conn, sql, -1, &s, NULL) != SQLITE_OK)
+        return SIM_EDB;
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : SIM_EDB;
+}
+
+static int has_error_column(an_db *db)
+{
+    return query_has_row(db, "SELECT 1 FROM pragma_table_info('runs', 'main')"
+                             " WHERE name = 'error'");
+}
+
 /* Classifies the file: empty, ours (complete or missing tables), or an
- * error (not ours, newer schema, unreadable). */
-static int schema_inspect(an_db *db, int *state, sim_err *err)
+ * error (not ours, newer schema, unreadable). *current (may be NULL): the
+ * newer tables and runs.error exist too. */
+static int schema_inspect(an_db *db, int *state, int *current, sim_err *err)
 {
     sqlite3_stmt *s = NULL;
     int have[N_TABLES] = {0};
-    int n_tables = 0, n_ours = 0;
+    int n_tables = 0, n_ours = 0, n_newer = 0;
     if (sqlite3_prepare_v2(db->conn,
                            "SELECT name FROM sqlite_master WHERE type = 'table'"
                            " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
@@ -219,6 +260,9 @@ static int schema_inspect(an_db *db, int *state, sim_err *err)
                 have[i] = 1;
                 n_ours++;
             }
+        for (int i = 0; i < N_NEWER; i++)
+            if (name && strcmp(name, newer_tables[i]) == 0)
+                n_newer++;
     }
     if (rc != SQLITE_DONE)
         goto sql_fail;
@@ -259,6 +303,12 @@ static int schema_inspect(an_db *db, int *state, sim_err *err)
                            "%s: schema version %ld is newer than this dtsim (%d)",
                            db->path, version, AN_DB_SCHEMA_VERSION);
     *state = n_ours == N_TABLES ? SCHEMA_COMPLETE : SCHEMA_PARTIAL;
+    if (current) {
+        int col = have[1] ? has_error_column(db) : 0;
+        if (col < 0)
+            goto sql_fail;
+        *current = n_newer == N_NEWER && col == 1;
+    }
     return 0;
 
 sql_fail:
@@ -271,16 +321,24 @@ sql_fail:
     return SIM_EDB;
 }
 
+/* Creates the missing tables and columns (all of them in an empty file). */
 static int schema_create(an_db *db, sim_err *err)
 {
     int ret = tx_begin(db, err);
     if (ret != 0)
         return ret;
-    int state = SCHEMA_EMPTY;
-    ret = schema_inspect(db, &state, err);
-    if (ret == 0 && state != SCHEMA_COMPLETE &&
+    int state = SCHEMA_EMPTY, current = 0;
+    ret = schema_inspect(db, &state, &current, err);
+    if (ret == 0 && (state != SCHEMA_COMPLETE || !current) &&
         sqlite3_exec(db->conn, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
         ret = db_error(db, err);
+    if (ret == 0) {
+        int col = has_error_column(db);
+        if (col < 0 || (col == 0 && sqlite3_exec(db->conn,
+                                                 "ALTER TABLE runs ADD COLUMN error TEXT",
+                                                 NULL, NULL, NULL) != SQLITE_OK))
+            ret = db_error(db, err);
+    }
     return tx_end(db, ret, err);
 }
 
@@ -307,7 +365,8 @@ static an_db *db_open(const char *path, int readonly, sim_err *err)
         goto nomem;
     if (!readonly) {
         db->buf = malloc(METRIC_BATCH * sizeof *db->buf);
-        if (!db->buf)
+        db->sbuf = malloc(SERIES_BATCH * sizeof *db->sbuf);
+        if (!db->buf || !db->sbuf)
             goto nomem;
     }
     int flags = SQLITE_OPEN_URI | (readonly ? SQLITE_OPEN_READONLY
@@ -324,8 +383,8 @@ static an_db *db_open(const char *path, int readonly, sim_err *err)
         sim_err_set(err, SIM_EDB, "%s: %s", path, sqlite3_errstr(SQLITE_READONLY));
         goto fail;
     }
-    int state = SCHEMA_EMPTY;
-    if (schema_inspect(db, &state, err) != 0)
+    int state = SCHEMA_EMPTY, current = 0;
+    if (schema_inspect(db, &state, readonly ? NULL : &current, err) != 0)
         goto fail;
     if (readonly) {
         if (state != SCHEMA_COMPLETE) {
@@ -338,7 +397,7 @@ static an_db *db_open(const char *path, int readonly, sim_err *err)
     if (pragma_exec(db, "PRAGMA journal_mode=WAL", err) != 0 ||
         pragma_exec(db, "PRAGMA synchronous=NORMAL", err) != 0)
         goto fail;
-    if (state != SCHEMA_COMPLETE && schema_create(db, err) != 0)
+    if ((state != SCHEMA_COMPLETE || !current) && schema_create(db, err) != 0)
         goto fail;
     return db;
 
@@ -397,12 +456,13 @@ void an_db_close(an_db *db)
 {
     if (!db)
         return;
-    if (db->conn && db->n_buf > 0)
+    if (db->conn && (db->n_buf > 0 || db->n_sbuf > 0))
         an_db_flush(db, NULL);  /* best effort: close cannot report */
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(db->stmt[i]);
     sqlite3_close_v2(db->conn);
     free(db->buf);
+    free(db->sbuf);
     free(db->path);
     free(db);
 }
@@ -481,17 +541,73 @@ static int metrics_write(an_db *db, sim_err *err)
     return 0;
 }
 
+/* Inserts the buffered series rows; the caller holds the transaction. */
+static int series_write(an_db *db, sim_err *err)
+{
+    if (db->n_sbuf == 0)
+        return 0;
+    sqlite3_stmt *s = stmt_get(db, ST_SERIES_INSERT, err);
+    if (!s)
+        return SIM_EDB;
+    for (int i = 0; i < db->n_sbuf; i++) {
+        const pending_series *r = &db->sbuf[i];
+        sqlite3_bind_int64(s, 1, r->run_id);
+        bind_real(s, 2, r->sim_time);
+        sqlite3_bind_int64(s, 3, r->iteration);
+        if (r->worker < 0)
+            sqlite3_bind_null(s, 4);
+        else
+            sqlite3_bind_int(s, 4, r->worker);
+        bind_text(s, 5, r->name);
+        bind_real(s, 6, r->value);
+        int ret = stmt_run(db, s, err);
+        if (ret != 0)
+            return ret;
+    }
+    return 0;
+}
+
+/* Both buffers, in the caller's transaction. */
+static int rows_write(an_db *db, sim_err *err)
+{
+    int ret = metrics_write(db, err);
+    return ret != 0 ? ret : series_write(db, err);
+}
+
 int an_db_flush(an_db *db, sim_err *err)
 {
-    if (db->n_buf == 0)
+    if (db->n_buf == 0 && db->n_sbuf == 0)
         return 0;
     int ret = tx_begin(db, err);
     if (ret != 0)
         return ret;
-    ret = tx_end(db, metrics_write(db, err), err);
+    ret = tx_end(db, rows_write(db, err), err);
     if (ret == 0)
-        db->n_buf = 0;
+        db->n_buf = db->n_sbuf = 0;
     return ret;
+}
+
+int an_db_series(an_db *db, int64_t run_id, const an_series_row *row, sim_err *err)
+{
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    size_t len = row->name ? strlen(row->name) : 0;
+    if (len == 0 || len >= AN_SERIES_NAME_MAX)
+        return sim_err_set(err, SIM_EINTERNAL,
+                           "%s: series name '%.80s' must have 1 to %d characters", db->path,
+                           row->name ? row->name : "", AN_SERIES_NAME_MAX - 1);
+    if (db->n_sbuf == SERIES_BATCH && an_db_flush(db, err) != 0)
+        return SIM_EDB;
+    pending_series *p = &db->sbuf[db->n_sbuf++];
+    p->run_id = run_id;
+    p->sim_time = row->sim_time;
+    p->iteration = row->iteration;
+    p->worker = row->worker;
+    p->value = row->value;
+    memcpy(p->name, row->name, len + 1);
+    if (db->n_sbuf == SERIES_BATCH)
+        return an_db_flush(db, err);
+    return 0;
 }
 
 int an_db_metric(an_db *db, int64_t run_id, const an_metric_row *row, sim_err *err)
@@ -586,7 +702,7 @@ int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
     int ret = tx_begin(db, err);
     if (ret != 0)
         return ret;
-    ret = metrics_write(db, err);
+    ret = rows_write(db, err);
     for (int i = 0; ret == 0 && i < n_workers; i++) {
         const an_worker_row *w = &workers[i];
         sqlite3_bind_int64(wk, 1, run_id);
@@ -627,11 +743,16 @@ int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
     }
     ret = tx_end(db, ret, err);
     if (ret == 0)
-        db->n_buf = 0;
+        db->n_buf = db->n_sbuf = 0;
     return ret;
 }
 
 int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err)
+{
+    return an_db_run_fail_message(db, run_id, NULL, err);
+}
+
+int an_db_run_fail_message(an_db *db, int64_t run_id, const char *message, sim_err *err)
 {
     if (check_writable(db, err) != 0)
         return SIM_EDB;
@@ -643,15 +764,16 @@ int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err)
     int ret = tx_begin(db, err);
     if (ret != 0)
         return ret;
-    ret = metrics_write(db, err);
+    ret = rows_write(db, err);
     if (ret == 0) {
         sqlite3_bind_int64(s, 1, run_id);
         bind_text(s, 2, now);
+        bind_text(s, 3, message);
         ret = stmt_run(db, s, err);
     }
     ret = tx_end(db, ret, err);
     if (ret == 0)
-        db->n_buf = 0;
+        db->n_buf = db->n_sbuf = 0;
     return ret;
 }
 
@@ -695,15 +817,22 @@ int an_db_mark_stale_running(an_db *db, const char *config, sim_err *err)
 
 /* ---- merging another database (MPI sweep shards) ---- */
 
-static const char *const merge_sql[] = {
+/* The runs row; %s is the source's error column, or NULL for a source
+ * older than it. */
+static const char merge_runs_sql[] =
     "INSERT INTO main.runs(name, algorithm, status, seed, n_workers, config, started_at,"
     " finished_at, version, sim_time, iterations, wall_seconds, bytes_sent,"
     " final_train_loss, final_test_accuracy, mean_staleness, idle_fraction,"
-    " consensus_distance) SELECT name, algorithm,"
+    " consensus_distance, error) SELECT name, algorithm,"
     " CASE status WHEN 'running' THEN 'failed' ELSE status END, seed, n_workers, config,"
     " started_at, finished_at, version, sim_time, iterations, wall_seconds, bytes_sent,"
     " final_train_loss, final_test_accuracy, mean_staleness, idle_fraction,"
-    " consensus_distance FROM merge_src.runs WHERE id = ?2",
+    " consensus_distance, %s FROM merge_src.runs WHERE id = ?2";
+
+/* The rows of a run, per table (merge_table[k] for merge_sql[k]). */
+static const char *const merge_table[] = {"params", "metrics", "workers", "staleness",
+                                          "labels", "links", "series"};
+static const char *const merge_sql[] = {
     "INSERT INTO main.params(run_id, key, value) SELECT ?1, key, value"
     " FROM merge_src.params WHERE run_id = ?2 ORDER BY rowid",
     "INSERT INTO main.metrics(run_id, sim_time, iteration, epoch, samples, train_loss,"
@@ -721,14 +850,20 @@ static const char *const merge_sql[] = {
     " FROM merge_src.labels WHERE run_id = ?2 ORDER BY rowid",
     "INSERT INTO main.links(run_id, link, src, dst, bytes) SELECT ?1, link, src, dst, bytes"
     " FROM merge_src.links WHERE run_id = ?2 ORDER BY rowid",
+    "INSERT INTO main.series(run_id, sim_time, iteration, worker, name, value) SELECT ?1,"
+    " sim_time, iteration, worker, name, value FROM merge_src.series WHERE run_id = ?2"
+    " ORDER BY rowid",
 };
-#define N_MERGE ((int)(sizeof merge_sql / sizeof merge_sql[0]))
+#define N_MERGE ((int)(sizeof merge_sql / sizeof merge_sql[0]) + 1)
 
-/* Copies run src_id (statement 0 inserts the run, the others its rows). */
+/* Copies run src_id (statement 0 inserts the run, the others its rows;
+ * NULL statements are tables the source does not have). */
 static int merge_run(an_db *db, sqlite3_stmt **st, int64_t src_id, sim_err *err)
 {
     int64_t new_id = 0;
     for (int k = 0; k < N_MERGE; k++) {
+        if (!st[k])
+            continue;
         if (k > 0)
             sqlite3_bind_int64(st[k], 1, new_id);
         sqlite3_bind_int64(st[k], 2, src_id);
@@ -741,13 +876,37 @@ static int merge_run(an_db *db, sqlite3_stmt **st, int64_t src_id, sim_err *err)
     return 0;
 }
 
+/* 1 when the attached source has the table (or runs has the column). */
+static int merge_src_has(an_db *db, const char *table, const char *column)
+{
+    char sql[256];
+    if (column)
+        snprintf(sql, sizeof sql,
+                 "SELECT 1 FROM pragma_table_info('%s', 'merge_src') WHERE name = '%s'", table,
+                 column);
+    else
+        snprintf(sql, sizeof sql,
+                 "SELECT 1 FROM merge_src.sqlite_master WHERE type = 'table' AND name = '%s'",
+                 table);
+    return query_has_row(db, sql);
+}
+
 static int merge_all(an_db *db, int *n_copied, sim_err *err)
 {
     sqlite3_stmt *st[N_MERGE] = {0}, *list = NULL;
     int ret = 0;
-    for (int k = 0; ret == 0 && k < N_MERGE; k++)
-        if (sqlite3_prepare_v2(db->conn, merge_sql[k], -1, &st[k], NULL) != SQLITE_OK)
+    char runs_sql[sizeof merge_runs_sql + 16];
+    int has_error = merge_src_has(db, "runs", "error");
+    snprintf(runs_sql, sizeof runs_sql, merge_runs_sql, has_error == 1 ? "error" : "NULL");
+    if (has_error < 0 ||
+        sqlite3_prepare_v2(db->conn, runs_sql, -1, &st[0], NULL) != SQLITE_OK)
+        ret = db_error(db, err);
+    for (int k = 1; ret == 0 && k < N_MERGE; k++) {
+        int has = merge_src_has(db, merge_table[k - 1], NULL);
+        if (has < 0 || (has == 1 && sqlite3_prepare_v2(db->conn, merge_sql[k - 1], -1, &st[k],
+                                                       NULL) != SQLITE_OK))
             ret = db_error(db, err);
+    }
     if (ret == 0 && sqlite3_prepare_v2(db->conn, "SELECT id, config, status FROM"
                                        " merge_src.runs ORDER BY id", -1, &list,
                                        NULL) != SQLITE_OK)

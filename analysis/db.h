@@ -1,8 +1,11 @@
 /* The results database (SQLite). Schema of INTERFACE.md plus a `meta`
  * table holding schema_version. Opened in WAL mode with a busy timeout so
  * several processes can append. A run row is written as 'running' first and
- * marked 'done', 'diverged' or 'failed' at the end; metric rows are
- * buffered and written in batched transactions (an_db_flush).
+ * marked 'done', 'diverged' or 'failed' (with its error message) at the
+ * end; metric and series rows are buffered and written in batched
+ * transactions (an_db_flush). Newer tables and columns (series,
+ * runs.error) are added to an older database when it is opened for
+ * writing; a read-only open needs only the original tables.
  * Errors (locked, read-only, not a dtsim database, newer schema) are
  * SIM_EDB with the file name first and sqlite3_errmsg. */
 #ifndef DTSIM_AN_DB_H
@@ -29,6 +32,17 @@ typedef struct an_metric_row {
     double consensus_distance;
     int64_t bytes_sent;
 } an_metric_row;
+
+/* One value a method recorded (algo_env_series): long format, one row per
+ * (time, worker, name). */
+#define AN_SERIES_NAME_MAX 64
+typedef struct an_series_row {
+    double sim_time;        /* simulated seconds */
+    int64_t iteration;
+    int worker;             /* -1: a global value (NULL) */
+    const char *name;       /* at most AN_SERIES_NAME_MAX - 1 characters; copied */
+    double value;           /* NAN -> NULL */
+} an_series_row;
 
 typedef struct an_worker_row {
     int worker;
@@ -82,6 +96,10 @@ const char *an_db_path(const an_db *db);
 int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err *err);
 /* Buffers a metric row; written at the next flush (automatic every 256 rows). */
 int an_db_metric(an_db *db, int64_t run_id, const an_metric_row *row, sim_err *err);
+/* Buffers a series row, written with the metric rows (same batches and
+ * transactions). A name that is empty or too long is SIM_EINTERNAL. */
+int an_db_series(an_db *db, int64_t run_id, const an_series_row *row, sim_err *err);
+/* Writes the buffered metric and series rows in one transaction. */
 int an_db_flush(an_db *db, sim_err *err);
 /* Writes workers rows, staleness histogram (counts[s] for s = 0..n-1, zero
  * counts skipped), flushes metrics and sets the summary, finished_at and
@@ -97,8 +115,10 @@ int an_db_run_labels(an_db *db, int64_t run_id, int n_workers, int classes,
  * in one transaction; call before an_db_run_finish. */
 int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_links,
                     sim_err *err);
-/* Marks a run failed (best effort, for error paths). */
+/* Marks a run failed (best effort, for error paths), flushing its rows. */
 int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err);
+/* The same, with the error message stored in runs.error (NULL: none). */
+int an_db_run_fail_message(an_db *db, int64_t run_id, const char *message, sim_err *err);
 /* Id of a run with status 'done' or 'diverged' and this exact config, or 0. */
 int an_db_find_done(an_db *db, const char *config, int64_t *run_id, sim_err *err);
 
@@ -113,8 +133,9 @@ void an_db_set_busy_timeout(an_db *db, int ms);
  * killed process; a resuming sweep calls it). Returns how many, or < 0. */
 int an_db_mark_stale_running(an_db *db, const char *config, sim_err *err);
 /* Copies the runs of the dtsim database at src_path into db in one
- * transaction, with new ids and their params, metrics, workers and
- * staleness rows (in their order). A 'done' or 'diverged' run whose config
+ * transaction, with new ids and their params, metrics, workers,
+ * staleness, labels, links and series rows (in their order; tables the
+ * source does not have are skipped). A 'done' or 'diverged' run whose config
  * is already done or diverged in db is skipped; a 'running' one is copied
  * as 'failed' (its process is gone). *n_copied = runs copied. SIM_EDB
  * names the file. Used by rank 0 of an MPI sweep. */

@@ -5,9 +5,9 @@
  * wrapper around its vtable slot), gossip (the W_t rows, timed inside the
  * gossip driver with algo_gossip_set_profile), the local updates (the
  * method's prepare/finish) and the rest (event engine, network model,
- * sampling and bookkeeping). The environment is built here, as the
- * experiment runner would, so that evaluation and data loading stay out of
- * the timed epoch. One OpenBLAS thread, as in the simulator.
+ * sampling and bookkeeping). The environment comes from the runner's
+ * builder (experiment/env.h) and the engine is driven here, so that
+ * evaluation and data loading stay out of the timed epoch. One OpenBLAS thread, as in the simulator.
  * Each epoch is timed on its own; the best one is reported (the machine is
  * shared) beside the others.
  * Usage: bench_dpsgd [MODEL] [WORKERS] [EPOCHS]   (default mlp(256) 16 3). */
@@ -19,11 +19,9 @@
 
 #include "algorithms/algo.h"
 #include "algorithms/gossip.h"
-#include "sim/compute.h"
 #include "config/config.h"
+#include "experiment/env.h"
 #include "experiment/experiment.h"
-#include "sim/rng.h"
-#include "topology/physnet.h"
 #include "workloads/dataset.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -117,101 +115,43 @@ int main(int argc, char **argv)
         return fail("config", &err);
 
     double t_load = now();
-    gsl_rng *rng_data = sim_rng_create(cfg.seed, SIM_STREAM_DATA, 0);
-    gsl_rng *rng_part = sim_rng_create(cfg.seed, SIM_STREAM_PARTITION, 0);
-    gsl_rng *rng_init = sim_rng_create(cfg.seed, SIM_STREAM_INIT, 0);
-    gsl_rng *rng_topo = sim_rng_create(cfg.seed, SIM_STREAM_TOPOLOGY, 0);
-    wl_dataset_opts dso = {.spec = cfg.dataset, .test_fraction = cfg.test_fraction,
-                           .normalize = cfg.normalize, .rng = rng_data};
-    wl_dataset *ds = wl_dataset_create(&dso, &err);
+    wl_dataset *ds = xp_env_dataset_create(&cfg, &err);
     if (!ds)
         return fail("dataset", &err);
     t_load = now() - t_load;
-    wl_model *model = wl_model_create(cfg.model, ds, &err);
-    if (!model)
-        return fail("model", &err);
+    xp_env_opts xo = {.dataset = ds};
+    xp_env *x = xp_env_create(&cfg, &xo, &err);
+    if (!x)
+        return fail("environment", &err);
+    wl_model *model = xp_env_model(x);
     real_vt = model->vt;
     timed_vt = *model->vt;
     timed_vt.loss_grad = timed_loss_grad;
     model->vt = &timed_vt;
-    wl_partition *part = wl_partition_create(ds, n, cfg.partition, rng_part, &err);
-    topo_physnet pn;
-    if (!part || topo_physnet_build(&pn, cfg.net_topology, n, &err) < 0)
-        return fail("partition/network", &err);
-    sim_engine *eng = sim_engine_create(1024);
-    sim_net_desc nd;
-    topo_physnet_desc(&pn, cfg.latency, cfg.bandwidth, (sim_sharing)cfg.sharing, &nd);
-    sim_net *net = sim_net_create(eng, &nd, &err);
-    topo_graph graph;
-    if (!net || topo_graph_build(&graph, cfg.graph, n, rng_topo, &err) < 0)
-        return fail("graph", &err);
-    topo_mixing *mix = topo_mixing_create(&graph, (topo_weights)cfg.weights, &err);
-    sim_compute *compute = sim_compute_create(&cfg.compute, n, &err);
-    if (!mix || !compute)
-        return fail("mixing/compute", &err);
-
-    algo_env env;
-    memset(&env, 0, sizeof env);
-    env.cfg = &cfg;
-    env.eng = eng;
-    env.net = net;
-    env.compute = compute;
-    env.model = model;
-    env.ds = ds;
-    env.n = n;
-    env.d = model->n_params;
-    env.msg_bytes = (double)env.d * cfg.wire_bytes;
-    env.wire_params = env.d;
-    env.wire_value_bytes = cfg.wire_bytes;
-    env.flops_per_sample = model->flops_per_sample;
-    env.batch = batch;
-    env.server_host = -1;
-    env.graph = &graph;
-    env.mix = mix;
-    env.allreduce_kind = SIM_COLL_RING;
-    env.rng_global = sim_rng_create(cfg.seed, SIM_STREAM_ALGORITHM, (uint64_t)n);
-    env.w = calloc((size_t)n, sizeof *env.w);
-    size_t wsf = wl_model_workspace_floats(model, batch);
-    for (int i = 0; i < n; i++) {
-        algo_worker *w = &env.w[i];
-        w->id = i;
-        w->idle_since = -1;
-        w->x = malloc((size_t)env.d * sizeof(float));
-        w->grad = calloc((size_t)env.d, sizeof(float));
-        w->ws = malloc(wsf * sizeof(float));
-        w->bx = malloc((size_t)batch * (size_t)ds->dim * sizeof(float));
-        w->by = malloc((size_t)batch * sizeof(float));
-        w->rng_compute = sim_rng_create(cfg.seed, SIM_STREAM_COMPUTE, (uint64_t)i);
-        w->rng_algo = sim_rng_create(cfg.seed, SIM_STREAM_ALGORITHM, (uint64_t)i);
-        if (wl_sampler_init(&w->sampler, ds, part, i,
-                            sim_rng_create(cfg.seed, SIM_STREAM_SAMPLING, (uint64_t)i),
-                            &err) < 0)
-            return fail("sampler", &err);
-        if (i == 0)
-            model->vt->init(model, w->x, rng_init);
-        else
-            memcpy(w->x, env.w[0].x, (size_t)env.d * sizeof(float));
-    }
+    algo_env *env = xp_env_algo_env(x);
+    sim_engine *eng = xp_env_engine(x);
     int64_t per_epoch = (int64_t)ceil((double)ds->train.n / ((double)n * batch));
     algo_gossip_profile prof = {0};
-    stopper st = {.eng = eng, .iterations = &env.iterations, .per_epoch = per_epoch,
+    stopper st = {.eng = eng, .iterations = &env->iterations, .per_epoch = per_epoch,
                   .stop_at = per_epoch * epochs, .prof = &prof};
-    env.hooks.iteration = on_iteration;
-    env.hooks.exp = &st;
+    env->hooks.iteration = on_iteration;
+    env->hooks.exp = &st;
 
-    const algo_vt *vt = algo_find("dpsgd");
-    void *alg = NULL;
-    if (vt->create(&env, &alg, &err) < 0)
+    if (xp_env_algo_create(x, &err) < 0)
         return fail("dpsgd", &err);
-    algo_gossip_set_profile(alg, &prof);
+    const algo_vt *vt = xp_env_vt(x);
+    algo_gossip_set_profile(xp_env_state(x), &prof);
 
     mark(&st);
-    vt->start(alg, &err);
+    if (vt->start(xp_env_state(x), &err) < 0)
+        return fail("start", &err);
     sim_engine_run_until(eng, SIM_TIME_MAX);
+    if (env->error.code)
+        return fail("run", &env->error);
 
     printf("workload          %s on Fashion-MNIST, d = %lld, %d workers on a ring (W = 1/3), "
            "batch %d, dpsgd (AWC)\n",
-           model_spec, (long long)env.d, n, batch);
+           model_spec, (long long)env->d, n, batch);
     printf("epoch             %lld iterations, %lld samples (data set load %.2f s, not "
            "timed)\n",
            (long long)per_epoch, (long long)(per_epoch * n * batch), t_load);
@@ -240,35 +180,9 @@ int main(int argc, char **argv)
     printf("events            %llu in all, simulated time %.3f s\n",
            (unsigned long long)sim_engine_processed(eng), sim_time_to_s(sim_engine_now(eng)));
 
-    vt->destroy(alg);
-    for (int i = 0; i < n; i++) {
-        algo_worker *w = &env.w[i];
-        gsl_rng_free(w->sampler.rng);
-        wl_sampler_release(&w->sampler);
-        free(w->x);
-        free(w->grad);
-        free(w->ws);
-        free(w->bx);
-        free(w->by);
-        gsl_rng_free(w->rng_compute);
-        gsl_rng_free(w->rng_algo);
-    }
-    free(env.w);
-    gsl_rng_free(env.rng_global);
-    sim_compute_destroy(compute);
-    sim_net_destroy(net);
-    topo_mixing_destroy(mix);
-    topo_graph_release(&graph);
-    topo_physnet_release(&pn);
-    sim_engine_destroy(eng);
-    wl_partition_destroy(part);
     model->vt = real_vt;
-    wl_model_destroy(model);
+    xp_env_destroy(x);
     wl_dataset_destroy(ds);
-    gsl_rng_free(rng_data);
-    gsl_rng_free(rng_part);
-    gsl_rng_free(rng_init);
-    gsl_rng_free(rng_topo);
     sim_config_release(&cfg);
     return 0;
 }

@@ -22,6 +22,22 @@
 
 #include "config/config_impl.h"
 
+/* The enum value of every word of the common choice keys. */
+static const sim_choice eval_model_values[] = {
+    {"average", SIM_EVAL_AVERAGE}, {"worker0", SIM_EVAL_WORKER0}, {NULL, 0}};
+static const sim_choice sharing_values[] = {
+    {"fair", SIM_SHARE_FAIR}, {"none", SIM_SHARE_NONE}, {NULL, 0}};
+static const sim_choice collective_values[] = {
+    {"ring", SIM_COLL_RING}, {"tree", SIM_COLL_TREE}, {"ps", SIM_COLL_PS}, {NULL, 0}};
+static const sim_choice weights_values[] = {
+    {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM}, {NULL, 0}};
+static const sim_choice normalize_values[] = {
+    {"none", SIM_NORMALIZE_NONE}, {"standard", SIM_NORMALIZE_STANDARD}, {NULL, 0}};
+static const sim_choice init_values[] = {
+    {"same", SIM_INIT_SAME}, {"independent", SIM_INIT_INDEPENDENT}, {NULL, 0}};
+static const sim_choice wire_dtype_values[] = {
+    {"fp32", SIM_WIRE_FP32}, {"fp16", SIM_WIRE_FP16}, {"bf16", SIM_WIRE_BF16}, {NULL, 0}};
+
 /* clang-format off */
 const sim_key sim_config_keys[] = {
     {"experiment", "name", "", SIM_KEY_STRING, NULL, "run name (default: the file's base name)"},
@@ -80,6 +96,28 @@ const sim_key sim_config_keys[] = {
     {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
 };
 /* clang-format on */
+
+static const struct {
+    const char *section, *key;
+    const sim_choice *values;
+} choice_tables[] = {
+    {"experiment", "eval_model", eval_model_values},
+    {"network", "sharing", sharing_values},
+    {"network", "collective", collective_values},
+    {"topology", "weights", weights_values},
+    {"workload", "normalize", normalize_values},
+    {"workload", "init", init_values},
+    {"workload", "wire_dtype", wire_dtype_values},
+};
+
+const sim_choice *sim_config_choice_values(const char *section, const char *key)
+{
+    for (size_t i = 0; i < sizeof choice_tables / sizeof choice_tables[0]; i++)
+        if (strcmp(choice_tables[i].section, section) == 0 &&
+            strcmp(choice_tables[i].key, key) == 0)
+            return choice_tables[i].values;
+    return NULL;
+}
 
 static const char *const sections[] = {"experiment", "workers",   "network",
                                        "topology",   "algorithm", "workload"};

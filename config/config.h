@@ -21,8 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/collective.h"
 #include "sim/compute.h"
 #include "sim/err.h"
+#include "sim/network.h"
 #include "sim/units.h"
 
 typedef enum sim_key_type {
@@ -34,8 +36,14 @@ typedef enum sim_key_type {
     SIM_KEY_FLOPS,   /* FLOP/s */
     SIM_KEY_BOOL,    /* int 0/1 */
     SIM_KEY_STRING,  /* free text / spec, validated by its consumer */
-    SIM_KEY_CHOICE   /* one of `choices` ("a|b|c"), stored as the index (int) */
+    SIM_KEY_CHOICE   /* one of `choices` ("a|b|c"), stored as its enum value (int) */
 } sim_key_type;
+
+/* One word of a choice key and the enum value it stands for. */
+typedef struct sim_choice {
+    const char *name;
+    int value;
+} sim_choice;
 
 typedef struct sim_key {
     const char *section;  /* "experiment", "workers", ... */
@@ -45,6 +53,24 @@ typedef struct sim_key {
     const char *choices;  /* SIM_KEY_CHOICE: "ring|tree|ps" */
     const char *doc;      /* one line, for --help and the README */
 } sim_key;
+
+/* Enums of the common choice keys that no lower layer defines ([network]
+ * sharing and collective are sim_sharing and sim_coll_kind). */
+typedef enum sim_eval_model { SIM_EVAL_AVERAGE = 0, SIM_EVAL_WORKER0 = 1 } sim_eval_model;
+typedef enum sim_weights_kind {
+    SIM_WEIGHTS_METROPOLIS = 0,
+    SIM_WEIGHTS_UNIFORM = 1
+} sim_weights_kind;
+typedef enum sim_normalize_kind {
+    SIM_NORMALIZE_NONE = 0,
+    SIM_NORMALIZE_STANDARD = 1
+} sim_normalize_kind;
+typedef enum sim_init_kind { SIM_INIT_SAME = 0, SIM_INIT_INDEPENDENT = 1 } sim_init_kind;
+typedef enum sim_wire_dtype {
+    SIM_WIRE_FP32 = 0,
+    SIM_WIRE_FP16 = 1,
+    SIM_WIRE_BF16 = 2
+} sim_wire_dtype;
 
 /* One resolved key: canonical value text and where it came from. */
 typedef struct sim_entry {
@@ -71,7 +97,7 @@ typedef struct sim_config {
     int64_t eval_every_iters;    /* > 0 when eval_every is a count */
     sim_time eval_every_time;    /* > 0 when eval_every is a time */
     int64_t eval_train_samples;  /* SIM_CFG_EVAL_ALL or a count */
-    int eval_model;              /* 0 the workers' average, 1 worker 0 */
+    sim_eval_model eval_model;   /* the workers' average or worker 0's model */
 
     /* [workers] */
     int n_workers;
@@ -81,12 +107,12 @@ typedef struct sim_config {
     char net_topology[512];      /* spec text, e.g. "star", "torus(4, 4)" */
     double latency;              /* seconds per link */
     double bandwidth;            /* bytes per second per link */
-    int sharing;                 /* sim_sharing */
-    int collective;              /* 0 ring, 1 tree, 2 ps */
+    sim_sharing sharing;
+    sim_coll_kind collective;    /* SIM_COLL_RING, SIM_COLL_TREE or SIM_COLL_PS */
 
     /* [topology] */
     char graph[512];             /* spec text */
-    int weights;                 /* 0 metropolis, 1 uniform */
+    sim_weights_kind weights;
 
     /* [algorithm] (common keys) */
     char algorithm[64];
@@ -113,14 +139,14 @@ typedef struct sim_config {
     char model[256];
     char dataset[1024];
     double test_fraction;
-    int normalize;               /* 0 none, 1 standard */
+    sim_normalize_kind normalize;
     char partition[128];
-    int init;                    /* 0 same, 1 independent */
+    sim_init_kind init;          /* one initial model, or a draw per worker */
     char proxy[64];
     int64_t sim_params;          /* 0 = the model's own */
     double sim_flops;            /* 0 = the model's own, FLOPs per sample */
     int wire_bytes;              /* 4 fp32, 2 fp16/bf16 */
-    int wire_dtype;              /* 0 fp32, 1 fp16, 2 bf16 */
+    sim_wire_dtype wire_dtype;
 
     /* every resolved key in canonical order, incl. the algorithm's own */
     sim_entry *entries;
@@ -129,6 +155,11 @@ typedef struct sim_config {
 
 /* The schema of the common keys, NULL-key terminated. */
 extern const sim_key sim_config_keys[];
+/* The {word, enum value} table of a common choice key, NULL-name
+ * terminated: the value stored for a word is looked up by name, so the
+ * order of the words in choices carries no meaning. NULL for other keys
+ * (a method's choice keys are read as text with sim_config_get_string). */
+const sim_choice *sim_config_choice_values(const char *section, const char *key);
 
 /* Resolves the algorithm's own keys (NULL-terminated table, section
  * "algorithm") given its name; set by the algorithms layer at start-up so

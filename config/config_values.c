@@ -119,6 +119,22 @@ static int choice_parse(const char *choices, const char *raw, int *index, char *
     return sim_err_set(err, SIM_ECONFIG, "expected one of %s, got '%s'", choices, buf);
 }
 
+/* The enum value of a choice word (the canonical spelling, from choices):
+ * looked up by name in the key's value table, so that the order of
+ * choices carries no meaning. Without a table the index stays. */
+static int choice_value(const sim_key *k, const char *word, int *value, sim_err *err)
+{
+    const sim_choice *values = sim_config_choice_values(k->section, k->key);
+    if (!values)
+        return 0;
+    for (const sim_choice *c = values; c->name; c++)
+        if (strcmp(c->name, word) == 0) {
+            *value = c->value;
+            return 0;
+        }
+    return sim_err_set(err, SIM_EINTERNAL, "choice '%s' has no value in the schema", word);
+}
+
 static int finite_or_fail(double x, const char *raw, sim_err *err)
 {
     if (isfinite(x))
@@ -182,7 +198,9 @@ static int canon_typed(const sim_key *k, const char *raw, char *out, size_t len,
         return 0;
     }
     case SIM_KEY_CHOICE:
-        return choice_parse(k->choices ? k->choices : "", raw, &v->choice, out, len, err);
+        if (choice_parse(k->choices ? k->choices : "", raw, &v->choice, out, len, err))
+            return err->code;
+        return choice_value(k, out, &v->choice, err);
     case SIM_KEY_STRING:
         if (canon_spec(raw, out, len))
             return sim_err_set(err, SIM_ECONFIG, "value too long (max %zu characters)",
@@ -346,6 +364,8 @@ typedef struct field {
 
 #define FS(sec, k, m) {sec, k, offsetof(sim_config, m), sizeof(((sim_config *)0)->m), 's', NULL}
 #define FN(sec, k, m, kind, range) {sec, k, offsetof(sim_config, m), 0, kind, range}
+/* a choice: an enum field, written as an int (the size is checked) */
+#define FC(sec, k, m) {sec, k, offsetof(sim_config, m), sizeof(((sim_config *)0)->m), 'c', NULL}
 static const field fields[] = {
     FS("experiment", "name", name),
     FN("experiment", "seed", seed, 'u', ">= 0"),
@@ -354,7 +374,7 @@ static const field fields[] = {
     FN("experiment", "max_epochs", max_epochs, 'd', ">= 0"),
     FN("experiment", "target_accuracy", target_accuracy, 'd', "[0, 1]"),
     FN("experiment", "eval_train_samples", eval_train_samples, 'I', NULL),
-    FN("experiment", "eval_model", eval_model, 'c', NULL),
+    FC("experiment", "eval_model", eval_model),
     FN("workers", "count", n_workers, 'i', "[1, 65536]"),
     FN("workers", "device", compute.device_flops, 'd', "> 0"),
     FN("workers", "efficiency", compute.efficiency, 'd', "(0, 1]"),
@@ -364,10 +384,10 @@ static const field fields[] = {
     FS("network", "topology", net_topology),
     FN("network", "latency", latency, 'd', ">= 0"),
     FN("network", "bandwidth", bandwidth, 'd', "> 0"),
-    FN("network", "sharing", sharing, 'c', NULL),
-    FN("network", "collective", collective, 'c', NULL),
+    FC("network", "sharing", sharing),
+    FC("network", "collective", collective),
     FS("topology", "graph", graph),
-    FN("topology", "weights", weights, 'c', NULL),
+    FC("topology", "weights", weights),
     FS("algorithm", "name", algorithm),
     FN("algorithm", "lr", lr, 'd', "> 0"),
     FN("algorithm", "momentum", momentum, 'd', "[0, 1)"),
@@ -389,15 +409,17 @@ static const field fields[] = {
     FS("workload", "model", model),
     FS("workload", "dataset", dataset),
     FN("workload", "test_fraction", test_fraction, 'd', "[0, 1)"),
-    FN("workload", "normalize", normalize, 'c', NULL),
+    FC("workload", "normalize", normalize),
     FS("workload", "partition", partition),
-    FN("workload", "init", init, 'c', NULL),
+    FC("workload", "init", init),
     FS("workload", "proxy", proxy),
     FN("workload", "sim_params", sim_params, 'I', ">= 0"),
     FN("workload", "sim_flops", sim_flops, 'd', ">= 0"),
+    FC("workload", "wire_dtype", wire_dtype),
 };
 #undef FS
 #undef FN
+#undef FC
 
 static int range_ok(const char *range, double x)
 {
@@ -436,8 +458,7 @@ static int store(sim_config *cfg, const sim_key *k, const char *raw, const char 
             return sim_err_set(err, SIM_ECONFIG, "must be >= lamb_min_trust (%g), got %s",
                                cfg->lamb_min_trust, raw);
     } else if (sim_config_is_key(k, "workload", "wire_dtype")) {
-        cfg->wire_dtype = v->choice;
-        cfg->wire_bytes = v->choice == 0 ? 4 : 2;
+        cfg->wire_bytes = v->choice == SIM_WIRE_FP32 ? 4 : 2;
     }
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         const field *f = &fields[i];
@@ -458,7 +479,11 @@ static int store(sim_config *cfg, const sim_key *k, const char *raw, const char 
         case 'u': *(uint64_t *)(void *)at = (uint64_t)v->i; break;
         case 'I': *(int64_t *)(void *)at = v->i; break;
         case 'i': *(int *)(void *)at = (int)v->i; break;
-        case 'c': *(int *)(void *)at = v->choice; break;
+        case 'c':
+            if (f->size != sizeof(int))
+                return sim_err_set(err, SIM_EINTERNAL, "enum field of size %zu", f->size);
+            memcpy(at, &v->choice, sizeof(int));
+            break;
         case 'd': *(double *)(void *)at = v->d; break;
         case 't': *(sim_time *)(void *)at = v->t; break;
         }

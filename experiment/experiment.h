@@ -1,7 +1,14 @@
-/* The experiment builder and runner: config -> dataset, model, partition,
- * physical network, compute model, workers, algorithm -> events -> metric
- * rows -> database. One call runs one experiment; the experiment owns
- * everything it builds and destroys it in reverse order. */
+/* The experiment runner: config -> environment (experiment/env.h) ->
+ * algorithm -> events -> evaluation, stop rules, progress -> metric and
+ * series rows -> database (experiment/record.h). One call runs one
+ * experiment; the run owns everything it builds and destroys it in
+ * reverse order.
+ *
+ * Failures: an error inside an event reaches the runner through
+ * algo_env_fail (algorithms/algo.h); the run is then marked 'failed' in
+ * the database with the message (runs.error) and sim_experiment_run
+ * returns its code with the message in err, prefixed with the experiment
+ * file, the method and the simulated time. */
 #ifndef DTSIM_EXPERIMENT_EXPERIMENT_H
 #define DTSIM_EXPERIMENT_EXPERIMENT_H
 
@@ -9,6 +16,8 @@
 #include <stdint.h>
 
 #include "analysis/db.h"
+
+struct algo_vt;
 #include "config/config.h"
 #include "sim/err.h"
 
@@ -26,6 +35,9 @@ typedef struct sim_run_opts {
     an_db *db;            /* NULL: nothing written */
     /* Called for every metric row (after it is recorded). */
     void (*on_metric)(void *ctx, const an_metric_row *row);
+    /* Called for every series row a method records (algo_env_series),
+     * after it is recorded. */
+    void (*on_series)(void *ctx, const an_series_row *row);
     /* Called at most every progress_interval wall seconds. */
     void (*on_progress)(void *ctx, const sim_progress *p);
     double progress_interval;
@@ -33,6 +45,10 @@ typedef struct sim_run_opts {
     /* When set and *interrupt becomes non-zero (a signal handler), the run
      * stops at the next iteration, is marked 'failed' and returns SIM_EINTR. */
     volatile sig_atomic_t *interrupt;
+    /* The method to run instead of cfg's [algorithm] name (NULL: the
+     * registry's). For tests of the runner with a method of their own; the
+     * config's [algorithm] keys are still those of its name. */
+    const struct algo_vt *algorithm;
 } sim_run_opts;
 
 typedef struct sim_run_result {
@@ -70,9 +86,11 @@ sim_check *sim_check_create(void);
 void sim_check_destroy(sim_check *chk);
 int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err);
 
-/* Runs the experiment. Errors before the run row exists leave the
- * database untouched; errors after it mark the run 'failed'. A run whose
- * loss becomes NaN or infinite stops with status 'diverged' and returns 0. */
+/* Runs the experiment. Errors before the run row exists (building the
+ * environment: bad input is SIM_ECONFIG or SIM_EINPUT) leave the database
+ * untouched; errors after it mark the run 'failed' with the message. A run
+ * whose loss becomes NaN or infinite stops with status 'diverged' and
+ * returns 0. */
 int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts,
                        sim_run_result *res, sim_err *err);
 

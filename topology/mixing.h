@@ -22,7 +22,7 @@
 #include "topology/graph.h"
 
 typedef enum topo_weights {
-    TOPO_WEIGHTS_METROPOLIS = 0, /* matches sim_config.weights */
+    TOPO_WEIGHTS_METROPOLIS = 0,
     TOPO_WEIGHTS_UNIFORM = 1
 } topo_weights;
 

@@ -254,6 +254,37 @@ const topo_physnet_vt *const topo_physnet_registry[] = {
     NULL,
 };
 
+/* Every host the experiment uses (0..n_hosts-1) must reach every other:
+ * the first host outside host 0's component is named, with the file for
+ * file(...) networks (SIM_EINPUT) or the spec for built-in ones. */
+static int check_connected(const topo_physnet *pn, int n_hosts, const char *what, int code,
+                           sim_err *err)
+{
+    if (pn->ideal || n_hosts < 2)
+        return 0;
+    igraph_vector_int_t membership;
+    if (igraph_vector_int_init(&membership, 0) != IGRAPH_SUCCESS)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", what);
+    int rc = 0;
+    if (igraph_connected_components(&pn->graph, &membership, NULL, NULL, IGRAPH_WEAK) !=
+        IGRAPH_SUCCESS) {
+        rc = sim_err_set(err, SIM_EINTERNAL, "%s: connected components: %s", what,
+                         sim_err_library_last());
+    } else {
+        igraph_integer_t c0 = VECTOR(membership)[0];
+        for (int h = 1; h < n_hosts; h++)
+            if (VECTOR(membership)[h] != c0) {
+                rc = sim_err_set(err, code,
+                                 "%s: host %d and host %d are not connected (no path between "
+                                 "them); every worker and server host must reach every other",
+                                 what, 0, h);
+                break;
+            }
+    }
+    igraph_vector_int_destroy(&membership);
+    return rc;
+}
+
 static void known_list(char *buf, size_t cap)
 {
     size_t len = 0;
@@ -299,6 +330,13 @@ int topo_physnet_build(topo_physnet *pn, const char *spec, int n_hosts, sim_err 
                          "network topology '%s' has %d hosts, fewer than the %d needed (one per "
                          "worker, plus one for a parameter server if the algorithm uses it)",
                          spec, pn->n_hosts, n_hosts);
+    if (rc == 0) {
+        int is_file = vt == &physnet_file;
+        char what[600];
+        snprintf(what, sizeof what, is_file ? "%s" : "network topology '%s'",
+                 is_file ? argv[0] : spec);
+        rc = check_connected(pn, n_hosts, what, is_file ? SIM_EINPUT : SIM_ECONFIG, err);
+    }
     if (rc) {
         /* A builder that failed may have created the graph before failing. */
         topo_physnet_release(pn);

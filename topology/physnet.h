@@ -51,9 +51,11 @@ typedef struct topo_physnet_vt {
 extern const topo_physnet_vt *const topo_physnet_registry[]; /* NULL-terminated */
 
 /* Parses spec ("star", "ring", "torus(4, 4)", "fat_tree(4)", "complete",
- * "ideal", "file(NET.graphml)") and builds it for at least n_hosts hosts.
+ * "ideal", "file(NET.graphml)") and builds it for at least n_hosts hosts,
+ * every one of hosts 0..n_hosts-1 connected to every other.
  * SIM_ECONFIG for an unknown kind, bad arguments or too few hosts;
- * SIM_EINPUT for a network file that cannot be read (naming the file). */
+ * SIM_EINPUT for a network file that cannot be read, or whose hosts are
+ * not all connected (naming the file and an unreachable host pair). */
 int topo_physnet_build(topo_physnet *pn, const char *spec, int n_hosts, sim_err *err);
 void topo_physnet_release(topo_physnet *pn);
 /* Fills a sim_net_desc from the built network plus the defaults. For file

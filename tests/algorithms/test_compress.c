@@ -203,8 +203,8 @@ static void run_model(const char *const *sets, int nsets, int64_t iters, float *
     harness h;
     h_build(&h, base_ini, sets, nsets);
     h_run(&h, iters);
-    float *scratch = malloc((size_t)h.env.d * sizeof *scratch);
-    memcpy(x, h.vt->model(h.alg, scratch), (size_t)h.env.d * sizeof *x);
+    float *scratch = malloc((size_t)h.env->d * sizeof *scratch);
+    memcpy(x, h.vt->model(h.alg, scratch), (size_t)h.env->d * sizeof *x);
     free(scratch);
     h_free(&h);
 }

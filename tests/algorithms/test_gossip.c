@@ -182,7 +182,7 @@ static void check_fixed_point(const char *name, const char *graph, const char *m
     const char *sets[] = {mom};
     harness h;
     h_build(&h, fp_ini, sets, 1);
-    cr_assert_eq(h.env.d, FP_P);
+    cr_assert_eq(h.env->d, FP_P);
     h_run(&h, 4000);
     size_t N = FP_N * FP_P;
     gsl_vector *xs = gsl_vector_alloc(N), *other = gsl_vector_alloc(N);
@@ -235,22 +235,22 @@ static void check_mean_kept(const char *name, const char *graph, int iters)
     const char *sets[] = {gossip_sets_ring[0], gossip_sets_ring[1], gossip_sets_ring[2], nm, gr};
     harness h;
     h_build(&h, base_ini, sets, 5);
-    int64_t d = h.env.d;
+    int64_t d = h.env->d;
     double *s0 = malloc((size_t)d * sizeof *s0), *s1 = malloc((size_t)d * sizeof *s1);
     h_sum(&h, s0);
     double c0 = h_consensus(&h);
     h_run(&h, iters);
     /* every worker is done with the last iteration only at the stop for
      * lock-step runs: compare the evaluated snapshots */
-    const float **xs = malloc((size_t)h.env.n * sizeof *xs);
+    const float **xs = malloc((size_t)h.env->n * sizeof *xs);
     h.vt->worker_models(h.alg, xs);
     memset(s1, 0, (size_t)d * sizeof *s1);
-    for (int i = 0; i < h.env.n; i++)
+    for (int i = 0; i < h.env->n; i++)
         for (int64_t j = 0; j < d; j++)
             s1[j] += xs[i][j];
     double err = 0;
     for (int64_t j = 0; j < d; j++)
-        err = fmax(err, fabs(s1[j] - s0[j]) / h.env.n);
+        err = fmax(err, fabs(s1[j] - s0[j]) / h.env->n);
     double c1 = h_consensus(&h);
     cr_assert_lt(err, 2e-6, "%s on %s: mean moved by %.3g", name, graph, err);
     cr_assert_lt(c1, 0.5 * c0, "%s on %s: consensus %.4g -> %.4g", name, graph, c0, c1);
@@ -334,9 +334,9 @@ typedef struct lead_ctx {
 static void probe_lead(harness *h)
 {
     lead_ctx *c = h->probe_ctx;
-    if (h->env.iterations < 20)
+    if (h->env->iterations < 20)
         return;
-    int64_t lead = h->env.w[4].steps - h->env.w[0].steps;
+    int64_t lead = h->env->w[4].steps - h->env->w[0].steps;
     if (lead < c->min_lead)
         c->min_lead = lead;
 }
@@ -355,8 +355,8 @@ Test(gossip, workers_far_from_a_straggler_run_ahead)
     h_run(&h, 60);
     cr_assert_geq(c.min_lead, 3, "worker 4 leads the straggler by only %lld steps",
                   (long long)c.min_lead);
-    cr_assert_eq(h.env.w[0].idle_time, 0.0, "the straggler never waits");
-    cr_assert_gt(h.env.w[4].idle_time, 0.5 * sim_time_to_s(sim_engine_now(h.eng)));
+    cr_assert_eq(h.env->w[0].idle_time, 0.0, "the straggler never waits");
+    cr_assert_gt(h.env->w[4].idle_time, 0.5 * sim_time_to_s(sim_engine_now(h.eng)));
     h_free(&h);
 }
 
@@ -372,14 +372,14 @@ typedef struct sum_ctx {
 static void probe_sum(harness *h)
 {
     sum_ctx *c = h->probe_ctx;
-    int64_t d = h->env.d;
+    int64_t d = h->env->d;
     h_sum(h, c->cur);
     float lr = (float)h->cfg.lr;
     double best = INFINITY;
-    for (int w = 0; w < h->env.n; w++) {
+    for (int w = 0; w < h->env->n; w++) {
         double e = 0;
         for (int64_t j = 0; j < d; j++)
-            e = fmax(e, fabs(c->cur[j] - c->prev[j] + (double)(lr * h->env.w[w].grad[j])));
+            e = fmax(e, fabs(c->cur[j] - c->prev[j] + (double)(lr * h->env->w[w].grad[j])));
         best = fmin(best, e);
     }
     c->max_err = fmax(c->max_err, best);
@@ -392,8 +392,8 @@ static double pairwise_mean_error(const char *const *sets, int nsets, int iters)
     harness h;
     h_build(&h, base_ini, sets, nsets);
     sum_ctx c = {0};
-    c.prev = malloc((size_t)h.env.d * sizeof(double));
-    c.cur = malloc((size_t)h.env.d * sizeof(double));
+    c.prev = malloc((size_t)h.env->d * sizeof(double));
+    c.cur = malloc((size_t)h.env->d * sizeof(double));
     h_sum(&h, c.prev);
     h.probe = probe_sum;
     h.probe_ctx = &c;
@@ -445,7 +445,7 @@ Test(gossip, swarm_special_case_is_random_pairwise_gossip)
                           "experiment.eval_every=1"};
     harness h;
     h_build(&h, base_ini, sets, 5);
-    int64_t d = h.env.d;
+    int64_t d = h.env->d;
     double *s0 = malloc((size_t)d * sizeof *s0), *s1 = malloc((size_t)d * sizeof *s1);
     h_sum(&h, s0);
     double c0 = h_consensus(&h);
@@ -453,7 +453,7 @@ Test(gossip, swarm_special_case_is_random_pairwise_gossip)
     h_sum(&h, s1);
     double err = 0;
     for (int64_t j = 0; j < d; j++)
-        err = fmax(err, fabs(s1[j] - s0[j]) / h.env.n);
+        err = fmax(err, fabs(s1[j] - s0[j]) / h.env->n);
     double c1 = h_consensus(&h);
     cr_assert_lt(err, 1e-6, "mean moved by %.3g", err);
     cr_assert_lt(c1, 1e-6 * c0, "consensus %.3g -> %.3g", c0, c1);
@@ -469,11 +469,11 @@ Test(gossip, ad_psgd_bipartite_initiators_send_one_model_per_step)
     harness h;
     h_build(&h, base_ini, sets, 4);
     h_run(&h, 500);
-    double S = h.env.msg_bytes, active = 0, passive = 0;
+    double S = h.env->msg_bytes, active = 0, passive = 0;
     for (int i = 0; i < 8; i++) {
         double b = sim_net_bytes_sent_host(h.net, i);
         if (i % 2 == 0) {
-            cr_assert_eq(b, S * (double)h.env.w[i].steps, "worker %d", i);
+            cr_assert_eq(b, S * (double)h.env->w[i].steps, "worker %d", i);
             active += b;
         } else {
             passive += b;

@@ -679,12 +679,12 @@ Test(optim, small_clip_bounds_every_gradient_of_the_env)
     harness a, b;
     h_build(&a, base_ini, clip_on, 1);
     h_build(&b, base_ini, NULL, 0);
-    int64_t d = a.env.d, expect = 0;
+    int64_t d = a.env->d, expect = 0;
     float *ga = malloc((size_t)d * sizeof *ga), *gb = malloc((size_t)d * sizeof *gb);
     for (int k = 0; k < 200; k++) {
-        int i = k % a.env.n;
-        double la = algo_env_grad(&a.env, i, a.env.w[i].x, ga);
-        double lb = algo_env_grad(&b.env, i, b.env.w[i].x, gb);
+        int i = k % a.env->n;
+        double la = algo_env_grad(a.env, i, a.env->w[i].x, ga);
+        double lb = algo_env_grad(b.env, i, b.env->w[i].x, gb);
         cr_assert_eq(la, lb);
         double nb = norm(gb, d), na = norm(ga, d);
         cr_assert(na <= C * (1 + 1e-6), "gradient %d has norm %.9g > %g", k, na, C);
@@ -698,8 +698,8 @@ Test(optim, small_clip_bounds_every_gradient_of_the_env)
     }
     cr_assert_gt(expect, 10, "the bound must bind for some gradients");
     cr_assert_lt(expect, 190, "and not for others (%lld clipped)", (long long)expect);
-    cr_assert_eq(a.env.clipped, expect);
-    cr_assert_eq(b.env.clipped, 0);
+    cr_assert_eq(a.env->clipped, expect);
+    cr_assert_eq(b.env->clipped, 0);
     free(ga);
     free(gb);
     h_free(&a);

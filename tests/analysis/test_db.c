@@ -1,5 +1,7 @@
-/* The results database: schema, run lifecycle, batching, NaN -> NULL, and
- * every error path (read-only, not a database, newer schema, locked). */
+/* The results database: schema, run lifecycle, batching, NaN -> NULL,
+ * series rows, failure messages, older databases gaining the newer tables,
+ * merging, and every error path (read-only, not a database, newer schema,
+ * locked). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -536,4 +538,192 @@ Test(db, readonly_open_in_an_immutable_directory)
     cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "done");
     sqlite3_finalize(st);
     an_db_close(ro);
+}
+
+/* ---- series, runs.error, older databases -------------------------------- */
+
+static an_series_row series_at(int i)
+{
+    an_series_row r = {.sim_time = 0.5 * i, .iteration = 10 * i, .worker = i % 3 - 1,
+                       .name = (i % 2) ? "dropped" : "batch", .value = i == 4 ? NAN : 1.5 * i};
+    return r;
+}
+
+Test(db, series_rows_round_trip_in_batches)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t id = run_begin_ok(db, "cfg");
+    for (int i = 0; i < 300; i++) {
+        an_series_row r = series_at(i);
+        cr_assert_eq(an_db_series(db, id, &r, &err), 0, "%s", err.msg);
+    }
+    /* one automatic flush of 256 rows; 44 still buffered */
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM series"), 256);
+    an_metric_row m = metric_at(1);
+    cr_assert_eq(an_db_metric(db, id, &m, &err), 0);
+    cr_assert_eq(an_db_flush(db, &err), 0, "%s", err.msg); /* both buffers, one transaction */
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM series"), 300);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 1);
+    an_series_row r = series_at(300);
+    cr_assert_eq(an_db_series(db, id, &r, &err), 0);
+    run_finish_status(db, id, "done"); /* the run's last rows go with the summary */
+    an_db_close(db);
+
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM series WHERE run_id = 1"), 301);
+    /* worker -1 is a global value: NULL */
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM series WHERE worker IS NULL"), 101);
+    cr_assert_eq(q_int(path, "SELECT worker FROM series WHERE iteration = 50"), 1);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM series WHERE value IS NULL"), 1);
+    cr_assert_eq(q_int(path, "SELECT iteration FROM series WHERE value IS NULL"), 40);
+    cr_assert_float_eq(q_real(path, "SELECT value FROM series WHERE iteration = 70"), 10.5,
+                       1e-15);
+    cr_assert_float_eq(q_real(path, "SELECT sim_time FROM series WHERE iteration = 70"), 3.5,
+                       1e-15);
+    char text[64];
+    q_text(path, "SELECT name FROM series WHERE iteration = 70", text, sizeof text);
+    cr_assert_str_eq(text, "dropped");
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM series WHERE name = 'dropped'"), 150);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+                             " AND name = 'series_run_name'"), 1);
+}
+
+Test(db, series_name_must_fit)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    int64_t id = run_begin_ok(db, "cfg");
+    char longname[AN_SERIES_NAME_MAX + 1];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    an_series_row r = {.name = longname, .worker = -1};
+    cr_assert_eq(an_db_series(db, id, &r, &err), SIM_EINTERNAL);
+    cr_assert(strstr(err.msg, "series name"), "%s", err.msg);
+    r.name = "";
+    cr_assert_eq(an_db_series(db, id, &r, &err), SIM_EINTERNAL);
+    longname[AN_SERIES_NAME_MAX - 1] = '\0'; /* 63 characters fit */
+    r.name = longname;
+    cr_assert_eq(an_db_series(db, id, &r, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    cr_assert_eq(q_int(path, "SELECT length(name) FROM series"), AN_SERIES_NAME_MAX - 1);
+}
+
+Test(db, failed_run_keeps_its_message)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    int64_t a = run_begin_ok(db, "A"), b = run_begin_ok(db, "B");
+    an_series_row r = series_at(1);
+    cr_assert_eq(an_db_series(db, a, &r, &err), 0);
+    cr_assert_eq(an_db_run_fail_message(db, a, "x.ini: asgd: at 1 s: send failed", &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(an_db_run_fail(db, b, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    char text[128];
+    q_text(path, "SELECT error FROM runs WHERE id = 1", text, sizeof text);
+    cr_assert_str_eq(text, "x.ini: asgd: at 1 s: send failed");
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE id = 2 AND error IS NULL"
+                             " AND status = 'failed'"), 1);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM series WHERE run_id = 1"), 1);
+}
+
+/* The schema before the series table, runs.error, labels and links. */
+static const char old_schema[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+    "INSERT INTO meta(key, value) VALUES('schema_version', '1');"
+    "CREATE TABLE runs(id INTEGER PRIMARY KEY, name TEXT, algorithm TEXT,"
+    " status TEXT, seed INTEGER, n_workers INTEGER, config TEXT, started_at TEXT,"
+    " finished_at TEXT, version TEXT, sim_time REAL, iterations INTEGER,"
+    " wall_seconds REAL, bytes_sent INTEGER, final_train_loss REAL,"
+    " final_test_accuracy REAL, mean_staleness REAL, idle_fraction REAL,"
+    " consensus_distance REAL);"
+    "CREATE TABLE params(run_id INTEGER, key TEXT, value TEXT);"
+    "CREATE TABLE metrics(run_id INTEGER, sim_time REAL, iteration INTEGER,"
+    " epoch REAL, samples INTEGER, train_loss REAL, test_loss REAL, test_accuracy REAL,"
+    " consensus_distance REAL, bytes_sent INTEGER);"
+    "CREATE TABLE workers(run_id INTEGER, worker INTEGER, steps INTEGER,"
+    " compute_time REAL, idle_time REAL, bytes_sent INTEGER, mean_staleness REAL,"
+    " gossip_rounds INTEGER);"
+    "CREATE TABLE staleness(run_id INTEGER, staleness INTEGER, count INTEGER);"
+    "INSERT INTO runs(name, algorithm, status, config) VALUES('old', 'asgd', 'done', 'c0');"
+    "INSERT INTO metrics(run_id, iteration) VALUES(1, 5);";
+
+Test(db, older_database_gains_the_new_tables)
+{
+    const char *path = fresh_db();
+    exec_sql(path, old_schema);
+    sim_err err = {0};
+    /* read-only: opens as it is, nothing added */
+    an_db *ro = an_db_open_readonly(path, &err);
+    cr_assert_not_null(ro, "%s", err.msg);
+    an_db_close(ro);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'series'"), 0);
+    /* for writing: the series table, its index and runs.error appear */
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t id = run_begin_ok(db, "c1");
+    cr_assert_eq(id, 2);
+    an_series_row r = series_at(3);
+    cr_assert_eq(an_db_series(db, id, &r, &err), 0);
+    cr_assert_eq(an_db_run_fail_message(db, id, "boom", &err), 0, "%s", err.msg);
+    an_db_close(db);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+                             " AND name IN ('series', 'labels', 'links')"), 3);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'series_run_name'"),
+                 1);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE id = 1 AND error IS NULL"
+                             " AND status = 'done'"), 1);
+    char text[32];
+    q_text(path, "SELECT error FROM runs WHERE id = 2", text, sizeof text);
+    cr_assert_str_eq(text, "boom");
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM series"), 1);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 1);
+    /* opening again changes nothing */
+    db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    an_db_close(db);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM pragma_table_info('runs')"
+                             " WHERE name = 'error'"), 1);
+}
+
+Test(db, merge_copies_series_and_accepts_older_sources)
+{
+    const char *dir = test_tmpdir();
+    char main_path[4096], new_src[4096], old_src[4096];
+    snprintf(main_path, sizeof main_path, "%s/main.db", dir);
+    snprintf(new_src, sizeof new_src, "%s/new.db", dir);
+    snprintf(old_src, sizeof old_src, "%s/old.db", dir);
+    sim_err err = {0};
+    an_db *src = an_db_open(new_src, &err);
+    cr_assert_not_null(src, "%s", err.msg);
+    int64_t id = run_begin_ok(src, "cfg-new");
+    for (int i = 0; i < 5; i++) {
+        an_series_row r = series_at(i);
+        cr_assert_eq(an_db_series(src, id, &r, &err), 0);
+    }
+    cr_assert_eq(an_db_run_fail_message(src, id, "why", &err), 0);
+    an_db_close(src);
+    exec_sql(old_src, old_schema);
+
+    an_db *db = an_db_open(main_path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int copied = 0;
+    cr_assert_eq(an_db_merge(db, new_src, &copied, &err), 0, "%s", err.msg);
+    cr_assert_eq(copied, 1);
+    cr_assert_eq(an_db_merge(db, old_src, &copied, &err), 0, "%s", err.msg);
+    cr_assert_eq(copied, 1);
+    an_db_close(db);
+    cr_assert_eq(q_int(main_path, "SELECT count(*) FROM runs"), 2);
+    cr_assert_eq(q_int(main_path, "SELECT count(*) FROM series WHERE run_id = 1"), 5);
+    cr_assert_eq(q_int(main_path, "SELECT count(*) FROM series WHERE worker IS NULL"), 2);
+    char text[32];
+    q_text(main_path, "SELECT error FROM runs WHERE id = 1", text, sizeof text);
+    cr_assert_str_eq(text, "why");
+    cr_assert_eq(q_int(main_path, "SELECT count(*) FROM runs WHERE id = 2 AND error IS NULL"
+                                  " AND name = 'old'"), 1);
+    cr_assert_eq(q_int(main_path, "SELECT count(*) FROM metrics WHERE run_id = 2"), 1);
 }

@@ -264,11 +264,57 @@ Test(cli, signal_marks_the_run_failed)
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
     cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
     sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_prepare_v2(h, "select status from runs", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(h, "select status, error from runs", -1, &st, NULL),
+                 SQLITE_OK);
     cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
     cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "failed");
+    const char *msg = (const char *)sqlite3_column_text(st, 1);
+    cr_assert(msg && strstr(msg, "small.ini: allreduce_sgd: at ") &&
+                  strstr(msg, "interrupted by a signal"),
+              "error: %s", msg ? msg : "(null)");
     sqlite3_finalize(st);
     sqlite3_close(h);
+}
+
+/* Counts the runs in dir/name (0 when the file does not exist). */
+static int count_runs(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    fclose(f);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, "select count(*) from runs", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+Test(cli, disconnected_network_file_is_exit_2_naming_file_and_hosts)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "islands.ini",
+                    "[experiment]\nmax_epochs = 0\nmax_iterations = 20\n"
+                    "[workers]\ncount = 4\ncompute = constant(1ms)\n"
+                    "[network]\ntopology = file(net.txt)\n"
+                    "[algorithm]\nname = dpsgd\n"
+                    "[workload]\nmodel = softmax\ndataset = blobs(3, 5, 600)\n");
+    test_write_file(dir, "net.txt", "0 1\n2 3\n");
+    int rc = dtsim(dir, "run islands.ini --quiet");
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, out_text);
+    cr_assert(strstr(out_text, "islands.ini:8: [network] topology: "), "%s", out_text);
+    cr_assert(strstr(out_text, "net.txt: host 0 and host 2 are not connected"), "%s", out_text);
+    cr_assert_eq(count_runs(dir, "results.db"), 0, "no run may be recorded");
+    /* the same islands are fine for 2 workers, which use hosts 0 and 1 only */
+    rc = dtsim(dir, "run islands.ini --quiet --set workers.count=2");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out_text);
+    cr_assert(strstr(out_text, "run 1 done"), "%s", out_text);
 }
 
 Test(cli, sweep_checks_every_config_before_running)

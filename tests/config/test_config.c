@@ -64,10 +64,10 @@ Test(config, defaults_are_all_filled)
     cr_assert_str_eq(cfg.net_topology, "star");
     cr_assert_float_eq(cfg.latency, 5e-6, 1e-18);
     cr_assert_eq(cfg.bandwidth, 1.25e9);
-    cr_assert_eq(cfg.sharing, 0);
-    cr_assert_eq(cfg.collective, 0);
+    cr_assert_eq(cfg.sharing, SIM_SHARE_FAIR);
+    cr_assert_eq(cfg.collective, SIM_COLL_RING);
     cr_assert_str_eq(cfg.graph, "ring");
-    cr_assert_eq(cfg.weights, 0);
+    cr_assert_eq(cfg.weights, SIM_WEIGHTS_METROPOLIS);
     cr_assert_str_eq(cfg.algorithm, "allreduce_sgd");
     cr_assert_eq(cfg.lr, 0.1);
     cr_assert_eq(cfg.momentum, 0.0);
@@ -87,13 +87,13 @@ Test(config, defaults_are_all_filled)
     cr_assert_str_eq(cfg.model, "softmax");
     cr_assert_str_eq(cfg.dataset, "fashion_mnist");
     cr_assert_eq(cfg.test_fraction, 0.1);
-    cr_assert_eq(cfg.normalize, 0);
+    cr_assert_eq(cfg.normalize, SIM_NORMALIZE_NONE);
     cr_assert_str_eq(cfg.partition, "iid");
-    cr_assert_eq(cfg.init, 0);
+    cr_assert_eq(cfg.init, SIM_INIT_SAME);
     cr_assert_str_eq(cfg.proxy, "none");
     cr_assert_eq(cfg.sim_params, 0);
     cr_assert_eq(cfg.sim_flops, 0.0);
-    cr_assert_eq(cfg.wire_dtype, 0);
+    cr_assert_eq(cfg.wire_dtype, SIM_WIRE_FP32);
     cr_assert_eq(cfg.wire_bytes, 4);
 
     /* one entry per schema key, in schema order, all defaults */
@@ -165,17 +165,17 @@ Test(config, units_parsed_into_typed_fields)
     cr_assert_eq(cfg.compute.stragglers, 2);
     cr_assert_float_eq(cfg.latency, 1.5e-3, 1e-18);
     cr_assert_eq(cfg.bandwidth, 12.5e6);
-    cr_assert_eq(cfg.sharing, 1);
-    cr_assert_eq(cfg.collective, 2);
+    cr_assert_eq(cfg.sharing, SIM_SHARE_NONE);
+    cr_assert_eq(cfg.collective, SIM_COLL_PS);
     cr_assert_str_eq(cfg.net_topology, "torus(4, 4)");
-    cr_assert_eq(cfg.weights, 1);
+    cr_assert_eq(cfg.weights, SIM_WEIGHTS_UNIFORM);
     cr_assert_eq(cfg.batch, 0);
     cr_assert_eq(cfg.nesterov, 1);
     cr_assert_eq(cfg.momentum, 0.9);
-    cr_assert_eq(cfg.wire_dtype, 2);
+    cr_assert_eq(cfg.wire_dtype, SIM_WIRE_BF16);
     cr_assert_eq(cfg.wire_bytes, 2);
-    cr_assert_eq(cfg.normalize, 1);
-    cr_assert_eq(cfg.init, 1);
+    cr_assert_eq(cfg.normalize, SIM_NORMALIZE_STANDARD);
+    cr_assert_eq(cfg.init, SIM_INIT_INDEPENDENT);
     cr_assert_eq(cfg.sim_flops, 12.3e9);
     cr_assert_eq(cfg.sim_params, 25557032);
 
@@ -665,4 +665,47 @@ Test(config, lr_schedule_keys)
                "as 5, 8, got 'soon'");
     load_fails("[algorithm]\nlr_decay = 2\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [algorithm] lr_decay: must be in (0, 1], got 2");
+}
+
+/* Choice keys map each word to its enum by name: every word of the schema's
+ * choices has exactly one value, the values differ, and loading a word
+ * stores that value. */
+Test(config, choice_words_map_to_enums_by_name)
+{
+    int n_choice = 0;
+    for (const sim_key *k = sim_config_keys; k->section; k++) {
+        if (k->type != SIM_KEY_CHOICE)
+            continue;
+        n_choice++;
+        const sim_choice *v = sim_config_choice_values(k->section, k->key);
+        cr_assert_not_null(v, "[%s] %s has no value table", k->section, k->key);
+        int n_words = 1;
+        for (const char *c = k->choices; *c; c++)
+            n_words += *c == '|';
+        int n_values = 0;
+        for (const sim_choice *a = v; a->name; a++, n_values++) {
+            size_t len = strlen(a->name);
+            const char *at = strstr(k->choices, a->name);
+            cr_assert(at && (at == k->choices || at[-1] == '|') &&
+                          (at[len] == '|' || at[len] == '\0'),
+                      "[%s] %s: '%s' is not a word of %s", k->section, k->key, a->name,
+                      k->choices);
+            for (const sim_choice *b = v; b != a; b++)
+                cr_assert_neq(a->value, b->value, "[%s] %s", k->section, k->key);
+        }
+        cr_assert_eq(n_values, n_words, "[%s] %s", k->section, k->key);
+    }
+    cr_assert_eq(n_choice, 7);
+    cr_assert_null(sim_config_choice_values("workload", "model"));
+
+    sim_config cfg;
+    load_ok("[network]\ncollective = tree\n[experiment]\neval_model = worker0\n"
+            "[workload]\nwire_dtype = fp16\n",
+            NULL, 0, &cfg);
+    cr_assert_eq(cfg.collective, SIM_COLL_TREE);
+    cr_assert_eq(cfg.eval_model, SIM_EVAL_WORKER0);
+    cr_assert_eq(cfg.wire_dtype, SIM_WIRE_FP16);
+    cr_assert_eq(cfg.wire_bytes, 2);
+    cr_assert_eq(cfg.sharing, SIM_SHARE_FAIR);
+    sim_config_release(&cfg);
 }

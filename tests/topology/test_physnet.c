@@ -1,6 +1,7 @@
 /* Physical networks: sizes and routes of torus and fat-tree networks,
  * fixed-size networks keeping their extra hosts, file networks with host
- * marks and per-link latency and bandwidth, and the error paths. */
+ * marks and per-link latency and bandwidth, the refusal of hosts that are
+ * not all connected, and the error paths. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -248,5 +249,44 @@ Test(physnet, attribute_table_restored)
     cr_assert_not(igraph_has_attribute_table());
     build_ok(&pn, spec, 3);
     cr_assert_not(igraph_has_attribute_table());
+    topo_physnet_release(&pn);
+}
+
+Test(physnet, hosts_not_all_connected_are_refused)
+{
+    const char *dir = test_tmpdir();
+    char spec[4200], want[4300];
+    /* two islands: 0 - 1 and 2 - 3 */
+    const char *p = test_write_file(dir, "net.txt", "0 1\n2 3\n");
+    snprintf(spec, sizeof spec, "file(%s)", p);
+    snprintf(want, sizeof want, "%s: host 0 and host 2 are not connected", p);
+    build_fails(spec, 4, SIM_EINPUT, want);
+    build_fails(spec, 3, SIM_EINPUT, want);
+    /* only the hosts the experiment uses must be connected: the idle hosts
+     * 2 and 3 of a 2-host experiment may be cut off */
+    topo_physnet pn;
+    build_ok(&pn, spec, 2);
+    cr_assert_eq(pn.n_hosts, 4);
+    topo_physnet_release(&pn);
+
+    /* hosts joined only through a switch are connected; an isolated host is not */
+    p = test_write_file(dir, "sw.graphml",
+                        "<?xml version=\"1.0\"?>\n<graphml>\n"
+                        "<key id=\"h\" for=\"node\" attr.name=\"host\" attr.type=\"boolean\"/>\n"
+                        "<graph edgedefault=\"undirected\">\n"
+                        "<node id=\"s\"><data key=\"h\">false</data></node>\n"
+                        "<node id=\"a\"><data key=\"h\">true</data></node>\n"
+                        "<node id=\"b\"><data key=\"h\">true</data></node>\n"
+                        "<node id=\"c\"><data key=\"h\">true</data></node>\n"
+                        "<edge source=\"a\" target=\"s\"/><edge source=\"b\" target=\"s\"/>\n"
+                        "</graph></graphml>\n");
+    snprintf(spec, sizeof spec, "file(%s)", p);
+    build_ok(&pn, spec, 2);
+    topo_physnet_release(&pn);
+    snprintf(want, sizeof want, "%s: host 0 and host 2 are not connected", p);
+    build_fails(spec, 3, SIM_EINPUT, want);
+
+    /* the ideal network has no links and is never refused */
+    build_ok(&pn, "ideal", 4);
     topo_physnet_release(&pn);
 }

@@ -1,0 +1,362 @@
+/* The environment builder (see env.h). Every step that can fail returns
+ * at once; xp_env_create then destroys what was built, so a failed build
+ * leaves nothing behind. Fields are filled in build order and freed in the
+ * reverse order by xp_env_destroy, which also serves the error path (every
+ * pointer is NULL or owned). */
+#include "experiment/env.h"
+#include "algorithms/compress.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/compute.h"
+#include "sim/engine.h"
+#include "sim/network.h"
+#include "sim/rng.h"
+#include "topology/graph.h"
+#include "topology/mixing.h"
+#include "topology/physnet.h"
+#include "workloads/presets.h"
+
+struct xp_env {
+    const sim_config *cfg;
+    const algo_vt *vt;
+    void *alg;              /* the method's state */
+    int check_only;
+    gsl_rng *rng_data, *rng_part, *rng_init, *rng_topo;
+    wl_dataset *ds;
+    int ds_borrowed;
+    wl_model *model;
+    wl_partition *part;
+    topo_physnet pn;
+    int pn_built;
+    sim_engine *eng;
+    sim_net *net;
+    topo_graph graph;
+    int graph_built;
+    topo_mixing *mix;
+    sim_compute *compute;
+    int64_t *hist;          /* staleness histogram (env.staleness_cap counts) */
+    algo_env env;
+};
+
+/* Prefixes err's message with the config key it came from. */
+static int key_error(const sim_config *c, const char *section, const char *key, sim_err *err)
+{
+    char msg[sizeof err->msg];
+    int code = err->code ? err->code : SIM_EINTERNAL;
+    memcpy(msg, err->msg, sizeof msg);
+    return sim_config_error(c, section, key, code, err, "%s", msg);
+}
+
+/* The proxy preset, if any: NULL for none; SIM_ECONFIG for an unknown name. */
+static int find_proxy(const sim_config *c, const wl_proxy **out, sim_err *err)
+{
+    *out = NULL;
+    if (strcmp(c->proxy, "none") == 0)
+        return 0;
+    *out = wl_proxy_find(c->proxy);
+    if (*out)
+        return 0;
+    char known[512] = "";
+    size_t used = 0;
+    for (int i = 0; wl_proxy_table[i].name && used < sizeof known - 64; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                 wl_proxy_table[i].name);
+    return sim_config_error(c, "workload", "proxy", SIM_ECONFIG, err,
+                            "unknown proxy '%s' (known: none, %s)", c->proxy, known);
+}
+
+/* [topology] weights, mapped by name (the config's enum is not topology's). */
+static topo_weights weights_of(sim_weights_kind k)
+{
+    switch (k) {
+    case SIM_WEIGHTS_UNIFORM:
+        return TOPO_WEIGHTS_UNIFORM;
+    case SIM_WEIGHTS_METROPOLIS:
+        break;
+    }
+    return TOPO_WEIGHTS_METROPOLIS;
+}
+
+static wl_dataset *load_dataset(const sim_config *c, gsl_rng *rng, sim_err *err)
+{
+    wl_dataset_opts dso = {
+        .spec = c->dataset,
+        .test_fraction = c->test_fraction,
+        .normalize = c->normalize == SIM_NORMALIZE_STANDARD,
+        .rng = rng,
+        .data_dir = NULL,
+    };
+    wl_dataset *ds = wl_dataset_create(&dso, err);
+    if (!ds)
+        key_error(c, "workload", "dataset", err);
+    return ds;
+}
+
+wl_dataset *xp_env_dataset_create(const sim_config *cfg, sim_err *err)
+{
+    gsl_rng *rng = sim_rng_create(cfg->seed, SIM_STREAM_DATA, 0);
+    if (!rng) {
+        sim_err_set(err, SIM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    wl_dataset *ds = load_dataset(cfg, rng, err);
+    gsl_rng_free(rng);
+    return ds;
+}
+
+/* Workers: buffers for the largest step, their streams, the initial model
+ * (worker 0's draw copied to all, or one draw each with init = independent). */
+static int build_workers(xp_env *x, sim_err *err)
+{
+    algo_env *env = &x->env;
+    const sim_config *c = x->cfg;
+    int n = env->n;
+    int64_t d = env->d;
+    int dim = x->ds->dim;
+    env->w = calloc((size_t)n, sizeof *env->w);
+    if (!env->w)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory for %d workers", n);
+    int64_t maxb = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t b = env->batch > 0 ? env->batch : wl_partition_size(x->part, i);
+        if (b > maxb)
+            maxb = b;
+    }
+    size_t wsf = wl_model_workspace_floats(x->model, maxb);
+    for (int i = 0; i < n; i++) {
+        algo_worker *w = &env->w[i];
+        w->id = i;
+        w->idle_since = -1;
+        w->batch = env->batch;
+        w->batch_cap = maxb;
+        w->x = malloc((size_t)d * sizeof(float));
+        w->grad = calloc((size_t)d, sizeof(float));
+        w->ws = malloc(wsf * sizeof(float));
+        w->bx = malloc((size_t)maxb * (size_t)dim * sizeof(float));
+        w->by = malloc((size_t)maxb * sizeof(float));
+        w->rng_compute = sim_rng_create(c->seed, SIM_STREAM_COMPUTE, (uint64_t)i);
+        w->rng_algo = sim_rng_create(c->seed, SIM_STREAM_ALGORITHM, (uint64_t)i);
+        gsl_rng *rs = sim_rng_create(c->seed, SIM_STREAM_SAMPLING, (uint64_t)i);
+        if (!w->x || !w->grad || !w->ws || !w->bx || !w->by || !w->rng_compute ||
+            !w->rng_algo || !rs) {
+            if (rs)
+                gsl_rng_free(rs);
+            return sim_err_set(err, SIM_ENOMEM, "out of memory for worker %d", i);
+        }
+        /* the sampler borrows its stream; free_workers frees it */
+        int rc = wl_sampler_init(&w->sampler, x->ds, x->part, i, rs, err);
+        if (rc < 0) {
+            gsl_rng_free(rs);
+            return rc;
+        }
+        if (c->init == SIM_INIT_INDEPENDENT) {
+            gsl_rng *ri = sim_rng_create(c->seed, SIM_STREAM_INIT, (uint64_t)i);
+            if (!ri)
+                return sim_err_set(err, SIM_ENOMEM, "out of memory");
+            x->model->vt->init(x->model, w->x, ri);
+            gsl_rng_free(ri);
+        } else if (i == 0) {
+            x->model->vt->init(x->model, w->x, x->rng_init);
+        } else {
+            memcpy(w->x, env->w[0].x, (size_t)d * sizeof(float));
+        }
+    }
+    return 0;
+}
+
+static void free_workers(algo_env *env)
+{
+    if (!env->w)
+        return;
+    for (int i = 0; i < env->n; i++) {
+        algo_worker *w = &env->w[i];
+        if (w->sampler.rng)
+            gsl_rng_free(w->sampler.rng);
+        wl_sampler_release(&w->sampler);
+        free(w->x);
+        free(w->grad);
+        free(w->ws);
+        free(w->bx);
+        free(w->by);
+        if (w->rng_compute)
+            gsl_rng_free(w->rng_compute);
+        if (w->rng_algo)
+            gsl_rng_free(w->rng_algo);
+    }
+    free(env->w);
+    env->w = NULL;
+}
+
+/* The algo_env's sizes and pointers (explicit sim_params / sim_flops win
+ * over a proxy preset, which wins over the model's own numbers). */
+static int fill_env(xp_env *x, const wl_proxy *proxy, int server, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    algo_env *env = &x->env;
+    env->cfg = c;
+    env->eng = x->eng;
+    env->net = x->net;
+    env->compute = x->compute;
+    env->model = x->model;
+    env->ds = x->ds;
+    env->n = c->n_workers;
+    env->d = x->model->n_params;
+    int64_t wire_params = c->sim_params > 0 ? c->sim_params
+                          : proxy          ? proxy->params
+                                           : env->d;
+    env->msg_bytes = (double)wire_params * (double)c->wire_bytes;
+    env->wire_params = wire_params;
+    env->wire_value_bytes = c->wire_bytes;
+    env->flops_per_sample = c->sim_flops > 0 ? c->sim_flops
+                            : proxy          ? proxy->flops_per_sample
+                                             : x->model->flops_per_sample;
+    env->batch = c->batch;
+    env->server_host = server ? c->n_workers : -1;
+    env->allreduce_kind = c->collective;
+    env->staleness_cap = 4 * (int64_t)c->n_workers + 64;
+    x->hist = calloc((size_t)env->staleness_cap, sizeof *x->hist);
+    if (!x->hist)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    env->staleness_hist = x->hist;
+    return build_workers(x, err);
+}
+
+static int build(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    const wl_proxy *proxy;
+    int rc = find_proxy(c, &proxy, err);
+    if (rc < 0)
+        return rc;
+    if (!x->vt)
+        x->vt = algo_find(c->algorithm);
+    if (!x->vt)
+        return sim_config_error(c, "algorithm", "name", SIM_ECONFIG, err,
+                                "unknown algorithm '%s'", c->algorithm);
+    rc = algo_compress_check(x->vt, c, err);
+    if (rc < 0)
+        return rc;
+    x->rng_data = sim_rng_create(c->seed, SIM_STREAM_DATA, 0);
+    x->rng_part = sim_rng_create(c->seed, SIM_STREAM_PARTITION, 0);
+    x->rng_init = sim_rng_create(c->seed, SIM_STREAM_INIT, 0);
+    x->rng_topo = sim_rng_create(c->seed, SIM_STREAM_TOPOLOGY, 0);
+    x->env.rng_global = sim_rng_create(c->seed, SIM_STREAM_ALGORITHM, (uint64_t)c->n_workers);
+    if (!x->rng_data || !x->rng_part || !x->rng_init || !x->rng_topo || !x->env.rng_global)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    if (!x->ds)
+        x->ds = load_dataset(c, x->rng_data, err);
+    if (!x->ds)
+        return err->code ? err->code : SIM_EINTERNAL;
+    x->model = wl_model_create(c->model, x->ds, err);
+    if (!x->model)
+        return key_error(c, "workload", "model", err);
+    x->part = wl_partition_create(x->ds, c->n_workers, c->partition, x->rng_part, err);
+    if (!x->part)
+        return key_error(c, "workload", "partition", err);
+
+    int server = x->vt->needs_server && x->vt->needs_server(c);
+    int hosts = c->n_workers + (server ? 1 : 0);
+    rc = topo_physnet_build(&x->pn, c->net_topology, hosts, err);
+    if (rc < 0)
+        return key_error(c, "network", "topology", err);
+    x->pn_built = 1;
+    x->eng = sim_engine_create(1024);
+    if (!x->eng)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    sim_net_desc nd;
+    topo_physnet_desc(&x->pn, c->latency, c->bandwidth, c->sharing, &nd);
+    x->net = sim_net_create(x->eng, &nd, err);
+    if (!x->net)
+        return err->code ? err->code : SIM_EINTERNAL;
+    if (x->vt->uses_graph) {
+        rc = topo_graph_build(&x->graph, c->graph, c->n_workers, x->rng_topo, err);
+        if (rc < 0)
+            return key_error(c, "topology", "graph", err);
+        x->graph_built = 1;
+        x->mix = topo_mixing_create(&x->graph, weights_of(c->weights), err);
+        if (!x->mix)
+            return key_error(c, "topology", "weights", err);
+        x->env.graph = &x->graph;
+        x->env.mix = x->mix;
+    }
+    x->compute = sim_compute_create(&c->compute, c->n_workers, err);
+    if (!x->compute)
+        return key_error(c, "workers", "compute", err);
+    if (x->check_only)
+        return 0;
+    return fill_env(x, proxy, server, err);
+}
+
+xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *err)
+{
+    xp_env *x = calloc(1, sizeof *x);
+    if (!x) {
+        sim_err_set(err, SIM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    x->cfg = cfg;
+    if (opts) {
+        x->vt = opts->vt;
+        x->check_only = opts->check_only;
+        x->ds = opts->dataset;
+        x->ds_borrowed = opts->dataset != NULL;
+    }
+    if (build(x, err) < 0) {
+        xp_env_destroy(x);
+        return NULL;
+    }
+    return x;
+}
+
+int xp_env_algo_create(xp_env *x, sim_err *err)
+{
+    if (x->check_only || x->alg)
+        return sim_err_set(err, SIM_EINTERNAL, "%s: environment not ready for the method",
+                           x->vt->name);
+    return x->vt->create(&x->env, &x->alg, err);
+}
+
+void xp_env_destroy(xp_env *x)
+{
+    if (!x)
+        return;
+    if (x->vt && x->alg)
+        x->vt->destroy(x->alg);
+    free_workers(&x->env);
+    free(x->hist);
+    sim_compute_destroy(x->compute);
+    topo_mixing_destroy(x->mix);
+    if (x->graph_built)
+        topo_graph_release(&x->graph);
+    sim_net_destroy(x->net);
+    sim_engine_destroy(x->eng);
+    if (x->pn_built)
+        topo_physnet_release(&x->pn);
+    wl_partition_destroy(x->part);
+    wl_model_destroy(x->model);
+    if (!x->ds_borrowed)
+        wl_dataset_destroy(x->ds);
+    if (x->env.rng_global)
+        gsl_rng_free(x->env.rng_global);
+    if (x->rng_topo)
+        gsl_rng_free(x->rng_topo);
+    if (x->rng_init)
+        gsl_rng_free(x->rng_init);
+    if (x->rng_part)
+        gsl_rng_free(x->rng_part);
+    if (x->rng_data)
+        gsl_rng_free(x->rng_data);
+    free(x);
+}
+
+algo_env *xp_env_algo_env(xp_env *x) { return &x->env; }
+const algo_vt *xp_env_vt(const xp_env *x) { return x->vt; }
+void *xp_env_state(const xp_env *x) { return x->alg; }
+const sim_config *xp_env_config(const xp_env *x) { return x->cfg; }
+sim_engine *xp_env_engine(const xp_env *x) { return x->eng; }
+sim_net *xp_env_net(const xp_env *x) { return x->net; }
+wl_model *xp_env_model(const xp_env *x) { return x->model; }
+const wl_dataset *xp_env_dataset(const xp_env *x) { return x->ds; }
+const wl_partition *xp_env_partition(const xp_env *x) { return x->part; }

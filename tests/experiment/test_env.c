@@ -1,0 +1,290 @@
+/* The environment builder (experiment/env.h) and the env services built on
+ * it: sizes taken from the config (proxy, wire type, server host,
+ * collective, batch), check-only builds, borrowed datasets, errors naming
+ * their key, growing batch buffers, algo_env_fail keeping the first error
+ * and stopping the engine, and series stamped with time and iteration. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "algorithms/algo.h"
+#include "experiment/env.h"
+#include "experiment/experiment.h"
+#include "sim/network.h"
+#include "tests/common.h"
+#include "workloads/presets.h"
+
+#define MS (SIM_NS_PER_S / 1000)
+
+static const char *const env_ini = "[experiment]\n"
+                                   "seed = 11\n"
+                                   "[workers]\n"
+                                   "count = 4\n"
+                                   "compute = constant(10ms)\n"
+                                   "[algorithm]\n"
+                                   "name = dpsgd\n"
+                                   "batch = 8\n"
+                                   "[workload]\n"
+                                   "model = softmax\n"
+                                   "dataset = blobs(3, 5, 600)\n";
+
+static void load(sim_config *cfg, const char *const *sets, int nsets)
+{
+    sim_experiment_init();
+    sim_err err = {0};
+    cr_assert_eq(sim_config_load_string("e.ini", env_ini, sets, nsets, cfg, &err), 0, "%s",
+                 err.msg);
+}
+
+static xp_env *build_ok(const sim_config *cfg, const xp_env_opts *o)
+{
+    sim_err err = {0};
+    xp_env *x = xp_env_create(cfg, o, &err);
+    cr_assert_not_null(x, "%s", err.msg);
+    return x;
+}
+
+Test(env, sizes_follow_the_config)
+{
+    const wl_proxy *p = wl_proxy_find("resnet50");
+    cr_assert_not_null(p);
+    sim_config cfg;
+    const char *sets[] = {"algorithm.name=asgd", "workload.proxy=resnet50",
+                          "workload.wire_dtype=fp16", "network.collective=tree"};
+    load(&cfg, sets, 4);
+    xp_env *x = build_ok(&cfg, NULL);
+    algo_env *env = xp_env_algo_env(x);
+    cr_assert_str_eq(xp_env_vt(x)->name, "asgd");
+    cr_assert_eq(env->n, 4);
+    cr_assert_eq(env->d, 3 * 5 + 3);
+    cr_assert_eq(env->msg_bytes, 2.0 * (double)p->params);
+    cr_assert_eq(env->flops_per_sample, p->flops_per_sample);
+    cr_assert_eq(env->server_host, 4, "asgd needs a parameter server, host n");
+    cr_assert_geq(sim_net_n_hosts(xp_env_net(x)), 5);
+    cr_assert_eq(env->allreduce_kind, SIM_COLL_TREE);
+    cr_assert_null(env->graph, "asgd uses no logical graph");
+    cr_assert_eq(env->staleness_cap, 4 * 4 + 64);
+    cr_assert_not_null(env->staleness_hist);
+    cr_assert_eq(xp_env_dataset(x)->train.n, 600);
+    for (int i = 0; i < env->n; i++) {
+        cr_assert_eq(env->w[i].batch, 8);
+        cr_assert_eq(env->w[i].batch_cap, 8);
+        cr_assert_eq(algo_env_step_samples(env, i), 8);
+        /* init = same: every worker starts from worker 0's draw */
+        cr_assert_eq(memcmp(env->w[i].x, env->w[0].x, (size_t)env->d * sizeof(float)), 0);
+    }
+    cr_assert_null(xp_env_state(x));
+    xp_env_destroy(x);
+    sim_config_release(&cfg);
+
+    /* dpsgd: no server, the logical graph and its mixing matrices */
+    const char *sets2[] = {"workload.init=independent", "algorithm.batch=full"};
+    load(&cfg, sets2, 2);
+    x = build_ok(&cfg, NULL);
+    env = xp_env_algo_env(x);
+    cr_assert_eq(env->server_host, -1);
+    cr_assert_eq(env->msg_bytes, 4.0 * (double)env->d);
+    cr_assert_not_null(env->graph);
+    cr_assert_not_null(env->mix);
+    cr_assert_eq(env->allreduce_kind, SIM_COLL_RING);
+    cr_assert_neq(memcmp(env->w[1].x, env->w[0].x, (size_t)env->d * sizeof(float)), 0,
+                  "init = independent draws a model per worker");
+    for (int i = 0; i < env->n; i++) {
+        cr_assert_eq(env->w[i].batch, 0);
+        cr_assert_eq(algo_env_step_samples(env, i), env->w[i].sampler.shard_n);
+        cr_assert_geq(env->w[i].batch_cap, env->w[i].sampler.shard_n);
+    }
+    sim_err err = {0};
+    cr_assert_eq(xp_env_algo_create(x, &err), 0, "%s", err.msg);
+    cr_assert_not_null(xp_env_state(x));
+    xp_env_destroy(x); /* the method's state too */
+    sim_config_release(&cfg);
+}
+
+Test(env, check_only_builds_no_workers_and_datasets_can_be_borrowed)
+{
+    sim_config cfg;
+    load(&cfg, NULL, 0);
+    sim_err err = {0};
+    wl_dataset *ds = xp_env_dataset_create(&cfg, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    xp_env_opts o = {.dataset = ds, .check_only = 1};
+    xp_env *x = build_ok(&cfg, &o);
+    cr_assert_eq(xp_env_dataset(x), ds);
+    cr_assert_null(xp_env_algo_env(x)->w);
+    cr_assert_eq(xp_env_algo_create(x, &err), SIM_EINTERNAL);
+    xp_env_destroy(x);
+    /* the borrowed dataset outlives the environment, and serves another */
+    o.check_only = 0;
+    x = build_ok(&cfg, &o);
+    cr_assert_eq(xp_env_dataset(x), ds);
+    cr_assert_eq(xp_env_algo_env(x)->ds, ds);
+    cr_assert_not_null(xp_env_algo_env(x)->w);
+    xp_env_destroy(x);
+    cr_assert_eq(ds->train.n, 600);
+    wl_dataset_destroy(ds);
+    sim_config_release(&cfg);
+}
+
+static void build_fails(const char *const *sets, int nsets, int code, const char *want)
+{
+    sim_config cfg;
+    load(&cfg, sets, nsets);
+    sim_err err = {0};
+    cr_assert_null(xp_env_create(&cfg, NULL, &err));
+    cr_assert_eq(err.code, code, "%s", err.msg);
+    cr_assert(strstr(err.msg, want), "'%s' lacks '%s'", err.msg, want);
+    sim_config_release(&cfg);
+}
+
+Test(env, errors_name_their_key)
+{
+    const char *proxy[] = {"workload.proxy=resnet51"};
+    build_fails(proxy, 1, SIM_ECONFIG, "--set workload.proxy: unknown proxy 'resnet51'");
+    const char *torus[] = {"network.topology=torus(1, 3)"};
+    build_fails(torus, 1, SIM_ECONFIG, "fewer than the 4 needed");
+    const char *dir = test_tmpdir();
+    char net[4200];
+    snprintf(net, sizeof net, "network.topology=file(%s)",
+             test_write_file(dir, "net.txt", "0 1\n2 3\n"));
+    const char *islands[] = {net};
+    build_fails(islands, 1, SIM_EINPUT, "net.txt: host 0 and host 2 are not connected");
+    const char *part[] = {"workload.partition=dirichlet(-1)"};
+    build_fails(part, 1, SIM_ECONFIG, "workload.partition");
+}
+
+Test(env, batch_buffers_grow_only_past_their_capacity)
+{
+    sim_config cfg;
+    load(&cfg, NULL, 0);
+    xp_env *x = build_ok(&cfg, NULL);
+    algo_env *env = xp_env_algo_env(x);
+    algo_worker *w = &env->w[1];
+    float *bx = w->bx;
+    cr_assert_eq(algo_env_set_batch(env, 1, 4), 0);
+    cr_assert_eq(algo_env_set_batch(env, 1, 4), 0);
+    cr_assert_eq(env->batch_changes, 1, "setting the same batch again changes nothing");
+    cr_assert_eq(w->bx, bx, "a smaller batch keeps the buffers");
+    cr_assert_eq(w->batch_cap, 8);
+    cr_assert_eq(algo_env_step_samples(env, 1), 4);
+    algo_env_grad(env, 1, w->x, w->grad);
+    cr_assert_eq(w->samples, 4);
+    cr_assert_eq(w->grad_samples, 4);
+    cr_assert_eq(algo_env_set_batch(env, 1, 32), 0);
+    cr_assert_eq(w->batch_cap, 32);
+    algo_env_grad(env, 1, w->x, w->grad);
+    cr_assert_eq(w->samples, 36);
+    cr_assert_eq(w->grad_samples, 32);
+    cr_assert_eq(algo_env_set_batch(env, 1, 0), 0); /* the whole shard */
+    cr_assert_geq(w->batch_cap, w->sampler.shard_n);
+    algo_env_grad(env, 1, w->x, w->grad);
+    cr_assert_eq(w->grad_samples, w->sampler.shard_n);
+    cr_assert_eq(env->batch_changes, 3);
+    cr_assert_eq(env->w[0].batch, 8, "other workers keep theirs");
+    cr_assert_eq(env->error.code, 0);
+    cr_assert_eq(algo_env_set_batch(env, 1, -2), SIM_EINTERNAL);
+    cr_assert(strstr(env->error.msg, "worker 1: invalid batch -2"), "%s", env->error.msg);
+    xp_env_destroy(x);
+    sim_config_release(&cfg);
+}
+
+typedef struct probe {
+    algo_env *env;
+    int late_ran;
+    int n_series;
+    double t[4];
+    int64_t it[4];
+    int worker[4];
+    char name[4][16];
+    double value[4];
+} probe;
+
+static void on_fail_first(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)arg;
+    (void)payload;
+    probe *p = ctx;
+    cr_assert_eq(algo_env_fail(p->env, SIM_EINPUT, "first failure: %d", 1), SIM_EINPUT);
+    cr_assert_eq(algo_env_fail(p->env, 0, "second"), SIM_EINTERNAL);
+}
+
+static void on_late(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)arg;
+    (void)payload;
+    ((probe *)ctx)->late_ran = 1;
+}
+
+Test(env, fail_keeps_the_first_error_and_stops_the_engine)
+{
+    sim_config cfg;
+    load(&cfg, NULL, 0);
+    xp_env *x = build_ok(&cfg, NULL);
+    algo_env *env = xp_env_algo_env(x);
+    sim_engine *eng = xp_env_engine(x);
+    probe p = {.env = env};
+    sim_engine_schedule(eng, MS, on_fail_first, &p, 0, NULL, NULL);
+    sim_engine_schedule(eng, MS, on_late, &p, 0, NULL, NULL);
+    sim_engine_run_until(eng, SIM_TIME_MAX);
+    cr_assert_eq(env->error.code, SIM_EINPUT);
+    cr_assert_str_eq(env->error.msg, "first failure: 1");
+    cr_assert_eq(p.late_ran, 0, "the engine stops after the failing event");
+    cr_assert_eq(sim_engine_pending(eng), 1);
+    /* a send to a host that does not exist fails through the same path */
+    sim_err_clear(&env->error);
+    int rc = algo_env_send(env, 0, 99, 100.0, NULL, NULL, 0);
+    cr_assert_lt(rc, 0);
+    cr_assert_eq(env->error.code, rc);
+    cr_assert(strstr(env->error.msg, "from host 0 to host 99"), "%s", env->error.msg);
+    xp_env_destroy(x);
+    sim_config_release(&cfg);
+}
+
+static void on_series(void *exp, double t, int64_t it, int worker, const char *name,
+                      double value)
+{
+    probe *p = exp;
+    int k = p->n_series++;
+    cr_assert_lt(k, 4);
+    p->t[k] = t;
+    p->it[k] = it;
+    p->worker[k] = worker;
+    snprintf(p->name[k], sizeof p->name[k], "%s", name);
+    p->value[k] = value;
+}
+
+static void on_record(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)arg;
+    (void)payload;
+    probe *p = ctx;
+    p->env->iterations = 7;
+    algo_env_series(p->env, 2, "loss", 1.5);
+    algo_env_series(p->env, -5, "dropped", 3.0);
+}
+
+Test(env, series_are_stamped_with_time_and_iteration)
+{
+    sim_config cfg;
+    load(&cfg, NULL, 0);
+    xp_env *x = build_ok(&cfg, NULL);
+    algo_env *env = xp_env_algo_env(x);
+    probe p = {.env = env};
+    algo_env_series(env, 0, "dropped", 1.0); /* no hook: nothing happens */
+    env->hooks.series = on_series;
+    env->hooks.exp = &p;
+    sim_engine_schedule(xp_env_engine(x), 3 * MS, on_record, &p, 0, NULL, NULL);
+    sim_engine_run_until(xp_env_engine(x), SIM_TIME_MAX);
+    cr_assert_eq(p.n_series, 2);
+    cr_assert_eq(p.t[0], 0.003);
+    cr_assert_eq(p.it[0], 7);
+    cr_assert_eq(p.worker[0], 2);
+    cr_assert_str_eq(p.name[0], "loss");
+    cr_assert_eq(p.value[0], 1.5);
+    cr_assert_eq(p.worker[1], -1, "any negative worker is a global value");
+    cr_assert_str_eq(p.name[1], "dropped");
+    xp_env_destroy(x);
+    sim_config_release(&cfg);
+}

@@ -1,0 +1,370 @@
+/* The runner with methods of the test's own (sim_run_opts.algorithm): a
+ * failure injected inside an event ends the run 'failed' with its message;
+ * a method that doubles the workers' batches mid-run keeps samples and
+ * epochs exact; asgd's dropped gradients land in the series table
+ * consistent with its staleness histogram; the override changes no row. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/algo.h"
+#include "experiment/experiment.h"
+#include "tests/common.h"
+
+#define MS (SIM_NS_PER_S / 1000)
+
+typedef struct rows {
+    an_metric_row r[512];
+    int n;
+    int n_series;
+} rows;
+
+static void collect(void *ctx, const an_metric_row *row)
+{
+    rows *rs = ctx;
+    if (rs->n < 512)
+        rs->r[rs->n++] = *row;
+}
+
+static void count_series(void *ctx, const an_series_row *row)
+{
+    (void)row;
+    ((rows *)ctx)->n_series++;
+}
+
+static void load(const char *ini, const char *const *sets, int nsets, sim_config *cfg)
+{
+    sim_experiment_init();
+    sim_err err = {0};
+    cr_assert_eq(sim_config_load_string("t.ini", ini, sets, nsets, cfg, &err), 0, "%s",
+                 err.msg);
+}
+
+static int64_t q_int(const char *path, const char *sql)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(c, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(c));
+    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
+    int64_t v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(c);
+    return v;
+}
+
+static void q_text(const char *path, const char *sql, char *out, size_t size)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(c, sql, -1, &s, NULL), SQLITE_OK, "%s", sql);
+    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    snprintf(out, size, "%s", t ? t : "(null)");
+    sqlite3_finalize(s);
+    sqlite3_close(c);
+}
+
+static const char *const small_ini = "[experiment]\n"
+                                     "seed = 4\n"
+                                     "max_epochs = 0\n"
+                                     "max_iterations = 12\n"
+                                     "eval_every = 1\n"
+                                     "[workers]\n"
+                                     "count = 4\n"
+                                     "compute = constant(10ms)\n"
+                                     "[network]\n"
+                                     "topology = ideal\n"
+                                     "[algorithm]\n"
+                                     "name = allreduce_sgd\n"
+                                     "batch = 8\n"
+                                     "[workload]\n"
+                                     "model = softmax\n"
+                                     "dataset = blobs(3, 5, 600)\n";
+
+/* ---- a method that fails inside an event -------------------------------- */
+
+/* Every 10 ms one iteration of 32 samples; the third tick fails. */
+typedef struct failer {
+    algo_env *env;
+    int ticks;
+    int code;
+} failer;
+
+static void on_tick(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)arg;
+    (void)payload;
+    failer *f = ctx;
+    if (++f->ticks == 3) {
+        algo_env_fail(f->env, f->code, "injected failure in worker %d", 2);
+        return;
+    }
+    algo_env_iteration(f->env, 32);
+    sim_engine_schedule(eng, 10 * MS, on_tick, f, 0, NULL, NULL);
+}
+
+static int failer_code = SIM_EINTERNAL;
+
+static int failer_create(algo_env *env, void **out, sim_err *err)
+{
+    (void)err;
+    failer *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->env = env;
+    f->code = failer_code;
+    *out = f;
+    return 0;
+}
+
+static void failer_destroy(void *p) { free(p); }
+
+static int failer_start(void *p, sim_err *err)
+{
+    (void)err;
+    failer *f = p;
+    sim_engine_schedule(f->env->eng, 10 * MS, on_tick, f, 0, NULL, NULL);
+    return 0;
+}
+
+static const float *failer_model(void *p, float *scratch)
+{
+    (void)scratch;
+    return ((failer *)p)->env->w[0].x;
+}
+
+static const algo_vt failer_vt = {
+    .name = "failer",
+    .summary = "test: fails at its third event",
+    .create = failer_create,
+    .destroy = failer_destroy,
+    .start = failer_start,
+    .model = failer_model,
+};
+
+Test(runner, failure_inside_an_event_fails_the_run_with_its_message)
+{
+    const char *dir = test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/r.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    sim_config cfg;
+    load(small_ini, NULL, 0, &cfg);
+    rows rs = {0};
+    sim_run_opts o = {.db = db, .algorithm = &failer_vt, .on_metric = collect, .ctx = &rs};
+    sim_run_result res;
+    int rc = sim_experiment_run(&cfg, &o, &res, &err);
+    cr_assert_eq(rc, SIM_EINTERNAL, "rc %d: %s", rc, err.msg);
+    cr_assert_eq(err.code, rc);
+    const char *want = "t.ini: failer: at 0.03 s simulated, iteration 2: injected failure "
+                       "in worker 2";
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_eq(sim_err_exit_status(rc), 1);
+    cr_assert_eq(rs.n, 3, "rows at t = 0 and after iterations 1 and 2");
+    cr_assert_eq(rs.r[2].iteration, 2);
+
+    /* the same with an input error: its code, so the CLI exits 2 */
+    failer_code = SIM_EINPUT;
+    rc = sim_experiment_run(&cfg, &o, &res, &err);
+    failer_code = SIM_EINTERNAL;
+    cr_assert_eq(rc, SIM_EINPUT, "rc %d: %s", rc, err.msg);
+    cr_assert_eq(sim_err_exit_status(rc), 2);
+    an_db_close(db);
+    sim_config_release(&cfg);
+
+    cr_assert_eq(q_int(path, "select count(*) from runs where status = 'failed'"), 2);
+    char text[1024];
+    q_text(path, "select error from runs where id = 1", text, sizeof text);
+    cr_assert_str_eq(text, want);
+    q_text(path, "select algorithm from runs where id = 1", text, sizeof text);
+    cr_assert_str_eq(text, "failer");
+    cr_assert_eq(q_int(path, "select count(*) from metrics where run_id = 1"), 3);
+    cr_assert_eq(q_int(path, "select count(*) from workers"), 0, "no summary for a failed run");
+}
+
+/* ---- a method that doubles every batch mid-run -------------------------- */
+
+typedef struct doubler {
+    algo_env *env;
+    const algo_vt *inner;
+    void *st;
+} doubler;
+
+static void on_double(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)arg;
+    (void)payload;
+    doubler *d = ctx;
+    for (int i = 0; i < d->env->n; i++)
+        algo_env_set_batch(d->env, i, 2 * d->env->w[i].batch);
+}
+
+static int doubler_create(algo_env *env, void **out, sim_err *err)
+{
+    doubler *d = calloc(1, sizeof *d);
+    cr_assert_not_null(d);
+    d->env = env;
+    d->inner = algo_find(env->cfg->algorithm);
+    int rc = d->inner->create(env, &d->st, err);
+    if (rc < 0) {
+        free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+static void doubler_destroy(void *p)
+{
+    doubler *d = p;
+    d->inner->destroy(d->st);
+    free(d);
+}
+
+/* t = 55 ms: after the gradients of iteration 6 (computed at 50 ms), before
+ * those of iteration 7 (at 60 ms) */
+static int doubler_start(void *p, sim_err *err)
+{
+    doubler *d = p;
+    sim_engine_schedule(d->env->eng, 55 * MS, on_double, d, 0, NULL, NULL);
+    return d->inner->start(d->st, err);
+}
+
+static const float *doubler_model(void *p, float *scratch)
+{
+    doubler *d = p;
+    return d->inner->model(d->st, scratch);
+}
+
+static void doubler_worker_models(void *p, const float **xs)
+{
+    doubler *d = p;
+    d->inner->worker_models(d->st, xs);
+}
+
+static const algo_vt doubler_shared = {
+    .name = "doubler", .summary = "test: doubles the batches at 55 ms",
+    .create = doubler_create, .destroy = doubler_destroy, .start = doubler_start,
+    .model = doubler_model,
+};
+
+static const algo_vt doubler_gossip = {
+    .name = "doubler", .summary = "test: doubles the batches at 55 ms", .uses_graph = 1,
+    .create = doubler_create, .destroy = doubler_destroy, .start = doubler_start,
+    .model = doubler_model, .worker_models = doubler_worker_models,
+};
+
+/* samples applied after `it` iterations: 4 workers x 8, then x 16 from
+ * iteration 7 on */
+static int64_t expected_samples(int64_t it)
+{
+    return it <= 6 ? 32 * it : 32 * 6 + 64 * (it - 6);
+}
+
+static void check_doubling(const char *method, const algo_vt *vt)
+{
+    char name[64];
+    snprintf(name, sizeof name, "algorithm.name=%s", method);
+    /* max_epochs = 1 (600 training samples) stops at iteration 13 (640
+     * samples); constant batches would have needed 19 */
+    const char *sets[] = {name, "experiment.max_iterations=0", "experiment.max_epochs=1"};
+    sim_config cfg;
+    load(small_ini, sets, 3, &cfg);
+    rows rs = {0};
+    sim_run_opts o = {.algorithm = vt, .on_metric = collect, .ctx = &rs};
+    sim_run_result res;
+    sim_err err = {0};
+    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s: %s", method, err.msg);
+    cr_assert_str_eq(res.status, "done");
+    cr_assert_eq(res.iterations, 13, "%s: %lld iterations", method, (long long)res.iterations);
+    cr_assert_eq(rs.n, 14, "%s", method);
+    for (int k = 0; k < rs.n; k++) {
+        const an_metric_row *r = &rs.r[k];
+        cr_assert_eq(r->iteration, k);
+        cr_assert_eq(r->samples, expected_samples(k), "%s: iteration %d: %lld samples",
+                     method, k, (long long)r->samples);
+        cr_assert_eq(r->epoch, (double)expected_samples(k) / 600.0, "%s: iteration %d",
+                     method, k);
+        cr_assert_eq(r->sim_time, sim_time_to_s(k * 10 * MS), "%s: iteration %d at %.17g s",
+                     method, k, r->sim_time);
+    }
+    cr_assert_eq(res.epochs, 640.0 / 600.0);
+    sim_config_release(&cfg);
+}
+
+Test(runner, doubling_the_batch_mid_run_keeps_epochs_exact)
+{
+    check_doubling("allreduce_sgd", &doubler_shared);
+    check_doubling("dpsgd", &doubler_gossip);
+    check_doubling("dsgd_atc", &doubler_gossip);
+}
+
+/* ---- series: asgd's dropped gradients ----------------------------------- */
+
+Test(runner, asgd_records_its_dropped_gradients)
+{
+    const char *dir = test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/a.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    const char *sets[] = {"algorithm.name=asgd", "algorithm.max_staleness=4",
+                          "experiment.max_iterations=400", "experiment.eval_every=100",
+                          "workers.count=8", "workers.compute=lognormal(10ms, 0.5)",
+                          "workers.stragglers=2", "workers.straggler_slowdown=4",
+                          "network.topology=star"};
+    sim_config cfg;
+    load(small_ini, sets, 9, &cfg);
+    rows rs = {0};
+    sim_run_opts o = {.db = db, .on_series = count_series, .ctx = &rs};
+    sim_run_result res;
+    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    sim_config_release(&cfg);
+
+    int64_t dropped = q_int(path, "select count(*) from series where name = 'dropped'");
+    cr_assert_gt(dropped, 0, "the stragglers' gradients are staler than 4");
+    cr_assert_eq(rs.n_series, dropped);
+    /* one row per drop, with the cumulative count 1, 2, ..., dropped */
+    cr_assert_eq(q_int(path, "select max(value) from series"), dropped);
+    cr_assert_eq(q_int(path, "select sum(value) from series"), dropped * (dropped + 1) / 2);
+    cr_assert_eq(q_int(path, "select count(*) from series where worker is not null"), 0);
+    cr_assert_eq(q_int(path, "select count(*) from series a join series b on b.rowid ="
+                             " a.rowid + 1 where b.value != a.value + 1 or b.sim_time <"
+                             " a.sim_time or b.iteration < a.iteration"), 0);
+    /* every update staler than 4 was dropped, every other one applied */
+    cr_assert_eq(q_int(path, "select sum(count) from staleness where staleness > 4"), dropped);
+    cr_assert_eq(q_int(path, "select sum(count) from staleness where staleness <= 4"),
+                 res.iterations);
+}
+
+/* ---- the override itself ------------------------------------------------ */
+
+Test(runner, a_registry_method_passed_as_override_gives_the_same_rows)
+{
+    extern const algo_vt algo_dpsgd;
+    const char *sets[] = {"algorithm.name=dpsgd", "workers.compute=lognormal(10ms, 0.5)",
+                          "network.topology=ring"};
+    sim_config cfg;
+    load(small_ini, sets, 3, &cfg);
+    rows *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    sim_run_opts oa = {.on_metric = collect, .ctx = a};
+    sim_run_opts ob = {.on_metric = collect, .ctx = b, .algorithm = &algo_dpsgd};
+    sim_err err = {0};
+    cr_assert_eq(sim_experiment_run(&cfg, &oa, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_experiment_run(&cfg, &ob, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(a->n, 13);
+    cr_assert_eq(b->n, a->n);
+    cr_assert_eq(memcmp(a->r, b->r, (size_t)a->n * sizeof a->r[0]), 0);
+    free(a);
+    free(b);
+    sim_config_release(&cfg);
+}
