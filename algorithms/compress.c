@@ -30,14 +30,6 @@ const algo_compress_vt *algo_compress_find(const char *name)
     return NULL;
 }
 
-const algo_compress_vt *algo_compress_spec_vt(const char *spec)
-{
-    sim_spec sp;
-    if (!spec || sim_spec_parse(spec, &sp, NULL) != 0)
-        return NULL;
-    return algo_compress_find(sp.name);
-}
-
 static void known_names(char *buf, size_t len)
 {
     size_t used = 0;

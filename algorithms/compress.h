@@ -83,9 +83,6 @@ struct algo_compressor {
 
 extern const algo_compress_vt *const algo_compress_registry[]; /* NULL-terminated */
 const algo_compress_vt *algo_compress_find(const char *name);
-/* The vtable a spec names ("topk(0.01)" -> topk), or NULL. Does not check
- * the arguments. */
-const algo_compress_vt *algo_compress_spec_vt(const char *spec);
 
 /* Parses spec ("none", "topk(0.01)"): SIM_ECONFIG naming the compressor for
  * an unknown name (listing the known ones) or bad arguments. */
