@@ -368,7 +368,12 @@ static int check_route(sim_coll *c, int a, int b, sim_err *err)
 {
     int ha = a == c->n ? c->ps_host : c->hosts[a];
     int hb = b == c->n ? c->ps_host : c->hosts[b];
-    if (sim_net_route_info(c->net, ha, hb, NULL, NULL, NULL))
+    int rc = sim_net_route_info(c->net, ha, hb, NULL, NULL, NULL);
+    if (rc == SIM_ENOMEM)
+        return sim_err_set(err, SIM_ENOMEM,
+                           "collective: out of memory computing the route from host %d to host %d",
+                           ha, hb);
+    if (rc)
         return sim_err_set(err, SIM_EINPUT, "collective: no route from host %d to host %d", ha,
                            hb);
     return 0;

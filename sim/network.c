@@ -1,93 +1,27 @@
-/* Flow-level network model (see network.h for the semantics).
+/* Flow-level network model (see network.h for the semantics): hosts,
+ * links, flows and their events. Routes live in net_route.c, max-min
+ * sharing in net_share.c; net_internal.h holds the shared state.
  *
  * Links: undirected edge e of the graph is directed link 2e from
  * IGRAPH_FROM(e) to IGRAPH_TO(e) and link 2e+1 the reverse.
- * Routes: hop-count BFS per source host over an incidence list built once
- * (deterministic: vertices in BFS order, incident edges in igraph's order);
- * each source that has sent keeps its predecessor-link array.
  * Flows live in a pool (array + free list) and are named by index; a flow's
  * hop arrays are kept when it is freed, so steady state allocates nothing.
  * Each link keeps an array of (flow, hop) entries; a flow remembers its
  * position in every link's array, so removal is a swap with the last entry.
  *
- * Fair sharing invariant: every active flow's rate is the max-min fair rate
- * of its component (flows connected through shared directed links), its
- * `remaining` is exact as of `last`, and its drain event is pending at
- * last + remaining/rate. A start or end touches only the component. */
+ * Fair sharing invariant (between instants): every active flow's rate is
+ * the max-min fair rate, its `remaining` is exact as of `last`, and its
+ * drain event is pending at last + remaining/rate. Within an instant the
+ * starts and ends are collected and solved together by net_share.c. */
 #include "sim/network.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct link_ent {
-    int flow; /* index in the flow pool */
-    int hop;  /* position of this link on the flow's path */
-} link_ent;
+#include "sim/net_internal.h"
 
-typedef struct net_link {
-    double bw;       /* bytes per second */
-    sim_time lat;    /* ns */
-    double bytes;    /* bytes carried so far */
-    link_ent *ent;   /* active flows crossing the link (fair sharing only) */
-    int n_ent, cap_ent;
-    uint64_t mark;   /* component epoch */
-    double cap_rem;  /* progressive filling: capacity left, bytes/s */
-    int n_unfixed;   /* progressive filling: flows not yet fixed */
-} net_link;
-
-typedef struct net_flow {
-    double bytes;      /* message size */
-    double remaining;  /* bytes still to drain as of `last` */
-    double rate;       /* bytes per second */
-    double new_rate;   /* progressive filling scratch; < 0 while unfixed */
-    sim_time last;     /* ns */
-    sim_time latency;  /* path latency, ns */
-    sim_event_id ev;   /* pending drain event, 0 if none */
-    int *hop_link;     /* path, in order */
-    int *hop_pos;      /* index of the flow's entry in each link's array */
-    int n_hops, cap_hops;
-    sim_net_deliver cb;
-    void *ctx;
-    uint64_t arg;
-    int src, dst;
-    int prev, next;    /* active list, send order */
-    int next_free;
-    uint64_t mark;
-} net_flow;
-
-struct sim_net {
-    sim_engine *eng;
-    int ideal;
-    sim_sharing sharing;
-    int n_hosts, n_nodes, n_links;
-    igraph_t graph;
-    int has_graph;
-    igraph_inclist_t inc;
-    int has_inc;
-    net_link *links;
-    int **pred;          /* per source host: arriving link per vertex, or NULL */
-    int *queue;          /* BFS scratch, n_nodes */
-    net_flow *flows;
-    int cap_flows, free_head;
-    int act_head, act_tail;
-    uint64_t n_active;
-    double *host_bytes;
-    double total_bytes;
-    uint64_t messages;
-    int *comp_flows, cap_comp_flows, n_comp_flows;
-    int *comp_links, cap_comp_links, n_comp_links;
-    uint64_t epoch;
-};
-
-enum { PRED_NONE = -1, PRED_SOURCE = -2 };
-
-/* Relative tolerance: links whose fair share is within it of the minimum
- * saturate together; rates that moved less than it keep their event. */
-#define FILL_EPS 1e-9
-#define RATE_EPS 1e-12
-
-static sim_time ns_from_s(double s)
+sim_time net_ns_from_s(double s)
 {
     if (!(s > 0.0))
         return 0;
@@ -97,7 +31,7 @@ static sim_time ns_from_s(double s)
     return (sim_time)llround(ns);
 }
 
-static int grow_ints(int **a, int *cap, int need)
+int net_grow_ints(int **a, int *cap, int need)
 {
     if (need <= *cap)
         return 0;
@@ -121,11 +55,6 @@ void sim_net_destroy(sim_net *net)
             free(net->links[l].ent);
         free(net->links);
     }
-    if (net->pred) {
-        for (int h = 0; h < net->n_hosts; h++)
-            free(net->pred[h]);
-        free(net->pred);
-    }
     if (net->flows) {
         for (int i = 0; i < net->cap_flows; i++) {
             free(net->flows[i].hop_link);
@@ -133,14 +62,13 @@ void sim_net_destroy(sim_net *net)
         }
         free(net->flows);
     }
+    net_route_release(net);
+    net_share_release(net);
     if (net->has_inc)
         igraph_inclist_destroy(&net->inc);
     if (net->has_graph)
         igraph_destroy(&net->graph);
-    free(net->queue);
     free(net->host_bytes);
-    free(net->comp_flows);
-    free(net->comp_links);
     free(net);
 }
 
@@ -185,15 +113,22 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
                     d->default_bandwidth);
         return NULL;
     }
+    if (d->routing != SIM_ROUTE_SHORTEST && d->routing != SIM_ROUTE_ECMP) {
+        sim_err_set(err, SIM_ECONFIG, "network: unknown routing %d", (int)d->routing);
+        return NULL;
+    }
     sim_net *net = calloc(1, sizeof *net);
     if (!net)
         goto nomem;
     net->eng = eng;
     net->ideal = d->ideal ? 1 : 0;
     net->sharing = d->sharing;
+    net->routing = d->routing;
+    net->full_solve = d->full_solve ? 1 : 0;
     net->n_hosts = d->n_hosts;
     net->free_head = -1;
     net->act_head = net->act_tail = -1;
+    net->pend_thr = INFINITY;
     net->host_bytes = calloc((size_t)d->n_hosts, sizeof *net->host_bytes);
     if (!net->host_bytes)
         goto nomem;
@@ -227,9 +162,7 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
     net->n_nodes = (int)nv;
     net->n_links = (int)(2 * ne);
     net->links = calloc((size_t)(net->n_links ? net->n_links : 1), sizeof *net->links);
-    net->pred = calloc((size_t)net->n_hosts, sizeof *net->pred);
-    net->queue = malloc(sizeof *net->queue * (size_t)(nv ? nv : 1));
-    if (!net->links || !net->pred || !net->queue)
+    if (!net->links)
         goto nomem;
     for (igraph_integer_t e = 0; e < ne; e++) {
         double lat = d->latency ? d->latency[e] : d->default_latency;
@@ -246,9 +179,11 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
         }
         for (int k = 0; k < 2; k++) {
             net->links[2 * e + k].bw = bw;
-            net->links[2 * e + k].lat = ns_from_s(lat);
+            net->links[2 * e + k].lat = net_ns_from_s(lat);
         }
     }
+    if (net_route_init(net) || net_share_init(net))
+        goto nomem;
     return net;
 
 nomem:
@@ -258,41 +193,7 @@ fail:
     return NULL;
 }
 
-/* BFS from a source host; fills pred[v] with the link arriving at v. */
-static int route_table(sim_net *net, int src)
-{
-    if (net->pred[src])
-        return 0;
-    int *pred = malloc(sizeof *pred * (size_t)net->n_nodes);
-    if (!pred)
-        return -1;
-    for (int v = 0; v < net->n_nodes; v++)
-        pred[v] = PRED_NONE;
-    pred[src] = PRED_SOURCE;
-    int head = 0, tail = 0;
-    net->queue[tail++] = src;
-    while (head < tail) {
-        int u = net->queue[head++];
-        igraph_vector_int_t *inc = igraph_inclist_get(&net->inc, u);
-        igraph_integer_t deg = igraph_vector_int_size(inc);
-        for (igraph_integer_t i = 0; i < deg; i++) {
-            igraph_integer_t e = VECTOR(*inc)[i];
-            igraph_integer_t from = IGRAPH_FROM(&net->graph, e), to = IGRAPH_TO(&net->graph, e);
-            if (from == to)
-                continue;
-            int v = (int)(from == u ? to : from);
-            if (pred[v] != PRED_NONE)
-                continue;
-            pred[v] = (int)(from == u ? 2 * e : 2 * e + 1);
-            net->queue[tail++] = v;
-        }
-    }
-    net->pred[src] = pred;
-    return 0;
-}
-
-/* The vertex a directed link leaves from. */
-static int link_tail(const sim_net *net, int l)
+int net_link_tail(const sim_net *net, int l)
 {
     igraph_integer_t e = l / 2;
     return (int)((l & 1) ? IGRAPH_TO(&net->graph, e) : IGRAPH_FROM(&net->graph, e));
@@ -315,16 +216,14 @@ int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hop
     int h = 0;
     double bn = INFINITY;
     if (!net->ideal && src != dst) {
-        if (route_table(net, src))
-            return SIM_ENOMEM;
-        const int *pred = net->pred[src];
-        if (pred[dst] == PRED_NONE)
-            return SIM_EINPUT;
-        for (int v = dst; pred[v] != PRED_SOURCE; v = link_tail(net, pred[v])) {
-            const net_link *L = &net->links[pred[v]];
+        const int *path;
+        int rc = net_route_get(net, src, dst, 0, 0, &path, &h);
+        if (rc)
+            return rc;
+        for (int k = 0; k < h; k++) {
+            const net_link *L = &net->links[path[k]];
             lat += L->lat;
             bn = fmin(bn, L->bw);
-            h++;
         }
     }
     if (latency)
@@ -334,6 +233,22 @@ int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hop
     if (bottleneck)
         *bottleneck = bn;
     return 0;
+}
+
+int sim_net_route_links(sim_net *net, int src, int dst, int *links, int max)
+{
+    if (check_hosts(net, src, dst, NULL))
+        return SIM_EINPUT;
+    if (net->ideal || src == dst)
+        return 0;
+    const int *path;
+    int h;
+    int rc = net_route_get(net, src, dst, 0, 0, &path, &h);
+    if (rc)
+        return rc;
+    for (int k = 0; k < h && k < max; k++)
+        links[k] = path[k];
+    return h;
 }
 
 static int flow_alloc(sim_net *net)
@@ -346,6 +261,7 @@ static int flow_alloc(sim_net *net)
     f->n_hops = 0;
     f->ev = 0;
     f->rate = 0.0;
+    f->fresh = 0;
     f->prev = f->next = -1;
     return i;
 }
@@ -403,116 +319,15 @@ static void on_deliver(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 
 static void on_drain(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 
-static int schedule_drain(sim_net *net, int i)
+int net_schedule_drain(sim_net *net, int i)
 {
     net_flow *f = &net->flows[i];
-    sim_time delay = ns_from_s(f->remaining / f->rate);
+    sim_time delay = net_ns_from_s(f->remaining / f->rate);
     f->ev = sim_engine_schedule(net->eng, delay, on_drain, net, (uint64_t)i, NULL, NULL);
     return f->ev ? 0 : -1;
 }
 
-/* Recomputes max-min fair rates for the component of flows reachable from
- * the seed links, settling their progress up to now and rescheduling the
- * drain events of the flows whose rate changed. */
-static int recompute(sim_net *net, const int *seed, int n_seed)
-{
-    sim_time now = sim_engine_now(net->eng);
-    uint64_t ep = ++net->epoch;
-    net->n_comp_flows = net->n_comp_links = 0;
-    for (int k = 0; k < n_seed; k++) {
-        net_link *L = &net->links[seed[k]];
-        if (L->mark == ep)
-            continue;
-        L->mark = ep;
-        if (grow_ints(&net->comp_links, &net->cap_comp_links, net->n_comp_links + 1))
-            return -1;
-        net->comp_links[net->n_comp_links++] = seed[k];
-    }
-    for (int q = 0; q < net->n_comp_links; q++) {
-        net_link *L = &net->links[net->comp_links[q]];
-        for (int j = 0; j < L->n_ent; j++) {
-            int fi = L->ent[j].flow;
-            net_flow *f = &net->flows[fi];
-            if (f->mark == ep)
-                continue;
-            f->mark = ep;
-            if (grow_ints(&net->comp_flows, &net->cap_comp_flows, net->n_comp_flows + 1))
-                return -1;
-            net->comp_flows[net->n_comp_flows++] = fi;
-            for (int h = 0; h < f->n_hops; h++) {
-                int l = f->hop_link[h];
-                if (net->links[l].mark == ep)
-                    continue;
-                net->links[l].mark = ep;
-                if (grow_ints(&net->comp_links, &net->cap_comp_links, net->n_comp_links + 1))
-                    return -1;
-                net->comp_links[net->n_comp_links++] = l;
-            }
-        }
-    }
-    /* Settle progress at the old rates. */
-    for (int q = 0; q < net->n_comp_flows; q++) {
-        net_flow *f = &net->flows[net->comp_flows[q]];
-        if (f->rate > 0.0 && now > f->last) {
-            f->remaining -= f->rate * sim_time_to_s(now - f->last);
-            if (f->remaining < 0.0)
-                f->remaining = 0.0;
-        }
-        f->last = now;
-        f->new_rate = -1.0;
-    }
-    /* Progressive filling. */
-    for (int q = 0; q < net->n_comp_links; q++) {
-        net_link *L = &net->links[net->comp_links[q]];
-        L->cap_rem = L->bw;
-        L->n_unfixed = L->n_ent;
-    }
-    int left = net->n_comp_flows;
-    while (left > 0) {
-        double share = INFINITY;
-        for (int q = 0; q < net->n_comp_links; q++) {
-            const net_link *L = &net->links[net->comp_links[q]];
-            if (L->n_unfixed > 0)
-                share = fmin(share, fmax(L->cap_rem, 0.0) / L->n_unfixed);
-        }
-        if (!isfinite(share))
-            break; /* cannot happen: every flow crosses a link */
-        double thr = share * (1.0 + FILL_EPS);
-        for (int q = 0; q < net->n_comp_links; q++) {
-            net_link *L = &net->links[net->comp_links[q]];
-            if (L->n_unfixed == 0 || fmax(L->cap_rem, 0.0) > thr * L->n_unfixed)
-                continue;
-            for (int j = 0; j < L->n_ent; j++) {
-                net_flow *f = &net->flows[L->ent[j].flow];
-                if (f->new_rate >= 0.0)
-                    continue;
-                f->new_rate = share;
-                for (int h = 0; h < f->n_hops; h++) {
-                    net_link *M = &net->links[f->hop_link[h]];
-                    M->cap_rem -= share;
-                    M->n_unfixed--;
-                }
-                left--;
-            }
-        }
-    }
-    /* Reschedule the flows whose rate moved. */
-    int rc = 0;
-    for (int q = 0; q < net->n_comp_flows; q++) {
-        int fi = net->comp_flows[q];
-        net_flow *f = &net->flows[fi];
-        if (f->rate > 0.0 && fabs(f->new_rate - f->rate) <= RATE_EPS * f->rate)
-            continue;
-        f->rate = f->new_rate;
-        if (f->ev)
-            sim_engine_cancel(net->eng, f->ev);
-        if (schedule_drain(net, fi))
-            rc = -1;
-    }
-    return rc;
-}
-
-static void link_remove(sim_net *net, int fi)
+void net_link_remove(sim_net *net, int fi)
 {
     net_flow *f = &net->flows[fi];
     for (int h = 0; h < f->n_hops; h++) {
@@ -526,7 +341,7 @@ static void link_remove(sim_net *net, int fi)
     }
 }
 
-static int link_add(sim_net *net, int fi)
+int net_link_add(sim_net *net, int fi)
 {
     net_flow *f = &net->flows[fi];
     for (int h = 0; h < f->n_hops; h++) {
@@ -535,8 +350,10 @@ static int link_add(sim_net *net, int fi)
             int nc = L->cap_ent ? 2 * L->cap_ent : 4;
             link_ent *p = realloc(L->ent, sizeof *p * (size_t)nc);
             if (!p) {
+                int n = f->n_hops;
                 f->n_hops = h; /* undo the hops already added */
-                link_remove(net, fi);
+                net_link_remove(net, fi);
+                f->n_hops = n;
                 return -1;
             }
             L->ent = p;
@@ -563,11 +380,28 @@ static void on_drain(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     for (int h = 0; h < f->n_hops; h++)
         net->links[f->hop_link[h]].bytes += f->bytes;
     sim_engine_schedule(eng, f->latency, on_deliver, net, (uint64_t)fi, NULL, NULL);
-    if (net->sharing == SIM_SHARE_FAIR) {
-        link_remove(net, fi);
-        f = &net->flows[fi];
-        recompute(net, f->hop_link, f->n_hops);
-    }
+    if (net->sharing == SIM_SHARE_FAIR)
+        net_share_flow_removed(net, fi);
+}
+
+/* Makes room for n hops in flow f's path arrays. */
+static int flow_hops_reserve(net_flow *f, int hops)
+{
+    if (hops <= f->cap_hops)
+        return 0;
+    int nc = f->cap_hops ? f->cap_hops : 4;
+    while (nc < hops)
+        nc *= 2;
+    int *a = realloc(f->hop_link, sizeof *a * (size_t)nc);
+    if (a)
+        f->hop_link = a;
+    int *b = a ? realloc(f->hop_pos, sizeof *b * (size_t)nc) : NULL;
+    if (b)
+        f->hop_pos = b;
+    if (!a || !b)
+        return -1;
+    f->cap_hops = nc;
+    return 0;
 }
 
 int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
@@ -579,13 +413,15 @@ int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver o
     if (!(bytes >= 0.0 && isfinite(bytes)))
         return sim_err_set(err, SIM_EINPUT, "network: message size must be >= 0 bytes, got %g",
                            bytes);
-    const int *pred = NULL;
+    const int *path = NULL;
+    int hops = 0;
     int local = src == dst || net->ideal;
     if (!local) {
-        if (route_table(net, src))
-            return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
-        pred = net->pred[src];
-        if (pred[dst] == PRED_NONE)
+        rc = net_route_get(net, src, dst, net->routing == SIM_ROUTE_ECMP, net->messages, &path,
+                           &hops);
+        if (rc == SIM_ENOMEM)
+            return sim_err_set(err, SIM_ENOMEM, "network: out of memory computing a route");
+        if (rc)
             return sim_err_set(err, SIM_EINPUT, "no route from host %d to host %d", src, dst);
     }
     int fi = flow_alloc(net);
@@ -612,29 +448,13 @@ int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver o
             goto nomem;
         return 0;
     }
-    int hops = 0;
-    for (int v = dst; pred[v] != PRED_SOURCE; v = link_tail(net, pred[v]))
-        hops++;
-    if (hops > f->cap_hops) {
-        int nc = f->cap_hops ? f->cap_hops : 4;
-        while (nc < hops)
-            nc *= 2;
-        int *a = realloc(f->hop_link, sizeof *a * (size_t)nc);
-        if (a)
-            f->hop_link = a;
-        int *b = a ? realloc(f->hop_pos, sizeof *b * (size_t)nc) : NULL;
-        if (b)
-            f->hop_pos = b;
-        if (!a || !b)
-            goto nomem;
-        f->cap_hops = nc;
-    }
+    if (flow_hops_reserve(f, hops))
+        goto nomem;
     f->n_hops = hops;
     double bottleneck = INFINITY;
-    int h = hops;
-    for (int v = dst; pred[v] != PRED_SOURCE; v = link_tail(net, pred[v])) {
-        const net_link *L = &net->links[pred[v]];
-        f->hop_link[--h] = pred[v];
+    for (int h = 0; h < hops; h++) {
+        const net_link *L = &net->links[path[h]];
+        f->hop_link[h] = path[h];
         f->latency += L->lat;
         bottleneck = fmin(bottleneck, L->bw);
     }
@@ -645,17 +465,18 @@ int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver o
     }
     if (net->sharing == SIM_SHARE_NONE) {
         f->rate = bottleneck;
-        if (schedule_drain(net, fi))
+        if (net_schedule_drain(net, fi))
             goto nomem;
         active_append(net, fi);
         return 0;
     }
-    if (link_add(net, fi))
+    if (net_link_add(net, fi))
         goto nomem;
+    if (net_share_flow_added(net, fi)) {
+        net_link_remove(net, fi);
+        goto nomem;
+    }
     active_append(net, fi);
-    f = &net->flows[fi];
-    if (recompute(net, f->hop_link, f->n_hops))
-        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
     return 0;
 
 nomem:
@@ -687,8 +508,8 @@ int sim_net_link_ends(const sim_net *net, int link, int *from, int *to)
 {
     if (link < 0 || link >= net->n_links)
         return SIM_EUSAGE;
-    *from = link_tail(net, link);
-    *to = link_tail(net, link ^ 1);
+    *from = net_link_tail(net, link);
+    *to = net_link_tail(net, link ^ 1);
     return 0;
 }
 
@@ -703,10 +524,27 @@ uint64_t sim_net_messages(const sim_net *net) { return net->messages; }
 
 uint64_t sim_net_active_flows(const sim_net *net) { return net->n_active; }
 
-int sim_net_flow_rates(const sim_net *net, double *rates, int max)
+int sim_net_flow_rates(sim_net *net, double *rates, int max)
 {
+    net_share_flush(net);
     int k = 0;
     for (int i = net->act_head; i >= 0 && k < max; i = net->flows[i].next)
         rates[k++] = net->flows[i].rate;
     return k;
+}
+
+int sim_net_flow_rates_reference(sim_net *net, double *rates, int max)
+{
+    return net_share_reference(net, rates, max);
+}
+
+void sim_net_solver_stats(const sim_net *net, uint64_t *solves, uint64_t *resolved,
+                          uint64_t *fallbacks)
+{
+    if (solves)
+        *solves = net->n_solves;
+    if (resolved)
+        *resolved = net->n_resolved;
+    if (fallbacks)
+        *fallbacks = net->n_fallbacks;
 }

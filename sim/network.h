@@ -5,13 +5,26 @@
  * follow), the rest are switches. Every undirected edge is a full-duplex
  * link: two directed links, each with the edge's latency and bandwidth.
  * Messages follow hop-count shortest paths; ties are broken
- * deterministically (igraph BFS order over the edge list as built).
+ * deterministically (igraph BFS order over the edge list as built). With
+ * routing = SIM_ROUTE_ECMP each message instead picks, hop by hop, one of
+ * the equal-cost next hops by a fixed hash of (src, dst, message number,
+ * hop): spreading over the paths of a fat tree, deterministic per run.
+ * Routes are computed when first used: in closed form (walks to the
+ * common ancestor) on forests such as the star, by a breadth-first search
+ * that stops at the destination otherwise, and cached per host pair used;
+ * memory grows with the pairs used, not with hosts squared.
  *
  * A message of s bytes sent at t0 becomes an active flow at once; it drains
  * at its current rate and is delivered at (drain time + path latency).
  * sharing = SIM_SHARE_FAIR: the active flows' rates are max-min fair over the
  * directed links they cross (progressive filling), recomputed when a flow
- * starts or ends, only for the flows connected to it through shared links.
+ * starts or ends. The rates are solved once per simulated instant (from a
+ * zero-delay event after the instant's sends and ends), and only for the
+ * flows whose rates can change: an incremental solver re-solves a small
+ * set of flows around the changed links with the others held fixed,
+ * verifies the max-min conditions on its border and grows the set until
+ * they hold (docs/network.md). full_solve = 1 instead re-solves every flow
+ * connected to a changed link (the reference solver; same rates).
  * sharing = SIM_SHARE_NONE: every flow drains at its path's bottleneck
  * bandwidth (pure alpha-beta). A network built with ideal = 1 delivers every
  * message at once (zero latency, infinite bandwidth). A message from a host
@@ -28,6 +41,7 @@
 typedef struct sim_net sim_net;
 
 typedef enum sim_sharing { SIM_SHARE_FAIR = 0, SIM_SHARE_NONE = 1 } sim_sharing;
+typedef enum sim_routing { SIM_ROUTE_SHORTEST = 0, SIM_ROUTE_ECMP = 1 } sim_routing;
 
 typedef struct sim_net_desc {
     const igraph_t *graph;  /* borrowed; copied by sim_net_create */
@@ -38,6 +52,8 @@ typedef struct sim_net_desc {
     double default_bandwidth; /* bytes per second */
     sim_sharing sharing;
     int ideal;              /* 1: zero-cost network (graph may be NULL) */
+    sim_routing routing;    /* default (0) SIM_ROUTE_SHORTEST */
+    int full_solve;         /* 1: reference max-min solver (slow); default 0 */
 } sim_net_desc;
 
 /* Called (from an engine event) when a message has fully arrived at dst. */
@@ -61,6 +77,10 @@ int sim_net_n_links(const sim_net *net); /* directed links = 2 x edges */
  * closed forms). Returns negative if no route. */
 int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hops,
                        double *bottleneck);
+/* The directed links of the route from src to dst (the shortest route, also
+ * under ECMP) into links[0..max-1]; returns the hop count (may exceed max),
+ * SIM_EINPUT for a bad host or no route, SIM_ENOMEM. */
+int sim_net_route_links(sim_net *net, int src, int dst, int *links, int max);
 
 /* Counters. */
 double sim_net_bytes_sent_host(const sim_net *net, int host);   /* bytes injected by host */
@@ -71,7 +91,16 @@ int sim_net_link_ends(const sim_net *net, int link, int *from, int *to);
 uint64_t sim_net_messages(const sim_net *net);                  /* messages sent so far */
 uint64_t sim_net_active_flows(const sim_net *net);
 /* Current rate of the flows (for tests of max-min sharing): fills rates of
- * the active flows in send order, returns how many were written. */
-int sim_net_flow_rates(const sim_net *net, double *rates, int max);
+ * the active flows in send order, returns how many were written. Runs the
+ * pending solve of the current instant first. */
+int sim_net_flow_rates(sim_net *net, double *rates, int max);
+/* The max-min fair rates of the active flows computed from scratch by
+ * progressive filling (the reference the solver must match), in send
+ * order; changes nothing. Returns how many were written, or SIM_ENOMEM. */
+int sim_net_flow_rates_reference(sim_net *net, double *rates, int max);
+/* Solver statistics: solves run, flows re-solved in total, and solves that
+ * fell back to re-solving the whole connected group. */
+void sim_net_solver_stats(const sim_net *net, uint64_t *solves, uint64_t *resolved,
+                          uint64_t *fallbacks);
 
 #endif

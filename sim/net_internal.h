@@ -1,0 +1,151 @@
+/* The network model's internal state, shared by its three files:
+ * network.c (flows, events, counters), net_route.c (routes: forest paths,
+ * a cache of the host pairs used, ECMP) and net_share.c (max-min sharing:
+ * the incremental solver and the full reference solver).
+ * Not a public header: only sim/net_*.c and sim/network.c include it. */
+#ifndef DTSIM_SIM_NET_INTERNAL_H
+#define DTSIM_SIM_NET_INTERNAL_H
+
+#include <stddef.h>
+
+#include "sim/network.h"
+
+typedef struct link_ent {
+    int flow; /* index in the flow pool */
+    int hop;  /* position of this link on the flow's path */
+} link_ent;
+
+typedef struct net_link {
+    double bw;       /* bytes per second */
+    sim_time lat;    /* ns */
+    double bytes;    /* bytes carried so far */
+    link_ent *ent;   /* active flows crossing the link (fair sharing only) */
+    int n_ent, cap_ent;
+    int pending;     /* 1: in the pending seed list */
+    uint64_t mark;   /* solver: epoch in which the link is in the touched set */
+    uint64_t seen;   /* solver: pass whose load/max_rate are cached */
+    double cap_rem;  /* progressive filling: capacity left, bytes/s */
+    int n_unfixed;   /* progressive filling: flows not yet fixed */
+    double load;     /* verification: sum of the flows' rates, bytes/s */
+    double max_rate; /* verification: largest rate among the flows */
+} net_link;
+
+typedef struct net_flow {
+    double bytes;      /* message size */
+    double remaining;  /* bytes still to drain as of `last` */
+    double rate;       /* bytes per second */
+    double new_rate;   /* solver scratch; < 0 while unfixed */
+    sim_time last;     /* ns */
+    sim_time latency;  /* path latency, ns */
+    sim_event_id ev;   /* pending drain event, 0 if none */
+    int *hop_link;     /* path, in order */
+    int *hop_pos;      /* index of the flow's entry in each link's array */
+    int n_hops, cap_hops;
+    sim_net_deliver cb;
+    void *ctx;
+    uint64_t arg;
+    int src, dst;
+    int prev, next;    /* active list, send order */
+    int next_free;
+    int fresh;         /* 1: sent since the last solve, no rate yet */
+    uint64_t mark;     /* solver: epoch in which the flow is in the re-solved set */
+    uint64_t seen;     /* solver: pass in which it was checked */
+} net_flow;
+
+/* Routes of the host pairs used so far (shortest routing, non-forest
+ * graphs): an open-addressing table of (src, dst) -> offset in a pool that
+ * holds the hop count then the directed links. */
+typedef struct route_cache {
+    uint64_t *key;     /* (src << 32 | dst) + 1, 0 = empty slot */
+    size_t *off;       /* offset of the route in pool */
+    size_t cap, n;     /* slots (a power of two), routes stored */
+    int *pool;
+    size_t pool_n, pool_cap;
+} route_cache;
+
+struct sim_net {
+    sim_engine *eng;
+    int ideal;
+    sim_sharing sharing;
+    sim_routing routing;
+    int full_solve;
+    int n_hosts, n_nodes, n_links;
+    igraph_t graph;
+    int has_graph;
+    igraph_inclist_t inc;
+    int has_inc;
+    net_link *links;
+    /* Routes (net_route.c). */
+    int is_forest;       /* every component a tree: one path per pair */
+    int *fo_up;          /* forest: directed link from v to its parent, -1 at a root */
+    int *fo_depth, *fo_comp;
+    int *queue;          /* BFS scratch, n_nodes */
+    int *bfs_pred;       /* BFS scratch: arriving link, valid where stamp is current */
+    uint32_t *bfs_stamp;
+    uint32_t bfs_epoch;
+    route_cache rc;
+    int **dist;          /* ECMP: per destination host, hop distances, or NULL */
+    size_t n_dist, max_dist;
+    int *path;           /* route scratch, n_nodes */
+    /* Flows (network.c). */
+    net_flow *flows;
+    int cap_flows, free_head;
+    int act_head, act_tail;
+    uint64_t n_active;
+    double *host_bytes;
+    double total_bytes;
+    uint64_t messages;
+    /* Solver (net_share.c). */
+    int *seeds, n_seeds;     /* links whose flow set changed since the last solve */
+    double pend_thr;         /* smallest rate of a flow ended since the last solve */
+    int *fresh, n_fresh, cap_fresh; /* flows sent since the last solve */
+    sim_event_id solve_ev;   /* pending solve event, 0 if none */
+    int *xs, n_xs, cap_xs;   /* re-solved flows */
+    int *ts, n_ts;           /* touched links, n_links */
+    int *viol, n_viol, cap_viol;
+    uint64_t epoch, pass;
+    uint64_t n_solves, n_fallbacks, n_resolved; /* statistics */
+};
+
+/* Relative tolerances. FILL_EPS: links whose fair share is within it of
+ * the round's minimum saturate together. RATE_EPS: a re-solved rate that
+ * moved less than it keeps the flow's drain event. SAT_EPS: a link loaded
+ * to within it of its capacity is saturated (verification). */
+#define FILL_EPS 1e-9
+#define RATE_EPS 1e-12
+#define SAT_EPS 1e-8
+
+enum { PRED_NONE = -1, PRED_SOURCE = -2 };
+
+sim_time net_ns_from_s(double s);
+int net_grow_ints(int **a, int *cap, int need);
+/* The vertex a directed link leaves from. */
+int net_link_tail(const sim_net *net, int l);
+
+/* net_route.c */
+int net_route_init(sim_net *net);
+void net_route_release(sim_net *net);
+/* The route from src to dst (src != dst, both hosts): *links points into
+ * net-owned storage valid until the next route call. 0, SIM_EINPUT when
+ * there is no route, SIM_ENOMEM. seq picks among equal-cost paths under
+ * ECMP routing (ignored otherwise; ecmp = 0 forces the shortest route). */
+int net_route_get(sim_net *net, int src, int dst, int ecmp, uint64_t seq, const int **links,
+                  int *n_hops);
+
+/* net_share.c */
+int net_share_init(sim_net *net);
+void net_share_release(sim_net *net);
+/* A fair-shared flow starts or ends: its links become seeds of the next
+ * solve, which runs from a zero-delay event (one solve per instant). */
+int net_share_flow_added(sim_net *net, int fi);
+int net_share_flow_removed(sim_net *net, int fi);
+/* Runs the pending solve now (if any). */
+int net_share_flush(sim_net *net);
+/* From-scratch progressive filling over all active flows into out[] (send
+ * order); touches no rate. */
+int net_share_reference(sim_net *net, double *out, int max);
+void net_link_remove(sim_net *net, int fi);
+int net_link_add(sim_net *net, int fi);
+int net_schedule_drain(sim_net *net, int fi);
+
+#endif
