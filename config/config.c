@@ -27,6 +27,8 @@ static const sim_choice eval_model_values[] = {
     {"average", SIM_EVAL_AVERAGE}, {"worker0", SIM_EVAL_WORKER0}, {NULL, 0}};
 static const sim_choice sharing_values[] = {
     {"fair", SIM_SHARE_FAIR}, {"none", SIM_SHARE_NONE}, {NULL, 0}};
+static const sim_choice routing_values[] = {
+    {"shortest", SIM_ROUTE_SHORTEST}, {"ecmp", SIM_ROUTE_ECMP}, {NULL, 0}};
 static const sim_choice collective_values[] = {
     {"ring", SIM_COLL_RING}, {"tree", SIM_COLL_TREE}, {"ps", SIM_COLL_PS}, {NULL, 0}};
 static const sim_choice weights_values[] = {
@@ -61,6 +63,7 @@ const sim_key sim_config_keys[] = {
     {"network", "latency", "5us", SIM_KEY_TIME, NULL, "latency per link"},
     {"network", "bandwidth", "10Gbps", SIM_KEY_RATE, NULL, "bandwidth per link"},
     {"network", "sharing", "fair", SIM_KEY_CHOICE, "fair|none", "fair: max-min fair sharing of links; none: alpha-beta"},
+    {"network", "routing", "shortest", SIM_KEY_CHOICE, "shortest|ecmp", "shortest: one shortest path per host pair; ecmp: each message hashed over the equal-cost paths (fat trees)"},
     {"network", "collective", "ring", SIM_KEY_CHOICE, "ring|tree|ps", "all-reduce algorithm"},
     {"topology", "graph", "ring", SIM_KEY_STRING, NULL, "logical gossip graph: ring | torus(4, 4) | exponential | complete | ..."},
     {"topology", "weights", "metropolis", SIM_KEY_CHOICE, "metropolis|uniform", "mixing weights"},
@@ -103,6 +106,7 @@ static const struct {
 } choice_tables[] = {
     {"experiment", "eval_model", eval_model_values},
     {"network", "sharing", sharing_values},
+    {"network", "routing", routing_values},
     {"network", "collective", collective_values},
     {"topology", "weights", weights_values},
     {"workload", "normalize", normalize_values},

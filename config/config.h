@@ -108,6 +108,7 @@ typedef struct sim_config {
     double latency;              /* seconds per link */
     double bandwidth;            /* bytes per second per link */
     sim_sharing sharing;
+    sim_routing routing;
     sim_coll_kind collective;    /* SIM_COLL_RING, SIM_COLL_TREE or SIM_COLL_PS */
 
     /* [topology] */

@@ -385,6 +385,7 @@ static const field fields[] = {
     FN("network", "latency", latency, 'd', ">= 0"),
     FN("network", "bandwidth", bandwidth, 'd', "> 0"),
     FC("network", "sharing", sharing),
+    FC("network", "routing", routing),
     FC("network", "collective", collective),
     FS("topology", "graph", graph),
     FC("topology", "weights", weights),

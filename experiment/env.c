@@ -267,6 +267,7 @@ static int build(xp_env *x, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
     sim_net_desc nd;
     topo_physnet_desc(&x->pn, c->latency, c->bandwidth, c->sharing, &nd);
+    nd.routing = c->routing;
     x->net = sim_net_create(x->eng, &nd, err);
     if (!x->net)
         return err->code ? err->code : SIM_EINTERNAL;

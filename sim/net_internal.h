@@ -103,6 +103,8 @@ struct sim_net {
     int *xs, n_xs, cap_xs;   /* re-solved flows */
     int *ts, n_ts;           /* touched links, n_links */
     int *viol, n_viol, cap_viol;
+    double *held;            /* the held rates of one link, sorted */
+    int cap_held;
     uint64_t epoch, pass;
     uint64_t n_solves, n_fallbacks, n_resolved; /* statistics */
 };

@@ -47,6 +47,7 @@ void net_share_release(sim_net *net)
     free(net->fresh);
     free(net->xs);
     free(net->viol);
+    free(net->held);
 }
 
 static void seed_links(sim_net *net, const net_flow *f)
@@ -73,11 +74,25 @@ static int want_solve(sim_net *net)
 int net_share_flow_added(sim_net *net, int fi)
 {
     int need = (int)net->n_active + 1;
+    net_flow *f = &net->flows[fi];
+    int most = 0;
+    for (int h = 0; h < f->n_hops; h++)
+        if (net->links[f->hop_link[h]].n_ent > most)
+            most = net->links[f->hop_link[h]].n_ent;
+    if (most > net->cap_held) {
+        int nc = net->cap_held ? net->cap_held : 16;
+        while (nc < most)
+            nc *= 2;
+        double *p = realloc(net->held, sizeof *p * (size_t)nc);
+        if (!p)
+            return -1;
+        net->held = p;
+        net->cap_held = nc;
+    }
     if (net_grow_ints(&net->fresh, &net->cap_fresh, net->n_fresh + 1) ||
         net_grow_ints(&net->xs, &net->cap_xs, need) ||
         net_grow_ints(&net->viol, &net->cap_viol, need) || want_solve(net))
         return -1;
-    net_flow *f = &net->flows[fi];
     f->fresh = 1;
     net->fresh[net->n_fresh++] = fi;
     seed_links(net, f);
@@ -129,21 +144,34 @@ static void close_component(sim_net *net)
     }
 }
 
-/* Progressive filling of the X flows into new_rate, the others held. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Progressive filling of the X flows into new_rate, the others held. The
+ * held rates come off a link's capacity slowest first, as progressive
+ * filling over all flows would take them (same rounding in the common
+ * case where they are all slower than the re-solved flows). */
 static void fill(sim_net *net)
 {
     uint64_t ep = net->epoch;
     for (int q = 0; q < net->n_ts; q++) {
         net_link *L = &net->links[net->ts[q]];
-        double cap = L->bw;
-        int n = 0;
+        int n = 0, m = 0;
         for (int j = 0; j < L->n_ent; j++) {
             const net_flow *g = &net->flows[L->ent[j].flow];
             if (g->mark == ep)
                 n++;
             else
-                cap -= g->rate;
+                net->held[m++] = g->rate;
         }
+        if (m > 1)
+            qsort(net->held, (size_t)m, sizeof *net->held, cmp_double);
+        double cap = L->bw;
+        for (int j = 0; j < m; j++)
+            cap -= net->held[j];
         L->cap_rem = cap;
         L->n_unfixed = n;
     }
@@ -283,7 +311,6 @@ static int apply(sim_net *net)
         f->ev = 0;
         if (net_schedule_drain(net, fi))
             rc = -1;
-        net->n_resolved++;
     }
     return rc;
 }
@@ -334,6 +361,7 @@ static int solve(sim_net *net)
                 x_add(net, net->viol[k]);
         }
     }
+    net->n_resolved += (uint64_t)net->n_xs;
     int rc = apply(net);
     for (int k = 0; k < net->n_seeds; k++)
         net->links[net->seeds[k]].pending = 0;

@@ -98,8 +98,9 @@ int sim_net_flow_rates(sim_net *net, double *rates, int max);
  * progressive filling (the reference the solver must match), in send
  * order; changes nothing. Returns how many were written, or SIM_ENOMEM. */
 int sim_net_flow_rates_reference(sim_net *net, double *rates, int max);
-/* Solver statistics: solves run, flows re-solved in total, and solves that
- * fell back to re-solving the whole connected group. */
+/* Solver statistics: solves run, flows re-solved summed over the solves
+ * (the solver's work), and solves that fell back to re-solving the whole
+ * group of flows linked to the changes. */
 void sim_net_solver_stats(const sim_net *net, uint64_t *solves, uint64_t *resolved,
                           uint64_t *fallbacks);
 

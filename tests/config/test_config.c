@@ -65,6 +65,7 @@ Test(config, defaults_are_all_filled)
     cr_assert_float_eq(cfg.latency, 5e-6, 1e-18);
     cr_assert_eq(cfg.bandwidth, 1.25e9);
     cr_assert_eq(cfg.sharing, SIM_SHARE_FAIR);
+    cr_assert_eq(cfg.routing, SIM_ROUTE_SHORTEST);
     cr_assert_eq(cfg.collective, SIM_COLL_RING);
     cr_assert_str_eq(cfg.graph, "ring");
     cr_assert_eq(cfg.weights, SIM_WEIGHTS_METROPOLIS);
@@ -98,7 +99,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 53); /* 9 + 8 + 5 + 2 + 19 + 10 */
+    cr_assert_eq(n, 54); /* 9 + 8 + 6 + 2 + 19 + 10 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
@@ -448,7 +449,7 @@ Test(config, file_errors_name_file_line_and_key)
                             "'bandwidth'?)");
     load_fails("[network]\nspeed = 1Gbps\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [network] speed: unknown key (known: topology, latency, "
-               "bandwidth, sharing, collective)");
+               "bandwidth, sharing, routing, collective)");
     load_fails("[experiment]\nseed = 3\n[network]\nlatency = 5us\nbandwidth = fast\n", NULL,
                0, SIM_ECONFIG,
                "exp.ini:5: [network] bandwidth: expected a rate such as 10Gbps, got 'fast'");
@@ -695,7 +696,7 @@ Test(config, choice_words_map_to_enums_by_name)
         }
         cr_assert_eq(n_values, n_words, "[%s] %s", k->section, k->key);
     }
-    cr_assert_eq(n_choice, 7);
+    cr_assert_eq(n_choice, 8);
     cr_assert_null(sim_config_choice_values("workload", "model"));
 
     sim_config cfg;
@@ -708,4 +709,17 @@ Test(config, choice_words_map_to_enums_by_name)
     cr_assert_eq(cfg.wire_bytes, 2);
     cr_assert_eq(cfg.sharing, SIM_SHARE_FAIR);
     sim_config_release(&cfg);
+}
+
+Test(config, network_routing)
+{
+    sim_config cfg;
+    load_ok("[network]\ntopology = fat_tree(4)\nrouting = ecmp\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.routing, SIM_ROUTE_ECMP);
+    sim_config_release(&cfg);
+    load_ok("[network]\nrouting = shortest\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.routing, SIM_ROUTE_SHORTEST);
+    sim_config_release(&cfg);
+    load_fails("[network]\nrouting = spray\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [network] routing: expected one of shortest|ecmp, got 'spray'");
 }
