@@ -84,7 +84,7 @@ case "$cmd" in
   bench)
     install_deps
     build build
-    for b in bench_engine bench_grad bench_quickstart bench_topology bench_dpsgd; do
+    for b in bench_engine bench_grad bench_quickstart bench_topology bench_dpsgd bench_network; do
       echo "== $b"
       ./build/bench/$b
     done

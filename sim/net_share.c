@@ -159,15 +159,17 @@ static void fill(sim_net *net)
     uint64_t ep = net->epoch;
     for (int q = 0; q < net->n_ts; q++) {
         net_link *L = &net->links[net->ts[q]];
-        int n = 0, m = 0;
+        int n = 0, m = 0, sorted = 1;
         for (int j = 0; j < L->n_ent; j++) {
             const net_flow *g = &net->flows[L->ent[j].flow];
-            if (g->mark == ep)
+            if (g->mark == ep) {
                 n++;
-            else
+            } else {
+                sorted &= m == 0 || net->held[m - 1] <= g->rate;
                 net->held[m++] = g->rate;
+            }
         }
-        if (m > 1)
+        if (!sorted)
             qsort(net->held, (size_t)m, sizeof *net->held, cmp_double);
         double cap = L->bw;
         for (int j = 0; j < m; j++)
