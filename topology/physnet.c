@@ -170,7 +170,8 @@ static int build_torus(topo_physnet *pn, int n_hosts, const char *const *args, i
  * is p*k/2 + e), aggregation switches (same numbering), core switches (the
  * a-th aggregation switch of every pod links to cores a*k/2 .. a*k/2+k/2-1).
  * Host-to-host routes: 2 links under one edge switch, 4 within a pod, 6
- * across pods (one path per pair; no multipath spreading). */
+ * across pods (one path per pair with routing = shortest; routing = ecmp
+ * spreads messages over the k/2 aggregation and (k/2)^2 core paths). */
 static int build_fat_tree(topo_physnet *pn, int n_hosts, const char *const *args, int nargs,
                           sim_err *err)
 {
