@@ -329,6 +329,8 @@ static int route_ecmp(sim_net *net, int src, int dst, uint64_t seq, int *n_hops)
             if (v >= 0 && d[v] == d[u] - 1)
                 count++;
         }
+        if (count == 0)
+            return SIM_EINTERNAL; /* cannot happen: BFS distances */
         int pick = (int)(mix64(base ^ (uint64_t)h) % (uint64_t)count);
         for (igraph_integer_t i = 0; i < deg; i++) {
             int v = edge_step(net, VECTOR(*inc)[i], u, &link);

@@ -127,8 +127,10 @@ static double run_scen(const char *spec, int hosts, int random_bw, int full, uin
     }
     cr_assert_eq(c->n_del, n, "%s seed %llu: %d of %d delivered", spec,
                  (unsigned long long)seed, c->n_del, n);
-    if (resolved)
-        sim_net_solver_stats(c->net, NULL, resolved, NULL);
+    uint64_t fallbacks;
+    sim_net_solver_stats(c->net, NULL, resolved, &fallbacks);
+    cr_assert_eq(fallbacks, 0, "%s seed %llu: %llu fallbacks", spec, (unsigned long long)seed,
+                 (unsigned long long)fallbacks);
     sim_net_destroy(c->net);
     sim_engine_destroy(eng);
     return worst;
