@@ -73,8 +73,9 @@ int sim_net_n_hosts(const sim_net *net);
 /* The engine the network schedules on (borrowed). */
 sim_engine *sim_net_engine(const sim_net *net);
 int sim_net_n_links(const sim_net *net); /* directed links = 2 x edges */
-/* Path latency in seconds and hop count between two hosts (for tests and
- * closed forms). Returns negative if no route. */
+/* Path latency in seconds, hop count and bottleneck bandwidth of the
+ * (shortest) route between two hosts. Returns 0, SIM_EINPUT for a bad host
+ * or no route, SIM_ENOMEM if computing the route ran out of memory. */
 int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hops,
                        double *bottleneck);
 /* The directed links of the route from src to dst (the shortest route, also
