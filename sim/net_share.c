@@ -144,10 +144,40 @@ static void close_component(sim_net *net)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
+static void sift(double *a, int i, int n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    for (int c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && a[c + 1] > a[c])
+            c++;
+        if (a[i] >= a[c])
+            return;
+        double t = a[i];
+        a[i] = a[c];
+        a[c] = t;
+    }
+}
+
+/* Ascending, in place, no allocation (heapsort; insertion sort when short). */
+static void sort_doubles(double *a, int n)
+{
+    if (n <= 32) {
+        for (int i = 1; i < n; i++) {
+            double v = a[i];
+            int j = i;
+            for (; j > 0 && a[j - 1] > v; j--)
+                a[j] = a[j - 1];
+            a[j] = v;
+        }
+        return;
+    }
+    for (int i = n / 2 - 1; i >= 0; i--)
+        sift(a, i, n);
+    for (int k = n - 1; k > 0; k--) {
+        double t = a[0];
+        a[0] = a[k];
+        a[k] = t;
+        sift(a, 0, k);
+    }
 }
 
 /* Progressive filling of the X flows into new_rate, the others held. The
@@ -170,7 +200,7 @@ static void fill(sim_net *net)
             }
         }
         if (!sorted)
-            qsort(net->held, (size_t)m, sizeof *net->held, cmp_double);
+            sort_doubles(net->held, m);
         double cap = L->bw;
         for (int j = 0; j < m; j++)
             cap -= net->held[j];
