@@ -8,9 +8,10 @@
 #                         only compiled); ends with "N passed, N failed"
 #   ./dev.sh build        build only (build/dtsim)
 #   ./dev.sh bench        build and run the benchmarks under bench/
-#   ./dev.sh fuzz [SECS]  build the libFuzzer targets with clang (build-fuzz)
-#                         and run each for SECS seconds (default 60);
-#                         crashes land in tests/fuzz/crashes/<target>/
+#   ./dev.sh fuzz [SECS [TARGET...]]  build the libFuzzer targets with clang
+#                         (build-fuzz), run each (or those named) for SECS
+#                         seconds (default 60); crashes land in
+#                         tests/fuzz/crashes/<target>/
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -99,6 +100,7 @@ case "$cmd" in
     ;;
   fuzz)
     secs=${2:-60}
+    [ $# -le 2 ] || FUZZ_TARGETS=("${@:3}")
     install_deps "${FUZZ_PACKAGES[@]}"
     if [ ! -f build-fuzz/build.ninja ]; then
       CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
@@ -133,7 +135,7 @@ case "$cmd" in
     echo "no crashes"
     ;;
   *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
