@@ -121,7 +121,15 @@ case "$cmd" in
         -timeout=30 -print_final_stats=1 -dict=tests/fuzz/dtsim.dict \
         -artifact_prefix="tests/fuzz/crashes/$t/" "$scratch" "tests/fuzz/corpus/$t" \
         >"build-fuzz/fuzz-$t.log" 2>&1 || rc=$?
-      grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "build-fuzz/fuzz-$t.log" || true
+      grep -E '^stat::(number_of_executed_units|peak_rss_mb|slowest_unit_time_sec)' \
+        "build-fuzz/fuzz-$t.log" || true
+      # Slow inputs (> 10 s) are not failures: kept out of the replay tests.
+      for f in "tests/fuzz/crashes/$t"/slow-unit-*; do
+        [ -e "$f" ] || continue
+        mkdir -p "build-fuzz/slow-units/$t"
+        mv "$f" "build-fuzz/slow-units/$t/"
+        echo "fuzz $t: slow input kept in build-fuzz/slow-units/$t/$(basename "$f")"
+      done
       if [ "$rc" -ne 0 ]; then
         crashed+=("$t")
         echo "fuzz $t: FAILED (exit $rc), see build-fuzz/fuzz-$t.log"
