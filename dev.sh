@@ -8,6 +8,10 @@
 #                         only compiled); ends with "N passed, N failed"
 #   ./dev.sh build        build only (build/dtsim)
 #   ./dev.sh bench        build and run the benchmarks under bench/
+#   ./dev.sh fuzz [SECS [TARGET...]]  build the libFuzzer targets with clang
+#                         (build-fuzz), run each (or those named) for SECS
+#                         seconds (default 60); crashes land in
+#                         tests/fuzz/crashes/<target>/
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,9 +21,14 @@ PACKAGES=(build-essential meson ninja-build pkg-config
           libplplot-dev plplot-driver-cairo fonts-dejavu-core
           libopenmpi-dev openmpi-bin)
 
+# Only `./dev.sh fuzz` needs these: clang with libFuzzer and its sanitizers.
+FUZZ_PACKAGES=(clang libclang-rt-dev)
+FUZZ_TARGETS=(config libsvm graph physnet trace text)
+
+# install_deps [extra packages...]
 install_deps() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -89,8 +98,52 @@ case "$cmd" in
       ./build/bench/$b
     done
     ;;
+  fuzz)
+    secs=${2:-60}
+    [ $# -le 2 ] || FUZZ_TARGETS=("${@:3}")
+    install_deps "${FUZZ_PACKAGES[@]}"
+    if [ ! -f build-fuzz/build.ninja ]; then
+      CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+        -Db_lundef=false >/dev/null
+    fi
+    meson compile -C build-fuzz "${FUZZ_TARGETS[@]/#/fuzz_}" >/dev/null
+    # New corpus entries go to a scratch directory (first corpus argument),
+    # never into tests/fuzz/corpus; crash inputs go to tests/fuzz/crashes.
+    crashed=()
+    for t in "${FUZZ_TARGETS[@]}"; do
+      scratch=build-fuzz/fuzz-corpus/$t
+      mkdir -p "$scratch" "tests/fuzz/crashes/$t"
+      echo "== fuzz $t (${secs}s)"
+      rc=0
+      OPENBLAS_NUM_THREADS=1 ASAN_OPTIONS=detect_leaks=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 \
+        -timeout=30 -print_final_stats=1 -dict=tests/fuzz/dtsim.dict \
+        -artifact_prefix="tests/fuzz/crashes/$t/" "$scratch" "tests/fuzz/corpus/$t" \
+        >"build-fuzz/fuzz-$t.log" 2>&1 || rc=$?
+      grep -E '^stat::(number_of_executed_units|peak_rss_mb|slowest_unit_time_sec)' \
+        "build-fuzz/fuzz-$t.log" || true
+      # Slow inputs (> 10 s) are not failures: kept out of the replay tests.
+      for f in "tests/fuzz/crashes/$t"/slow-unit-*; do
+        [ -e "$f" ] || continue
+        mkdir -p "build-fuzz/slow-units/$t"
+        mv "$f" "build-fuzz/slow-units/$t/"
+        echo "fuzz $t: slow input kept in build-fuzz/slow-units/$t/$(basename "$f")"
+      done
+      if [ "$rc" -ne 0 ]; then
+        crashed+=("$t")
+        echo "fuzz $t: FAILED (exit $rc), see build-fuzz/fuzz-$t.log"
+        grep -E '^(==[0-9]+== ?ERROR|SUMMARY|artifact_prefix|Test unit written)' "build-fuzz/fuzz-$t.log" || true
+      fi
+    done
+    if [ ${#crashed[@]} -gt 0 ]; then
+      echo "crashes in: ${crashed[*]} (inputs under tests/fuzz/crashes/)"
+      exit 1
+    fi
+    echo "no crashes"
+    ;;
   *)
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -428,6 +428,18 @@ static int apply_override(loader *l, const char *text)
     return item_record(l, s, k, eq + 1, -1, text);
 }
 
+/* 1 if "key = value" reads back as value: the reader takes a ';' at the
+ * value's start or after a blank for a comment, and a line break ends it. */
+static int reads_back(const char *value)
+{
+    if (value[0] == ';')
+        return 0;
+    for (const char *p = value; *p; p++)
+        if (*p == '\n' || (*p == ';' && isspace((unsigned char)p[-1])))
+            return 0;
+    return 1;
+}
+
 /* Fills entry e for key k from its item (or default), parsing the value;
  * store_common: also set the typed field. */
 static int resolve(loader *l, sim_config *cfg, const sim_key *k, sim_entry *e,
@@ -444,6 +456,11 @@ static int resolve(loader *l, sim_config *cfg, const sim_key *k, sim_entry *e,
     sim_err *err = l->err;
     int rc = sim_config_value_resolve(cfg, k, e->raw, e->value, sizeof e->value, store_common,
                                       err);
+    if (!rc && !reads_back(e->value))
+        rc = sim_err_set(err, SIM_ECONFIG,
+                         "'%s' would not read back from the canonical text: ';' at the start "
+                         "of a value or after a blank starts a comment",
+                         e->value);
     if (rc) {
         char where[700];
         if (it)

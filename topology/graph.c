@@ -387,7 +387,7 @@ static int build_file(topo_graph *g, const char *const *args, int nargs, gsl_rng
     int rc = want_args(g, nargs, 1, "expected file(PATH.graphml) or file(PATH) of an edge list", err);
     if (rc)
         return rc;
-    rc = topo_graph_read_file(args[0], &g->graph, err);
+    rc = topo_graph_read_file(args[0], g->n, &g->graph, err);
     if (rc)
         return rc;
     igraph_integer_t nv = igraph_vcount(&g->graph);

@@ -99,12 +99,17 @@ int topo_graph_at(const topo_graph *g, int64_t t, igraph_t *out, sim_err *err);
  * extension, SIM_EIO when the file cannot be written. */
 int topo_graph_export(const topo_graph *g, const char *path, sim_err *err);
 
+/* The most nodes a graph or network file may have when the caller fixes
+ * no count (ids 0..TOPO_FILE_MAX_NODES-1). */
+#define TOPO_FILE_MAX_NODES (1 << 20)
+
 /* Reads an undirected simple graph from a GraphML file (by extension
  * .graphml / .xml) or an edge list (whitespace-separated 0-based id pairs,
  * one per line, '#' starts a comment). SIM_EINPUT naming the file on error.
  * Used by file(...) graphs; the node count is the GraphML node count or the
- * largest id + 1. */
-int topo_graph_read_file(const char *path, igraph_t *out, sim_err *err);
+ * largest id + 1. max_nodes (0: TOPO_FILE_MAX_NODES) bounds it: an edge-list
+ * id >= max_nodes is refused while reading, naming FILE:LINE and the id. */
+int topo_graph_read_file(const char *path, int max_nodes, igraph_t *out, sim_err *err);
 
 /* Creates a simple undirected graph on n vertices from n_pairs (u, v)
  * pairs (ids in 0..n-1): self-loops dropped, duplicates merged, edges in

@@ -1,7 +1,9 @@
 /* Graph files: reading file(...) graphs (GraphML or a plain edge list) and
  * exporting a graph as GraphML or Graphviz dot. Every error names the file
  * first; a GraphML file is recognised by its extension (.graphml, .xml) or
- * by starting with '<'. */
+ * by starting with '<'. Node ids are checked against the node limit while
+ * reading: an edge list's node count is its largest id + 1, so one large id
+ * would otherwise make igraph allocate for every node below it. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -26,16 +28,26 @@ static int looks_like_xml(FILE *f)
     return c == '<';
 }
 
-static int read_graphml(const char *path, FILE *f, igraph_t *out, sim_err *err)
+/* ids 0..max_nodes-1; max_nodes 0 means TOPO_FILE_MAX_NODES. */
+static int node_limit(int max_nodes)
+{
+    return max_nodes > 0 ? max_nodes : TOPO_FILE_MAX_NODES;
+}
+
+static int read_graphml(const char *path, FILE *f, int max_nodes, igraph_t *out, sim_err *err)
 {
     igraph_t t;
     if (igraph_read_graph_graphml(&t, f, 0) != IGRAPH_SUCCESS)
         return sim_err_set(err, SIM_EINPUT, "%s: not a valid GraphML file: %s", path,
                            sim_err_library_last());
     igraph_integer_t nv = igraph_vcount(&t), m = igraph_ecount(&t);
-    if (nv > 0x3fffffff) {
+    if (nv > node_limit(max_nodes)) {
         igraph_destroy(&t);
-        return sim_err_set(err, SIM_EINPUT, "%s: too many nodes (%ld)", path, (long)nv);
+        if (max_nodes > 0)
+            return sim_err_set(err, SIM_EINPUT, "%s: the graph has %ld nodes, but there are %d workers",
+                               path, (long)nv, max_nodes);
+        return sim_err_set(err, SIM_EINPUT, "%s: too many nodes (%ld; a graph file has at most %d)",
+                           path, (long)nv, TOPO_FILE_MAX_NODES);
     }
     igraph_integer_t *pairs = malloc(sizeof *pairs * 2 * (size_t)(m ? m : 1));
     if (!pairs) {
@@ -52,8 +64,9 @@ static int read_graphml(const char *path, FILE *f, igraph_t *out, sim_err *err)
     return rc;
 }
 
-static int read_edge_list(const char *path, FILE *f, igraph_t *out, sim_err *err)
+static int read_edge_list(const char *path, FILE *f, int max_nodes, igraph_t *out, sim_err *err)
 {
+    const int limit = node_limit(max_nodes);
     igraph_integer_t *pairs = NULL;
     int64_t len = 0, cap = 0, max_id = -1;
     char *line = NULL;
@@ -75,14 +88,25 @@ static int read_edge_list(const char *path, FILE *f, igraph_t *out, sim_err *err
             char *end;
             errno = 0;
             long long v = strtoll(p, &end, 10);
-            if (end == p || (*end && !isspace((unsigned char)*end)) || errno || got == 2 || v < 0 ||
-                v > 0x3ffffffe) {
+            if (end == p || (*end && !isspace((unsigned char)*end)) || errno || got == 2 || v < 0) {
                 char shown[64];
                 snprintf(shown, sizeof shown, "%s", line);
                 shown[strcspn(shown, "\r\n")] = '\0';
                 rc = sim_err_set(err, SIM_EINPUT,
                                  "%s:%d: expected two 0-based node ids per line, got '%s'", path,
                                  lineno, shown);
+                goto done;
+            }
+            if (v >= limit) {
+                if (max_nodes > 0)
+                    rc = sim_err_set(err, SIM_EINPUT,
+                                     "%s:%d: node id %lld out of range: %d workers have ids 0..%d",
+                                     path, lineno, v, max_nodes, max_nodes - 1);
+                else
+                    rc = sim_err_set(err, SIM_EINPUT,
+                                     "%s:%d: node id %lld out of range: a graph or network file "
+                                     "has ids 0..%d",
+                                     path, lineno, v, TOPO_FILE_MAX_NODES - 1);
                 goto done;
             }
             id[got++] = v;
@@ -128,16 +152,16 @@ done:
     return rc;
 }
 
-int topo_graph_read_file(const char *path, igraph_t *out, sim_err *err)
+int topo_graph_read_file(const char *path, int max_nodes, igraph_t *out, sim_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return sim_err_set(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(errno));
     int rc;
     if (has_ext(path, ".graphml") || has_ext(path, ".xml") || looks_like_xml(f))
-        rc = read_graphml(path, f, out, err);
+        rc = read_graphml(path, f, max_nodes, out, err);
     else
-        rc = read_edge_list(path, f, out, err);
+        rc = read_edge_list(path, f, max_nodes, out, err);
     fclose(f);
     return rc;
 }

@@ -147,8 +147,9 @@ static int from_attributed(const char *path, const igraph_t *t, net_file *nf, si
     igraph_integer_t nv = igraph_vcount(t), m = igraph_ecount(t);
     size_t ms = (size_t)(m ? m : 1);
     memset(nf, 0, sizeof *nf);
-    if (nv > 0x3fffffff)
-        return sim_err_set(err, SIM_EINPUT, "%s: too many vertices (%ld)", path, (long)nv);
+    if (nv > TOPO_FILE_MAX_NODES)
+        return sim_err_set(err, SIM_EINPUT, "%s: too many vertices (%ld; a network file has at most %d)",
+                           path, (long)nv, TOPO_FILE_MAX_NODES);
     char *is_host = malloc((size_t)(nv ? nv : 1));
     igraph_integer_t *perm = malloc(sizeof *perm * (size_t)(nv ? nv : 1));
     nf->pairs = malloc(sizeof *nf->pairs * 2 * ms);
@@ -224,7 +225,7 @@ static int read_plain(const char *path, net_file *nf, sim_err *err)
 {
     igraph_t t;
     memset(nf, 0, sizeof *nf);
-    int rc = topo_graph_read_file(path, &t, err);
+    int rc = topo_graph_read_file(path, 0, &t, err);
     if (rc)
         return rc;
     nf->nv = igraph_vcount(&t);

@@ -88,7 +88,8 @@ wl_dataset *wl_dataset_blobs(int classes, int d, int64_t n, double test_fraction
  * 0 -> 0, +1 -> 1); else all integers with 2..1000 distinct values:
  * classes = that count, mapped to 0..C-1 in increasing order; else
  * regression (classes 0). test_path may be NULL (test split empty). Every
- * line must end with a newline; errors name FILE:LINE. */
+ * line must end with a newline; errors name FILE:LINE. Samples x dim of
+ * both files together is at most 2^28 (1 GiB of floats). */
 wl_dataset *wl_dataset_libsvm(const char *train_path, const char *test_path, sim_err *err);
 /* text(FILE[, k]): byte-level vocabulary = the distinct bytes of the file,
  * sorted; one sample per position i >= k: x = ids of bytes i-k..i-1, y = id

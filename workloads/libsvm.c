@@ -16,6 +16,11 @@
 
 #define SVM_MAX_DIM 10000000
 #define SVM_MAX_CLASSES 1000
+/* Samples x features held dense (1 GiB of floats): a sparse index makes
+ * every row that long, so a few short lines could otherwise ask for
+ * gigabytes. Checked after the first pass, before anything that size is
+ * allocated. */
+#define SVM_MAX_VALUES (INT64_C(1) << 28)
 
 typedef struct svm_file {
     const char *path;
@@ -28,6 +33,8 @@ typedef struct svm_file {
 typedef struct svm_shape {
     int64_t max_index;  /* largest sparse index seen */
     int64_t dense;      /* width of dense rows, -1 before the first */
+    const char *max_path; /* where max_index was first seen (file, line) */
+    int64_t max_line;
 } svm_shape;
 
 static int is_blank(char c)
@@ -118,8 +125,11 @@ static int parse_line(const svm_file *f, int64_t lineno, const char *p, const ch
         if (row)
             row[idx - 1] = (float)v;
     }
-    if (sparse == 1 && last > shape->max_index)
+    if (sparse == 1 && last > shape->max_index) {
         shape->max_index = last;
+        shape->max_path = f->path;
+        shape->max_line = lineno;
+    }
     if (sparse == 0) {
         if (shape->dense >= 0 && count != shape->dense)
             return sim_err_set(err, SIM_EINPUT,
@@ -238,7 +248,7 @@ wl_dataset *wl_dataset_libsvm(const char *train_path, const char *test_path, sim
 {
     svm_file fs[2];
     memset(fs, 0, sizeof fs);
-    svm_shape shape = {0, -1};
+    svm_shape shape = {0, -1, NULL, 0};
     wl_dataset *ds = NULL;
     double *values = NULL;
     const int nf = test_path ? 2 : 1;
@@ -251,7 +261,23 @@ wl_dataset *wl_dataset_libsvm(const char *train_path, const char *test_path, sim
         sim_err_set(err, SIM_EINPUT, "%s: no features on any line", train_path);
         goto done;
     }
-    values = malloc((size_t)(fs[0].n + fs[1].n + 1) * sizeof *values);
+    const int64_t n_all = fs[0].n + fs[1].n;
+    if (n_all > 0 && dim > SVM_MAX_VALUES / n_all) {
+        if (shape.max_index == dim)
+            sim_err_set(err, SIM_EINPUT,
+                        "%s:%lld: index %lld makes %lld samples x %lld features, more than "
+                        "the %lld values (1 GiB of floats) a data set may hold",
+                        shape.max_path, (long long)shape.max_line, (long long)dim,
+                        (long long)n_all, (long long)dim, (long long)SVM_MAX_VALUES);
+        else
+            sim_err_set(err, SIM_EINPUT,
+                        "%s: %lld samples x %lld features, more than the %lld values (1 GiB "
+                        "of floats) a data set may hold",
+                        train_path, (long long)n_all, (long long)dim,
+                        (long long)SVM_MAX_VALUES);
+        goto done;
+    }
+    values = malloc((size_t)(n_all + 1) * sizeof *values);
     if (!values) {
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory", train_path);
         goto done;
@@ -263,7 +289,7 @@ wl_dataset *wl_dataset_libsvm(const char *train_path, const char *test_path, sim
         goto done;
     wl_split *splits[2] = {&ds->train, &ds->test};
     for (int k = 0; k < nf; k++) {
-        svm_shape again = {0, -1};
+        svm_shape again = {0, -1, NULL, 0};
         if (parse_file(&fs[k], &again, splits[k]->x, (int)dim, err) != 0) {
             wl_dataset_destroy(ds);
             ds = NULL;

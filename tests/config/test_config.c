@@ -723,3 +723,30 @@ Test(config, network_routing)
     load_fails("[network]\nrouting = spray\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [network] routing: expected one of shortest|ecmp, got 'spray'");
 }
+Test(config, values_read_back_from_canonical_text)
+{
+    /* A value whose canonical line would read back as a comment is refused
+     * (found by tests/fuzz/fuzz_config: "name =;x" loaded as ";x", whose
+     * canonical line "name = ;x" reloads as an empty name). */
+    load_fails("[experiment]\nname =;x\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [experiment] name: ';x' would not read back from the canonical "
+               "text: ';' at the start of a value or after a blank starts a comment");
+    load_fails("[workload]\n\nmodel = mlp(8,;x)\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:3: [workload] model: 'mlp(8, ;x)' would not read back from the "
+               "canonical text: ';' at the start of a value or after a blank starts a comment");
+    const char *set = "experiment.name=a ;b";
+    sim_config cfg;
+    sim_err err;
+    cr_assert_eq(sim_config_load_string("exp.ini", "", &set, 1, &cfg, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "'a ;b' would not read back"), "%s", err.msg);
+    /* ';' inside a word is kept, and the canonical text reads back */
+    load_ok("[experiment]\nname = a;b ; a comment\n", NULL, 0, &cfg);
+    cr_assert_str_eq(cfg.name, "a;b");
+    char *canon = sim_config_canonical(&cfg);
+    sim_config again;
+    load_ok(canon, NULL, 0, &again);
+    cr_assert_str_eq(again.name, "a;b");
+    free(canon);
+    sim_config_release(&again);
+    sim_config_release(&cfg);
+}

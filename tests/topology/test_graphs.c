@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/rng.h"
 #include "tests/common.h"
@@ -302,6 +303,51 @@ Test(graphs, edge_list_file)
 
     snprintf(spec, sizeof spec, "file(%s/missing.txt)", dir);
     build_fails(spec, 3, SIM_EINPUT, "missing.txt: cannot open");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+Test(graphs, file_node_id_out_of_range)
+{
+    /* 16 bytes naming node 399999999: refused at its line before igraph
+     * allocates 400 million vertices. */
+    const char *dir = test_tmpdir();
+    char path[4096], spec[4200], want[4300];
+    snprintf(path, sizeof path, "%s", test_write_file(dir, "big.txt", "0 1\n0 399999999\n"));
+    snprintf(spec, sizeof spec, "file(%s)", path);
+    double t0 = now_s();
+    snprintf(want, sizeof want, "%s:2: node id 399999999 out of range: 2 workers have ids 0..1", path);
+    build_fails(spec, 2, SIM_EINPUT, want);
+    snprintf(want, sizeof want,
+             "%s:2: node id 399999999 out of range: a graph or network file has ids 0..%d", path,
+             TOPO_FILE_MAX_NODES - 1);
+    build_fails(spec, 0, SIM_EINPUT, want);
+    cr_assert_lt(now_s() - t0, 1.0, "refusing the file took %.2f s", now_s() - t0);
+
+    /* The bound is the worker count: ids 0..n-1. */
+    snprintf(path, sizeof path, "%s", test_write_file(dir, "three.txt", "0 1\n1 2\n# end\n2 3\n"));
+    snprintf(spec, sizeof spec, "file(%s)", path);
+    snprintf(want, sizeof want, "%s:4: node id 3 out of range: 3 workers have ids 0..2", path);
+    build_fails(spec, 3, SIM_EINPUT, want);
+    topo_graph g;
+    build_ok(&g, spec, 4, 1);
+    cr_assert_eq(g.n_edges, 3);
+    topo_graph_release(&g);
+
+    /* GraphML declares each node: more nodes than workers is refused too. */
+    snprintf(path, sizeof path, "%s",
+             test_write_file(dir, "three.graphml",
+                             "<?xml version=\"1.0\"?>\n<graphml><graph edgedefault=\"undirected\">"
+                             "<node id=\"a\"/><node id=\"b\"/><node id=\"c\"/>"
+                             "<edge source=\"a\" target=\"b\"/></graph></graphml>\n"));
+    snprintf(spec, sizeof spec, "file(%s)", path);
+    snprintf(want, sizeof want, "%s: the graph has 3 nodes, but there are 2 workers", path);
+    build_fails(spec, 2, SIM_EINPUT, want);
 }
 
 Test(graphs, malformed_graphml)

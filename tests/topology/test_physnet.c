@@ -6,10 +6,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/engine.h"
 #include "sim/network.h"
 #include "tests/common.h"
+#include "topology/graph.h"
 #include "topology/physnet.h"
 
 static void build_ok(topo_physnet *pn, const char *spec, int hosts)
@@ -237,6 +239,25 @@ Test(physnet, file_errors)
 
     snprintf(spec, sizeof spec, "file(%s/none.graphml)", dir);
     build_fails(spec, 1, SIM_EINPUT, "none.graphml: cannot open");
+}
+
+Test(physnet, file_node_id_out_of_range)
+{
+    /* An edge-list network naming node 399999999 is refused at its line,
+     * before igraph allocates for 400 million vertices. */
+    const char *dir = test_tmpdir();
+    char spec[4200], want[4300];
+    const char *p = test_write_file(dir, "big.txt", "0 1\n0 399999999\n");
+    snprintf(spec, sizeof spec, "file(%s)", p);
+    snprintf(want, sizeof want,
+             "%s:2: node id 399999999 out of range: a graph or network file has ids 0..%d", p,
+             TOPO_FILE_MAX_NODES - 1);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    build_fails(spec, 2, SIM_EINPUT, want);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_assert_lt(took, 1.0, "refusing the file took %.2f s", took);
 }
 
 Test(physnet, attribute_table_restored)

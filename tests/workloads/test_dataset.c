@@ -616,6 +616,38 @@ Test(dataset, libsvm_rejects_bad_files_with_line)
     cr_assert(strstr(err.msg, "expected libsvm(TRAIN[, TEST])"), "%s", err.msg);
 }
 
+/* A sparse index makes every row that long: 60 short lines naming index
+ * 9999999 would ask for 2.4 GB (found by tests/fuzz/fuzz_libsvm). Refused
+ * after the first pass, naming the line of the index, before allocating. */
+Test(dataset, libsvm_refuses_huge_dense_size)
+{
+    const char *dir = test_tmpdir();
+    char text[1024] = "", train[4096], want[4300];
+    for (int i = 0; i < 60; i++)
+        strcat(text, i == 30 ? "-1 2:1 9999999:1\n" : "1 1:1\n");
+    snprintf(train, sizeof train, "%s", test_write_file(dir, "wide", text));
+    sim_err err = {0};
+    cr_assert_null(make_file("libsvm(%s)", train, NULL, 0, 1, &err));
+    cr_assert_eq(err.code, SIM_EINPUT, "%s", err.msg);
+    snprintf(want, sizeof want,
+             "%s:31: index 9999999 makes 60 samples x 9999999 features, more than the "
+             "268435456 values (1 GiB of floats) a data set may hold",
+             train);
+    cr_assert_str_eq(err.msg, want);
+    /* the index may come from the test file; both files' samples count */
+    char test[4096];
+    snprintf(test, sizeof test, "%s", test_write_file(dir, "wide.t", "1 1:1\n1 3:1 9999999:2\n"));
+    snprintf(train, sizeof train, "%s",
+             test_write_file(dir, "narrow", "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"
+                                            "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"
+                                            "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"
+                                            "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"
+                                            "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"));
+    cr_assert_null(make_file("libsvm(%s, %s)", train, test, 0, 1, &err));
+    cr_assert(strstr(err.msg, "wide.t:2: index 9999999 makes 27 samples x 9999999 features"),
+              "%s", err.msg);
+}
+
 /* ---- text ------------------------------------------------------------------ */
 
 /* "abracadabra" with k = 3: vocabulary a b c d r -> ids 0..4; 8 windows. */

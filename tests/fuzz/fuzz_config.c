@@ -1,0 +1,121 @@
+/* Fuzz target: experiment files. The input is the text of an experiment
+ * file. It is loaded with sim_config_load_string; when it loads, its
+ * canonical text must load again and give the same canonical text (the
+ * round trip that makes equal canonical texts the same experiment). Every
+ * "key = value" line's value is also fed to the unit parsers, the spec
+ * splitter and the compute-distribution parser, whose canonical form must
+ * parse back to itself. A broken round trip aborts (a finding). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "sim/compute.h"
+#include "sim/units.h"
+#include "tests/fuzz/fuzz_util.h"
+
+#define NAME "fuzz.ini"
+/* inih's line limit (config.h): a canonical text with a longer line (values
+ * normalised into longer text, or long --set values) cannot be read back;
+ * that is a documented limit, not a finding. */
+#define LINE_MAX_CHARS 198
+
+static int lines_fit(const char *text)
+{
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        if (n > LINE_MAX_CHARS)
+            return 0;
+        p += n + (p[n] == '\n');
+    }
+    return 1;
+}
+
+static void round_trip(const char *text)
+{
+    sim_config cfg, again;
+    sim_err err = {0};
+    int rc = sim_config_load_string(NAME, text, NULL, 0, &cfg, &err);
+    fuzz_report("sim_config_load_string", rc, &err);
+    if (rc != 0)
+        return;
+    char *canon = sim_config_canonical(&cfg);
+    sim_config_release(&cfg);
+    if (!canon || !lines_fit(canon)) {
+        free(canon); /* out of memory, or past the line limit */
+        return;
+    }
+    if (sim_config_load_string(NAME, canon, NULL, 0, &again, &err) != 0) {
+        fprintf(stderr, "canonical text does not load: %s\n--- canonical text:\n%s", err.msg,
+                canon);
+        abort();
+    }
+    char *canon2 = sim_config_canonical(&again);
+    sim_config_release(&again);
+    if (canon2 && strcmp(canon, canon2) != 0) {
+        fprintf(stderr, "canonical text changed on reload\n--- first:\n%s--- second:\n%s", canon,
+                canon2);
+        abort();
+    }
+    free(canon2);
+    free(canon);
+}
+
+/* One value as every kind of value the schema has. */
+static void values(const char *v)
+{
+    sim_time t;
+    double d;
+    int64_t i;
+    int b;
+    (void)sim_parse_time(v, &t, NULL);
+    (void)sim_parse_rate(v, &d, NULL);
+    (void)sim_parse_size(v, &d, NULL);
+    (void)sim_parse_flops(v, &d, NULL);
+    (void)sim_parse_double(v, &d, NULL);
+    (void)sim_parse_int(v, &i, NULL);
+    (void)sim_parse_bool(v, &b, NULL);
+    sim_spec *sp = malloc(sizeof *sp);
+    if (sp) {
+        (void)sim_spec_parse(v, sp, NULL);
+        free(sp);
+    }
+    sim_dist dist, back;
+    if (sim_dist_parse(v, &dist, NULL) == 0) {
+        char canon[600], canon2[600];
+        sim_dist_format(&dist, canon, sizeof canon);
+        if (sim_dist_parse(canon, &back, NULL) != 0) {
+            fprintf(stderr, "distribution '%s' formats as '%s', which does not parse\n", v, canon);
+            abort();
+        }
+        sim_dist_format(&back, canon2, sizeof canon2);
+        if (strcmp(canon, canon2) != 0) {
+            fprintf(stderr, "distribution '%s': '%s' reads back as '%s'\n", v, canon, canon2);
+            abort();
+        }
+    }
+}
+
+static void each_value(char *text)
+{
+    for (char *save = NULL, *line = strtok_r(text, "\r\n", &save); line;
+         line = strtok_r(NULL, "\r\n", &save)) {
+        char *eq = strchr(line, '=');
+        if (eq)
+            values(sim_str_trim(eq + 1));
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_init();
+    char *text = malloc(size + 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    round_trip(text);
+    each_value(text);
+    free(text);
+    return 0;
+}
