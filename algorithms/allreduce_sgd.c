@@ -11,6 +11,11 @@
  * workers wait only for what they need. The update itself is applied once
  * per round, at the first rank's completion: by then every gradient of the
  * round exists, because a rank can only complete after all ranks entered.
+ * The round is counted (algo_env_iteration: evaluation, stop rules) when
+ * the LAST rank completes, so a synchronous round costs the whole
+ * collective, e.g. 2 log2(n) S/B for the binomial tree (its broadcast
+ * included). x is unchanged between the two: the next update needs every
+ * rank in the next round.
  *
  * Compression ([algorithm] compressor other than none, docs/algorithms.md
  * section 1.7, docs/compressors.md): the optimizer must be sgd (error
@@ -40,6 +45,7 @@ typedef struct state {
     const float **gptr;
     int done_in_round;
     int applied;     /* the round's update has been applied */
+    int64_t round_samples; /* the round's samples, counted at its first completion */
     /* compression; comp == NULL on the dense path */
     algo_compressor *comp;
     algo_compress_worker *cw;  /* n: each worker's residual and message */
@@ -90,16 +96,16 @@ static void on_coll_done(sim_engine *eng, void *ctx, int rank)
             algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
         }
         st->applied = 1;
-        int64_t samples = 0;
+        st->round_samples = 0;
         for (int i = 0; i < env->n; i++)
-            samples += env->w[i].grad_samples;
-        algo_env_iteration(env, samples);
+            st->round_samples += env->w[i].grad_samples;
     }
-    algo_env_idle_end(env, rank);
     if (++st->done_in_round == env->n) {
         st->done_in_round = 0;
         st->applied = 0;
+        algo_env_iteration(env, st->round_samples);
     }
+    algo_env_idle_end(env, rank);
     begin_step(st, rank);
 }
 

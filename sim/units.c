@@ -127,6 +127,16 @@ static int scan_number(const char *p, int allow_sign, double *v, const char **en
     return 0;
 }
 
+/* A bare nonzero number where a unit is required. */
+static int fail_unit(const kind *k, const char *s, sim_err *err)
+{
+    return sim_err_set(err, SIM_ECONFIG, "%s needs a unit (such as %s), got '%s'", k->what,
+                       k->units == time_units   ? "5us, 1.5ms or 2s"
+                       : k->units == rate_units ? "10Gbps, 100Mbps or 1GB/s"
+                                                : "512B, 4KB or 100MB",
+                       s);
+}
+
 static int fail(const kind *k, const char *s, sim_err *err)
 {
     return sim_err_set(err, SIM_ECONFIG, "expected %s such as %s, got '%s'", k->what,
@@ -134,7 +144,7 @@ static int fail(const kind *k, const char *s, sim_err *err)
 }
 
 /* Parses number + unit into the base unit; a bare number has scale 1 for
- * rate/size/flops and 1e9 (seconds) for time, given as bare_scale. */
+ * flops; a bare_scale of 0 means a unit is required (a bare 0 excepted). */
 static int parse_quantity(const char *s, const kind *k, double bare_scale, double *out,
                           sim_err *err)
 {
@@ -148,7 +158,9 @@ static int parse_quantity(const char *s, const kind *k, double bare_scale, doubl
         len--;
     double scale = 0.0;
     if (len == 0) {
-        scale = bare_scale;
+        if (bare_scale == 0.0 && v != 0.0)
+            return fail_unit(k, s, err);
+        scale = bare_scale == 0.0 ? 1.0 : bare_scale;
     } else {
         for (const unit *u = k->units; u->name; u++) {
             if (strlen(u->name) != len)
@@ -172,7 +184,7 @@ static int parse_quantity(const char *s, const kind *k, double bare_scale, doubl
 int sim_parse_time(const char *s, sim_time *out, sim_err *err)
 {
     double ns;
-    int rc = parse_quantity(s, &kind_time, 1e9, &ns, err);
+    int rc = parse_quantity(s, &kind_time, 0.0, &ns, err);
     if (rc != 0)
         return rc;
     if (!(ns < 9.2233720368547758e18))
@@ -183,12 +195,12 @@ int sim_parse_time(const char *s, sim_time *out, sim_err *err)
 
 int sim_parse_rate(const char *s, double *bytes_per_s, sim_err *err)
 {
-    return parse_quantity(s, &kind_rate, 1.0, bytes_per_s, err);
+    return parse_quantity(s, &kind_rate, 0.0, bytes_per_s, err);
 }
 
 int sim_parse_size(const char *s, double *bytes, sim_err *err)
 {
-    return parse_quantity(s, &kind_size, 1.0, bytes, err);
+    return parse_quantity(s, &kind_size, 0.0, bytes, err);
 }
 
 int sim_parse_flops(const char *s, double *flops, sim_err *err)

@@ -1,5 +1,5 @@
-/* Quantities with units, as INTERFACE.md spells them. A bare number is in
- * seconds, bytes, bytes per second or FLOP/s. Each parser returns 0 or
+/* Quantities with units. Times, rates and sizes need their unit (a bare 0
+ * excepted); a bare compute speed is in FLOP/s. Each parser returns 0 or
  * SIM_ECONFIG with a message "expected a <kind> such as <example>, got '<s>'"
  * (the caller prefixes file:line and key). Simulated time is int64 ns. */
 #ifndef DTSIM_SIM_UNITS_H
@@ -14,11 +14,12 @@ typedef int64_t sim_time; /* simulated nanoseconds */
 #define SIM_NS_PER_S 1000000000LL
 #define SIM_TIME_MAX INT64_MAX
 
-/* 250ns, 5us, 1.5ms, 2s, 3min, 1h; bare number = seconds. Rounded to ns. */
+/* 250ns, 5us, 1.5ms, 2s, 3min, 1h; the unit is required (a bare 0 is
+ * accepted). Rounded to ns. */
 int sim_parse_time(const char *s, sim_time *out, sim_err *err);
-/* 100Mbps, 10Gbps (bits), 25GB/s, 100MB/s, 1KB/s (bytes); bare = bytes/s. */
+/* 100Mbps, 10Gbps (bits), 25GB/s, 100MB/s, 1KB/s (bytes); unit required but for 0. */
 int sim_parse_rate(const char *s, double *bytes_per_s, sim_err *err);
-/* 512B, 4KB, 100MB, 2GB (decimal), 4KiB, 1MiB; bare = bytes. */
+/* 512B, 4KB, 100MB, 2GB (decimal), 4KiB, 1MiB; unit required but for 0. */
 int sim_parse_size(const char *s, double *bytes, sim_err *err);
 /* 50GFLOPS, 15.7TFLOPS, 1PFLOPS, MFLOPS; bare = FLOP/s. */
 int sim_parse_flops(const char *s, double *flops, sim_err *err);

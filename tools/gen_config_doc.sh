@@ -35,8 +35,11 @@ line and the key (`exp.ini:12: [network] bandwidth: expected a rate such as
 The *kind* column says what a value is. Quantities take units: a **time**
 `250ns`, `5us`, `1.5ms`, `2s`, `3min`; a **rate** `100Mbps`, `10Gbps`
 (bits per second) or `25GB/s` (bytes); a **size** `512B`, `4KB`, `100MB`,
-`4KiB`; a **FLOP/s** speed `50GFLOPS`, `15.7TFLOPS`. A bare number is in
-seconds, bytes, bytes per second or FLOP/s. A **bool** is `true` or
+`4KiB`; a **FLOP/s** speed `50GFLOPS`, `15.7TFLOPS`. Times, rates and
+sizes need their unit: `bandwidth = 10` or `latency = 5` is an error
+(`exp.ini:3: [network] bandwidth: a rate needs a unit (such as 10Gbps,
+100Mbps or 1GB/s), got '10'`), only a bare `0` is accepted; a bare speed
+is in FLOP/s. A **bool** is `true` or
 `false`; where the kind lists choices, the value is one of them; **text**
 keys hold a specification whose syntax is described in
 [models-and-data.md](models-and-data.md) (graphs, networks, models, data

@@ -283,3 +283,41 @@ Test(algorithms, eval_model_worker0_differs_from_the_average_when_workers_differ
     for (int i = 0; i < ra.n; i++)
         cr_assert_eq(ra.r[i].train_loss, rb.r[i].train_loss);
 }
+
+Test(algorithms, tree_allreduce_round_ends_when_the_last_rank_has_the_result)
+{
+    /* binomial tree, 8 hosts, complete 10 Gb/s network, no latency: the
+     * reduce and the broadcast each take log2(8) sequential transfers of
+     * S, so the round ends at 2 log2(n) S / B = 0.06 s after the compute,
+     * and all 2 (n - 1) = 14 messages have been delivered (the compute is
+     * longer than the round, so no rank has entered the next one) */
+    const char *sets[] = {"workers.count=8", "network.topology=complete",
+                          "network.collective=tree", "network.latency=0",
+                          "network.bandwidth=10Gbps", "workload.sim_params=3125000",
+                          "workers.compute=constant(100ms)", "experiment.max_iterations=1"};
+    sim_run_result r = run_text(base_ini, sets, 8, NULL);
+    const double S = 12.5e6, B = 1.25e9;
+    double expect = 0.1 + 2 * 3 * S / B;
+    cr_assert_eq(r.iterations, 1);
+    cr_assert(fabs(r.sim_time - expect) < 1e-9, "round ends at %.9g s, expected %.9g",
+              r.sim_time, expect);
+    cr_assert(fabs(r.bytes_sent - 14 * S) / (14 * S) < 1e-12, "bytes %.0f vs %.0f",
+              r.bytes_sent, 14 * S);
+}
+
+Test(algorithms, tree_allreduce_on_a_star_pays_for_the_shared_uplink_in_the_broadcast)
+{
+    /* on a star (L = log2 n levels, each hop 2 alpha): the reduce's L steps
+     * use distinct uplinks and downlinks, S/B each; in the broadcast a
+     * rank sends to its k children at once through its one uplink, k S/B,
+     * for k = L, L-1, ..., 1: in all 2 L (2 alpha) + (L + L(L+1)/2) S/B */
+    const char *sets[] = {"workers.count=8", "network.topology=star",
+                          "network.collective=tree", "network.latency=50us",
+                          "network.bandwidth=10Gbps", "workload.sim_params=3125000",
+                          "workers.compute=constant(100ms)", "experiment.max_iterations=1"};
+    sim_run_result r = run_text(base_ini, sets, 8, NULL);
+    const double S = 12.5e6, B = 1.25e9, a = 50e-6;
+    double expect = 0.1 + 2 * 3 * 2 * a + (3 + 6) * S / B;
+    cr_assert(fabs(r.sim_time - expect) < 1e-9, "round ends at %.9g s, expected %.9g",
+              r.sim_time, expect);
+}

@@ -234,7 +234,7 @@ static const char *text_a = "[experiment]\n"
 static const char *text_b = "; the same experiment, spelled differently\n"
                             "[workers]\n"
                             "  device=15700GFLOPS   ; V100\n"
-                            "compute = Exponential( 0.01 )\n"
+                            "compute = Exponential( 0.01s )\n"
                             "\n"
                             "[algorithm]   ; common keys only\n"
                             "nesterov = no\n"
@@ -748,5 +748,16 @@ Test(config, values_read_back_from_canonical_text)
     cr_assert_str_eq(again.name, "a;b");
     free(canon);
     sim_config_release(&again);
+Test(config, bare_numbers_for_times_rates_and_sizes_name_the_key)
+{
+    load_fails("[network]\nbandwidth = 10\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [network] bandwidth: a rate needs a unit (such as 10Gbps, "
+               "100Mbps or 1GB/s), got '10'");
+    load_fails("[network]\nlatency = 5\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [network] latency: a time needs a unit (such as 5us, 1.5ms or "
+               "2s), got '5'");
+    sim_config cfg;
+    load_ok("[network]\nlatency = 0\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.latency, 0);
     sim_config_release(&cfg);
 }

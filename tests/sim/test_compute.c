@@ -333,7 +333,7 @@ Test(compute, parse_errors)
 
 Test(compute, format_is_canonical_and_reparses)
 {
-    const char *in[] = {"model", "Constant( 10ms )", "exponential(0.01)",
+    const char *in[] = {"model", "Constant( 10ms )", "exponential(0.01s)",
                         "shifted_exponential(5ms,5000us)", "lognormal(10ms, 0.5)",
                         "pareto(1.5s, 2.5)", "trace(data/t.csv)"};
     const char *want[] = {"model", "constant(10000000ns)", "exponential(10000000ns)",

@@ -37,7 +37,6 @@ Test(units, times)
     cr_assert_eq(time_of("1e-3s"), 1000000);
     cr_assert_eq(time_of("0.4ns"), 0);
     cr_assert_eq(time_of("0.6ns"), 1);
-    cr_assert_eq(time_of("2"), 2 * SIM_NS_PER_S, "bare number = seconds");
     cr_assert_eq(time_of("  120s  "), 120 * SIM_NS_PER_S);
     cr_assert_eq(time_of("0"), 0);
 }
@@ -61,7 +60,7 @@ Test(units, rates)
     expect_rel(rate_of("2GiB/s"), 2.0 * 1073741824.0, "2GiB/s");
     expect_rel(rate_of("1Tbps"), 1.25e11, "1Tbps");
     expect_rel(rate_of("400 Gb/s"), 5e10, "400 Gb/s");
-    expect_rel(rate_of("5e8"), 5e8, "bare = bytes/s");
+    expect_rel(rate_of("0"), 0, "a bare 0 needs no unit");
 }
 
 static double size_of(const char *s)
@@ -81,7 +80,7 @@ Test(units, sizes)
     expect_rel(size_of("4KiB"), 4096, "4KiB");
     expect_rel(size_of("1MiB"), 1048576, "1MiB");
     expect_rel(size_of("1.5GiB"), 1.5 * 1073741824.0, "1.5GiB");
-    expect_rel(size_of("1024"), 1024, "bare = bytes");
+    expect_rel(size_of("0"), 0, "a bare 0 needs no unit");
 }
 
 static double flops_of(const char *s)
@@ -270,4 +269,20 @@ Test(units, spec_parse)
     longarg[2 + SIM_SPEC_ARG_LEN] = '\0';
     cr_assert_eq(sim_spec_parse(longarg, &sp, &e), 0, "longest argument fits: %s", e.msg);
     cr_assert_eq(strlen(sp.args[0]), SIM_SPEC_ARG_LEN - 1);
+}
+
+Test(units, bare_nonzero_times_rates_and_sizes_are_refused_with_examples)
+{
+    sim_err err = {0};
+    sim_time t;
+    double v;
+    cr_assert_eq(sim_parse_time("5", &t, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "a time needs a unit (such as 5us, 1.5ms or 2s), got '5'"),
+              "%s", err.msg);
+    cr_assert_eq(sim_parse_rate("10", &v, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "a rate needs a unit (such as 10Gbps"), "%s", err.msg);
+    cr_assert_eq(sim_parse_size("1e3", &v, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "a size needs a unit (such as 512B"), "%s", err.msg);
+    cr_assert_eq(sim_parse_time("0.0", &t, &err), 0);
+    cr_assert_eq(t, 0);
 }
