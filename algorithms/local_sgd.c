@@ -188,8 +188,8 @@ static void on_coll_done(sim_engine *eng, void *ctx, int rank)
     (void)eng;
     lsgd *s = ctx;
     if (!s->first_done) {
+        s->first_done = 1; /* from here on the model is avg (model()) */
         round_mean(s);
-        s->first_done = 1;
     }
     take_mean(s, rank);
     algo_env_idle_end(s->env, rank);
@@ -429,9 +429,12 @@ static int start(void *p, sim_err *err)
     return 0;
 }
 
+/* While a round's ranks take the mean, every worker logically holds it. */
 static const float *model(void *p, float *scratch)
 {
     lsgd *s = p;
+    if (s->first_done)
+        return s->avg;
     for (int i = 0; i < s->n; i++)
         s->ptrs[i] = s->env->w[i].x;
     algo_mean(scratch, s->ptrs, s->n, s->d);
@@ -442,7 +445,7 @@ static void worker_models(void *p, const float **xs)
 {
     lsgd *s = p;
     for (int i = 0; i < s->n; i++)
-        xs[i] = s->env->w[i].x;
+        xs[i] = s->first_done ? s->avg : s->env->w[i].x;
 }
 
 static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
