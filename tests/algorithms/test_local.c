@@ -4,13 +4,21 @@
  * heavy-ball allreduce_sgd; adaptive_local_sgd with an infinite eta and
  * local_sgd; overlap_local_sgd with alpha = 0 and independent SGD), the
  * batch tests on a four-gradient example, and round times (the expected
- * maximum of n Gamma(H, m) sums; Overlap-Local-SGD's blocking). */
+ * maximum of n Gamma(H, m) sums; Overlap-Local-SGD's blocking), and the
+ * client-drift fixed point of full-batch Local SGD and SlowMo on
+ * heterogeneous least squares. */
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_permutation.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 
 #include "algorithms/local.h"
 #include "dec_harness.h"
+#include "sim/rng.h"
+#include "tests/common.h"
 
 static void models_of(harness *h, float *out)
 {
@@ -323,4 +331,155 @@ Test(local, config_errors_name_the_key)
         xp_env_destroy(x);
         sim_config_release(&cfg);
     }
+}
+
+/* ---- client drift: full-batch Local SGD on heterogeneous quadratics ----- */
+
+enum { FP_N = 8, FP_M = 12, FP_DIM = 3, FP_P = FP_DIM + 1 };
+
+/* Worker i's shard: y = w_i.a + b_i with its own (w_i, b_i), rows
+ * contiguous (partition = contiguous), as in test_gossip.c. */
+static const char *fp_write_data(void)
+{
+    static char path[4096];
+    const char *dir = test_tmpdir();
+    cr_assert_not_null(dir);
+    gsl_rng *r = sim_rng_create(99, SIM_STREAM_DATA, 7);
+    char *text = malloc(FP_N * FP_M * 128);
+    size_t len = 0;
+    for (int i = 0; i < FP_N; i++) {
+        double wi[FP_DIM], bi = gsl_rng_uniform(r) * 2 - 1;
+        for (int j = 0; j < FP_DIM; j++)
+            wi[j] = gsl_rng_uniform(r) * 4 - 2;
+        for (int k = 0; k < FP_M; k++) {
+            double a[FP_DIM], y = bi;
+            for (int j = 0; j < FP_DIM; j++) {
+                a[j] = floor((gsl_rng_uniform(r) * 2 - 1) * 1000) / 1000;
+                y += wi[j] * a[j];
+            }
+            len += (size_t)snprintf(text + len, 128, "%.6f", y + 0.0001234);
+            for (int j = 0; j < FP_DIM; j++)
+                len += (size_t)snprintf(text + len, 128, " %.3f", a[j]);
+            text[len++] = '\n';
+        }
+    }
+    text[len] = '\0';
+    gsl_rng_free(r);
+    snprintf(path, sizeof path, "%s", test_write_file(dir, "drift.txt", text));
+    free(text);
+    return path;
+}
+
+/* grad f_i(x) = H_i x - c_i. One local step: x <- A_i x + lr c_i with
+ * A_i = I - lr H_i; after H steps x_i = A_i^H x + S_i lr c_i, S_i =
+ * sum_{k<H} A_i^k. The average is a fixed point when
+ * (I - mean_i A_i^H) x = mean_i S_i lr c_i (client drift: not the
+ * minimizer of mean_i f_i unless H = 1). mode 0: that point; 1: the
+ * minimizer, mean_i H_i x = mean_i c_i. */
+static void drift_point(const harness *h, double lr, int H, int mode, gsl_vector *x)
+{
+    const int p = FP_P;
+    gsl_matrix *M = gsl_matrix_calloc(p, p), *A = gsl_matrix_alloc(p, p),
+               *P = gsl_matrix_alloc(p, p), *S = gsl_matrix_alloc(p, p),
+               *T = gsl_matrix_alloc(p, p), *Hi = gsl_matrix_alloc(p, p);
+    gsl_vector *rhs = gsl_vector_calloc(p), *c = gsl_vector_alloc(p);
+    const wl_dataset *ds = h->ds;
+    for (int i = 0; i < FP_N; i++) {
+        gsl_matrix_set_zero(Hi);
+        gsl_vector_set_zero(c);
+        int64_t lo = h->part->offset[i], hi = h->part->offset[i + 1];
+        double m = (double)(hi - lo);
+        for (int64_t k = lo; k < hi; k++) {
+            int64_t idx = h->part->index[k];
+            double at[FP_P];
+            for (int j = 0; j < FP_DIM; j++)
+                at[j] = ds->train.x[idx * FP_DIM + j];
+            at[FP_DIM] = 1;
+            for (int a = 0; a < p; a++) {
+                *gsl_vector_ptr(c, a) += ds->train.y[idx] * at[a] / m;
+                for (int b = 0; b < p; b++)
+                    *gsl_matrix_ptr(Hi, a, b) += at[a] * at[b] / m;
+            }
+        }
+        if (mode == 1) {
+            gsl_matrix_add(M, Hi);
+            gsl_vector_add(rhs, c);
+            continue;
+        }
+        gsl_matrix_set_identity(A);
+        gsl_matrix_scale(Hi, lr);
+        gsl_matrix_sub(A, Hi);           /* A_i */
+        gsl_matrix_set_identity(P);      /* A_i^k */
+        gsl_matrix_set_zero(S);
+        for (int k = 0; k < H; k++) {
+            gsl_matrix_add(S, P);
+            gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, P, A, 0.0, T);
+            gsl_matrix_memcpy(P, T);
+        }
+        gsl_matrix_set_identity(T);
+        gsl_matrix_sub(T, P);            /* I - A_i^H */
+        gsl_matrix_add(M, T);
+        gsl_blas_dgemv(CblasNoTrans, lr, S, c, 1.0, rhs);
+    }
+    gsl_permutation *perm = gsl_permutation_alloc(p);
+    int sign;
+    cr_assert_eq(gsl_linalg_LU_decomp(M, perm, &sign), 0);
+    cr_assert_eq(gsl_linalg_LU_solve(M, perm, rhs, x), 0);
+    gsl_permutation_free(perm);
+    gsl_matrix_free(M);
+    gsl_matrix_free(A);
+    gsl_matrix_free(P);
+    gsl_matrix_free(S);
+    gsl_matrix_free(T);
+    gsl_matrix_free(Hi);
+    gsl_vector_free(rhs);
+    gsl_vector_free(c);
+}
+
+static void check_drift(const char *const *extra, int nextra)
+{
+    const int H = 4;
+    char ini[8192];
+    snprintf(ini, sizeof ini,
+             "[experiment]\nseed = 5\nmax_epochs = 0\nmax_iterations = 1000000\n"
+             "eval_every = 1000000\n[workers]\ncount = %d\ncompute = constant(1ms)\n"
+             "[network]\ntopology = ideal\n"
+             "[algorithm]\nname = local_sgd\nlr = 0.05\nbatch = full\nlocal_steps = %d\n"
+             "[workload]\nmodel = linreg\ndataset = libsvm(%s)\npartition = contiguous\n"
+             "test_fraction = 0\n",
+             FP_N, H, fp_write_data());
+    harness h;
+    h_build(&h, ini, extra, nextra);
+    cr_assert_eq(h.env->d, FP_P);
+    h_run(&h, 4000);
+    gsl_vector *xs = gsl_vector_alloc(FP_P), *opt = gsl_vector_alloc(FP_P);
+    drift_point(&h, h.cfg.lr, H, 0, xs);
+    drift_point(&h, h.cfg.lr, H, 1, opt);
+    float x[FP_P];
+    models_of(&h, x);
+    double err = 0, sep = 0;
+    for (int a = 0; a < FP_P; a++) {
+        err = fmax(err, fabs(x[a] - gsl_vector_get(xs, a)));
+        sep = fmax(sep, fabs(gsl_vector_get(opt, a) - gsl_vector_get(xs, a)));
+    }
+    cr_assert_lt(err, 1e-5, "max |xbar - x*| = %.3g", err);
+    cr_assert_gt(sep, 100 * err, "the drift point is only %.3g from the minimizer", sep);
+    gsl_vector_free(xs);
+    gsl_vector_free(opt);
+    h_free(&h);
+}
+
+Test(local, full_batch_local_sgd_converges_to_the_client_drift_point)
+{
+    check_drift(NULL, 0);
+}
+
+Test(local, slowmo_converges_to_the_same_drift_point_for_any_alpha_beta)
+{
+    const char *a[] = {"algorithm.name=slowmo", "algorithm.local_steps=4",
+                       "algorithm.slow_momentum=0.5", "algorithm.slow_lr=0.7"};
+    check_drift(a, 4);
+    const char *b[] = {"algorithm.name=slowmo", "algorithm.local_steps=4",
+                       "algorithm.slow_momentum=0.2", "algorithm.slow_lr=1.5"};
+    check_drift(b, 4);
 }
