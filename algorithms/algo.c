@@ -20,6 +20,11 @@ extern const algo_vt algo_momentum_consensus;
 extern const algo_vt algo_consensus_control;
 extern const algo_vt algo_ad_psgd;
 extern const algo_vt algo_swarm_sgd;
+extern const algo_vt algo_local_sgd;
+extern const algo_vt algo_post_local_sgd;
+extern const algo_vt algo_adaptive_local_sgd;
+extern const algo_vt algo_slowmo;
+extern const algo_vt algo_overlap_local_sgd;
 
 const algo_vt *const algo_registry[] = {
     &algo_allreduce_sgd,
@@ -32,6 +37,11 @@ const algo_vt *const algo_registry[] = {
     &algo_consensus_control,
     &algo_ad_psgd,
     &algo_swarm_sgd,
+    &algo_local_sgd,
+    &algo_post_local_sgd,
+    &algo_adaptive_local_sgd,
+    &algo_slowmo,
+    &algo_overlap_local_sgd,
     NULL,
 };
 
