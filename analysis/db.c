@@ -14,12 +14,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
 
 #define METRIC_BATCH 256
 #define SERIES_BATCH 256
 #define BUSY_DEFAULT_MS 10000
+/* Files up to this size get a full PRAGMA quick_check on open. */
+#define QUICK_CHECK_MAX_BYTES (64LL << 20)
+/* Marking a run failed retries this long when the database stays locked. */
+#define FAIL_RETRY_MS 60000
 
 enum {
     ST_BEGIN,
@@ -36,6 +43,7 @@ enum {
     ST_RUN_FAIL,
     ST_FIND_DONE,
     ST_MARK_STALE,
+    ST_CLAIMED,
     ST_COUNT
 };
 
@@ -43,7 +51,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_RUN_INSERT] = "INSERT INTO runs(name, algorithm, status, seed, n_workers, config,"
-                      " started_at, version) VALUES(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7)",
+                      " started_at, version, pid, host) VALUES(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7,"
+                      " ?8, ?9)",
     [ST_PARAM_INSERT] = "INSERT INTO params(run_id, key, value) VALUES(?1, ?2, ?3)",
     [ST_METRIC_INSERT] = "INSERT INTO metrics(run_id, sim_time, iteration, epoch, samples,"
                          " train_loss, test_loss, test_accuracy, consensus_distance,"
@@ -66,7 +75,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_FIND_DONE] = "SELECT id FROM runs WHERE config = ?1"
                      " AND status IN ('done', 'diverged') ORDER BY id LIMIT 1",
     [ST_MARK_STALE] = "UPDATE runs SET status = 'failed', finished_at = ?2"
-                      " WHERE config = ?1 AND status = 'running'",
+                      " WHERE config = ?1 AND status = 'running' AND pid IS NULL",
+    [ST_CLAIMED] = "SELECT id FROM runs WHERE config = ?1 AND seed = ?2"
+                   " AND status IN ('running', 'done', 'diverged') ORDER BY id LIMIT 1",
 };
 
 static const char schema_sql[] =
@@ -77,7 +88,7 @@ static const char schema_sql[] =
     " finished_at TEXT, version TEXT, sim_time REAL, iterations INTEGER,"
     " wall_seconds REAL, bytes_sent INTEGER, final_train_loss REAL,"
     " final_test_accuracy REAL, mean_staleness REAL, idle_fraction REAL,"
-    " consensus_distance REAL, error TEXT);"
+    " consensus_distance REAL, error TEXT, pid INTEGER, host TEXT);"
     "CREATE TABLE IF NOT EXISTS params(run_id INTEGER, key TEXT, value TEXT);"
     "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER, sim_time REAL, iteration INTEGER,"
     " epoch REAL, samples INTEGER, train_loss REAL, test_loss REAL, test_accuracy REAL,"
@@ -133,6 +144,8 @@ struct an_db {
     int n_buf;
     pending_series *sbuf;   /* SERIES_BATCH rows */
     int n_sbuf;
+    int busy_ms;            /* the busy timeout set by the user */
+    int claim;              /* every run_begin claims (an_db_set_claim) */
 };
 
 enum { SCHEMA_EMPTY, SCHEMA_COMPLETE, SCHEMA_PARTIAL };
@@ -232,10 +245,28 @@ static int query_has_row(an_db *db, const char *sql)
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : SIM_EDB;
 }
 
-static int has_error_column(an_db *db)
+/* Columns added to runs after the first schema, in the order they came. */
+static const char *const newer_columns[][2] = {
+    {"error", "TEXT"}, {"pid", "INTEGER"}, {"host", "TEXT"}};
+#define N_NEWER_COLUMNS ((int)(sizeof newer_columns / sizeof newer_columns[0]))
+
+static int has_runs_column(an_db *db, const char *name)
 {
-    return query_has_row(db, "SELECT 1 FROM pragma_table_info('runs', 'main')"
-                             " WHERE name = 'error'");
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('runs', 'main')"
+                              " WHERE name = '%s'", name);
+    return query_has_row(db, sql);
+}
+
+/* 1 when runs has every newer column, 0 when not, < 0 on error. */
+static int has_newer_columns(an_db *db)
+{
+    for (int i = 0; i < N_NEWER_COLUMNS; i++) {
+        int col = has_runs_column(db, newer_columns[i][0]);
+        if (col != 1)
+            return col;
+    }
+    return 1;
 }
 
 /* Classifies the file: empty, ours (complete or missing tables), or an
@@ -304,7 +335,7 @@ static int schema_inspect(an_db *db, int *state, int *current, sim_err *err)
                            db->path, version, AN_DB_SCHEMA_VERSION);
     *state = n_ours == N_TABLES ? SCHEMA_COMPLETE : SCHEMA_PARTIAL;
     if (current) {
-        int col = have[1] ? has_error_column(db) : 0;
+        int col = have[1] ? has_newer_columns(db) : 0;
         if (col < 0)
             goto sql_fail;
         *current = n_newer == N_NEWER && col == 1;
@@ -332,11 +363,12 @@ static int schema_create(an_db *db, sim_err *err)
     if (ret == 0 && (state != SCHEMA_COMPLETE || !current) &&
         sqlite3_exec(db->conn, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
         ret = db_error(db, err);
-    if (ret == 0) {
-        int col = has_error_column(db);
-        if (col < 0 || (col == 0 && sqlite3_exec(db->conn,
-                                                 "ALTER TABLE runs ADD COLUMN error TEXT",
-                                                 NULL, NULL, NULL) != SQLITE_OK))
+    for (int i = 0; ret == 0 && i < N_NEWER_COLUMNS; i++) {
+        int col = has_runs_column(db, newer_columns[i][0]);
+        char sql[96];
+        snprintf(sql, sizeof sql, "ALTER TABLE runs ADD COLUMN %s %s", newer_columns[i][0],
+                 newer_columns[i][1]);
+        if (col < 0 || (col == 0 && sqlite3_exec(db->conn, sql, NULL, NULL, NULL) != SQLITE_OK))
             ret = db_error(db, err);
     }
     return tx_end(db, ret, err);
@@ -348,6 +380,90 @@ static int pragma_exec(an_db *db, const char *sql, sim_err *err)
     if (sqlite3_exec(db->conn, sql, NULL, NULL, NULL) != SQLITE_OK)
         return db_error(db, err);
     return 0;
+}
+
+/* This machine's name ("" when unknown). */
+static void host_get(char *out, size_t size)
+{
+    if (gethostname(out, size) != 0)
+        out[0] = '\0';
+    out[size - 1] = '\0';
+}
+
+/* 1 when a run row's process is known to be gone: it ran on this host and
+ * no process has its id any more. */
+static int process_gone(int64_t pid, const char *host)
+{
+    char self[256];
+    host_get(self, sizeof self);
+    if (pid <= 0 || pid > INT32_MAX || !host || !self[0] || strcmp(host, self) != 0)
+        return 0;
+    return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+}
+
+/* Cheap integrity check: sqlite_master and meta are read by
+ * schema_inspect on every open; files up to QUICK_CHECK_MAX_BYTES also
+ * get PRAGMA quick_check, which must answer one row 'ok'. */
+static int integrity_check(an_db *db, const char *file, sim_err *err)
+{
+    struct stat st;
+    if (stat(file, &st) != 0 || st.st_size > QUICK_CHECK_MAX_BYTES)
+        return 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->conn, "PRAGMA quick_check", -1, &s, NULL) != SQLITE_OK)
+        return sim_err_set(err, SIM_EDB, "%s: database is corrupt (%s); refusing to use it",
+                           db->path, sqlite3_errmsg(db->conn));
+    int rc = sqlite3_step(s);
+    const char *first = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+    int ret = 0;
+    if (rc != SQLITE_ROW)
+        ret = sim_err_set(err, SIM_EDB, "%s: database is corrupt (%s); refusing to use it",
+                          db->path, sqlite3_errmsg(db->conn));
+    else if (!first || strcmp(first, "ok") != 0)
+        ret = sim_err_set(err, SIM_EDB,
+                          "%s: database is corrupt (integrity check: %.200s); refusing to"
+                          " use it", db->path, first ? first : "no answer");
+    sqlite3_finalize(s);
+    return ret;
+}
+
+/* Marks 'running' rows whose process is gone from this host as 'failed'
+ * (interrupted). Returns the number marked, or < 0. */
+static int orphans_mark(an_db *db, sim_err *err)
+{
+    sqlite3_stmt *q = NULL, *up = NULL;
+    int ret = tx_begin(db, err), n = 0;
+    if (ret != 0)
+        return ret;
+    if (sqlite3_prepare_v2(db->conn, "SELECT id, pid, host FROM runs WHERE status = 'running'"
+                                     " AND pid IS NOT NULL", -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->conn, "UPDATE runs SET status = 'failed', finished_at = ?2,"
+                                     " error = ?3 WHERE id = ?1 AND status = 'running'",
+                           -1, &up, NULL) != SQLITE_OK)
+        ret = db_error(db, err);
+    char now[32];
+    utc_now(now, sizeof now);
+    int rc = SQLITE_DONE;
+    while (ret == 0 && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t pid = sqlite3_column_int64(q, 1);
+        const char *host = (const char *)sqlite3_column_text(q, 2);
+        if (!process_gone(pid, host))
+            continue;
+        char msg[400];
+        snprintf(msg, sizeof msg, "interrupted: its process %lld on %.256s ended without"
+                                  " finishing the run", (long long)pid, host);
+        sqlite3_bind_int64(up, 1, sqlite3_column_int64(q, 0));
+        bind_text(up, 2, now);
+        bind_text(up, 3, msg);
+        ret = stmt_run(db, up, err);
+        n++;
+    }
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = db_error(db, err);
+    sqlite3_finalize(q);
+    sqlite3_finalize(up);
+    ret = tx_end(db, ret, err);
+    return ret != 0 ? ret : n;
 }
 
 static an_db *db_open(const char *path, int readonly, sim_err *err)
@@ -379,12 +495,16 @@ static an_db *db_open(const char *path, int readonly, sim_err *err)
     }
     sqlite3_extended_result_codes(db->conn, 0);
     sqlite3_busy_timeout(db->conn, BUSY_DEFAULT_MS);
+    db->busy_ms = BUSY_DEFAULT_MS;
     if (!readonly && sqlite3_db_readonly(db->conn, "main") == 1) {
         sim_err_set(err, SIM_EDB, "%s: %s", path, sqlite3_errstr(SQLITE_READONLY));
         goto fail;
     }
     int state = SCHEMA_EMPTY, current = 0;
     if (schema_inspect(db, &state, readonly ? NULL : &current, err) != 0)
+        goto fail;
+    const char *file = sqlite3_db_filename(db->conn, "main");
+    if (state != SCHEMA_EMPTY && file && *file && integrity_check(db, file, err) != 0)
         goto fail;
     if (readonly) {
         if (state != SCHEMA_COMPLETE) {
@@ -398,6 +518,8 @@ static an_db *db_open(const char *path, int readonly, sim_err *err)
         pragma_exec(db, "PRAGMA synchronous=NORMAL", err) != 0)
         goto fail;
     if ((state != SCHEMA_COMPLETE || !current) && schema_create(db, err) != 0)
+        goto fail;
+    if (orphans_mark(db, err) < 0)
         goto fail;
     return db;
 
@@ -479,7 +601,8 @@ struct sqlite3 *an_db_sqlite(an_db *db)
 
 void an_db_set_busy_timeout(an_db *db, int ms)
 {
-    sqlite3_busy_timeout(db->conn, ms < 0 ? 0 : ms);
+    db->busy_ms = ms < 0 ? 0 : ms;
+    sqlite3_busy_timeout(db->conn, db->busy_ms);
 }
 
 int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err *err)
@@ -488,13 +611,34 @@ int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err
         return SIM_EDB;
     sqlite3_stmt *run = stmt_get(db, ST_RUN_INSERT, err);
     sqlite3_stmt *param = stmt_get(db, ST_PARAM_INSERT, err);
-    if (!run || !param)
+    int claim = info->claim || db->claim;
+    sqlite3_stmt *claimed = claim ? stmt_get(db, ST_CLAIMED, err) : NULL;
+    if (!run || !param || (claim && !claimed))
         return SIM_EDB;
-    char now[32];
+    char now[32], host[256];
     utc_now(now, sizeof now);
+    host_get(host, sizeof host);
     int ret = tx_begin(db, err);
     if (ret != 0)
         return ret;
+    if (claimed) {
+        /* the check and the insert share the write transaction: two
+         * processes never both claim the same configuration */
+        bind_text(claimed, 1, info->config);
+        sqlite3_bind_int64(claimed, 2, (sqlite3_int64)info->seed);
+        int rc = sqlite3_step(claimed);
+        int64_t other = rc == SQLITE_ROW ? sqlite3_column_int64(claimed, 0) : 0;
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            ret = db_error(db, err);
+        sqlite3_reset(claimed);
+        sqlite3_clear_bindings(claimed);
+        if (ret != 0 || other > 0) {
+            tx_rollback(db);
+            if (ret == 0)
+                *run_id = other;
+            return ret != 0 ? ret : AN_DB_CLAIMED;
+        }
+    }
     bind_text(run, 1, info->name);
     bind_text(run, 2, info->algorithm);
     sqlite3_bind_int64(run, 3, (sqlite3_int64)info->seed);
@@ -502,6 +646,8 @@ int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err
     bind_text(run, 5, info->config);
     bind_text(run, 6, now);
     bind_text(run, 7, info->version);
+    sqlite3_bind_int64(run, 8, (sqlite3_int64)getpid());
+    bind_text(run, 9, host[0] ? host : NULL);
     ret = stmt_run(db, run, err);
     int64_t id = sqlite3_last_insert_rowid(db->conn);
     for (int i = 0; ret == 0 && i < info->n_params; i++) {
@@ -752,7 +898,7 @@ int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err)
     return an_db_run_fail_message(db, run_id, NULL, err);
 }
 
-int an_db_run_fail_message(an_db *db, int64_t run_id, const char *message, sim_err *err)
+static int run_fail_once(an_db *db, int64_t run_id, const char *message, sim_err *err)
 {
     if (check_writable(db, err) != 0)
         return SIM_EDB;
@@ -813,6 +959,48 @@ int an_db_mark_stale_running(an_db *db, const char *config, sim_err *err)
     int changed = ret == 0 ? sqlite3_changes(db->conn) : 0;
     ret = tx_end(db, ret, err);
     return ret != 0 ? ret : changed;
+}
+
+/* A run that cannot be marked failed stays 'running' for good (until an
+ * open notices its process is gone): when the database is busy, retry with
+ * a long busy timeout before giving up. */
+int an_db_run_fail_message(an_db *db, int64_t run_id, const char *message, sim_err *err)
+{
+    int ret = run_fail_once(db, run_id, message, err);
+    if (ret == SIM_EDB && !db->readonly) {
+        sqlite3_busy_timeout(db->conn, FAIL_RETRY_MS);
+        ret = run_fail_once(db, run_id, message, err);
+        sqlite3_busy_timeout(db->conn, db->busy_ms);
+    }
+    return ret;
+}
+
+void an_db_set_claim(an_db *db, int claim)
+{
+    db->claim = claim != 0;
+}
+
+int an_db_orphans_mark(an_db *db, sim_err *err)
+{
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    return orphans_mark(db, err);
+}
+
+int an_db_run_orphaned(an_db *db, int64_t run_id)
+{
+    if (has_runs_column(db, "pid") != 1 || has_runs_column(db, "host") != 1)
+        return 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->conn, "SELECT pid, host FROM runs WHERE id = ?1"
+                                     " AND status = 'running' AND pid IS NOT NULL",
+                           -1, &s, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(s, 1, run_id);
+    int gone = sqlite3_step(s) == SQLITE_ROW &&
+               process_gone(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1));
+    sqlite3_finalize(s);
+    return gone;
 }
 
 /* ---- merging another database (MPI sweep shards) ---- */

@@ -84,6 +84,9 @@ typedef struct an_run_info {
     int n_params;
     const char *const *param_keys;   /* "section.key" */
     const char *const *param_values;
+    /* 1: claim the configuration: begin only when no row of the same
+     * config and seed is running, done or diverged (AN_DB_CLAIMED). */
+    int claim;
 } an_run_info;
 
 /* Opens or creates the database and its schema. */
@@ -94,6 +97,10 @@ const char *an_db_path(const an_db *db);
 /* Inserts runs (status 'running', started_at now UTC ISO-8601) and params in
  * one transaction; returns the new run id in *run_id. */
 int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err *err);
+/* an_db_run_begin with info->claim set: another row of the same config and
+ * seed is running, done or diverged; nothing was written, *run_id is that
+ * row's id. */
+#define AN_DB_CLAIMED 1
 /* Buffers a metric row; written at the next flush (automatic every 256 rows). */
 int an_db_metric(an_db *db, int64_t run_id, const an_metric_row *row, sim_err *err);
 /* Buffers a series row, written with the metric rows (same batches and
@@ -129,9 +136,19 @@ an_db *an_db_open_readonly(const char *path, sim_err *err);
 /* Sets the busy timeout (milliseconds; default 10000) used while waiting
  * for another connection's lock before SIM_EDB "database is locked". */
 void an_db_set_busy_timeout(an_db *db, int ms);
-/* Marks runs of this config still 'running' as 'failed' (left behind by a
- * killed process; a resuming sweep calls it). Returns how many, or < 0. */
+/* Marks runs of this config still 'running' as 'failed' when they have no
+ * runs.pid (written by an older dtsim: their process cannot be checked;
+ * rows with a pid are an_db_orphans_mark's). Returns how many, or < 0. */
 int an_db_mark_stale_running(an_db *db, const char *config, sim_err *err);
+/* Marks 'running' rows whose process (runs.pid) is gone from this host
+ * (runs.host) as 'failed' with runs.error saying so; every writable open
+ * does it. Returns the number marked, or < 0. */
+int an_db_orphans_mark(an_db *db, sim_err *err);
+/* 1: every an_db_run_begin on this handle claims (as an_run_info.claim). */
+void an_db_set_claim(an_db *db, int claim);
+/* 1 when run_id is 'running' but its process is gone from this host (a
+ * read-only connection cannot mark it: report shows it as interrupted). */
+int an_db_run_orphaned(an_db *db, int64_t run_id);
 /* Copies the runs of the dtsim database at src_path into db in one
  * transaction, with new ids and their params, metrics, workers,
  * staleness, labels, links and series rows (in their order; tables the

@@ -324,6 +324,8 @@ static int row_load(report_ctx *c, int64_t id, an_report_row *row, sim_err *err)
         column_copy(s, 0, row->name, sizeof row->name);
         column_copy(s, 1, row->algorithm, sizeof row->algorithm);
         column_copy(s, 2, row->status, sizeof row->status);
+        if (strcmp(row->status, "running") == 0 && an_db_run_orphaned(c->db, id))
+            snprintf(row->status, sizeof row->status, "failed (interrupted)");
         row->n_workers = sqlite3_column_int(s, 3);
         row->final_train_loss = column_real(s, 4);
         row->final_test_accuracy = column_real(s, 5);

@@ -33,7 +33,7 @@ typedef struct an_report_row {
     int64_t id;
     char name[128];
     char algorithm[64];
-    char status[16];
+    char status[24];        /* "failed (interrupted)": running, process gone */
     int n_workers;
     double final_train_loss;    /* NAN when unknown (run not finished) */
     double final_test_accuracy; /* NAN when unknown */

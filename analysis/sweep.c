@@ -3,9 +3,11 @@
  * processes.
  *
  * Invariants: every point is validated before any runs. A point is run
- * by one process at a time, which alone marks the point's stale 'running'
- * rows 'failed' before it starts, so concurrent jobs never touch each
- * other's live rows. A forked child never uses a database connection it
+ * once per database: its run row is inserted only when no row of the same
+ * config and seed is running, done or diverged, checked in the same write
+ * transaction (an_db_set_claim), so concurrent sweeps and jobs share the
+ * work. Rows left 'running' by a dead process are marked 'failed' by the
+ * open (runs.pid, runs.host), so no job touches another's live rows. A forked child never uses a database connection it
  * inherited: the parent holds none while children run, and each child
  * opens its own. Children report through one pipe in fixed-size records
  * of at most PIPE_BUF bytes (atomic writes), and leave with _exit. */
@@ -505,8 +507,14 @@ static int point_execute(sweep_state *st, int index, an_sweep_job *job,
     } else if (ret == 0) {
         int marked = an_db_mark_stale_running(db, p->canonical, err);
         ret = marked < 0 ? marked : 0;
+        an_db_set_claim(db, 1);
         if (ret == 0)
             ret = o->run(o->run_ctx, &cfg, db, job, out, err);
+        if (ret == 0 && strcmp(out->status, "skipped") == 0) {
+            /* another sweep runs or ran it */
+            *skipped = 1;
+            snprintf(out->status, sizeof out->status, "done");
+        }
     }
     an_db_close(db);
     sim_config_release(&cfg);

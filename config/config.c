@@ -204,6 +204,10 @@ typedef struct loader {
     item *items;
     int n_items, cap_items;
     sim_err *err;
+    /* a double-quoted value read by reader(), which hands inih "key ="
+     * and the handler this instead */
+    int quoted_pending;
+    char quoted[600];
 } loader;
 
 static void item_where(const loader *l, const item *it, char *buf, size_t len)
@@ -313,6 +317,62 @@ static int item_record(loader *l, const char *section, const char *key, const ch
     return 0;
 }
 
+/* The value of a line "key = \"...\"" (s: just after the opening quote)
+ * into out, with the escapes \" \\ \n \r \t; *end = after the closing
+ * quote. -1: no closing quote, unknown escape or too long. */
+static int quoted_decode(const char *s, char *out, size_t size, const char **end)
+{
+    size_t n = 0;
+    for (; *s && *s != '"'; s++) {
+        char c = *s;
+        if (c == '\\') {
+            s++;
+            c = *s == '"' || *s == '\\' ? *s : *s == 'n' ? '\n' : *s == 'r' ? '\r'
+                : *s == 't' ? '\t' : '\0';
+            if (c == '\0')
+                return -1;
+        }
+        if (n + 1 >= size)
+            return -1;
+        out[n++] = c;
+    }
+    if (*s != '"')
+        return -1;
+    out[n] = '\0';
+    *end = s + 1;
+    return 0;
+}
+
+/* A key line whose value starts with '"': decodes the value into
+ * l->quoted and cuts the line to "key =" (comment stripping and inih never
+ * see the value). Returns -1 after a failure. */
+static int quoted_take(loader *l, char *s)
+{
+    if (*s == ';' || *s == '#' || *s == '[')
+        return 0;
+    char *eq = strpbrk(s, "=:");
+    if (!eq)
+        return 0;
+    char *v = eq + 1;
+    while (isspace((unsigned char)*v))
+        v++;
+    if (*v != '"')
+        return 0;
+    const char *end = NULL;
+    if (quoted_decode(v + 1, l->quoted, sizeof l->quoted, &end) != 0)
+        return fail(l, SIM_ECONFIG, "%s:%d: bad quoted value (a closing '\"' is missing, an"
+                                    " escape is not one of \\\" \\\\ \\n \\r \\t, or it is"
+                                    " too long)", l->path, l->lineno);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end && *end != ';' && *end != '#')
+        return fail(l, SIM_ECONFIG, "%s:%d: unexpected text after the quoted value", l->path,
+                    l->lineno);
+    eq[1] = '\0';
+    l->quoted_pending = 1;
+    return 0;
+}
+
 /* inih reader: hands over one cleaned line per call (see the file comment). */
 static char *reader(char *str, int num, void *stream)
 {
@@ -337,6 +397,9 @@ static char *reader(char *str, int num, void *stream)
         (unsigned char)s[2] == 0xBF)
         s += 3;
     s = sim_str_trim(s);
+    l->quoted_pending = 0;
+    if (quoted_take(l, s) < 0)
+        goto out;
     if (*s == ';' || *s == '#')
         *s = '\0';
     for (char *p = s; *p; p++)
@@ -404,6 +467,10 @@ static int handler(void *user, const char *section, const char *name, const char
              l->path, l->lineno, name, KNOWN_SECTIONS);
         return 0;
     }
+    if (l->quoted_pending) {
+        l->quoted_pending = 0;
+        value = l->quoted;
+    }
     item_record(l, section, name, value ? value : "", l->lineno, NULL);
     return !l->failed;
 }
@@ -428,17 +495,6 @@ static int apply_override(loader *l, const char *text)
     return item_record(l, s, k, eq + 1, -1, text);
 }
 
-/* 1 if "key = value" reads back as value: the reader takes a ';' at the
- * value's start or after a blank for a comment, and a line break ends it. */
-static int reads_back(const char *value)
-{
-    if (value[0] == ';')
-        return 0;
-    for (const char *p = value; *p; p++)
-        if (*p == '\n' || (*p == ';' && isspace((unsigned char)p[-1])))
-            return 0;
-    return 1;
-}
 
 /* Fills entry e for key k from its item (or default), parsing the value;
  * store_common: also set the typed field. */
@@ -456,11 +512,6 @@ static int resolve(loader *l, sim_config *cfg, const sim_key *k, sim_entry *e,
     sim_err *err = l->err;
     int rc = sim_config_value_resolve(cfg, k, e->raw, e->value, sizeof e->value, store_common,
                                       err);
-    if (!rc && !reads_back(e->value))
-        rc = sim_err_set(err, SIM_ECONFIG,
-                         "'%s' would not read back from the canonical text: ';' at the start "
-                         "of a value or after a blank starts a comment",
-                         e->value);
     if (rc) {
         char where[700];
         if (it)
@@ -663,12 +714,53 @@ void sim_config_release(sim_config *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
+/* 1 when "key = value" would not load back as value: a value that starts
+ * like a comment or a quote, holds an inline comment (blank then ';') or
+ * a control character, or makes the line too long for inih. */
+static int value_needs_quotes(const char *key, const char *v)
+{
+    if (*v == ';' || *v == '#' || *v == '"')
+        return 1;
+    for (const char *p = v; *p; p++)
+        if (iscntrl((unsigned char)*p) || (*p == ';' && p > v && isspace((unsigned char)p[-1])))
+            return 1;
+    return strlen(key) + 3 + strlen(v) + 2 > INI_MAX_LINE;
+}
+
+/* Writes v in double quotes with \" \\ \n \r \t escapes; returns the
+ * length (out may be NULL to measure). */
+static size_t value_quote(char *out, const char *v)
+{
+    size_t n = 0;
+    if (out)
+        out[n] = '"';
+    n++;
+    for (const char *p = v; *p; p++) {
+        char esc = *p == '"' ? '"' : *p == '\\' ? '\\' : *p == '\n' ? 'n' : *p == '\r' ? 'r'
+                   : *p == '\t' ? 't' : 0;
+        if (esc) {
+            if (out) {
+                out[n] = '\\';
+                out[n + 1] = esc;
+            }
+            n += 2;
+        } else {
+            if (out)
+                out[n] = *p;
+            n++;
+        }
+    }
+    if (out)
+        out[n] = '"';
+    return n + 1;
+}
+
 char *sim_config_canonical(const sim_config *cfg)
 {
     size_t len = 1;
     for (int i = 0; i < cfg->n_entries; i++) {
         const sim_entry *e = &cfg->entries[i];
-        len += strlen(e->section) + 3 + strlen(e->key) + 3 + strlen(e->value) + 1;
+        len += strlen(e->section) + 3 + strlen(e->key) + 3 + value_quote(NULL, e->value) + 1;
     }
     char *out = malloc(len);
     if (!out)
@@ -679,7 +771,14 @@ char *sim_config_canonical(const sim_config *cfg)
         const sim_entry *e = &cfg->entries[i];
         if (i == 0 || strcmp(e->section, cfg->entries[i - 1].section) != 0)
             used += (size_t)snprintf(out + used, len - used, "[%s]\n", e->section);
-        used += (size_t)snprintf(out + used, len - used, "%s = %s\n", e->key, e->value);
+        if (!value_needs_quotes(e->key, e->value)) {
+            used += (size_t)snprintf(out + used, len - used, "%s = %s\n", e->key, e->value);
+            continue;
+        }
+        used += (size_t)snprintf(out + used, len - used, "%s = ", e->key);
+        used += value_quote(out + used, e->value);
+        out[used++] = '\n';
+        out[used] = '\0';
     }
     return out;
 }

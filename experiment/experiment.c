@@ -28,6 +28,10 @@
 void openblas_set_num_threads(int num_threads);
 
 #define EVAL_CHUNK 1000
+/* A run with no iteration or epoch limit that completes this many
+ * iterations without the simulated clock moving would never reach its
+ * time limit: it fails (livelock). */
+#define STALL_ITERATIONS 100000
 
 enum { RUNNING, STOP_LIMIT, STOP_TARGET, STOP_DIVERGED };
 
@@ -58,6 +62,8 @@ typedef struct run_state {
 
     int64_t run_id;
     int stop_reason;        /* RUNNING, STOP_* */
+    sim_time stall_time;    /* the clock at the last iteration */
+    int64_t stall_iterations; /* iterations since the clock last moved */
     struct timespec wall0;
     double last_progress_wall;
 } run_state;
@@ -204,6 +210,26 @@ static int interrupted(run_state *e)
     return 1;
 }
 
+/* Only the clock can end this run: fail it when the clock stands still for
+ * STALL_ITERATIONS iterations (zero compute and communication times). */
+static void stall_check(run_state *e)
+{
+    sim_time now = sim_engine_now(e->eng);
+    if (now != e->stall_time) {
+        e->stall_time = now;
+        e->stall_iterations = 0;
+        return;
+    }
+    if (++e->stall_iterations < STALL_ITERATIONS)
+        return;
+    algo_env_fail(e->env, SIM_ECONFIG,
+                  "no simulated progress: %d iterations without the simulated clock"
+                  " moving (compute and communication take no time?), so the run would"
+                  " never reach [experiment] max_time; set [experiment] max_iterations or"
+                  " max_epochs, or give compute or the network a non-zero time",
+                  STALL_ITERATIONS);
+}
+
 /* The algorithms' iteration hook: evaluation and stopping rules. */
 static void on_iteration(void *p)
 {
@@ -224,6 +250,8 @@ static void on_iteration(void *p)
         (c->max_epochs > 0 &&
          (double)e->env->samples >= c->max_epochs * (double)e->ds->train.n))
         stop(e, STOP_LIMIT);
+    else if (c->max_iterations <= 0 && c->max_epochs <= 0)
+        stall_check(e);
     report_progress(e, 0);
 }
 
@@ -397,7 +425,19 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
 
     int rc = build(&e, err);
     if (rc == 0 && e.db)
-        rc = xp_record_begin(e.db, e.x, &e.run_id, err);
+        rc = xp_record_begin(e.db, e.x, opts->claim, &e.run_id, err);
+    if (rc == AN_DB_CLAIMED) {
+        /* another process runs or ran this configuration */
+        if (res) {
+            memset(res, 0, sizeof *res);
+            res->run_id = e.run_id;
+            snprintf(res->status, sizeof res->status, "skipped");
+            res->sim_time = res->final_train_loss = res->final_test_accuracy = NAN;
+            snprintf(res->algorithm, sizeof res->algorithm, "%s", e.vt->name);
+        }
+        teardown(&e);
+        return 0;
+    }
     if (rc == 0)
         rc = xp_env_algo_create(e.x, err);
     if (rc < 0) {

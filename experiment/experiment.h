@@ -49,11 +49,16 @@ typedef struct sim_run_opts {
      * registry's). For tests of the runner with a method of their own; the
      * config's [algorithm] keys are still those of its name. */
     const struct algo_vt *algorithm;
+    /* 1: run only when no row of the same config and seed is running, done
+     * or diverged in db (claimed atomically, so concurrent sweeps share
+     * the work); otherwise return 0 with status "skipped" and run_id the
+     * other row's id. */
+    int claim;
 } sim_run_opts;
 
 typedef struct sim_run_result {
     int64_t run_id;       /* 0 when no database */
-    char status[16];      /* done | diverged | failed */
+    char status[16];      /* done | diverged | failed | skipped (claim) */
     double sim_time;
     int64_t iterations;
     double epochs;

@@ -30,7 +30,7 @@ static int record_labels(an_db *db, int64_t run_id, xp_env *x, sim_err *err)
     return rc;
 }
 
-int xp_record_begin(an_db *db, xp_env *x, int64_t *run_id, sim_err *err)
+int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *err)
 {
     const sim_config *c = xp_env_config(x);
     char *canon = sim_config_canonical(c);
@@ -58,6 +58,7 @@ int xp_record_begin(an_db *db, xp_env *x, int64_t *run_id, sim_err *err)
         .n_params = c->n_entries,
         .param_keys = keys,
         .param_values = vals,
+        .claim = claim,
     };
     rc = an_db_run_begin(db, &info, run_id, err);
     if (rc == 0)

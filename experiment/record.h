@@ -13,8 +13,10 @@
 #include "experiment/experiment.h"
 
 /* Inserts the run row ('running'), its params and, for classification
- * data, the label histogram of every worker's shard; *run_id = its id. */
-int xp_record_begin(an_db *db, xp_env *x, int64_t *run_id, sim_err *err);
+ * data, the label histogram of every worker's shard; *run_id = its id.
+ * claim: AN_DB_CLAIMED when the configuration is claimed already (see
+ * an_run_info.claim; *run_id = the other run, nothing written). */
+int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *err);
 /* Writes the workers, links and staleness rows and the summary with r's
  * status, in the run's final transactions. */
 int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const sim_run_result *r,

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/db.h"
@@ -461,6 +464,11 @@ Test(db, mark_stale_running)
     int64_t b = run_begin_ok(db, "B");
     int64_t done = run_begin_ok(db, "A");
     run_finish_status(db, done, "done");
+    /* rows with a pid are an_db_orphans_mark's: this process is alive */
+    cr_assert_eq(an_db_mark_stale_running(db, "A", &err), 0, "%s", err.msg);
+    /* rows of an older dtsim have no pid */
+    cr_assert_eq(sqlite3_exec(an_db_sqlite(db), "UPDATE runs SET pid = NULL", NULL, NULL,
+                              NULL), SQLITE_OK);
     cr_assert_eq(an_db_mark_stale_running(db, "A", &err), 2, "%s", err.msg);
     cr_assert_eq(an_db_mark_stale_running(db, "A", &err), 0);
     an_db_close(db);
@@ -680,6 +688,9 @@ Test(db, older_database_gains_the_new_tables)
     char text[32];
     q_text(path, "SELECT error FROM runs WHERE id = 2", text, sizeof text);
     cr_assert_str_eq(text, "boom");
+    /* runs.pid and runs.host appear too, filled for the new run */
+    cr_assert_eq(q_int(path, "SELECT pid FROM runs WHERE id = 2"), (int64_t)getpid());
+    cr_assert_eq(q_int(path, "SELECT pid FROM runs WHERE id = 1"), -1);
     cr_assert_eq(q_int(path, "SELECT count(*) FROM series"), 1);
     cr_assert_eq(q_int(path, "SELECT count(*) FROM metrics"), 1);
     /* opening again changes nothing */
@@ -726,4 +737,184 @@ Test(db, merge_copies_series_and_accepts_older_sources)
     cr_assert_eq(q_int(main_path, "SELECT count(*) FROM runs WHERE id = 2 AND error IS NULL"
                                   " AND name = 'old'"), 1);
     cr_assert_eq(q_int(main_path, "SELECT count(*) FROM metrics WHERE run_id = 2"), 1);
+}
+
+/* ---- rows left running, claims, corruption ------------------------------ */
+
+/* The id of a process that has ended (reaped, so kill() says ESRCH). */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    cr_assert_eq(kill(pid, 0), -1);
+    cr_assert_eq(errno, ESRCH);
+    return pid;
+}
+
+Test(db, runs_whose_process_is_gone_are_failed_on_open)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t mine = run_begin_ok(db, "A");
+    int64_t gone = run_begin_ok(db, "B");
+    int64_t elsewhere = run_begin_ok(db, "C");
+    int64_t finished = run_begin_ok(db, "D");
+    run_finish_status(db, finished, "done");
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE pid = %lld AND host = '%s'",
+             (long long)getpid(), host);
+    cr_assert_eq(q_int(path, sql), 4, "every run records this process and host");
+    pid_t dead = dead_pid();
+    snprintf(sql, sizeof sql, "UPDATE runs SET pid = %lld WHERE id IN (%lld, %lld, %lld);"
+                              " UPDATE runs SET host = 'another-host' WHERE id = %lld",
+             (long long)dead, (long long)gone, (long long)elsewhere, (long long)finished,
+             (long long)elsewhere);
+    cr_assert_eq(sqlite3_exec(an_db_sqlite(db), sql, NULL, NULL, NULL), SQLITE_OK);
+    an_db_close(db);
+
+    /* read-only: nothing written, the dead run is seen as interrupted */
+    an_db *ro = an_db_open_readonly(path, &err);
+    cr_assert_not_null(ro, "%s", err.msg);
+    cr_assert_eq(an_db_run_orphaned(ro, gone), 1);
+    cr_assert_eq(an_db_run_orphaned(ro, mine), 0);
+    cr_assert_eq(an_db_run_orphaned(ro, elsewhere), 0, "another host's process: unknown");
+    cr_assert_eq(an_db_run_orphaned(ro, finished), 0);
+    an_db_close(ro);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'running'"), 3);
+
+    /* a writable open marks it failed, with why */
+    db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    an_db_close(db);
+    snprintf(sql, sizeof sql, "SELECT status = 'failed' AND finished_at IS NOT NULL"
+                              " FROM runs WHERE id = %lld", (long long)gone);
+    cr_assert_eq(q_int(path, sql), 1);
+    char text[512], want[512];
+    snprintf(sql, sizeof sql, "SELECT error FROM runs WHERE id = %lld", (long long)gone);
+    q_text(path, sql, text, sizeof text);
+    snprintf(want, sizeof want, "interrupted: its process %lld on %s ended without finishing"
+                                " the run", (long long)dead, host);
+    cr_assert_str_eq(text, want);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'running'"), 2);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"), 1);
+}
+
+/* Another connection holds the write lock for a while: marking a run
+ * failed waits for it (a long busy timeout) instead of leaving the row
+ * 'running'. */
+Test(db, marking_failed_waits_out_a_locked_database)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t id = run_begin_ok(db, "A");
+    an_db_set_busy_timeout(db, 20);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        sqlite3 *c = NULL;
+        int ok = sqlite3_open(path, &c) == SQLITE_OK &&
+                 sqlite3_exec(c, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+        char b = ok ? 'y' : 'n';
+        if (write(fds[1], &b, 1) != 1)
+            _exit(1);
+        usleep(600 * 1000);
+        sqlite3_exec(c, "COMMIT", NULL, NULL, NULL);
+        sqlite3_close(c);
+        _exit(0);
+    }
+    char b = 0;
+    cr_assert_eq(read(fds[0], &b, 1), 1);
+    cr_assert_eq(b, 'y');
+    cr_assert_eq(an_db_run_fail_message(db, id, "boom", &err), 0, "%s", err.msg);
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    cr_assert_eq(WEXITSTATUS(ws), 0);
+    an_db_close(db);
+    close(fds[0]);
+    close(fds[1]);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE status = 'failed'"
+                             " AND error = 'boom'"), 1);
+}
+
+Test(db, a_claim_begins_only_an_unclaimed_config_and_seed)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *a = an_db_open(path, &err), *b = an_db_open(path, &err);
+    cr_assert(a && b, "%s", err.msg);
+    an_run_info info = info_for("A");
+    info.claim = 1;
+    int64_t first = 0, other = 0;
+    cr_assert_eq(an_db_run_begin(a, &info, &first, &err), 0, "%s", err.msg);
+    cr_assert_eq(an_db_run_begin(b, &info, &other, &err), AN_DB_CLAIMED);
+    cr_assert_eq(other, first, "the claiming run's id");
+    /* another seed is another configuration */
+    info.seed = 8;
+    cr_assert_eq(an_db_run_begin(b, &info, &other, &err), 0);
+    cr_assert_neq(other, first);
+    /* a failed run frees the claim; a done one keeps it */
+    info.seed = 7;
+    cr_assert_eq(an_db_run_fail(a, first, &err), 0);
+    an_db_set_claim(b, 1);
+    an_run_info plain = info_for("A");
+    int64_t again = 0;
+    cr_assert_eq(an_db_run_begin(b, &plain, &again, &err), 0, "%s", err.msg);
+    run_finish_status(b, again, "done");
+    cr_assert_eq(an_db_run_begin(b, &plain, &other, &err), AN_DB_CLAIMED);
+    cr_assert_eq(other, again);
+    /* without a claim the same config runs again (dtsim run) */
+    cr_assert_eq(an_db_run_begin(a, &plain, &other, &err), 0);
+    an_db_close(a);
+    an_db_close(b);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM runs"), 4);
+}
+
+/* Overwrites the staleness table's root page with garbage. */
+static void corrupt_staleness(const char *path)
+{
+    int64_t page = q_int(path, "SELECT rootpage FROM sqlite_master WHERE name = 'staleness'");
+    int64_t size = q_int(path, "PRAGMA page_size");
+    cr_assert_gt(page, 1);
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, (long)((page - 1) * size), SEEK_SET), 0);
+    for (int64_t i = 0; i < size; i++)
+        fputc((int)(0x5a ^ (i * 7)), f);
+    fclose(f);
+}
+
+Test(db, a_corrupt_database_is_refused_naming_the_file)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t id = run_begin_ok(db, "A");
+    int64_t st[3] = {0, 4, 9};
+    an_run_summary sum = summary_done();
+    cr_assert_eq(an_db_run_finish(db, id, &sum, NULL, 0, st, 3, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    exec_sql(path, "PRAGMA journal_mode=DELETE");
+    corrupt_staleness(path);
+
+    db = an_db_open(path, &err);
+    cr_assert_null(db);
+    cr_assert_eq(err.code, SIM_EDB);
+    cr_assert(strstr(err.msg, path) && strstr(err.msg, "corrupt"), "%s", err.msg);
+    cr_assert_eq(sim_err_exit_status(err.code), 2);
+    sim_err_clear(&err);
+    db = an_db_open_readonly(path, &err);
+    cr_assert_null(db);
+    cr_assert(strstr(err.msg, path) && strstr(err.msg, "corrupt"), "%s", err.msg);
 }

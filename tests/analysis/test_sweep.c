@@ -520,3 +520,45 @@ Test(sweep, command_line)
     snprintf(path, sizeof path, "%s/s.db", dir);
     cr_assert_eq(query_int(path, "SELECT count(*) FROM runs"), 4);
 }
+
+/* Two sweeps of the same grid over one database at once (each with two
+ * jobs): every configuration is claimed by one of them and run once; the
+ * other counts it as skipped. */
+Test(sweep, two_concurrent_sweeps_run_each_configuration_once)
+{
+    const char *dir = test_tmpdir();
+    an_sweep_opts o = sweep_opts(dir, "r.db", NULL);
+    o.jobs = 2;
+    sim_err err = {0};
+    an_db *db = an_db_open(o.db_path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    an_db_close(db);
+    int go[2];
+    cr_assert_eq(pipe(go), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        char b;
+        if (read(go[0], &b, 1) != 1)
+            _exit(100);
+        an_sweep_summary s;
+        sim_err e = {0};
+        int ret = an_sweep_run(&o, &s, &e);
+        _exit(ret != 0 || s.ran + s.skipped != 8 ? 100 : s.ran);
+    }
+    cr_assert_eq(write(go[1], "g", 1), 1);
+    an_sweep_summary sum;
+    int ret = an_sweep_run(&o, &sum, &err);
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert_eq(ret, 0, "%s", err.msg);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) <= 8, "child status %d", ws);
+    cr_assert_eq(sum.ran + sum.skipped, 8);
+    cr_assert_eq(sum.ran + WEXITSTATUS(ws), 8, "ran %d here and %d there", sum.ran,
+                 WEXITSTATUS(ws));
+    cr_assert_eq(query_int(o.db_path, "SELECT count(*) FROM runs"), 8);
+    cr_assert_eq(query_int(o.db_path, "SELECT count(DISTINCT config) FROM runs"
+                                      " WHERE status = 'done'"), 8);
+    close(go[0]);
+    close(go[1]);
+}

@@ -368,3 +368,54 @@ Test(runner, a_registry_method_passed_as_override_gives_the_same_rows)
     free(b);
     sim_config_release(&cfg);
 }
+
+/* ---- livelock: the clock never moves ------------------------------------ */
+
+/* Zero compute on an ideal network with only max_time set never advances
+ * the clock: the runner fails the run after 100,000 iterations at the same
+ * simulated time instead of running forever. */
+Test(runner, a_run_whose_clock_stands_still_fails_with_what_to_set, .timeout = 120)
+{
+    const char *dir = test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/l.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    char trace[4200], set_trace[4300];
+    snprintf(trace, sizeof trace, "%s/zeros.csv", dir);
+    FILE *f = fopen(trace, "w");
+    cr_assert_not_null(f);
+    fputs("0,0\n0,0\n", f);
+    fclose(f);
+    snprintf(set_trace, sizeof set_trace, "workers.compute=trace(%s)", trace);
+    sim_config cfg;
+    const char *sets[] = {set_trace, "experiment.max_iterations=0",
+                          "experiment.max_epochs=0", "experiment.max_time=10s",
+                          "experiment.eval_every=5s", "workers.count=2"};
+    load(small_ini, sets, 6, &cfg);
+    sim_run_opts o = {.db = db};
+    sim_run_result res;
+    int rc = sim_experiment_run(&cfg, &o, &res, &err);
+    cr_assert_eq(rc, SIM_ECONFIG, "rc %d: %s", rc, err.msg);
+    cr_assert(strstr(err.msg, "no simulated progress: 100000 iterations"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "max_iterations or max_epochs"), "%s", err.msg);
+    an_db_close(db);
+    sim_config_release(&cfg);
+    cr_assert_eq(q_int(path, "select count(*) from runs where status = 'failed'"), 1);
+    cr_assert_eq(q_int(path, "select iterations is null from runs"), 1);
+    char text[1024];
+    q_text(path, "select error from runs", text, sizeof text);
+    cr_assert(strstr(text, "no simulated progress"), "%s", text);
+
+    /* with an iteration limit the same zero-time run is fine */
+    const char *sets2[] = {set_trace, "experiment.max_iterations=200000",
+                           "experiment.max_epochs=0", "experiment.eval_every=100000",
+                           "workers.count=2"};
+    load(small_ini, sets2, 5, &cfg);
+    o.db = NULL;
+    rc = sim_experiment_run(&cfg, &o, &res, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(res.iterations, 200000);
+    sim_config_release(&cfg);
+}
