@@ -86,7 +86,9 @@ double algo_env_grad(algo_env *env, int worker, const float *params, float *grad
     env->last_batch_loss = loss;
     if (!isfinite(loss))
         env->diverged = 1;
-    if (env->cfg->clip > 0 && algo_grad_clip(grad, env->d, env->cfg->clip))
+    if (env->noise.kind != ALGO_NOISE_NONE)
+        algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
+    if (env->cfg->clip > 0 && !env->clip_deferred && algo_grad_clip(grad, env->d, env->cfg->clip))
         env->clipped++;
     return loss;
 }

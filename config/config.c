@@ -93,6 +93,7 @@ const sim_key sim_config_keys[] = {
     {"workload", "sim_params", "0", SIM_KEY_INT, NULL, "if > 0: parameter count used for message sizes"},
     {"workload", "sim_flops", "0", SIM_KEY_DOUBLE, NULL, "if > 0: training FLOPs per sample used for compute time"},
     {"workload", "wire_dtype", "fp32", SIM_KEY_CHOICE, "fp32|fp16|bf16", "bytes per value on the wire"},
+    {"workload", "grad_noise", "none", SIM_KEY_STRING, NULL, "noise added to every stochastic gradient: none | gaussian(SIGMA) | subweibull(THETA, SIGMA)"},
     {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
 };
 /* clang-format on */

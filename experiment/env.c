@@ -151,6 +151,12 @@ static int build_workers(xp_env *x, sim_err *err)
             gsl_rng_free(rs);
             return rc;
         }
+        if (env->noise.kind != ALGO_NOISE_NONE) {
+            w->rng_noise = sim_rng_create(c->seed, SIM_STREAM_NOISE, (uint64_t)i);
+            w->rng_noise_tmp = sim_rng_create(c->seed, SIM_STREAM_NOISE, (uint64_t)i);
+            if (!w->rng_noise || !w->rng_noise_tmp)
+                return sim_err_set(err, SIM_ENOMEM, "out of memory for worker %d", i);
+        }
         if (c->init == SIM_INIT_INDEPENDENT) {
             gsl_rng *ri = sim_rng_create(c->seed, SIM_STREAM_INIT, (uint64_t)i);
             if (!ri)
@@ -184,6 +190,10 @@ static void free_workers(algo_env *env)
             gsl_rng_free(w->rng_compute);
         if (w->rng_algo)
             gsl_rng_free(w->rng_algo);
+        if (w->rng_noise)
+            gsl_rng_free(w->rng_noise);
+        if (w->rng_noise_tmp)
+            gsl_rng_free(w->rng_noise_tmp);
     }
     free(env->w);
     env->w = NULL;
@@ -284,6 +294,10 @@ static int build(xp_env *x, sim_err *err)
     x->compute = sim_compute_create(&c->compute, c->n_workers, err);
     if (!x->compute)
         return key_error(c, "workers", "compute", err);
+    char why[256];
+    const char *spec = sim_config_get_string(c, "workload", "grad_noise");
+    if (algo_noise_parse(spec, &x->env.noise, why, sizeof why) < 0)
+        return sim_config_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
     if (x->check_only)
         return 0;
     return fill_env(x, proxy, server, err);
