@@ -129,6 +129,8 @@ int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, voi
     algo_worker *w = &env->w[worker];
     double t = sim_compute_step_time(env->compute, worker, w->steps, samples,
                                      env->flops_per_sample, w->rng_compute);
+    if (w->slowdown > 0 && w->slowdown != 1)
+        t *= w->slowdown;
     sim_time dt = sim_time_from_s(t);
     w->compute_time += sim_time_to_s(dt);
     w->busy_until = sim_engine_now(env->eng) + dt;

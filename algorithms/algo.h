@@ -24,6 +24,7 @@
 #include "config/config.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "algorithms/fault.h"
 #include "algorithms/noise.h"
 #include "algorithms/optim.h"
 #include "topology/graph.h"
@@ -59,6 +60,8 @@ typedef struct algo_worker {
     int64_t gossip_rounds; /* gossip steps or pairwise averagings taken part in */
     gsl_rng *rng_noise;   /* injected gradient noise ([workload] grad_noise), or NULL */
     gsl_rng *rng_noise_tmp; /* scratch stream of the same type (algo_noise_add) */
+    int down;             /* 1 while crashed ([faults] schedule) */
+    double slowdown;      /* compute-time factor of a slowdown event; 0 or 1 = none */
 } algo_worker;
 
 /* Hooks into the experiment (progress, evaluation, stopping). */
@@ -200,6 +203,11 @@ typedef struct algo_vt {
     /* Fills xs[0..n-1] with the workers' models when they differ (for the
      * average and the consensus distance); NULL slot = one shared model. */
     void (*worker_models)(void *state, const float **xs);
+    /* A fault event ([faults] schedule) at its time, after the environment
+     * has set w[target].down or .slowdown. NULL: the method supports no
+     * crash or rejoin (a schedule with one is a config error); slowdowns
+     * need no hook. */
+    void (*fault)(void *state, const algo_fault *ev);
 } algo_vt;
 
 extern const algo_vt *const algo_registry[]; /* NULL-terminated */

@@ -52,7 +52,17 @@ typedef struct state {
     int inverse_lr;
     int64_t max_staleness;
     int64_t dropped;
+    uint32_t *gen;   /* per worker: incarnation, bumped by a crash or rejoin */
 } state;
+
+/* Event args of the same variant: worker and incarnation; a message or
+ * compute step of an older incarnation (the worker crashed since) is lost. */
+static uint64_t warg(const state *st, int w) { return (uint64_t)w | ((uint64_t)st->gen[w] << 32); }
+static int wlive(const state *st, uint64_t arg)
+{
+    int w = (int)(arg & 0xffffffffu);
+    return !st->env->w[w].down && st->gen[w] == (uint32_t)(arg >> 32);
+}
 
 static void send_pull(state *st, int w);
 static void send_job(state *st, int j);
@@ -82,7 +92,9 @@ static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
     (void)bytes;
     state *st = ctx;
     algo_env *env = st->env;
-    int w = (int)arg;
+    int w = (int)(arg & 0xffffffffu);
+    if (!wlive(st, arg))
+        return;
     int64_t tau = st->version - st->t_read[w];
     algo_env_staleness(env, w, tau);
     if (st->max_staleness <= 0 || tau <= st->max_staleness) {
@@ -106,7 +118,9 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     (void)eng;
     (void)payload;
     state *st = ctx;
-    int w = (int)arg;
+    int w = (int)(arg & 0xffffffffu);
+    if (!wlive(st, arg))
+        return;
     algo_env_idle_begin(st->env, w);
     algo_env_send(st->env, w, st->env->server_host, st->env->msg_bytes, on_push_arrive, st,
                   arg);
@@ -121,7 +135,9 @@ static void on_pull_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
     (void)bytes;
     state *st = ctx;
     algo_env *env = st->env;
-    int w = (int)arg;
+    int w = (int)(arg & 0xffffffffu);
+    if (!wlive(st, arg))
+        return;
     algo_env_idle_end(env, w);
     algo_env_grad(env, w, env->w[w].x, env->w[w].grad);
     algo_env_compute(env, w, algo_env_step_samples(env, w), on_compute_done, st, arg);
@@ -134,7 +150,26 @@ static void send_pull(state *st, int w)
     memcpy(env->w[w].x, st->x, (size_t)env->d * sizeof(float));
     st->t_read[w] = st->version;
     algo_env_idle_begin(env, w);
-    algo_env_send(env, env->server_host, w, env->msg_bytes, on_pull_arrive, st, (uint64_t)w);
+    algo_env_send(env, env->server_host, w, env->msg_bytes, on_pull_arrive, st, warg(st, w));
+}
+
+/* Crash: the worker's message or step in flight is lost (its incarnation
+ * changes); the others go on. Rejoin: it pulls the current server model
+ * (the server holds the only optimizer state). */
+static void on_fault(void *p, const algo_fault *ev)
+{
+    state *st = p;
+    algo_env *env = st->env;
+    int w = ev->target;
+    if (st->random_job) {
+        algo_env_fail(env, SIM_ECONFIG, "asgd: crash and rejoin events need next_job = same");
+        return;
+    }
+    st->gen[w]++;
+    if (ev->kind == ALGO_FAULT_CRASH)
+        algo_env_idle_end(env, w);
+    else if (ev->kind == ALGO_FAULT_REJOIN)
+        send_pull(st, w);
 }
 
 /* ---- next_job = random ---------------------------------------------- */
@@ -249,6 +284,7 @@ static void destroy(void *p)
     free(st->x);
     algo_optim_state_destroy(st->opt);
     free(st->t_read);
+    free(st->gen);
     if (st->jobs)
         for (int j = 0; j < st->env->n; j++) {
             free(st->jobs[j].x);
@@ -279,7 +315,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->env = env;
     st->x = malloc((size_t)env->d * sizeof(float));
     st->t_read = calloc((size_t)env->n, sizeof *st->t_read);
-    if (!st->x || !st->t_read) {
+    st->gen = calloc((size_t)env->n, sizeof *st->gen);
+    if (!st->x || !st->t_read || !st->gen) {
         destroy(st);
         return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
     }
@@ -367,4 +404,5 @@ const algo_vt algo_asgd = {
     .start = start,
     .model = model,
     .worker_models = NULL,
+    .fault = on_fault,
 };

@@ -6,6 +6,7 @@
 #include "experiment/env.h"
 #include "algorithms/compress.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,8 @@ struct xp_env {
     topo_mixing *mix;
     sim_compute *compute;
     int64_t *hist;          /* staleness histogram (env.staleness_cap counts) */
+    algo_fault *faults;     /* [faults] schedule, sorted by time */
+    int n_faults;
     algo_env env;
 };
 
@@ -324,12 +327,80 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
     return x;
 }
 
+/* A fault event at its time: the environment's part (down, slowdown), the
+ * method's hook, and a series row fault_<event> (worker = target). */
+static void on_fault(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    xp_env *x = ctx;
+    const algo_fault *ev = &x->faults[arg];
+    algo_worker *w = &x->env.w[ev->target];
+    double value = 1;
+    switch (ev->kind) {
+    case ALGO_FAULT_CRASH:
+        if (w->down)
+            return;
+        w->down = 1;
+        break;
+    case ALGO_FAULT_REJOIN:
+        if (!w->down)
+            return;
+        w->down = 0;
+        break;
+    case ALGO_FAULT_SLOWDOWN:
+        w->slowdown = ev->value;
+        value = ev->value;
+        break;
+    case ALGO_FAULT_LINK:
+        return;
+    }
+    if (x->vt->fault && ev->kind != ALGO_FAULT_SLOWDOWN)
+        x->vt->fault(x->alg, ev);
+    char name[32];
+    snprintf(name, sizeof name, "fault_%s", algo_fault_kind_name(ev->kind));
+    algo_env_series(&x->env, ev->target, name, value);
+}
+
+/* Loads [faults] schedule and schedules its events (engine at time 0). */
+static int faults_schedule(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    const char *path = sim_config_get_string(c, "faults", "schedule");
+    if (!path || !path[0] || strcmp(path, "none") == 0)
+        return 0;
+    int rc = algo_fault_load(path, c->n_workers, sim_net_n_hosts(x->net), &x->faults,
+                             &x->n_faults, err);
+    if (rc < 0)
+        return key_error(c, "faults", "schedule", err);
+    for (int i = 0; i < x->n_faults; i++) {
+        const algo_fault *ev = &x->faults[i];
+        if (ev->kind == ALGO_FAULT_LINK)
+            return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+                                    "%s: link events are not supported yet", path);
+        if (!x->vt->fault && ev->kind != ALGO_FAULT_SLOWDOWN)
+            return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+                                    "%s: %s does not support %s events", path, x->vt->name,
+                                    algo_fault_kind_name(ev->kind));
+    }
+    sim_time now = sim_engine_now(x->eng);
+    for (int i = 0; i < x->n_faults; i++) {
+        sim_time dt = x->faults[i].time > now ? x->faults[i].time - now : 0;
+        if (sim_engine_schedule(x->eng, dt, on_fault, x, (uint64_t)i, NULL, NULL) == 0)
+            return sim_err_set(err, SIM_ENOMEM, "out of memory for the fault schedule");
+    }
+    return 0;
+}
+
 int xp_env_algo_create(xp_env *x, sim_err *err)
 {
     if (x->check_only || x->alg)
         return sim_err_set(err, SIM_EINTERNAL, "%s: environment not ready for the method",
                            x->vt->name);
-    return x->vt->create(&x->env, &x->alg, err);
+    int rc = x->vt->create(&x->env, &x->alg, err);
+    if (rc < 0)
+        return rc;
+    return faults_schedule(x, err);
 }
 
 void xp_env_destroy(xp_env *x)
@@ -339,6 +410,7 @@ void xp_env_destroy(xp_env *x)
     if (x->vt && x->alg)
         x->vt->destroy(x->alg);
     free_workers(&x->env);
+    free(x->faults);
     free(x->hist);
     sim_compute_destroy(x->compute);
     topo_mixing_destroy(x->mix);

@@ -98,7 +98,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 53); /* 9 + 8 + 5 + 2 + 19 + 10 */
+    cr_assert_eq(n, 55); /* 9 + 8 + 5 + 2 + 19 + 11 + 1 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
