@@ -112,8 +112,8 @@ static int parse_row(const char *name, int ln, field *f, int nf, int n_workers, 
         if (parse_index(a, n_hosts, &ev->target) < 0 ||
             parse_index(b, n_hosts, &ev->target2) < 0 || ev->target == ev->target2)
             return bad(err, name, ln, f[2].col,
-                       "expected a link A-B of two different hosts below the host count, got "
-                       "'%s'",
+                       "expected a link A-B of two different vertices below the vertex count, "
+                       "got '%s'",
                        f[2].text);
         if (strcasecmp(f[3].text, "down") == 0)
             ev->value = 0;

@@ -5,8 +5,9 @@
  *   0.5s,crash,3,          worker 3 stops; its in-flight work is lost
  *   2s,rejoin,3,           worker 3 starts again from the current model
  *   1s,slowdown,2,10       worker 2's compute time x10 (1 restores)
- *   1s,link,0-8,1Gbps      link between hosts 0 and 8 (both directions)
- *   1s,link,0-8,down       ... down (up restores the configured rate)
+ *   1s,link,0-8,1Gbps      link between vertices 0 and 8 of the physical
+ *                          network (hosts first, then switches), both ways
+ *   1s,link,0-8,up         ... back to its configured rate (down is parsed)
  * Errors name file:line:column. */
 #ifndef DTSIM_ALGO_FAULT_H
 #define DTSIM_ALGO_FAULT_H
@@ -36,7 +37,7 @@ typedef struct algo_fault {
 const char *algo_fault_kind_name(algo_fault_kind k);
 /* Parses schedule text (name used in messages). On success *out is a
  * malloc'd array of *n events sorted by time (stable); free() it. Workers
- * must be < n_workers and hosts < n_hosts. Returns 0 or SIM_ECONFIG with
+ * must be < n_workers and link ends < n_hosts (the vertex count). Returns 0 or SIM_ECONFIG with
  * "name:line:column: ..." in err (SIM_ENOMEM when out of memory). */
 int algo_fault_parse(const char *name, const char *text, int n_workers, int n_hosts,
                      algo_fault **out, int *n, sim_err *err);

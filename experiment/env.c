@@ -39,6 +39,7 @@ struct xp_env {
     sim_compute *compute;
     int64_t *hist;          /* staleness histogram (env.staleness_cap counts) */
     algo_fault *faults;     /* [faults] schedule, sorted by time */
+    double *fault_rate0;    /* per event: a link's configured rate (for up) */
     int n_faults;
     algo_env env;
 };
@@ -335,6 +336,17 @@ static void on_fault(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     xp_env *x = ctx;
     const algo_fault *ev = &x->faults[arg];
+    if (ev->kind == ALGO_FAULT_LINK) {
+        double rate = ev->value > 0 ? ev->value : x->fault_rate0[arg];
+        sim_err e = {0};
+        if (sim_net_link_set_rate(x->net, ev->target, ev->target2, rate, &e) < 0) {
+            algo_env_fail(&x->env, e.code, "[faults] link %d-%d: %s", ev->target, ev->target2,
+                          e.msg);
+            return;
+        }
+        algo_env_series(&x->env, -1, "fault_link", rate);
+        return;
+    }
     algo_worker *w = &x->env.w[ev->target];
     double value = 1;
     switch (ev->kind) {
@@ -369,15 +381,32 @@ static int faults_schedule(xp_env *x, sim_err *err)
     const char *path = sim_config_get_string(c, "faults", "schedule");
     if (!path || !path[0] || strcmp(path, "none") == 0)
         return 0;
-    int rc = algo_fault_load(path, c->n_workers, sim_net_n_hosts(x->net), &x->faults,
-                             &x->n_faults, err);
+    int n_vertices = sim_net_n_hosts(x->net);
+    for (int l = 0; l < sim_net_n_links(x->net); l++) {
+        int from, to;
+        if (sim_net_link_ends(x->net, l, &from, &to) == 0 && from + 1 > n_vertices)
+            n_vertices = from + 1;
+    }
+    int rc = algo_fault_load(path, c->n_workers, n_vertices, &x->faults, &x->n_faults, err);
     if (rc < 0)
         return key_error(c, "faults", "schedule", err);
+    x->fault_rate0 = calloc((size_t)x->n_faults + 1, sizeof *x->fault_rate0);
+    if (!x->fault_rate0)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory for the fault schedule");
     for (int i = 0; i < x->n_faults; i++) {
         const algo_fault *ev = &x->faults[i];
-        if (ev->kind == ALGO_FAULT_LINK)
-            return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
-                                    "%s: link events are not supported yet", path);
+        if (ev->kind == ALGO_FAULT_LINK) {
+            x->fault_rate0[i] = sim_net_link_rate(x->net, ev->target, ev->target2);
+            if (ev->value == 0)
+                return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+                                        "%s: link down is not supported yet (set a low rate)",
+                                        path);
+            if (x->fault_rate0[i] <= 0)
+                return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+                                        "%s: no link %d-%d in the physical network", path,
+                                        ev->target, ev->target2);
+            continue;
+        }
         if (!x->vt->fault && ev->kind != ALGO_FAULT_SLOWDOWN)
             return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
                                     "%s: %s does not support %s events", path, x->vt->name,
@@ -411,6 +440,7 @@ void xp_env_destroy(xp_env *x)
         x->vt->destroy(x->alg);
     free_workers(&x->env);
     free(x->faults);
+    free(x->fault_rate0);
     free(x->hist);
     sim_compute_destroy(x->compute);
     topo_mixing_destroy(x->mix);

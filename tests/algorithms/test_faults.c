@@ -89,8 +89,8 @@ Test(faults, parser_errors_name_file_line_and_column)
     parse_fails("time,event,target,value\n1s,link,1,down\n",
                 "f.csv:2:9: expected a link A-B of two hosts, got '1'");
     parse_fails("time,event,target,value\n1s,link,1-9,down\n",
-                "f.csv:2:9: expected a link A-B of two different hosts below the host count, "
-                "got '1-9'");
+                "f.csv:2:9: expected a link A-B of two different vertices below the vertex "
+                "count, got '1-9'");
     parse_fails("time,event,target,value\n1s,link,1-2,fast\n",
                 "f.csv:2:13: expected a rate such as 1Gbps, down or up, got 'fast'");
 }
@@ -179,5 +179,45 @@ Test(faults, asgd_crash_removes_one_workers_rate_and_rejoin_restores_it)
         cr_assert_eq(h.env->w[1].steps - h.env->w[1].staleness_n, 1 + 1);
         h_free(&h);
     }
+    unlink(path);
+}
+
+/* Ring all-reduce on a physical ring of 4, constant 10 ms steps: from 0.5 s
+ * the link 1-2 runs at B' = B/4, and every round takes
+ * T + 2(n-1)(alpha + S/(nB')) (every chunk step waits for the slow link);
+ * "up" at 1 s restores T + 2(n-1)(alpha + S/(nB)). */
+Test(faults, one_slowed_link_paces_the_ring_allreduce)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.5s,link,1-2,250MB/s\n"
+                     "1s,link,2-1,up\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=allreduce_sgd", "workers.count=4",
+                          "network.topology=ring", "network.latency=20us",
+                          "network.bandwidth=1GB/s", "workload.sim_params=1000000"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 7);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 120);
+    const double S = 4e6, a = 20e-6, T = 0.01;
+    const double fast = T + 2 * 3 * (a + S / (4 * 1e9)), slow = T + 2 * 3 * (a + S / (4 * 2.5e8));
+    int checked_fast = 0, checked_slow = 0;
+    for (int i = 1; i < ts.n; i++) {
+        double dt = ts.t[i] - ts.t[i - 1];
+        if (ts.t[i - 1] > 0.5 + slow && ts.t[i] < 1.0) {
+            cr_assert(fabs(dt - slow) < 1e-6, "round at %.6f: %.9f vs %.9f", ts.t[i], dt, slow);
+            checked_slow++;
+        } else if (ts.t[i] < 0.5 || ts.t[i - 1] > 1.0 + slow) {
+            cr_assert(fabs(dt - fast) < 1e-6, "round at %.6f: %.9f vs %.9f", ts.t[i], dt, fast);
+            checked_fast++;
+        }
+    }
+    cr_assert_gt(checked_slow, 10);
+    cr_assert_gt(checked_fast, 20);
+    h_free(&h);
     unlink(path);
 }
