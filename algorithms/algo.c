@@ -96,7 +96,9 @@ double algo_env_grad(algo_env *env, int worker, const float *params, float *grad
     env->last_batch_loss = loss;
     if (!isfinite(loss))
         env->diverged = 1;
-    if (env->cfg->clip > 0 && algo_grad_clip(grad, env->d, env->cfg->clip))
+    if (env->noise.kind != ALGO_NOISE_NONE)
+        algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
+    if (env->cfg->clip > 0 && !env->clip_deferred && algo_grad_clip(grad, env->d, env->cfg->clip))
         env->clipped++;
     return loss;
 }
@@ -137,6 +139,8 @@ int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, voi
     algo_worker *w = &env->w[worker];
     double t = sim_compute_step_time(env->compute, worker, w->steps, samples,
                                      env->flops_per_sample, w->rng_compute);
+    if (w->slowdown > 0 && w->slowdown != 1)
+        t *= w->slowdown;
     sim_time dt = sim_time_from_s(t);
     w->compute_time += sim_time_to_s(dt);
     w->busy_until = sim_engine_now(env->eng) + dt;

@@ -24,6 +24,8 @@
 #include "config/config.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "algorithms/fault.h"
+#include "algorithms/noise.h"
 #include "algorithms/optim.h"
 #include "topology/graph.h"
 #include "topology/mixing.h"
@@ -56,6 +58,10 @@ typedef struct algo_worker {
     double staleness_sum;
     int64_t staleness_n;
     int64_t gossip_rounds; /* gossip steps or pairwise averagings taken part in */
+    gsl_rng *rng_noise;   /* injected gradient noise ([workload] grad_noise), or NULL */
+    gsl_rng *rng_noise_tmp; /* scratch stream of the same type (algo_noise_add) */
+    int down;             /* 1 while crashed ([faults] schedule) */
+    double slowdown;      /* compute-time factor of a slowdown event; 0 or 1 = none */
 } algo_worker;
 
 /* Hooks into the experiment (progress, evaluation, stopping). */
@@ -104,12 +110,17 @@ struct algo_env {
     sim_err error;           /* the first failure inside an event (algo_env_fail);
                                 code 0 while there is none */
     int64_t batch_changes;   /* algo_env_set_batch calls that changed a batch */
+    algo_noise noise;        /* [workload] grad_noise, added before the clip */
+    int clip_deferred;       /* 1: algo_env_grad does not clip; the method clips
+                                where it applies gradients (asgd: the server) */
 };
 
 /* Samples the worker's next batch (w->batch samples) and computes loss and
- * gradient at params into grad (may be w->grad), clipped to Euclidean norm
- * [algorithm] clip when that is > 0 (counted in env->clipped). Counts steps
- * and samples, sets w->grad_samples. Returns the loss. */
+ * gradient at params into grad (may be w->grad), adds the injected noise
+ * ([workload] grad_noise, worker's noise stream), then clips to Euclidean
+ * norm [algorithm] clip when that is > 0 and env->clip_deferred is 0
+ * (counted in env->clipped). Counts steps and samples, sets
+ * w->grad_samples. Returns the loss (of the noiseless gradient). */
 double algo_env_grad(algo_env *env, int worker, const float *params, float *grad);
 /* The gradient transform of [algorithm] clip: g *= c / ||g|| when
  * ||g|| > c (the norm computed in double; a non-finite norm is left
@@ -192,6 +203,11 @@ typedef struct algo_vt {
     /* Fills xs[0..n-1] with the workers' models when they differ (for the
      * average and the consensus distance); NULL slot = one shared model. */
     void (*worker_models)(void *state, const float **xs);
+    /* A fault event ([faults] schedule) at its time, after the environment
+     * has set w[target].down or .slowdown. NULL: the method supports no
+     * crash or rejoin (a schedule with one is a config error); slowdowns
+     * need no hook. */
+    void (*fault)(void *state, const algo_fault *ev);
 } algo_vt;
 
 extern const algo_vt *const algo_registry[]; /* NULL-terminated */

@@ -96,6 +96,8 @@ const sim_key sim_config_keys[] = {
     {"workload", "sim_params", "0", SIM_KEY_INT, NULL, "if > 0: parameter count used for message sizes"},
     {"workload", "sim_flops", "0", SIM_KEY_DOUBLE, NULL, "if > 0: training FLOPs per sample used for compute time"},
     {"workload", "wire_dtype", "fp32", SIM_KEY_CHOICE, "fp32|fp16|bf16", "bytes per value on the wire"},
+    {"workload", "grad_noise", "none", SIM_KEY_STRING, NULL, "noise added to every stochastic gradient: none | gaussian(SIGMA) | subweibull(THETA, SIGMA)"},
+    {"faults", "schedule", "none", SIM_KEY_STRING, NULL, "fault events: none, or a CSV file time,event,target,value (crash, rejoin, slowdown)"},
     {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
 };
 /* clang-format on */
@@ -124,9 +126,9 @@ const sim_choice *sim_config_choice_values(const char *section, const char *key)
 }
 
 static const char *const sections[] = {"experiment", "workers",   "network",
-                                       "topology",   "algorithm", "workload"};
+                                       "topology",   "algorithm", "workload", "faults"};
 #define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
-#define KNOWN_SECTIONS "experiment, workers, network, topology, algorithm, workload"
+#define KNOWN_SECTIONS "experiment, workers, network, topology, algorithm, workload, faults"
 
 static sim_config_algo_keys_fn algo_resolver;
 

@@ -6,6 +6,7 @@
 #include "experiment/env.h"
 #include "algorithms/compress.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,9 @@ struct xp_env {
     topo_mixing *mix;
     sim_compute *compute;
     int64_t *hist;          /* staleness histogram (env.staleness_cap counts) */
+    algo_fault *faults;     /* [faults] schedule, sorted by time */
+    double *fault_rate0;    /* per event: a link's configured rate (for up) */
+    int n_faults;
     algo_env env;
 };
 
@@ -151,6 +155,12 @@ static int build_workers(xp_env *x, sim_err *err)
             gsl_rng_free(rs);
             return rc;
         }
+        if (env->noise.kind != ALGO_NOISE_NONE) {
+            w->rng_noise = sim_rng_create(c->seed, SIM_STREAM_NOISE, (uint64_t)i);
+            w->rng_noise_tmp = sim_rng_create(c->seed, SIM_STREAM_NOISE, (uint64_t)i);
+            if (!w->rng_noise || !w->rng_noise_tmp)
+                return sim_err_set(err, SIM_ENOMEM, "out of memory for worker %d", i);
+        }
         if (c->init == SIM_INIT_INDEPENDENT) {
             gsl_rng *ri = sim_rng_create(c->seed, SIM_STREAM_INIT, (uint64_t)i);
             if (!ri)
@@ -184,6 +194,10 @@ static void free_workers(algo_env *env)
             gsl_rng_free(w->rng_compute);
         if (w->rng_algo)
             gsl_rng_free(w->rng_algo);
+        if (w->rng_noise)
+            gsl_rng_free(w->rng_noise);
+        if (w->rng_noise_tmp)
+            gsl_rng_free(w->rng_noise_tmp);
     }
     free(env->w);
     env->w = NULL;
@@ -285,6 +299,10 @@ static int build(xp_env *x, sim_err *err)
     x->compute = sim_compute_create(&c->compute, c->n_workers, err);
     if (!x->compute)
         return key_error(c, "workers", "compute", err);
+    char why[256];
+    const char *spec = sim_config_get_string(c, "workload", "grad_noise");
+    if (algo_noise_parse(spec, &x->env.noise, why, sizeof why) < 0)
+        return sim_config_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
     if (x->check_only)
         return 0;
     return fill_env(x, proxy, server, err);
@@ -311,12 +329,108 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
     return x;
 }
 
+/* A fault event at its time: the environment's part (down, slowdown), the
+ * method's hook, and a series row fault_<event> (worker = target). */
+static void on_fault(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    xp_env *x = ctx;
+    const algo_fault *ev = &x->faults[arg];
+    if (ev->kind == ALGO_FAULT_LINK) {
+        double rate = ev->value > 0 ? ev->value : x->fault_rate0[arg];
+        sim_err e = {0};
+        if (sim_net_link_set_rate(x->net, ev->target, ev->target2, rate, &e) < 0) {
+            algo_env_fail(&x->env, e.code, "[faults] link %d-%d: %s", ev->target, ev->target2,
+                          e.msg);
+            return;
+        }
+        algo_env_series(&x->env, -1, "fault_link", rate);
+        return;
+    }
+    algo_worker *w = &x->env.w[ev->target];
+    double value = 1;
+    switch (ev->kind) {
+    case ALGO_FAULT_CRASH:
+        if (w->down)
+            return;
+        w->down = 1;
+        break;
+    case ALGO_FAULT_REJOIN:
+        if (!w->down)
+            return;
+        w->down = 0;
+        break;
+    case ALGO_FAULT_SLOWDOWN:
+        w->slowdown = ev->value;
+        value = ev->value;
+        break;
+    case ALGO_FAULT_LINK:
+        return;
+    }
+    if (x->vt->fault && ev->kind != ALGO_FAULT_SLOWDOWN)
+        x->vt->fault(x->alg, ev);
+    char name[32];
+    snprintf(name, sizeof name, "fault_%s", algo_fault_kind_name(ev->kind));
+    algo_env_series(&x->env, ev->target, name, value);
+}
+
+/* Loads [faults] schedule and schedules its events (engine at time 0). */
+static int faults_schedule(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    const char *path = sim_config_get_string(c, "faults", "schedule");
+    if (!path || !path[0] || strcmp(path, "none") == 0)
+        return 0;
+    int n_vertices = sim_net_n_hosts(x->net);
+    for (int l = 0; l < sim_net_n_links(x->net); l++) {
+        int from, to;
+        if (sim_net_link_ends(x->net, l, &from, &to) == 0 && from + 1 > n_vertices)
+            n_vertices = from + 1;
+    }
+    int rc = algo_fault_load(path, c->n_workers, n_vertices, &x->faults, &x->n_faults, err);
+    if (rc < 0)
+        return key_error(c, "faults", "schedule", err);
+    x->fault_rate0 = calloc((size_t)x->n_faults + 1, sizeof *x->fault_rate0);
+    if (!x->fault_rate0)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory for the fault schedule");
+    for (int i = 0; i < x->n_faults; i++) {
+        const algo_fault *ev = &x->faults[i];
+        if (ev->kind == ALGO_FAULT_LINK) {
+            x->fault_rate0[i] = sim_net_link_rate(x->net, ev->target, ev->target2);
+            if (ev->value == 0)
+                return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+                                        "%s: link down is not supported yet (set a low rate)",
+                                        path);
+            if (x->fault_rate0[i] <= 0)
+                return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+                                        "%s: no link %d-%d in the physical network", path,
+                                        ev->target, ev->target2);
+            continue;
+        }
+        if (!x->vt->fault && ev->kind != ALGO_FAULT_SLOWDOWN)
+            return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+                                    "%s: %s does not support %s events", path, x->vt->name,
+                                    algo_fault_kind_name(ev->kind));
+    }
+    sim_time now = sim_engine_now(x->eng);
+    for (int i = 0; i < x->n_faults; i++) {
+        sim_time dt = x->faults[i].time > now ? x->faults[i].time - now : 0;
+        if (sim_engine_schedule(x->eng, dt, on_fault, x, (uint64_t)i, NULL, NULL) == 0)
+            return sim_err_set(err, SIM_ENOMEM, "out of memory for the fault schedule");
+    }
+    return 0;
+}
+
 int xp_env_algo_create(xp_env *x, sim_err *err)
 {
     if (x->check_only || x->alg)
         return sim_err_set(err, SIM_EINTERNAL, "%s: environment not ready for the method",
                            x->vt->name);
-    return x->vt->create(&x->env, &x->alg, err);
+    int rc = x->vt->create(&x->env, &x->alg, err);
+    if (rc < 0)
+        return rc;
+    return faults_schedule(x, err);
 }
 
 void xp_env_destroy(xp_env *x)
@@ -326,6 +440,8 @@ void xp_env_destroy(xp_env *x)
     if (x->vt && x->alg)
         x->vt->destroy(x->alg);
     free_workers(&x->env);
+    free(x->faults);
+    free(x->fault_rate0);
     free(x->hist);
     sim_compute_destroy(x->compute);
     topo_mixing_destroy(x->mix);

@@ -87,6 +87,15 @@ int sim_net_route_links(sim_net *net, int src, int dst, int *links, int max);
 double sim_net_bytes_sent_host(const sim_net *net, int host);   /* bytes injected by host */
 double sim_net_bytes_sent_total(const sim_net *net);
 double sim_net_bytes_link(const sim_net *net, int link);        /* bytes carried by a directed link */
+/* Sets the bandwidth of every link between vertices a and b (both
+ * directions) to rate bytes/s (finite, > 0) from now on. With fair sharing
+ * the flows crossing it are re-shared at once; with SIM_SHARE_NONE flows
+ * in flight keep their rate and new ones see the new bottleneck. Returns 0,
+ * SIM_EINPUT (bad rate, no such link), SIM_EUSAGE (ideal network) or
+ * SIM_ENOMEM. */
+int sim_net_link_set_rate(sim_net *net, int a, int b, double rate, sim_err *err);
+/* The bandwidth of the link from a to b in bytes/s, or -1 when there is none. */
+double sim_net_link_rate(const sim_net *net, int a, int b);
 /* The vertices a directed link leaves from and enters (hosts first). */
 int sim_net_link_ends(const sim_net *net, int link, int *from, int *to);
 uint64_t sim_net_messages(const sim_net *net);                  /* messages sent so far */

@@ -101,7 +101,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 54); /* 9 + 8 + 6 + 2 + 19 + 10 */
+    cr_assert_eq(n, 56); /* 9 + 8 + 6 + 2 + 19 + 11 + 1 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
@@ -272,8 +272,8 @@ Test(config, canonical_is_equal_for_equivalent_spellings)
         lines += *p == '\n';
     for (const char *p = strchr(ca, '['); p; p = strchr(p + 1, '['))
         headers++;
-    cr_assert_eq(headers, 6);
-    cr_assert_eq(lines, a.n_entries + 6);
+    cr_assert_eq(headers, 7);
+    cr_assert_eq(lines, a.n_entries + 7);
 
     /* a changed value changes the canonical text */
     const char *set = "network.bandwidth=25Gbps";
@@ -432,7 +432,7 @@ Test(config, override_errors)
     const char *bad_section = "netwrk.bandwidth=1Gbps";
     load_fails("", &bad_section, 1, SIM_ECONFIG,
                "--set netwrk.bandwidth=1Gbps: unknown section 'netwrk' (known: experiment, "
-               "workers, network, topology, algorithm, workload)");
+               "workers, network, topology, algorithm, workload, faults)");
     const char *bad_key = "network.bandwith=1Gbps";
     load_fails("", &bad_key, 1, SIM_ECONFIG,
                "--set network.bandwith=1Gbps: unknown key (did you mean 'bandwidth'?)");
@@ -445,7 +445,7 @@ Test(config, file_errors_name_file_line_and_key)
 {
     load_fails("[experiment]\nseed = 1\n[netwrk]\nbandwidth = 1Gbps\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:3: [netwrk]: unknown section (known: experiment, workers, network, "
-               "topology, algorithm, workload)");
+               "topology, algorithm, workload, faults)");
     load_fails("[network]\nlatency = 5us\n\n; comment\nbandwith = 1Gbps\n", NULL, 0,
                SIM_ECONFIG, "exp.ini:5: [network] bandwith: unknown key (did you mean "
                             "'bandwidth'?)");
@@ -490,7 +490,7 @@ Test(config, file_errors_name_file_line_and_key)
                SIM_ECONFIG, "exp.ini:6: [workers] count: duplicate key (first set on line 2)");
     load_fails("seed = 3\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:1: key 'seed' outside any section (known sections: experiment, "
-               "workers, network, topology, algorithm, workload)");
+               "workers, network, topology, algorithm, workload, faults)");
     load_fails("[workers]\ncount 4\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: expected 'key = value', '[section]' or a comment, got 'count 4'");
     load_fails("[workers\ncount = 4\n", NULL, 0, SIM_ECONFIG,

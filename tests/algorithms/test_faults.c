@@ -1,0 +1,223 @@
+/* Fault schedules ([faults] schedule): the parser against known rows and
+ * its errors (file:line:column), and PS-ASGD under faults: a crash removes
+ * exactly the crashed worker's update rate, a rejoin restores it, a
+ * slowdown divides the worker's rate by its factor (docs/algorithms.md
+ * sections 1.6 and 12). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algorithms/fault.h"
+#include "dec_harness.h"
+
+static void write_file(char *path, const char *text)
+{
+    strcpy(path, "/tmp/dtsim_faults_XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(faults, parser_reads_rows_sorted_by_time)
+{
+    const char *text = "time,event,target,value\n"
+                       "# comment\n"
+                       "2s, rejoin, 3,\n"
+                       "0.5s,crash,3,\n"
+                       "\n"
+                       "1s,slowdown,2,10\r\n"
+                       "1s,link,0-8,1Gbps\n"
+                       "1s,link,8-0,down\n"
+                       "3s,LINK,1-2,up\n";
+    algo_fault *ev;
+    int n;
+    sim_err err = {0};
+    cr_assert_eq(algo_fault_parse("f.csv", text, 4, 9, &ev, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(n, 6);
+    cr_assert_eq(ev[0].time, 500000000);
+    cr_assert_eq(ev[0].kind, ALGO_FAULT_CRASH);
+    cr_assert_eq(ev[0].target, 3);
+    cr_assert_eq(ev[1].kind, ALGO_FAULT_SLOWDOWN);
+    cr_assert_eq(ev[1].value, 10.0);
+    cr_assert_eq(ev[2].kind, ALGO_FAULT_LINK);
+    cr_assert_eq(ev[2].target, 0);
+    cr_assert_eq(ev[2].target2, 8);
+    cr_assert_eq(ev[2].value, 1.25e8);
+    cr_assert_eq(ev[3].value, 0.0);
+    cr_assert_eq(ev[3].target, 8);
+    cr_assert_eq(ev[4].kind, ALGO_FAULT_REJOIN);
+    cr_assert_eq(ev[4].time, 2000000000);
+    cr_assert_eq(ev[4].target2, -1);
+    cr_assert_eq(ev[5].value, -1.0);
+    free(ev);
+}
+
+static void parse_fails(const char *text, const char *expect)
+{
+    algo_fault *ev = (algo_fault *)1;
+    int n = 7;
+    sim_err err = {0};
+    cr_assert_eq(algo_fault_parse("f.csv", text, 4, 9, &ev, &n, &err), SIM_ECONFIG);
+    cr_assert_null(ev);
+    cr_assert_eq(n, 0);
+    cr_assert_str_eq(err.msg, expect);
+}
+
+Test(faults, parser_errors_name_file_line_and_column)
+{
+    parse_fails("", "f.csv:1:1: expected the header time,event,target,value");
+    parse_fails("t,e,x,v\n", "f.csv:1:1: expected the header time,event,target,value");
+    parse_fails("time,event,target,value\n1s,crash,1\n",
+                "f.csv:2:1: expected 4 fields time,event,target,value, got 3");
+    parse_fails("time,event,target,value\n1s,crash,1,,\n",
+                "f.csv:2:1: expected 4 fields time,event,target,value, got more");
+    parse_fails("time,event,target,value\n\nsoon,crash,1,\n",
+                "f.csv:3:1: expected a time such as 0.5s, got 'soon'");
+    parse_fails("time,event,target,value\n1s, explode,1,\n",
+                "f.csv:2:5: unknown event 'explode' (crash, rejoin, slowdown or link)");
+    parse_fails("time,event,target,value\n1s,crash,4,\n",
+                "f.csv:2:10: expected a worker id below the worker count, got '4'");
+    parse_fails("time,event,target,value\n1s,crash,1,3\n",
+                "f.csv:2:12: crash and rejoin take no value, got '3'");
+    parse_fails("time,event,target,value\n1s,slowdown,1,0\n",
+                "f.csv:2:15: expected a slowdown factor > 0, got '0'");
+    parse_fails("time,event,target,value\n1s,link,1,down\n",
+                "f.csv:2:9: expected a link A-B of two hosts, got '1'");
+    parse_fails("time,event,target,value\n1s,link,1-9,down\n",
+                "f.csv:2:9: expected a link A-B of two different vertices below the vertex "
+                "count, got '1-9'");
+    parse_fails("time,event,target,value\n1s,link,1-2,fast\n",
+                "f.csv:2:13: expected a rate such as 1Gbps, down or up, got 'fast'");
+}
+
+Test(faults, missing_file_and_unsupported_method_are_config_errors)
+{
+    sim_experiment_init();
+    sim_config cfg;
+    sim_err err = {0};
+    const char *sets[] = {"faults.schedule=/nonexistent/f.csv", "algorithm.name=asgd"};
+    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 2, &cfg, &err), 0);
+    xp_env *x = xp_env_create(&cfg, NULL, &err);
+    cr_assert_not_null(x);
+    cr_assert_lt(xp_env_algo_create(x, &err), 0);
+    cr_assert_str_eq(err.msg, "--set faults.schedule: /nonexistent/f.csv: "
+                              "cannot open the fault schedule");
+    xp_env_destroy(x);
+    sim_config_release(&cfg);
+
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n1s,crash,1,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets2[] = {set, "algorithm.name=dsgd_atc"};
+    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets2, 2, &cfg, &err), 0);
+    x = xp_env_create(&cfg, NULL, &err);
+    cr_assert_not_null(x);
+    cr_assert_lt(xp_env_algo_create(x, &err), 0);
+    char expect[256];
+    snprintf(expect, sizeof expect,
+             "--set faults.schedule: %s: dsgd_atc does not support crash events", path);
+    cr_assert_str_eq(err.msg, expect);
+    xp_env_destroy(x);
+    sim_config_release(&cfg);
+    unlink(path);
+}
+
+/* ---- PS-ASGD under faults ---------------------------------------------- */
+
+typedef struct times {
+    double t[8192];
+    int n;
+} times;
+
+static void record_time(harness *h)
+{
+    times *ts = h->probe_ctx;
+    if (ts->n < 8192)
+        ts->t[ts->n++] = sim_time_to_s(sim_engine_now(h->eng));
+}
+
+static int count_in(const times *ts, double a, double b)
+{
+    int c = 0;
+    for (int i = 0; i < ts->n; i++)
+        c += ts->t[i] >= a && ts->t[i] < b;
+    return c;
+}
+
+/* 4 workers with 10 ms steps on an ideal network apply 400 updates a
+ * second; worker 1 crashes at 1.005 s (its step in flight is lost) and
+ * rejoins at 2.005 s; worker 2 is 2x slower from 3.005 s. */
+Test(faults, asgd_crash_removes_one_workers_rate_and_rejoin_restores_it)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "1.005s,crash,1,\n"
+                     "2.005s,rejoin,1,\n"
+                     "3.005s,slowdown,2,2\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    for (int clip = 0; clip < 2; clip++) {
+        const char *sets[] = {set, "algorithm.name=asgd", "workers.count=4", "algorithm.lr=0.01",
+                              clip ? "algorithm.clip=0.05" : "algorithm.clip=0"};
+        static times ts;
+        ts.n = 0;
+        harness h;
+        h_build(&h, base_ini, sets, 5);
+        h.probe = record_time;
+        h.probe_ctx = &ts;
+        h_run(&h, 1700);
+        cr_assert_eq(count_in(&ts, 0.105, 1.005), 360);
+        cr_assert_eq(count_in(&ts, 1.105, 2.005), 270);
+        cr_assert_eq(count_in(&ts, 2.105, 3.005), 360);
+        cr_assert_eq(count_in(&ts, 3.105, 4.005), 315, "3 x 90 + 45");
+        cr_assert_eq(h.env->w[1].down, 0);
+        /* the lost step: worker 1 computed one gradient the server never applied */
+        cr_assert_eq(h.env->w[1].steps - h.env->w[1].staleness_n, 1 + 1);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* Ring all-reduce on a physical ring of 4, constant 10 ms steps: from 0.5 s
+ * the link 1-2 runs at B' = B/4, and every round takes
+ * T + 2(n-1)(alpha + S/(nB')) (every chunk step waits for the slow link);
+ * "up" at 1 s restores T + 2(n-1)(alpha + S/(nB)). */
+Test(faults, one_slowed_link_paces_the_ring_allreduce)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.5s,link,1-2,250MB/s\n"
+                     "1s,link,2-1,up\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=allreduce_sgd", "workers.count=4",
+                          "network.topology=ring", "network.latency=20us",
+                          "network.bandwidth=1GB/s", "workload.sim_params=1000000"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 7);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 120);
+    const double S = 4e6, a = 20e-6, T = 0.01;
+    const double fast = T + 2 * 3 * (a + S / (4 * 1e9)), slow = T + 2 * 3 * (a + S / (4 * 2.5e8));
+    int checked_fast = 0, checked_slow = 0;
+    for (int i = 1; i < ts.n; i++) {
+        double dt = ts.t[i] - ts.t[i - 1];
+        if (ts.t[i - 1] > 0.5 + slow && ts.t[i] < 1.0) {
+            cr_assert(fabs(dt - slow) < 1e-6, "round at %.6f: %.9f vs %.9f", ts.t[i], dt, slow);
+            checked_slow++;
+        } else if (ts.t[i] < 0.5 || ts.t[i - 1] > 1.0 + slow) {
+            cr_assert(fabs(dt - fast) < 1e-6, "round at %.6f: %.9f vs %.9f", ts.t[i], dt, fast);
+            checked_fast++;
+        }
+    }
+    cr_assert_gt(checked_slow, 10);
+    cr_assert_gt(checked_fast, 20);
+    h_free(&h);
+    unlink(path);
+}
