@@ -20,6 +20,8 @@ extern const algo_vt algo_momentum_consensus;
 extern const algo_vt algo_consensus_control;
 extern const algo_vt algo_ad_psgd;
 extern const algo_vt algo_swarm_sgd;
+extern const algo_vt algo_onebit_adam;
+extern const algo_vt algo_onebit_lamb;
 
 const algo_vt *const algo_registry[] = {
     &algo_allreduce_sgd,
@@ -32,6 +34,8 @@ const algo_vt *const algo_registry[] = {
     &algo_consensus_control,
     &algo_ad_psgd,
     &algo_swarm_sgd,
+    &algo_onebit_adam,
+    &algo_onebit_lamb,
     NULL,
 };
 
