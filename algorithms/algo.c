@@ -22,6 +22,7 @@ extern const algo_vt algo_ad_psgd;
 extern const algo_vt algo_swarm_sgd;
 extern const algo_vt algo_onebit_adam;
 extern const algo_vt algo_onebit_lamb;
+extern const algo_vt algo_gravac;
 
 const algo_vt *const algo_registry[] = {
     &algo_allreduce_sgd,
@@ -36,6 +37,7 @@ const algo_vt *const algo_registry[] = {
     &algo_swarm_sgd,
     &algo_onebit_adam,
     &algo_onebit_lamb,
+    &algo_gravac,
     NULL,
 };
 
