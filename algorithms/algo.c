@@ -25,6 +25,9 @@ extern const algo_vt algo_post_local_sgd;
 extern const algo_vt algo_adaptive_local_sgd;
 extern const algo_vt algo_slowmo;
 extern const algo_vt algo_overlap_local_sgd;
+extern const algo_vt algo_onebit_adam;
+extern const algo_vt algo_onebit_lamb;
+extern const algo_vt algo_gravac;
 
 const algo_vt *const algo_registry[] = {
     &algo_allreduce_sgd,
@@ -42,6 +45,9 @@ const algo_vt *const algo_registry[] = {
     &algo_adaptive_local_sgd,
     &algo_slowmo,
     &algo_overlap_local_sgd,
+    &algo_onebit_adam,
+    &algo_onebit_lamb,
+    &algo_gravac,
     NULL,
 };
 

@@ -15,10 +15,16 @@
 
 extern const algo_compress_vt algo_compress_none;
 extern const algo_compress_vt algo_compress_topk;
+extern const algo_compress_vt algo_compress_randomk;
+extern const algo_compress_vt algo_compress_qsgd;
+extern const algo_compress_vt algo_compress_sign;
 
 const algo_compress_vt *const algo_compress_registry[] = {
     &algo_compress_none,
     &algo_compress_topk,
+    &algo_compress_randomk,
+    &algo_compress_qsgd,
+    &algo_compress_sign,
     NULL,
 };
 
@@ -59,6 +65,7 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err)
         return NULL;
     }
     c->vt = vt;
+    c->error_feedback = 1;
     const char *args[SIM_SPEC_MAX_ARGS];
     size_t used = (size_t)snprintf(c->spec, sizeof c->spec, "%s", vt->name);
     for (int i = 0; i < sp.nargs; i++) {
@@ -89,6 +96,8 @@ algo_compressor *algo_compress_from_config(const sim_config *cfg, sim_err *err)
         int code = err->code ? err->code : SIM_ECONFIG;
         memcpy(msg, err->msg, sizeof msg);
         sim_config_error(cfg, "algorithm", "compressor", code, err, "%s", msg);
+    } else {
+        c->error_feedback = cfg->error_feedback;
     }
     return c;
 }
@@ -165,7 +174,8 @@ int algo_compress_worker_init(algo_compress_worker *w, const algo_compressor *c,
     if (error_feedback)
         w->residual = calloc((size_t)d, sizeof *w->residual);
     if (c->vt->random)
-        w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR, (uint64_t)worker);
+        w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR,
+                                c->vt->shared_random ? 0 : (uint64_t)worker);
     if ((error_feedback && !w->residual) || (c->vt->random && !w->rng)) {
         algo_compress_worker_release(w);
         return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);

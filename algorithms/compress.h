@@ -71,6 +71,7 @@ typedef struct algo_compress_vt {
     /* out += scale * decode(msg) (out has msg->d floats). */
     void (*decode_add)(const algo_compressor *c, const algo_compress_msg *msg, float scale,
                        float *out);
+    int shared_random;     /* 1: every worker draws from the same stream (randomk) */
 } algo_compress_vt;
 
 #define ALGO_COMPRESS_MAX_PARAMS 4
@@ -79,6 +80,7 @@ struct algo_compressor {
     const algo_compress_vt *vt;
     char spec[128];                         /* canonical spec, e.g. "topk(0.01)" */
     double param[ALGO_COMPRESS_MAX_PARAMS]; /* parsed by vt->parse */
+    int error_feedback;                     /* [algorithm] error_feedback (1 from create) */
 };
 
 extern const algo_compress_vt *const algo_compress_registry[]; /* NULL-terminated */

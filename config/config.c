@@ -81,7 +81,7 @@ const sim_key sim_config_keys[] = {
     {"algorithm", "lamb_max_trust", "10", SIM_KEY_DOUBLE, NULL, "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
     {"algorithm", "clip", "0", SIM_KEY_DOUBLE, NULL, "clip every stochastic gradient to this Euclidean norm (0 = off)"},
     {"algorithm", "batch", "32", SIM_KEY_STRING, NULL, "samples per worker step, or full (the worker's whole shard)"},
-    {"algorithm", "compressor", "none", SIM_KEY_STRING, NULL, "message compressor: none | topk(ratio) (dtsim list compressors)"},
+    {"algorithm", "compressor", "none", SIM_KEY_STRING, NULL, "message compressor: none | topk(ratio) | randomk(ratio) | qsgd(levels[, bucket]) | sign (dtsim list compressors)"},
     {"algorithm", "error_feedback", "true", SIM_KEY_BOOL, NULL, "compressors keep each worker's residual and add it to its next message"},
     {"algorithm", "lr_milestones", "none", SIM_KEY_STRING, NULL, "epochs at which lr is multiplied by lr_decay, e.g. 5, 8 (none = constant)"},
     {"algorithm", "lr_decay", "0.1", SIM_KEY_DOUBLE, NULL, "factor applied at each milestone, in (0, 1]"},

@@ -141,6 +141,9 @@ void net_share_release(sim_net *net);
  * solve, which runs from a zero-delay event (one solve per instant). */
 int net_share_flow_added(sim_net *net, int fi);
 int net_share_flow_removed(sim_net *net, int fi);
+/* A link's capacity changed: its flows are re-solved at the end of the
+ * instant, like a flow start or end. */
+int net_share_link_changed(sim_net *net, int l);
 /* Runs the pending solve now (if any). */
 int net_share_flush(sim_net *net);
 /* From-scratch progressive filling over all active flows into out[] (send

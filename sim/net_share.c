@@ -444,3 +444,15 @@ int net_share_reference(sim_net *net, double *out, int max)
         out[k++] = net->flows[i].new_rate;
     return k;
 }
+
+int net_share_link_changed(sim_net *net, int l)
+{
+    net_link *L = &net->links[l];
+    if (!L->pending) {
+        L->pending = 1;
+        net->seeds[net->n_seeds++] = l;
+    }
+    /* every flow on the link is re-solved, whatever its rate */
+    net->pend_thr = 0.0;
+    return want_solve(net);
+}

@@ -511,20 +511,18 @@ int sim_net_link_set_rate(sim_net *net, int a, int b, double rate, sim_err *err)
     if (!(rate > 0.0 && isfinite(rate)))
         return sim_err_set(err, SIM_EINPUT, "network: link rate must be a finite rate > 0, got %g",
                            rate);
-    int seed[64], n_seed = 0;
+    int found = 0;
     for (int l = 0; l < net->n_links; l++)
-        if (link_tail(net, l) == a && link_tail(net, l ^ 1) == b) {
+        if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b) {
             net->links[l].bw = rate;
             net->links[l ^ 1].bw = rate;
-            if (n_seed + 2 <= 64) {
-                seed[n_seed++] = l;
-                seed[n_seed++] = l ^ 1;
-            }
+            found = 1;
+            if (net->sharing == SIM_SHARE_FAIR &&
+                (net_share_link_changed(net, l) || net_share_link_changed(net, l ^ 1)))
+                return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
         }
-    if (n_seed == 0)
+    if (!found)
         return sim_err_set(err, SIM_EINPUT, "network: no link between vertices %d and %d", a, b);
-    if (net->sharing == SIM_SHARE_FAIR && recompute(net, seed, n_seed))
-        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
     return 0;
 }
 
@@ -533,7 +531,7 @@ double sim_net_link_rate(const sim_net *net, int a, int b)
     if (net->ideal)
         return -1;
     for (int l = 0; l < net->n_links; l++)
-        if (link_tail(net, l) == a && link_tail(net, l ^ 1) == b)
+        if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b)
             return net->links[l].bw;
     return -1;
 }

@@ -348,7 +348,7 @@ Test(compress, bad_specs_and_methods_are_config_errors)
         {"algorithm.compressor=topk(0.1, 2)", "topk takes one argument"},
         {"algorithm.compressor=none(1)", "none takes no arguments"},
         {"algorithm.compressor=foo(1)",
-         "--set algorithm.compressor: unknown compressor 'foo' (known: none, topk)"},
+         "--set algorithm.compressor: unknown compressor 'foo' (known: none, topk, randomk, qsgd, sign)"},
         {"algorithm.compressor=topk((0.1)", "--set algorithm.compressor: compressor 'topk((0.1)'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -392,4 +392,152 @@ Test(compress, bad_specs_and_methods_are_config_errors)
     cr_assert_str_eq(cfg.compressor, "topk(0.5)");
     cr_assert_eq(cfg.error_feedback, 0);
     sim_config_release(&cfg);
+}
+
+/* ---- randomk, qsgd, sign ---- */
+
+Test(compress, randomk_qsgd_sign_sizes)
+{
+    algo_compressor *r = make("randomk(0.01)"), *q = make("qsgd(4, 512)"), *q1 = make("qsgd(1)");
+    algo_compressor *s = make("sign");
+    cr_assert_eq(r->vt->agg, ALGO_COMPRESS_ALLREDUCE);
+    cr_assert_eq(algo_compress_wire_bytes(r, 10000, 4), 400.0);
+    /* 2 buckets x 4 bytes + 1000 x (1 + ceil(log2 5) = 4) bits */
+    cr_assert_eq(algo_compress_wire_bytes(q, 1000, 4), 8.0 + 500.0);
+    /* qsgd(1): 2 bits a value, default bucket 512 -> 2 buckets */
+    cr_assert_eq(algo_compress_wire_bytes(q1, 1000, 4), 8.0 + 250.0);
+    cr_assert_eq(algo_compress_wire_bytes(s, 1001, 2), 126.0 + 4.0);
+    algo_compress_destroy(r);
+    algo_compress_destroy(q);
+    algo_compress_destroy(q1);
+    algo_compress_destroy(s);
+}
+
+/* All workers draw the same index set (shared seed); ratio 1 keeps all. */
+Test(compress, randomk_shares_the_support)
+{
+    algo_compressor *c = make("randomk(0.2)");
+    algo_compress_worker a, b;
+    cr_assert_eq(algo_compress_worker_init(&a, c, 50, 50, 4, 1, 9, 0, NULL), 0);
+    cr_assert_eq(algo_compress_worker_init(&b, c, 50, 50, 4, 1, 9, 3, NULL), 0);
+    float u[50];
+    for (int j = 0; j < 50; j++)
+        u[j] = (float)j;
+    for (int t = 0; t < 5; t++) {
+        algo_compress_worker_encode(&a, u);
+        algo_compress_worker_encode(&b, u);
+        cr_assert_eq(a.msg.nnz, 10);
+        cr_assert_eq(b.msg.nnz, 10);
+        for (int i = 0; i < 10; i++)
+            cr_assert_eq(a.msg.indices[i], b.msg.indices[i]);
+    }
+    algo_compress_worker_release(&a);
+    algo_compress_worker_release(&b);
+    algo_compress_destroy(c);
+}
+
+/* Monte Carlo: mean within 4 standard errors of v (per coordinate) and
+ * E|C(v) - v|^2 within 4 standard errors of the formula. */
+static void check_unbiased(algo_compressor *c, const float *v, int64_t d, double want_var)
+{
+    enum { N = 20000 };
+    algo_compress_worker w;
+    cr_assert_eq(algo_compress_worker_init(&w, c, d, d, 4, 0, 11, 0, NULL), 0);
+    double sum[64] = {0}, sum2[64] = {0}, err = 0, err2 = 0;
+    float out[64];
+    for (int t = 0; t < N; t++) {
+        memset(out, 0, sizeof out);
+        algo_compress_decode_add(c, algo_compress_worker_encode(&w, v), 1.0f, out);
+        double e = 0;
+        for (int64_t j = 0; j < d; j++) {
+            sum[j] += out[j];
+            sum2[j] += (double)out[j] * out[j];
+            e += ((double)out[j] - v[j]) * ((double)out[j] - v[j]);
+        }
+        err += e;
+        err2 += e * e;
+    }
+    for (int64_t j = 0; j < d; j++) {
+        double m = sum[j] / N, var = sum2[j] / N - m * m;
+        double se = sqrt(var / N);
+        cr_assert_leq(fabs(m - v[j]), 4 * se + 1e-6, "%s: coordinate %lld mean %g, want %g",
+                      c->spec, (long long)j, m, (double)v[j]);
+    }
+    double me = err / N, se = sqrt((err2 / N - me * me) / N);
+    cr_assert_leq(fabs(me - want_var), 4 * se + 1e-9, "%s: variance %g, want %g (se %g)",
+                  c->spec, me, want_var, se);
+    algo_compress_worker_release(&w);
+}
+
+Test(compress, randomk_and_qsgd_unbiased_with_known_variance)
+{
+    /* randomk without error feedback: scaled d/k, variance (d/k - 1)|v|^2 */
+    algo_compressor *r = make("randomk(0.25)");
+    r->error_feedback = 0;
+    float v[20];
+    double n2 = 0;
+    for (int j = 0; j < 20; j++) {
+        v[j] = (float)(j - 7) * 0.5f;
+        n2 += (double)v[j] * v[j];
+    }
+    check_unbiased(r, v, 20, (20.0 / 5.0 - 1.0) * n2);
+    algo_compress_destroy(r);
+    /* qsgd's worked case: v = (3, 4), N = 5, s = 2: s|v|/N = 1.2, 1.6, so
+     * p = 0.2, 0.6 and E|Q(v) - v|^2 = (25/4)(0.16 + 0.24) = 2.5 */
+    algo_compressor *q = make("qsgd(2)");
+    const float w2[2] = {3.0f, -4.0f};
+    check_unbiased(q, w2, 2, 2.5);
+    algo_compress_destroy(q);
+    /* buckets quantize separately: two buckets of 2 */
+    algo_compressor *qb = make("qsgd(2, 2)");
+    const float w4[4] = {3.0f, -4.0f, 0.0f, 1.0f};
+    check_unbiased(qb, w4, 4, 2.5 + 0.0);
+    algo_compress_destroy(qb);
+}
+
+Test(compress, sign_is_scaled_sign)
+{
+    algo_compressor *s = make("sign");
+    algo_compress_worker w;
+    cr_assert_eq(algo_compress_worker_init(&w, s, 4, 4, 4, 0, 1, 0, NULL), 0);
+    const float v[4] = {1.0f, -3.0f, 0.0f, 4.0f}; /* |v|_1 / d = 2 */
+    const algo_compress_msg *m = algo_compress_worker_encode(&w, v);
+    const float want[4] = {2.0f, -2.0f, 2.0f, 2.0f};
+    for (int j = 0; j < 4; j++)
+        cr_assert_eq(m->values[j], want[j]);
+    algo_compress_worker_release(&w);
+    algo_compress_destroy(s);
+}
+
+/* randomk(1) sends everything: the dense method up to rounding; the ring
+ * all-reduce of randomk carries 2(n-1) x 4k bytes per step. */
+Test(compress, randomk_ratio_one_matches_dense_and_sizes)
+{
+    const int64_t d = 44, iters = 120;
+    float dense[44], rk[44];
+    const char *base[] = {"algorithm.name=allreduce_sgd", "algorithm.compressor=none",
+                          "algorithm.momentum=0.9"};
+    const char *comp[] = {"algorithm.name=allreduce_sgd", "algorithm.compressor=randomk(1)",
+                          "algorithm.momentum=0.9"};
+    run_model(base, 3, iters, dense);
+    run_model(comp, 3, iters, rk);
+    double gap = max_rel_gap(dense, rk, d);
+    cr_assert_leq(gap, 1e-5, "gap %g", gap);
+    const char *comp_n[] = {"algorithm.name=allreduce_sgd", "algorithm.compressor=randomk(1)",
+                            "algorithm.momentum=0.9", "algorithm.error_feedback=false"};
+    run_model(comp_n, 4, iters, rk);
+    gap = max_rel_gap(dense, rk, d);
+    cr_assert_leq(gap, 1e-5, "no error feedback: gap %g", gap);
+
+    const int n = 4, T = 50;
+    const char *s1[] = {"algorithm.compressor=randomk(0.01)", "workload.sim_params=10000"};
+    sim_run_result r = run_ini(star_ini, s1, 2);
+    cr_assert_eq(r.bytes_sent, (double)T * 2 * (n - 1) * 400);
+    const char *s2[] = {"algorithm.compressor=qsgd(4)", "workload.sim_params=10000"};
+    r = run_ini(star_ini, s2, 2);
+    /* 20 buckets x 4 + 10000 x 4 bits */
+    cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * (80 + 5000));
+    const char *s3[] = {"algorithm.compressor=sign", "workload.sim_params=10000"};
+    r = run_ini(star_ini, s3, 2);
+    cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * (1250 + 4));
 }
