@@ -251,11 +251,12 @@ static void list_presets(void)
 {
     printf("model proxies ([workload] proxy: message sizes and compute times of a larger "
            "network;\n  training FLOPs = 3 x forward, a multiply-add = 2 FLOPs):\n");
-    printf("  %-12s %14s %16s  %s\n", "name", "parameters", "train FLOP/sample", "sample; source");
+    printf("  %-12s %14s %16s %6s  %s\n", "name", "parameters", "train FLOP/sample", "layers",
+           "sample; source");
     for (int i = 0; wl_proxy_table[i].name; i++) {
         const wl_proxy *p = &wl_proxy_table[i];
-        printf("  %-12s %14lld %16.4g  %s; %s\n", p->name, (long long)p->params,
-               p->flops_per_sample, p->sample, p->source);
+        printf("  %-12s %14lld %16.4g %6d  %s; %s\n", p->name, (long long)p->params,
+               p->flops_per_sample, wl_proxy_layers(p, NULL, 0), p->sample, p->source);
     }
     printf("devices ([workers] device = NAME, or a speed such as 15.7TFLOPS):\n");
     for (int i = 0; wl_device_table[i].name; i++) {

@@ -193,6 +193,9 @@ Test(cli, help_and_list)
     cr_assert(strstr(out_text, "adamw") && strstr(out_text, "lamb"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "list"), 0);
     cr_assert(strstr(out_text, "exponential"), "%s", out_text);
+    cr_assert_eq(dtsim(dir, "list presets"), 0);
+    cr_assert(strstr(out_text, "layers") && strstr(out_text, "     54  224x224x3"), "%s",
+              out_text);
     cr_assert_eq(dtsim(dir, "list nonsense"), 2);
     cr_assert_eq(dtsim(dir, "frobnicate"), 2);
     cr_assert_eq(dtsim(dir, "--version"), 0);
