@@ -15,6 +15,7 @@
 #include "analysis/db.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
+#include "analysis/scaling.h"
 #include "analysis/sweep.h"
 #include "sim/compute.h"
 #include "config/config.h"
@@ -61,7 +62,7 @@ static void help_main(FILE *f)
             "              [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N] [--db FILE]\n"
             "              [--shard-dir DIR] [--quiet]\n"
             "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "              [--aggregate]\n"
+            "              [--aggregate | --scaling]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
             "              [--size WxH] -o FILE.png|.svg|.pdf\n"
@@ -97,7 +98,7 @@ static void help_report(FILE *f)
 {
     fprintf(f,
             "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "                    [--aggregate]\n\n"
+            "                    [--aggregate | --scaling]\n\n"
             "One row per run: algorithm, workers, final train loss, final test accuracy,\n"
             "simulated time, time to target, speedup against the baseline, bytes sent, idle\n"
             "fraction, mean staleness, final consensus distance.\n\n"
@@ -114,7 +115,13 @@ static void help_report(FILE *f)
             "  --aggregate            one row per group of runs that differ only in their\n"
             "                         seed (done or diverged): mean [min, max] of each\n"
             "                         column, the number of seeds and how many reached the\n"
-            "                         target\n");
+            "                         target\n"
+            "  --scaling              for runs (done) that differ only in the worker count\n"
+            "                         (and the arguments of network.topology): simulated\n"
+            "                         throughput (samples per simulated second) and the\n"
+            "                         scaling factor throughput(n) / (n/n0 x\n"
+            "                         throughput(n0)), n0 the group's smallest count (1:\n"
+            "                         throughput(n) / (n x throughput(1)))\n");
 }
 
 static void help_list(FILE *f)
@@ -490,6 +497,7 @@ static int cmd_report(int argc, char **argv)
     int64_t ids[1024];
     char metric[32] = "";
     an_report_opts o = {.run_ids = ids};
+    int scaling = 0;
     sim_err err = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -500,6 +508,8 @@ static int cmd_report(int argc, char **argv)
             o.csv = 1;
         } else if (strcmp(a, "--aggregate") == 0) {
             o.aggregate = 1;
+        } else if (strcmp(a, "--scaling") == 0) {
+            scaling = 1;
         } else if (strcmp(a, "--run") == 0 || strcmp(a, "--baseline") == 0 ||
                    strcmp(a, "--target") == 0) {
             if (i + 1 >= argc)
@@ -529,6 +539,14 @@ static int cmd_report(int argc, char **argv)
     }
     if (!path)
         return usage_error("report", "%s", "missing DB");
+    if (scaling && (o.aggregate || o.target_metric || o.baseline))
+        return usage_error("report", "%s",
+                           "--scaling takes no --aggregate, --target or --baseline");
+    if (scaling) {
+        if (an_scaling_print(path, ids, o.n_run_ids, o.csv, stdout, &err) < 0)
+            return fail(&err);
+        return 0;
+    }
     if (an_report_print(path, &o, stdout, &err) < 0)
         return fail(&err);
     return 0;
