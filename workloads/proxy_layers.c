@@ -1,7 +1,7 @@
 /* Layer profiles of the proxy presets: each layer's parameters and FLOPs,
  * built from the architecture definitions, for timing the forward and
  * backward passes layer by layer and bucketing gradients as PyTorch DDP
- * does (docs/algorithms.md section 2).
+ * does (docs/algorithms.md section 0.8).
  *
  * Sources of the architectures (the counts below reproduce the published
  * totals exactly where those are exact):
