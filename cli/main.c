@@ -157,6 +157,13 @@ static void list_networks(void)
         snprintf(name, sizeof name, "%s%s", vt->name, vt->args);
         printf("  %-22s %s\n", name, vt->summary);
     }
+    printf("server presets (NAME(NODES); the [network] latency and bandwidth are each "
+           "server's interface):\n");
+    for (int i = 0; topo_server_at(i); i++) {
+        const topo_server *sv = topo_server_at(i);
+        printf("  %-10s %d GPUs, %g GB/s and %g us per GPU link; %s\n", sv->name, sv->per_node,
+               sv->intra_bandwidth / 1e9, sv->intra_latency * 1e6, sv->source);
+    }
 }
 
 static void list_graphs(void)
