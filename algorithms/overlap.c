@@ -25,6 +25,7 @@ struct algo_overlap {
     sim_coll **coll;     /* one per bucket */
     bucket_ctx *bctx;
     int *ready, *next, *busy, *parity;
+    double *scale;       /* per worker: this step's message / env->msg_bytes */
     sim_coll_done done;
     void *ctx;
 };
@@ -54,9 +55,7 @@ static void try_enter(algo_overlap *ov, int w)
         return;
     int b = ov->next[w];
     ov->busy[w] = 1;
-    sim_err err;
-    if (sim_coll_enter(ov->coll[b], w, ov->plan.buckets[b].bytes, &err) < 0)
-        ov->env->diverged = -1; /* cannot happen with a valid network; stop */
+    algo_env_coll_enter(ov->env, ov->coll[b], w, ov->plan.buckets[b].bytes * ov->scale[w]);
 }
 
 static void on_bucket_done(sim_engine *eng, void *ctx, int w)
@@ -101,17 +100,23 @@ static void on_compute_end(sim_engine *eng, void *ctx, uint64_t arg, void *paylo
     try_enter(ov, w);
 }
 
-void algo_overlap_step(algo_overlap *ov, int w, int samples)
+int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes)
 {
     algo_env *env = ov->env;
     sim_time now = sim_engine_now(env->eng);
-    algo_env_compute(env, w, samples, on_compute_end, ov, (uint64_t)w);
+    ov->scale[w] = env->msg_bytes > 0 ? bytes / env->msg_bytes : 0.0;
+    int rc = algo_env_compute(env, w, samples, on_compute_end, ov, (uint64_t)w);
+    if (rc)
+        return rc;
     double dt = (double)(env->w[w].busy_until - now);
     for (int b = 0; b < ov->plan.n - 1; b++) {
         sim_time at = (sim_time)llround(dt * ov->plan.buckets[b].ready);
-        sim_engine_schedule(env->eng, at, on_ready, ov, ready_arg(w, b, ov->parity[w]), NULL,
-                            NULL);
+        if (sim_engine_schedule(env->eng, at, on_ready, ov, ready_arg(w, b, ov->parity[w]),
+                                NULL, NULL) == 0)
+            return algo_env_fail(env, SIM_ENOMEM, "worker %d: cannot schedule bucket %d", w,
+                                 b);
     }
+    return 0;
 }
 
 const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov) { return &ov->plan; }
@@ -128,6 +133,7 @@ void algo_overlap_destroy(algo_overlap *ov)
     free(ov->next);
     free(ov->busy);
     free(ov->parity);
+    free(ov->scale);
     algo_bucket_plan_release(&ov->plan);
     free(ov);
 }
@@ -156,7 +162,9 @@ algo_overlap *algo_overlap_create(algo_env *env, double cap, sim_coll_kind kind,
     ov->next = calloc(n, sizeof *ov->next);
     ov->busy = calloc(n, sizeof *ov->busy);
     ov->parity = calloc(n, sizeof *ov->parity);
-    if (!ov->coll || !ov->bctx || !ov->ready || !ov->next || !ov->busy || !ov->parity) {
+    ov->scale = calloc(n, sizeof *ov->scale);
+    if (!ov->coll || !ov->bctx || !ov->ready || !ov->next || !ov->busy || !ov->parity ||
+        !ov->scale) {
         sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
         goto fail;
     }

@@ -26,9 +26,11 @@ algo_overlap *algo_overlap_create(algo_env *env, double cap, sim_coll_kind kind,
                                   sim_coll_done done, void *ctx, sim_err *err);
 void algo_overlap_destroy(algo_overlap *ov);
 /* Starts worker w's compute step of `samples` samples (its gradient must be
- * computed already). The worker is idle (algo_env_idle_begin) from the end
- * of its backward pass. */
-void algo_overlap_step(algo_overlap *ov, int w, int samples);
+ * computed already) whose message has `bytes` bytes (env->msg_bytes, or a
+ * compressed size: each bucket carries its share of it). The worker is
+ * idle (algo_env_idle_begin) from the end of its backward pass. Returns 0
+ * or the code of algo_env_fail. */
+int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes);
 /* The plan in use (for reports and tests). */
 const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov);
 /* The workload's layer profile in backward order into out (cap >=

@@ -310,6 +310,8 @@ Test(physnet, hosts_not_all_connected_are_refused)
     /* the ideal network has no links and is never refused */
     build_ok(&pn, "ideal", 4);
     topo_physnet_release(&pn);
+}
+
 /* hierarchical(2, 4): hosts 0..7 (server 0: 0..3), server switches 8, 9,
  * top switch 10; inside a server 2 intra links, across servers 2 intra
  * links and the two interfaces. */
