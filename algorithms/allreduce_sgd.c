@@ -29,7 +29,12 @@
  * in worker-id order. Momentum being linear, the mean of the workers'
  * momenta is the momentum of the mean gradient, so topk(1.0) gives PmSGD
  * up to rounding. With compressor = none nothing of this runs: the dense
- * path is the one above. */
+ * path is the one above.
+ *
+ * Buckets ([algorithm] bucket > 0, algorithms/overlap.h): the compute step
+ * and the all-reduce are replaced by bucketed all-reduces that overlap the
+ * backward pass; on_coll_done then runs when the worker's last bucket is
+ * reduced. Gradients and updates are unchanged. */
 #include <stdlib.h>
 #include <string.h>
 

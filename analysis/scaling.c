@@ -102,6 +102,10 @@ static int entry_load(an_db *db, sqlite3_stmt *run_q, sqlite3_stmt *last_q,
     e->row.n_workers = sqlite3_column_int(run_q, 3);
     e->row.throughput = NAN;
     e->row.scaling = NAN;
+    e->row.step_time = NAN;
+    if (sqlite3_column_type(run_q, 4) != SQLITE_NULL && sqlite3_column_int64(run_q, 5) > 0)
+        e->row.step_time =
+            sqlite3_column_double(run_q, 4) / (double)sqlite3_column_int64(run_q, 5);
     sqlite3_reset(last_q);
     sqlite3_bind_int64(last_q, 1, id);
     rc = sqlite3_step(last_q);
@@ -201,7 +205,8 @@ int an_scaling_build(an_db *db, const int64_t *run_ids, int n, an_scaling *sc, s
     int64_t *all = NULL;
     entry *e = NULL;
     int n_e = 0, ret = 0;
-    if (sqlite3_prepare_v2(conn, "SELECT name, algorithm, status, n_workers FROM runs"
+    if (sqlite3_prepare_v2(conn, "SELECT name, algorithm, status, n_workers, sim_time,"
+                                 " iterations FROM runs"
                                  " WHERE id = ?1", -1, &run_q, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(conn, "SELECT sim_time, samples FROM metrics WHERE run_id = ?1"
                                  " ORDER BY sim_time DESC, iteration DESC LIMIT 1",

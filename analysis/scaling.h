@@ -31,6 +31,8 @@ typedef struct an_scaling_row {
     double throughput;      /* samples per simulated second; NAN when unknown */
     int ref_workers;        /* n0: the group's smallest worker count */
     double scaling;         /* see above; NAN when either throughput is unknown */
+    double step_time;       /* simulated seconds per iteration (runs.sim_time /
+                               runs.iterations); NAN when unknown */
 } an_scaling_row;
 
 typedef struct an_scaling {
@@ -51,5 +53,17 @@ int an_scaling_write(const an_scaling *sc, int csv, FILE *out, sim_err *err);
 /* Opens path read-only, builds and writes: the whole of `dtsim report --scaling`. */
 int an_scaling_print(const char *path, const int64_t *run_ids, int n, int csv, FILE *out,
                      sim_err *err);
+
+/* `dtsim plot --scaling`: one line per value of opts->by (a params key, or
+ * NULL: one line) through the rows of the scaling report that satisfy
+ * opts->where (SQL on runs r; the factors are computed over all runs
+ * first), y = opts->y: scaling | throughput | step_time, against opts->x:
+ * n_workers, a numeric params key (bandwidths drawn in Gb/s, sizes in MiB)
+ * or compression (the largest workload.sim_params on the row's line over
+ * the row's own). Points are sorted by x. Unknown y, x or no points:
+ * SIM_EUSAGE / SIM_EINPUT; then as an_plot_render. */
+struct an_plot_opts;
+int an_scaling_plot_write(const char *path, const struct an_plot_opts *opts, int *n_series,
+                          int *n_points, sim_err *err);
 
 #endif

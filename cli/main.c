@@ -768,7 +768,9 @@ static void help_plot(FILE *f)
     fprintf(f,
             "Usage: dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "                  [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
-            "                  [--size WxH] -o FILE.png|.svg|.pdf\n\n"
+            "                  [--size WxH] -o FILE.png|.svg|.pdf\n"
+            "       dtsim plot DB --scaling [--y scaling|throughput|step_time]\n"
+            "                  [--x n_workers|compression|PARAMS_KEY] [--by PARAMS_KEY] ...\n\n"
             "Draws one line per group of finished runs (done or diverged): the mean over\n"
             "the runs that differ only in their seed, with a translucent min-max band,\n"
             "interpolated where all of them have data. The format follows the file name.\n\n"
@@ -785,13 +787,20 @@ static void help_plot(FILE *f)
             "  --logx, --logy   logarithmic axis\n"
             "  --title TEXT     instead of the automatic title\n"
             "  --size WxH       pixels (PNG) or points (SVG, PDF); default 960x640\n"
-            "  -o FILE          output: .png, .svg or .pdf (also --output FILE)\n");
+            "  -o FILE          output: .png, .svg or .pdf (also --output FILE)\n"
+            "  --scaling        points of `dtsim report --scaling` instead: y = scaling\n"
+            "                   (default), throughput or step_time (seconds per\n"
+            "                   iteration); x = n_workers (default), a numeric params key\n"
+            "                   (network.bandwidth in Gb/s, algorithm.bucket in MiB) or\n"
+            "                   compression (largest workload.sim_params of the line over\n"
+            "                   the run's); --by a params key; --where selects the points\n");
 }
 
 static int cmd_plot(int argc, char **argv)
 {
     const char *path = NULL;
     an_plot_opts o = {0};
+    int scaling = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (is_help(a)) {
@@ -801,6 +810,8 @@ static int cmd_plot(int argc, char **argv)
             o.logx = 1;
         } else if (strcmp(a, "--logy") == 0) {
             o.logy = 1;
+        } else if (strcmp(a, "--scaling") == 0) {
+            scaling = 1;
         } else if (strcmp(a, "--y") == 0 || strcmp(a, "--x") == 0 || strcmp(a, "--by") == 0 ||
                    strcmp(a, "--where") == 0 || strcmp(a, "--title") == 0 ||
                    strcmp(a, "--size") == 0 || strcmp(a, "-o") == 0 ||
@@ -835,12 +846,19 @@ static int cmd_plot(int argc, char **argv)
     }
     if (!path)
         return usage_error("plot", "%s", "missing DB");
-    if (!o.y)
+    if (!o.y && !scaling)
         return usage_error("plot", "%s", "missing --y METRIC");
     if (!o.output)
         return usage_error("plot", "%s", "missing -o FILE.png|.svg|.pdf");
     sim_err err = {0};
     int n_series = 0, n_runs = 0;
+    if (scaling) {
+        if (an_scaling_plot_write(path, &o, &n_series, &n_runs, &err) < 0)
+            return fail(&err);
+        printf("plot: %d line%s, %d point%s -> %s\n", n_series, n_series == 1 ? "" : "s",
+               n_runs, n_runs == 1 ? "" : "s", o.output);
+        return 0;
+    }
     if (an_plot_write(path, &o, &n_series, &n_runs, &err) < 0)
         return fail(&err);
     printf("plot: %d line%s from %d run%s -> %s\n", n_series, n_series == 1 ? "" : "s", n_runs,
