@@ -60,7 +60,7 @@ const sim_key sim_config_keys[] = {
     {"workers", "straggler_slowdown", "5", SIM_KEY_DOUBLE, NULL, "compute-time factor of the stragglers (>= 1)"},
     {"workers", "transient_prob", "0", SIM_KEY_DOUBLE, NULL, "chance that one step is slowed, in [0, 1]"},
     {"workers", "transient_slowdown", "10", SIM_KEY_DOUBLE, NULL, "compute-time factor of a slowed step (>= 1)"},
-    {"network", "topology", "star", SIM_KEY_STRING, NULL, "physical network: star | ring | torus(4, 4) | complete | fat_tree(4) | ideal | file(NET.graphml)"},
+    {"network", "topology", "star", SIM_KEY_STRING, NULL, "physical network: star | ring | torus(4, 4) | complete | fat_tree(4) | ideal | file(NET.graphml) | hierarchical(NODES, PER_NODE) | dgx1_v100(NODES) | dgx_a100(NODES) | pcie4(NODES)"},
     {"network", "latency", "5us", SIM_KEY_TIME, NULL, "latency per link"},
     {"network", "bandwidth", "10Gbps", SIM_KEY_RATE, NULL, "bandwidth per link"},
     {"network", "sharing", "fair", SIM_KEY_CHOICE, "fair|none", "fair: max-min fair sharing of links; none: alpha-beta"},
