@@ -245,6 +245,7 @@ sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, v
         .n = env->n,
         .hosts = NULL,
         .ps_host = env->server_host,
+        .per_node = env->per_node,
         .done = done,
         .ctx = ctx,
     };

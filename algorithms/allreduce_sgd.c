@@ -29,16 +29,23 @@
  * in worker-id order. Momentum being linear, the mean of the workers'
  * momenta is the momentum of the mean gradient, so topk(1.0) gives PmSGD
  * up to rounding. With compressor = none nothing of this runs: the dense
- * path is the one above. */
+ * path is the one above.
+ *
+ * Buckets ([algorithm] bucket > 0, algorithms/overlap.h): the compute step
+ * and the all-reduce are replaced by bucketed all-reduces that overlap the
+ * backward pass; on_coll_done then runs when the worker's last bucket is
+ * reduced. Gradients and updates are unchanged. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algo.h"
 #include "algorithms/compress.h"
+#include "algorithms/overlap.h"
 
 typedef struct state {
     algo_env *env;
     sim_coll *coll;
+    algo_overlap *ov; /* [algorithm] bucket > 0: bucketed, overlapped all-reduces */
     float *x;        /* the shared model */
     algo_optim_state *opt; /* the configured optimizer's state for x */
     float *gbar;     /* averaged gradient */
@@ -124,6 +131,14 @@ static void begin_step(state *st, int w)
 {
     algo_env *env = st->env;
     algo_env_grad(env, w, st->x, env->w[w].grad);
+    if (st->ov) {
+        /* bucketed: the message is known at the start of the step (the
+         * gradient is, and a compressed one depends on nothing that can
+         * change before its compute step ends) */
+        double bytes = st->comp ? compressed_encode(st, w) : env->msg_bytes;
+        algo_overlap_step(st->ov, w, algo_env_step_samples(env, w), bytes);
+        return;
+    }
     algo_env_compute(env, w, algo_env_step_samples(env, w), on_compute_done, st,
                      (uint64_t)w);
 }
@@ -182,6 +197,7 @@ static void destroy(void *p)
     free(st->u);
     algo_compress_destroy(st->comp);
     sim_coll_destroy(st->coll);
+    algo_overlap_destroy(st->ov);
     free(st->x);
     algo_optim_state_destroy(st->opt);
     free(st->gbar);
@@ -221,8 +237,11 @@ static int create(algo_env *env, void **out, sim_err *err)
     sim_coll_kind kind = st->comp && st->comp->vt->agg == ALGO_COMPRESS_ALLGATHER
                              ? SIM_COLL_ALLGATHER
                              : env->allreduce_kind;
-    st->coll = algo_env_coll(env, kind, on_coll_done, st, err);
-    if (!st->coll) {
+    if (env->cfg->bucket > 0)
+        st->ov = algo_overlap_create(env, env->cfg->bucket, kind, on_coll_done, st, err);
+    else
+        st->coll = algo_env_coll(env, kind, on_coll_done, st, err);
+    if (!st->coll && !st->ov) {
         destroy(st);
         return err ? err->code : SIM_EINTERNAL;
     }

@@ -15,6 +15,7 @@
 #include "analysis/db.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
+#include "analysis/scaling.h"
 #include "analysis/sweep.h"
 #include "sim/compute.h"
 #include "config/config.h"
@@ -61,7 +62,7 @@ static void help_main(FILE *f)
             "              [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N] [--db FILE]\n"
             "              [--shard-dir DIR] [--quiet]\n"
             "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "              [--aggregate]\n"
+            "              [--aggregate | --scaling]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
             "              [--size WxH] -o FILE.png|.svg|.pdf\n"
@@ -97,7 +98,7 @@ static void help_report(FILE *f)
 {
     fprintf(f,
             "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "                    [--aggregate]\n\n"
+            "                    [--aggregate | --scaling]\n\n"
             "One row per run: algorithm, workers, final train loss, final test accuracy,\n"
             "simulated time, time to target, speedup against the baseline, bytes sent, idle\n"
             "fraction, mean staleness, final consensus distance.\n\n"
@@ -114,7 +115,13 @@ static void help_report(FILE *f)
             "  --aggregate            one row per group of runs that differ only in their\n"
             "                         seed (done or diverged): mean [min, max] of each\n"
             "                         column, the number of seeds and how many reached the\n"
-            "                         target\n");
+            "                         target\n"
+            "  --scaling              for runs (done) that differ only in the worker count\n"
+            "                         (and the arguments of network.topology): simulated\n"
+            "                         throughput (samples per simulated second) and the\n"
+            "                         scaling factor throughput(n) / (n/n0 x\n"
+            "                         throughput(n0)), n0 the group's smallest count (1:\n"
+            "                         throughput(n) / (n x throughput(1)))\n");
 }
 
 static void help_list(FILE *f)
@@ -149,6 +156,13 @@ static void list_networks(void)
         char name[64];
         snprintf(name, sizeof name, "%s%s", vt->name, vt->args);
         printf("  %-22s %s\n", name, vt->summary);
+    }
+    printf("server presets (NAME(NODES); the [network] latency and bandwidth are each "
+           "server's interface):\n");
+    for (int i = 0; topo_server_at(i); i++) {
+        const topo_server *sv = topo_server_at(i);
+        printf("  %-10s %d GPUs, %g GB/s and %g us per GPU link; %s\n", sv->name, sv->per_node,
+               sv->intra_bandwidth / 1e9, sv->intra_latency * 1e6, sv->source);
     }
 }
 
@@ -251,11 +265,12 @@ static void list_presets(void)
 {
     printf("model proxies ([workload] proxy: message sizes and compute times of a larger "
            "network;\n  training FLOPs = 3 x forward, a multiply-add = 2 FLOPs):\n");
-    printf("  %-12s %14s %16s  %s\n", "name", "parameters", "train FLOP/sample", "sample; source");
+    printf("  %-12s %14s %16s %6s  %s\n", "name", "parameters", "train FLOP/sample", "layers",
+           "sample; source");
     for (int i = 0; wl_proxy_table[i].name; i++) {
         const wl_proxy *p = &wl_proxy_table[i];
-        printf("  %-12s %14lld %16.4g  %s; %s\n", p->name, (long long)p->params,
-               p->flops_per_sample, p->sample, p->source);
+        printf("  %-12s %14lld %16.4g %6d  %s; %s\n", p->name, (long long)p->params,
+               p->flops_per_sample, wl_proxy_layers(p, NULL, 0), p->sample, p->source);
     }
     printf("devices ([workers] device = NAME, or a speed such as 15.7TFLOPS):\n");
     for (int i = 0; wl_device_table[i].name; i++) {
@@ -489,6 +504,7 @@ static int cmd_report(int argc, char **argv)
     int64_t ids[1024];
     char metric[32] = "";
     an_report_opts o = {.run_ids = ids};
+    int scaling = 0;
     sim_err err = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -499,6 +515,8 @@ static int cmd_report(int argc, char **argv)
             o.csv = 1;
         } else if (strcmp(a, "--aggregate") == 0) {
             o.aggregate = 1;
+        } else if (strcmp(a, "--scaling") == 0) {
+            scaling = 1;
         } else if (strcmp(a, "--run") == 0 || strcmp(a, "--baseline") == 0 ||
                    strcmp(a, "--target") == 0) {
             if (i + 1 >= argc)
@@ -528,6 +546,14 @@ static int cmd_report(int argc, char **argv)
     }
     if (!path)
         return usage_error("report", "%s", "missing DB");
+    if (scaling && (o.aggregate || o.target_metric || o.baseline))
+        return usage_error("report", "%s",
+                           "--scaling takes no --aggregate, --target or --baseline");
+    if (scaling) {
+        if (an_scaling_print(path, ids, o.n_run_ids, o.csv, stdout, &err) < 0)
+            return fail(&err);
+        return 0;
+    }
     if (an_report_print(path, &o, stdout, &err) < 0)
         return fail(&err);
     return 0;
@@ -742,7 +768,9 @@ static void help_plot(FILE *f)
     fprintf(f,
             "Usage: dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "                  [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
-            "                  [--size WxH] -o FILE.png|.svg|.pdf\n\n"
+            "                  [--size WxH] -o FILE.png|.svg|.pdf\n"
+            "       dtsim plot DB --scaling [--y scaling|throughput|step_time]\n"
+            "                  [--x n_workers|compression|PARAMS_KEY] [--by PARAMS_KEY] ...\n\n"
             "Draws one line per group of finished runs (done or diverged): the mean over\n"
             "the runs that differ only in their seed, with a translucent min-max band,\n"
             "interpolated where all of them have data. The format follows the file name.\n\n"
@@ -759,13 +787,20 @@ static void help_plot(FILE *f)
             "  --logx, --logy   logarithmic axis\n"
             "  --title TEXT     instead of the automatic title\n"
             "  --size WxH       pixels (PNG) or points (SVG, PDF); default 960x640\n"
-            "  -o FILE          output: .png, .svg or .pdf (also --output FILE)\n");
+            "  -o FILE          output: .png, .svg or .pdf (also --output FILE)\n"
+            "  --scaling        points of `dtsim report --scaling` instead: y = scaling\n"
+            "                   (default), throughput or step_time (seconds per\n"
+            "                   iteration); x = n_workers (default), a numeric params key\n"
+            "                   (network.bandwidth in Gb/s, algorithm.bucket in MiB) or\n"
+            "                   compression (largest workload.sim_params of the line over\n"
+            "                   the run's); --by a params key; --where selects the points\n");
 }
 
 static int cmd_plot(int argc, char **argv)
 {
     const char *path = NULL;
     an_plot_opts o = {0};
+    int scaling = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (is_help(a)) {
@@ -775,6 +810,8 @@ static int cmd_plot(int argc, char **argv)
             o.logx = 1;
         } else if (strcmp(a, "--logy") == 0) {
             o.logy = 1;
+        } else if (strcmp(a, "--scaling") == 0) {
+            scaling = 1;
         } else if (strcmp(a, "--y") == 0 || strcmp(a, "--x") == 0 || strcmp(a, "--by") == 0 ||
                    strcmp(a, "--where") == 0 || strcmp(a, "--title") == 0 ||
                    strcmp(a, "--size") == 0 || strcmp(a, "-o") == 0 ||
@@ -809,12 +846,19 @@ static int cmd_plot(int argc, char **argv)
     }
     if (!path)
         return usage_error("plot", "%s", "missing DB");
-    if (!o.y)
+    if (!o.y && !scaling)
         return usage_error("plot", "%s", "missing --y METRIC");
     if (!o.output)
         return usage_error("plot", "%s", "missing -o FILE.png|.svg|.pdf");
     sim_err err = {0};
     int n_series = 0, n_runs = 0;
+    if (scaling) {
+        if (an_scaling_plot_write(path, &o, &n_series, &n_runs, &err) < 0)
+            return fail(&err);
+        printf("plot: %d line%s, %d point%s -> %s\n", n_series, n_series == 1 ? "" : "s",
+               n_runs, n_runs == 1 ? "" : "s", o.output);
+        return 0;
+    }
     if (an_plot_write(path, &o, &n_series, &n_runs, &err) < 0)
         return fail(&err);
     printf("plot: %d line%s from %d run%s -> %s\n", n_series, n_series == 1 ? "" : "s", n_runs,

@@ -30,7 +30,8 @@ static const sim_choice sharing_values[] = {
 static const sim_choice routing_values[] = {
     {"shortest", SIM_ROUTE_SHORTEST}, {"ecmp", SIM_ROUTE_ECMP}, {NULL, 0}};
 static const sim_choice collective_values[] = {
-    {"ring", SIM_COLL_RING}, {"tree", SIM_COLL_TREE}, {"ps", SIM_COLL_PS}, {NULL, 0}};
+    {"ring", SIM_COLL_RING}, {"tree", SIM_COLL_TREE}, {"ps", SIM_COLL_PS},
+    {"hierarchical", SIM_COLL_HIER}, {NULL, 0}};
 static const sim_choice weights_values[] = {
     {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM}, {NULL, 0}};
 static const sim_choice normalize_values[] = {
@@ -59,12 +60,14 @@ const sim_key sim_config_keys[] = {
     {"workers", "straggler_slowdown", "5", SIM_KEY_DOUBLE, NULL, "compute-time factor of the stragglers (>= 1)"},
     {"workers", "transient_prob", "0", SIM_KEY_DOUBLE, NULL, "chance that one step is slowed, in [0, 1]"},
     {"workers", "transient_slowdown", "10", SIM_KEY_DOUBLE, NULL, "compute-time factor of a slowed step (>= 1)"},
-    {"network", "topology", "star", SIM_KEY_STRING, NULL, "physical network: star | ring | torus(4, 4) | complete | fat_tree(4) | ideal | file(NET.graphml)"},
+    {"network", "topology", "star", SIM_KEY_STRING, NULL, "physical network: star | ring | torus(4, 4) | complete | fat_tree(4) | ideal | file(NET.graphml) | hierarchical(NODES, PER_NODE) | dgx1_v100(NODES) | dgx_a100(NODES) | pcie4(NODES)"},
     {"network", "latency", "5us", SIM_KEY_TIME, NULL, "latency per link"},
     {"network", "bandwidth", "10Gbps", SIM_KEY_RATE, NULL, "bandwidth per link"},
     {"network", "sharing", "fair", SIM_KEY_CHOICE, "fair|none", "fair: max-min fair sharing of links; none: alpha-beta"},
     {"network", "routing", "shortest", SIM_KEY_CHOICE, "shortest|ecmp", "shortest: one shortest path per host pair; ecmp: each message hashed over the equal-cost paths (fat trees)"},
-    {"network", "collective", "ring", SIM_KEY_CHOICE, "ring|tree|ps", "all-reduce algorithm"},
+    {"network", "collective", "ring", SIM_KEY_CHOICE, "ring|tree|ps|hierarchical", "all-reduce algorithm (hierarchical: reduce inside each server, ring among servers, broadcast inside; needs servers of GPUs)"},
+    {"network", "intra_latency", "1us", SIM_KEY_TIME, NULL, "latency of a link inside a server of hierarchical(NODES, PER_NODE)"},
+    {"network", "intra_bandwidth", "150GB/s", SIM_KEY_RATE, NULL, "bandwidth of each GPU's link inside a server of hierarchical(NODES, PER_NODE) (NVLink class)"},
     {"topology", "graph", "ring", SIM_KEY_STRING, NULL, "logical gossip graph: ring | torus(4, 4) | exponential | complete | ..."},
     {"topology", "weights", "metropolis", SIM_KEY_CHOICE, "metropolis|uniform", "mixing weights"},
     {"algorithm", "name", "allreduce_sgd", SIM_KEY_STRING, NULL, "training method (dtsim list algorithms)"},
@@ -80,6 +83,7 @@ const sim_key sim_config_keys[] = {
     {"algorithm", "lamb_min_trust", "0.01", SIM_KEY_DOUBLE, NULL, "lamb: lower bound of the per-layer trust ratio (>= 0)"},
     {"algorithm", "lamb_max_trust", "10", SIM_KEY_DOUBLE, NULL, "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
     {"algorithm", "clip", "0", SIM_KEY_DOUBLE, NULL, "clip every stochastic gradient to this Euclidean norm (0 = off)"},
+    {"algorithm", "bucket", "0", SIM_KEY_SIZE, NULL, "gradient bucket size: bucket all-reduces overlap the backward pass (PyTorch DDP: 25MiB); 0 = one all-reduce after it"},
     {"algorithm", "batch", "32", SIM_KEY_STRING, NULL, "samples per worker step, or full (the worker's whole shard)"},
     {"algorithm", "compressor", "none", SIM_KEY_STRING, NULL, "message compressor: none | topk(ratio) | randomk(ratio) | qsgd(levels[, bucket]) | sign (dtsim list compressors)"},
     {"algorithm", "error_feedback", "true", SIM_KEY_BOOL, NULL, "compressors keep each worker's residual and add it to its next message"},

@@ -109,7 +109,9 @@ typedef struct sim_config {
     double bandwidth;            /* bytes per second per link */
     sim_sharing sharing;
     sim_routing routing;
-    sim_coll_kind collective;    /* SIM_COLL_RING, SIM_COLL_TREE or SIM_COLL_PS */
+    sim_coll_kind collective;    /* SIM_COLL_RING, SIM_COLL_TREE, SIM_COLL_PS or SIM_COLL_HIER */
+    double intra_latency;        /* seconds per link inside a server */
+    double intra_bandwidth;      /* bytes per second per GPU link inside a server */
 
     /* [topology] */
     char graph[512];             /* spec text */
@@ -127,6 +129,7 @@ typedef struct sim_config {
     int bias_correction;         /* adam, adamw, lamb: 1 = divide by 1 - beta^t */
     double lamb_min_trust;       /* lamb: trust-ratio bounds, 0 <= min <= max */
     double lamb_max_trust;
+    double bucket;               /* bytes per gradient bucket; 0 = no buckets */
     double clip;                 /* Euclidean norm every gradient is clipped to; 0 = off */
     int batch;                   /* per worker; 0 = full shard */
     char compressor[128];        /* spec text, e.g. "none", "topk(0.01)" */

@@ -229,12 +229,35 @@ static int fill_env(xp_env *x, const wl_proxy *proxy, int server, sim_err *err)
     env->batch = c->batch;
     env->server_host = server ? c->n_workers : -1;
     env->allreduce_kind = c->collective;
+    env->per_node = x->pn.per_node;
     env->staleness_cap = 4 * (int64_t)c->n_workers + 64;
     x->hist = calloc((size_t)env->staleness_cap, sizeof *x->hist);
     if (!x->hist)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
     env->staleness_hist = x->hist;
     return build_workers(x, err);
+}
+
+/* Multi-GPU servers: the intra-server links of hierarchical(...), and the
+ * keys that need servers or a method that supports them. */
+static int check_servers(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    topo_physnet_set_intra(&x->pn, c->intra_latency, c->intra_bandwidth);
+    if (c->collective == SIM_COLL_HIER && x->pn.per_node < 1)
+        return sim_config_error(c, "network", "collective", SIM_ECONFIG, err,
+                                "hierarchical needs servers of GPUs: topology = "
+                                "hierarchical(NODES, PER_NODE) or a server preset, got '%s'",
+                                c->net_topology);
+    if (c->collective == SIM_COLL_HIER && c->n_workers % x->pn.per_node != 0)
+        return sim_config_error(c, "network", "collective", SIM_ECONFIG, err,
+                                "hierarchical needs whole servers: %d workers on servers of %d",
+                                c->n_workers, x->pn.per_node);
+    if (c->bucket > 0 && strcmp(x->vt->name, "allreduce_sgd") != 0)
+        return sim_config_error(c, "algorithm", "bucket", SIM_ECONFIG, err,
+                                "gradient buckets are implemented for allreduce_sgd only, "
+                                "not %s (use bucket = 0)", x->vt->name);
+    return 0;
 }
 
 static int build(xp_env *x, sim_err *err)
@@ -276,6 +299,9 @@ static int build(xp_env *x, sim_err *err)
     if (rc < 0)
         return key_error(c, "network", "topology", err);
     x->pn_built = 1;
+    rc = check_servers(x, err);
+    if (rc < 0)
+        return rc;
     x->eng = sim_engine_create(1024);
     if (!x->eng)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");

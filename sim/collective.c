@@ -42,10 +42,15 @@
  * Neighbour lists are kept per round parity; a set_neighbors takes effect
  * at the first enter of the next round.
  *
+ * REDUCE / BCAST: the two halves of TREE, with its rules; HIER is a
+ * composite of REDUCE, RING and BCAST collectives (sim/coll_hier.c) that
+ * keeps no rank state here.
+ *
  * The done callback runs from an engine event: directly from the delivery
  * that completes the rank, or from a zero-delay event when a rank is
  * complete at enter (n = 1, or no neighbours). */
 #include "sim/collective.h"
+#include "sim/coll_hier.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -90,6 +95,7 @@ struct sim_coll {
     nbr_lists slot[2];     /* lists in force for each round parity */
     nbr_lists pending;
     int64_t max_round;     /* highest round any rank has entered, -1 none */
+    coll_hier *hier;       /* HIER: the composite doing the work */
     int failed;
     sim_err err;           /* sticky failure from inside an event */
 };
@@ -153,6 +159,19 @@ static int send_msg(sim_coll *c, int from, int to, int type, int64_t round, doub
     return 0;
 }
 
+/* Tree broadcast from r to its children, largest subtree first. */
+static int tree_forward(sim_coll *c, int r, int64_t round, double bytes)
+{
+    int lim = r ? lowbit(r) : c->n;
+    int top = 1;
+    while (top * 2 < lim && r + top * 2 < c->n)
+        top *= 2;
+    for (int d = top; d >= 1; d >>= 1)
+        if (d < lim && r + d < c->n && send_msg(c, r, r + d, TYPE_DOWN, round, bytes))
+            return -1;
+    return 0;
+}
+
 /* Sends whatever rank r's state allows now. */
 static int advance(sim_coll *c, int r)
 {
@@ -176,23 +195,32 @@ static int advance(sim_coll *c, int r)
         break;
     }
     case SIM_COLL_TREE:
+    case SIM_COLL_REDUCE:
         if (!R->up_done && R->recv[p] == tree_n_children(c, r)) {
             R->up_done = 1;
             if (r != 0 && send_msg(c, r, tree_parent(r), TYPE_UP, round, R->bytes))
                 return -1;
         }
-        if (R->up_done && !R->down_sent && (r == 0 || R->down[p] > 0)) {
+        if (c->kind == SIM_COLL_TREE && R->up_done && !R->down_sent &&
+            (r == 0 || R->down[p] > 0)) {
             R->down_sent = 1;
-            int lim = r ? lowbit(r) : c->n;
-            int top = 1;
-            while (top * 2 < lim && r + top * 2 < c->n)
-                top *= 2;
-            /* Largest subtree first. */
-            for (int d = top; d >= 1; d >>= 1)
-                if (d < lim && r + d < c->n &&
-                    send_msg(c, r, r + d, TYPE_DOWN, round, R->bytes))
-                    return -1;
+            if (tree_forward(c, r, round, R->bytes))
+                return -1;
         }
+        break;
+    case SIM_COLL_BCAST:
+        /* one forward in flight at a time, largest subtree first */
+        if (r == 0 || R->down[p] > 0) {
+            int nc = tree_n_children(c, r);
+            if (R->down_sent < nc && R->delivered == R->sent) {
+                int d = 1 << (nc - 1 - R->down_sent);
+                R->down_sent++;
+                if (send_msg(c, r, r + d, TYPE_DOWN, round, R->bytes))
+                    return -1;
+            }
+        }
+        break;
+    case SIM_COLL_HIER:
         break;
     case SIM_COLL_PS:
         if (!R->up_done) {
@@ -225,6 +253,12 @@ static int is_complete(const sim_coll *c, int r)
         return R->recv[p] == ring_steps(c) && R->sent == ring_steps(c);
     case SIM_COLL_TREE:
         return R->up_done && R->down_sent && (r == 0 || R->down[p] > 0);
+    case SIM_COLL_REDUCE:
+        return R->up_done;
+    case SIM_COLL_BCAST:
+        return (r == 0 || R->down[p] > 0) && R->down_sent == tree_n_children(c, r);
+    case SIM_COLL_HIER:
+        return 0;
     case SIM_COLL_PS:
         return R->up_done && R->down[p] > 0;
     case SIM_COLL_NEIGHBOR:
@@ -397,6 +431,7 @@ void sim_coll_destroy(sim_coll *c)
     lists_release(&c->slot[0]);
     lists_release(&c->slot[1]);
     lists_release(&c->pending);
+    coll_hier_destroy(c->hier);
     free(c->hosts);
     free(c->rank);
     free(c->ag_bytes);
@@ -414,7 +449,7 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
                     d->n);
         return NULL;
     }
-    if (d->kind < SIM_COLL_RING || d->kind > SIM_COLL_NEIGHBOR) {
+    if (d->kind < SIM_COLL_RING || d->kind > SIM_COLL_HIER) {
         sim_err_set(err, SIM_EINPUT, "collective: unknown kind %d", (int)d->kind);
         return NULL;
     }
@@ -455,9 +490,17 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
         }
         break;
     case SIM_COLL_TREE:
+    case SIM_COLL_REDUCE:
+    case SIM_COLL_BCAST:
         for (int r = 1; r < n; r++)
-            if (check_route(c, r, tree_parent(r), err) || check_route(c, tree_parent(r), r, err))
+            if ((d->kind != SIM_COLL_BCAST && check_route(c, r, tree_parent(r), err)) ||
+                (d->kind != SIM_COLL_REDUCE && check_route(c, tree_parent(r), r, err)))
                 goto fail;
+        break;
+    case SIM_COLL_HIER:
+        c->hier = coll_hier_create(net, d, c->hosts, err);
+        if (!c->hier)
+            goto fail;
         break;
     case SIM_COLL_PS:
         if (d->ps_host < 0 || d->ps_host >= nh) {
@@ -535,6 +578,8 @@ int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err)
     if (!(bytes >= 0.0 && isfinite(bytes)))
         return sim_err_set(err, SIM_EINPUT, "collective: rank %d: size must be >= 0 bytes, got %g",
                            rank, bytes);
+    if (c->hier)
+        return coll_hier_enter(c->hier, rank, bytes, err);
     coll_rank *R = &c->rank[rank];
     if (R->state != RANK_IDLE)
         return sim_err_set(err, SIM_EINTERNAL,

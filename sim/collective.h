@@ -21,6 +21,17 @@
  *             lists given at creation; may change per round with
  *             sim_coll_set_neighbors) and is done when it has received from
  *             all its in-neighbours and its own sends have drained.
+ *  REDUCE     the reduce half of TREE: binomial tree to rank 0, full
+ *             vectors; a rank is done when its message to its parent has
+ *             arrived (rank 0: when all its children's have).
+ *  BCAST      the broadcast half of TREE: rank 0 sends the full vector down
+ *             the binomial tree; a rank is done when it has the vector and
+ *             its forwards have arrived.
+ *  HIER       hierarchical all-reduce over servers of per_node ranks (ranks
+ *             s*per_node .. s*per_node + per_node - 1 share server s): a
+ *             REDUCE inside each server to its first rank, a RING all-reduce
+ *             among those first ranks (across the servers' interfaces), a
+ *             BCAST inside each server (sim/coll_hier.c).
  *
  * Ranks map to hosts through hosts[] (rank r runs on host hosts[r]). */
 #ifndef DTSIM_SIM_COLLECTIVE_H
@@ -35,7 +46,10 @@ typedef enum sim_coll_kind {
     SIM_COLL_TREE,
     SIM_COLL_PS,
     SIM_COLL_ALLGATHER,
-    SIM_COLL_NEIGHBOR
+    SIM_COLL_NEIGHBOR,
+    SIM_COLL_REDUCE,
+    SIM_COLL_BCAST,
+    SIM_COLL_HIER
 } sim_coll_kind;
 
 /* Runs when rank has completed the current round. */
@@ -50,6 +64,7 @@ typedef struct sim_coll_desc {
      * in-neighbours are derived. Copied. */
     const int *nbr_off;
     const int *nbr;
+    int per_node;          /* HIER: ranks per server (divides n) */
     sim_coll_done done;
     void *ctx;
 } sim_coll_desc;

@@ -213,6 +213,143 @@ static int build_fat_tree(topo_physnet *pn, int n_hosts, const char *const *args
     return rc;
 }
 
+/* Multi-GPU servers. Server presets: the links inside one server, modelled
+ * as every GPU on a server switch with a link of the GPU's own bandwidth
+ * (an upper bound for the hybrid cube-mesh of the DGX-1, exact in kind for
+ * the NVSwitch of the DGX A100). Latencies are assumptions (NVLink and PCIe
+ * hops of about a microsecond), bandwidths per direction from the sources. */
+static const topo_server topo_server_table[] = {
+    {"dgx1_v100", 8, 1e-6, 150e9,
+     "NVIDIA DGX-1 with Tesla V100 System Architecture (WP-08437-002): 8 V100 SXM2, 6 NVLink "
+     "2.0 links of 25 GB/s per direction per GPU; network 4 x 100 Gb/s EDR InfiniBand"},
+    {"dgx_a100", 8, 1e-6, 300e9,
+     "NVIDIA DGX A100 System Architecture (2020): 8 A100 SXM4 on 6 NVSwitches, 12 NVLink 3.0 "
+     "links of 25 GB/s per direction per GPU (600 GB/s both ways); network 8 x 200 Gb/s HDR "
+     "InfiniBand"},
+    {"pcie4", 4, 2e-6, 15.75e9,
+     "a server of 4 GPUs on PCIe 3.0 x16 (8 GT/s x 16 lanes x 128/130 = 15.75 GB/s per "
+     "direction per GPU) behind one PCIe switch; network e.g. 25 Gb/s Ethernet"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+const topo_server *topo_server_find(const char *name)
+{
+    for (int i = 0; name && topo_server_table[i].name; i++)
+        if (strcmp(topo_server_table[i].name, name) == 0)
+            return &topo_server_table[i];
+    return NULL;
+}
+
+const topo_server *topo_server_at(int i)
+{
+    return i >= 0 && i < (int)(sizeof topo_server_table / sizeof topo_server_table[0]) - 1
+               ? &topo_server_table[i]
+               : NULL;
+}
+
+/* nodes servers of per_node GPUs: GPU h (host h = server * per_node + local)
+ * is linked to its server switch (vertex H + h / per_node) by edge h, an
+ * intra-server link; server switch s to the top switch (vertex H + nodes)
+ * by edge H + s, the server's network interface ([network] latency and
+ * bandwidth). Intra links carry intra_lat / intra_bw when those are > 0
+ * (a preset, or topo_physnet_set_intra), else the defaults. */
+static int build_servers(topo_physnet *pn, int64_t nodes, int64_t per_node, double intra_lat,
+                         double intra_bw, sim_err *err)
+{
+    int64_t H = nodes * per_node, m = H + nodes;
+    igraph_integer_t *pairs = malloc(sizeof *pairs * 2 * (size_t)m);
+    pn->latency = malloc(sizeof *pn->latency * (size_t)m);
+    pn->bandwidth = malloc(sizeof *pn->bandwidth * (size_t)m);
+    pn->latency_file = malloc(sizeof *pn->latency_file * (size_t)m);
+    pn->bandwidth_file = malloc(sizeof *pn->bandwidth_file * (size_t)m);
+    if (!pairs || !pn->latency || !pn->bandwidth || !pn->latency_file || !pn->bandwidth_file) {
+        free(pairs);
+        return sim_err_set(err, SIM_ENOMEM, "physical network: out of memory");
+    }
+    for (int64_t h = 0; h < H; h++) {
+        pairs[2 * h] = h;
+        pairs[2 * h + 1] = H + h / per_node;
+    }
+    for (int64_t s = 0; s < nodes; s++) {
+        pairs[2 * (H + s)] = H + s;
+        pairs[2 * (H + s) + 1] = H + nodes;
+    }
+    for (int64_t e = 0; e < m; e++) {
+        pn->latency_file[e] = e < H && intra_lat > 0 ? intra_lat : NAN;
+        pn->bandwidth_file[e] = e < H && intra_bw > 0 ? intra_bw : NAN;
+    }
+    pn->n_hosts = (int)H;
+    pn->per_node = (int)per_node;
+    int rc = graph_from_edges(pn, (int)(H + nodes + 1), pairs, (int)m, err);
+    free(pairs);
+    return rc;
+}
+
+static int build_hierarchical(topo_physnet *pn, int n_hosts, const char *const *args,
+                              int nargs, sim_err *err)
+{
+    (void)n_hosts;
+    if (nargs != 2)
+        return sim_err_set(err, SIM_ECONFIG, "network topology 'hierarchical': expected "
+                                             "hierarchical(NODES, PER_NODE)");
+    int64_t nodes, per;
+    int rc = int_arg("hierarchical", args[0], "NODES", 1, 65536, &nodes, err);
+    if (rc == 0)
+        rc = int_arg("hierarchical", args[1], "PER_NODE", 1, 65536, &per, err);
+    if (rc == 0 && nodes * per > 65536)
+        rc = sim_err_set(err, SIM_ECONFIG, "network topology 'hierarchical(%lld, %lld)': at "
+                                           "most 65536 GPUs", (long long)nodes, (long long)per);
+    return rc ? rc : build_servers(pn, nodes, per, 0, 0, err);
+}
+
+/* A server preset NAME(NODES). */
+static int build_preset(const char *name, topo_physnet *pn, const char *const *args, int nargs,
+                        sim_err *err)
+{
+    const topo_server *sv = topo_server_find(name);
+    if (nargs != 1)
+        return sim_err_set(err, SIM_ECONFIG, "network topology '%s': expected %s(NODES)", name,
+                           name);
+    int64_t nodes;
+    int rc = int_arg(name, args[0], "NODES", 1, 65536 / sv->per_node, &nodes, err);
+    return rc ? rc
+              : build_servers(pn, nodes, sv->per_node, sv->intra_latency, sv->intra_bandwidth,
+                              err);
+}
+
+static int build_dgx1(topo_physnet *pn, int n_hosts, const char *const *args, int nargs,
+                      sim_err *err)
+{
+    (void)n_hosts;
+    return build_preset("dgx1_v100", pn, args, nargs, err);
+}
+
+static int build_dgx_a100(topo_physnet *pn, int n_hosts, const char *const *args, int nargs,
+                          sim_err *err)
+{
+    (void)n_hosts;
+    return build_preset("dgx_a100", pn, args, nargs, err);
+}
+
+static int build_pcie4(topo_physnet *pn, int n_hosts, const char *const *args, int nargs,
+                       sim_err *err)
+{
+    (void)n_hosts;
+    return build_preset("pcie4", pn, args, nargs, err);
+}
+
+void topo_physnet_set_intra(topo_physnet *pn, double latency, double bandwidth)
+{
+    if (pn->per_node <= 0 || !pn->latency_file || !pn->bandwidth_file)
+        return;
+    for (int e = 0; e < pn->n_hosts; e++) {
+        if (isnan(pn->latency_file[e]))
+            pn->latency_file[e] = latency;
+        if (isnan(pn->bandwidth_file[e]))
+            pn->bandwidth_file[e] = bandwidth;
+    }
+}
+
 static int build_file(topo_physnet *pn, int n_hosts, const char *const *args, int nargs,
                       sim_err *err)
 {
@@ -244,6 +381,25 @@ static const topo_physnet_vt physnet_file = {
     "attributes latency (s) and bandwidth (bytes/s) override the defaults",
     build_file};
 
+static const topo_physnet_vt physnet_hierarchical = {
+    "hierarchical", "(NODES, PER_NODE)",
+    "NODES servers of PER_NODE GPUs: each GPU on its server's switch by an intra link "
+    "(intra_latency, intra_bandwidth), each server on one top switch by its network "
+    "interface (latency, bandwidth)",
+    build_hierarchical};
+static const topo_physnet_vt physnet_dgx1 = {
+    "dgx1_v100", "(NODES)",
+    "hierarchical(NODES, 8) with NVLink 2.0 links of 150 GB/s per GPU (dtsim list networks)",
+    build_dgx1};
+static const topo_physnet_vt physnet_dgx_a100 = {
+    "dgx_a100", "(NODES)",
+    "hierarchical(NODES, 8) with NVSwitch links of 300 GB/s per GPU (dtsim list networks)",
+    build_dgx_a100};
+static const topo_physnet_vt physnet_pcie4 = {
+    "pcie4", "(NODES)",
+    "hierarchical(NODES, 4) with PCIe 3.0 x16 links of 15.75 GB/s per GPU",
+    build_pcie4};
+
 const topo_physnet_vt *const topo_physnet_registry[] = {
     &physnet_star,
     &physnet_ring,
@@ -252,6 +408,10 @@ const topo_physnet_vt *const topo_physnet_registry[] = {
     &physnet_torus,
     &physnet_fat_tree,
     &physnet_file,
+    &physnet_hierarchical,
+    &physnet_dgx1,
+    &physnet_dgx_a100,
+    &physnet_pcie4,
     NULL,
 };
 

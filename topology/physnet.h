@@ -37,7 +37,28 @@ typedef struct topo_physnet {
      * gives none; NULL when the file has no such attribute at all.
      * topo_physnet_desc merges them with the defaults into latency/bandwidth. */
     double *latency_file, *bandwidth_file;
+    int per_node;          /* servers of GPUs (hierarchical and the presets):
+                              hosts per server; 0 for the other kinds */
 } topo_physnet;
+
+/* A multi-GPU server preset ([network] topology = dgx1_v100(NODES), ...):
+ * the links inside one server. The server's network interface is the
+ * [network] latency and bandwidth. */
+typedef struct topo_server {
+    const char *name;
+    int per_node;           /* GPUs per server */
+    double intra_latency;   /* seconds per intra-server link */
+    double intra_bandwidth; /* bytes per second per GPU and direction */
+    const char *source;
+} topo_server;
+
+const topo_server *topo_server_find(const char *name);
+/* The i-th preset, NULL past the end. */
+const topo_server *topo_server_at(int i);
+/* hierarchical(...) networks: the intra-server links' latency and bandwidth
+ * (seconds, bytes/s; the [network] intra_* keys). A no-op for other kinds
+ * and for the presets, whose intra links are fixed. */
+void topo_physnet_set_intra(topo_physnet *pn, double latency, double bandwidth);
 
 typedef struct topo_physnet_vt {
     const char *name;

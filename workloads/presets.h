@@ -36,4 +36,23 @@ extern const wl_device wl_device_table[]; /* terminated by name == NULL */
 const wl_proxy *wl_proxy_find(const char *name);
 const wl_device *wl_device_find(const char *name);
 
+/* One layer of a proxy's layer profile: the parameters whose gradient it
+ * produces and its FLOPs per sample. */
+typedef struct wl_proxy_layer {
+    char name[32];           /* e.g. "layer4.2.conv3" (torchvision module names) */
+    int64_t params;          /* parameters (with the layer's batch-norm scale and shift) */
+    double forward_flops;    /* FLOPs of the forward pass over one sample */
+    double backward_flops;   /* FLOPs of the backward pass (input + weight gradients) */
+} wl_proxy_layer;
+
+#define WL_PROXY_LAYERS_MAX 128 /* no proxy has more layers */
+
+/* Writes p's layers in backward order (out[0] is the output layer, whose
+ * gradient is computed first) to out[0 .. min(n, cap)) and returns n, the
+ * proxy's layer count (out may be NULL when cap = 0). Each layer's share
+ * comes from the architecture (proxy_layers.c); the shares are apportioned
+ * so that the sums equal the proxy's totals exactly: params, forward_flops
+ * and flops_per_sample - forward_flops (integers, held exactly). */
+int wl_proxy_layers(const wl_proxy *p, wl_proxy_layer *out, int cap);
+
 #endif

@@ -193,6 +193,9 @@ Test(cli, help_and_list)
     cr_assert(strstr(out_text, "adamw") && strstr(out_text, "lamb"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "list"), 0);
     cr_assert(strstr(out_text, "exponential"), "%s", out_text);
+    cr_assert_eq(dtsim(dir, "list presets"), 0);
+    cr_assert(strstr(out_text, "layers") && strstr(out_text, "     54  224x224x3"), "%s",
+              out_text);
     cr_assert_eq(dtsim(dir, "list nonsense"), 2);
     cr_assert_eq(dtsim(dir, "frobnicate"), 2);
     cr_assert_eq(dtsim(dir, "--version"), 0);
@@ -458,4 +461,20 @@ Test(cli, help_lists_every_option_the_parsers_accept)
     cr_assert(has_opt(opts[4], n[4], "--n") && has_opt(opts[4], n[4], "--export"));
     cr_assert(!has_opt(opts[3], n[3], "--frobnicate"));
     cr_assert(mentions("a --runs b", "--runs") && !mentions("a --runs b", "--run"));
+}
+
+Test(cli, report_scaling)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    int rc = dtsim(dir, "sweep small.ini --grid workers.count=1,2,4 --db s.db --quiet");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    cr_assert_eq(dtsim(dir, "report s.db --scaling --csv"), 0, "%s", out_text);
+    /* one group; the base is n = 1 (32 samples per 1 ms step), whose factor is 1 */
+    cr_assert(strstr(out_text, "group,id,name,algorithm,n_workers,throughput,ref_workers,"
+                               "scaling_factor\n1,1,"), "%s", out_text);
+    cr_assert(strstr(out_text, "1,1,small,allreduce_sgd,1,32000,1,1\n") && strstr(out_text, "\n1,3,") &&
+              !strstr(out_text, "\n2,"), "%s", out_text);
+    cr_assert_eq(dtsim(dir, "report s.db --scaling --aggregate"), 2, "%s", out_text);
+    cr_assert(strstr(out_text, "--scaling"), "%s", out_text);
 }

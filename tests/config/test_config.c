@@ -84,6 +84,9 @@ Test(config, defaults_are_all_filled)
     cr_assert_eq(cfg.lamb_min_trust, 0.01);
     cr_assert_eq(cfg.lamb_max_trust, 10.0);
     cr_assert_eq(cfg.clip, 0.0);
+    cr_assert_eq(cfg.bucket, 0.0);
+    cr_assert_eq(cfg.intra_latency, 1e-6);
+    cr_assert_eq(cfg.intra_bandwidth, 150e9);
     cr_assert_eq(cfg.batch, 32);
     cr_assert_str_eq(cfg.compressor, "none");
     cr_assert_eq(cfg.error_feedback, 1);
@@ -101,7 +104,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 56); /* 9 + 8 + 6 + 2 + 19 + 11 + 1 */
+    cr_assert_eq(n, 59); /* 9 + 8 + 8 + 2 + 20 + 11 + 1 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
@@ -451,7 +454,7 @@ Test(config, file_errors_name_file_line_and_key)
                             "'bandwidth'?)");
     load_fails("[network]\nspeed = 1Gbps\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [network] speed: unknown key (known: topology, latency, "
-               "bandwidth, sharing, routing, collective)");
+               "bandwidth, sharing, routing, collective, intra_latency, intra_bandwidth)");
     load_fails("[experiment]\nseed = 3\n[network]\nlatency = 5us\nbandwidth = fast\n", NULL,
                0, SIM_ECONFIG,
                "exp.ini:5: [network] bandwidth: expected a rate such as 10Gbps, got 'fast'");

@@ -535,3 +535,128 @@ Test(collective, errors)
     sim_net_destroy(net);
     sim_engine_destroy(eng);
 }
+
+/* ---- hierarchical all-reduce on an ideal two-level network ------------- */
+
+/* N servers of p hosts: host h is linked to its server switch (vertex
+ * N p + h / p) by an intra link (ai, Bi); each server switch to one top
+ * switch (vertex N p + N) by its interface (ae, Be). */
+static void setup_two_level(fix *f, int N, int p, double ai, double Bi, double ae, double Be)
+{
+    memset(f, 0, sizeof *f);
+    f->eng = sim_engine_create(0);
+    int hosts = N * p, m = hosts + N;
+    igraph_vector_int_t edges;
+    cr_assert_eq(igraph_vector_int_init(&edges, 2 * m), IGRAPH_SUCCESS);
+    double lat[64], bw[64];
+    for (int h = 0; h < hosts; h++) {
+        VECTOR(edges)[2 * h] = h;
+        VECTOR(edges)[2 * h + 1] = hosts + h / p;
+        lat[h] = ai;
+        bw[h] = Bi;
+    }
+    for (int s = 0; s < N; s++) {
+        VECTOR(edges)[2 * (hosts + s)] = hosts + s;
+        VECTOR(edges)[2 * (hosts + s) + 1] = hosts + N;
+        lat[hosts + s] = ae;
+        bw[hosts + s] = Be;
+    }
+    igraph_t g;
+    cr_assert_eq(igraph_create(&g, &edges, hosts + N + 1, IGRAPH_UNDIRECTED), IGRAPH_SUCCESS);
+    igraph_vector_int_destroy(&edges);
+    sim_net_desc d = {.graph = &g, .n_hosts = hosts, .latency = lat, .bandwidth = bw,
+                      .default_latency = ae, .default_bandwidth = Be,
+                      .sharing = SIM_SHARE_FAIR};
+    sim_err err;
+    f->net = sim_net_create(f->eng, &d, &err);
+    cr_assert_not_null(f->net, "%s", err.msg);
+    igraph_destroy(&g);
+    f->s.rounds = 1;
+}
+
+static void make_hier(fix *f, int n, int per_node)
+{
+    sim_coll_desc d = {.kind = SIM_COLL_HIER, .n = n, .per_node = per_node, .done = on_done,
+                       .ctx = &f->s};
+    sim_err err;
+    f->s.c = sim_coll_create(f->net, &d, &err);
+    cr_assert_not_null(f->s.c, "%s", err.msg);
+}
+
+/* Reduce inside the servers (binomial tree, log2 p levels of 2 ai + S/Bi:
+ * a child sends when its subtree is reduced, so a parent never receives two
+ * vectors at once), ring among the N leaders (2 (N - 1) steps of 2 ai + 2 ae
+ * + S/(N Be): each server interface carries one message each way), then
+ * broadcast inside (log2 p levels, one forward in flight per rank). Two
+ * rounds back to back take twice as long. */
+Test(collective, hierarchical_allreduce_on_two_levels)
+{
+    const double ai = 1e-6, Bi = 100e9, ae = 5e-6, Be = 12.5e9, S = 1e8;
+    const int Ns[3] = {4, 2, 1}, ps[3] = {4, 8, 8};
+    for (int i = 0; i < 3; i++) {
+        int N = Ns[i], p = ps[i], n = N * p;
+        fix f;
+        setup_two_level(&f, N, p, ai, Bi, ae, Be);
+        make_hier(&f, n, p);
+        f.s.rounds = 2;
+        enter_all(&f, n, S);
+        run_all(&f);
+        double intra = log2((double)p) * (2 * ai + S / Bi);
+        double ring = 2.0 * (N - 1) * (2 * ai + 2 * ae + S / (N * Be));
+        ASSERT_REL(last_done(&f, n, 2), 2 * (2 * intra + ring), 1e-9);
+        /* per round: 2 (p - 1) intra messages per server, 2 (N - 1) ring
+         * messages per leader */
+        cr_assert_eq(sim_net_messages(f.net),
+                     (uint64_t)(2 * (2 * (p - 1) * N + 2 * (N - 1) * N)));
+        teardown(&f);
+    }
+}
+
+/* The flat ring over all N p ranks on the same network: 2 (Np - 1) steps
+ * paced by the slowest edge, a server crossing of 2 ai + 2 ae + S/(Np Be)
+ * (the intra edges are faster and keep up). */
+Test(collective, flat_ring_on_two_levels)
+{
+    const double ai = 1e-6, Bi = 100e9, ae = 5e-6, Be = 12.5e9, S = 1e8;
+    const int N = 4, p = 4, n = N * p;
+    fix f;
+    setup_two_level(&f, N, p, ai, Bi, ae, Be);
+    make_coll(&f, SIM_COLL_RING, n, 0, NULL, NULL);
+    enter_all(&f, n, S);
+    run_all(&f);
+    ASSERT_REL(last_done(&f, n, 1), 2.0 * (n - 1) * (2 * ai + 2 * ae + S / (n * Be)), 1e-9);
+    teardown(&f);
+}
+
+/* REDUCE and BCAST alone on a star: log2(n) levels of 2a + S/B each. */
+Test(collective, reduce_and_bcast_on_star)
+{
+    const double L = 2e-6, B = 1e9, S = 1e6;
+    const sim_coll_kind kinds[2] = {SIM_COLL_REDUCE, SIM_COLL_BCAST};
+    for (int k = 0; k < 2; k++)
+        for (int n = 1; n <= 8; n *= 2) {
+            fix f;
+            setup(&f, "star", n, L, B, SIM_SHARE_FAIR);
+            make_coll(&f, kinds[k], n, 0, NULL, NULL);
+            enter_all(&f, n, S);
+            run_all(&f);
+            double want = log2((double)n) * (2 * L + S / B);
+            double got = last_done(&f, n, 1);
+            cr_assert(fabs(got - want) <= 1e-9 * want + 1e-9, "n %d: got %g want %g", n, got,
+                      want);
+            cr_assert_eq(sim_net_messages(f.net), (uint64_t)(n - 1));
+            teardown(&f);
+        }
+}
+
+Test(collective, hierarchical_refuses_partial_servers)
+{
+    fix f;
+    setup(&f, "star", 6, 1e-6, 1e9, SIM_SHARE_FAIR);
+    sim_coll_desc d = {.kind = SIM_COLL_HIER, .n = 6, .per_node = 4, .done = on_done,
+                       .ctx = &f.s};
+    sim_err err;
+    cr_assert_null(sim_coll_create(f.net, &d, &err));
+    cr_assert(strstr(err.msg, "not whole servers of 4"), "%s", err.msg);
+    teardown(&f);
+}

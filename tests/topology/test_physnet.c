@@ -311,3 +311,80 @@ Test(physnet, hosts_not_all_connected_are_refused)
     build_ok(&pn, "ideal", 4);
     topo_physnet_release(&pn);
 }
+
+/* hierarchical(2, 4): hosts 0..7 (server 0: 0..3), server switches 8, 9,
+ * top switch 10; inside a server 2 intra links, across servers 2 intra
+ * links and the two interfaces. */
+Test(physnet, hierarchical_servers)
+{
+    topo_physnet pn;
+    build_ok(&pn, "hierarchical(2, 4)", 8);
+    cr_assert_eq(pn.n_hosts, 8);
+    cr_assert_eq(pn.per_node, 4);
+    cr_assert_eq(igraph_vcount(&pn.graph), 11);
+    cr_assert_eq(igraph_ecount(&pn.graph), 10);
+    topo_physnet_set_intra(&pn, 1e-6, 100e9);
+    sim_engine *eng = sim_engine_create(0);
+    sim_net *net = net_of(eng, &pn, 5e-6, 12.5e9);
+    double lat = 0, bottleneck = 0;
+    int h = 0;
+    cr_assert_eq(sim_net_route_info(net, 1, 2, &lat, &h, &bottleneck), 0);
+    cr_assert_eq(h, 2);
+    cr_assert_float_eq(lat, 2e-6, 1e-15);
+    cr_assert_float_eq(bottleneck, 100e9, 1);
+    cr_assert_eq(sim_net_route_info(net, 3, 4, &lat, &h, &bottleneck), 0);
+    cr_assert_eq(h, 4);
+    cr_assert_float_eq(lat, 12e-6, 1e-15);
+    cr_assert_float_eq(bottleneck, 12.5e9, 1);
+    sim_net_destroy(net);
+    sim_engine_destroy(eng);
+    topo_physnet_release(&pn);
+
+    /* without set_intra the intra links take the defaults */
+    build_ok(&pn, "hierarchical(3, 2)", 5);
+    cr_assert_eq(pn.n_hosts, 6);
+    eng = sim_engine_create(0);
+    net = net_of(eng, &pn, 5e-6, 12.5e9);
+    cr_assert_eq(sim_net_route_info(net, 0, 1, &lat, &h, &bottleneck), 0);
+    cr_assert_float_eq(lat, 10e-6, 1e-15);
+    sim_net_destroy(net);
+    sim_engine_destroy(eng);
+    topo_physnet_release(&pn);
+
+    build_fails("hierarchical(2)", 4, SIM_ECONFIG, "hierarchical(NODES, PER_NODE)");
+    build_fails("hierarchical(0, 4)", 4, SIM_ECONFIG, "NODES must be an integer");
+    build_fails("hierarchical(2, 4)", 9, SIM_ECONFIG, "fewer than the 9 needed");
+    build_fails("dgx_a100(2, 8)", 16, SIM_ECONFIG, "expected dgx_a100(NODES)");
+}
+
+/* The server presets: GPUs per server and their intra links, which
+ * set_intra leaves alone. */
+Test(physnet, server_presets)
+{
+    static const struct {
+        const char *spec;
+        int hosts;
+        double bw;
+    } want[] = {{"dgx1_v100(2)", 16, 150e9}, {"dgx_a100(4)", 32, 300e9}, {"pcie4(2)", 8, 15.75e9}};
+    for (int i = 0; i < 3; i++) {
+        topo_physnet pn;
+        build_ok(&pn, want[i].spec, 1);
+        cr_assert_eq(pn.n_hosts, want[i].hosts);
+        topo_physnet_set_intra(&pn, 1, 1);
+        sim_engine *eng = sim_engine_create(0);
+        sim_net *net = net_of(eng, &pn, 5e-6, 1e12);
+        double bottleneck = 0;
+        cr_assert_eq(sim_net_route_info(net, 0, 1, NULL, NULL, &bottleneck), 0);
+        cr_assert_float_eq(bottleneck, want[i].bw, 1, "%s", want[i].spec);
+        sim_net_destroy(net);
+        sim_engine_destroy(eng);
+        topo_physnet_release(&pn);
+    }
+    for (int i = 0; topo_server_at(i); i++) {
+        const topo_server *s = topo_server_at(i);
+        cr_assert_eq(topo_server_find(s->name), s);
+        cr_assert(s->per_node > 0 && s->intra_bandwidth > 1e9 && strlen(s->source) > 40);
+    }
+    cr_assert_null(topo_server_find("dgx2"));
+    cr_assert_null(topo_server_at(3));
+}

@@ -1,0 +1,16 @@
+/* The HIER kind of sim_coll (collective.h): private to sim/collective.c. */
+#ifndef DTSIM_SIM_COLL_HIER_H
+#define DTSIM_SIM_COLL_HIER_H
+
+#include "sim/collective.h"
+
+typedef struct coll_hier coll_hier;
+
+/* hosts: the n ranks' hosts (already checked). d->per_node must divide
+ * d->n. */
+coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hosts,
+                            sim_err *err);
+void coll_hier_destroy(coll_hier *h);
+int coll_hier_enter(coll_hier *h, int rank, double bytes, sim_err *err);
+
+#endif

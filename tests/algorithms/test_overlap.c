@@ -1,0 +1,132 @@
+/* Gradient buckets overlapping the backward pass and the hierarchical
+ * all-reduce, through whole runs of allreduce_sgd against closed forms. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "algorithms/algo.h"
+#include "config/config.h"
+#include "experiment/experiment.h"
+
+static sim_run_result run_sets(const char *const *sets, int nsets)
+{
+    static const char *ini = "[experiment]\n"
+                             "seed = 3\n"
+                             "max_epochs = 0\n"
+                             "max_iterations = 40\n"
+                             "eval_every = 20\n"
+                             "eval_train_samples = 200\n"
+                             "[workers]\n"
+                             "count = 4\n"
+                             "compute = constant(10ms)\n"
+                             "[network]\n"
+                             "topology = ring\n"
+                             "latency = 20us\n"
+                             "[algorithm]\n"
+                             "name = allreduce_sgd\n"
+                             "batch = 16\n"
+                             "[workload]\n"
+                             "model = mlp(8)\n"
+                             "dataset = blobs(4, 10, 2000)\n"
+                             "sim_params = 1240000\n";
+    sim_experiment_init();
+    sim_config cfg;
+    sim_err err = {0};
+    cr_assert_eq(sim_config_load_string("test.ini", ini, sets, nsets, &cfg, &err), 0,
+                 "config: %s", err.msg);
+    sim_run_opts opts = {0};
+    sim_run_result res;
+    cr_assert_eq(sim_experiment_run(&cfg, &opts, &res, &err), 0, "run: %s", err.msg);
+    sim_config_release(&cfg);
+    return res;
+}
+
+static int run_fails(const char *const *sets, int nsets, sim_err *err)
+{
+    static const char *ini = "[workers]\ncount = 4\ncompute = constant(1ms)\n"
+                             "[experiment]\nmax_epochs = 0\nmax_iterations = 2\n"
+                             "[workload]\nmodel = softmax\ndataset = blobs(3, 5, 300)\n";
+    sim_experiment_init();
+    sim_config cfg;
+    cr_assert_eq(sim_config_load_string("test.ini", ini, sets, nsets, &cfg, err), 0, "%s",
+                 err->msg);
+    sim_run_opts opts = {0};
+    sim_run_result res;
+    int rc = sim_experiment_run(&cfg, &opts, &res, err);
+    sim_config_release(&cfg);
+    return rc;
+}
+
+/* Ring all-reduce of x bytes on a physical ring of n = 4: 2(n-1)(a + x/(nB)). */
+static double ring_ar(double x, double a, double B) { return 6 * (a + x / (4 * B)); }
+
+/* mlp(8) on 10 features and 4 classes: layers fc1 = 11 x 8 = 88 and fc2 =
+ * 9 x 4 = 36 parameters; in backward order fc2 then fc1. FLOPs follow the
+ * parameters (dense layers), backward = 2 x forward, so fc2's gradient
+ * exists at (1/3 + 2/3 x 36/124) of the step. The message is sim_params x 4
+ * = 4.96 MB, split 36 : 88. Step time = f_2 with f_1 = r_1 T + A(S_1),
+ * f_2 = max(T, f_1) + A(S_2) (the second all-reduce queued behind the
+ * first): once with f_1 < T (1 GB/s) and once with f_1 > T (0.25 GB/s). */
+Test(overlap, two_buckets_against_the_closed_form)
+{
+    const double T = 0.01, a = 20e-6, S = 4.96e6;
+    const double S1 = S * 36 / 124, S2 = S - S1, r1 = 1.0 / 3 + 2.0 / 3 * 36 / 124;
+    const char *bws[2] = {"network.bandwidth=1GB/s", "network.bandwidth=0.25GB/s"};
+    const double B[2] = {1e9, 0.25e9};
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {bws[k], "algorithm.bucket=1B"};
+        sim_run_result r = run_sets(sets, 2);
+        double f1 = r1 * T + ring_ar(S1, a, B[k]);
+        double want = fmax(T, f1) + ring_ar(S2, a, B[k]);
+        cr_assert(k == 0 ? f1 < T : f1 > T);
+        double got = r.sim_time / (double)r.iterations;
+        cr_assert(fabs(got - want) <= 1e-6 * want, "bandwidth %g: %.9g s per step, want %.9g",
+                  B[k], got, want);
+        /* no buckets: T + A(S) */
+        const char *none[] = {bws[k]};
+        sim_run_result r0 = run_sets(none, 1);
+        double want0 = T + ring_ar(S, a, B[k]);
+        got = r0.sim_time / (double)r0.iterations;
+        cr_assert(fabs(got - want0) <= 1e-6 * want0, "%.9g vs %.9g", got, want0);
+        /* the same bytes cross the network either way */
+        cr_assert(fabs(r.bytes_sent - r0.bytes_sent) <= 1e-9 * r0.bytes_sent);
+        /* one bucket larger than the model: the unbucketed timing exactly */
+        const char *one[] = {bws[k], "algorithm.bucket=1GB"};
+        sim_run_result r1b = run_sets(one, 2);
+        cr_assert_eq(r1b.sim_time, r0.sim_time);
+        /* the gradients and the updates do not depend on the buckets */
+        cr_assert_eq(r.final_train_loss, r0.final_train_loss);
+    }
+}
+
+/* Hierarchical all-reduce in a run: 2 servers of 4 workers, per step
+ * T + 2 log2(4) (2 ai + S/Bi) + 2 (2 ai + 2 ae + S/(2 Be)). */
+Test(overlap, hierarchical_collective_in_a_run)
+{
+    const char *sets[] = {"workers.count=8", "network.topology=hierarchical(2, 4)",
+                          "network.collective=hierarchical", "network.intra_latency=1us",
+                          "network.intra_bandwidth=100GB/s", "network.latency=5us",
+                          "network.bandwidth=12.5GB/s"};
+    sim_run_result r = run_sets(sets, 7);
+    const double T = 0.01, S = 4.96e6, ai = 1e-6, Bi = 100e9, ae = 5e-6, Be = 12.5e9;
+    double want = T + 2 * 2 * (2 * ai + S / Bi) + 2 * (2 * ai + 2 * ae + S / (2 * Be));
+    double got = r.sim_time / (double)r.iterations;
+    cr_assert(fabs(got - want) <= 1e-6 * want, "%.9g s per step, want %.9g", got, want);
+}
+
+Test(overlap, refusals_name_the_key)
+{
+    sim_err err = {0};
+    const char *dpsgd[] = {"algorithm.name=dpsgd", "algorithm.bucket=25MiB"};
+    cr_assert_eq(run_fails(dpsgd, 2, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "bucket") && strstr(err.msg, "allreduce_sgd only"), "%s",
+              err.msg);
+    const char *star[] = {"network.collective=hierarchical"};
+    cr_assert_eq(run_fails(star, 1, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "collective") && strstr(err.msg, "servers of GPUs"), "%s",
+              err.msg);
+    const char *partial[] = {"network.topology=hierarchical(2, 3)",
+                             "network.collective=hierarchical"};
+    cr_assert_eq(run_fails(partial, 2, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "whole servers"), "%s", err.msg);
+}
