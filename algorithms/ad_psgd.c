@@ -1,4 +1,4 @@
-/* ad_psgd: asynchronous decentralized parallel SGD (ALGORITHMS.md 1.4).
+/* ad_psgd: asynchronous decentralized parallel SGD (docs/algorithms.md 1.4).
  * Every worker loops on its own: it takes the gradient at its current model
  * (the snapshot x_hat = x_i, read when the step starts) and applies it when
  * the step ends, x_i <- x_i - lr g (local momentum with the momentum key),

@@ -166,7 +166,7 @@ int algo_env_coll_enter(algo_env *env, sim_coll *coll, int rank, double bytes);
  * name is copied (at most 63 characters). */
 void algo_env_series(algo_env *env, int worker, const char *name, double value);
 
-/* The learning rate at the current point of training (ALGORITHMS.md 1.1):
+/* The learning rate at the current point of training (docs/algorithms.md 1.1):
  * cfg lr, times lr_decay per milestone passed, with a linear warm-up from
  * lr/10 to lr over warmup_epochs; the epoch is samples applied / training
  * samples. */
@@ -176,7 +176,7 @@ double algo_lr_at(const sim_config *cfg, double epoch);
 /* Epochs of training applied so far (env->samples / training samples). */
 double algo_env_epoch(const algo_env *env);
 
-/* Optimizer helpers (ALGORITHMS.md 0.2, PyTorch heavy-ball, no dampening):
+/* Optimizer helpers (docs/algorithms.md 0.2, PyTorch heavy-ball, no dampening):
  * g += wd*x; m = beta*m + g; x -= lr*m (heavy ball) or x -= lr*(g + beta*m)
  * (Nesterov). m may be NULL when beta == 0. g is modified (weight decay). */
 void algo_sgd_step(float *x, float *m, float *g, int64_t d, double lr, double beta,
@@ -187,7 +187,7 @@ void algo_mean(float *out, const float *const *vs, int n, int64_t d);
 typedef struct algo_vt {
     const char *name;
     const char *summary;
-    const char *reference;   /* ALGORITHMS.md section, e.g. "1.1" */
+    const char *reference;   /* docs/algorithms.md section, e.g. "1.1" */
     const sim_key *keys;     /* method-specific [algorithm] keys, NULL-key terminated; may be NULL */
     int async;               /* 1: an iteration is one applied update */
     int uses_graph;          /* 1: the environment builds the logical graph and W */

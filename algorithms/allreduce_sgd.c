@@ -1,4 +1,4 @@
-/* allreduce_sgd: parallel momentum SGD (PmSGD, ALGORITHMS.md 1.1). Every
+/* allreduce_sgd: parallel momentum SGD (PmSGD, docs/algorithms.md 1.1). Every
  * worker holds the same x and m. Each round every worker computes its
  * gradient at x, enters a blocking all-reduce of S bytes (the configured
  * collective: ring, tree or parameter server, built from point-to-point

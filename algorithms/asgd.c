@@ -1,4 +1,4 @@
-/* asgd: parameter-server asynchronous SGD (ALGORITHMS.md 1.6). The server
+/* asgd: parameter-server asynchronous SGD (docs/algorithms.md 1.6). The server
  * (host n) holds x and a version counter t. A worker loops: pull (x, t),
  * compute its gradient on the model it read, push the gradient. When a
  * push computed on version t_read arrives, the server applies

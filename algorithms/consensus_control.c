@@ -1,5 +1,5 @@
 /* consensus_control: decentralized momentum SGD in ATC form whose
- * communication is steered by the lr phases (ALGORITHMS.md 10). Base step:
+ * communication is steered by the lr phases (docs/algorithms.md 10). Base step:
  * m_i <- beta m_i + g_i (Nesterov with the nesterov key), y_i = x_i - lr d_i,
  * then one of, per iteration k (phase p = 1 + lr milestones passed at the
  * epoch where k starts; the first match wins):

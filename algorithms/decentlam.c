@@ -1,4 +1,4 @@
-/* decentlam: DecentLaM (ALGORITHMS.md 3.3), ATC with the gossip moved inside
+/* decentlam: DecentLaM (docs/algorithms.md 3.3), ATC with the gossip moved inside
  * the quantity fed to the momentum:
  *   z_i = x_i - lr g_i                      (sent to neighbours, blocking)
  *   gt_i = (x_i - sum_j W_ij z_j) / lr      ("corrected gradient")

@@ -1,4 +1,4 @@
-/* dmsgd: decentralized momentum SGD (ALGORITHMS.md 3.1), the DecentLaM
+/* dmsgd: decentralized momentum SGD (docs/algorithms.md 3.1), the DecentLaM
  * paper's baseline. ATC form by default:
  *   m_i <- beta m_i + g_i;  y_i = x_i - lr m_i (sent, blocking);
  *   x_i <- sum_j W_ij y_j

@@ -1,4 +1,4 @@
-/* dpsgd: D-PSGD (ALGORITHMS.md 1.2), AWC form by default: every worker sends
+/* dpsgd: D-PSGD (docs/algorithms.md 1.2), AWC form by default: every worker sends
  * x_i^k to its neighbours at the start of iteration k, computes g_i^k at
  * x_i^k meanwhile, and sets x_i^{k+1} = sum_j W_ij x_j^k - lr g_i^k (local
  * momentum with the momentum key). It waits only for its neighbours' x^k.

@@ -1,6 +1,6 @@
 /* Local-momentum decentralized SGD, shared by dpsgd (AWC by default),
  * dsgd_atc (ATC), dmsgd (ATC by default) and, through algo_dsgd_ops,
- * consensus_control (ATC with its own plan). ALGORITHMS.md 0.3, 1.2, 3.1:
+ * consensus_control (ATC with its own plan). docs/algorithms.md 0.3, 1.2, 3.1:
  *   ATC:  y_i = x_i - lr d_i is sent; x_i <- sum_j W_ij y_j
  *   AWC:  x_i is sent at the step start; x_i <- sum_j W_ij x_j - lr d_i
  * d_i is the direction of worker i's own optimizer state ([algorithm]

@@ -1,4 +1,4 @@
-/* dsgd_atc: decentralized SGD in adapt-then-combine form (ALGORITHMS.md 0.3):
+/* dsgd_atc: decentralized SGD in adapt-then-combine form (docs/algorithms.md 0.3):
  * x_i <- sum_j W_ij (x_j - lr d_j), where d_j is the local gradient, or the
  * local heavy-ball / Nesterov direction when momentum > 0 (then it is the
  * same update as dmsgd with form = atc). The message depends on the

@@ -32,7 +32,7 @@
  *    models are used.
  *
  * 2. Helpers for the pairwise (asynchronous) methods: lattice quantization
- *    (ALGORITHMS.md 6), bipartite colouring and the local momentum step. */
+ *    (docs/algorithms.md 6), bipartite colouring and the local momentum step. */
 #ifndef DTSIM_ALGO_GOSSIP_H
 #define DTSIM_ALGO_GOSSIP_H
 
@@ -145,7 +145,7 @@ void algo_gossip_row(const topo_wmat *W, int i, const float *const *in, int64_t 
  * give). dir may be NULL (no step). out must not alias in[j] or dir. */
 void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int64_t off,
                           int64_t len, float *out, const float *dir, double lr);
-/* The local direction of ALGORITHMS.md 0.2 in place: g += wd x; with
+/* The local direction of docs/algorithms.md 0.2 in place: g += wd x; with
  * beta > 0 and m: m = beta m + g, then g = m (heavy ball) or g + beta m
  * (Nesterov). Afterwards x - lr g is algo_local_step's result. g, m and x
  * must not overlap. */
@@ -155,7 +155,7 @@ void algo_local_dir(float *g, float *m, const float *x, int64_t d, double beta, 
  * buffer. */
 #define ALGO_ROW_CHUNK 2048
 
-/* The local optimizer step of ALGORITHMS.md 0.2 written out of place:
+/* The local optimizer step of docs/algorithms.md 0.2 written out of place:
  * g += wd * x; with beta > 0: m = beta m + g and d = m (heavy ball) or
  * g + beta m (Nesterov), else d = g; then out = base - lr d. out may be x
  * but must not overlap base, g or m. g is modified. */
@@ -168,7 +168,7 @@ int algo_phase_mask(const char *text, uint32_t *mask);
 /* Phase of an epoch: 1 + the number of lr milestones at or before it. */
 int algo_phase_at(const sim_config *cfg, double epoch);
 
-/* Local momentum buffers (ALGORITHMS.md 0.2) of the decentralized methods:
+/* Local momentum buffers (docs/algorithms.md 0.2) of the decentralized methods:
  * one heavy-ball buffer per worker and the common momentum (beta), nesterov
  * and weight_decay keys. */
 typedef struct algo_momentum {
@@ -210,7 +210,7 @@ void algo_local_optim_release(algo_local_optim *lo);
 algo_local_optim *algo_local_optim_create(const algo_env *env, sim_err *err);
 void algo_local_optim_destroy(void *lo);
 
-/* Lattice quantization (ALGORITHMS.md 6), q a power of two >= 2, step s:
+/* Lattice quantization (docs/algorithms.md 6), q a power of two >= 2, step s:
  * code c = round(x / s) mod q (stored as a float in [0, q)); decoding
  * against a reference y gives q s round(y / (q s) - c / q) + s c, which is
  * x rounded to the lattice whenever |x - y| < q s / 2. */

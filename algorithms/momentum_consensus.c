@@ -1,5 +1,5 @@
 /* momentum_consensus: decentralized heavy ball with momentum-accelerated
- * consensus (Balu et al., ALGORITHMS.md 5). The update is RECONSTRUCTED
+ * consensus (Balu et al., docs/algorithms.md 5). The update is RECONSTRUCTED
  * from the paper's abstract [U]: every worker sends (x_i^k, v_i^k) (2S bytes
  * per neighbour) and sets
  *   x_i^{k+1} = sum_j W_ij x_j + beta [omega v_i + (1 - omega) sum_j W_ij v_j]

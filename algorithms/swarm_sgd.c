@@ -1,4 +1,4 @@
-/* swarm_sgd: SwarmSGD (ALGORITHMS.md 6), asynchronous random pairwise
+/* swarm_sgd: SwarmSGD (docs/algorithms.md 6), asynchronous random pairwise
  * interactions with local steps and optional lattice quantization.
  * Every worker loops on local SGD steps (gradient at the model when the step
  * starts, applied when it ends; local momentum with the momentum key). After

@@ -1,4 +1,4 @@
-/* The results database (SQLite). Schema of INTERFACE.md plus a `meta`
+/* The results database (SQLite). Schema of docs/database.md plus a `meta`
  * table holding schema_version. Opened in WAL mode with a busy timeout so
  * several processes can append. A run row is written as 'running' first and
  * marked 'done', 'diverged' or 'failed' (with its error message) at the

@@ -1,5 +1,5 @@
 /* `dtsim report`: one row per run of a results database with its final
- * metrics, time to a target (ALGORITHMS.md 0.9: the sim_time of the first
+ * metrics, time to a target (docs/algorithms.md 0.9: the sim_time of the first
  * evaluation row, ordered by sim_time then iteration, whose metric reaches
  * the target) and speedup = baseline TTA / this run's TTA.
  *

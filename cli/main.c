@@ -142,7 +142,7 @@ static void list_algorithms(void)
     printf("algorithms ([algorithm] name):\n");
     for (int i = 0; algo_registry[i]; i++) {
         const algo_vt *vt = algo_registry[i];
-        printf("  %-16s %s (ALGORITHMS.md %s)\n", vt->name, vt->summary, vt->reference);
+        printf("  %-16s %s (docs/algorithms.md %s)\n", vt->name, vt->summary, vt->reference);
         for (const sim_key *k = vt->keys; k && k->key; k++)
             printf("      %-14s = %-10s %s\n", k->key, k->def, k->doc);
     }

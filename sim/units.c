@@ -1,4 +1,4 @@
-/* Parsers for quantities with units (INTERFACE.md) and for "name(args)"
+/* Parsers for quantities with units (docs/configuration.md) and for "name(args)"
  * specs. A value is an unsigned decimal number (digits, optional fraction,
  * optional exponent; no hex, inf or nan), optional blanks, then a unit from
  * the kind's table; surrounding blanks are ignored. Every failure returns

@@ -1,6 +1,6 @@
 /* Mixing (gossip) matrices W on a logical graph, stored sparse: CSR rows
  * that include the diagonal, columns ascending, weights in double (and a
- * float copy for the gossip kernel). ALGORITHMS.md 0.5:
+ * float copy for the gossip kernel). docs/algorithms.md 0.5:
  *   metropolis: W_ij = 1 / (1 + max(deg_i, deg_j)) on edges, W_ii the rest;
  *   uniform:    W_ij = 1 / (deg + 1) on edges and the diagonal (regular
  *               graphs only);
@@ -93,7 +93,7 @@ static inline double topo_spectral_gap(double lambda) { return 1.0 - lambda; }
 static inline double topo_spectral_p(double lambda) { return 1.0 - lambda * lambda; }
 
 /* Consensus distance Xi = sqrt((1/n) sum_i ||x_i - xbar||^2) of n vectors of
- * length d (ALGORITHMS.md 0.6), accumulated in double in node order.
+ * length d (docs/algorithms.md 0.6), accumulated in double in node order.
  * mean_scratch holds d doubles (caller-owned, so nothing is allocated). */
 double topo_consensus_distance(const float *const *x, int n, int64_t d, double *mean_scratch);
 

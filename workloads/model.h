@@ -3,7 +3,7 @@
  * through CBLAS and uses a caller-supplied workspace sized for a maximum
  * batch, allocated once per worker: nothing is allocated per step.
  *
- * Definitions (INTERFACE.md; every weight matrix is out x in, row-major,
+ * Definitions (docs/models-and-data.md; every weight matrix is out x in, row-major,
  * followed by its bias; a layer = its weights then its bias):
  *  linreg   prediction w.a + b; loss 0.5 (pred - y)^2 averaged; params w then b.
  *  logreg   binary labels 0/1; p = sigmoid(w.a + b); logistic loss averaged;
@@ -45,7 +45,7 @@ typedef struct wl_eval {
 } wl_eval;
 
 /* Per-sample gradient statistics over a batch of b samples with per-sample
- * gradients a_s and mean gbar (ALGORITHMS.md section 2; b >= 2). */
+ * gradients a_s and mean gbar (docs/algorithms.md section 2; b >= 2). */
 typedef struct wl_batch_stats {
     int64_t b;        /* samples */
     double loss;      /* mean loss over the batch */

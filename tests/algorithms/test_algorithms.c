@@ -1,7 +1,7 @@
 /* Algorithms against known answers: the straggler effect of synchronous
  * rounds (E[max of n exponentials] = m H_n), the staleness identity of
  * asynchronous SGD (mean n - 1), the ring all-reduce closed form inside a
- * training run, the n = 1 equivalences of ALGORITHMS.md section 12, and
+ * training run, the n = 1 equivalences of docs/algorithms.md section 12, and
  * determinism. Runs go through the experiment runner without a database. */
 #include <criterion/criterion.h>
 #include <math.h>

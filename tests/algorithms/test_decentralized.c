@@ -1,5 +1,5 @@
 /* Decentralized methods through the experiment runner, against known
- * answers: the equivalences of ALGORITHMS.md section 12 (decentlam with
+ * answers: the equivalences of docs/algorithms.md section 12 (decentlam with
  * beta = 0 is ATC-DSGD; decentlam, dmsgd and ATC D-SGD with W = J are PmSGD /
  * mini-batch SGD; consensus control with W = J keeps Xi = 0;
  * momentum_consensus with beta = 0 is D-PSGD), neighbour-level synchrony

@@ -1,5 +1,5 @@
 /* Decentralized methods through a local harness that sees every worker's
- * model: the full-batch fixed points of ALGORITHMS.md 3.3 on a
+ * model: the full-batch fixed points of docs/algorithms.md 3.3 on a
  * heterogeneous least-squares problem against a linear solve in double,
  * mean preservation of symmetric gossip and of atomic pairwise averaging
  * (and its failure for one-sided averaging), the contraction rate lambda of

@@ -295,7 +295,7 @@ Test(config, canonical_is_equal_for_equivalent_spellings)
 
 Test(config, interface_example_with_inline_comments_loads)
 {
-    /* the example of INTERFACE.md, comments and continuation lines included */
+    /* the example of docs/configuration.md, comments and continuation lines included */
     sim_config cfg;
     load_ok("[experiment]\n"
             "name = quickstart\n"

@@ -1,5 +1,5 @@
 /* Collectives built from messages, against the closed forms of
- * ALGORITHMS.md 0.8 on networks where they hold exactly: ring all-reduce
+ * docs/algorithms.md 0.8 on networks where they hold exactly: ring all-reduce
  * 2(n-1)(a + S/(nB)), tree 2 log2(n)(a + S/B), parameter server
  * 2(2a + nS/B) on a star, all-gather (n-1)(a + s/B) and with unequal
  * per-rank blocks, per-rank byte counters, neighbour exchange

@@ -39,7 +39,7 @@ Test(spectrum, ring_metropolis_closed_form)
         cr_assert_eq(used, TOPO_LAMBDA_DENSE);
         cr_assert(fabs(got - want) <= 1e-12, "ring %d: %.15g, want %.15g", n, got, want);
     }
-    /* ALGORITHMS.md 0.5: n = 8 gives 0.8047; n = 4 gives 1/3 */
+    /* docs/algorithms.md 0.5: n = 8 gives 0.8047; n = 4 gives 1/3 */
     cr_assert(fabs(lambda_of("ring", 8, TOPO_WEIGHTS_METROPOLIS, TOPO_LAMBDA_AUTO, NULL) - 0.8047) < 1e-4);
 }
 

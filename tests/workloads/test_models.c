@@ -33,7 +33,7 @@ static gsl_rng *rng_new(unsigned long seed)
     return r;
 }
 
-/* float64 reference losses (same definitions as INTERFACE.md). */
+/* float64 reference losses (same definitions as docs/models-and-data.md). */
 static double ref_linreg(const double *p, const float *x, const float *y, int b, int d)
 {
     double l = 0;
@@ -799,7 +799,7 @@ Test(models, he_init_scales)
 
 /* Brute force: all b per-sample gradients (single-sample loss_grad calls,
  * whose correctness the finite-difference tests establish) held in double,
- * then the definitions of ALGORITHMS.md section 2 literally. */
+ * then the definitions of docs/algorithms.md section 2 literally. */
 static void brute_stats(const wl_model *m, const float *p, const float *x, const float *y,
                         int b, wl_batch_stats *out, double *gbar)
 {
