@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/gossip.h"
 #include "algorithms/local.h"
 
 typedef enum mode { LOCAL, POST, ADAPTIVE, SLOWMO } mode;
@@ -56,7 +57,7 @@ typedef struct lsgd {
     bmuf bmuf;
     float *x0, *u;       /* outer iterate and slow momentum (or BMUF's x_g and Delta) */
     /* state */
-    algo_optim_state **opt; /* n */
+    algo_local_optim lo;     /* one optimizer state per worker */
     sim_coll *coll;
     algo_local_steps steps;
     int *since;          /* n: local steps since the last synchronization */
@@ -84,7 +85,7 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     algo_env *env = s->env;
     int i = (int)arg;
     algo_worker *w = &env->w[i];
-    algo_optim_step(s->opt[i], w->x, w->grad, worker_lr(s, i));
+    algo_optim_step(s->lo.s[i], w->x, w->grad, worker_lr(s, i));
     s->applied[i] += w->grad_samples;
     int sync = ++s->since[i] >= s->H_cur;
     algo_local_steps_done(&s->steps, env, i, w->grad_samples, !sync);
@@ -99,7 +100,7 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
 static void mean_of(lsgd *s, float *out, float *(*get)(const algo_optim_state *))
 {
     for (int i = 0; i < s->n; i++)
-        s->ptrs[i] = get(s->opt[i]);
+        s->ptrs[i] = get(s->lo.s[i]);
     algo_mean(out, s->ptrs, s->n, s->d);
 }
 
@@ -135,9 +136,9 @@ static void round_mean(lsgd *s)
         s->ptrs[i] = env->w[i].x;
     algo_mean(s->avg, s->ptrs, s->n, s->d);
     if (s->buf == BUF_AVERAGE) {
-        if (algo_optim_m(s->opt[0]))
+        if (algo_optim_m(s->lo.s[0]))
             mean_of(s, s->avg_m, algo_optim_m);
-        if (algo_optim_v(s->opt[0]))
+        if (algo_optim_v(s->lo.s[0]))
             mean_of(s, s->avg_v, algo_optim_v);
     }
     if (s->mode == SLOWMO)
@@ -153,12 +154,12 @@ static void take_mean(lsgd *s, int i)
     memcpy(s->env->w[i].x, s->avg, (size_t)s->d * sizeof(float));
     s->since[i] = 0;
     if (s->buf == BUF_AVERAGE) {
-        if ((m = algo_optim_m(s->opt[i])))
+        if ((m = algo_optim_m(s->lo.s[i])))
             memcpy(m, s->avg_m, (size_t)s->d * sizeof(float));
-        if ((v = algo_optim_v(s->opt[i])))
+        if ((v = algo_optim_v(s->lo.s[i])))
             memcpy(v, s->avg_v, (size_t)s->d * sizeof(float));
     } else if (s->buf == BUF_RESET) {
-        algo_optim_reset(s->opt[i]);
+        algo_optim_reset(s->lo.s[i]);
     }
 }
 
@@ -251,9 +252,7 @@ static void destroy(void *p)
     lsgd *s = p;
     if (!s)
         return;
-    for (int i = 0; s->opt && i < s->n; i++)
-        algo_optim_state_destroy(s->opt[i]);
-    free(s->opt);
+    algo_local_optim_release(&s->lo);
     sim_coll_destroy(s->coll);
     sim_coll_destroy(s->scoll);
     algo_local_steps_release(&s->steps);
@@ -365,24 +364,20 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
         return rc;
     }
     const size_t n = (size_t)s->n, bytes = (size_t)s->d * sizeof(float);
-    s->opt = calloc(n, sizeof *s->opt);
     s->since = calloc(n, sizeof *s->since);
     s->applied = calloc(n, sizeof *s->applied);
     s->avg = malloc(bytes);
     s->avg_m = malloc(bytes);
     s->avg_v = malloc(bytes);
     s->ptrs = malloc(n * sizeof *s->ptrs);
-    if (!s->opt || !s->since || !s->applied || !s->avg || !s->avg_m || !s->avg_v || !s->ptrs ||
+    if (!s->since || !s->applied || !s->avg || !s->avg_m || !s->avg_v || !s->ptrs ||
         algo_local_steps_init(&s->steps, s->n, s->H + 2) < 0) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "local_sgd: out of memory");
     }
-    for (int i = 0; i < s->n; i++) {
-        s->opt[i] = algo_optim_state_from_config(env->cfg, env->model, env->d, err);
-        if (!s->opt[i]) {
-            destroy(s);
-            return err && err->code ? err->code : SIM_EINTERNAL;
-        }
+    if ((rc = algo_local_optim_init(&s->lo, env, 0, err)) < 0) {
+        destroy(s);
+        return rc;
     }
     if (m == SLOWMO) {
         s->x0 = malloc(bytes);

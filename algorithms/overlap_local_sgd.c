@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/gossip.h"
 #include "algorithms/local.h"
 
 typedef struct overlap {
@@ -26,7 +27,7 @@ typedef struct overlap {
     int64_t d;
     int tau;
     double alpha, gmf;
-    algo_optim_state **opt;
+    algo_local_optim lo;     /* one optimizer state per worker */
     sim_coll *coll;
     algo_local_steps steps;
     int *since;        /* n: local steps since the last sync */
@@ -106,7 +107,7 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     algo_env *env = s->env;
     int i = (int)arg;
     algo_worker *w = &env->w[i];
-    algo_optim_step(s->opt[i], w->x, w->grad, worker_lr(s, i));
+    algo_optim_step(s->lo.s[i], w->x, w->grad, worker_lr(s, i));
     s->applied[i] += w->grad_samples;
     algo_local_steps_done(&s->steps, env, i, w->grad_samples, 1);
     if (++s->since[i] < s->tau) {
@@ -133,9 +134,7 @@ static void destroy(void *p)
     overlap *s = p;
     if (!s)
         return;
-    for (int i = 0; s->opt && i < s->n; i++)
-        algo_optim_state_destroy(s->opt[i]);
-    free(s->opt);
+    algo_local_optim_release(&s->lo);
     sim_coll_destroy(s->coll);
     algo_local_steps_release(&s->steps);
     free(s->since);
@@ -185,7 +184,6 @@ static int create(algo_env *env, void **out, sim_err *err)
         return rc;
     }
     const size_t n = (size_t)s->n, d = (size_t)s->d;
-    s->opt = calloc(n, sizeof *s->opt);
     s->since = calloc(n, sizeof *s->since);
     s->applied = calloc(n, sizeof *s->applied);
     s->started = calloc(n, sizeof *s->started);
@@ -195,20 +193,19 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->buf = malloc(n * d * sizeof(float));
     s->v = s->gmf > 0 ? calloc(n * d, sizeof(float)) : NULL;
     s->ptrs = malloc(n * sizeof *s->ptrs);
-    if (!s->opt || !s->since || !s->applied || !s->started || !s->finished || !s->waiting ||
+    if (!s->since || !s->applied || !s->started || !s->finished || !s->waiting ||
         !s->z || !s->buf || (s->gmf > 0 && !s->v) || !s->ptrs ||
         algo_local_steps_init(&s->steps, s->n, 2 * s->tau + 2) < 0) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "overlap_local_sgd: out of memory");
     }
-    for (int i = 0; i < s->n; i++) {
-        s->opt[i] = algo_optim_state_from_config(env->cfg, env->model, env->d, err);
-        if (!s->opt[i]) {
-            destroy(s);
-            return err && err->code ? err->code : SIM_EINTERNAL;
-        }
-        s->ptrs[i] = env->w[i].x;
+    rc = algo_local_optim_init(&s->lo, env, 0, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
     }
+    for (int i = 0; i < s->n; i++)
+        s->ptrs[i] = env->w[i].x;
     algo_mean(s->z, s->ptrs, s->n, s->d); /* z = x^0 */
     s->coll = algo_env_coll(env, env->allreduce_kind, on_coll_done, s, err);
     if (!s->coll) {
