@@ -67,9 +67,10 @@ struct algo_gossip {
     float *slab;           /* every worker's slots and mix */
     const float **sp[2];   /* sp[p][j] = w[j].slot[p] */
     const float **ptrs;    /* scratch: n model pointers */
-    sim_coll *coll_exact, *coll_scalar;
+    sim_coll *coll_exact, *coll_scalar, *coll_sync;
     float *avg;            /* exact mean of the current exact round */
-    int exact_done, scalar_done;
+    float *savg;           /* the mean of the current synchronization (sync_after) */
+    int exact_done, scalar_done, sync_done;
     double est, est_first; /* adaptive: estimate of the current step, of the first */
     int64_t spi;           /* samples of one global iteration at the current batches */
     int64_t spi_changes;   /* env->batch_changes when spi was summed */
@@ -234,17 +235,12 @@ void algo_gossip_worker_models(void *p, const float **xs)
 
 /* ---- the iteration ------------------------------------------------------ */
 
-/* x_i^{k+1} is set (by finish(result) unless fused): snapshot, count, go on. */
-static void finish_iter(algo_gossip *g, int i, int fused)
+/* Worker i's iteration k is over (synchronization included): snapshot,
+ * count, go on. */
+static void end_iter(algo_gossip *g, int i)
 {
     algo_env *env = g->env;
     gworker *w = &g->w[i];
-    if (!fused) {
-        double t0 = g->prof ? now_s() : 0;
-        g->ops.finish(g->m, env, i, w->k, w->lr, w->result);
-        if (g->prof)
-            g->prof->update_s += now_s() - t0;
-    }
     algo_env_idle_end(env, i);
     int64_t k = w->k;
     refresh_spi(g);
@@ -260,6 +256,26 @@ static void finish_iter(algo_gossip *g, int i, int fused)
     w->k++;
     iteration_done(g, k);
     begin_iter(g, i);
+}
+
+/* x_i^{k+1} is set (by finish(result) unless fused): synchronize when the
+ * method asks for it, else end the iteration. */
+static void finish_iter(algo_gossip *g, int i, int fused)
+{
+    algo_env *env = g->env;
+    gworker *w = &g->w[i];
+    if (!fused) {
+        double t0 = g->prof ? now_s() : 0;
+        g->ops.finish(g->m, env, i, w->k, w->lr, w->result);
+        if (g->prof)
+            g->prof->update_s += now_s() - t0;
+    }
+    if (g->ops.sync_after && g->ops.sync_after(g->m, w->k)) {
+        algo_env_idle_begin(env, i);
+        algo_env_coll_enter(env, g->coll_sync, i, env->msg_bytes);
+        return;
+    }
+    end_iter(g, i);
 }
 
 static void mixing_done(algo_gossip *g, int i, const float *result)
@@ -494,6 +510,31 @@ static void on_exact_done(sim_engine *eng, void *ctx, int rank)
     mixing_done(g, rank, g->avg);
 }
 
+/* Every rank has entered, so every x_j is x_j^{k+1}: the first completion
+ * sets them all to the (rewritten) mean; a rank waiting for its own part
+ * already logically holds it. */
+static void on_sync_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    algo_gossip *g = ctx;
+    gworker *w = &g->w[rank];
+    if (g->sync_done++ == 0) {
+        double t0 = g->prof ? now_s() : 0;
+        for (int j = 0; j < g->n; j++)
+            g->ptrs[j] = g->w[j].x;
+        algo_mean(g->savg, g->ptrs, g->n, g->d);
+        if (g->ops.sync_mean)
+            g->ops.sync_mean(g->m, g->env, w->k, w->lr, g->savg);
+        for (int j = 0; j < g->n; j++)
+            memcpy(g->w[j].x, g->savg, (size_t)g->d * sizeof(float));
+        if (g->prof)
+            g->prof->mix_s += now_s() - t0;
+    }
+    if (g->sync_done == g->n)
+        g->sync_done = 0;
+    end_iter(g, rank);
+}
+
 static void on_scalar_done(sim_engine *eng, void *ctx, int rank)
 {
     (void)eng;
@@ -527,6 +568,8 @@ void algo_gossip_destroy(void *p)
         g->ops.release(g->m);
     sim_coll_destroy(g->coll_exact);
     sim_coll_destroy(g->coll_scalar);
+    sim_coll_destroy(g->coll_sync);
+    free(g->savg);
     for (int f = 0; f < g->n_frames; f++) {
         free(g->frames[f]->x);
         free(g->frames[f]);
@@ -604,8 +647,8 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         g->sp[1][i] = w->slot[1];
     }
     g->in_place = ops->sends_model && ops->form == ALGO_GOSSIP_AWC && ops->width == 1 &&
-                  ops->combine_finish && !ops->plan && g->steps == 1 &&
-                  topo_graph_period(env->graph) == 1;
+                  ops->combine_finish && !ops->plan && !ops->sync_after &&
+                  g->steps == 1 && topo_graph_period(env->graph) == 1;
     for (size_t i = 0; i < n; i++) {
         gworker *w = &g->w[i];
         w->x = env->w[i].x;
@@ -625,6 +668,16 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
             goto fail;
         g->coll_scalar = algo_env_coll(env, SIM_COLL_RING, on_scalar_done, g, err);
         if (!g->coll_scalar)
+            goto fail;
+    }
+    if (ops->sync_after) {
+        g->savg = malloc((size_t)env->d * sizeof(float));
+        if (!g->savg) {
+            sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+            goto fail;
+        }
+        g->coll_sync = algo_env_coll(env, env->allreduce_kind, on_sync_done, g, err);
+        if (!g->coll_sync)
             goto fail;
     }
     return g;

@@ -86,6 +86,16 @@ typedef struct algo_gossip_ops {
     void (*plan)(void *m, int64_t k, double epoch, algo_gossip_plan *out);
     /* Frees m (may be NULL). */
     void (*release)(void *m);
+    /* Optional: 1 when the workers exactly average their models after
+     * iteration k. Each worker, once x_i^{k+1} is set, enters a blocking
+     * all-reduce of S bytes; the first completion forms the mean of the
+     * x_i^{k+1} (worker-id order), hands it to sync_mean (if set) and every
+     * worker restarts from the result. Iteration k is counted (and its
+     * evaluation snapshot taken) when the worker's part completes. */
+    int (*sync_after)(void *m, int64_t k);
+    /* Optional with sync_after: rewrites the mean (d floats) in place, once
+     * per synchronization; lr = iteration k's learning rate. */
+    void (*sync_mean)(void *m, algo_env *env, int64_t k, double lr, float *mean);
 } algo_gossip_ops;
 
 /* Wall-clock split for benchmarks (seconds). Only collected when set with

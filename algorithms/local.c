@@ -80,3 +80,23 @@ void algo_local_steps_flush(algo_local_steps *c, algo_env *env, int64_t k)
     c->samples[slot] = 0;
     algo_env_iteration(env, s);
 }
+
+void algo_slowmo_outer(const algo_slowmo_params *p, float *x0, float *u, float *avg, int64_t d,
+                       double lr)
+{
+    for (int64_t j = 0; j < d; j++) {
+        if (p->bmuf == ALGO_BMUF_NONE) {
+            double uj = p->beta * u[j] + ((double)x0[j] - (double)avg[j]) / lr;
+            double xj = (double)x0[j] - p->alpha * lr * uj;
+            u[j] = (float)uj;
+            x0[j] = (float)xj;
+            avg[j] = (float)xj;
+        } else {
+            double dj = p->beta * u[j] + p->alpha * ((double)avg[j] - (double)x0[j]);
+            double xg = (double)x0[j] + dj;
+            u[j] = (float)dj;
+            x0[j] = (float)xg;
+            avg[j] = (float)(p->bmuf == ALGO_BMUF_NESTEROV ? xg + p->beta * dj : xg);
+        }
+    }
+}

@@ -45,4 +45,30 @@ int algo_local_steps_done(algo_local_steps *c, algo_env *env, int i, int64_t sam
 /* Reports the iteration held back for the step index k (1-based). */
 void algo_local_steps_flush(algo_local_steps *c, algo_env *env, int64_t k);
 
+/* SlowMo's outer step (docs/algorithms.md 4), shared by its bases. */
+typedef enum algo_bmuf { ALGO_BMUF_NONE = 0, ALGO_BMUF_CLASSIC, ALGO_BMUF_NESTEROV } algo_bmuf;
+
+typedef struct algo_slowmo_params {
+    int tau;          /* base steps per outer iteration (local_steps) */
+    double beta;      /* slow_momentum */
+    double alpha;     /* slow_lr */
+    algo_bmuf bmuf;   /* none: SlowMo's update; classic/nesterov: BMUF */
+    int buffers;      /* 0 local, 1 average, 2 reset (the buffers key) */
+} algo_slowmo_params;
+
+/* On the exact average avg (d floats), in double: none:
+ * u <- beta u + (x0 - avg)/lr, x0 <- x0 - alpha lr u; classic/nesterov:
+ * Delta <- beta Delta + alpha (avg - x0), x0 <- x0 + Delta (u holds
+ * Delta). avg becomes the model every worker restarts from: x0, or
+ * x0 + beta Delta for nesterov. */
+void algo_slowmo_outer(const algo_slowmo_params *p, float *x0, float *u, float *avg, int64_t d,
+                       double lr);
+
+/* SlowMo over D-PSGD (the slowmo method with base = dpsgd): tau D-PSGD
+ * steps on the logical graph (the dpsgd update in the form of the form
+ * key, gossip_steps gossip steps), then the exact average and the outer
+ * step. *out is an algo_gossip driver (its vtable functions apply). */
+int algo_slowmo_dpsgd_create(algo_env *env, const algo_slowmo_params *p, void **out,
+                             sim_err *err);
+
 #endif

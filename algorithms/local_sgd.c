@@ -34,7 +34,6 @@
 
 typedef enum mode { LOCAL, POST, ADAPTIVE, SLOWMO } mode;
 typedef enum buffers { BUF_LOCAL, BUF_AVERAGE, BUF_RESET } buffers;
-typedef enum bmuf { BMUF_NONE, BMUF_CLASSIC, BMUF_NESTEROV } bmuf;
 
 typedef struct lsgd {
     algo_env *env;
@@ -53,9 +52,9 @@ typedef struct lsgd {
     float *stats_ws;
     sim_coll *scoll;
     /* slowmo */
-    double beta, alpha;
-    bmuf bmuf;
+    algo_slowmo_params sp;
     float *x0, *u;       /* outer iterate and slow momentum (or BMUF's x_g and Delta) */
+    void *base;          /* slowmo with base = dpsgd: its gossip driver, which runs it */
     /* state */
     algo_local_optim lo;     /* one optimizer state per worker */
     sim_coll *coll;
@@ -104,27 +103,11 @@ static void mean_of(lsgd *s, float *out, float *(*get)(const algo_optim_state *)
     algo_mean(out, s->ptrs, s->n, s->d);
 }
 
-/* SlowMo's outer step (docs/algorithms.md 4) on avg, in double: avg
- * becomes the model every worker restarts from. */
+/* SlowMo's outer step (docs/algorithms.md 4) on avg: avg becomes the
+ * model every worker restarts from. */
 static void outer_step(lsgd *s)
 {
-    const double lr = algo_env_lr(s->env);
-    float *x0 = s->x0, *u = s->u, *avg = s->avg;
-    for (int64_t j = 0; j < s->d; j++) {
-        if (s->bmuf == BMUF_NONE) {
-            double uj = s->beta * u[j] + ((double)x0[j] - (double)avg[j]) / lr;
-            double xj = (double)x0[j] - s->alpha * lr * uj;
-            u[j] = (float)uj;
-            x0[j] = (float)xj;
-            avg[j] = (float)xj;
-        } else {
-            double dj = s->beta * u[j] + s->alpha * ((double)avg[j] - (double)x0[j]);
-            double xg = (double)x0[j] + dj;
-            u[j] = (float)dj;
-            x0[j] = (float)xg;
-            avg[j] = (float)(s->bmuf == BMUF_NESTEROV ? xg + s->beta * dj : xg);
-        }
-    }
+    algo_slowmo_outer(&s->sp, s->x0, s->u, s->avg, s->d, algo_env_lr(s->env));
 }
 
 /* The round's first completion: every worker has entered, so every x_i is
@@ -252,6 +235,7 @@ static void destroy(void *p)
     lsgd *s = p;
     if (!s)
         return;
+    algo_gossip_destroy(s->base);
     algo_local_optim_release(&s->lo);
     sim_coll_destroy(s->coll);
     sim_coll_destroy(s->scoll);
@@ -330,21 +314,20 @@ static int read_keys(lsgd *s, const sim_config *c, sim_err *err)
         s->test_samples = (int)ts;
     }
     if (s->mode == SLOWMO) {
-        if ((rc = sim_config_get_double(c, "algorithm", "slow_momentum", &s->beta, err)) ||
-            (rc = sim_config_get_double(c, "algorithm", "slow_lr", &s->alpha, err)))
+        algo_slowmo_params *sp = &s->sp;
+        if ((rc = sim_config_get_double(c, "algorithm", "slow_momentum", &sp->beta, err)) ||
+            (rc = sim_config_get_double(c, "algorithm", "slow_lr", &sp->alpha, err)))
             return rc;
-        if (!(s->beta >= 0 && s->beta < 1))
+        if (!(sp->beta >= 0 && sp->beta < 1))
             return sim_config_error(c, "algorithm", "slow_momentum", SIM_ECONFIG, err,
-                                    "must be in [0, 1), got %g", s->beta);
-        if (!(s->alpha > 0) || !isfinite(s->alpha))
+                                    "must be in [0, 1), got %g", sp->beta);
+        if (!(sp->alpha > 0) || !isfinite(sp->alpha))
             return sim_config_error(c, "algorithm", "slow_lr", SIM_ECONFIG, err,
-                                    "must be > 0, got %g", s->alpha);
+                                    "must be > 0, got %g", sp->alpha);
         static const char *const bw[] = {"none", "classic", "nesterov", NULL};
-        s->bmuf = (bmuf)choice(c, "bmuf", bw);
-        const char *base = sim_config_get_string(c, "algorithm", "base");
-        if (base && strcmp(base, "local_sgd") != 0)
-            return sim_config_error(c, "algorithm", "base", SIM_ECONFIG, err,
-                                    "only local_sgd is implemented, got '%s'", base);
+        sp->bmuf = (algo_bmuf)choice(c, "bmuf", bw);
+        sp->tau = s->H;
+        sp->buffers = (int)s->buf;
     }
     return 0;
 }
@@ -362,6 +345,15 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
     if (rc < 0) {
         destroy(s);
         return rc;
+    }
+    const char *base = m == SLOWMO ? sim_config_get_string(env->cfg, "algorithm", "base") : NULL;
+    if (base && strcmp(base, "dpsgd") == 0) {
+        if ((rc = algo_slowmo_dpsgd_create(env, &s->sp, &s->base, err)) < 0) {
+            destroy(s);
+            return rc;
+        }
+        *out = s;
+        return 0;
     }
     const size_t n = (size_t)s->n, bytes = (size_t)s->d * sizeof(float);
     s->since = calloc(n, sizeof *s->since);
@@ -415,8 +407,9 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
 
 static int start(void *p, sim_err *err)
 {
-    (void)err;
     lsgd *s = p;
+    if (s->base)
+        return algo_gossip_start(s->base, err);
     if (s->mode == ADAPTIVE)
         algo_env_series(s->env, -1, "batch", s->env->w[0].batch);
     for (int i = 0; i < s->n; i++)
@@ -428,6 +421,8 @@ static int start(void *p, sim_err *err)
 static const float *model(void *p, float *scratch)
 {
     lsgd *s = p;
+    if (s->base)
+        return algo_gossip_model(s->base, scratch);
     if (s->first_done)
         return s->avg;
     for (int i = 0; i < s->n; i++)
@@ -439,6 +434,10 @@ static const float *model(void *p, float *scratch)
 static void worker_models(void *p, const float **xs)
 {
     lsgd *s = p;
+    if (s->base) {
+        algo_gossip_worker_models(s->base, xs);
+        return;
+    }
     for (int i = 0; i < s->n; i++)
         xs[i] = s->first_done ? s->avg : s->env->w[i].x;
 }
@@ -500,7 +499,11 @@ static const sim_key slowmo_keys[] = {
     {"algorithm", "bmuf", "none", SIM_KEY_CHOICE, "none|classic|nesterov",
      "none: SlowMo's update in gradient units; classic or nesterov: BMUF block momentum"},
     {"algorithm", "base", "local_sgd", SIM_KEY_CHOICE, "local_sgd|dpsgd",
-     "base algorithm of the inner steps (only local_sgd is implemented)"},
+     "base of the inner steps: local optimizer steps, or D-PSGD steps on the [topology] graph"},
+    {"algorithm", "form", "awc", SIM_KEY_CHOICE, "atc|awc",
+     "base = dpsgd: awc x <- Wx - lr d (exchange overlaps the gradient), atc x <- W(x - lr d)"},
+    {"algorithm", "gossip_steps", "1", SIM_KEY_INT, NULL,
+     "base = dpsgd: gossip steps q per base step (each a neighbour exchange of S bytes)"},
     {0},
 };
 
@@ -523,5 +526,5 @@ const algo_vt algo_adaptive_local_sgd =
              "Local SGD whose local batch grows by a variance test at each synchronization", "2",
              adaptive_keys, create_adaptive, 0);
 const algo_vt algo_slowmo =
-    LOCAL_VT("slowmo", "SlowMo: Local SGD rounds with an outer slow momentum (or BMUF)", "4",
-             slowmo_keys, create_slowmo, 0);
+    LOCAL_VT("slowmo", "SlowMo: Local SGD or D-PSGD rounds, then an outer slow momentum (or BMUF)",
+             "4", slowmo_keys, create_slowmo, 1);

@@ -1,11 +1,14 @@
 /* The local-step methods (docs/algorithms.md 1.5, 2, 4, 8, 12): exact
  * equivalences with the same data order (local_sgd H = 1 and allreduce_sgd;
  * slowmo beta = 0, alpha = 1 and local_sgd; slowmo tau = 1 on plain SGD and
- * heavy-ball allreduce_sgd; adaptive_local_sgd with an infinite eta and
- * local_sgd; overlap_local_sgd with alpha = 0 and independent SGD), the
- * batch tests on a four-gradient example, and round times (the expected
- * maximum of n Gamma(H, m) sums; Overlap-Local-SGD's blocking), and the
- * client-drift fixed point of full-batch Local SGD and SlowMo on
+ * heavy-ball allreduce_sgd; slowmo over D-PSGD against D-PSGD plus an exact
+ * average, against slowmo over Local SGD at tau = 1 and, ATC on the
+ * complete graph, against allreduce_sgd; adaptive_local_sgd with an
+ * infinite eta and local_sgd; overlap_local_sgd with alpha = 0 and
+ * independent SGD), the batch tests on a four-gradient example, round
+ * times (the expected maximum of n Gamma(H, m) sums; Overlap-Local-SGD's
+ * blocking; SlowMo over D-PSGD's one all-reduce per outer iteration), and
+ * the client-drift fixed point of full-batch Local SGD and SlowMo on
  * heterogeneous least squares. */
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_linalg.h>
@@ -106,6 +109,75 @@ Test(local, bmuf_classic_with_constant_lr_equals_slowmo)
     const char *b[] = {"algorithm.name=slowmo", "algorithm.local_steps=3",
                        "algorithm.slow_momentum=0.6", "algorithm.slow_lr=0.8"};
     assert_same_model(a, 5, b, 4, 120, 1e-5);
+}
+
+/* One outer iteration of SlowMo over D-PSGD with beta = 0, alpha = 1 is
+ * tau D-PSGD steps (gossip on the ring, local momentum) and then the exact
+ * average: the same model as dpsgd's workers' mean after tau iterations,
+ * where the dpsgd workers themselves still differ. */
+Test(local, slowmo_dpsgd_beta0_alpha1_is_dpsgd_then_the_exact_average)
+{
+    const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
+                       "algorithm.local_steps=6", "algorithm.slow_momentum=0",
+                       "algorithm.slow_lr=1", "algorithm.momentum=0.9",
+                       "experiment.eval_every=6"};
+    const char *b[] = {"algorithm.name=dpsgd", "algorithm.momentum=0.9",
+                       "experiment.eval_every=6"};
+    assert_same_model(a, 7, b, 3, 6, 1e-5);
+    harness h;
+    h_build(&h, base_ini, b, 3);
+    h_run(&h, 6);
+    cr_assert(h_consensus(&h) > 1e-6, "the dpsgd workers should still differ");
+    h_free(&h);
+}
+
+/* After every tau-th iteration the workers hold one model (the exact
+ * average and the outer step), in between D-PSGD lets them drift apart. */
+Test(local, slowmo_dpsgd_workers_agree_exactly_after_each_outer_step)
+{
+    const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
+                       "algorithm.local_steps=5", "algorithm.slow_momentum=0.5",
+                       "algorithm.momentum=0.9", "experiment.eval_every=1"};
+    for (int64_t it = 9; it <= 11; it++) {
+        harness h;
+        h_build(&h, base_ini, a, 6);
+        h_run(&h, it);
+        double c = h_consensus(&h);
+        if (it == 10)
+            cr_assert_eq(c, 0.0, "consensus distance %.3g after the second outer step", c);
+        else
+            cr_assert(c > 1e-8, "iteration %lld: consensus distance %.3g", (long long)it, c);
+        h_free(&h);
+    }
+}
+
+/* tau = 1: one D-PSGD step from a common point x0 mixes identical models
+ * (the row of W sums to 1), so it is the local step, and the average is
+ * Local SGD's round: SlowMo over D-PSGD equals SlowMo over Local SGD for
+ * any (alpha, beta) and any graph, up to the rounding of sum_j W_ij x0. */
+Test(local, slowmo_dpsgd_tau1_equals_slowmo_local_sgd_tau1)
+{
+    const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
+                       "algorithm.local_steps=1", "algorithm.slow_momentum=0.6",
+                       "algorithm.slow_lr=0.8", "algorithm.momentum=0.9"};
+    const char *b[] = {"algorithm.name=slowmo", "algorithm.local_steps=1",
+                       "algorithm.slow_momentum=0.6", "algorithm.slow_lr=0.8",
+                       "algorithm.momentum=0.9"};
+    assert_same_model(a, 6, b, 5, 120, 1e-5);
+}
+
+/* ATC D-PSGD on the complete graph with uniform weights is all-reduce SGD
+ * (every worker holds the mean of the local steps), so with beta = 0,
+ * alpha = 1 (the average of identical models changes nothing) SlowMo over
+ * it is allreduce_sgd, over several outer iterations. */
+Test(local, slowmo_dpsgd_atc_complete_graph_equals_allreduce_sgd)
+{
+    const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
+                       "algorithm.form=atc", "topology.graph=complete",
+                       "algorithm.local_steps=4", "algorithm.slow_momentum=0",
+                       "algorithm.slow_lr=1", "algorithm.momentum=0.9"};
+    const char *b[] = {"algorithm.name=allreduce_sgd", "algorithm.momentum=0.9"};
+    assert_same_model(a, 8, b, 2, 120, 1e-5);
 }
 
 Test(local, adaptive_with_infinite_eta_equals_local_sgd)
@@ -300,6 +372,29 @@ static void overlap_time(const char *compute, int tau, double T)
     h_free(&h);
 }
 
+/* SlowMo over D-PSGD costs one all-reduce per tau steps on top of D-PSGD:
+ * with constant steps T longer than a neighbour exchange (which AWC hides
+ * behind the gradient), R outer iterations take tau R T + R T_ar. */
+Test(local, slowmo_dpsgd_adds_one_allreduce_per_outer_iteration)
+{
+    const int tau = 3, R = 7;
+    const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
+                       "algorithm.local_steps=3", "workers.compute=constant(10ms)",
+                       "workers.count=4", "network.topology=ring", "network.latency=20us",
+                       "network.bandwidth=1GB/s", "workload.sim_params=1000000"};
+    const double T = 0.01, T_ar = 2 * 3 * (20e-6 + 4e6 / (4 * 1e9));
+    harness h;
+    h_build(&h, base_ini, a, 9);
+    h.probe = probe_times;
+    h_run(&h, (int64_t)tau * R);
+    double expect = tau * R * T + R * T_ar;
+    double got = sim_time_to_s(probe_time[tau * R]);
+    cr_assert(fabs(got - expect) < 1e-6, "time %.9g, expected %.9g", got, expect);
+    /* the step before a synchronization ends without waiting */
+    cr_assert(fabs(sim_time_to_s(probe_time[tau * R - 1]) - (expect - T - T_ar)) < 1e-6);
+    h_free(&h);
+}
+
 Test(local, overlap_blocks_only_when_the_allreduce_is_late)
 {
     overlap_time("constant(2ms)", 2, 0.002); /* T_ar = 6.12 ms > 4 ms: blocks 2.12 ms */
@@ -309,21 +404,21 @@ Test(local, overlap_blocks_only_when_the_allreduce_is_late)
 
 Test(local, config_errors_name_the_key)
 {
-    const char *cases[][2] = {
-        {"algorithm.name=local_sgd", "algorithm.local_steps=0"},
-        {"algorithm.name=post_local_sgd", "algorithm.local_steps=4"},
-        {"algorithm.name=slowmo", "algorithm.slow_momentum=1"},
-        {"algorithm.name=slowmo", "algorithm.base=dpsgd"},
-        {"algorithm.name=adaptive_local_sgd", "algorithm.test_samples=1"},
-        {"algorithm.name=overlap_local_sgd", "algorithm.pull=1.5"},
+    const char *cases[][3] = {
+        {"algorithm.name=local_sgd", "algorithm.local_steps=0", "experiment.seed=3"},
+        {"algorithm.name=post_local_sgd", "algorithm.local_steps=4", "experiment.seed=3"},
+        {"algorithm.name=slowmo", "algorithm.slow_momentum=1", "experiment.seed=3"},
+        {"algorithm.name=slowmo", "algorithm.base=dpsgd", "algorithm.gossip_steps=-1"},
+        {"algorithm.name=adaptive_local_sgd", "algorithm.test_samples=1", "experiment.seed=3"},
+        {"algorithm.name=overlap_local_sgd", "algorithm.pull=1.5", "experiment.seed=3"},
     };
-    const char *keys[] = {"local_steps", "switch_epoch", "slow_momentum", "base",
+    const char *keys[] = {"local_steps", "switch_epoch", "slow_momentum", "gossip_steps",
                           "test_samples", "pull"};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_experiment_init();
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, cases[k], 2, &cfg, &err), 0);
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, cases[k], 3, &cfg, &err), 0);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_neq(xp_env_algo_create(x, &err), 0, "case %zu accepted", k);
