@@ -92,7 +92,12 @@ void algo_slowmo_outer(const algo_slowmo_params *p, float *x0, float *u, float *
             x0[j] = (float)xj;
             avg[j] = (float)xj;
         } else {
-            double dj = p->beta * u[j] + p->alpha * ((double)avg[j] - (double)x0[j]);
+            /* the block's gradient is taken from where the workers started:
+             * x_g, or x_g + beta Delta (nesterov) */
+            double start = (double)x0[j];
+            if (p->bmuf == ALGO_BMUF_NESTEROV)
+                start += p->beta * (double)u[j];
+            double dj = p->beta * u[j] + p->alpha * ((double)avg[j] - start);
             double xg = (double)x0[j] + dj;
             u[j] = (float)dj;
             x0[j] = (float)xg;

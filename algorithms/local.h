@@ -57,10 +57,11 @@ typedef struct algo_slowmo_params {
 } algo_slowmo_params;
 
 /* On the exact average avg (d floats), in double: none:
- * u <- beta u + (x0 - avg)/lr, x0 <- x0 - alpha lr u; classic/nesterov:
+ * u <- beta u + (x0 - avg)/lr, x0 <- x0 - alpha lr u; classic:
  * Delta <- beta Delta + alpha (avg - x0), x0 <- x0 + Delta (u holds
- * Delta). avg becomes the model every worker restarts from: x0, or
- * x0 + beta Delta for nesterov. */
+ * Delta); nesterov: the same with the block's starting point
+ * x0 + beta Delta in place of x0 in the difference. avg becomes the model
+ * every worker restarts from: x0, or x0 + beta Delta for nesterov. */
 void algo_slowmo_outer(const algo_slowmo_params *p, float *x0, float *u, float *avg, int64_t d,
                        double lr);
 

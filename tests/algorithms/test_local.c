@@ -180,6 +180,20 @@ Test(local, slowmo_dpsgd_atc_complete_graph_equals_allreduce_sgd)
     assert_same_model(a, 8, b, 2, 120, 1e-5);
 }
 
+/* BMUF's Nesterov form with tau = 1, block lr 1 and plain SGD inside: the
+ * workers start from y = x_g + eta Delta, and x_g becomes their average,
+ * which is Sutskever's Nesterov momentum, the same iterates as PyTorch's
+ * Nesterov form (the evaluated point y is its x). */
+Test(local, bmuf_nesterov_tau1_equals_nesterov_allreduce_sgd)
+{
+    const char *a[] = {"algorithm.name=slowmo", "algorithm.local_steps=1",
+                       "algorithm.slow_momentum=0.9", "algorithm.slow_lr=1",
+                       "algorithm.bmuf=nesterov", "algorithm.momentum=0"};
+    const char *b[] = {"algorithm.name=allreduce_sgd", "algorithm.momentum=0.9",
+                       "algorithm.nesterov=true"};
+    assert_same_model(a, 6, b, 3, 120, 1e-5);
+}
+
 Test(local, adaptive_with_infinite_eta_equals_local_sgd)
 {
     const char *a[] = {"algorithm.name=adaptive_local_sgd", "algorithm.local_steps=3",
