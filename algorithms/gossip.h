@@ -86,6 +86,9 @@ typedef struct algo_gossip_ops {
     void (*plan)(void *m, int64_t k, double epoch, algo_gossip_plan *out);
     /* Frees m (may be NULL). */
     void (*release)(void *m);
+    /* Optional: the wire size of the message worker i has just prepared
+     * (compressed gossip, choco.c); NULL = width x S bytes. */
+    double (*bytes)(void *m, int i);
 } algo_gossip_ops;
 
 /* Wall-clock split for benchmarks (seconds). Only collected when set with

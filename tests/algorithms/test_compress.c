@@ -359,15 +359,16 @@ Test(compress, bad_specs_and_methods_are_config_errors)
     sim_err err = {0};
     file_fails("allreduce_sgd", "compressor = topk(0)\n",
                "c.ini:15: [algorithm] compressor: topk: ratio");
-    file_fails("dpsgd", "\n\ncompressor = topk(0.1)\n",
-               "c.ini:17: [algorithm] compressor: dpsgd does not support compression yet");
+    file_fails("dmsgd", "\n\ncompressor = topk(0.1)\n",
+               "c.ini:17: [algorithm] compressor: dmsgd does not support compression (methods "
+               "that do: allreduce_sgd, dpsgd, dsgd_atc; docs/compressors.md says why)");
 
     /* methods without compression take only none */
-    const char *dp[] = {"algorithm.compressor=topk(0.1)", "algorithm.name=dpsgd"};
-    check_fails(dp, 2, "--set algorithm.compressor: dpsgd does not support compression yet");
+    const char *dp[] = {"algorithm.compressor=topk(0.1)", "algorithm.name=decentlam"};
+    check_fails(dp, 2, "--set algorithm.compressor: decentlam does not support compression");
     const char *as[] = {"algorithm.compressor=TopK(1)", "algorithm.name=asgd"};
-    check_fails(as, 2, "asgd does not support compression yet");
-    const char *ok[] = {"algorithm.compressor=None", "algorithm.name=dpsgd"};
+    check_fails(as, 2, "asgd does not support compression");
+    const char *ok[] = {"algorithm.compressor=None", "algorithm.name=dmsgd"};
     cr_assert_eq(sim_config_load_string("c.ini", star_ini, ok, 2, &cfg, &err), 0, "%s",
                  err.msg);
     cr_assert_str_eq(cfg.compressor, "none");
