@@ -1,9 +1,9 @@
 #!/bin/sh
 # Compression experiments of issue 11 (docs/results.md, "Gradient
-# compression", "1-bit Adam and 1-bit LAMB", "GraVAC"): three databases and
-# the figures docs/compress_*.png. Usage:
+# compression", "1-bit Adam and 1-bit LAMB", "GraVAC", "Compressed gossip"):
+# four databases and the figures docs/compress_*.png. Usage:
 #   experiments/compress.sh [BUILD_DIR] [OUT_DIR]
-# About 5 minutes on one core (33 runs, each a few seconds).
+# About 7 minutes on one core (38 runs, each a few seconds).
 set -e
 B=${1:-build}
 O=${2:-results-compress}
@@ -85,3 +85,17 @@ for bw in 1 10 100; do
 done
 sqlite3 -header -column "$DB" "SELECT r.name, s.iteration, round(s.sim_time, 1) AS t, s.value AS keep_fraction
     FROM series s JOIN runs r ON r.id = s.run_id WHERE s.name = 'keep_fraction' ORDER BY r.id, s.sim_time"
+
+# 4. Compressed gossip (CHOCO) for dsgd_atc on a ring at 1 Gb/s
+DB="$O/compress_choco.db"
+rm -f "$DB"
+X=experiments/compress_choco.ini
+run "$DB" $X "dsgd_atc dense"
+run "$DB" $X "topk(0.01) gamma=0.2" --set algorithm.compressor="topk(0.01)" --set algorithm.consensus_step=0.2
+run "$DB" $X "topk(0.01) gamma=0.05" --set algorithm.compressor="topk(0.01)" --set algorithm.consensus_step=0.05
+run "$DB" $X "topk(0.001) gamma=0.05" --set algorithm.compressor="topk(0.001)" --set algorithm.consensus_step=0.05
+run "$DB" $X "sign gamma=0.2" --set algorithm.compressor=sign --set algorithm.consensus_step=0.2
+"$D" report "$DB" --target test_accuracy=0.8
+"$D" plot "$DB" --y test_accuracy --x sim_time --logx --by name \
+    --title "dsgd_atc on a ring at 1 Gb/s: dense vs CHOCO gossip" \
+    -o docs/compress_choco.png
