@@ -83,6 +83,9 @@ for bw in 1 10 100; do
     "$D" plot "$DB" --y test_accuracy --x sim_time --logx --by name --where "r.name LIKE '% ${bw}Gbps'" \
         --title "GraVAC against static Top-k at $bw Gb/s" -o docs/compress_gravac_${bw}g.png
 done
+"$D" plot "$DB" --y series:keep_fraction --x iteration --logy --by name \
+    --where "r.algorithm = 'gravac'" \
+    --title "GraVAC: keep fraction in use (1 and 100 Gb/s coincide)" -o docs/compress_gravac_keep.png
 sqlite3 -header -column "$DB" "SELECT r.name, s.iteration, round(s.sim_time, 1) AS t, s.value AS keep_fraction
     FROM series s JOIN runs r ON r.id = s.run_id WHERE s.name = 'keep_fraction' ORDER BY r.id, s.sim_time"
 
