@@ -31,16 +31,27 @@
  * up to rounding. With compressor = none nothing of this runs: the dense
  * path is the one above.
  *
+ * Compression time ([algorithm] compress_time_per_value = c, only with a
+ * compressor, docs/compressors.md): encoding costs c x d_wire seconds of
+ * compute between the end of the worker's compute step and its entering
+ * the collective; decoding costs c x (the values it decodes: n x
+ * entries(d_wire) after an all-gather, entries(d_wire) after an
+ * all-reduce) after its part of the collective, before its next step. Both
+ * count in the worker's compute time. With buckets the message is encoded
+ * before the step, and both costs are charged after the last bucket.
+ *
  * Buckets ([algorithm] bucket > 0, algorithms/overlap.h): the compute step
  * and the all-reduce are replaced by bucketed all-reduces that overlap the
  * backward pass; on_coll_done then runs when the worker's last bucket is
  * reduced. Gradients and updates are unchanged. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algo.h"
 #include "algorithms/compress.h"
 #include "algorithms/overlap.h"
+#include "sim/units.h"
 
 typedef struct state {
     algo_env *env;
@@ -58,7 +69,14 @@ typedef struct state {
     algo_compress_worker *cw;  /* n: each worker's residual and message */
     algo_optim_state **wopt;   /* n: each worker's optimizer state */
     float *u;                  /* d: one worker's update */
+    sim_time enc_dt, dec_dt;   /* compression compute per step (encode, decode) */
 } state;
+
+static const sim_key keys[] = {
+    {"algorithm", "compress_time_per_value", "1e-9", SIM_KEY_DOUBLE, NULL,
+     "compute seconds per parameter (d_wire) encoded or value decoded, with a compressor (>= 0)"},
+    {0},
+};
 
 static void begin_step(state *st, int w);
 
@@ -90,10 +108,10 @@ static void compressed_apply(state *st)
         st->x[j] -= inv * sum[j];
 }
 
-static void on_coll_done(sim_engine *eng, void *ctx, int rank)
+/* Rank's part of the round is over (after its decoding, if charged);
+ * idle: it still has to end its idle interval. */
+static void rank_done(state *st, int rank, int idle)
 {
-    (void)eng;
-    state *st = ctx;
     algo_env *env = st->env;
     if (!st->applied) {
         if (st->comp) {
@@ -112,8 +130,49 @@ static void on_coll_done(sim_engine *eng, void *ctx, int rank)
         st->applied = 0;
         algo_env_iteration(env, st->round_samples);
     }
-    algo_env_idle_end(env, rank);
+    if (idle)
+        algo_env_idle_end(env, rank);
     begin_step(st, rank);
+}
+
+static void on_decoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    rank_done(ctx, (int)arg, 0);
+}
+
+static void on_coll_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    state *st = ctx;
+    algo_env *env = st->env;
+    sim_time dt = st->dec_dt + (st->ov ? st->enc_dt : 0);
+    if (st->comp && dt > 0) {
+        algo_env_idle_end(env, rank);
+        /* decoding (and with buckets the encoding) is compute */
+        env->w[rank].compute_time += sim_time_to_s(dt);
+        if (!sim_engine_schedule(env->eng, dt, on_decoded, st, (uint64_t)rank, NULL, NULL))
+            algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: cannot schedule decompression");
+        return;
+    }
+    rank_done(st, rank, 1);
+}
+
+static void on_encoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    int w = (int)arg;
+    algo_env_coll_enter(st->env, st->coll, w, st->cw[w].msg.bytes);
+}
+
+static void on_encoded_idle(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    state *st = ctx;
+    algo_env_idle_begin(st->env, (int)arg);
+    on_encoded(eng, ctx, arg, payload);
 }
 
 static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
@@ -122,9 +181,22 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     (void)payload;
     state *st = ctx;
     int w = (int)arg;
-    algo_env_idle_begin(st->env, w);
-    double bytes = st->comp ? compressed_encode(st, w) : st->env->msg_bytes;
-    algo_env_coll_enter(st->env, st->coll, w, bytes);
+    algo_env *env = st->env;
+    if (!st->comp) {
+        algo_env_idle_begin(env, w);
+        algo_env_coll_enter(env, st->coll, w, env->msg_bytes);
+        return;
+    }
+    compressed_encode(st, w);
+    if (st->enc_dt <= 0) {
+        algo_env_idle_begin(env, w);
+        on_encoded(eng, ctx, arg, payload);
+        return;
+    }
+    /* the encoding is compute: the worker is idle only once it is done */
+    env->w[w].compute_time += sim_time_to_s(st->enc_dt);
+    if (!sim_engine_schedule(env->eng, st->enc_dt, on_encoded_idle, st, arg, NULL, NULL))
+        algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: cannot schedule compression");
 }
 
 static void begin_step(state *st, int w)
@@ -180,6 +252,19 @@ static int compressed_create(state *st, sim_err *err)
         if (rc)
             return rc;
     }
+    double cost;
+    rc = sim_config_get_double(cfg, "algorithm", "compress_time_per_value", &cost, err);
+    if (rc)
+        return rc;
+    if (!(cost >= 0) || !isfinite(cost))
+        return sim_config_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
+                                "must be >= 0, got %g", cost);
+    /* encode: one pass over d_wire values; decode: the values received */
+    double decoded = (double)c->vt->entries(c, d_wire);
+    if (c->vt->agg == ALGO_COMPRESS_ALLGATHER)
+        decoded *= env->n;
+    st->enc_dt = sim_time_from_s(cost * (double)d_wire);
+    st->dec_dt = sim_time_from_s(cost * decoded);
     return 0;
 }
 
@@ -268,7 +353,7 @@ const algo_vt algo_allreduce_sgd = {
     .name = "allreduce_sgd",
     .summary = "synchronous all-reduce SGD with heavy-ball or Nesterov momentum (PmSGD)",
     .reference = "1.1",
-    .keys = NULL,
+    .keys = keys,
     .async = 0,
     .supports_compression = 1,
     .needs_server = needs_server,

@@ -6,6 +6,7 @@
 #include "algorithms/compress.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -109,9 +110,18 @@ int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
         return err && err->code ? err->code : SIM_ECONFIG;
     int identity = c->vt->identity;
     algo_compress_destroy(c);
-    if (!identity && !vt->supports_compression)
+    if (!identity && !vt->supports_compression) {
+        char list[256] = "";
+        size_t len = 0;
+        for (int i = 0; algo_registry[i]; i++)
+            if (algo_registry[i]->supports_compression && len < sizeof list)
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
+                                        algo_registry[i]->name);
         return sim_config_error(cfg, "algorithm", "compressor", SIM_ECONFIG, err,
-                                "%s does not support compression yet", vt->name);
+                                "%s does not support compression (methods that do: %s; "
+                                "docs/compressors.md says why)",
+                                vt->name, list);
+    }
     return 0;
 }
 

@@ -3,18 +3,25 @@
  * x_i^k meanwhile, and sets x_i^{k+1} = sum_j W_ij x_j^k - lr g_i^k (local
  * momentum with the momentum key). It waits only for its neighbours' x^k.
  * form = atc gives the ATC variant, which with W = J is exactly mini-batch
- * SGD; the AWC form is not (each worker keeps its own last gradient step). */
-#include "algorithms/gossip.h"
+ * SGD; the AWC form is not (each worker keeps its own last gradient step).
+ * With [algorithm] compressor other than none the exchange is CHOCO's
+ * compressed gossip (choco.c) in the same form. */
+#include "algorithms/choco.h"
 
 static const sim_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
     ALGO_GOSSIP_FORM_KEY("awc"),
+    ALGO_CHOCO_STEP_KEY,
     {0},
 };
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    return algo_dsgd_create(env, algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC), out, err);
+    algo_gossip_form form = algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC);
+    int rc = algo_choco_wanted(env->cfg, err);
+    if (rc < 0)
+        return rc;
+    return rc ? algo_choco_create(env, form, out, err) : algo_dsgd_create(env, form, out, err);
 }
 
 const algo_vt algo_dpsgd = {
@@ -24,6 +31,7 @@ const algo_vt algo_dpsgd = {
     .keys = keys,
     .async = 0,
     .uses_graph = 1,
+    .supports_compression = 1,
     .needs_server = NULL,
     .create = create,
     .destroy = algo_gossip_destroy,

@@ -425,8 +425,9 @@ static void try_publish(algo_gossip *g, int i)
     int nout = topo_graph_out_at(env->graph, w->t, i, &out);
     w->pend[p] = nout;
     w->published = 1;
+    const double bytes = g->ops.bytes ? g->ops.bytes(g->m, i) : g->msg_bytes;
     for (int a = 0; a < nout; a++)
-        if (algo_env_send(env, i, out[a], g->msg_bytes, on_msg, g, (uint64_t)w->t) < 0)
+        if (algo_env_send(env, i, out[a], bytes, on_msg, g, (uint64_t)w->t) < 0)
             return;
     check_round(g, i);
 }

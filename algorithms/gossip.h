@@ -96,6 +96,9 @@ typedef struct algo_gossip_ops {
     /* Optional with sync_after: rewrites the mean (d floats) in place, once
      * per synchronization; lr = iteration k's learning rate. */
     void (*sync_mean)(void *m, algo_env *env, int64_t k, double lr, float *mean);
+    /* Optional: the wire size of the message worker i has just prepared
+     * (compressed gossip, choco.c); NULL = width x S bytes. */
+    double (*bytes)(void *m, int i);
 } algo_gossip_ops;
 
 /* Wall-clock split for benchmarks (seconds). Only collected when set with

@@ -65,6 +65,9 @@ typedef struct build_ctx {
     const column_def *xc, *yc;
     subgroup *groups;
     int n_groups;
+    const char *series;   /* --y series:NAME: the series' name, else NULL */
+    column_def series_col;
+    sqlite3_stmt *run_end; /* series: the run's last x (runs.sim_time or iterations) */
 } build_ctx;
 
 static int sql_fail(build_ctx *c, sim_err *err)
@@ -270,6 +273,24 @@ static int runs_collect(build_ctx *c, sim_err *err)
 
 /* Loads one run's (x, y) points: finite (positive on a log axis), sorted by
  * x, one point per x (the last one). */
+static int member_push(member *m, int *cap, double x, double y, sim_err *err)
+{
+    if (m->n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        double *gx = realloc(m->x, (size_t)*cap * sizeof *gx);
+        if (gx)
+            m->x = gx;
+        double *gy = gx ? realloc(m->y, (size_t)*cap * sizeof *gy) : NULL;
+        if (gy)
+            m->y = gy;
+        if (!gx || !gy)
+            return nomem(err);
+    }
+    m->x[m->n] = x;
+    m->y[m->n++] = y;
+    return 0;
+}
+
 static int member_load(build_ctx *c, sqlite3_stmt *s, int64_t id, member *m, sim_err *err)
 {
     int cap = 0, rc, ret = 0;
@@ -284,25 +305,31 @@ static int member_load(build_ctx *c, sqlite3_stmt *s, int64_t id, member *m, sim
             m->y[m->n - 1] = y;  /* same x (ordered query): keep the later row */
             continue;
         }
-        if (m->n == cap) {
-            cap = cap ? 2 * cap : 64;
-            double *gx = realloc(m->x, (size_t)cap * sizeof *gx);
-            if (gx)
-                m->x = gx;
-            double *gy = gx ? realloc(m->y, (size_t)cap * sizeof *gy) : NULL;
-            if (gy)
-                m->y = gy;
-            if (!gx || !gy) {
-                ret = nomem(err);
+        if (c->series && m->n > 0 && y != m->y[m->n - 1]) {
+            /* a series row holds from its x to the next row's: a step */
+            double xs = nextafter(x, -INFINITY);
+            if (xs > m->x[m->n - 1] && (ret = member_push(m, &cap, xs, m->y[m->n - 1], err)))
                 break;
-            }
         }
-        m->x[m->n] = x;
-        m->y[m->n++] = y;
+        if ((ret = member_push(m, &cap, x, y, err)))
+            break;
     }
     if (ret == 0 && rc != SQLITE_DONE)
         ret = sql_fail(c, err);
     sqlite3_reset(s);
+    if (ret == 0 && c->series && m->n > 0) {
+        /* the last value holds until the run's end */
+        sqlite3_bind_int64(c->run_end, 1, id);
+        rc = sqlite3_step(c->run_end);
+        if (rc == SQLITE_ROW && sqlite3_column_type(c->run_end, 0) != SQLITE_NULL) {
+            double end = sqlite3_column_double(c->run_end, 0);
+            if (isfinite(end) && end > m->x[m->n - 1])
+                ret = member_push(m, &cap, end, m->y[m->n - 1], err);
+        } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+            ret = sql_fail(c, err);
+        }
+        sqlite3_reset(c->run_end);
+    }
     return ret;
 }
 
@@ -596,12 +623,30 @@ void an_plot_release(an_plot_data *d)
 static int curves_build(build_ctx *c, an_plot_data *d, sim_err *err)
 {
     char sql[256];
-    snprintf(sql, sizeof sql, "SELECT %s, %s FROM metrics WHERE run_id = ?1 AND %s IS NOT NULL"
-                              " AND %s IS NOT NULL ORDER BY %s, iteration, rowid",
-             c->xc->name, c->yc->name, c->xc->name, c->yc->name, c->xc->name);
+    if (c->series)
+        snprintf(sql, sizeof sql,
+                 "SELECT %s, value FROM series WHERE run_id = ?1 AND name = ?2 AND (worker "
+                 "IS NULL OR worker < 0) AND %s IS NOT NULL AND value IS NOT NULL ORDER BY %s, "
+                 "iteration, rowid",
+                 c->xc->name, c->xc->name, c->xc->name);
+    else
+        snprintf(sql, sizeof sql,
+                 "SELECT %s, %s FROM metrics WHERE run_id = ?1 AND %s IS NOT NULL"
+                 " AND %s IS NOT NULL ORDER BY %s, iteration, rowid",
+                 c->xc->name, c->yc->name, c->xc->name, c->yc->name, c->xc->name);
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(c->conn, sql, -1, &s, NULL) != SQLITE_OK)
         return sql_fail(c, err);
+    if (c->series) {
+        sqlite3_bind_text(s, 2, c->series, -1, SQLITE_STATIC);
+        const char *end = strcmp(c->xc->name, "sim_time") == 0
+                              ? "SELECT sim_time FROM runs WHERE id = ?1"
+                              : "SELECT iterations FROM runs WHERE id = ?1";
+        if (sqlite3_prepare_v2(c->conn, end, -1, &c->run_end, NULL) != SQLITE_OK) {
+            sqlite3_finalize(s);
+            return sql_fail(c, err);
+        }
+    }
     d->series = calloc((size_t)c->n_groups, sizeof *d->series);
     if (!d->series) {
         sqlite3_finalize(s);
@@ -686,15 +731,29 @@ int an_plot_build(an_db *db, const an_plot_opts *o, an_plot_data *d, sim_err *er
     if (!c.xc)
         return sim_err_set(err, SIM_EUSAGE, "--x '%s': expected sim_time, iteration, epoch, "
                                             "samples or bytes_sent", x);
-    c.yc = column_find(o->y, N_COLUMNS);
+    if (o->y && strncmp(o->y, "series:", 7) == 0) {
+        c.series = o->y + 7;
+        if (!c.series[0])
+            return sim_err_set(err, SIM_EUSAGE, "--y 'series:': expected series:NAME, a name "
+                                                "of the series table (keep_fraction, ...)");
+        if (strcmp(c.xc->name, "sim_time") != 0 && strcmp(c.xc->name, "iteration") != 0)
+            return sim_err_set(err, SIM_EUSAGE,
+                               "--x '%s' with --y %s: a series has sim_time and iteration only",
+                               x, o->y);
+        c.series_col = (column_def){"value", c.series, ""};
+        c.yc = &c.series_col;
+    } else {
+        c.yc = column_find(o->y, N_COLUMNS);
+    }
     if (!c.yc)
         return sim_err_set(err, SIM_EUSAGE,
                            "--y '%s': not a metrics column (train_loss, test_loss, "
                            "test_accuracy, consensus_distance, bytes_sent, sim_time, "
-                           "iteration, epoch, samples)", o->y ? o->y : "");
+                           "iteration, epoch, samples) or series:NAME", o->y ? o->y : "");
     int ret = runs_collect(&c, err);
     if (ret == 0)
         ret = curves_build(&c, d, err);
+    sqlite3_finalize(c.run_end);
     for (int i = 0; i < c.n_groups; i++) {
         free(c.groups[i].byval);
         free(c.groups[i].fp);

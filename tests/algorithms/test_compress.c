@@ -359,15 +359,16 @@ Test(compress, bad_specs_and_methods_are_config_errors)
     sim_err err = {0};
     file_fails("allreduce_sgd", "compressor = topk(0)\n",
                "c.ini:15: [algorithm] compressor: topk: ratio");
-    file_fails("dpsgd", "\n\ncompressor = topk(0.1)\n",
-               "c.ini:17: [algorithm] compressor: dpsgd does not support compression yet");
+    file_fails("dmsgd", "\n\ncompressor = topk(0.1)\n",
+               "c.ini:17: [algorithm] compressor: dmsgd does not support compression (methods "
+               "that do: allreduce_sgd, dpsgd, dsgd_atc; docs/compressors.md says why)");
 
     /* methods without compression take only none */
-    const char *dp[] = {"algorithm.compressor=topk(0.1)", "algorithm.name=dpsgd"};
-    check_fails(dp, 2, "--set algorithm.compressor: dpsgd does not support compression yet");
+    const char *dp[] = {"algorithm.compressor=topk(0.1)", "algorithm.name=decentlam"};
+    check_fails(dp, 2, "--set algorithm.compressor: decentlam does not support compression");
     const char *as[] = {"algorithm.compressor=TopK(1)", "algorithm.name=asgd"};
-    check_fails(as, 2, "asgd does not support compression yet");
-    const char *ok[] = {"algorithm.compressor=None", "algorithm.name=dpsgd"};
+    check_fails(as, 2, "asgd does not support compression");
+    const char *ok[] = {"algorithm.compressor=None", "algorithm.name=dmsgd"};
     cr_assert_eq(sim_config_load_string("c.ini", star_ini, ok, 2, &cfg, &err), 0, "%s",
                  err.msg);
     cr_assert_str_eq(cfg.compressor, "none");
@@ -540,4 +541,52 @@ Test(compress, randomk_ratio_one_matches_dense_and_sizes)
     const char *s3[] = {"algorithm.compressor=sign", "workload.sim_params=10000"};
     r = run_ini(star_ini, s3, 2);
     cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * (1250 + 4));
+}
+
+/* Compression time (docs/compressors.md): a step costs compute + encode
+ * (c d_wire) + the collective + decode (c x the values decoded). topk(0.01)
+ * of d_wire = 100000: k = 1000, 8000-byte messages; on a star at 8e6 B/s
+ * and 1 ms a link, a ring all-gather step takes 8000/8e6 + 2 x 1 ms = 3 ms,
+ * n - 1 = 3 steps. c = 1e-7 s: encode 10 ms, decode n k c = 0.4 ms. */
+Test(compress, compression_time_is_charged_in_closed_form)
+{
+    const int n = 4, T = 50;
+    const double c = 1e-7, d_wire = 100000, k = 1000, B = 8e6, a = 1e-3, compute = 0.010;
+    const char *s1[] = {"algorithm.compressor=topk(0.01)", "workload.sim_params=100000",
+                        "network.bandwidth=64Mbps", "network.latency=1ms",
+                        "algorithm.compress_time_per_value=1e-7"};
+    sim_run_result r = run_ini(star_ini, s1, 5);
+    cr_assert_eq(r.iterations, T);
+    double step = compute + c * d_wire + (n - 1) * (8 * k / B + 2 * a) + c * n * k;
+    cr_assert_float_eq(r.sim_time, T * step, 1e-9, "%.9f vs %.9f", r.sim_time, T * step);
+
+    /* without the charge: compute + all-gather only */
+    s1[4] = "algorithm.compress_time_per_value=0";
+    r = run_ini(star_ini, s1, 5);
+    step = compute + (n - 1) * (8 * k / B + 2 * a);
+    cr_assert_float_eq(r.sim_time, T * step, 1e-9, "%.9f vs %.9f", r.sim_time, T * step);
+
+    /* randomk(0.01) is all-reduced: decoding reads one message of k values,
+     * so the charge is c (d_wire + k) per step over the uncharged run */
+    const char *s2[] = {"algorithm.compressor=randomk(0.01)", "workload.sim_params=100000",
+                        "algorithm.compress_time_per_value=0"};
+    sim_run_result r0 = run_ini(star_ini, s2, 3);
+    s2[2] = "algorithm.compress_time_per_value=1e-7";
+    sim_run_result r1 = run_ini(star_ini, s2, 3);
+    cr_assert_float_eq(r1.sim_time - r0.sim_time, T * c * (d_wire + k), 1e-9, "%.9f",
+                       r1.sim_time - r0.sim_time);
+
+    /* a negative cost is a configuration error naming the key */
+    const char *bad[] = {"algorithm.compressor=topk(0.01)",
+                         "algorithm.compress_time_per_value=-1"};
+    sim_experiment_init();
+    sim_config cfg;
+    sim_err err = {0};
+    cr_assert_eq(sim_config_load_string("c.ini", star_ini, bad, 2, &cfg, &err), 0, "%s",
+                 err.msg);
+    sim_run_opts opts = {0};
+    cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "--set algorithm.compress_time_per_value: must be >= 0"), "%s",
+              err.msg);
+    sim_config_release(&cfg);
 }

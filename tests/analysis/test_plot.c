@@ -4,6 +4,7 @@
  * on a small database with known answers. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,51 @@ Test(plot, mean_and_band_over_seeds_on_the_common_range)
     cr_assert_str_eq(d.ylabel, "training loss");
     cr_assert(strstr(d.title, "Training loss vs simulated time"), "%s", d.title);
     an_plot_release(&d);
+    an_db_close(db);
+}
+
+/* --y series:NAME: the run's rows of that series (worker -1 or NULL), drawn
+ * as steps (each value holds until the next row) and held to the run's
+ * end; other names and per-worker rows are left out. */
+Test(plot, series_rows_as_steps_to_the_run_end)
+{
+    known_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(db_path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    cr_assert_eq(sqlite3_exec(an_db_sqlite(db),
+                              "INSERT INTO series VALUES (3, 0, 0, NULL, 'keep_fraction', 0.1),"
+                              " (3, 0.5, 5, NULL, 'keep_fraction', 0.05),"
+                              " (3, 0.7, 7, -1, 'keep_fraction', 0.05),"
+                              " (3, 0.6, 6, 2, 'keep_fraction', 9.0),"
+                              " (3, 0.6, 6, NULL, 'gain', 3.0)",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    an_db_close(db);
+    db = an_db_open_readonly(db_path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    an_plot_opts o = {.y = "series:keep_fraction", .where = "r.id = 3"};
+    an_plot_data d;
+    cr_assert_eq(an_plot_build(db, &o, &d, &err), 0, "%s", err.msg);
+    cr_assert_eq(d.n_series, 1);
+    const an_plot_series *se = &d.series[0];
+    /* run 3 ends at 1.5 s */
+    double xs[] = {0, nextafter(0.5, -INFINITY), 0.5, 0.7, 1.5};
+    double ys[] = {0.1, 0.1, 0.05, 0.05, 0.05};
+    cr_assert_eq(se->n, 5);
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(se->x[i] * d.x_scale, xs[i], "x at %d: %.17g", i, se->x[i]);
+        cr_assert_eq(se->mean[i], ys[i], "y at %d", i);
+    }
+    cr_assert_str_eq(d.ylabel, "keep_fraction");
+    an_plot_release(&d);
+
+    o = (an_plot_opts){.y = "series:keep_fraction", .x = "epoch"};
+    cr_assert_eq(an_plot_build(db, &o, &d, &err), SIM_EUSAGE);
+    cr_assert(strstr(err.msg, "--x 'epoch' with --y series:keep_fraction"), "%s", err.msg);
+    o = (an_plot_opts){.y = "series:"};
+    cr_assert_eq(an_plot_build(db, &o, &d, &err), SIM_EUSAGE);
+    cr_assert(strstr(err.msg, "expected series:NAME"), "%s", err.msg);
     an_db_close(db);
 }
 
