@@ -221,3 +221,62 @@ Test(faults, one_slowed_link_paces_the_ring_allreduce)
     h_free(&h);
     unlink(path);
 }
+
+/* ---- synchronous all-reduce under crashes ------------------------------ */
+
+/* allreduce_sgd on a complete network of 8 (ring all-reduce), constant
+ * 10 ms steps. Worker 5 crashes at 0.175 s, inside round 10's compute
+ * step: the 7 survivors finish their step, enter, wait sync_timeout = 50 ms
+ * and re-form over 7 ranks. Round times: T + c(8) before, T + timeout + c(7)
+ * for the aborted round, T + c(7) after, with c(m) = 2(m-1)(alpha + S/(mB)).
+ * Each round after the crash applies 7 batches (the mean renormalized over
+ * the 7 that took part). Worker 5 rejoins at 0.6 s: it is sent the model
+ * at the next applied update and the group is 8 again. */
+Test(faults, allreduce_crash_costs_the_timeout_then_runs_over_the_survivors)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,5,\n"
+                     "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=allreduce_sgd", "network.topology=complete",
+                          "network.latency=20us", "network.bandwidth=1GB/s",
+                          "workload.sim_params=1000000", "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 7);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 60);
+    const double S = 4e6, a = 20e-6, B = 1e9, T = 0.01, to = 0.05;
+    const double c8 = 2 * 7 * (a + S / (8 * B)), c7 = 2 * 6 * (a + S / (7 * B));
+    cr_assert_gt(ts.n, 40);
+    int aborted = -1;
+    for (int i = 1; i < ts.n; i++)
+        if (ts.t[i - 1] < 0.175 && ts.t[i] > 0.175)
+            aborted = i;
+    cr_assert_eq(aborted, 10, "round 10 holds the crash (%d)", aborted);
+    for (int i = 1; i < aborted; i++)
+        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c8)) < 1e-7, "round %d", i);
+    cr_assert(fabs(ts.t[aborted] - ts.t[aborted - 1] - (T + to + c7)) < 1e-7, "%.9f vs %.9f",
+              ts.t[aborted] - ts.t[aborted - 1], T + to + c7);
+    int checked = 0;
+    for (int i = aborted + 1; i < ts.n && ts.t[i] < 0.6; i++, checked++)
+        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c7)) < 1e-7, "round %d: %.9f vs %.9f", i,
+                  ts.t[i] - ts.t[i - 1], T + c7);
+    cr_assert_gt(checked, 15);
+    /* back to 8 ranks after the join round */
+    for (int i = ts.n - 10; i < ts.n; i++)
+        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c8)) < 1e-7, "round %d after the rejoin", i);
+    /* 16 samples per worker and round; every live worker has begun the next
+     * round's step; worker 5 also lost the step of round 10 */
+    cr_assert_eq(h.env->iterations, 60);
+    cr_assert_eq(h.env->w[0].steps, 61);
+    int64_t with5 = h.env->w[5].steps - 2;
+    cr_assert(with5 > 20 && with5 < 40, "worker 5 took part in %lld rounds", (long long)with5);
+    cr_assert_eq(h.env->samples, 16 * (7 * 60 + with5));
+    cr_assert_eq(h.env->w[5].down, 0);
+    h_free(&h);
+    unlink(path);
+}
