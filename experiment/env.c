@@ -505,7 +505,8 @@ static int fault_dist(xp_env *x, const char *key, sim_dist *d, int *set, sim_err
 }
 
 /* [faults] mtbf and downtime: parsed before the method is created (it may
- * refuse crashes); streams made when mtbf is set. */
+ * refuse crashes); streams made when mtbf is set. downtime alone does
+ * nothing (so that a sweep can switch mtbf off). */
 static int faults_random_load(xp_env *x, sim_err *err)
 {
     int rc = fault_dist(x, "mtbf", &x->mtbf, &x->has_mtbf, err);
@@ -513,9 +514,6 @@ static int faults_random_load(xp_env *x, sim_err *err)
         rc = fault_dist(x, "downtime", &x->downtime, &x->has_downtime, err);
     if (rc < 0)
         return rc;
-    if (x->has_downtime && !x->has_mtbf)
-        return sim_config_error(x->cfg, "faults", "downtime", SIM_ECONFIG, err,
-                                "downtime needs [faults] mtbf (random crashes)");
     if (!x->has_mtbf)
         return 0;
     int n = x->cfg->n_workers;

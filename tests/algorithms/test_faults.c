@@ -448,8 +448,8 @@ Test(faults, random_fault_keys_are_checked)
         {{"algorithm.name=asgd", "faults.mtbf=model"},
          "--set faults.mtbf: expected none or a distribution of times such as "
          "exponential(300s), got 'model'"},
-        {{"algorithm.name=asgd", "faults.downtime=constant(1s)"},
-         "--set faults.downtime: downtime needs [faults] mtbf (random crashes)"},
+        {{"algorithm.name=asgd", "faults.downtime=exponential(-1s)"},
+         "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'"},
         {{"algorithm.name=dsgd_atc", "faults.mtbf=exponential(1s)"},
          "--set faults.mtbf: dsgd_atc does not support worker crashes"},
     };
