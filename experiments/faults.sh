@@ -85,4 +85,8 @@ $DTSIM plot "$OUT/link.db" --y train_loss --by algorithm \
   --where "$(w faults.schedule experiments/faults_link.csv)" \
   --title "fat_tree(4), link 0-16 at 1 Gb/s (a tenth) from 5 s: train loss" \
   -o docs/faults_link.png
+$DTSIM plot "$OUT/link.db" --y samples --by algorithm \
+  --where "$(w faults.schedule experiments/faults_link.csv)" \
+  --title "fat_tree(4), link 0-16 at 1 Gb/s (a tenth) from 5 s: samples applied" \
+  -o docs/faults_link_samples.png
 fi
