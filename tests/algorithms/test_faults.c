@@ -447,20 +447,30 @@ Test(faults, random_fault_keys_are_checked)
     struct {
         const char *sets[2];
         const char *want;
+        const char *sets3;
     } cases[] = {
         {{"algorithm.name=asgd", "faults.mtbf=model"},
          "--set faults.mtbf: expected none or a distribution of times such as "
-         "exponential(300s), got 'model'"},
+         "exponential(300s), got 'model'", NULL},
         {{"algorithm.name=asgd", "faults.downtime=exponential(-1s)"},
-         "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'"},
+         "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'",
+         NULL},
         {{"algorithm.name=dsgd_atc", "faults.mtbf=exponential(1s)"},
-         "--set faults.mtbf: dsgd_atc does not support worker crashes"},
+         "--set faults.mtbf: dsgd_atc does not support worker crashes", NULL},
+        {{"algorithm.name=asgd", "faults.mtbf=exponential(1s)"},
+         "--set algorithm.next_job: random does not support worker crashes ([faults]); use same",
+         "algorithm.next_job=random"},
+        {{"algorithm.name=allreduce_sgd", "faults.mtbf=exponential(1s)"},
+         "--set algorithm.bucket: gradient buckets do not support worker crashes ([faults]); "
+         "use bucket = 0",
+         "algorithm.bucket=1MB"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, cases[k].sets, 2, &cfg, &err), 0,
-                     "%s", err.msg);
+        const char *sets[3] = {cases[k].sets[0], cases[k].sets[1], cases[k].sets3};
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, cases[k].sets3 ? 3 : 2, &cfg,
+                                            &err), 0, "%s", err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG);
