@@ -114,6 +114,9 @@ struct algo_env {
     algo_noise noise;        /* [workload] grad_noise, added before the clip */
     int clip_deferred;       /* 1: algo_env_grad does not clip; the method clips
                                 where it applies gradients (asgd: the server) */
+    int crashes;             /* 1: workers may crash ([faults] schedule has crash
+                                or rejoin events, or mtbf is set); set before
+                                the method's create */
 };
 
 /* Samples the worker's next batch (w->batch samples) and computes loss and

@@ -43,7 +43,24 @@
  * Buckets ([algorithm] bucket > 0, algorithms/overlap.h): the compute step
  * and the all-reduce are replaced by bucketed all-reduces that overlap the
  * backward pass; on_coll_done then runs when the worker's last bucket is
- * reduced. Gradients and updates are unchanged. */
+ * reduced. Gradients and updates are unchanged.
+ *
+ * Crashes ([faults] schedule or mtbf, docs/faults.md): when workers can
+ * crash, the rounds run over a GROUP of live workers, each group with its
+ * own collective over its members' hosts (rank r = the r-th member). A
+ * crash of worker c aborts the first round whose update has not been
+ * applied (A): a new group of the survivors takes over from round A. A
+ * survivor only learns of the crash by timing out: it enters the new
+ * group's collective [faults] sync_timeout after it entered round A (or
+ * after the crash, when it had entered before), so the round costs the
+ * timeout plus a collective over n - 1 ranks. The update is the mean over
+ * the members' gradients (renormalized over who took part). If round A - 1
+ * was still finishing (its update applied, its all-gather still running),
+ * it finishes in its old collective without waiting for c. A rejoining
+ * worker joins at the next applied update: the rank that applied it sends
+ * it the model (S bytes), it starts the next round from that model (the
+ * optimizer state is the shared one) and the group grows from that round
+ * on. Without crashes nothing of this runs (the original path above). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +69,8 @@
 #include "algorithms/compress.h"
 #include "algorithms/overlap.h"
 #include "sim/units.h"
+
+typedef struct faults faults;
 
 typedef struct state {
     algo_env *env;
@@ -70,6 +89,7 @@ typedef struct state {
     algo_optim_state **wopt;   /* n: each worker's optimizer state */
     float *u;                  /* d: one worker's update */
     sim_time enc_dt, dec_dt;   /* compression compute per step (encode, decode) */
+    faults *f;                 /* workers may crash, else NULL */
 } state;
 
 static const sim_key keys[] = {
@@ -79,6 +99,44 @@ static const sim_key keys[] = {
 };
 
 static void begin_step(state *st, int w);
+
+/* ---- crashes: groups of live workers ----------------------------------- */
+
+enum { W_OFF = 0, W_COMPUTING, W_WAITING, W_ENTERED };
+
+typedef struct group group;
+typedef struct group_ctx {
+    state *st;
+    int id;
+} group_ctx;
+
+struct group {
+    sim_coll *coll;
+    int n;               /* members */
+    int *members;        /* worker ids, ascending; rank r = members[r] */
+    int *rank_of;        /* per worker: its rank, -1 when not a member */
+    int64_t first_round; /* the group runs the rounds from this one on */
+    group_ctx ctx;
+};
+
+struct faults {
+    group **groups;      /* every group made (older collectives may still
+                            have messages in flight) */
+    int n_groups, cap_groups;
+    int64_t round;       /* the oldest round not completed */
+    int need;            /* completions round `round` still counts */
+    int done;            /* completions so far */
+    int applied;         /* round `round`'s update is applied */
+    int64_t round_samples;
+    int64_t *wround;     /* per worker: the round it computes or waits in */
+    int *wstat;          /* W_* */
+    uint32_t *wgen;      /* per worker: incarnation of its events */
+    uint32_t *tgen;      /* per worker: its pending timeout event */
+    int64_t *late_round; /* per worker: the round whose entry waits the timeout */
+    double *wbytes;      /* per worker: its message of the round */
+    int *pending;        /* rejoined, joins at the next applied update */
+    sim_time timeout;
+};
 
 /* Worker w's update u = lr dir_w (see the top of the file), compressed into
  * its message; returns the message's wire size. */
@@ -215,6 +273,399 @@ static void begin_step(state *st, int w)
                      (uint64_t)w);
 }
 
+
+/* ---- crashes ([faults]): the group path --------------------------------- */
+
+static uint64_t garg(int w, uint32_t gen) { return (uint64_t)(uint32_t)w | ((uint64_t)gen << 32); }
+static int garg_w(uint64_t a) { return (int)(a & 0xffffffffu); }
+static uint32_t garg_gen(uint64_t a) { return (uint32_t)(a >> 32); }
+
+static group *group_for(const faults *f, int64_t round)
+{
+    for (int i = f->n_groups - 1; i >= 0; i--)
+        if (f->groups[i]->first_round <= round)
+            return f->groups[i];
+    return NULL;
+}
+
+static void on_group_done(sim_engine *eng, void *ctx, int rank);
+
+/* A new group of the given workers (ascending) from round first on. */
+static group *group_add(state *st, const int *members, int n, int64_t first)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
+    if (f->n_groups == f->cap_groups) {
+        int cap = f->cap_groups ? 2 * f->cap_groups : 8;
+        group **gs = realloc(f->groups, (size_t)cap * sizeof *gs);
+        if (!gs)
+            return NULL;
+        f->groups = gs;
+        f->cap_groups = cap;
+    }
+    group *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->members = malloc((size_t)(n > 0 ? n : 1) * sizeof *g->members);
+    g->rank_of = malloc((size_t)env->n * sizeof *g->rank_of);
+    if (!g->members || !g->rank_of) {
+        free(g->members);
+        free(g->rank_of);
+        free(g);
+        return NULL;
+    }
+    g->n = n;
+    g->first_round = first;
+    for (int i = 0; i < env->n; i++)
+        g->rank_of[i] = -1;
+    for (int r = 0; r < n; r++) {
+        g->members[r] = members[r];
+        g->rank_of[members[r]] = r;
+    }
+    g->ctx.st = st;
+    g->ctx.id = f->n_groups;
+    f->groups[f->n_groups++] = g;
+    if (n > 0) {
+        sim_coll_kind kind = st->comp && st->comp->vt->agg == ALGO_COMPRESS_ALLGATHER
+                                 ? SIM_COLL_ALLGATHER
+                                 : env->allreduce_kind;
+        sim_coll_desc desc = {.kind = kind, .n = n, .hosts = g->members,
+                              .ps_host = env->server_host, .per_node = env->per_node,
+                              .done = on_group_done, .ctx = &g->ctx};
+        sim_err e = {0};
+        g->coll = sim_coll_create(env->net, &desc, &e);
+        if (!g->coll) {
+            algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "allreduce_sgd: %s", e.msg);
+            return NULL;
+        }
+    }
+    return g;
+}
+
+static void group_free(group *g)
+{
+    sim_coll_destroy(g->coll);
+    free(g->members);
+    free(g->rank_of);
+    free(g);
+}
+
+static void faults_free(faults *f)
+{
+    if (!f)
+        return;
+    for (int i = 0; i < f->n_groups; i++)
+        group_free(f->groups[i]);
+    free(f->groups);
+    free(f->wround);
+    free(f->wstat);
+    free(f->wgen);
+    free(f->tgen);
+    free(f->late_round);
+    free(f->wbytes);
+    free(f->pending);
+    free(f);
+}
+
+static void g_begin_step(state *st, int w, int64_t round);
+
+static void g_enter(state *st, int w)
+{
+    faults *f = st->f;
+    group *g = group_for(f, f->wround[w]);
+    int rank = g ? g->rank_of[w] : -1;
+    if (rank < 0) {
+        algo_env_fail(st->env, SIM_EINTERNAL, "allreduce_sgd: worker %d is in no group of "
+                      "round %lld", w, (long long)f->wround[w]);
+        return;
+    }
+    f->wstat[w] = W_ENTERED;
+    algo_env_coll_enter(st->env, g->coll, rank, f->wbytes[w]);
+}
+
+/* A survivor's timeout has run out: it enters the new group. */
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    faults *f = st->f;
+    int w = garg_w(arg);
+    if (f->tgen[w] != garg_gen(arg) || f->wstat[w] != W_WAITING)
+        return;
+    f->late_round[w] = -1;
+    g_enter(st, w);
+}
+
+static void g_wait(state *st, int w)
+{
+    faults *f = st->f;
+    f->wstat[w] = W_WAITING;
+    f->tgen[w]++;
+    if (!sim_engine_schedule(st->env->eng, f->timeout, on_timeout, st, garg(w, f->tgen[w]),
+                             NULL, NULL))
+        algo_env_fail(st->env, SIM_ENOMEM, "allreduce_sgd: cannot schedule a timeout");
+}
+
+/* Counts the round when every completion it needs is in. */
+static void g_round_check(state *st)
+{
+    faults *f = st->f;
+    if (f->need <= 0 || f->done < f->need)
+        return;
+    int64_t samples = f->round_samples;
+    f->round++;
+    f->done = 0;
+    f->applied = 0;
+    group *g = group_for(f, f->round);
+    f->need = g ? g->n : 0;
+    algo_env_iteration(st->env, samples);
+}
+
+static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                          double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)dst;
+    (void)bytes;
+    state *st = ctx;
+    int w = garg_w(arg);
+    if (st->f->wgen[w] != garg_gen(arg))
+        return;
+    g_begin_step(st, w, st->f->wround[w]);
+}
+
+/* The round's update over the members of g (worker w applies it first),
+ * then the pending joiners join from the next round: w sends them x. */
+static void g_apply(state *st, group *g, int w)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
+    const int64_t d = env->d;
+    if (st->comp) {
+        float *sum = st->gbar;
+        memset(sum, 0, (size_t)d * sizeof *sum);
+        for (int r = 0; r < g->n; r++)
+            algo_compress_decode_add(st->comp, &st->cw[g->members[r]].msg, 1.0f, sum);
+        const float inv = 1.0f / (float)g->n;
+        for (int64_t j = 0; j < d; j++)
+            st->x[j] -= inv * sum[j];
+    } else {
+        for (int r = 0; r < g->n; r++)
+            st->gptr[r] = env->w[g->members[r]].grad;
+        algo_mean(st->gbar, st->gptr, g->n, d);
+        algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
+    }
+    f->applied = 1;
+    f->round_samples = 0;
+    for (int r = 0; r < g->n; r++)
+        f->round_samples += env->w[g->members[r]].grad_samples;
+    int joiners = 0;
+    for (int i = 0; i < env->n; i++)
+        joiners += f->pending[i] && !env->w[i].down;
+    if (!joiners)
+        return;
+    group *next = group_for(f, f->round + 1);
+    int *m = malloc((size_t)env->n * sizeof *m), k = 0;
+    if (!m) {
+        algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: out of memory");
+        return;
+    }
+    for (int i = 0; i < env->n; i++)
+        if ((next && next->rank_of[i] >= 0) || (f->pending[i] && !env->w[i].down))
+            m[k++] = i;
+    group *ng = group_add(st, m, k, f->round + 1);
+    free(m);
+    if (!ng) {
+        algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: out of memory for a group");
+        return;
+    }
+    for (int i = 0; i < env->n; i++) {
+        if (!f->pending[i] || env->w[i].down)
+            continue;
+        f->pending[i] = 0;
+        f->wround[i] = f->round + 1;
+        f->wstat[i] = W_COMPUTING;
+        f->late_round[i] = -1;
+        algo_env_send(env, w, i, env->msg_bytes, on_join_model, st, garg(i, f->wgen[i]));
+    }
+}
+
+static void on_group_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    group_ctx *gc = ctx;
+    state *st = gc->st;
+    faults *f = st->f;
+    group *g = f->groups[gc->id];
+    int w = g->members[rank];
+    int64_t k = f->wround[w];
+    if (f->wstat[w] != W_ENTERED || k != f->round || group_for(f, k) != g)
+        return; /* a crashed worker, or an aborted round's collective */
+    if (!f->applied)
+        g_apply(st, g, w);
+    f->done++;
+    algo_env_idle_end(st->env, w);
+    g_begin_step(st, w, k + 1);
+    g_round_check(st);
+}
+
+static void g_on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    faults *f = st->f;
+    int w = garg_w(arg);
+    if (f->wgen[w] != garg_gen(arg) || f->wstat[w] != W_COMPUTING)
+        return;
+    algo_env_idle_begin(st->env, w);
+    f->wbytes[w] = st->comp ? compressed_encode(st, w) : st->env->msg_bytes;
+    if (f->late_round[w] == f->wround[w])
+        g_wait(st, w);
+    else
+        g_enter(st, w);
+}
+
+static void g_begin_step(state *st, int w, int64_t round)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
+    f->wround[w] = round;
+    f->wstat[w] = W_COMPUTING;
+    algo_env_grad(env, w, st->x, env->w[w].grad);
+    algo_env_compute(env, w, algo_env_step_samples(env, w), g_on_compute_done, st,
+                     garg(w, f->wgen[w]));
+}
+
+/* Worker c crashed: see the top of the file. */
+static void g_crash(state *st, int c)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
+    int64_t a = f->applied ? f->round + 1 : f->round;
+    if (f->applied && f->wround[c] == f->round && f->wstat[c] == W_ENTERED)
+        f->need--; /* the finishing round does not wait for it */
+    f->wgen[c]++;
+    f->tgen[c]++;
+    f->wstat[c] = W_OFF;
+    f->pending[c] = 0;
+    algo_env_idle_end(env, c);
+    group *g = group_for(f, a);
+    if (g && g->rank_of[c] >= 0) {
+        int *m = malloc((size_t)env->n * sizeof *m), k = 0;
+        if (!m) {
+            algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: out of memory");
+            return;
+        }
+        for (int r = 0; r < g->n; r++)
+            if (g->members[r] != c)
+                m[k++] = g->members[r];
+        group *ng = group_add(st, m, k, a);
+        free(m);
+        if (!ng) {
+            algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: out of memory for a group");
+            return;
+        }
+        if (a == f->round)
+            f->need = ng->n; /* nobody has completed round a */
+        for (int r = 0; r < ng->n; r++) {
+            int s = ng->members[r];
+            f->late_round[s] = a;
+            if (f->wround[s] == a && (f->wstat[s] == W_ENTERED || f->wstat[s] == W_WAITING))
+                g_wait(st, s);
+        }
+    }
+    g_round_check(st);
+}
+
+/* Worker j rejoined: it joins at the next applied update; when nobody is
+ * left to apply one, it starts a group of its own at once. */
+static void g_rejoin(state *st, int j)
+{
+    faults *f = st->f;
+    f->wgen[j]++;
+    f->pending[j] = 1;
+    group *g = group_for(f, f->round);
+    if (g && g->n > 0)
+        return;
+    int m = j;
+    if (!group_add(st, &m, 1, f->round)) {
+        algo_env_fail(st->env, SIM_ENOMEM, "allreduce_sgd: out of memory for a group");
+        return;
+    }
+    f->pending[j] = 0;
+    f->done = 0;
+    f->applied = 0;
+    f->need = 1;
+    f->late_round[j] = -1;
+    g_begin_step(st, j, f->round);
+}
+
+static void on_fault(void *p, const algo_fault *ev)
+{
+    state *st = p;
+    if (ev->kind == ALGO_FAULT_CRASH)
+        g_crash(st, ev->target);
+    else if (ev->kind == ALGO_FAULT_REJOIN)
+        g_rejoin(st, ev->target);
+}
+
+/* The group path's state: one group of every worker from round 0. */
+static int faults_create(state *st, sim_err *err)
+{
+    algo_env *env = st->env;
+    const sim_config *cfg = env->cfg;
+    if (cfg->bucket > 0)
+        return sim_config_error(cfg, "algorithm", "bucket", SIM_ECONFIG, err,
+                                "gradient buckets do not support worker crashes ([faults]); "
+                                "use bucket = 0");
+    if (env->allreduce_kind == SIM_COLL_HIER)
+        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
+                                "the hierarchical collective does not support worker crashes "
+                                "([faults]); use ring, tree or ps");
+    if (st->comp && (st->enc_dt > 0 || st->dec_dt > 0))
+        return sim_config_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
+                                "compression time is not charged under worker crashes "
+                                "([faults]); set compress_time_per_value = 0");
+    faults *f = calloc(1, sizeof *f);
+    if (!f)
+        return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
+    st->f = f;
+    int rc = sim_config_get_time(cfg, "faults", "sync_timeout", &f->timeout, err);
+    if (rc < 0)
+        return rc;
+    if (f->timeout < 0)
+        return sim_config_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
+                                "must not be negative");
+    size_t n = (size_t)env->n;
+    f->wround = calloc(n, sizeof *f->wround);
+    f->wstat = calloc(n, sizeof *f->wstat);
+    f->wgen = calloc(n, sizeof *f->wgen);
+    f->tgen = calloc(n, sizeof *f->tgen);
+    f->late_round = malloc(n * sizeof *f->late_round);
+    f->wbytes = calloc(n, sizeof *f->wbytes);
+    f->pending = calloc(n, sizeof *f->pending);
+    int *m = malloc(n * sizeof *m);
+    if (!f->wround || !f->wstat || !f->wgen || !f->tgen || !f->late_round || !f->wbytes ||
+        !f->pending || !m) {
+        free(m);
+        return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
+    }
+    for (int i = 0; i < env->n; i++) {
+        f->late_round[i] = -1;
+        m[i] = i;
+    }
+    group *g = group_add(st, m, env->n, 0);
+    free(m);
+    if (!g)
+        return env->error.code ? sim_err_set(err, env->error.code, "%s", env->error.msg)
+                               : sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
+    f->need = env->n;
+    return 0;
+}
+
 static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
 
 /* Builds the compression state from [algorithm] compressor and
@@ -287,6 +738,7 @@ static void destroy(void *p)
     algo_optim_state_destroy(st->opt);
     free(st->gbar);
     free(st->gptr);
+    faults_free(st->f);
     free(st);
 }
 
@@ -319,6 +771,15 @@ static int create(algo_env *env, void **out, sim_err *err)
         destroy(st);
         return rc;
     }
+    if (env->crashes) {
+        rc = faults_create(st, err);
+        if (rc) {
+            destroy(st);
+            return rc;
+        }
+        *out = st;
+        return 0;
+    }
     sim_coll_kind kind = st->comp && st->comp->vt->agg == ALGO_COMPRESS_ALLGATHER
                              ? SIM_COLL_ALLGATHER
                              : env->allreduce_kind;
@@ -338,8 +799,12 @@ static int start(void *p, sim_err *err)
 {
     (void)err;
     state *st = p;
-    for (int w = 0; w < st->env->n; w++)
-        begin_step(st, w);
+    for (int w = 0; w < st->env->n; w++) {
+        if (st->f)
+            g_begin_step(st, w, 0);
+        else
+            begin_step(st, w);
+    }
     return 0;
 }
 
@@ -362,4 +827,5 @@ const algo_vt algo_allreduce_sgd = {
     .start = start,
     .model = model,
     .worker_models = NULL,
+    .fault = on_fault,
 };

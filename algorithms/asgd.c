@@ -329,6 +329,11 @@ static int create(algo_env *env, void **out, sim_err *err)
     env->clip_deferred = 1;
     const char *nj = sim_config_get_string(env->cfg, "algorithm", "next_job");
     st->random_job = nj && strcmp(nj, "random") == 0;
+    if (st->random_job && env->crashes) {
+        destroy(st);
+        return sim_config_error(env->cfg, "algorithm", "next_job", SIM_ECONFIG, err,
+                                "random does not support worker crashes ([faults]); use same");
+    }
     if (st->random_job) {
         int n = env->n;
         st->jobs = calloc((size_t)n, sizeof *st->jobs);

@@ -17,7 +17,8 @@ int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *sta
     pw->ver = calloc(n, sizeof *pw->ver);
     pw->grad_ver = calloc(n, sizeof *pw->grad_ver);
     pw->ptrs = malloc(n * sizeof *pw->ptrs);
-    if (!pw->ver || !pw->grad_ver || !pw->ptrs)
+    pw->live = malloc(n * sizeof *pw->live);
+    if (!pw->ver || !pw->grad_ver || !pw->ptrs || !pw->live)
         return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
     return 0;
 }
@@ -28,6 +29,7 @@ void algo_pairwise_release(algo_pairwise *pw)
     free(pw->ver);
     free(pw->grad_ver);
     free(pw->ptrs);
+    free(pw->live);
 }
 
 void algo_pairwise_grad(algo_pairwise *pw, int i)
@@ -53,9 +55,31 @@ int algo_pairwise_partner(algo_pairwise *pw, int i)
 {
     const int *nb;
     int deg = topo_graph_neighbors(pw->env->graph, i, &nb);
-    if (deg == 0)
+    int up = 0;
+    for (int k = 0; k < deg; k++)
+        if (!pw->env->w[nb[k]].down)
+            pw->live[up++] = nb[k];
+    if (up == 0)
         return -1;
-    return nb[gsl_rng_uniform_int(pw->env->w[i].rng_algo, (unsigned long)deg)];
+    return pw->live[gsl_rng_uniform_int(pw->env->w[i].rng_algo, (unsigned long)up)];
+}
+
+int algo_pairwise_rejoin(algo_pairwise *pw, int i)
+{
+    algo_env *env = pw->env;
+    const int *nb;
+    int deg = topo_graph_neighbors(env->graph, i, &nb), up = 0;
+    for (int k = 0; k < deg; k++)
+        if (!env->w[nb[k]].down)
+            pw->ptrs[up++] = env->w[nb[k]].x;
+    if (up > 0)
+        algo_mean(env->w[i].x, pw->ptrs, up, pw->d);
+    algo_optim_reset(pw->lo.s[i]);
+    int first = -1;
+    for (int k = 0; k < deg; k++)
+        if (!env->w[nb[k]].down && (first < 0 || nb[k] < first))
+            first = nb[k];
+    return first;
 }
 
 void algo_pairwise_mark(algo_pairwise *pw, int i)
@@ -98,11 +122,18 @@ void algo_pairwise_worker_models(void *state, const float **xs)
         xs[i] = pw->env->w[i].x;
 }
 
-/* The evaluated model: the average of the workers' current models. */
+/* The evaluated model: the average of the live workers' current models. */
 const float *algo_pairwise_model(void *state, float *scratch)
 {
     algo_pairwise *pw = state;
-    algo_pairwise_worker_models(pw, pw->ptrs);
-    algo_mean(scratch, pw->ptrs, pw->n, pw->d);
+    int up = 0;
+    for (int i = 0; i < pw->n; i++)
+        if (!pw->env->w[i].down)
+            pw->ptrs[up++] = pw->env->w[i].x;
+    if (up == 0) {
+        algo_pairwise_worker_models(pw, pw->ptrs);
+        up = pw->n;
+    }
+    algo_mean(scratch, pw->ptrs, up, pw->d);
     return scratch;
 }

@@ -24,6 +24,7 @@ typedef struct algo_pairwise {
     int64_t *ver;       /* averagings applied to each model */
     int64_t *grad_ver;  /* ver when the step's gradient was read */
     const float **ptrs; /* scratch: n model pointers */
+    int *live;          /* scratch: a worker's live neighbours */
     void (*begin)(void *state, int i); /* the method's step start */
 } algo_pairwise;
 
@@ -41,19 +42,25 @@ void algo_pairwise_grad(algo_pairwise *pw, int i);
 /* Step end: records the step's staleness and applies the gradient with the
  * worker's optimizer at the current lr. */
 void algo_pairwise_apply(algo_pairwise *pw, int i);
-/* A neighbour of i drawn uniformly from i's algorithm stream, or -1 (no
- * draw) when i has none. */
+/* A neighbour of i drawn uniformly from i's algorithm stream among those
+ * that are up (not crashed), or -1 (no draw) when i has none. With every
+ * neighbour up this is one draw over the whole list, as without faults. */
 int algo_pairwise_partner(algo_pairwise *pw, int i);
 /* x_i, x_j <- (x_i + x_j) / 2, both counted as averaged. */
 void algo_pairwise_average(algo_pairwise *pw, int i, int j);
 /* Counts one averaging that changed x_i (version and gossip rounds). */
 void algo_pairwise_mark(algo_pairwise *pw, int i);
+/* A rejoining worker i ([faults]): its model becomes the mean of its live
+ * neighbours' models (unchanged when none is up) and its optimizer state is
+ * reset. Returns the lowest live neighbour (who sends it the model), or -1. */
+int algo_pairwise_rejoin(algo_pairwise *pw, int i);
 /* Sends a message; a refusal of the network stops the run as failed. */
 void algo_pairwise_send(algo_pairwise *pw, int src, int dst, double bytes,
                         sim_net_deliver fn, void *ctx);
 
 /* Vtable slots for a state that begins with its algo_pairwise. */
 int algo_pairwise_start(void *state, sim_err *err);
+/* The mean of the live workers' models (of all when every worker is down). */
 const float *algo_pairwise_model(void *state, float *scratch);
 void algo_pairwise_worker_models(void *state, const float **xs);
 

@@ -28,7 +28,17 @@
  * of an applied step = the number of averagings that changed the worker's
  * model between the read of its gradient's model and the application.
  * The step loop's gradient, update, counters and evaluated model are the
- * pairwise core's (pairwise.h). */
+ * pairwise core's (pairwise.h).
+ *
+ * Crashes ([faults], docs/faults.md): partners are drawn among the live
+ * neighbours; an interaction with a crashed worker is dropped (no
+ * averaging, no answer, no read of a dead worker's copy) and the initiator
+ * forgets it [faults] sync_timeout after it started it, so it can interact
+ * again. A crashed worker's step and messages in flight are discarded. A
+ * rejoining worker starts from the mean of its live neighbours' models
+ * (published as its copy) with a fresh optimizer state and a new period,
+ * once the lowest of them has sent it the model. Without crashes no
+ * timeout is scheduled. */
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
@@ -48,9 +58,24 @@ typedef struct swarm {
     int64_t *h;         /* local steps since the last interaction started */
     int64_t *target;    /* H_i of the current period */
     int *in_flight;
+    uint32_t *gen;      /* per worker: incarnation ([faults]) */
+    uint32_t *igen;     /* per worker: its current interaction */
+    sim_time timeout;   /* [faults] sync_timeout, used when env->crashes */
 } swarm;
 
+static uint64_t sarg(int i, uint32_t gen) { return (uint64_t)(uint32_t)i | ((uint64_t)gen << 32); }
+static uint32_t sarg_gen(uint64_t a) { return (uint32_t)(a >> 32); }
+
+/* Interaction messages of initiator i: still wanted (nobody crashed, not
+ * timed out). */
+static int live_pair(const swarm *s, int i, int j, uint64_t arg)
+{
+    const algo_env *env = s->core.env;
+    return !env->w[i].down && !env->w[j].down && s->igen[i] == sarg_gen(arg);
+}
+
 static void begin_step(void *p, int i);
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 
 static int64_t draw_h(swarm *s, int i)
 {
@@ -63,10 +88,11 @@ static int64_t draw_h(swarm *s, int i)
 static void on_answer(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
 {
     (void)eng;
-    (void)arg;
     (void)src;
     (void)bytes;
     swarm *s = ctx;
+    if (s->core.env->w[dst].down || s->igen[dst] != sarg_gen(arg))
+        return;
     s->in_flight[dst] = 0;
 }
 
@@ -94,26 +120,28 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
                        double bytes)
 {
     (void)eng;
-    (void)arg;
     (void)bytes;
     swarm *s = ctx;
     int i = src, j = dst;
+    if (!live_pair(s, i, j, arg))
+        return;
     if (s->q)
         average_quantized(s, i, j);
     else
         algo_pairwise_average(&s->core, i, j);
-    algo_pairwise_send(&s->core, j, i, s->model_bytes, on_answer, s);
+    algo_env_send(s->core.env, j, i, s->model_bytes, on_answer, s, arg);
 }
 
 /* One-sided: p_j's copy arrives at i. */
 static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
 {
     (void)eng;
-    (void)arg;
     (void)src;
     (void)bytes;
     swarm *s = ctx;
     int i = dst;
+    if (s->core.env->w[i].down || s->igen[i] != sarg_gen(arg))
+        return;
     int64_t d = s->core.d;
     float *x = s->core.env->w[i].x, *b = s->base + (int64_t)i * d;
     const float *other = s->inbox + (int64_t)i * d;
@@ -132,10 +160,11 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
 static void on_read(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
 {
     (void)eng;
-    (void)arg;
     (void)bytes;
     swarm *s = ctx;
     int i = src, j = dst;
+    if (!live_pair(s, i, j, arg))
+        return;
     int64_t d = s->core.d;
     float *in = s->inbox + (int64_t)i * d;
     const float *pj = s->base + (int64_t)j * d;
@@ -143,7 +172,7 @@ static void on_read(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, 
         algo_lattice_encode(in, pj, d, s->q, s->s_q);
     else
         memcpy(in, pj, (size_t)d * sizeof(float));
-    algo_pairwise_send(&s->core, j, i, s->model_bytes, on_reply, s);
+    algo_env_send(s->core.env, j, i, s->model_bytes, on_reply, s, arg);
 }
 
 static void interact(swarm *s, int i)
@@ -154,10 +183,29 @@ static void interact(swarm *s, int i)
     s->h[i] = 0;
     s->target[i] = draw_h(s, i);
     s->in_flight[i] = 1;
+    s->igen[i]++;
+    algo_env *env = s->core.env;
+    uint64_t arg = sarg(i, s->igen[i]);
     if (s->one_sided)
-        algo_pairwise_send(&s->core, i, j, s->header, on_read, s);
+        algo_env_send(env, i, j, s->header, on_read, s, arg);
     else
-        algo_pairwise_send(&s->core, i, j, s->model_bytes, on_request, s);
+        algo_env_send(env, i, j, s->model_bytes, on_request, s, arg);
+    if (env->crashes &&
+        !sim_engine_schedule(env->eng, s->timeout, on_timeout, s, arg, NULL, NULL))
+        algo_env_fail(env, SIM_ENOMEM, "swarm_sgd: cannot schedule a timeout");
+}
+
+/* Worker i's interaction has not completed within the timeout. */
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    swarm *s = ctx;
+    int i = (int)(arg & 0xffffffffu);
+    if (s->core.env->w[i].down || s->igen[i] != sarg_gen(arg) || !s->in_flight[i])
+        return;
+    s->igen[i]++;
+    s->in_flight[i] = 0;
 }
 
 static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
@@ -166,7 +214,9 @@ static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     swarm *s = ctx;
     algo_env *env = s->core.env;
-    int i = (int)arg;
+    int i = (int)(arg & 0xffffffffu);
+    if (s->gen[i] != sarg_gen(arg))
+        return; /* a crashed incarnation's step */
     algo_pairwise_apply(&s->core, i);
     s->h[i]++;
     algo_env_iteration(env, env->w[i].grad_samples);
@@ -180,7 +230,40 @@ static void begin_step(void *p, int i)
     swarm *s = p;
     algo_env *env = s->core.env;
     algo_pairwise_grad(&s->core, i);
-    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, (uint64_t)i);
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, sarg(i, s->gen[i]));
+}
+
+static void on_rejoin_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                            double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    swarm *s = ctx;
+    if (s->core.env->w[dst].down || s->gen[dst] != sarg_gen(arg))
+        return;
+    begin_step(s, dst);
+}
+
+static void on_fault(void *p, const algo_fault *ev)
+{
+    swarm *s = p;
+    algo_env *env = s->core.env;
+    int i = ev->target;
+    s->gen[i]++;
+    s->igen[i]++;
+    s->in_flight[i] = 0;
+    if (ev->kind == ALGO_FAULT_CRASH)
+        return;
+    int j = algo_pairwise_rejoin(&s->core, i);
+    if (s->one_sided)
+        memcpy(s->base + (int64_t)i * s->core.d, env->w[i].x, (size_t)s->core.d * sizeof(float));
+    s->h[i] = 0;
+    s->target[i] = draw_h(s, i);
+    if (j < 0)
+        begin_step(s, i);
+    else
+        algo_env_send(env, j, i, env->msg_bytes, on_rejoin_model, s, sarg(i, s->gen[i]));
 }
 
 static void destroy(void *p)
@@ -195,6 +278,8 @@ static void destroy(void *p)
     free(s->h);
     free(s->target);
     free(s->in_flight);
+    free(s->gen);
+    free(s->igen);
     free(s);
 }
 
@@ -275,15 +360,22 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->h = calloc(n, sizeof *s->h);
     s->target = calloc(n, sizeof *s->target);
     s->in_flight = calloc(n, sizeof *s->in_flight);
+    s->gen = calloc(n, sizeof *s->gen);
+    s->igen = calloc(n, sizeof *s->igen);
     rc = algo_pairwise_init(&s->core, env, begin_step, err);
     if (rc < 0) {
         destroy(s);
         return rc;
     }
     if ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h || !s->target ||
-        !s->in_flight) {
+        !s->in_flight || !s->gen || !s->igen) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+    }
+    rc = sim_config_get_time(c, "faults", "sync_timeout", &s->timeout, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
     }
     for (int i = 0; i < env->n; i++) {
         if (s->one_sided)
@@ -307,4 +399,5 @@ const algo_vt algo_swarm_sgd = {
     .start = algo_pairwise_start,
     .model = algo_pairwise_model,
     .worker_models = algo_pairwise_worker_models,
+    .fault = on_fault,
 };

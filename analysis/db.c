@@ -39,6 +39,7 @@ enum {
     ST_STALE_INSERT,
     ST_LINK_INSERT,
     ST_LABEL_INSERT,
+    ST_FAULT_INSERT,
     ST_RUN_FINISH,
     ST_RUN_FAIL,
     ST_FIND_DONE,
@@ -65,6 +66,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_STALE_INSERT] = "INSERT INTO staleness(run_id, staleness, count) VALUES(?1, ?2, ?3)",
     [ST_LABEL_INSERT] = "INSERT INTO labels(run_id, worker, label, count) VALUES(?1, ?2, ?3, ?4)",
     [ST_LINK_INSERT] = "INSERT INTO links(run_id, link, src, dst, bytes) VALUES(?1, ?2, ?3, ?4, ?5)",
+    [ST_FAULT_INSERT] = "INSERT INTO faults(run_id, sim_time, event, target, value)"
+                        " VALUES(?1, ?2, ?3, ?4, ?5)",
     [ST_RUN_FINISH] = "UPDATE runs SET status = ?2, finished_at = ?3, sim_time = ?4,"
                       " iterations = ?5, wall_seconds = ?6, bytes_sent = ?7,"
                       " final_train_loss = ?8, final_test_accuracy = ?9,"
@@ -104,6 +107,8 @@ static const char schema_sql[] =
     " dst INTEGER, bytes INTEGER);"
     "CREATE TABLE IF NOT EXISTS series(run_id INTEGER, sim_time REAL, iteration INTEGER,"
     " worker INTEGER, name TEXT, value REAL);"
+    "CREATE TABLE IF NOT EXISTS faults(run_id INTEGER, sim_time REAL, event TEXT,"
+    " target TEXT, value REAL);"
     "CREATE INDEX IF NOT EXISTS metrics_run_time ON metrics(run_id, sim_time);"
     "CREATE INDEX IF NOT EXISTS params_run ON params(run_id);"
     "CREATE INDEX IF NOT EXISTS workers_run ON workers(run_id);"
@@ -113,7 +118,7 @@ static const char schema_sql[] =
 
 /* Added after the first schema: a writable open adds them to an older
  * database (still schema_version 1; older readers ignore them). */
-static const char *const newer_tables[] = {"labels", "links", "series"};
+static const char *const newer_tables[] = {"labels", "links", "series", "faults"};
 #define N_NEWER ((int)(sizeof newer_tables / sizeof newer_tables[0]))
 
 /* Our tables; meta first. */
@@ -828,6 +833,30 @@ int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_l
     return tx_end(db, ret, err);
 }
 
+int an_db_run_faults(an_db *db, int64_t run_id, const an_fault_row *faults, int n_faults,
+                     sim_err *err)
+{
+    if (n_faults <= 0)
+        return 0;
+    if (check_writable(db, err) != 0)
+        return SIM_EDB;
+    sqlite3_stmt *st = stmt_get(db, ST_FAULT_INSERT, err);
+    if (!st)
+        return SIM_EDB;
+    int ret = tx_begin(db, err);
+    if (ret != 0)
+        return ret;
+    for (int i = 0; ret == 0 && i < n_faults; i++) {
+        sqlite3_bind_int64(st, 1, run_id);
+        bind_real(st, 2, faults[i].sim_time);
+        bind_text(st, 3, faults[i].event);
+        bind_text(st, 4, faults[i].target);
+        bind_real(st, 5, faults[i].value);
+        ret = stmt_run(db, st, err);
+    }
+    return tx_end(db, ret, err);
+}
+
 int an_db_run_finish(an_db *db, int64_t run_id, const an_run_summary *sum,
                      const an_worker_row *workers, int n_workers,
                      const int64_t *staleness_counts, int64_t n_staleness, sim_err *err)
@@ -1019,7 +1048,7 @@ static const char merge_runs_sql[] =
 
 /* The rows of a run, per table (merge_table[k] for merge_sql[k]). */
 static const char *const merge_table[] = {"params", "metrics", "workers", "staleness",
-                                          "labels", "links", "series"};
+                                          "labels", "links", "series", "faults"};
 static const char *const merge_sql[] = {
     "INSERT INTO main.params(run_id, key, value) SELECT ?1, key, value"
     " FROM merge_src.params WHERE run_id = ?2 ORDER BY rowid",
@@ -1041,6 +1070,8 @@ static const char *const merge_sql[] = {
     "INSERT INTO main.series(run_id, sim_time, iteration, worker, name, value) SELECT ?1,"
     " sim_time, iteration, worker, name, value FROM merge_src.series WHERE run_id = ?2"
     " ORDER BY rowid",
+    "INSERT INTO main.faults(run_id, sim_time, event, target, value) SELECT ?1, sim_time,"
+    " event, target, value FROM merge_src.faults WHERE run_id = ?2 ORDER BY rowid",
 };
 #define N_MERGE ((int)(sizeof merge_sql / sizeof merge_sql[0]) + 1)
 

@@ -3,7 +3,7 @@
  * several processes can append. A run row is written as 'running' first and
  * marked 'done', 'diverged' or 'failed' (with its error message) at the
  * end; metric and series rows are buffered and written in batched
- * transactions (an_db_flush). Newer tables and columns (series,
+ * transactions (an_db_flush). Newer tables and columns (series, faults,
  * runs.error) are added to an older database when it is opened for
  * writing; a read-only open needs only the original tables.
  * Errors (locked, read-only, not a dtsim database, newer schema) are
@@ -53,6 +53,15 @@ typedef struct an_worker_row {
     double mean_staleness;  /* NAN -> NULL */
     int64_t gossip_rounds;  /* gossip steps / pairwise averagings taken part in */
 } an_worker_row;
+
+/* One fault that happened ([faults] schedule, mtbf/downtime). */
+typedef struct an_fault_row {
+    double sim_time;        /* simulated seconds */
+    const char *event;      /* crash, rejoin, slowdown, link */
+    const char *target;     /* a worker id, or a link's vertices "A-B" */
+    double value;           /* slowdown factor, link rate in bytes/s (0 = down);
+                               NAN -> NULL (crash, rejoin) */
+} an_fault_row;
 
 typedef struct an_link_row {
     int link;               /* directed link id: 2e and 2e+1 for edge e */
@@ -122,6 +131,10 @@ int an_db_run_labels(an_db *db, int64_t run_id, int n_workers, int classes,
  * in one transaction; call before an_db_run_finish. */
 int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_links,
                     sim_err *err);
+/* Writes the faults that happened in a run ([faults]: schedule and random
+ * ones), in one transaction; call before an_db_run_finish. */
+int an_db_run_faults(an_db *db, int64_t run_id, const an_fault_row *faults, int n_faults,
+                     sim_err *err);
 /* Marks a run failed (best effort, for error paths), flushing its rows. */
 int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err);
 /* The same, with the error message stored in runs.error (NULL: none). */
@@ -151,7 +164,7 @@ void an_db_set_claim(an_db *db, int claim);
 int an_db_run_orphaned(an_db *db, int64_t run_id);
 /* Copies the runs of the dtsim database at src_path into db in one
  * transaction, with new ids and their params, metrics, workers,
- * staleness, labels, links and series rows (in their order; tables the
+ * staleness, labels, links, series and faults rows (in their order; tables the
  * source does not have are skipped). A 'done' or 'diverged' run whose config
  * is already done or diverged in db is skipped; a 'running' one is copied
  * as 'failed' (its process is gone). *n_copied = runs copied. SIM_EDB

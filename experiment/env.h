@@ -65,5 +65,9 @@ sim_net *xp_env_net(const xp_env *x);
 wl_model *xp_env_model(const xp_env *x); /* mutable: a benchmark may wrap its vtable */
 const wl_dataset *xp_env_dataset(const xp_env *x);
 const wl_partition *xp_env_partition(const xp_env *x);
+/* The faults applied so far ([faults] schedule and random ones), in time
+ * order; time is when each happened, value as the faults table stores it
+ * (link: the rate set; crash: the downtime drawn, NAN when none). */
+const algo_fault *xp_env_fault_log(const xp_env *x, int *n);
 
 #endif

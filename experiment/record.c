@@ -92,6 +92,38 @@ static int record_links(an_db *db, int64_t run_id, sim_net *net, sim_err *err)
     return rc;
 }
 
+/* The faults that happened (targets as text: a worker id, or "A-B"). */
+static int record_faults(an_db *db, int64_t run_id, xp_env *x, sim_err *err)
+{
+    int n;
+    const algo_fault *log = xp_env_fault_log(x, &n);
+    if (n == 0)
+        return 0;
+    an_fault_row *rows = calloc((size_t)n, sizeof *rows);
+    char (*targets)[32] = calloc((size_t)n, sizeof *targets);
+    int rc = 0;
+    if (!rows || !targets) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        const algo_fault *ev = &log[i];
+        if (ev->target2 >= 0)
+            snprintf(targets[i], sizeof targets[i], "%d-%d", ev->target, ev->target2);
+        else
+            snprintf(targets[i], sizeof targets[i], "%d", ev->target);
+        rows[i] = (an_fault_row){.sim_time = sim_time_to_s(ev->time),
+                                 .event = algo_fault_kind_name(ev->kind),
+                                 .target = targets[i],
+                                 .value = ev->value};
+    }
+    rc = an_db_run_faults(db, run_id, rows, n, err);
+out:
+    free(rows);
+    free(targets);
+    return rc;
+}
+
 int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const sim_run_result *r,
                      sim_err *err)
 {
@@ -126,6 +158,8 @@ int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const sim_run_result 
         .consensus_distance = r->consensus_distance,
     };
     int rc = record_links(db, run_id, net, err);
+    if (rc == 0)
+        rc = record_faults(db, run_id, x, err);
     if (rc == 0) {
         int64_t nh = 0;
         for (int64_t s = 0; s < env->staleness_cap; s++)

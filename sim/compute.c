@@ -372,6 +372,26 @@ void sim_compute_destroy(sim_compute *c)
     free(c);
 }
 
+double sim_dist_sample(const sim_dist *d, gsl_rng *rng)
+{
+    switch (d->kind) {
+    case SIM_DIST_CONSTANT:
+        return d->a;
+    case SIM_DIST_EXPONENTIAL:
+        return gsl_ran_exponential(rng, d->a);
+    case SIM_DIST_SHIFTED_EXPONENTIAL:
+        return d->a + gsl_ran_exponential(rng, d->b);
+    case SIM_DIST_LOGNORMAL:
+        return gsl_ran_lognormal(rng, log(d->a) - d->b * d->b / 2, d->b);
+    case SIM_DIST_PARETO:
+        return gsl_ran_pareto(rng, d->b, d->a * (d->b - 1) / d->b);
+    case SIM_DIST_MODEL:
+    case SIM_DIST_TRACE:
+        break;
+    }
+    return NAN;
+}
+
 double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int samples,
                              double flops_per_sample, gsl_rng *rng)
 {
@@ -386,16 +406,10 @@ double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int sampl
         t = d->a;
         break;
     case SIM_DIST_EXPONENTIAL:
-        t = gsl_ran_exponential(rng, d->a);
-        break;
     case SIM_DIST_SHIFTED_EXPONENTIAL:
-        t = d->a + gsl_ran_exponential(rng, d->b);
-        break;
     case SIM_DIST_LOGNORMAL:
-        t = gsl_ran_lognormal(rng, log(d->a) - d->b * d->b / 2, d->b);
-        break;
     case SIM_DIST_PARETO:
-        t = gsl_ran_pareto(rng, d->b, d->a * (d->b - 1) / d->b);
+        t = sim_dist_sample(d, rng);
         break;
     case SIM_DIST_TRACE: {
         int64_t r = step % c->rows;

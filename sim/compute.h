@@ -76,6 +76,11 @@ void sim_compute_destroy(sim_compute *c);
  * when transient_prob > 0, one gsl_rng_uniform (slowed when < prob). */
 double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int samples,
                              double flops_per_sample, gsl_rng *rng);
+/* One draw of seconds from a distribution that needs no compute model or
+ * trace (constant, exponential, shifted_exponential, lognormal, pareto:
+ * one GSL call as sim_compute_step_time makes it); NAN for model and
+ * trace. */
+double sim_dist_sample(const sim_dist *d, gsl_rng *rng);
 /* Mean of the base distribution in seconds (model and trace: NAN). */
 double sim_dist_mean(const sim_dist *d);
 

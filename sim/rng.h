@@ -16,7 +16,8 @@ typedef enum sim_stream {
     SIM_STREAM_PARTITION,     /* index 0 */
     SIM_STREAM_INIT,          /* index = worker (init = independent) or 0 */
     SIM_STREAM_DATA,          /* index 0: synthetic dataset generation */
-    SIM_STREAM_NOISE          /* index = worker: injected gradient noise */
+    SIM_STREAM_NOISE,         /* index = worker: injected gradient noise */
+    SIM_STREAM_FAULT          /* index = worker: random crashes and downtimes */
 } sim_stream;
 
 /* The mixed 64-bit seed (splitmix64 over the three inputs), never 0. */

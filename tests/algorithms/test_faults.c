@@ -10,7 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "algorithms/fault.h"
+#include "analysis/db.h"
 #include "dec_harness.h"
 
 static void write_file(char *path, const char *text)
@@ -220,4 +223,259 @@ Test(faults, one_slowed_link_paces_the_ring_allreduce)
     cr_assert_gt(checked_fast, 20);
     h_free(&h);
     unlink(path);
+}
+
+/* ---- synchronous all-reduce under crashes ------------------------------ */
+
+/* allreduce_sgd on a complete network of 8 (ring all-reduce), constant
+ * 10 ms steps. Worker 5 crashes at 0.175 s, inside round 10's compute
+ * step: the 7 survivors finish their step, enter, wait sync_timeout = 50 ms
+ * and re-form over 7 ranks. Round times: T + c(8) before, T + timeout + c(7)
+ * for the aborted round, T + c(7) after, with c(m) = 2(m-1)(alpha + S/(mB)).
+ * Each round after the crash applies 7 batches (the mean renormalized over
+ * the 7 that took part). Worker 5 rejoins at 0.6 s: it is sent the model
+ * at the next applied update and the group is 8 again. */
+Test(faults, allreduce_crash_costs_the_timeout_then_runs_over_the_survivors)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,5,\n"
+                     "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=allreduce_sgd", "network.topology=complete",
+                          "network.latency=20us", "network.bandwidth=1GB/s",
+                          "workload.sim_params=1000000", "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 7);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 60);
+    const double S = 4e6, a = 20e-6, B = 1e9, T = 0.01, to = 0.05;
+    const double c8 = 2 * 7 * (a + S / (8 * B)), c7 = 2 * 6 * (a + S / (7 * B));
+    cr_assert_gt(ts.n, 40);
+    int aborted = -1;
+    for (int i = 1; i < ts.n; i++)
+        if (ts.t[i - 1] < 0.175 && ts.t[i] > 0.175)
+            aborted = i;
+    cr_assert_eq(aborted, 10, "round 10 holds the crash (%d)", aborted);
+    for (int i = 1; i < aborted; i++)
+        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c8)) < 1e-7, "round %d", i);
+    cr_assert(fabs(ts.t[aborted] - ts.t[aborted - 1] - (T + to + c7)) < 1e-7, "%.9f vs %.9f",
+              ts.t[aborted] - ts.t[aborted - 1], T + to + c7);
+    int checked = 0;
+    for (int i = aborted + 1; i < ts.n && ts.t[i] < 0.6; i++, checked++)
+        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c7)) < 1e-7, "round %d: %.9f vs %.9f", i,
+                  ts.t[i] - ts.t[i - 1], T + c7);
+    cr_assert_gt(checked, 15);
+    /* back to 8 ranks after the join round */
+    for (int i = ts.n - 10; i < ts.n; i++)
+        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c8)) < 1e-7, "round %d after the rejoin", i);
+    /* 16 samples per worker and round; every live worker has begun the next
+     * round's step; worker 5 also lost the step of round 10 */
+    cr_assert_eq(h.env->iterations, 60);
+    cr_assert_eq(h.env->w[0].steps, 61);
+    int64_t with5 = h.env->w[5].steps - 2;
+    cr_assert(with5 > 20 && with5 < 40, "worker 5 took part in %lld rounds", (long long)with5);
+    cr_assert_eq(h.env->samples, 16 * (7 * 60 + with5));
+    cr_assert_eq(h.env->w[5].down, 0);
+    h_free(&h);
+    unlink(path);
+}
+
+/* ---- pairwise averaging under crashes ---------------------------------- */
+
+typedef struct live_mean {
+    double ref[64];      /* the live workers' mean at the crash */
+    int have_ref;
+    double worst;        /* largest deviation seen while worker 3 is down */
+    int checked;
+} live_mean;
+
+static void mean_of_live(harness *h, double *out)
+{
+    int64_t d = h->env->d;
+    int up = 0;
+    for (int64_t e = 0; e < d; e++)
+        out[e] = 0;
+    for (int i = 0; i < h->env->n; i++) {
+        if (h->env->w[i].down)
+            continue;
+        up++;
+        for (int64_t e = 0; e < d; e++)
+            out[e] += h->env->w[i].x[e];
+    }
+    for (int64_t e = 0; e < d; e++)
+        out[e] /= up;
+}
+
+static void probe_live_mean(harness *h)
+{
+    live_mean *lm = h->probe_ctx;
+    if (!h->env->w[3].down)
+        return;
+    double m[64];
+    mean_of_live(h, m);
+    if (!lm->have_ref) {
+        memcpy(lm->ref, m, sizeof m);
+        lm->have_ref = 1;
+        return;
+    }
+    for (int64_t e = 0; e < h->env->d; e++)
+        if (fabs(m[e] - lm->ref[e]) > lm->worst)
+            lm->worst = fabs(m[e] - lm->ref[e]);
+    lm->checked++;
+}
+
+/* ad_psgd and swarm_sgd (symmetric, H = 1) on a ring of 8 with lr = 1e-30
+ * (below float rounding) and independent initial models: only
+ * averagings change the models. While worker 3 is down (0.1 s to 0.3 s) its
+ * neighbours draw their partners among the live ones, requests to it are
+ * dropped (the sender times out after 20 ms), and every averaging is
+ * between two live workers, so the live workers' mean stays what it was
+ * (float rounding: 1e-5). The run goes on after the rejoin. */
+Test(faults, pairwise_methods_keep_the_live_mean_while_a_worker_is_down)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.1s,crash,3,\n"
+                     "0.3s,rejoin,3,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *methods[] = {"algorithm.name=ad_psgd", "algorithm.name=swarm_sgd"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {set, methods[m], "algorithm.lr=1e-30",
+                              "workload.init=independent", "faults.sync_timeout=20ms",
+                              "network.topology=star", "network.latency=100us"};
+        static live_mean lm;
+        memset(&lm, 0, sizeof lm);
+        harness h;
+        h_build(&h, base_ini, sets, 7);
+        cr_assert_leq(h.env->d, 64);
+        h.probe = probe_live_mean;
+        h.probe_ctx = &lm;
+        h_run(&h, 400);
+        cr_assert(lm.have_ref, "%s", methods[m]);
+        cr_assert_gt(lm.checked, 50, "%s", methods[m]);
+        cr_assert_lt(lm.worst, 1e-5, "%s: the live mean moved by %g", methods[m], lm.worst);
+        cr_assert_eq(h.env->w[3].down, 0);
+        cr_assert_gt(h.env->w[3].steps, 0);
+        /* worker 3 computed nothing while down: 10 ms steps over 0.2 s less */
+        cr_assert_lt(h.env->w[3].steps, h.env->w[2].steps - 15, "%s", methods[m]);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* ---- random faults and the faults table -------------------------------- */
+
+static int64_t q_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* asgd with random crashes: mtbf = exponential(0.5s) per worker, downtime
+ * constant(0.1s), 8 workers, 4 s. Every crash is followed by the same
+ * worker's rejoin exactly 0.1 s later (unless the run ended first), the
+ * crash row's value is the downtime, the scheduled slowdown is there too,
+ * and a second run writes the same rows (own streams: deterministic). The
+ * number of crashes is a Poisson-like count with mean about
+ * 8 x 4 / (0.5 + 0.1) = 53: asserted within [25, 90]. */
+Test(faults, random_crashes_are_recorded_deterministically_in_the_faults_table)
+{
+    char csv[64], set[96], dbpath[64];
+    write_file(csv, "time,event,target,value\n1s,slowdown,2,3\n");
+    write_file(dbpath, "");
+    unlink(dbpath);
+    snprintf(set, sizeof set, "faults.schedule=%s", csv);
+    const char *sets[] = {set, "algorithm.name=asgd", "faults.mtbf=exponential(0.5s)",
+                          "faults.downtime=constant(0.1s)", "experiment.max_iterations=0",
+                          "experiment.max_time=4s", "experiment.eval_every=1s"};
+    sim_experiment_init();
+    sim_err err = {0};
+    an_db *db = an_db_open(dbpath, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    for (int run = 0; run < 2; run++) {
+        sim_config cfg;
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 7, &cfg, &err), 0, "%s",
+                     err.msg);
+        sim_run_opts o = {.db = db};
+        sim_run_result res;
+        cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+        sim_config_release(&cfg);
+    }
+    an_db_close(db);
+    int64_t crashes = q_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1"
+                                    " AND event = 'crash'");
+    cr_assert(crashes >= 25 && crashes <= 90, "%lld crashes", (long long)crashes);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND event = 'crash'"
+                               " AND value = 0.1"), crashes);
+    /* each crash's rejoin 0.1 s later, same worker */
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults c WHERE c.run_id = 1 AND"
+                               " c.event = 'crash' AND c.sim_time < 3.9 AND NOT EXISTS"
+                               " (SELECT 1 FROM faults r WHERE r.run_id = 1 AND"
+                               " r.event = 'rejoin' AND r.target = c.target AND"
+                               " abs(r.sim_time - c.sim_time - 0.1) < 1e-9)"), 0);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND"
+                               " event = 'rejoin' AND value IS NULL"),
+                 q_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND"
+                               " event = 'rejoin'"));
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND"
+                               " event = 'slowdown' AND target = '2' AND value = 3"
+                               " AND sim_time = 1"), 1);
+    /* both runs wrote the same rows */
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 2"),
+                 q_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1"));
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM (SELECT sim_time, event, target, value"
+                               " FROM faults WHERE run_id = 1 EXCEPT SELECT sim_time, event,"
+                               " target, value FROM faults WHERE run_id = 2)"), 0);
+    unlink(dbpath);
+    unlink(csv);
+}
+
+Test(faults, random_fault_keys_are_checked)
+{
+    sim_experiment_init();
+    struct {
+        const char *sets[2];
+        const char *want;
+        const char *sets3;
+    } cases[] = {
+        {{"algorithm.name=asgd", "faults.mtbf=model"},
+         "--set faults.mtbf: expected none or a distribution of times such as "
+         "exponential(300s), got 'model'", NULL},
+        {{"algorithm.name=asgd", "faults.downtime=exponential(-1s)"},
+         "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'",
+         NULL},
+        {{"algorithm.name=dsgd_atc", "faults.mtbf=exponential(1s)"},
+         "--set faults.mtbf: dsgd_atc does not support worker crashes", NULL},
+        {{"algorithm.name=asgd", "faults.mtbf=exponential(1s)"},
+         "--set algorithm.next_job: random does not support worker crashes ([faults]); use same",
+         "algorithm.next_job=random"},
+        {{"algorithm.name=allreduce_sgd", "faults.mtbf=exponential(1s)"},
+         "--set algorithm.bucket: gradient buckets do not support worker crashes ([faults]); "
+         "use bucket = 0",
+         "algorithm.bucket=1MB"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sim_config cfg;
+        sim_err err = {0};
+        const char *sets[3] = {cases[k].sets[0], cases[k].sets[1], cases[k].sets3};
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, cases[k].sets3 ? 3 : 2, &cfg,
+                                            &err), 0, "%s", err.msg);
+        xp_env *x = xp_env_create(&cfg, NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG);
+        cr_assert_str_eq(err.msg, cases[k].want);
+        xp_env_destroy(x);
+        sim_config_release(&cfg);
+    }
 }

@@ -680,7 +680,7 @@ Test(db, older_database_gains_the_new_tables)
     cr_assert_eq(an_db_run_fail_message(db, id, "boom", &err), 0, "%s", err.msg);
     an_db_close(db);
     cr_assert_eq(q_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-                             " AND name IN ('series', 'labels', 'links')"), 3);
+                             " AND name IN ('series', 'labels', 'links', 'faults')"), 4);
     cr_assert_eq(q_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'series_run_name'"),
                  1);
     cr_assert_eq(q_int(path, "SELECT count(*) FROM runs WHERE id = 1 AND error IS NULL"

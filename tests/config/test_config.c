@@ -104,7 +104,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 59); /* 9 + 8 + 8 + 2 + 20 + 11 + 1 */
+    cr_assert_eq(n, 62); /* 9 + 8 + 8 + 2 + 20 + 11 + 4 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
