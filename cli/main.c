@@ -418,6 +418,20 @@ static void install_interrupt_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* Keys the user wrote that the experiment does not use: one line each. */
+static void print_warnings(const sim_config *cfg)
+{
+    char buf[4096];
+    if (sim_experiment_warnings(cfg, buf, sizeof buf) == 0)
+        return;
+    for (char *line = buf, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        fprintf(stderr, "%s: warning: %.*s\n", prog, (int)(nl - line), line);
+    }
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char *file = NULL, *dbpath = "results.db";
@@ -461,6 +475,7 @@ static int cmd_run(int argc, char **argv)
     sim_config cfg;
     if (sim_config_load(file, sets, nsets, &cfg, &err) < 0)
         return fail(&err);
+    print_warnings(&cfg);
     an_db *db = an_db_open(dbpath, &err);
     if (!db) {
         sim_config_release(&cfg);
@@ -674,9 +689,21 @@ static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_j
     return 0;
 }
 
+typedef struct sweep_check_ctx {
+    sim_check *chk;
+    int warned;
+} sweep_check_ctx;
+
+/* Checks every configuration; the warnings of the first one (the keys the
+ * file and --set wrote that the method ignores) are printed once. */
 static int sweep_check_one(void *ctx, const sim_config *cfg, sim_err *err)
 {
-    return sim_experiment_check(cfg, ctx, err);
+    sweep_check_ctx *c = ctx;
+    if (!c->warned) {
+        c->warned = 1;
+        print_warnings(cfg);
+    }
+    return sim_experiment_check(cfg, c->chk, err);
 }
 
 static int cmd_sweep(int argc, char **argv)
@@ -741,8 +768,9 @@ static int cmd_sweep(int argc, char **argv)
     o.on_status = c.progress ? sweep_on_status : NULL;
     o.ctx = &c;
     sim_check *chk = sim_check_create();
+    sweep_check_ctx cc = {.chk = chk};
     o.check = sweep_check_one;
-    o.check_ctx = chk;
+    o.check_ctx = &cc;
     sim_err err = {0};
     an_sweep_summary sum;
     int rc = an_sweep_run(&o, &sum, &err);

@@ -170,6 +170,10 @@ const sim_choice *sim_config_choice_values(const char *section, const char *key)
  * this lower layer needs no include of it. Returns NULL for an unknown name. */
 typedef const sim_key *(*sim_config_algo_keys_fn)(const char *algorithm);
 void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn);
+/* Known algorithm names, for the message about an unknown one: the i-th
+ * name, NULL past the end. Set by the experiment layer at start-up. */
+typedef const char *(*sim_config_names_fn)(int i);
+void sim_config_set_algo_names(sim_config_names_fn fn);
 /* Named speeds for FLOPS keys ([workers] device = v100): returns FLOP/s > 0
  * for a known name, else 0. Set by the experiment layer at start-up. */
 typedef double (*sim_config_device_fn)(const char *name);

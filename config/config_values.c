@@ -287,7 +287,9 @@ static int canon_special(const sim_config *cfg, const sim_key *k, const char *ra
         for (int i = 0; optim_resolver(i) && used < sizeof known - 32; i++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                      optim_resolver(i));
-        return sim_err_set(err, SIM_ECONFIG, "unknown optimizer '%s' (known: %s)", raw, known);
+        char hint[96];
+        return sim_err_set(err, SIM_ECONFIG, "unknown optimizer '%s' (%sknown: %s)", raw,
+                           sim_suggest(out, known, hint, sizeof hint), known);
     }
     if (sim_config_is_key(k, "algorithm", "batch")) {
         if (strcasecmp(raw, "full") == 0) {
@@ -392,7 +394,7 @@ static const field fields[] = {
     FS("topology", "graph", graph),
     FC("topology", "weights", weights),
     FS("algorithm", "name", algorithm),
-    FN("algorithm", "lr", lr, 'd', "> 0"),
+    FN("algorithm", "lr", lr, 'd', ">= 0"),
     FN("algorithm", "momentum", momentum, 'd', "[0, 1)"),
     FN("algorithm", "nesterov", nesterov, 'i', NULL),
     FN("algorithm", "weight_decay", weight_decay, 'd', ">= 0"),

@@ -53,6 +53,13 @@ static int key_error(const sim_config *c, const char *section, const char *key, 
     return sim_config_error(c, section, key, code, err, "%s", msg);
 }
 
+/* 1 when the user wrote [section] key (in the file or with --set). */
+static int user_wrote(const sim_config *c, const char *section, const char *key)
+{
+    const sim_entry *e = sim_config_find(c, section, key);
+    return e && e->line != 0;
+}
+
 /* The proxy preset, if any: NULL for none; SIM_ECONFIG for an unknown name. */
 static int find_proxy(const sim_config *c, const wl_proxy **out, sim_err *err)
 {
@@ -67,8 +74,10 @@ static int find_proxy(const sim_config *c, const wl_proxy **out, sim_err *err)
     for (int i = 0; wl_proxy_table[i].name && used < sizeof known - 64; i++)
         used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                  wl_proxy_table[i].name);
+    char hint[96];
     return sim_config_error(c, "workload", "proxy", SIM_ECONFIG, err,
-                            "unknown proxy '%s' (known: none, %s)", c->proxy, known);
+                            "unknown proxy '%s' (%sknown: none, %s)", c->proxy,
+                            sim_suggest(c->proxy, known, hint, sizeof hint), known);
 }
 
 /* [topology] weights, mapped by name (the config's enum is not topology's). */
@@ -321,6 +330,17 @@ static int build(xp_env *x, sim_err *err)
             return key_error(c, "topology", "weights", err);
         x->env.graph = &x->graph;
         x->env.mix = x->mix;
+    } else if (user_wrote(c, "topology", "graph") || user_wrote(c, "topology", "weights")) {
+        /* unused by this method, but a value the user wrote must be valid:
+         * built once and dropped (the topology stream serves nothing else) */
+        rc = topo_graph_build(&x->graph, c->graph, c->n_workers, x->rng_topo, err);
+        if (rc < 0)
+            return key_error(c, "topology", "graph", err);
+        x->graph_built = 1;
+        topo_mixing *mix = topo_mixing_create(&x->graph, weights_of(c->weights), err);
+        if (!mix)
+            return key_error(c, "topology", "weights", err);
+        topo_mixing_destroy(mix);
     }
     x->compute = sim_compute_create(&c->compute, c->n_workers, err);
     if (!x->compute)

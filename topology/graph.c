@@ -546,8 +546,10 @@ int topo_graph_build(topo_graph *g, const char *spec, int n, gsl_rng *rng, sim_e
             vt = topo_graph_registry[i];
     if (!vt) {
         char known[512];
+        char hint[96];
         known_list(known, sizeof known);
-        return sim_err_set(err, SIM_ECONFIG, "unknown graph '%s' (known: %s)", sp.name, known);
+        return sim_err_set(err, SIM_ECONFIG, "unknown graph '%s' (%sknown: %s)",
+                           sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
     }
     const char *argv[SIM_SPEC_MAX_ARGS];
     for (int i = 0; i < sp.nargs; i++)

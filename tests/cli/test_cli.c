@@ -75,6 +75,39 @@ Test(cli, bad_distribution_names_file_line_and_key)
                         "compute");
 }
 
+/* A value the method does not use must still be valid; a valid one the
+ * user wrote gets a one-line warning; defaults never warn. */
+Test(cli, unused_keys_are_checked_and_warned_about)
+{
+    const char *dir = test_tmpdir();
+    char ini[2048];
+    snprintf(ini, sizeof ini, "%s[topology]\ngraph = rnig\n", small_ini);
+    test_write_file(dir, "bad.ini", ini);
+    int rc = dtsim(dir, "run bad.ini --quiet --db bad.db");
+    cr_assert_eq(rc, 2, "exit %d, output: %s", rc, out_text);
+    cr_assert(strstr(out_text, "bad.ini:15: [topology] graph: unknown graph 'rnig' (did you "
+                               "mean 'ring'?"), "%s", out_text);
+
+    snprintf(ini, sizeof ini, "%s[topology]\ngraph = ring\n", small_ini);
+    test_write_file(dir, "warn.ini", ini);
+    rc = dtsim(dir, "run warn.ini --quiet --db w.db --set algorithm.beta1=0.8");
+    cr_assert_eq(rc, 0, "exit %d, output: %s", rc, out_text);
+    cr_assert(strstr(out_text, "dtsim: warning: warn.ini:15: [topology] graph: ignored: "
+                               "allreduce_sgd uses no logical graph\n"), "%s", out_text);
+    cr_assert(strstr(out_text, "dtsim: warning: --set algorithm.beta1: ignored: optimizer = "
+                               "sgd"), "%s", out_text);
+    /* count = 4 and compute are used; nothing else was written */
+    int warnings = 0;
+    for (const char *p = out_text; (p = strstr(p, "warning:")); p++)
+        warnings++;
+    cr_assert_eq(warnings, 2, "%s", out_text);
+
+    test_write_file(dir, "ok.ini", small_ini);
+    rc = dtsim(dir, "run ok.ini --quiet --db ok.db");
+    cr_assert_eq(rc, 0, "exit %d, output: %s", rc, out_text);
+    cr_assert_null(strstr(out_text, "warning"), "%s", out_text);
+}
+
 Test(cli, missing_file_is_exit_2)
 {
     const char *dir = test_tmpdir();
