@@ -90,6 +90,10 @@ int an_report_parse_target(const char *text, char *metric, size_t size, double *
     if (end == eq + 1 || *end != '\0' || !isfinite(v))
         return sim_err_set(err, SIM_EUSAGE, "--target '%s': expected a number after '='",
                            text);
+    if (strcmp(name, "test_accuracy") == 0 && !(v >= 0 && v <= 1))
+        return sim_err_set(err, SIM_EUSAGE,
+                           "--target '%s': test_accuracy is a fraction in [0, 1]%s", text,
+                           v > 1 && v <= 100 ? " (for a percent write e.g. 0.8, not 80)" : "");
     memcpy(metric, name, len + 1);
     *value = v;
     return 0;

@@ -269,6 +269,28 @@ static int check_servers(xp_env *x, sim_err *err)
     return 0;
 }
 
+/* A batch larger than a worker's shard would draw the same samples twice
+ * in one step: an error naming the smallest shard. */
+static int check_batch(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    if (c->batch <= 0)
+        return 0;
+    int small = 0;
+    for (int i = 1; i < c->n_workers; i++)
+        if (wl_partition_size(x->part, i) < wl_partition_size(x->part, small))
+            small = i;
+    int64_t shard = wl_partition_size(x->part, small);
+    if (c->batch <= shard)
+        return 0;
+    return sim_config_error(c, "algorithm", "batch", SIM_ECONFIG, err,
+                            "%d is larger than worker %d's shard of %lld samples (%lld "
+                            "training samples over %d workers, partition %s); use at most "
+                            "%lld, or full",
+                            c->batch, small, (long long)shard, (long long)x->ds->train.n,
+                            c->n_workers, c->partition, (long long)shard);
+}
+
 static int build(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
@@ -301,6 +323,9 @@ static int build(xp_env *x, sim_err *err)
     x->part = wl_partition_create(x->ds, c->n_workers, c->partition, x->rng_part, err);
     if (!x->part)
         return key_error(c, "workload", "partition", err);
+    rc = check_batch(x, err);
+    if (rc < 0)
+        return rc;
 
     int server = x->vt->needs_server && x->vt->needs_server(c);
     int hosts = c->n_workers + (server ? 1 : 0);

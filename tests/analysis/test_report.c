@@ -256,6 +256,15 @@ Test(report, usage_errors)
                  SIM_EUSAGE);
     cr_assert_eq(an_report_parse_target("0.9", metric, sizeof metric, &v, &err),
                  SIM_EUSAGE);
+    /* accuracy is a fraction: a percent is refused with what to write */
+    cr_assert_eq(an_report_parse_target("test_accuracy=80", metric, sizeof metric, &v, &err),
+                 SIM_EUSAGE);
+    cr_assert_str_eq(err.msg, "--target 'test_accuracy=80': test_accuracy is a fraction in "
+                              "[0, 1] (for a percent write e.g. 0.8, not 80)");
+    cr_assert_eq(an_report_parse_target("test_accuracy=-0.1", metric, sizeof metric, &v, &err),
+                 SIM_EUSAGE);
+    cr_assert_eq(an_report_parse_target("test_accuracy=1", metric, sizeof metric, &v, &err), 0);
+    cr_assert_eq(an_report_parse_target("train_loss=80", metric, sizeof metric, &v, &err), 0);
 }
 
 /* Reads a tmpfile back into buf. */
