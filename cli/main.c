@@ -66,8 +66,8 @@ static void help_main(FILE *f)
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
             "              [--size WxH] -o FILE.png|.svg|.pdf\n"
-            "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
-            "              [--export FILE.graphml|.dot]\n"
+            "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform|metropolis_lazy]\n"
+            "              [--seed S] [--export FILE.graphml|.dot]\n"
             "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|\n"
             "              presets|compressors|optimizers|keys]\n"
             "  dtsim --version | --help     (every subcommand has --help too)\n\n"
@@ -175,7 +175,8 @@ static void list_graphs(void)
         snprintf(name, sizeof name, "%s%s", vt->name, vt->args);
         printf("  %-22s %s\n", name, vt->summary);
     }
-    printf("  weights ([topology] weights): metropolis (any graph) | uniform (regular graphs)\n");
+    printf("  weights ([topology] weights): metropolis (any graph) | uniform (regular graphs) |\n"
+           "    metropolis_lazy ((I + W) / 2 of metropolis: eigenvalues in [0, 1])\n");
 }
 
 static void list_models(void)
@@ -899,8 +900,8 @@ static int cmd_plot(int argc, char **argv)
 static void help_topo(FILE *f)
 {
     fprintf(f,
-            "Usage: dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
-            "                  [--export FILE.graphml|.dot]\n\n"
+            "Usage: dtsim topo GRAPH [--n N] [--weights metropolis|uniform|metropolis_lazy]\n"
+            "                        [--seed S] [--export FILE.graphml|.dot]\n\n"
             "Builds a logical graph as [topology] graph names it (ring, torus(4, 4),\n"
             "random_regular(4), file(G.graphml), ...; `dtsim list graphs`) and prints its\n"
             "nodes, edges, degree range, diameter, whether it is connected, lambda (the\n"
@@ -909,7 +910,8 @@ static void help_topo(FILE *f)
             "gaps 1 - lambda and p = 1 - lambda^2.\n\n"
             "  --n N          nodes (workers); default: r x c for a torus, the file's node\n"
             "                 count for file(...), else %d\n"
-            "  --weights W    metropolis (default) or uniform (regular graphs only)\n"
+            "  --weights W    metropolis (default), uniform (regular graphs only) or\n"
+            "                 metropolis_lazy ((I + W) / 2 of metropolis)\n"
             "  --seed S       master seed for random graphs (default 1): the graph an\n"
             "                 experiment with [experiment] seed = S gossips on\n"
             "  --export FILE  also write the graph as GraphML (.graphml) or dot (.dot)\n",
@@ -969,7 +971,9 @@ static int cmd_topo(int argc, char **argv)
     sim_err err = {0};
     topo_weights w;
     if (topo_weights_parse(weights, &w, &err) < 0)
-        return usage_error("topo", "--weights: expected metropolis or uniform, got '%s'", weights);
+        return usage_error("topo",
+                           "--weights: expected metropolis, uniform or metropolis_lazy, got '%s'",
+                           weights);
     gsl_rng *rng = sim_rng_create((uint64_t)seed, SIM_STREAM_TOPOLOGY, 0);
     if (!rng) {
         fprintf(stderr, "%s: out of memory\n", prog);

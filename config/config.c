@@ -33,7 +33,8 @@ static const sim_choice collective_values[] = {
     {"ring", SIM_COLL_RING}, {"tree", SIM_COLL_TREE}, {"ps", SIM_COLL_PS},
     {"hierarchical", SIM_COLL_HIER}, {NULL, 0}};
 static const sim_choice weights_values[] = {
-    {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM}, {NULL, 0}};
+    {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM},
+    {"metropolis_lazy", SIM_WEIGHTS_METROPOLIS_LAZY}, {NULL, 0}};
 static const sim_choice normalize_values[] = {
     {"none", SIM_NORMALIZE_NONE}, {"standard", SIM_NORMALIZE_STANDARD}, {NULL, 0}};
 static const sim_choice init_values[] = {
@@ -68,8 +69,8 @@ const sim_key sim_config_keys[] = {
     {"network", "collective", "ring", SIM_KEY_CHOICE, "ring|tree|ps|hierarchical", "all-reduce algorithm (hierarchical: reduce inside each server, ring among servers, broadcast inside; needs servers of GPUs)"},
     {"network", "intra_latency", "1us", SIM_KEY_TIME, NULL, "latency of a link inside a server of hierarchical(NODES, PER_NODE)"},
     {"network", "intra_bandwidth", "150GB/s", SIM_KEY_RATE, NULL, "bandwidth of each GPU's link inside a server of hierarchical(NODES, PER_NODE) (NVLink class)"},
-    {"topology", "graph", "ring", SIM_KEY_STRING, NULL, "logical gossip graph: ring | torus(4, 4) | exponential | complete | ..."},
-    {"topology", "weights", "metropolis", SIM_KEY_CHOICE, "metropolis|uniform", "mixing weights"},
+    {"topology", "graph", "ring", SIM_KEY_STRING, NULL, "logical gossip graph: ring | torus(4, 4) | torus (most square r x c) | exponential | complete | ... (dtsim list graphs)"},
+    {"topology", "weights", "metropolis", SIM_KEY_CHOICE, "metropolis|uniform|metropolis_lazy", "mixing weights: metropolis (any graph), uniform (regular graphs), metropolis_lazy ((I + W) / 2 of metropolis: eigenvalues in [0, 1])"},
     {"algorithm", "name", "allreduce_sgd", SIM_KEY_STRING, NULL, "training method (dtsim list algorithms)"},
     {"algorithm", "lr", "0.1", SIM_KEY_DOUBLE, NULL, "learning rate (>= 0; 0 = no gradient steps, e.g. pure gossip)"},
     {"algorithm", "momentum", "0", SIM_KEY_DOUBLE, NULL, "momentum, in [0, 1)"},

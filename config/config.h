@@ -59,7 +59,8 @@ typedef struct sim_key {
 typedef enum sim_eval_model { SIM_EVAL_AVERAGE = 0, SIM_EVAL_WORKER0 = 1 } sim_eval_model;
 typedef enum sim_weights_kind {
     SIM_WEIGHTS_METROPOLIS = 0,
-    SIM_WEIGHTS_UNIFORM = 1
+    SIM_WEIGHTS_UNIFORM = 1,
+    SIM_WEIGHTS_METROPOLIS_LAZY = 2
 } sim_weights_kind;
 typedef enum sim_normalize_kind {
     SIM_NORMALIZE_NONE = 0,

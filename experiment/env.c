@@ -86,6 +86,8 @@ static topo_weights weights_of(sim_weights_kind k)
     switch (k) {
     case SIM_WEIGHTS_UNIFORM:
         return TOPO_WEIGHTS_UNIFORM;
+    case SIM_WEIGHTS_METROPOLIS_LAZY:
+        return TOPO_WEIGHTS_METROPOLIS_LAZY;
     case SIM_WEIGHTS_METROPOLIS:
         break;
     }
