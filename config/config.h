@@ -200,6 +200,19 @@ void sim_config_release(sim_config *cfg);
 /* Canonical text (malloc'd, caller frees). */
 char *sim_config_canonical(const sim_config *cfg);
 
+/* The entry's value as the user wrote it (or its default as the schema
+ * writes it), normalized only in spacing: blanks trimmed, none between a
+ * number and its unit ("10 Gbps" -> "10Gbps"), and spec arguments and
+ * lists separated by ", " ("torus( 4,4 )" -> "torus(4, 4)"). An empty text
+ * (experiment.name's default) gives the canonical value. The params table
+ * stores this. */
+void sim_config_entry_written(const sim_entry *e, char *out, size_t len);
+/* The entry's value as one number in SI base units when it is one: plain
+ * numbers as they are, times in seconds, rates in bytes/s, sizes in bytes,
+ * speeds in FLOP/s. Returns 1 and sets *out, or 0 (text, choice, bool,
+ * spec, a list, "full", "all"). The params table's num column. */
+int sim_config_entry_number(const sim_entry *e, double *out);
+
 /* Resolved entry lookup (any section); NULL if absent. */
 const sim_entry *sim_config_find(const sim_config *cfg, const char *section,
                                  const char *key);

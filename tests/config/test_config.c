@@ -3,9 +3,11 @@
  * --set overrides, method keys through a resolver, and every error path
  * with its exact file:line and key. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/config.h"
 #include "tests/common.h"
@@ -874,4 +876,55 @@ Test(config, close_names_are_suggested)
                "'adam'? known: sgd, adam, adamw, lamb)");
     sim_config_set_algo_resolver(NULL);
     sim_config_set_optim_resolver(NULL);
+}
+
+static double test_device_ci(const char *name)
+{
+    return strcasecmp(name, "v100") == 0 ? 15.7e12 : 0.0;
+}
+
+/* What the params table stores: the value as written, normalized only in
+ * spacing, and its SI number. */
+Test(config, written_values_and_their_numbers)
+{
+    sim_config_set_device_resolver(test_device_ci);
+    sim_config cfg;
+    load_ok("[network]\nbandwidth = 10 Gbps\nlatency = 5us\ntopology = Torus( 4,4 )\n"
+            "[algorithm]\nlr = 0.05\nlr_milestones = 5,8\nbucket = 25 MiB\nbatch = full\n"
+            "[workers]\ncount = 16\ncompute = lognormal( 10 ms , 0.5 )\ndevice = V100\n",
+            NULL, 0, &cfg);
+    static const struct {
+        const char *section, *key, *written;
+        double num; /* NAN: no number */
+    } want[] = {
+        {"network", "bandwidth", "10Gbps", 1.25e9},
+        {"network", "latency", "5us", 5e-6},
+        {"network", "topology", "Torus(4, 4)", NAN},
+        {"network", "intra_bandwidth", "150GB/s", 150e9}, /* a default as the schema writes it */
+        {"algorithm", "lr", "0.05", 0.05},
+        {"algorithm", "lr_milestones", "5, 8", NAN},
+        {"algorithm", "bucket", "25MiB", 25.0 * 1048576},
+        {"algorithm", "batch", "full", NAN},
+        {"algorithm", "nesterov", "false", NAN},
+        {"workers", "count", "16", 16},
+        {"workers", "compute", "lognormal(10ms, 0.5)", NAN},
+        {"workers", "device", "V100", 15.7e12},
+        {"experiment", "name", "exp", NAN},   /* empty default: the canonical value */
+        {"experiment", "max_epochs", "1", 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const sim_entry *e = sim_config_find(&cfg, want[i].section, want[i].key);
+        cr_assert_not_null(e, "%s", want[i].key);
+        char text[600];
+        sim_config_entry_written(e, text, sizeof text);
+        cr_assert_str_eq(text, want[i].written, "[%s] %s", want[i].section, want[i].key);
+        double x = 0;
+        int has = sim_config_entry_number(e, &x);
+        cr_assert_eq(has, !isnan(want[i].num), "[%s] %s", want[i].section, want[i].key);
+        if (has)
+            cr_assert_float_eq(x, want[i].num, 1e-12 * fabs(want[i].num), "[%s] %s: %.17g",
+                               want[i].section, want[i].key, x);
+    }
+    sim_config_release(&cfg);
+    sim_config_set_device_resolver(NULL);
 }

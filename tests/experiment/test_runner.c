@@ -475,3 +475,37 @@ Test(runner, constant_zero_compute_leaves_communication_only)
     sim_config_release(&cz);
     sim_config_release(&ct);
 }
+
+/* params rows: the value as written (spacing normalized) and its SI number;
+ * runs.config keeps the canonical text that identifies the experiment. */
+Test(runner, params_keep_values_as_written)
+{
+    const char *dir = test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/p.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    const char *sets[] = {"network.bandwidth=10 Gbps", "network.latency=5us",
+                          "network.topology=star"};
+    sim_config cfg;
+    load(small_ini, sets, 3, &cfg);
+    sim_run_opts o = {.db = db};
+    cr_assert_eq(sim_experiment_run(&cfg, &o, NULL, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    sim_config_release(&cfg);
+    char text[256];
+    q_text(path, "select value from params where key = 'network.bandwidth'", text,
+           sizeof text);
+    cr_assert_str_eq(text, "10Gbps");
+    cr_assert_eq(q_int(path, "select num = 1250000000 from params"
+                             " where key = 'network.bandwidth'"), 1);
+    q_text(path, "select value from params where key = 'workers.compute'", text, sizeof text);
+    cr_assert_str_eq(text, "constant(10ms)");
+    cr_assert_eq(q_int(path, "select num is null from params where key = 'workers.compute'"),
+                 1);
+    cr_assert_eq(q_int(path, "select num * 1e9 = 5000 from params"
+                             " where key = 'network.latency'"), 1);
+    cr_assert_eq(q_int(path, "select instr(config, 'bandwidth = 1250000000B/s') > 0"
+                             " from runs"), 1);
+}
