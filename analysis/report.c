@@ -37,6 +37,8 @@ typedef struct report_ctx {
     an_db *db;
     sqlite3 *conn;
     sqlite3_stmt *tta[N_METRICS];
+    sqlite3_stmt *curve[N_METRICS]; /* --sustain: every evaluation of a metric */
+    int sustain;
     candidate *cands;
     int n_cands;
     int cands_loaded;
@@ -114,13 +116,54 @@ static int run_exists(report_ctx *c, int64_t id, int *exists, sim_err *err)
     return ret;
 }
 
-/* The first sim_time at which metric reaches target, or NAN. */
+/* --sustain K: the sim_time of the first evaluation of the first K
+ * consecutive evaluations that all reach target, or NAN. */
+static int tta_sustained(report_ctx *c, int64_t run, int metric, double target, double *tta,
+                         sim_err *err)
+{
+    if (!c->curve[metric]) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT sim_time, %s FROM metrics WHERE run_id = ?1 AND %s IS NOT NULL"
+                 " ORDER BY sim_time, iteration",
+                 metric_defs[metric].name, metric_defs[metric].name);
+        int ret = prepare(c, sql, &c->curve[metric], err);
+        if (ret != 0)
+            return ret;
+    }
+    sqlite3_stmt *s = c->curve[metric];
+    sqlite3_bind_int64(s, 1, run);
+    int rc, streak = 0;
+    double start = NAN;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        double v = sqlite3_column_double(s, 1);
+        int reached = metric_defs[metric].at_least ? v >= target : v <= target;
+        if (!reached) {
+            streak = 0;
+            continue;
+        }
+        if (streak++ == 0)
+            start = sqlite3_column_double(s, 0);
+        if (streak >= c->sustain) {
+            *tta = start;
+            break;
+        }
+    }
+    int ret = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sql_error(c, err);
+    sqlite3_reset(s);
+    return ret;
+}
+
+/* The first sim_time at which metric reaches target (and, with --sustain
+ * K, stays there for K evaluations), or NAN. */
 static int tta_query(report_ctx *c, int64_t run, int metric, double target, double *tta,
                      sim_err *err)
 {
     *tta = NAN;
     if (metric < 0 || isnan(target))
         return 0;
+    if (c->sustain > 1)
+        return tta_sustained(c, run, metric, target, tta, err);
     if (!c->tta[metric]) {
         char sql[256];
         snprintf(sql, sizeof sql,
@@ -460,8 +503,11 @@ int an_report_build(an_db *db, const an_report_opts *opts, an_report *rep, sim_e
             return sim_err_set(err, SIM_EUSAGE, "--target %s: the value must be a number",
                                opts->target_metric);
     }
-    report_ctx c = {.db = db, .conn = an_db_sqlite(db)};
+    report_ctx c = {.db = db, .conn = an_db_sqlite(db), .sustain = opts->sustain};
     int ret = 0;
+    if (opts->sustain < 0)
+        return sim_err_set(err, SIM_EUSAGE, "--sustain %d: expected a count >= 1",
+                           opts->sustain);
     if (opts->baseline != 0) {
         int exists = 0;
         ret = run_exists(&c, opts->baseline, &exists, err);
@@ -484,8 +530,10 @@ int an_report_build(an_db *db, const an_report_opts *opts, an_report *rep, sim_e
             rep->n_rows++;
     }
     free(ids);
-    for (int i = 0; i < N_METRICS; i++)
+    for (int i = 0; i < N_METRICS; i++) {
         sqlite3_finalize(c.tta[i]);
+        sqlite3_finalize(c.curve[i]);
+    }
     for (int i = 0; i < c.n_cands; i++)
         free(c.cands[i].fingerprint);
     free(c.cands);

@@ -61,8 +61,8 @@ static void help_main(FILE *f)
             "  dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
             "              [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N] [--db FILE]\n"
             "              [--shard-dir DIR] [--quiet]\n"
-            "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "              [--aggregate | --scaling]\n"
+            "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
+            "              [--baseline RUN] [--csv] [--aggregate | --scaling]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
             "              [--size WxH] -o FILE.png|.svg|.pdf\n"
@@ -97,8 +97,8 @@ static void help_run(FILE *f)
 static void help_report(FILE *f)
 {
     fprintf(f,
-            "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "                    [--aggregate | --scaling]\n\n"
+            "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
+            "                    [--baseline RUN] [--csv] [--aggregate | --scaling]\n\n"
             "One row per run: algorithm, workers, final train loss, final test accuracy,\n"
             "simulated time, time to target, speedup against the baseline, bytes sent, idle\n"
             "fraction, mean staleness, final consensus distance.\n\n"
@@ -108,6 +108,9 @@ static void help_report(FILE *f)
             "                         the first evaluation at or past the threshold;\n"
             "                         default: each run's own experiment.target_accuracy\n"
             "                         (test_accuracy), if it set one\n"
+            "  --sustain K            the target must hold for K consecutive evaluations\n"
+            "                         (a noisy curve's first crossing flatters it); the\n"
+            "                         time to target is the first of those K (default 1)\n"
             "  --baseline RUN         speedup = TTA(baseline) / TTA(run); default: the\n"
             "                         allreduce_sgd run whose other common parameters\n"
             "                         match (lr, batch, workers, network, workload, ...)\n"
@@ -533,6 +536,15 @@ static int cmd_report(int argc, char **argv)
             o.aggregate = 1;
         } else if (strcmp(a, "--scaling") == 0) {
             scaling = 1;
+        } else if (strcmp(a, "--sustain") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("report", "%s needs a value", a);
+            char *end;
+            long k = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || k < 1 || k > 1000000)
+                return usage_error("report", "--sustain: expected a count from 1 to 1000000, "
+                                   "got '%s'", argv[i]);
+            o.sustain = (int)k;
         } else if (strcmp(a, "--run") == 0 || strcmp(a, "--baseline") == 0 ||
                    strcmp(a, "--target") == 0) {
             if (i + 1 >= argc)
@@ -562,9 +574,9 @@ static int cmd_report(int argc, char **argv)
     }
     if (!path)
         return usage_error("report", "%s", "missing DB");
-    if (scaling && (o.aggregate || o.target_metric || o.baseline))
+    if (scaling && (o.aggregate || o.target_metric || o.baseline || o.sustain))
         return usage_error("report", "%s",
-                           "--scaling takes no --aggregate, --target or --baseline");
+                           "--scaling takes no --aggregate, --target, --sustain or --baseline");
     if (scaling) {
         if (an_scaling_print(path, ids, o.n_run_ids, o.csv, stdout, &err) < 0)
             return fail(&err);

@@ -203,6 +203,45 @@ Test(report, loss_target_reached_when_at_most)
     an_db_close(db);
 }
 
+/* --sustain K on a noisy curve: the first crossing (t = 1) falls back
+ * below; the target holds from t = 3 for three evaluations, then dips. */
+Test(report, sustained_target_on_a_noisy_curve)
+{
+    const char *dir = test_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/noisy.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    static const point noisy[] = {{0.0, 0.50, 1.0}, {1.0, 0.90, 0.3}, {2.0, 0.70, 0.6},
+                                  {3.0, 0.86, 0.4}, {4.0, 0.88, 0.35}, {5.0, 0.91, 0.3},
+                                  {6.0, 0.84, 0.45}, {7.0, 0.87, 0.4}};
+    int64_t id = add_run(db, "noisy", "allreduce_sgd", "4", "0.1", noisy, 8, "done", 0);
+    an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.85};
+    an_report rep;
+    const double want[] = {1.0, 1.0, 3.0, 3.0, NAN};
+    for (int k = 0; k <= 4; k++) {
+        opts.sustain = k == 4 ? 4 : k;
+        cr_assert_eq(an_report_build(db, &opts, &rep, &err), 0, "%s", err.msg);
+        const an_report_row *r = row_of(&rep, id);
+        if (isnan(want[k]))
+            cr_assert(isnan(r->time_to_target), "sustain %d: %g", opts.sustain,
+                      r->time_to_target);
+        else
+            cr_assert_float_eq(r->time_to_target, want[k], 1e-12, "sustain %d: %g",
+                               opts.sustain, r->time_to_target);
+        an_report_release(&rep);
+    }
+    /* a loss target (reached when <=) sustained */
+    opts.target_metric = "train_loss";
+    opts.target_value = 0.4;
+    opts.sustain = 3;
+    cr_assert_eq(an_report_build(db, &opts, &rep, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(row_of(&rep, id)->time_to_target, 3.0, 1e-12);
+    an_report_release(&rep);
+    an_db_close(db);
+}
+
 Test(report, explicit_baseline_and_selected_runs)
 {
     an_db *db = known_db();
