@@ -612,6 +612,9 @@ static void help_sweep(FILE *f)
             "  --shard-dir DIR        under mpirun: where ranks other than 0 keep their\n"
             "                         shard databases (default: next to the --db file)\n"
             "  --quiet, -q            no progress line\n\n"
+            "Ctrl-C (SIGINT or SIGTERM) starts nothing more, stops the runs in flight\n"
+            "(marked failed), prints the summary and exits with status 130; the same\n"
+            "command again resumes.\n\n"
             "Under mpirun (OpenMPI), the ranks share the configurations still to do; rank 0\n"
             "writes the database, the others shard databases whose contents they send to\n"
             "rank 0 in MPI messages, merged at the end (no shared filesystem needed):\n"
@@ -689,7 +692,7 @@ static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_j
 {
     (void)ctx;
     sim_run_opts o = {.db = db, .on_progress = sweep_tick, .progress_interval = 0.25,
-                      .ctx = job};
+                      .ctx = job, .interrupt = &interrupt_flag};
     sim_run_result r;
     int rc = sim_experiment_run(cfg, &o, &r, err);
     if (rc < 0)
@@ -786,16 +789,25 @@ static int cmd_sweep(int argc, char **argv)
     o.check_ctx = &cc;
     sim_err err = {0};
     an_sweep_summary sum;
+    install_interrupt_handlers();
+    o.interrupt = &interrupt_flag;
     int rc = an_sweep_run(&o, &sum, &err);
     sim_check_destroy(chk);
     sweep_clear(&c);
     if (sum.rank == 0 && sum.total > 0) {
-        printf("sweep: %d configurations: %d run, %d already done, %d failed", sum.total,
-               sum.ran, sum.skipped, sum.failed);
+        printf("sweep%s: %d configurations: %d run, %d already done, %d failed",
+               rc == SIM_EINTR ? " interrupted" : "", sum.total, sum.ran, sum.skipped,
+               sum.failed);
+        if (sum.not_started > 0)
+            printf(", %d not started", sum.not_started);
         if (sum.size > 1)
             printf(" (%d MPI ranks; %d runs merged from their shards)", sum.size, sum.merged);
         printf(" -> %s\n", o.db_path);
         fflush(stdout);
+    }
+    if (rc == SIM_EINTR) {
+        fail(&err);
+        return 130; /* 128 + SIGINT, as a shell reports a Ctrl-C */
     }
     if (rc < 0)
         return fail(&err);
