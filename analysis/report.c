@@ -561,11 +561,15 @@ enum {
 
 #define CELL 160
 
+/* Short, so that a table fits about 120 columns (the metric and its target
+ * share one cell, "acc>=0.8"; see an_report_write). */
 static const char *const text_headers[N_COLS] = {
-    "id", "name", "algorithm", "status", "workers", "train_loss", "test_acc",
-    "sim_time(s)", "metric", "target", "tta(s)", "baseline", "speedup", "bytes",
-    "idle", "staleness", "consensus",
+    "id", "name", "algorithm", "status", "n", "loss", "acc", "sim(s)", "metric",
+    "target", "tta(s)", "base", "speedup", "bytes", "idle", "stale", "consensus",
 };
+
+/* The text table's width goal, in columns. */
+#define TEXT_WIDTH 120
 
 static const char *const csv_headers[N_COLS] = {
     "id", "name", "algorithm", "status", "n_workers", "final_train_loss",
@@ -639,8 +643,8 @@ static void row_cells(const an_report_row *r, int csv, char cells[N_COLS][CELL])
         snprintf(cells[COL_NAME], CELL, "%s", r->name[0] ? r->name : "-");
         snprintf(cells[COL_ALGO], CELL, "%s", r->algorithm[0] ? r->algorithm : "-");
         snprintf(cells[COL_STATUS], CELL, "%s", r->status[0] ? r->status : "-");
-        snprintf(cells[COL_TARGET_METRIC], CELL, "%s",
-                 r->target_metric[0] ? r->target_metric : "-");
+        /* one cell "acc>=0.8" (COL_TARGET_METRIC is left empty) */
+        cells[COL_TARGET_METRIC][0] = '\0';
     }
     snprintf(cells[COL_WORKERS], CELL, "%d", r->n_workers);
     const char *f4 = csv ? "%.9g" : "%.4f";
@@ -648,7 +652,16 @@ static void row_cells(const an_report_row *r, int csv, char cells[N_COLS][CELL])
     fmt_real(cells[COL_TRAIN_LOSS], f4, r->final_train_loss, miss);
     fmt_real(cells[COL_TEST_ACC], f4, r->final_test_accuracy, miss);
     fmt_real(cells[COL_SIM_TIME], f3, r->sim_time, miss);
-    fmt_real(cells[COL_TARGET], csv ? "%.9g" : "%g", r->target, miss);
+    if (csv || isnan(r->target) || !r->target_metric[0]) {
+        fmt_real(cells[COL_TARGET], csv ? "%.9g" : "%g", r->target, miss);
+    } else {
+        int m = metric_find(r->target_metric);
+        const char *shortname = strcmp(r->target_metric, "test_accuracy") == 0 ? "acc"
+                                : strcmp(r->target_metric, "train_loss") == 0  ? "loss"
+                                                                               : r->target_metric;
+        snprintf(cells[COL_TARGET], CELL, "%s%s%g", shortname,
+                 m >= 0 && !metric_defs[m].at_least ? "<=" : ">=", r->target);
+    }
     fmt_real(cells[COL_TTA], f3, r->time_to_target, miss);
     if (r->baseline_id > 0)
         snprintf(cells[COL_BASELINE], CELL, "%lld", (long long)r->baseline_id);
@@ -668,24 +681,74 @@ static void row_cells(const an_report_row *r, int csv, char cells[N_COLS][CELL])
     fmt_real(cells[COL_CONSENSUS], csv ? "%.9g" : "%.4g", r->consensus_distance, miss);
 }
 
-static void line_write(FILE *out, char cells[N_COLS][CELL], const int *width, int csv)
+/* Text: columns of width 0 are left out; sep blanks between columns; a
+ * cell wider than its column (name, algorithm) is cut with '~'. */
+static void line_write(FILE *out, char cells[N_COLS][CELL], const int *width, int csv,
+                       int sep)
 {
-    for (int col = 0; col < N_COLS; col++) {
+    int last = N_COLS - 1;
+    while (!csv && last > 0 && width[last] == 0)
+        last--;
+    int first = 1;
+    for (int col = 0; col <= last; col++) {
         if (csv) {
             fprintf(out, "%s%s", col ? "," : "", cells[col]);
-        } else {
-            int last = col == N_COLS - 1;
-            if (col_left(col) && !last)
-                fprintf(out, "%-*s", width[col], cells[col]);
-            else if (col_left(col))
-                fputs(cells[col], out);
-            else
-                fprintf(out, "%*s", width[col], cells[col]);
-            if (!last)
-                fputs("  ", out);
+            continue;
         }
+        if (width[col] == 0)
+            continue;
+        if (!first)
+            fprintf(out, "%*s", sep, "");
+        first = 0;
+        char cut[CELL];
+        const char *text = cells[col];
+        if ((int)strlen(text) > width[col]) {
+            snprintf(cut, sizeof cut, "%.*s~", width[col] - 1, text);
+            text = cut;
+        }
+        if (col_left(col) && col != last)
+            fprintf(out, "%-*s", width[col], text);
+        else if (col_left(col))
+            fputs(text, out);
+        else
+            fprintf(out, "%*s", width[col], text);
     }
     fputc('\n', out);
+}
+
+/* Fits the text table into TEXT_WIDTH columns where it can: a column that
+ * is "-" in every row goes, then the separator shrinks to one blank, then
+ * the name and algorithm columns are cut (to 10 characters at least).
+ * Returns the separator. */
+static int text_fit(char (*cells)[N_COLS][CELL], int n_rows, int *width)
+{
+    for (int col = COL_WORKERS; col < N_COLS; col++) {
+        int missing = col != COL_TARGET_METRIC && n_rows > 0;
+        for (int i = 0; i < n_rows && missing; i++)
+            missing = strcmp(cells[i][col], "-") == 0;
+        if (missing || col == COL_TARGET_METRIC)
+            width[col] = 0;
+    }
+    int sep = 2;
+    for (;;) {
+        int total = 0, cols = 0;
+        for (int col = 0; col < N_COLS; col++)
+            if (width[col] > 0) {
+                total += width[col];
+                cols++;
+            }
+        total += sep * (cols - 1);
+        if (total <= TEXT_WIDTH)
+            return sep;
+        if (sep == 2) {
+            sep = 1;
+            continue;
+        }
+        int col = width[COL_NAME] >= width[COL_ALGO] ? COL_NAME : COL_ALGO;
+        if (width[col] <= 10)
+            return sep;
+        width[col]--;
+    }
 }
 
 int an_report_write(const an_report *rep, int csv, FILE *out, sim_err *err)
@@ -710,9 +773,10 @@ int an_report_write(const an_report *rep, int csv, FILE *out, sim_err *err)
                 width[col] = w;
         }
     }
-    line_write(out, head, width, csv);
+    int sep = csv ? 0 : text_fit(cells, rep->n_rows, width);
+    line_write(out, head, width, csv, sep);
     for (int i = 0; i < rep->n_rows; i++)
-        line_write(out, cells[i], width, csv);
+        line_write(out, cells[i], width, csv, sep);
     if (rep->n_rows == 0 && !csv)
         fputs("no runs\n", out);
     free(cells);
