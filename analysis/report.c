@@ -904,9 +904,8 @@ enum {
 };
 
 static const char *const ag_headers[N_AG] = {
-    "runs", "seeds", "name", "algorithm", "workers", "train_loss", "test_acc",
-    "sim_time(s)", "metric", "target", "tta(s)", "reached", "speedup", "bytes", "idle",
-    "staleness", "consensus",
+    "runs", "seeds", "name", "algorithm", "n", "loss", "acc", "sim(s)", "metric",
+    "target", "tta(s)", "reached", "speedup", "bytes", "idle", "stale", "consensus",
 };
 
 /* "mean [min, max]", or the mean alone when the runs agree or there is one. */
@@ -1041,13 +1040,27 @@ int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_
                 if ((int)strlen(cells[i + 1][col]) > width[col])
                     width[col] = (int)strlen(cells[i + 1][col]);
         }
+        /* columns that are "-" in every group are left out (mean [min, max]
+         * cells make this table wider than the per-run one; --csv has it all) */
+        int last = -1;
+        for (int col = 0; col < N_AG; col++) {
+            int missing = col >= AG_WORKERS && agg->n_groups > 0;
+            for (int i = 1; i <= agg->n_groups && missing; i++)
+                missing = strcmp(cells[i][col], "-") == 0;
+            if (missing)
+                width[col] = 0;
+            else
+                last = col;
+        }
         for (int i = 0; i <= agg->n_groups; i++) {
-            for (int col = 0; col < N_AG; col++) {
+            for (int col = 0; col <= last; col++) {
+                if (width[col] == 0)
+                    continue;
                 int left = col == AG_IDS || col == AG_NAME || col == AG_ALGO ||
                            col == AG_METRIC;
-                if (col == N_AG - 1 && left)
+                if (col == last && left)
                     fputs(cells[i][col], out);
-                else if (col == N_AG - 1)
+                else if (col == last)
                     fprintf(out, "%*s", width[col], cells[i][col]);
                 else
                     fprintf(out, left ? "%-*s  " : "%*s  ", width[col], cells[i][col]);

@@ -356,6 +356,33 @@ Test(report, csv_output_parses)
     cr_assert_eq(lines, N_RUNS + 1);
 }
 
+/* A long run name is cut with '~' so that the table keeps to 120 columns;
+ * all-missing columns (staleness of synchronous runs) are left out. */
+Test(report, text_table_fits_120_columns)
+{
+    const char *dir = test_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/wide.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    add_run(db, "a_very_long_experiment_name_from_a_sweep_of_many_keys", "adaptive_local_sgd",
+            "4", "0.1", base_pts, 5, "done", 1234567890);
+    add_run(db, "short", "allreduce_sgd", "4", "0.1", base_pts, 5, "done", 1000);
+    an_db_close(db);
+    an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.8};
+    FILE *f = tmpfile();
+    cr_assert_eq(an_report_print(path, &opts, f, &err), 0, "%s", err.msg);
+    static char buf[65536];
+    slurp(f, buf, sizeof buf);
+    fclose(f);
+    cr_assert(strstr(buf, "acc>=0.8"), "%s", buf);
+    cr_assert(strstr(buf, "~"), "%s", buf);
+    cr_assert_null(strstr(buf, "stale"), "%s", buf);
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        cr_assert_leq(strlen(line), 120, "%zu: '%s'", strlen(line), line);
+}
+
 Test(report, text_table_aligned)
 {
     an_db *db = known_db();
@@ -379,6 +406,8 @@ Test(report, text_table_aligned)
         lines++;
     }
     cr_assert_eq(lines, N_RUNS + 1);
+    /* about 120 columns at most: short headers, the metric in the target cell */
+    cr_assert_leq(width, 120, "%zu columns", width);
 }
 
 Test(report, empty_database_and_missing_file)
