@@ -56,8 +56,10 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err)
     const algo_compress_vt *vt = algo_compress_find(sp.name);
     if (!vt) {
         char known[256];
+        char hint[96];
         known_names(known, sizeof known);
-        sim_err_set(err, SIM_ECONFIG, "unknown compressor '%s' (known: %s)", sp.name, known);
+        sim_err_set(err, SIM_ECONFIG, "unknown compressor '%s' (%sknown: %s)",
+                    sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
         return NULL;
     }
     algo_compressor *c = calloc(1, sizeof *c);

@@ -54,7 +54,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_RUN_INSERT] = "INSERT INTO runs(name, algorithm, status, seed, n_workers, config,"
                       " started_at, version, pid, host) VALUES(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7,"
                       " ?8, ?9)",
-    [ST_PARAM_INSERT] = "INSERT INTO params(run_id, key, value) VALUES(?1, ?2, ?3)",
+    [ST_PARAM_INSERT] = "INSERT INTO params(run_id, key, value, num) VALUES(?1, ?2, ?3, ?4)",
     [ST_METRIC_INSERT] = "INSERT INTO metrics(run_id, sim_time, iteration, epoch, samples,"
                          " train_loss, test_loss, test_accuracy, consensus_distance,"
                          " bytes_sent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -92,7 +92,7 @@ static const char schema_sql[] =
     " wall_seconds REAL, bytes_sent INTEGER, final_train_loss REAL,"
     " final_test_accuracy REAL, mean_staleness REAL, idle_fraction REAL,"
     " consensus_distance REAL, error TEXT, pid INTEGER, host TEXT);"
-    "CREATE TABLE IF NOT EXISTS params(run_id INTEGER, key TEXT, value TEXT);"
+    "CREATE TABLE IF NOT EXISTS params(run_id INTEGER, key TEXT, value TEXT, num REAL);"
     "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER, sim_time REAL, iteration INTEGER,"
     " epoch REAL, samples INTEGER, train_loss REAL, test_loss REAL, test_accuracy REAL,"
     " consensus_distance REAL, bytes_sent INTEGER);"
@@ -263,7 +263,15 @@ static int has_runs_column(an_db *db, const char *name)
     return query_has_row(db, sql);
 }
 
-/* 1 when runs has every newer column, 0 when not, < 0 on error. */
+/* params.num (the SI number of a value), added after the first schema. */
+static int has_params_num(an_db *db)
+{
+    return query_has_row(db, "SELECT 1 FROM pragma_table_info('params', 'main')"
+                             " WHERE name = 'num'");
+}
+
+/* 1 when runs has every newer column (and params its num), 0 when not,
+ * < 0 on error. */
 static int has_newer_columns(an_db *db)
 {
     for (int i = 0; i < N_NEWER_COLUMNS; i++) {
@@ -271,7 +279,7 @@ static int has_newer_columns(an_db *db)
         if (col != 1)
             return col;
     }
-    return 1;
+    return has_params_num(db);
 }
 
 /* Classifies the file: empty, ours (complete or missing tables), or an
@@ -374,6 +382,12 @@ static int schema_create(an_db *db, sim_err *err)
         snprintf(sql, sizeof sql, "ALTER TABLE runs ADD COLUMN %s %s", newer_columns[i][0],
                  newer_columns[i][1]);
         if (col < 0 || (col == 0 && sqlite3_exec(db->conn, sql, NULL, NULL, NULL) != SQLITE_OK))
+            ret = db_error(db, err);
+    }
+    if (ret == 0) {
+        int col = has_params_num(db);
+        if (col < 0 || (col == 0 && sqlite3_exec(db->conn, "ALTER TABLE params ADD COLUMN num REAL",
+                                                 NULL, NULL, NULL) != SQLITE_OK))
             ret = db_error(db, err);
     }
     return tx_end(db, ret, err);
@@ -659,6 +673,7 @@ int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err
         sqlite3_bind_int64(param, 1, id);
         bind_text(param, 2, info->param_keys[i]);
         bind_text(param, 3, info->param_values[i]);
+        bind_real(param, 4, info->param_nums ? info->param_nums[i] : NAN);
         ret = stmt_run(db, param, err);
     }
     ret = tx_end(db, ret, err);
@@ -1050,7 +1065,7 @@ static const char merge_runs_sql[] =
 static const char *const merge_table[] = {"params", "metrics", "workers", "staleness",
                                           "labels", "links", "series", "faults"};
 static const char *const merge_sql[] = {
-    "INSERT INTO main.params(run_id, key, value) SELECT ?1, key, value"
+    "INSERT INTO main.params(run_id, key, value, num) SELECT ?1, key, value, num"
     " FROM merge_src.params WHERE run_id = ?2 ORDER BY rowid",
     "INSERT INTO main.metrics(run_id, sim_time, iteration, epoch, samples, train_loss,"
     " test_loss, test_accuracy, consensus_distance, bytes_sent) SELECT ?1, sim_time,"
@@ -1122,8 +1137,16 @@ static int merge_all(an_db *db, int *n_copied, sim_err *err)
         ret = db_error(db, err);
     for (int k = 1; ret == 0 && k < N_MERGE; k++) {
         int has = merge_src_has(db, merge_table[k - 1], NULL);
-        if (has < 0 || (has == 1 && sqlite3_prepare_v2(db->conn, merge_sql[k - 1], -1, &st[k],
-                                                       NULL) != SQLITE_OK))
+        const char *sql = merge_sql[k - 1];
+        if (has == 1 && strcmp(merge_table[k - 1], "params") == 0) {
+            int num = merge_src_has(db, "params", "num");
+            has = num < 0 ? num : has;
+            if (num == 0) /* an older source: no params.num */
+                sql = "INSERT INTO main.params(run_id, key, value) SELECT ?1, key, value"
+                      " FROM merge_src.params WHERE run_id = ?2 ORDER BY rowid";
+        }
+        if (has < 0 ||
+            (has == 1 && sqlite3_prepare_v2(db->conn, sql, -1, &st[k], NULL) != SQLITE_OK))
             ret = db_error(db, err);
     }
     if (ret == 0 && sqlite3_prepare_v2(db->conn, "SELECT id, config, status FROM"

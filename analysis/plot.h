@@ -55,6 +55,15 @@ void an_plot_release(an_plot_data *d);
  * driver missing: SIM_EINPUT; file not writable: SIM_EIO. */
 int an_plot_render(const an_plot_data *d, const an_plot_opts *opts, sim_err *err);
 
+/* Labels of a logarithmic axis from 10^lo10 to 10^hi10 that spans fewer
+ * than two decades (PLplot labels only the powers of ten, so such an axis
+ * would have one label or none): the values m x 10^e inside the range, with
+ * the mantissas m of the first of {1}, {1, 2, 5}, {1, 2, ..., 9}, {1, 1.5,
+ * ..., 9.5}, {1, 1.1, ..., 9.9} that gives at least three (at most max).
+ * Returns how many were written, ascending; 0 when the axis spans two
+ * decades or more (the powers of ten are enough). */
+int an_plot_log_labels(double lo10, double hi10, double *vals, int max);
+
 /* The whole of `dtsim plot`: opens path read-only, builds and renders.
  * n_series and n_runs (may be NULL) receive what was drawn. */
 int an_plot_write(const char *path, const an_plot_opts *opts, int *n_series, int *n_runs,

@@ -113,6 +113,36 @@ static void axis_range(double lo, double hi, int logscale, double *a, double *b)
     *b = hi + pad;
 }
 
+int an_plot_log_labels(double lo10, double hi10, double *vals, int max)
+{
+    if (!(hi10 > lo10) || hi10 - lo10 >= 2 || !isfinite(lo10) || !isfinite(hi10) || max < 1)
+        return 0;
+    double m[90];
+    int n = 0;
+    for (int set = 0; set < 5; set++) {
+        int nm = 0;
+        if (set == 0) {
+            m[nm++] = 1;
+        } else if (set == 1) {
+            m[nm++] = 1, m[nm++] = 2, m[nm++] = 5;
+        } else {
+            int per = set == 2 ? 1 : set == 3 ? 2 : 10; /* steps per unit of mantissa */
+            for (int k = per; k < 10 * per; k++)
+                m[nm++] = (double)k / per;
+        }
+        n = 0;
+        for (int e = (int)floor(lo10) - 1; e <= (int)ceil(hi10) && n < max; e++)
+            for (int k = 0; k < nm && n < max; k++) {
+                double v = m[k] * pow(10, e), l = log10(v);
+                if (l >= lo10 - 1e-12 && l <= hi10 + 1e-12)
+                    vals[n++] = v;
+            }
+        if (n >= 3 || n == max)
+            break;
+    }
+    return n;
+}
+
 static void series_draw(const an_plot_series *s, int i, const an_plot_opts *o, double *px,
                         double *py)
 {
@@ -152,6 +182,29 @@ typedef struct frame {
     double x0, x1, y0, y1;  /* world window (log10 on log axes) */
     int w, h;               /* page in pixels */
 } frame;
+
+/* Labels and ticks inside a log axis of fewer than two decades (x: 1, y: 0). */
+static void log_labels_draw(const frame *f, int x_axis)
+{
+    double vals[32];
+    double lo = x_axis ? f->x0 : f->y0, hi = x_axis ? f->x1 : f->y1;
+    int n = an_plot_log_labels(lo, hi, vals, 32);
+    for (int i = 0; i < n; i++) {
+        double at = log10(vals[i]), pos = (at - lo) / (hi - lo);
+        char text[32];
+        snprintf(text, sizeof text, "%g", vals[i]);
+        if (x_axis) {
+            double len = 0.015 * (f->y1 - f->y0);
+            pljoin(at, f->y0, at, f->y0 + len);
+            plmtex("b", 1.5, pos, 0.5, text);
+        } else {
+            double len = 0.015 * (f->x1 - f->x0);
+            pljoin(f->x0, at, f->x0 + len, at);
+            plmtex("lv", 0.7, pos, 1.0, text);
+        }
+    }
+}
+
 
 static double axis_value(double v, int logscale)
 {
@@ -306,7 +359,16 @@ static void figure_draw(const an_plot_data *d, const an_plot_opts *o, int w, int
         series_draw(&d->series[i], i, o, px, py);
     plcol0(COL_FG);
     plwidth(1.0);
-    plbox(o->logx ? "bcnstl" : "bcnst", 0, 0, o->logy ? "bcnstvl" : "bcnstv", 0, 0);
+    /* a log axis of fewer than two decades gets labels between the powers
+     * of ten, drawn here instead of PLplot's (which would be one or none) */
+    int xfew = o->logx && an_plot_log_labels(f.x0, f.x1, px, 1) > 0;
+    int yfew = o->logy && an_plot_log_labels(f.y0, f.y1, px, 1) > 0;
+    plbox(o->logx ? (xfew ? "bcstl" : "bcnstl") : "bcnst", 0, 0,
+          o->logy ? (yfew ? "bcstvl" : "bcnstvl") : "bcnstv", 0, 0);
+    if (xfew)
+        log_labels_draw(&f, 1);
+    if (yfew)
+        log_labels_draw(&f, 0);
     char t[600];
     pl_text(d->xlabel, t, sizeof t);
     plmtex("b", 2.8, 0.5, 0.5, t);

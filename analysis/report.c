@@ -37,6 +37,8 @@ typedef struct report_ctx {
     an_db *db;
     sqlite3 *conn;
     sqlite3_stmt *tta[N_METRICS];
+    sqlite3_stmt *curve[N_METRICS]; /* --sustain: every evaluation of a metric */
+    int sustain;
     candidate *cands;
     int n_cands;
     int cands_loaded;
@@ -90,6 +92,10 @@ int an_report_parse_target(const char *text, char *metric, size_t size, double *
     if (end == eq + 1 || *end != '\0' || !isfinite(v))
         return sim_err_set(err, SIM_EUSAGE, "--target '%s': expected a number after '='",
                            text);
+    if (strcmp(name, "test_accuracy") == 0 && !(v >= 0 && v <= 1))
+        return sim_err_set(err, SIM_EUSAGE,
+                           "--target '%s': test_accuracy is a fraction in [0, 1]%s", text,
+                           v > 1 && v <= 100 ? " (for a percent write e.g. 0.8, not 80)" : "");
     memcpy(metric, name, len + 1);
     *value = v;
     return 0;
@@ -110,13 +116,54 @@ static int run_exists(report_ctx *c, int64_t id, int *exists, sim_err *err)
     return ret;
 }
 
-/* The first sim_time at which metric reaches target, or NAN. */
+/* --sustain K: the sim_time of the first evaluation of the first K
+ * consecutive evaluations that all reach target, or NAN. */
+static int tta_sustained(report_ctx *c, int64_t run, int metric, double target, double *tta,
+                         sim_err *err)
+{
+    if (!c->curve[metric]) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT sim_time, %s FROM metrics WHERE run_id = ?1 AND %s IS NOT NULL"
+                 " ORDER BY sim_time, iteration",
+                 metric_defs[metric].name, metric_defs[metric].name);
+        int ret = prepare(c, sql, &c->curve[metric], err);
+        if (ret != 0)
+            return ret;
+    }
+    sqlite3_stmt *s = c->curve[metric];
+    sqlite3_bind_int64(s, 1, run);
+    int rc, streak = 0;
+    double start = NAN;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        double v = sqlite3_column_double(s, 1);
+        int reached = metric_defs[metric].at_least ? v >= target : v <= target;
+        if (!reached) {
+            streak = 0;
+            continue;
+        }
+        if (streak++ == 0)
+            start = sqlite3_column_double(s, 0);
+        if (streak >= c->sustain) {
+            *tta = start;
+            break;
+        }
+    }
+    int ret = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sql_error(c, err);
+    sqlite3_reset(s);
+    return ret;
+}
+
+/* The first sim_time at which metric reaches target (and, with --sustain
+ * K, stays there for K evaluations), or NAN. */
 static int tta_query(report_ctx *c, int64_t run, int metric, double target, double *tta,
                      sim_err *err)
 {
     *tta = NAN;
     if (metric < 0 || isnan(target))
         return 0;
+    if (c->sustain > 1)
+        return tta_sustained(c, run, metric, target, tta, err);
     if (!c->tta[metric]) {
         char sql[256];
         snprintf(sql, sizeof sql,
@@ -456,8 +503,11 @@ int an_report_build(an_db *db, const an_report_opts *opts, an_report *rep, sim_e
             return sim_err_set(err, SIM_EUSAGE, "--target %s: the value must be a number",
                                opts->target_metric);
     }
-    report_ctx c = {.db = db, .conn = an_db_sqlite(db)};
+    report_ctx c = {.db = db, .conn = an_db_sqlite(db), .sustain = opts->sustain};
     int ret = 0;
+    if (opts->sustain < 0)
+        return sim_err_set(err, SIM_EUSAGE, "--sustain %d: expected a count >= 1",
+                           opts->sustain);
     if (opts->baseline != 0) {
         int exists = 0;
         ret = run_exists(&c, opts->baseline, &exists, err);
@@ -480,8 +530,10 @@ int an_report_build(an_db *db, const an_report_opts *opts, an_report *rep, sim_e
             rep->n_rows++;
     }
     free(ids);
-    for (int i = 0; i < N_METRICS; i++)
+    for (int i = 0; i < N_METRICS; i++) {
         sqlite3_finalize(c.tta[i]);
+        sqlite3_finalize(c.curve[i]);
+    }
     for (int i = 0; i < c.n_cands; i++)
         free(c.cands[i].fingerprint);
     free(c.cands);
@@ -509,11 +561,15 @@ enum {
 
 #define CELL 160
 
+/* Short, so that a table fits about 120 columns (the metric and its target
+ * share one cell, "acc>=0.8"; see an_report_write). */
 static const char *const text_headers[N_COLS] = {
-    "id", "name", "algorithm", "status", "workers", "train_loss", "test_acc",
-    "sim_time(s)", "metric", "target", "tta(s)", "baseline", "speedup", "bytes",
-    "idle", "staleness", "consensus",
+    "id", "name", "algorithm", "status", "n", "loss", "acc", "sim(s)", "metric",
+    "target", "tta(s)", "base", "speedup", "bytes", "idle", "stale", "consensus",
 };
+
+/* The text table's width goal, in columns. */
+#define TEXT_WIDTH 120
 
 static const char *const csv_headers[N_COLS] = {
     "id", "name", "algorithm", "status", "n_workers", "final_train_loss",
@@ -587,8 +643,8 @@ static void row_cells(const an_report_row *r, int csv, char cells[N_COLS][CELL])
         snprintf(cells[COL_NAME], CELL, "%s", r->name[0] ? r->name : "-");
         snprintf(cells[COL_ALGO], CELL, "%s", r->algorithm[0] ? r->algorithm : "-");
         snprintf(cells[COL_STATUS], CELL, "%s", r->status[0] ? r->status : "-");
-        snprintf(cells[COL_TARGET_METRIC], CELL, "%s",
-                 r->target_metric[0] ? r->target_metric : "-");
+        /* one cell "acc>=0.8" (COL_TARGET_METRIC is left empty) */
+        cells[COL_TARGET_METRIC][0] = '\0';
     }
     snprintf(cells[COL_WORKERS], CELL, "%d", r->n_workers);
     const char *f4 = csv ? "%.9g" : "%.4f";
@@ -596,7 +652,16 @@ static void row_cells(const an_report_row *r, int csv, char cells[N_COLS][CELL])
     fmt_real(cells[COL_TRAIN_LOSS], f4, r->final_train_loss, miss);
     fmt_real(cells[COL_TEST_ACC], f4, r->final_test_accuracy, miss);
     fmt_real(cells[COL_SIM_TIME], f3, r->sim_time, miss);
-    fmt_real(cells[COL_TARGET], csv ? "%.9g" : "%g", r->target, miss);
+    if (csv || isnan(r->target) || !r->target_metric[0]) {
+        fmt_real(cells[COL_TARGET], csv ? "%.9g" : "%g", r->target, miss);
+    } else {
+        int m = metric_find(r->target_metric);
+        const char *shortname = strcmp(r->target_metric, "test_accuracy") == 0 ? "acc"
+                                : strcmp(r->target_metric, "train_loss") == 0  ? "loss"
+                                                                               : r->target_metric;
+        snprintf(cells[COL_TARGET], CELL, "%s%s%g", shortname,
+                 m >= 0 && !metric_defs[m].at_least ? "<=" : ">=", r->target);
+    }
     fmt_real(cells[COL_TTA], f3, r->time_to_target, miss);
     if (r->baseline_id > 0)
         snprintf(cells[COL_BASELINE], CELL, "%lld", (long long)r->baseline_id);
@@ -616,24 +681,74 @@ static void row_cells(const an_report_row *r, int csv, char cells[N_COLS][CELL])
     fmt_real(cells[COL_CONSENSUS], csv ? "%.9g" : "%.4g", r->consensus_distance, miss);
 }
 
-static void line_write(FILE *out, char cells[N_COLS][CELL], const int *width, int csv)
+/* Text: columns of width 0 are left out; sep blanks between columns; a
+ * cell wider than its column (name, algorithm) is cut with '~'. */
+static void line_write(FILE *out, char cells[N_COLS][CELL], const int *width, int csv,
+                       int sep)
 {
-    for (int col = 0; col < N_COLS; col++) {
+    int last = N_COLS - 1;
+    while (!csv && last > 0 && width[last] == 0)
+        last--;
+    int first = 1;
+    for (int col = 0; col <= last; col++) {
         if (csv) {
             fprintf(out, "%s%s", col ? "," : "", cells[col]);
-        } else {
-            int last = col == N_COLS - 1;
-            if (col_left(col) && !last)
-                fprintf(out, "%-*s", width[col], cells[col]);
-            else if (col_left(col))
-                fputs(cells[col], out);
-            else
-                fprintf(out, "%*s", width[col], cells[col]);
-            if (!last)
-                fputs("  ", out);
+            continue;
         }
+        if (width[col] == 0)
+            continue;
+        if (!first)
+            fprintf(out, "%*s", sep, "");
+        first = 0;
+        char cut[CELL];
+        const char *text = cells[col];
+        if ((int)strlen(text) > width[col]) {
+            snprintf(cut, sizeof cut, "%.*s~", width[col] - 1, text);
+            text = cut;
+        }
+        if (col_left(col) && col != last)
+            fprintf(out, "%-*s", width[col], text);
+        else if (col_left(col))
+            fputs(text, out);
+        else
+            fprintf(out, "%*s", width[col], text);
     }
     fputc('\n', out);
+}
+
+/* Fits the text table into TEXT_WIDTH columns where it can: a column that
+ * is "-" in every row goes, then the separator shrinks to one blank, then
+ * the name and algorithm columns are cut (to 10 characters at least).
+ * Returns the separator. */
+static int text_fit(char (*cells)[N_COLS][CELL], int n_rows, int *width)
+{
+    for (int col = COL_WORKERS; col < N_COLS; col++) {
+        int missing = col != COL_TARGET_METRIC && n_rows > 0;
+        for (int i = 0; i < n_rows && missing; i++)
+            missing = strcmp(cells[i][col], "-") == 0;
+        if (missing || col == COL_TARGET_METRIC)
+            width[col] = 0;
+    }
+    int sep = 2;
+    for (;;) {
+        int total = 0, cols = 0;
+        for (int col = 0; col < N_COLS; col++)
+            if (width[col] > 0) {
+                total += width[col];
+                cols++;
+            }
+        total += sep * (cols - 1);
+        if (total <= TEXT_WIDTH)
+            return sep;
+        if (sep == 2) {
+            sep = 1;
+            continue;
+        }
+        int col = width[COL_NAME] >= width[COL_ALGO] ? COL_NAME : COL_ALGO;
+        if (width[col] <= 10)
+            return sep;
+        width[col]--;
+    }
 }
 
 int an_report_write(const an_report *rep, int csv, FILE *out, sim_err *err)
@@ -658,9 +773,10 @@ int an_report_write(const an_report *rep, int csv, FILE *out, sim_err *err)
                 width[col] = w;
         }
     }
-    line_write(out, head, width, csv);
+    int sep = csv ? 0 : text_fit(cells, rep->n_rows, width);
+    line_write(out, head, width, csv, sep);
     for (int i = 0; i < rep->n_rows; i++)
-        line_write(out, cells[i], width, csv);
+        line_write(out, cells[i], width, csv, sep);
     if (rep->n_rows == 0 && !csv)
         fputs("no runs\n", out);
     free(cells);
@@ -788,9 +904,8 @@ enum {
 };
 
 static const char *const ag_headers[N_AG] = {
-    "runs", "seeds", "name", "algorithm", "workers", "train_loss", "test_acc",
-    "sim_time(s)", "metric", "target", "tta(s)", "reached", "speedup", "bytes", "idle",
-    "staleness", "consensus",
+    "runs", "seeds", "name", "algorithm", "n", "loss", "acc", "sim(s)", "metric",
+    "target", "tta(s)", "reached", "speedup", "bytes", "idle", "stale", "consensus",
 };
 
 /* "mean [min, max]", or the mean alone when the runs agree or there is one. */
@@ -925,13 +1040,27 @@ int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_
                 if ((int)strlen(cells[i + 1][col]) > width[col])
                     width[col] = (int)strlen(cells[i + 1][col]);
         }
+        /* columns that are "-" in every group are left out (mean [min, max]
+         * cells make this table wider than the per-run one; --csv has it all) */
+        int last = -1;
+        for (int col = 0; col < N_AG; col++) {
+            int missing = col >= AG_WORKERS && agg->n_groups > 0;
+            for (int i = 1; i <= agg->n_groups && missing; i++)
+                missing = strcmp(cells[i][col], "-") == 0;
+            if (missing)
+                width[col] = 0;
+            else
+                last = col;
+        }
         for (int i = 0; i <= agg->n_groups; i++) {
-            for (int col = 0; col < N_AG; col++) {
+            for (int col = 0; col <= last; col++) {
+                if (width[col] == 0)
+                    continue;
                 int left = col == AG_IDS || col == AG_NAME || col == AG_ALGO ||
                            col == AG_METRIC;
-                if (col == N_AG - 1 && left)
+                if (col == last && left)
                     fputs(cells[i][col], out);
-                else if (col == N_AG - 1)
+                else if (col == last)
                     fprintf(out, "%*s", width[col], cells[i][col]);
                 else
                     fprintf(out, left ? "%-*s  " : "%*s  ", width[col], cells[i][col]);

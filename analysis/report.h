@@ -24,6 +24,9 @@ typedef struct an_report_opts {
     const char *target_metric;  /* test_accuracy (>=) | train_loss | test_loss (<=);
                                    NULL = each run's experiment.target_accuracy */
     double target_value;        /* in the metric's unit */
+    int sustain;                /* > 1: the target must hold for this many
+                                   consecutive evaluations; the time to target
+                                   is the first of them (0, 1: first crossing) */
     int64_t baseline;           /* run id; 0 = automatic */
     int csv;                    /* an_report_print: CSV instead of a text table */
     int aggregate;              /* an_report_print: one row per group of seeds */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/units.h"
+
 typedef struct point {
     double x, y, sim_params;
     int line;
@@ -28,20 +30,36 @@ static int param_text(sqlite3_stmt *q, int64_t run, const char *key, char *out, 
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Axis value of a params value: bandwidths in Gb/s, sizes in MiB. */
+/* Axis value of a params value (as written, "10Gbps", or canonical in an
+ * older database, "1250000000B/s"): bandwidths in Gb/s, sizes in MiB, times
+ * in seconds, plain numbers as they are. */
 static double axis_of(const char *key, const char *text, char *unit, size_t size)
 {
     char *end = NULL;
     double v = strtod(text, &end);
     if (end == text)
         return NAN;
+    double q;
+    sim_time t;
     if (strstr(key, "bandwidth")) {
+        if (!*end)
+            q = v; /* a bare number: bytes/s */
+        else if (sim_parse_rate(text, &q, NULL) != 0)
+            return NAN;
         snprintf(unit, size, " (Gb/s)");
-        return v * 8 / 1e9;
+        return q * 8 / 1e9;
     }
     if (strstr(key, "bucket")) {
+        if (!*end)
+            q = v; /* a bare number: bytes */
+        else if (sim_parse_size(text, &q, NULL) != 0)
+            return NAN;
         snprintf(unit, size, " (MiB)");
-        return v / 1048576.0;
+        return q / 1048576.0;
+    }
+    if (*end && sim_parse_time(text, &t, NULL) == 0) {
+        snprintf(unit, size, " (s)");
+        return (double)t / 1e9;
     }
     return v;
 }

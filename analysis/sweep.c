@@ -604,6 +604,11 @@ static void child_lost(sweep_state *st, slot *s, int wstatus)
     result_emit(st, s->index, 0, NULL, SIM_EINTERNAL, message);
 }
 
+static int stop_requested(const sweep_state *st)
+{
+    return st->o->interrupt && *st->o->interrupt;
+}
+
 static int run_forked(sweep_state *st, const int *queue, int n_queue, int jobs, sim_err *err)
 {
     int fds[2];
@@ -619,9 +624,20 @@ static int run_forked(sweep_state *st, const int *queue, int n_queue, int jobs, 
     st->n_slots = jobs;
     char buf[sizeof(wire_msg)];
     size_t have = 0;
-    int next = 0, ret = 0;
+    int next = 0, ret = 0, forwarded = 0;
     pid_t parent = getpid();
     while (next < n_queue || st->running > 0) {
+        if (stop_requested(st) && !forwarded) {
+            /* Ctrl-C: start nothing more, stop the runs in flight (a
+             * terminal's SIGINT reached them already; a kill of this
+             * process alone did not) */
+            forwarded = 1;
+            st->sum->not_started += n_queue - next;
+            next = n_queue;
+            for (int i = 0; i < jobs; i++)
+                if (st->slots[i].pid > 0)
+                    kill(st->slots[i].pid, SIGINT);
+        }
         for (int i = 0; i < jobs && next < n_queue && ret == 0; i++) {
             if (st->slots[i].pid != 0)
                 continue;
@@ -674,6 +690,10 @@ static int run_forked(sweep_state *st, const int *queue, int n_queue, int jobs, 
 static int run_inline(sweep_state *st, const int *queue, int n_queue)
 {
     for (int q = 0; q < n_queue; q++) {
+        if (stop_requested(st)) {
+            st->sum->not_started += n_queue - q;
+            break;
+        }
         an_sweep_job job = {.fd = -1, .index = queue[q], .want_ticks = st->o->on_status != NULL,
                             .st = st};
         an_sweep_outcome out;
@@ -733,6 +753,12 @@ int an_sweep_run_points(const an_sweep_opts *o, const an_sweep_plan *plan,
         ret = jobs <= 1 ? run_inline(&st, queue, n_queue)
                         : run_forked(&st, queue, n_queue, jobs, err);
     free(queue);
+    if (ret == 0 && stop_requested(&st)) {
+        sim_err_set(err, SIM_EINTR, "sweep: interrupted by a signal: %d run%s in flight "
+                    "marked failed, %d not started; run the same command again to resume",
+                    sum->failed, sum->failed == 1 ? "" : "s", sum->not_started);
+        ret = SIM_EINTR;
+    }
     if (ret == 0 && st.first.code != 0) {
         *err = st.first;
         ret = st.first.code;
@@ -765,7 +791,7 @@ int an_sweep_run(const an_sweep_opts *o, an_sweep_summary *sum, sim_err *err)
     else
         ret = an_sweep_run_points(o, &plan, NULL, o->db_path, 0, sum, err);
     an_sweep_plan_release(&plan);
-    if (ret != 0 && sum->failed > 0)
+    if (ret != 0 && ret != SIM_EINTR && sum->failed > 0)
         sim_err_prefix(err, "sweep: %d of %d runs failed; the first", sum->failed,
                        sum->total);
     return ret;

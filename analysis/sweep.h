@@ -16,6 +16,7 @@
 #ifndef DTSIM_AN_SWEEP_H
 #define DTSIM_AN_SWEEP_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "analysis/db.h"
@@ -101,6 +102,13 @@ typedef struct an_sweep_opts {
     void (*on_result)(void *ctx, const an_sweep_result *r);
     void (*on_status)(void *ctx, const an_sweep_status *s);
     void *ctx;
+    /* Optional: when *interrupt becomes non-zero (the caller's SIGINT or
+     * SIGTERM handler), no further configuration starts, the forked runs in
+     * flight get SIGINT (their run function must stop and mark its run
+     * failed: the CLI passes its own flag to sim_experiment_run, which a
+     * child's copy of the handler sets), the sweep waits for them and
+     * returns SIM_EINTR; summary.interrupted counts what was not started. */
+    volatile sig_atomic_t *interrupt;
 } an_sweep_opts;
 
 typedef struct an_sweep_summary {
@@ -108,6 +116,7 @@ typedef struct an_sweep_summary {
     int ran;                /* run now, status done or diverged */
     int skipped;            /* already in the database */
     int failed;             /* failed or killed */
+    int not_started;        /* interrupted: configurations never started */
     int rank, size;         /* MPI rank and world size (0 and 1 without MPI) */
     int merged;             /* rank 0: runs copied from the other ranks' shards */
 } an_sweep_summary;

@@ -61,13 +61,13 @@ static void help_main(FILE *f)
             "  dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
             "              [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N] [--db FILE]\n"
             "              [--shard-dir DIR] [--quiet]\n"
-            "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "              [--aggregate | --scaling]\n"
+            "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
+            "              [--baseline RUN] [--csv] [--aggregate | --scaling]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
             "              [--size WxH] -o FILE.png|.svg|.pdf\n"
-            "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
-            "              [--export FILE.graphml|.dot]\n"
+            "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform|metropolis_lazy]\n"
+            "              [--seed S] [--export FILE.graphml|.dot]\n"
             "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|\n"
             "              presets|compressors|optimizers|keys]\n"
             "  dtsim --version | --help     (every subcommand has --help too)\n\n"
@@ -97,8 +97,8 @@ static void help_run(FILE *f)
 static void help_report(FILE *f)
 {
     fprintf(f,
-            "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--baseline RUN] [--csv]\n"
-            "                    [--aggregate | --scaling]\n\n"
+            "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
+            "                    [--baseline RUN] [--csv] [--aggregate | --scaling]\n\n"
             "One row per run: algorithm, workers, final train loss, final test accuracy,\n"
             "simulated time, time to target, speedup against the baseline, bytes sent, idle\n"
             "fraction, mean staleness, final consensus distance.\n\n"
@@ -108,6 +108,9 @@ static void help_report(FILE *f)
             "                         the first evaluation at or past the threshold;\n"
             "                         default: each run's own experiment.target_accuracy\n"
             "                         (test_accuracy), if it set one\n"
+            "  --sustain K            the target must hold for K consecutive evaluations\n"
+            "                         (a noisy curve's first crossing flatters it); the\n"
+            "                         time to target is the first of those K (default 1)\n"
             "  --baseline RUN         speedup = TTA(baseline) / TTA(run); default: the\n"
             "                         allreduce_sgd run whose other common parameters\n"
             "                         match (lr, batch, workers, network, workload, ...)\n"
@@ -175,7 +178,8 @@ static void list_graphs(void)
         snprintf(name, sizeof name, "%s%s", vt->name, vt->args);
         printf("  %-22s %s\n", name, vt->summary);
     }
-    printf("  weights ([topology] weights): metropolis (any graph) | uniform (regular graphs)\n");
+    printf("  weights ([topology] weights): metropolis (any graph) | uniform (regular graphs) |\n"
+           "    metropolis_lazy ((I + W) / 2 of metropolis: eigenvalues in [0, 1])\n");
 }
 
 static void list_models(void)
@@ -418,6 +422,20 @@ static void install_interrupt_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* Keys the user wrote that the experiment does not use: one line each. */
+static void print_warnings(const sim_config *cfg)
+{
+    char buf[4096];
+    if (sim_experiment_warnings(cfg, buf, sizeof buf) == 0)
+        return;
+    for (char *line = buf, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        fprintf(stderr, "%s: warning: %.*s\n", prog, (int)(nl - line), line);
+    }
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char *file = NULL, *dbpath = "results.db";
@@ -461,6 +479,7 @@ static int cmd_run(int argc, char **argv)
     sim_config cfg;
     if (sim_config_load(file, sets, nsets, &cfg, &err) < 0)
         return fail(&err);
+    print_warnings(&cfg);
     an_db *db = an_db_open(dbpath, &err);
     if (!db) {
         sim_config_release(&cfg);
@@ -517,6 +536,15 @@ static int cmd_report(int argc, char **argv)
             o.aggregate = 1;
         } else if (strcmp(a, "--scaling") == 0) {
             scaling = 1;
+        } else if (strcmp(a, "--sustain") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("report", "%s needs a value", a);
+            char *end;
+            long k = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || k < 1 || k > 1000000)
+                return usage_error("report", "--sustain: expected a count from 1 to 1000000, "
+                                   "got '%s'", argv[i]);
+            o.sustain = (int)k;
         } else if (strcmp(a, "--run") == 0 || strcmp(a, "--baseline") == 0 ||
                    strcmp(a, "--target") == 0) {
             if (i + 1 >= argc)
@@ -546,9 +574,9 @@ static int cmd_report(int argc, char **argv)
     }
     if (!path)
         return usage_error("report", "%s", "missing DB");
-    if (scaling && (o.aggregate || o.target_metric || o.baseline))
+    if (scaling && (o.aggregate || o.target_metric || o.baseline || o.sustain))
         return usage_error("report", "%s",
-                           "--scaling takes no --aggregate, --target or --baseline");
+                           "--scaling takes no --aggregate, --target, --sustain or --baseline");
     if (scaling) {
         if (an_scaling_print(path, ids, o.n_run_ids, o.csv, stdout, &err) < 0)
             return fail(&err);
@@ -584,6 +612,9 @@ static void help_sweep(FILE *f)
             "  --shard-dir DIR        under mpirun: where ranks other than 0 keep their\n"
             "                         shard databases (default: next to the --db file)\n"
             "  --quiet, -q            no progress line\n\n"
+            "Ctrl-C (SIGINT or SIGTERM) starts nothing more, stops the runs in flight\n"
+            "(marked failed), prints the summary and exits with status 130; the same\n"
+            "command again resumes.\n\n"
             "Under mpirun (OpenMPI), the ranks share the configurations still to do; rank 0\n"
             "writes the database, the others shard databases whose contents they send to\n"
             "rank 0 in MPI messages, merged at the end (no shared filesystem needed):\n"
@@ -661,7 +692,7 @@ static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_j
 {
     (void)ctx;
     sim_run_opts o = {.db = db, .on_progress = sweep_tick, .progress_interval = 0.25,
-                      .ctx = job};
+                      .ctx = job, .interrupt = &interrupt_flag};
     sim_run_result r;
     int rc = sim_experiment_run(cfg, &o, &r, err);
     if (rc < 0)
@@ -674,9 +705,21 @@ static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_j
     return 0;
 }
 
+typedef struct sweep_check_ctx {
+    sim_check *chk;
+    int warned;
+} sweep_check_ctx;
+
+/* Checks every configuration; the warnings of the first one (the keys the
+ * file and --set wrote that the method ignores) are printed once. */
 static int sweep_check_one(void *ctx, const sim_config *cfg, sim_err *err)
 {
-    return sim_experiment_check(cfg, ctx, err);
+    sweep_check_ctx *c = ctx;
+    if (!c->warned) {
+        c->warned = 1;
+        print_warnings(cfg);
+    }
+    return sim_experiment_check(cfg, c->chk, err);
 }
 
 static int cmd_sweep(int argc, char **argv)
@@ -741,20 +784,30 @@ static int cmd_sweep(int argc, char **argv)
     o.on_status = c.progress ? sweep_on_status : NULL;
     o.ctx = &c;
     sim_check *chk = sim_check_create();
+    sweep_check_ctx cc = {.chk = chk};
     o.check = sweep_check_one;
-    o.check_ctx = chk;
+    o.check_ctx = &cc;
     sim_err err = {0};
     an_sweep_summary sum;
+    install_interrupt_handlers();
+    o.interrupt = &interrupt_flag;
     int rc = an_sweep_run(&o, &sum, &err);
     sim_check_destroy(chk);
     sweep_clear(&c);
     if (sum.rank == 0 && sum.total > 0) {
-        printf("sweep: %d configurations: %d run, %d already done, %d failed", sum.total,
-               sum.ran, sum.skipped, sum.failed);
+        printf("sweep%s: %d configurations: %d run, %d already done, %d failed",
+               rc == SIM_EINTR ? " interrupted" : "", sum.total, sum.ran, sum.skipped,
+               sum.failed);
+        if (sum.not_started > 0)
+            printf(", %d not started", sum.not_started);
         if (sum.size > 1)
             printf(" (%d MPI ranks; %d runs merged from their shards)", sum.size, sum.merged);
         printf(" -> %s\n", o.db_path);
         fflush(stdout);
+    }
+    if (rc == SIM_EINTR) {
+        fail(&err);
+        return 130; /* 128 + SIGINT, as a shell reports a Ctrl-C */
     }
     if (rc < 0)
         return fail(&err);
@@ -873,8 +926,8 @@ static int cmd_plot(int argc, char **argv)
 static void help_topo(FILE *f)
 {
     fprintf(f,
-            "Usage: dtsim topo GRAPH [--n N] [--weights metropolis|uniform] [--seed S]\n"
-            "                  [--export FILE.graphml|.dot]\n\n"
+            "Usage: dtsim topo GRAPH [--n N] [--weights metropolis|uniform|metropolis_lazy]\n"
+            "                        [--seed S] [--export FILE.graphml|.dot]\n\n"
             "Builds a logical graph as [topology] graph names it (ring, torus(4, 4),\n"
             "random_regular(4), file(G.graphml), ...; `dtsim list graphs`) and prints its\n"
             "nodes, edges, degree range, diameter, whether it is connected, lambda (the\n"
@@ -883,7 +936,8 @@ static void help_topo(FILE *f)
             "gaps 1 - lambda and p = 1 - lambda^2.\n\n"
             "  --n N          nodes (workers); default: r x c for a torus, the file's node\n"
             "                 count for file(...), else %d\n"
-            "  --weights W    metropolis (default) or uniform (regular graphs only)\n"
+            "  --weights W    metropolis (default), uniform (regular graphs only) or\n"
+            "                 metropolis_lazy ((I + W) / 2 of metropolis)\n"
             "  --seed S       master seed for random graphs (default 1): the graph an\n"
             "                 experiment with [experiment] seed = S gossips on\n"
             "  --export FILE  also write the graph as GraphML (.graphml) or dot (.dot)\n",
@@ -943,7 +997,9 @@ static int cmd_topo(int argc, char **argv)
     sim_err err = {0};
     topo_weights w;
     if (topo_weights_parse(weights, &w, &err) < 0)
-        return usage_error("topo", "--weights: expected metropolis or uniform, got '%s'", weights);
+        return usage_error("topo",
+                           "--weights: expected metropolis, uniform or metropolis_lazy, got '%s'",
+                           weights);
     gsl_rng *rng = sim_rng_create((uint64_t)seed, SIM_STREAM_TOPOLOGY, 0);
     if (!rng) {
         fprintf(stderr, "%s: out of memory\n", prog);

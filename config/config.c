@@ -33,7 +33,8 @@ static const sim_choice collective_values[] = {
     {"ring", SIM_COLL_RING}, {"tree", SIM_COLL_TREE}, {"ps", SIM_COLL_PS},
     {"hierarchical", SIM_COLL_HIER}, {NULL, 0}};
 static const sim_choice weights_values[] = {
-    {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM}, {NULL, 0}};
+    {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM},
+    {"metropolis_lazy", SIM_WEIGHTS_METROPOLIS_LAZY}, {NULL, 0}};
 static const sim_choice normalize_values[] = {
     {"none", SIM_NORMALIZE_NONE}, {"standard", SIM_NORMALIZE_STANDARD}, {NULL, 0}};
 static const sim_choice init_values[] = {
@@ -47,7 +48,7 @@ const sim_key sim_config_keys[] = {
     {"experiment", "seed", "1", SIM_KEY_INT, NULL, "master seed; every random stream derives from it"},
     {"experiment", "max_iterations", "0", SIM_KEY_INT, NULL, "synchronous rounds or applied updates (0 = no limit)"},
     {"experiment", "max_time", "0", SIM_KEY_TIME, NULL, "simulated time limit (0 = no limit)"},
-    {"experiment", "max_epochs", "1", SIM_KEY_DOUBLE, NULL, "passes over the training set, summed over workers (0 = no limit)"},
+    {"experiment", "max_epochs", "1", SIM_KEY_DOUBLE, NULL, "passes over the training set, summed over workers (0 = no limit); the default 1 applies only when no other limit is set"},
     {"experiment", "target_accuracy", "0", SIM_KEY_DOUBLE, NULL, "stop when the evaluated model reaches it (0 = none)"},
     {"experiment", "eval_every", "50", SIM_KEY_STRING, NULL, "evaluate every N iterations, or every simulated time such as 2s"},
     {"experiment", "eval_train_samples", "10000", SIM_KEY_STRING, NULL, "training samples used for train_loss, or all"},
@@ -68,10 +69,10 @@ const sim_key sim_config_keys[] = {
     {"network", "collective", "ring", SIM_KEY_CHOICE, "ring|tree|ps|hierarchical", "all-reduce algorithm (hierarchical: reduce inside each server, ring among servers, broadcast inside; needs servers of GPUs)"},
     {"network", "intra_latency", "1us", SIM_KEY_TIME, NULL, "latency of a link inside a server of hierarchical(NODES, PER_NODE)"},
     {"network", "intra_bandwidth", "150GB/s", SIM_KEY_RATE, NULL, "bandwidth of each GPU's link inside a server of hierarchical(NODES, PER_NODE) (NVLink class)"},
-    {"topology", "graph", "ring", SIM_KEY_STRING, NULL, "logical gossip graph: ring | torus(4, 4) | exponential | complete | ..."},
-    {"topology", "weights", "metropolis", SIM_KEY_CHOICE, "metropolis|uniform", "mixing weights"},
+    {"topology", "graph", "ring", SIM_KEY_STRING, NULL, "logical gossip graph: ring | torus(4, 4) | torus (most square r x c) | exponential | complete | ... (dtsim list graphs)"},
+    {"topology", "weights", "metropolis", SIM_KEY_CHOICE, "metropolis|uniform|metropolis_lazy", "mixing weights: metropolis (any graph), uniform (regular graphs), metropolis_lazy ((I + W) / 2 of metropolis: eigenvalues in [0, 1])"},
     {"algorithm", "name", "allreduce_sgd", SIM_KEY_STRING, NULL, "training method (dtsim list algorithms)"},
-    {"algorithm", "lr", "0.1", SIM_KEY_DOUBLE, NULL, "learning rate (> 0)"},
+    {"algorithm", "lr", "0.1", SIM_KEY_DOUBLE, NULL, "learning rate (>= 0; 0 = no gradient steps, e.g. pure gossip)"},
     {"algorithm", "momentum", "0", SIM_KEY_DOUBLE, NULL, "momentum, in [0, 1)"},
     {"algorithm", "nesterov", "false", SIM_KEY_BOOL, NULL, "Nesterov momentum"},
     {"algorithm", "weight_decay", "0", SIM_KEY_DOUBLE, NULL, "L2 weight decay (>= 0)"},
@@ -141,33 +142,11 @@ static sim_config_algo_keys_fn algo_resolver;
 
 void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn) { algo_resolver = fn; }
 
-/* ---- small text helpers ---- */
+static sim_config_names_fn algo_names;
 
-static int edit_distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 63 || lb > 63)
-        return 99;
-    int row[64];
-    for (int j = 0; j <= lb; j++)
-        row[j] = j;
-    for (int i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = i;
-        for (int j = 1; j <= lb; j++) {
-            int up = row[j];
-            int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-            int best = diag + cost;
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
+void sim_config_set_algo_names(sim_config_names_fn fn) { algo_names = fn; }
+
+/* ---- small text helpers ---- */
 
 static int section_index(const char *s)
 {
@@ -247,28 +226,66 @@ static item *item_find(loader *l, const char *section, const char *key)
     return NULL;
 }
 
-static void suggest_key(const char *section, const char *key, char *buf, size_t len)
+/* Names other tools use for a key, so that "learning_rate" finds "lr". */
+static const struct {
+    const char *alias, *section, *key;
+} key_aliases[] = {
+    {"learning_rate", "algorithm", "lr"},  {"lr_rate", "algorithm", "lr"},
+    {"batch_size", "algorithm", "batch"},  {"batchsize", "algorithm", "batch"},
+    {"minibatch", "algorithm", "batch"},
+    {"method", "algorithm", "name"},       {"algorithm", "algorithm", "name"},
+    {"optim", "algorithm", "optimizer"},   {"compression", "algorithm", "compressor"},
+    {"workers", "workers", "count"},       {"n_workers", "workers", "count"},
+    {"num_workers", "workers", "count"},   {"nodes", "workers", "count"},
+    {"epochs", "experiment", "max_epochs"}, {"iterations", "experiment", "max_iterations"},
+    {"steps", "experiment", "max_iterations"}, {"max_steps", "experiment", "max_iterations"},
+    {"time", "experiment", "max_time"},    {"bw", "network", "bandwidth"},
+    {"link_bandwidth", "network", "bandwidth"}, {"link_latency", "network", "latency"},
+    {"network", "network", "topology"},    {"topology", "topology", "graph"},
+    {"mixing", "topology", "weights"},     {"data", "workload", "dataset"},
+};
+
+/* "did you mean 'lr'?" (an alias or a close name among the section's
+ * common keys and `extra`, a method's keys), else the known keys. */
+static void suggest_key(const char *section, const char *key, const sim_key *extra,
+                        char *buf, size_t len)
 {
-    const char *best = NULL;
-    int best_d = 99;
-    for (const sim_key *k = sim_config_keys; k->key; k++) {
-        if (strcmp(k->section, section) != 0)
-            continue;
-        int d = edit_distance(key, k->key);
-        if (d < best_d) {
-            best_d = d;
-            best = k->key;
+    for (size_t i = 0; i < sizeof key_aliases / sizeof key_aliases[0]; i++)
+        if (strcasecmp(key_aliases[i].alias, key) == 0 &&
+            strcmp(key_aliases[i].section, section) == 0) {
+            snprintf(buf, len, "did you mean '%s'?", key_aliases[i].key);
+            return;
         }
-    }
-    if (best && best_d <= 2 && best_d * 2 < (int)strlen(best)) {
-        snprintf(buf, len, "did you mean '%s'?", best);
+    for (size_t i = 0; i < sizeof key_aliases / sizeof key_aliases[0]; i++)
+        if (strcasecmp(key_aliases[i].alias, key) == 0) {
+            snprintf(buf, len, "did you mean [%s] %s?", key_aliases[i].section,
+                     key_aliases[i].key);
+            return;
+        }
+    char known[1024];
+    size_t used = 0;
+    known[0] = '\0';
+    for (const sim_key *k = sim_config_keys; k->key && used < sizeof known; k++)
+        if (strcmp(k->section, section) == 0)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                     used ? ", " : "", k->key);
+    for (const sim_key *k = extra; k && k->key && used < sizeof known; k++)
+        if (!schema_find(section, k->key))
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                     used ? ", " : "", k->key);
+    char hint[96];
+    sim_suggest(key, known, hint, sizeof hint);
+    if (hint[0]) {
+        snprintf(buf, len, "%.*s", (int)strlen(hint) - 1, hint); /* no trailing blank */
         return;
     }
-    size_t used = (size_t)snprintf(buf, len, "known: ");
-    for (const sim_key *k = sim_config_keys; k->key && used < len; k++)
-        if (strcmp(k->section, section) == 0)
-            used += (size_t)snprintf(buf + used, len - used, "%s%s",
-                                     buf[used - 1] == ' ' ? "" : ", ", k->key);
+    /* a key of another section? */
+    for (const sim_key *k = sim_config_keys; k->key; k++)
+        if (strcasecmp(k->key, key) == 0) {
+            snprintf(buf, len, "did you mean [%s] %s?", k->section, k->key);
+            return;
+        }
+    snprintf(buf, len, "known: %s", known);
 }
 
 /* Records one value (line > 0 from the file, -1 from --set). */
@@ -288,8 +305,8 @@ static int item_record(loader *l, const char *section, const char *key, const ch
     section = sections[si];
     const sim_key *k = schema_find(section, key);
     if (!k && strcmp(section, "algorithm") != 0) {
-        char hint[256];
-        suggest_key(section, key, hint, sizeof hint);
+        char hint[1100];
+        suggest_key(section, key, NULL, hint, sizeof hint);
         return fail(l, SIM_ECONFIG, "%s: unknown key (%s)", where, hint);
     }
     if (k)
@@ -553,25 +570,30 @@ static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entr
             tmp.entries = (sim_entry *)name_entry;
             tmp.n_entries = 1;
             l->failed = 1;
+            char known[1024] = "", hint[96];
+            size_t used = 0;
+            for (int i = 0; algo_names && algo_names(i) && used < sizeof known - 64; i++)
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                         i ? ", " : "", algo_names(i));
+            sim_suggest(cfg->algorithm, known, hint, sizeof hint);
+            if (!known[0])
+                return sim_config_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
+                                        "unknown algorithm '%s' (dtsim list algorithms)",
+                                        cfg->algorithm);
             return sim_config_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
-                                    "unknown algorithm '%s'", cfg->algorithm);
+                                    "unknown algorithm '%s' (%sknown: %s)", cfg->algorithm,
+                                    hint, known);
         }
         for (int i = 0; i < l->n_items; i++) {
             item *it = &l->items[i];
             if (it->is_common || strcmp(it->section, "algorithm") != 0)
                 continue;
             if (!table_find(table, it->key)) {
-                char where[700], known[400];
-                size_t used = 0;
-                known[0] = '\0';
-                for (const sim_key *k = table; k->key && used < sizeof known; k++)
-                    if (!schema_find("algorithm", k->key))
-                        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
-                                                 used ? ", " : "", k->key);
+                char where[700], hint[1100];
+                suggest_key("algorithm", it->key, table, hint, sizeof hint);
                 item_where(l, it, where, sizeof where);
-                return fail(l, SIM_ECONFIG, "%s: unknown key for algorithm '%s' (known: %s)",
-                            where, cfg->algorithm,
-                            known[0] ? known : "none beyond the common keys");
+                return fail(l, SIM_ECONFIG, "%s: unknown key for algorithm '%s' (%s)", where,
+                            cfg->algorithm, hint);
             }
         }
         for (const sim_key *k = table; k->key; k++)
@@ -648,6 +670,33 @@ static int resolve_all(loader *l, sim_config *cfg)
     return rc;
 }
 
+/* max_epochs' default (1) is the limit of a file that sets none of its
+ * own: a file that writes a non-zero max_iterations, max_time or
+ * target_accuracy but no max_epochs runs until that limit (max_epochs
+ * becomes 0, and so reads its canonical text). */
+static void default_limit(loader *l, sim_config *cfg)
+{
+    static const char *const limits[] = {"max_iterations", "max_time", "target_accuracy"};
+    if (item_find(l, "experiment", "max_epochs"))
+        return;
+    int own = 0;
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        const item *it = item_find(l, "experiment", limits[i]);
+        const sim_entry *e = sim_config_find(cfg, "experiment", limits[i]);
+        own |= it && e && strcmp(e->value, "0") != 0 && strcmp(e->value, "0ns") != 0;
+    }
+    if (!own)
+        return;
+    for (int i = 0; i < cfg->n_entries; i++) {
+        sim_entry *e = &cfg->entries[i];
+        if (strcmp(e->section, "experiment") == 0 && strcmp(e->key, "max_epochs") == 0) {
+            snprintf(e->value, sizeof e->value, "0");
+            snprintf(e->raw, sizeof e->raw, "0");
+        }
+    }
+    cfg->max_epochs = 0;
+}
+
 /* ---- public ---- */
 
 int sim_config_load_string(const char *name, const char *text,
@@ -674,6 +723,8 @@ int sim_config_load_string(const char *name, const char *text,
         apply_override(&l, overrides[i]);
     if (!l.failed)
         resolve_all(&l, cfg);
+    if (!l.failed)
+        default_limit(&l, cfg);
     if (!l.failed && cfg->max_iterations == 0 && cfg->max_time == 0 && cfg->max_epochs == 0 &&
         cfg->target_accuracy == 0)
         fail(&l, SIM_ECONFIG,

@@ -59,7 +59,8 @@ typedef struct sim_key {
 typedef enum sim_eval_model { SIM_EVAL_AVERAGE = 0, SIM_EVAL_WORKER0 = 1 } sim_eval_model;
 typedef enum sim_weights_kind {
     SIM_WEIGHTS_METROPOLIS = 0,
-    SIM_WEIGHTS_UNIFORM = 1
+    SIM_WEIGHTS_UNIFORM = 1,
+    SIM_WEIGHTS_METROPOLIS_LAZY = 2
 } sim_weights_kind;
 typedef enum sim_normalize_kind {
     SIM_NORMALIZE_NONE = 0,
@@ -170,6 +171,10 @@ const sim_choice *sim_config_choice_values(const char *section, const char *key)
  * this lower layer needs no include of it. Returns NULL for an unknown name. */
 typedef const sim_key *(*sim_config_algo_keys_fn)(const char *algorithm);
 void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn);
+/* Known algorithm names, for the message about an unknown one: the i-th
+ * name, NULL past the end. Set by the experiment layer at start-up. */
+typedef const char *(*sim_config_names_fn)(int i);
+void sim_config_set_algo_names(sim_config_names_fn fn);
 /* Named speeds for FLOPS keys ([workers] device = v100): returns FLOP/s > 0
  * for a known name, else 0. Set by the experiment layer at start-up. */
 typedef double (*sim_config_device_fn)(const char *name);
@@ -194,6 +199,19 @@ void sim_config_release(sim_config *cfg);
 
 /* Canonical text (malloc'd, caller frees). */
 char *sim_config_canonical(const sim_config *cfg);
+
+/* The entry's value as the user wrote it (or its default as the schema
+ * writes it), normalized only in spacing: blanks trimmed, none between a
+ * number and its unit ("10 Gbps" -> "10Gbps"), and spec arguments and
+ * lists separated by ", " ("torus( 4,4 )" -> "torus(4, 4)"). An empty text
+ * (experiment.name's default) gives the canonical value. The params table
+ * stores this. */
+void sim_config_entry_written(const sim_entry *e, char *out, size_t len);
+/* The entry's value as one number in SI base units when it is one: plain
+ * numbers as they are, times in seconds, rates in bytes/s, sizes in bytes,
+ * speeds in FLOP/s. Returns 1 and sets *out, or 0 (text, choice, bool,
+ * spec, a list, "full", "all"). The params table's num column. */
+int sim_config_entry_number(const sim_entry *e, double *out);
 
 /* Resolved entry lookup (any section); NULL if absent. */
 const sim_entry *sim_config_find(const sim_config *cfg, const char *section,

@@ -287,7 +287,9 @@ static int canon_special(const sim_config *cfg, const sim_key *k, const char *ra
         for (int i = 0; optim_resolver(i) && used < sizeof known - 32; i++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                      optim_resolver(i));
-        return sim_err_set(err, SIM_ECONFIG, "unknown optimizer '%s' (known: %s)", raw, known);
+        char hint[96];
+        return sim_err_set(err, SIM_ECONFIG, "unknown optimizer '%s' (%sknown: %s)", raw,
+                           sim_suggest(out, known, hint, sizeof hint), known);
     }
     if (sim_config_is_key(k, "algorithm", "batch")) {
         if (strcasecmp(raw, "full") == 0) {
@@ -392,7 +394,7 @@ static const field fields[] = {
     FS("topology", "graph", graph),
     FC("topology", "weights", weights),
     FS("algorithm", "name", algorithm),
-    FN("algorithm", "lr", lr, 'd', "> 0"),
+    FN("algorithm", "lr", lr, 'd', ">= 0"),
     FN("algorithm", "momentum", momentum, 'd', "[0, 1)"),
     FN("algorithm", "nesterov", nesterov, 'i', NULL),
     FN("algorithm", "weight_decay", weight_decay, 'd', ">= 0"),
@@ -509,4 +511,84 @@ int sim_config_value_resolve(sim_config *cfg, const sim_key *k, const char *raw,
     if (!rc && common)
         rc = store(cfg, k, raw, out, &v, err);
     return rc;
+}
+
+/* One spec argument or a plain value: blanks trimmed, collapsed to one,
+ * and dropped between a digit and a letter (a number and its unit); list
+ * items separated by ", ". */
+static void written_plain(const char *s, char *out, size_t len)
+{
+    size_t n = 0;
+    while (isspace((unsigned char)*s))
+        s++;
+    for (const char *p = s; *p && n + 1 < len; p++) {
+        if (isspace((unsigned char)*p)) {
+            const char *q = p;
+            while (isspace((unsigned char)*q))
+                q++;
+            if (!*q)
+                break;
+            int unit = n > 0 && (isdigit((unsigned char)out[n - 1]) || out[n - 1] == '.') &&
+                       (isalpha((unsigned char)*q) || *q == '%');
+            if (!unit && *q != ',' && n + 1 < len)
+                out[n++] = ' ';
+            p = q - 1;
+            continue;
+        }
+        out[n++] = *p;
+        if (*p == ',' && n + 1 < len) {
+            out[n++] = ' ';
+            while (isspace((unsigned char)p[1]))
+                p++;
+        }
+    }
+    out[n] = '\0';
+}
+
+void sim_config_entry_written(const sim_entry *e, char *out, size_t len)
+{
+    if (!len)
+        return;
+    char raw[sizeof e->raw];
+    if (sim_config_copy_trimmed(raw, sizeof raw, e->raw) || !raw[0]) {
+        snprintf(out, len, "%s", e->value);
+        return;
+    }
+    sim_spec *sp = strchr(raw, '(') ? malloc(sizeof *sp) : NULL;
+    if (sp && sim_spec_parse(raw, sp, NULL) == 0 && sp->name[0]) {
+        size_t used = (size_t)snprintf(out, len, "%s(", sp->name);
+        for (int i = 0; i < sp->nargs && used < len; i++) {
+            char arg[SIM_SPEC_ARG_LEN];
+            written_plain(sp->args[i], arg, sizeof arg);
+            used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", arg);
+        }
+        if (used < len)
+            snprintf(out + used, len - used, ")");
+        if (sp->nargs == 0)
+            snprintf(out, len, "%s", sp->name);
+    } else {
+        written_plain(raw, out, len);
+    }
+    free(sp);
+}
+
+int sim_config_entry_number(const sim_entry *e, double *out)
+{
+    static const struct {
+        const char *suffix;
+        double divisor;
+    } units[] = {{"", 1}, {"ns", 1e9}, {"B/s", 1}, {"B", 1}, {"FLOPS", 1}};
+    const char *v = e->value;
+    if (!*v || !(isdigit((unsigned char)*v) || *v == '-' || *v == '.'))
+        return 0;
+    char *end = NULL;
+    double x = strtod(v, &end);
+    if (end == v || !isfinite(x))
+        return 0;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(end, units[i].suffix) == 0) {
+            *out = x / units[i].divisor;
+            return 1;
+        }
+    return 0;
 }

@@ -59,6 +59,13 @@ static int key_error(const sim_config *c, const char *section, const char *key, 
     return sim_config_error(c, section, key, code, err, "%s", msg);
 }
 
+/* 1 when the user wrote [section] key (in the file or with --set). */
+static int user_wrote(const sim_config *c, const char *section, const char *key)
+{
+    const sim_entry *e = sim_config_find(c, section, key);
+    return e && e->line != 0;
+}
+
 /* The proxy preset, if any: NULL for none; SIM_ECONFIG for an unknown name. */
 static int find_proxy(const sim_config *c, const wl_proxy **out, sim_err *err)
 {
@@ -73,8 +80,10 @@ static int find_proxy(const sim_config *c, const wl_proxy **out, sim_err *err)
     for (int i = 0; wl_proxy_table[i].name && used < sizeof known - 64; i++)
         used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                  wl_proxy_table[i].name);
+    char hint[96];
     return sim_config_error(c, "workload", "proxy", SIM_ECONFIG, err,
-                            "unknown proxy '%s' (known: none, %s)", c->proxy, known);
+                            "unknown proxy '%s' (%sknown: none, %s)", c->proxy,
+                            sim_suggest(c->proxy, known, hint, sizeof hint), known);
 }
 
 /* [topology] weights, mapped by name (the config's enum is not topology's). */
@@ -83,6 +92,8 @@ static topo_weights weights_of(sim_weights_kind k)
     switch (k) {
     case SIM_WEIGHTS_UNIFORM:
         return TOPO_WEIGHTS_UNIFORM;
+    case SIM_WEIGHTS_METROPOLIS_LAZY:
+        return TOPO_WEIGHTS_METROPOLIS_LAZY;
     case SIM_WEIGHTS_METROPOLIS:
         break;
     }
@@ -266,6 +277,28 @@ static int check_servers(xp_env *x, sim_err *err)
     return 0;
 }
 
+/* A batch larger than a worker's shard would draw the same samples twice
+ * in one step: an error naming the smallest shard. */
+static int check_batch(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    if (c->batch <= 0)
+        return 0;
+    int small = 0;
+    for (int i = 1; i < c->n_workers; i++)
+        if (wl_partition_size(x->part, i) < wl_partition_size(x->part, small))
+            small = i;
+    int64_t shard = wl_partition_size(x->part, small);
+    if (c->batch <= shard)
+        return 0;
+    return sim_config_error(c, "algorithm", "batch", SIM_ECONFIG, err,
+                            "%d is larger than worker %d's shard of %lld samples (%lld "
+                            "training samples over %d workers, partition %s); use at most "
+                            "%lld, or full",
+                            c->batch, small, (long long)shard, (long long)x->ds->train.n,
+                            c->n_workers, c->partition, (long long)shard);
+}
+
 static int build(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
@@ -298,6 +331,9 @@ static int build(xp_env *x, sim_err *err)
     x->part = wl_partition_create(x->ds, c->n_workers, c->partition, x->rng_part, err);
     if (!x->part)
         return key_error(c, "workload", "partition", err);
+    rc = check_batch(x, err);
+    if (rc < 0)
+        return rc;
 
     int server = x->vt->needs_server && x->vt->needs_server(c);
     int hosts = c->n_workers + (server ? 1 : 0);
@@ -327,6 +363,17 @@ static int build(xp_env *x, sim_err *err)
             return key_error(c, "topology", "weights", err);
         x->env.graph = &x->graph;
         x->env.mix = x->mix;
+    } else if (user_wrote(c, "topology", "graph") || user_wrote(c, "topology", "weights")) {
+        /* unused by this method, but a value the user wrote must be valid:
+         * built once and dropped (the topology stream serves nothing else) */
+        rc = topo_graph_build(&x->graph, c->graph, c->n_workers, x->rng_topo, err);
+        if (rc < 0)
+            return key_error(c, "topology", "graph", err);
+        x->graph_built = 1;
+        topo_mixing *mix = topo_mixing_create(&x->graph, weights_of(c->weights), err);
+        if (!mix)
+            return key_error(c, "topology", "weights", err);
+        topo_mixing_destroy(mix);
     }
     x->compute = sim_compute_create(&c->compute, c->n_workers, err);
     if (!x->compute)

@@ -21,6 +21,7 @@
 #include "sim/engine.h"
 #include "sim/network.h"
 #include "topology/mixing.h"
+#include "topology/physnet.h"
 #include "workloads/dataset.h"
 #include "workloads/model.h"
 #include "workloads/presets.h"
@@ -75,6 +76,14 @@ static double wall_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
+static const char *algo_name_at(int i)
+{
+    for (int k = 0; algo_registry[k]; k++)
+        if (k == i)
+            return algo_registry[k]->name;
+    return NULL;
+}
+
 static double device_flops(const char *name)
 {
     const wl_device *d = wl_device_find(name);
@@ -84,6 +93,7 @@ static double device_flops(const char *name)
 void sim_experiment_init(void)
 {
     sim_config_set_algo_resolver(algo_keys);
+    sim_config_set_algo_names(algo_name_at);
     sim_config_set_device_resolver(device_flops);
     sim_config_set_optim_resolver(algo_optim_name_at);
 }
@@ -498,6 +508,79 @@ void sim_check_destroy(sim_check *chk)
         return;
     wl_dataset_destroy(chk->ds);
     free(chk);
+}
+
+/* Appends one warning about [section] key if the user wrote it. */
+static int warn_key(const sim_config *cfg, const char *section, const char *key, char *buf,
+                    size_t len, size_t *used, const char *why)
+{
+    const sim_entry *e = sim_config_find(cfg, section, key);
+    if (!e || e->line == 0)
+        return 0;
+    int n;
+    if (e->line > 0)
+        n = snprintf(buf + *used, len - *used, "%s:%d: [%s] %s: ignored: %s\n", cfg->path,
+                     e->line, section, key, why);
+    else
+        n = snprintf(buf + *used, len - *used, "--set %s.%s: ignored: %s\n", section, key,
+                     why);
+    if (n > 0)
+        *used = (size_t)n < len - *used ? *used + (size_t)n : len - 1;
+    return 1;
+}
+
+int sim_experiment_warnings(const sim_config *cfg, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return 0;
+    buf[0] = '\0';
+    size_t used = 0;
+    int n = 0;
+    char why[256];
+    const algo_vt *vt = algo_find(cfg->algorithm);
+    if (vt && !vt->uses_graph) {
+        snprintf(why, sizeof why, "%s uses no logical graph", vt->name);
+        n += warn_key(cfg, "topology", "graph", buf, len, &used, why);
+        n += warn_key(cfg, "topology", "weights", buf, len, &used, why);
+    }
+    if (strcmp(cfg->compressor, "none") == 0)
+        n += warn_key(cfg, "algorithm", "error_feedback", buf, len, &used,
+                      "no compressor (compressor = none)");
+    if (strcmp(cfg->optimizer, "sgd") == 0 && strncmp(cfg->algorithm, "onebit_", 7) != 0) {
+        static const char *const adam_keys[] = {"beta1", "beta2", "eps", "bias_correction"};
+        for (size_t i = 0; i < sizeof adam_keys / sizeof adam_keys[0]; i++)
+            n += warn_key(cfg, "algorithm", adam_keys[i], buf, len, &used,
+                          "optimizer = sgd (adam, adamw and lamb use it)");
+    }
+    if (strcmp(cfg->optimizer, "lamb") != 0 && strcmp(cfg->algorithm, "onebit_lamb") != 0) {
+        n += warn_key(cfg, "algorithm", "lamb_min_trust", buf, len, &used, "lamb only");
+        n += warn_key(cfg, "algorithm", "lamb_max_trust", buf, len, &used, "lamb only");
+    }
+    if (cfg->n_lr_milestones == 0)
+        n += warn_key(cfg, "algorithm", "lr_decay", buf, len, &used,
+                      "no lr_milestones");
+    if (cfg->compute.dist.kind != SIM_DIST_MODEL) {
+        n += warn_key(cfg, "workers", "device", buf, len, &used,
+                      "compute is a distribution, not model");
+        n += warn_key(cfg, "workers", "efficiency", buf, len, &used,
+                      "compute is a distribution, not model");
+    }
+    if (cfg->compute.stragglers == 0)
+        n += warn_key(cfg, "workers", "straggler_slowdown", buf, len, &used,
+                      "stragglers = 0");
+    if (cfg->compute.transient_prob == 0)
+        n += warn_key(cfg, "workers", "transient_slowdown", buf, len, &used,
+                      "transient_prob = 0");
+    sim_spec spec;
+    if (sim_spec_parse(cfg->net_topology, &spec, NULL) == 0 &&
+        strcmp(spec.name, "hierarchical") != 0 && strcmp(spec.name, "file") != 0 &&
+        !topo_server_find(spec.name)) {
+        n += warn_key(cfg, "network", "intra_latency", buf, len, &used,
+                      "the network has no servers of GPUs");
+        n += warn_key(cfg, "network", "intra_bandwidth", buf, len, &used,
+                      "the network has no servers of GPUs");
+    }
+    return n;
 }
 
 int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)

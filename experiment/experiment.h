@@ -91,6 +91,14 @@ sim_check *sim_check_create(void);
 void sim_check_destroy(sim_check *chk);
 int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err);
 
+/* Keys the user wrote (in the file or with --set) that this experiment
+ * does not use, one line each into buf ("exp.ini:12: [topology] graph:
+ * ignored: allreduce_sgd uses no logical graph\n"); the caller prints
+ * them as warnings (the library never prints). Returns how many. Keys
+ * left at their defaults never warn (the canonical config stores them
+ * all). */
+int sim_experiment_warnings(const sim_config *cfg, char *buf, size_t len);
+
 /* Runs the experiment. Errors before the run row exists (building the
  * environment: bad input is SIM_ECONFIG or SIM_EINPUT) leave the database
  * untouched; errors after it mark the run 'failed' with the message. A run

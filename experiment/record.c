@@ -37,8 +37,11 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
     const char **keys = malloc((size_t)c->n_entries * sizeof *keys);
     const char **vals = malloc((size_t)c->n_entries * sizeof *vals);
     char *keybuf = malloc((size_t)c->n_entries * 96);
+    enum { VAL_LEN = sizeof c->entries[0].raw };
+    char *valbuf = malloc((size_t)c->n_entries * VAL_LEN);
+    double *nums = malloc((size_t)c->n_entries * sizeof *nums);
     int rc = 0;
-    if (!canon || !keys || !vals || !keybuf) {
+    if (!canon || !keys || !vals || !keybuf || !valbuf || !nums) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
         goto out;
     }
@@ -46,7 +49,11 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
         char *k = keybuf + (size_t)i * 96;
         snprintf(k, 96, "%s.%s", c->entries[i].section, c->entries[i].key);
         keys[i] = k;
-        vals[i] = c->entries[i].value;
+        char *v = valbuf + (size_t)i * VAL_LEN;
+        sim_config_entry_written(&c->entries[i], v, VAL_LEN);
+        vals[i] = v;
+        if (!sim_config_entry_number(&c->entries[i], &nums[i]))
+            nums[i] = NAN;
     }
     an_run_info info = {
         .name = c->name,
@@ -58,6 +65,7 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
         .n_params = c->n_entries,
         .param_keys = keys,
         .param_values = vals,
+        .param_nums = nums,
         .claim = claim,
     };
     rc = an_db_run_begin(db, &info, run_id, err);
@@ -68,6 +76,8 @@ out:
     free(keys);
     free(vals);
     free(keybuf);
+    free(valbuf);
+    free(nums);
     return rc;
 }
 

@@ -104,10 +104,11 @@ int sim_dist_parse(const char *s, sim_dist *out, sim_err *err)
         if (strcasecmp(spec.name, sim_dist_table[i].name) == 0)
             kind = i;
     if (kind < 0) {
-        char known[256];
+        char known[256], hint[96];
         known_list(known, sizeof known);
-        return sim_err_set(err, SIM_ECONFIG, "unknown distribution '%s' (known: %s)",
-                           spec.name, known);
+        return sim_err_set(err, SIM_ECONFIG, "unknown distribution '%s' (%sknown: %s)",
+                           spec.name, sim_suggest(spec.name, known, hint, sizeof hint),
+                           known);
     }
     const char *name = sim_dist_table[kind].name;
     if (spec.nargs != nargs[kind]) {
@@ -126,6 +127,9 @@ int sim_dist_parse(const char *s, sim_dist *out, sim_err *err)
     case SIM_DIST_EXPONENTIAL:
         if (parse_seconds(name, "mean", spec.args[0], &d.a, err))
             return err ? err->code : SIM_ECONFIG;
+        /* constant(0) is the communication-only what-if */
+        if (d.kind == SIM_DIST_CONSTANT && d.a == 0)
+            break;
         if (!(d.a > 0))
             return sim_err_set(err, SIM_ECONFIG, "%s: mean must be > 0, got '%s'", name,
                                spec.args[0]);
@@ -226,6 +230,8 @@ double sim_dist_mean(const sim_dist *d)
 
 /* ---- trace files ---- */
 
+/* A cell: seconds as a bare number (0.012), or a time with its unit
+ * (12ms, 250us). */
 static int parse_cell(const char *s, double *out)
 {
     char *end;
@@ -233,8 +239,15 @@ static int parse_cell(const char *s, double *out)
         return -1;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(v))
+    if (end == s || errno == ERANGE || !isfinite(v))
         return -1;
+    if (*end) {
+        sim_time t;
+        int neg = *s == '-';
+        if (sim_parse_time(s + neg, &t, NULL))
+            return -1;
+        v = (neg ? -1.0 : 1.0) * (double)t / 1e9;
+    }
     *out = v;
     return 0;
 }
@@ -313,7 +326,8 @@ static int trace_load(sim_compute *c, const char *path, sim_err *err)
         double *row = c->trace + c->rows * n;
         for (int i = 0; i < n; i++) {
             if (parse_cell(cells[i], &row[i])) {
-                rc = sim_err_set(err, SIM_EINPUT, "%s:%d: column %d: expected seconds, got '%s'",
+                rc = sim_err_set(err, SIM_EINPUT, "%s:%d: column %d: expected seconds (0.012) or a time with"
+                                 " its unit (12ms), got '%s'",
                                  path, lineno, i + 1, cells[i]);
                 goto done;
             }

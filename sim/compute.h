@@ -3,13 +3,16 @@
  * where base is either FLOPs / (device x efficiency) (compute = model) or a
  * draw from a distribution. Every distribution's first argument is its mean
  * (so stragglers of different shapes compare at equal means):
- *   constant(m)                    always m
+ *   constant(m)                    always m; constant(0) is allowed (steps
+ *                                  take no time: communication only)
  *   exponential(m)                 Exp with mean m
  *   shifted_exponential(s, m)      s + Exp with mean m
  *   lognormal(m, sigma)            mean m, log-space standard deviation sigma
  *   pareto(m, alpha)               mean m, tail index alpha > 1
- *   trace(FILE.csv)                per-step seconds: one row per step, one
- *                                  column per worker (a header row of
+ *   trace(FILE.csv)                per-step times: one row per step, one
+ *                                  column per worker, each cell seconds
+ *                                  (0.012) or a time with its unit (12ms)
+ *                                  (a header row of
  *                                  non-numbers is skipped); cycles when the
  *                                  trace ends; fewer columns than workers:
  *                                  worker i uses column i mod columns.

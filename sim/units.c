@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -356,4 +357,65 @@ char *sim_str_trim(char *s)
     while (e > s && isspace((unsigned char)e[-1]))
         *--e = '\0';
     return s;
+}
+
+int sim_edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    int d[64][64];
+    for (int i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (int j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+            int best = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *sim_suggest(const char *word, const char *known, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return "";
+    buf[0] = '\0';
+    if (!word || !known || !*word)
+        return buf;
+    int best_d = 99;
+    char best[64] = "";
+    const char *p = known;
+    while (*p) {
+        while (*p == ',' || *p == '|' || isspace((unsigned char)*p))
+            p++;
+        size_t n = strcspn(p, ", |\t\n");
+        if (n == 0)
+            break;
+        char name[64];
+        if (n < sizeof name) {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            /* "torus(4, 4)" style entries: compare the name only */
+            name[strcspn(name, "([")] = '\0';
+            int dist = sim_edit_distance(word, name);
+            if (dist < best_d && name[0]) {
+                best_d = dist;
+                memcpy(best, name, strlen(name) + 1);
+            }
+        }
+        p += n;
+    }
+    if (best[0] && best_d <= 2 && 2 * best_d < (int)strlen(best))
+        snprintf(buf, len, "did you mean '%s'? ", best);
+    return buf;
 }

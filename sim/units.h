@@ -5,6 +5,7 @@
 #ifndef DTSIM_SIM_UNITS_H
 #define DTSIM_SIM_UNITS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/err.h"
@@ -44,6 +45,17 @@ typedef struct sim_spec {
     char args[SIM_SPEC_MAX_ARGS][SIM_SPEC_ARG_LEN];
 } sim_spec;
 int sim_spec_parse(const char *s, sim_spec *out, sim_err *err);
+
+/* For a message about an unknown name: the closest names of `known`
+ * (a list separated by commas and/or blanks or '|') to `word`, as "did you
+ * mean 'ring'? " (case-insensitive edit distance with transpositions, at
+ * most 2 and less than half the name's length), else "". Writes into buf
+ * (len bytes) and returns buf, so that it fits a format such as
+ * "unknown graph '%s' (%sknown: %s)". */
+const char *sim_suggest(const char *word, const char *known, char *buf, size_t len);
+/* The edit distance sim_suggest uses (optimal string alignment, ASCII case
+ * ignored); 99 for words longer than 63 characters. */
+int sim_edit_distance(const char *a, const char *b);
 
 /* Cuts the white space (isspace) off both ends of s in place; returns the
  * first character kept. */

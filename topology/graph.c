@@ -163,12 +163,30 @@ static int build_torus(topo_graph *g, const char *const *args, int nargs, gsl_rn
                        sim_err *err)
 {
     (void)rng;
-    int rc = want_args(g, nargs, 2, "expected torus(rows, columns)", err);
-    if (rc)
-        return rc;
+    int rc = 0;
     int64_t r, c;
-    if ((rc = int_arg(g, args[0], "rows", 1, &r, err)) || (rc = int_arg(g, args[1], "columns", 1, &c, err)))
-        return rc;
+    if (nargs == 0) {
+        /* the most square factorization r x c of n, r <= c, both >= 2 */
+        if (g->n < 1)
+            return sim_err_set(err, SIM_ECONFIG,
+                               "graph '%s': torus without arguments needs the node count", g->spec);
+        r = 1;
+        for (int64_t k = 2; k * k <= g->n; k++)
+            if (g->n % k == 0)
+                r = k;
+        if (r == 1)
+            return sim_err_set(err, SIM_ECONFIG,
+                               "graph '%s': %d workers have no factorization r x c with r, c >= 2 "
+                               "(use ring, or torus(1, %d))", g->spec, g->n, g->n);
+        c = g->n / r;
+    } else {
+        rc = want_args(g, nargs, 2, "expected torus or torus(rows, columns)", err);
+        if (rc)
+            return rc;
+        if ((rc = int_arg(g, args[0], "rows", 1, &r, err)) ||
+            (rc = int_arg(g, args[1], "columns", 1, &c, err)))
+            return rc;
+    }
     if (g->n == 0 && r * c <= 0x3fffffff)
         g->n = (int)(r * c);
     if (r * c != g->n)
@@ -407,7 +425,9 @@ static int build_file(topo_graph *g, const char *const *args, int nargs, gsl_rng
 static const topo_graph_vt graph_ring = {
     "ring", "", "a cycle: i linked to i +- 1 (degree 2)", build_ring, 0, 0};
 static const topo_graph_vt graph_torus = {
-    "torus", "(r, c)", "2-D torus of r x c = n nodes (degree 4); node (a, b) is a * c + b",
+    "torus", "[(r, c)]", "2-D torus of r x c = n nodes (degree 4); node (a, b) is a * c + b; "
+    "without arguments the most square r x c = n (r <= c; no factorization with r, c >= 2: "
+    "an error)",
     build_torus, 0, 1};
 static const topo_graph_vt graph_hypercube = {
     "hypercube", "", "i linked to i xor 2^b (degree log2 n; n a power of two)", build_hypercube, 0, 0};
@@ -546,8 +566,10 @@ int topo_graph_build(topo_graph *g, const char *spec, int n, gsl_rng *rng, sim_e
             vt = topo_graph_registry[i];
     if (!vt) {
         char known[512];
+        char hint[96];
         known_list(known, sizeof known);
-        return sim_err_set(err, SIM_ECONFIG, "unknown graph '%s' (known: %s)", sp.name, known);
+        return sim_err_set(err, SIM_ECONFIG, "unknown graph '%s' (%sknown: %s)",
+                           sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
     }
     const char *argv[SIM_SPEC_MAX_ARGS];
     for (int i = 0; i < sp.nargs; i++)

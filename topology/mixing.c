@@ -81,6 +81,9 @@ static int build_static(topo_mixing *m, const topo_graph *g, topo_weights kind, 
             off += w;
         }
         W->w[W->diag[i]] = kind == TOPO_WEIGHTS_UNIFORM ? 1.0 / (deg + 1) : 1.0 - off;
+        if (kind == TOPO_WEIGHTS_METROPOLIS_LAZY) /* (I + W) / 2 */
+            for (int64_t q = W->row[i]; q < p; q++)
+                W->w[q] = q == W->diag[i] ? 0.5 + 0.5 * W->w[q] : 0.5 * W->w[q];
     }
     W->row[n] = p;
     return 0;
@@ -182,7 +185,8 @@ topo_mixing *topo_mixing_create(const topo_graph *g, topo_weights kind, sim_err 
         sim_err_set(err, SIM_EINTERNAL, "mixing matrix: no graph");
         return NULL;
     }
-    if (kind != TOPO_WEIGHTS_METROPOLIS && kind != TOPO_WEIGHTS_UNIFORM) {
+    if (kind != TOPO_WEIGHTS_METROPOLIS && kind != TOPO_WEIGHTS_UNIFORM &&
+        kind != TOPO_WEIGHTS_METROPOLIS_LAZY) {
         sim_err_set(err, SIM_ECONFIG, "mixing matrix: unknown weights %d", (int)kind);
         return NULL;
     }

@@ -4,6 +4,9 @@
  *   metropolis: W_ij = 1 / (1 + max(deg_i, deg_j)) on edges, W_ii the rest;
  *   uniform:    W_ij = 1 / (deg + 1) on edges and the diagonal (regular
  *               graphs only);
+ *   metropolis_lazy: (I + W) / 2 with W metropolis: the same eigenvectors,
+ *               eigenvalues (1 + lambda_i) / 2, all in [0, 1] (Metropolis
+ *               weights can have negative ones);
  *   one-peer exponential (time-varying, either weights): W_t = (I + P_t) / 2,
  *               node i averages with (i + 2^(t mod log2 n)) mod n.
  * Every matrix is checked at build time: entries >= 0, rows and columns sum
@@ -23,7 +26,8 @@
 
 typedef enum topo_weights {
     TOPO_WEIGHTS_METROPOLIS = 0,
-    TOPO_WEIGHTS_UNIFORM = 1
+    TOPO_WEIGHTS_UNIFORM = 1,
+    TOPO_WEIGHTS_METROPOLIS_LAZY = 2
 } topo_weights;
 
 /* One sparse mixing matrix (plain data, read-only). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <math.h>
 
@@ -235,7 +236,7 @@ static const topo_server topo_server_table[] = {
 const topo_server *topo_server_find(const char *name)
 {
     for (int i = 0; name && topo_server_table[i].name; i++)
-        if (strcmp(topo_server_table[i].name, name) == 0)
+        if (strcasecmp(topo_server_table[i].name, name) == 0)
             return &topo_server_table[i];
     return NULL;
 }
@@ -477,8 +478,10 @@ int topo_physnet_build(topo_physnet *pn, const char *spec, int n_hosts, sim_err 
         }
     if (!vt) {
         char known[512];
+        char hint[96];
         known_list(known, sizeof known);
-        return sim_err_set(err, SIM_ECONFIG, "unknown network topology '%s' (known: %s)", sp.name,
+        return sim_err_set(err, SIM_ECONFIG, "unknown network topology '%s' (%sknown: %s)",
+                           sp.name, sim_suggest(sp.name, known, hint, sizeof hint),
                            known);
     }
     const char *argv[SIM_SPEC_MAX_ARGS];

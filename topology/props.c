@@ -40,7 +40,9 @@ int topo_graph_describe(const topo_graph *g, topo_weights weights, topo_graph_pr
 
 const char *topo_weights_name(topo_weights w)
 {
-    return w == TOPO_WEIGHTS_UNIFORM ? "uniform" : "metropolis";
+    return w == TOPO_WEIGHTS_UNIFORM          ? "uniform"
+           : w == TOPO_WEIGHTS_METROPOLIS_LAZY ? "metropolis_lazy"
+                                               : "metropolis";
 }
 
 int topo_weights_parse(const char *s, topo_weights *out, sim_err *err)
@@ -49,8 +51,12 @@ int topo_weights_parse(const char *s, topo_weights *out, sim_err *err)
         *out = TOPO_WEIGHTS_METROPOLIS;
     else if (strcmp(s, "uniform") == 0)
         *out = TOPO_WEIGHTS_UNIFORM;
+    else if (strcmp(s, "metropolis_lazy") == 0)
+        *out = TOPO_WEIGHTS_METROPOLIS_LAZY;
     else
-        return sim_err_set(err, SIM_ECONFIG, "weights: expected metropolis or uniform, got '%s'", s);
+        return sim_err_set(err, SIM_ECONFIG,
+                           "weights: expected metropolis, uniform or metropolis_lazy, got '%s'",
+                           s);
     return 0;
 }
 

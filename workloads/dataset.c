@@ -247,8 +247,10 @@ wl_dataset *wl_dataset_create(const wl_dataset_opts *opts, sim_err *err)
     const wl_dataset_vt *vt = wl_dataset_find(sp.name);
     if (!vt) {
         char known[512];
+        char hint[96];
         known_datasets(known, sizeof known);
-        sim_err_set(err, SIM_ECONFIG, "unknown dataset '%s' (known: %s)", sp.name, known);
+        sim_err_set(err, SIM_ECONFIG, "unknown dataset '%s' (%sknown: %s)",
+                    sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
         return NULL;
     }
     wl_dataset *ds = vt->create(&sp, opts, err);

@@ -193,8 +193,10 @@ wl_model *wl_model_create(const char *spec, const wl_dataset *ds, sim_err *err)
     const wl_model_vt *vt = wl_model_find(sp.name);
     if (!vt) {
         char known[512];
+        char hint[96];
         known_models(known, sizeof known);
-        sim_err_set(err, SIM_ECONFIG, "unknown model '%s' (known: %s)", sp.name, known);
+        sim_err_set(err, SIM_ECONFIG, "unknown model '%s' (%sknown: %s)",
+                    sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
         return NULL;
     }
     if (ds->dim <= 0) {

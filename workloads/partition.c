@@ -108,8 +108,10 @@ wl_partition *wl_partition_create(const wl_dataset *ds, int n_workers, const cha
     const wl_partition_vt *vt = wl_partition_find(sp.name);
     if (!vt) {
         char known[256];
+        char hint[96];
         known_partitions(known, sizeof known);
-        sim_err_set(err, SIM_ECONFIG, "unknown partition '%s' (known: %s)", sp.name, known);
+        sim_err_set(err, SIM_ECONFIG, "unknown partition '%s' (%sknown: %s)",
+                    sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
         return NULL;
     }
     const wl_partition_req rq = {

@@ -7,6 +7,7 @@
 #include "workloads/presets.h"
 
 #include <string.h>
+#include <strings.h>
 
 const wl_proxy wl_proxy_table[] = {
     {"resnet18", 11689512, 3.628e9, 1.0884e10, "224x224x3 image",
@@ -59,7 +60,7 @@ const wl_proxy *wl_proxy_find(const char *name)
     if (!name)
         return NULL;
     for (int i = 0; wl_proxy_table[i].name; i++)
-        if (strcmp(wl_proxy_table[i].name, name) == 0)
+        if (strcasecmp(wl_proxy_table[i].name, name) == 0)
             return &wl_proxy_table[i];
     return NULL;
 }
@@ -69,7 +70,7 @@ const wl_device *wl_device_find(const char *name)
     if (!name)
         return NULL;
     for (int i = 0; wl_device_table[i].name; i++)
-        if (strcmp(wl_device_table[i].name, name) == 0)
+        if (strcasecmp(wl_device_table[i].name, name) == 0)
             return &wl_device_table[i];
     return NULL;
 }

@@ -699,6 +699,35 @@ Test(db, older_database_gains_the_new_tables)
     an_db_close(db);
     cr_assert_eq(q_int(path, "SELECT count(*) FROM pragma_table_info('runs')"
                              " WHERE name = 'error'"), 1);
+    /* params gained num: NULL for the old rows */
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM pragma_table_info('params')"
+                             " WHERE name = 'num'"), 1);
+}
+
+/* params rows keep the value as written and its SI number (or NULL). */
+Test(db, params_store_the_written_value_and_its_number)
+{
+    const char *path = fresh_db();
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    const char *keys[] = {"network.bandwidth", "network.topology", "algorithm.lr"};
+    const char *values[] = {"10Gbps", "torus(4, 4)", "0.1"};
+    const double nums[] = {1.25e9, NAN, 0.1};
+    an_run_info info = {.name = "p", .algorithm = "dpsgd", .seed = 1, .n_workers = 16,
+                        .config = "c", .version = "0", .n_params = 3, .param_keys = keys,
+                        .param_values = values, .param_nums = nums};
+    int64_t id = 0;
+    cr_assert_eq(an_db_run_begin(db, &info, &id, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    char text[64];
+    q_text(path, "SELECT value FROM params WHERE key = 'network.bandwidth'", text, sizeof text);
+    cr_assert_str_eq(text, "10Gbps");
+    cr_assert_eq(q_int(path, "SELECT num = 1250000000 FROM params"
+                             " WHERE key = 'network.bandwidth'"), 1);
+    cr_assert_eq(q_int(path, "SELECT num IS NULL FROM params WHERE key = 'network.topology'"),
+                 1);
+    cr_assert_eq(q_int(path, "SELECT count(*) FROM params WHERE num > 1e9"), 1);
 }
 
 Test(db, merge_copies_series_and_accepts_older_sources)

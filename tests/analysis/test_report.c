@@ -203,6 +203,45 @@ Test(report, loss_target_reached_when_at_most)
     an_db_close(db);
 }
 
+/* --sustain K on a noisy curve: the first crossing (t = 1) falls back
+ * below; the target holds from t = 3 for three evaluations, then dips. */
+Test(report, sustained_target_on_a_noisy_curve)
+{
+    const char *dir = test_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/noisy.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    static const point noisy[] = {{0.0, 0.50, 1.0}, {1.0, 0.90, 0.3}, {2.0, 0.70, 0.6},
+                                  {3.0, 0.86, 0.4}, {4.0, 0.88, 0.35}, {5.0, 0.91, 0.3},
+                                  {6.0, 0.84, 0.45}, {7.0, 0.87, 0.4}};
+    int64_t id = add_run(db, "noisy", "allreduce_sgd", "4", "0.1", noisy, 8, "done", 0);
+    an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.85};
+    an_report rep;
+    const double want[] = {1.0, 1.0, 3.0, 3.0, NAN};
+    for (int k = 0; k <= 4; k++) {
+        opts.sustain = k == 4 ? 4 : k;
+        cr_assert_eq(an_report_build(db, &opts, &rep, &err), 0, "%s", err.msg);
+        const an_report_row *r = row_of(&rep, id);
+        if (isnan(want[k]))
+            cr_assert(isnan(r->time_to_target), "sustain %d: %g", opts.sustain,
+                      r->time_to_target);
+        else
+            cr_assert_float_eq(r->time_to_target, want[k], 1e-12, "sustain %d: %g",
+                               opts.sustain, r->time_to_target);
+        an_report_release(&rep);
+    }
+    /* a loss target (reached when <=) sustained */
+    opts.target_metric = "train_loss";
+    opts.target_value = 0.4;
+    opts.sustain = 3;
+    cr_assert_eq(an_report_build(db, &opts, &rep, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(row_of(&rep, id)->time_to_target, 3.0, 1e-12);
+    an_report_release(&rep);
+    an_db_close(db);
+}
+
 Test(report, explicit_baseline_and_selected_runs)
 {
     an_db *db = known_db();
@@ -256,6 +295,15 @@ Test(report, usage_errors)
                  SIM_EUSAGE);
     cr_assert_eq(an_report_parse_target("0.9", metric, sizeof metric, &v, &err),
                  SIM_EUSAGE);
+    /* accuracy is a fraction: a percent is refused with what to write */
+    cr_assert_eq(an_report_parse_target("test_accuracy=80", metric, sizeof metric, &v, &err),
+                 SIM_EUSAGE);
+    cr_assert_str_eq(err.msg, "--target 'test_accuracy=80': test_accuracy is a fraction in "
+                              "[0, 1] (for a percent write e.g. 0.8, not 80)");
+    cr_assert_eq(an_report_parse_target("test_accuracy=-0.1", metric, sizeof metric, &v, &err),
+                 SIM_EUSAGE);
+    cr_assert_eq(an_report_parse_target("test_accuracy=1", metric, sizeof metric, &v, &err), 0);
+    cr_assert_eq(an_report_parse_target("train_loss=80", metric, sizeof metric, &v, &err), 0);
 }
 
 /* Reads a tmpfile back into buf. */
@@ -308,6 +356,33 @@ Test(report, csv_output_parses)
     cr_assert_eq(lines, N_RUNS + 1);
 }
 
+/* A long run name is cut with '~' so that the table keeps to 120 columns;
+ * all-missing columns (staleness of synchronous runs) are left out. */
+Test(report, text_table_fits_120_columns)
+{
+    const char *dir = test_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/wide.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    add_run(db, "a_very_long_experiment_name_from_a_sweep_of_many_keys", "adaptive_local_sgd",
+            "4", "0.1", base_pts, 5, "done", 1234567890);
+    add_run(db, "short", "allreduce_sgd", "4", "0.1", base_pts, 5, "done", 1000);
+    an_db_close(db);
+    an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.8};
+    FILE *f = tmpfile();
+    cr_assert_eq(an_report_print(path, &opts, f, &err), 0, "%s", err.msg);
+    static char buf[65536];
+    slurp(f, buf, sizeof buf);
+    fclose(f);
+    cr_assert(strstr(buf, "acc>=0.8"), "%s", buf);
+    cr_assert(strstr(buf, "~"), "%s", buf);
+    cr_assert_null(strstr(buf, "stale"), "%s", buf);
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        cr_assert_leq(strlen(line), 120, "%zu: '%s'", strlen(line), line);
+}
+
 Test(report, text_table_aligned)
 {
     an_db *db = known_db();
@@ -331,6 +406,8 @@ Test(report, text_table_aligned)
         lines++;
     }
     cr_assert_eq(lines, N_RUNS + 1);
+    /* about 120 columns at most: short headers, the metric in the target cell */
+    cr_assert_leq(width, 120, "%zu columns", width);
 }
 
 Test(report, empty_database_and_missing_file)

@@ -75,6 +75,39 @@ Test(cli, bad_distribution_names_file_line_and_key)
                         "compute");
 }
 
+/* A value the method does not use must still be valid; a valid one the
+ * user wrote gets a one-line warning; defaults never warn. */
+Test(cli, unused_keys_are_checked_and_warned_about)
+{
+    const char *dir = test_tmpdir();
+    char ini[2048];
+    snprintf(ini, sizeof ini, "%s[topology]\ngraph = rnig\n", small_ini);
+    test_write_file(dir, "bad.ini", ini);
+    int rc = dtsim(dir, "run bad.ini --quiet --db bad.db");
+    cr_assert_eq(rc, 2, "exit %d, output: %s", rc, out_text);
+    cr_assert(strstr(out_text, "bad.ini:15: [topology] graph: unknown graph 'rnig' (did you "
+                               "mean 'ring'?"), "%s", out_text);
+
+    snprintf(ini, sizeof ini, "%s[topology]\ngraph = ring\n", small_ini);
+    test_write_file(dir, "warn.ini", ini);
+    rc = dtsim(dir, "run warn.ini --quiet --db w.db --set algorithm.beta1=0.8");
+    cr_assert_eq(rc, 0, "exit %d, output: %s", rc, out_text);
+    cr_assert(strstr(out_text, "dtsim: warning: warn.ini:15: [topology] graph: ignored: "
+                               "allreduce_sgd uses no logical graph\n"), "%s", out_text);
+    cr_assert(strstr(out_text, "dtsim: warning: --set algorithm.beta1: ignored: optimizer = "
+                               "sgd"), "%s", out_text);
+    /* count = 4 and compute are used; nothing else was written */
+    int warnings = 0;
+    for (const char *p = out_text; (p = strstr(p, "warning:")); p++)
+        warnings++;
+    cr_assert_eq(warnings, 2, "%s", out_text);
+
+    test_write_file(dir, "ok.ini", small_ini);
+    rc = dtsim(dir, "run ok.ini --quiet --db ok.db");
+    cr_assert_eq(rc, 0, "exit %d, output: %s", rc, out_text);
+    cr_assert_null(strstr(out_text, "warning"), "%s", out_text);
+}
+
 Test(cli, missing_file_is_exit_2)
 {
     const char *dir = test_tmpdir();
@@ -277,6 +310,97 @@ Test(cli, signal_marks_the_run_failed)
               "error: %s", msg ? msg : "(null)");
     sqlite3_finalize(st);
     sqlite3_close(h);
+}
+
+/* Runs a count query on the database at path (-1 if it cannot be read). */
+static int db_count(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    int n = -1;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return n;
+}
+
+/* Ctrl-C (SIGINT to the sweep's process alone) on a sweep of a quick
+ * configuration and long ones: the runs in flight are marked failed, what
+ * was not started is counted, a summary line is printed, exit 130; nothing
+ * stays 'running', and the same sweep again skips what is done. */
+static void sweep_interrupt(const char *jobs, int rows_before, int want_failed,
+                            int want_not_started)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    const char *exe = getenv("DTSIM_EXE");
+    cr_assert_not_null(exe);
+    char db[4096], ini[4096], out[4200];
+    snprintf(db, sizeof db, "%s/sweep.db", dir);
+    snprintf(ini, sizeof ini, "%s/small.ini", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        FILE *f = freopen(out, "w", stdout);
+        if (!f || !freopen(out, "a", stderr))
+            _exit(127);
+        execl(exe, exe, "sweep", ini, "--quiet", "--db", db, "--jobs", jobs, "--grid",
+              "experiment.max_iterations=5,100000000,200000000,300000000", (char *)NULL);
+        _exit(127);
+    }
+    int seen = 0;
+    for (int tries = 0; tries < 600 && !seen; tries++) {
+        usleep(50000);
+        seen = db_count(db, "select count(*) from runs") >= rows_before &&
+               db_count(db, "select count(*) from runs where status = 'done'") >= 1;
+    }
+    cr_assert(seen, "the runs never appeared");
+    usleep(200000);
+    kill(pid, SIGINT);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    FILE *f = fopen(out, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(out_text, 1, sizeof out_text - 1, f);
+    out_text[n] = '\0';
+    fclose(f);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d: %s", status,
+              out_text);
+    char want[256];
+    snprintf(want, sizeof want, "sweep interrupted: 4 configurations: 1 run, 0 already done, "
+             "%d failed", want_failed);
+    cr_assert(strstr(out_text, want), "'%s' not in: %s", want, out_text);
+    if (want_not_started > 0) {
+        snprintf(want, sizeof want, ", %d not started", want_not_started);
+        cr_assert(strstr(out_text, want), "'%s' not in: %s", want, out_text);
+    }
+    cr_assert(strstr(out_text, "run the same command again to resume"), "%s", out_text);
+    cr_assert_eq(db_count(db, "select count(*) from runs where status = 'running'"), 0);
+    cr_assert_eq(db_count(db, "select count(*) from runs where status = 'failed'"
+                              " and error like '%interrupted by a signal%'"), want_failed);
+    /* the same sweep again resumes: the quick configuration is not redone */
+    char args[8400];
+    snprintf(args, sizeof args, "sweep small.ini --quiet --db sweep.db --jobs %s --grid "
+             "experiment.max_iterations=5", jobs);
+    int rc = dtsim(dir, args);
+    cr_assert_eq(rc, 0, "%s", out_text);
+    cr_assert(strstr(out_text, "1 configurations: 0 run, 1 already done, 0 failed"), "%s",
+              out_text);
+}
+
+Test(cli, ctrl_c_on_a_sweep, .timeout = 120)
+{
+    sweep_interrupt("1", 2, 1, 2);
+}
+
+Test(cli, ctrl_c_on_a_sweep_with_two_jobs, .timeout = 120)
+{
+    sweep_interrupt("2", 3, 2, 1);
 }
 
 /* Counts the runs in dir/name (0 when the file does not exist). */

@@ -3,9 +3,11 @@
  * --set overrides, method keys through a resolver, and every error path
  * with its exact file:line and key. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/config.h"
 #include "tests/common.h"
@@ -474,8 +476,8 @@ Test(config, file_errors_name_file_line_and_key)
                "exp.ini:2: [workers] count: must be in [1, 65536], got 0");
     load_fails("[algorithm]\nmomentum = 1\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [algorithm] momentum: must be in [0, 1), got 1");
-    load_fails("[algorithm]\nlr = 0\n", NULL, 0, SIM_ECONFIG,
-               "exp.ini:2: [algorithm] lr: must be > 0, got 0");
+    load_fails("[algorithm]\nlr = -0.1\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] lr: must be >= 0, got -0.1");
     load_fails("[algorithm]\nbatch = -3\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [algorithm] batch: must be a positive integer or full, got -3");
     load_fails("[experiment]\neval_every = 0s\n", NULL, 0, SIM_ECONFIG,
@@ -595,16 +597,33 @@ Test(config, method_key_errors)
 {
     sim_config_set_algo_resolver(test_resolver);
     load_fails("[experiment]\nseed = 2\n[algorithm]\nname = foo\n", NULL, 0, SIM_ECONFIG,
-               "exp.ini:4: [algorithm] name: unknown algorithm 'foo'");
+               "exp.ini:4: [algorithm] name: unknown algorithm 'foo' (dtsim list algorithms)");
     const char *set = "algorithm.name=bar";
-    load_fails("", &set, 1, SIM_ECONFIG, "--set algorithm.name: unknown algorithm 'bar'");
+    load_fails("", &set, 1, SIM_ECONFIG, "--set algorithm.name: unknown algorithm 'bar' (dtsim list "
+                                      "algorithms)");
     load_fails("[algorithm]\nname = local_sgd\nlr = 0.1\n\n\nlocal_step = 3\n", NULL, 0,
                SIM_ECONFIG,
                "exp.ini:6: [algorithm] local_step: unknown key for algorithm 'local_sgd' "
-               "(known: local_steps, sync, mode, codec)");
+               "(did you mean 'local_steps'?)");
+    load_fails("[algorithm]\nname = local_sgd\nlr = 0.1\nperiod = 3\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:4: [algorithm] period: unknown key for algorithm 'local_sgd' "
+               "(known: name, lr, momentum, nesterov, weight_decay, optimizer, beta1, beta2, "
+               "eps, bias_correction, lamb_min_trust, lamb_max_trust, clip, bucket, batch, "
+               "compressor, error_feedback, lr_milestones, lr_decay, warmup_epochs, "
+               "local_steps, sync, mode, codec)");
+    load_fails("[algorithm]\nlearning_rate = 0.1\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] learning_rate: unknown key for algorithm "
+               "'allreduce_sgd' (did you mean 'lr'?)");
+    sim_config_set_algo_resolver(NULL);
+    load_fails("[workers]\nlr = 0.1\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [workers] lr: unknown key (did you mean [algorithm] lr?)");
+    sim_config_set_algo_resolver(test_resolver);
     load_fails("[algorithm]\nname = allreduce_sgd\nlocal_steps = 3\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:3: [algorithm] local_steps: unknown key for algorithm "
-               "'allreduce_sgd' (known: none beyond the common keys)");
+               "'allreduce_sgd' (known: name, lr, momentum, nesterov, weight_decay, "
+               "optimizer, beta1, beta2, eps, bias_correction, lamb_min_trust, "
+               "lamb_max_trust, clip, bucket, batch, compressor, error_feedback, "
+               "lr_milestones, lr_decay, warmup_epochs)");
     load_fails("[algorithm]\nname = local_sgd\nlocal_steps = many\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:3: [algorithm] local_steps: expected an integer such as 16, got "
                "'many'");
@@ -786,4 +805,126 @@ Test(config, canonical_text_round_trips_nasty_values)
                " of \\\" \\\\ \\n \\r \\t, or it is too long)");
     load_fails("[experiment]\nname = \"a\" b\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: unexpected text after the quoted value");
+}
+
+/* max_epochs' default of 1 applies only to a file that sets no limit of
+ * its own. */
+Test(config, default_epoch_limit_only_without_a_limit_of_its_own)
+{
+    sim_config cfg;
+    load_ok("[workers]\ncount = 4\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 1);
+    sim_config_release(&cfg);
+    load_ok("[experiment]\nmax_iterations = 300\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 0);
+    cr_assert_eq(cfg.max_iterations, 300);
+    cr_assert_str_eq(sim_config_find(&cfg, "experiment", "max_epochs")->value, "0");
+    char *canon = sim_config_canonical(&cfg);
+    cr_assert(strstr(canon, "max_epochs = 0\n"), "%s", canon);
+    free(canon);
+    sim_config_release(&cfg);
+    const char *set = "experiment.max_time=10s";
+    load_ok("", &set, 1, &cfg);
+    cr_assert_eq(cfg.max_epochs, 0);
+    cr_assert_eq(cfg.max_time, 10 * SIM_NS_PER_S);
+    sim_config_release(&cfg);
+    load_ok("[experiment]\ntarget_accuracy = 0.8\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 0);
+    sim_config_release(&cfg);
+    /* a limit of its own and max_epochs: both stay */
+    load_ok("[experiment]\nmax_iterations = 300\nmax_epochs = 2\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 2);
+    sim_config_release(&cfg);
+    /* a limit written as 0 is no limit: the default applies */
+    load_ok("[experiment]\nmax_iterations = 0\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 1);
+    sim_config_release(&cfg);
+    /* max_epochs = 0 alone is still no stopping condition */
+    load_fails("[experiment]\nmax_epochs = 0\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini: [experiment]: no stopping condition (set max_iterations, max_time, "
+               "max_epochs or target_accuracy)");
+}
+
+Test(config, zero_learning_rate_and_zero_compute_are_accepted)
+{
+    sim_config cfg;
+    load_ok("[algorithm]\nlr = 0\n[workers]\ncompute = constant(0)\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.lr, 0);
+    cr_assert_eq(cfg.compute.dist.kind, SIM_DIST_CONSTANT);
+    cr_assert_eq(cfg.compute.dist.a, 0);
+    cr_assert_str_eq(sim_config_find(&cfg, "workers", "compute")->value, "constant(0ns)");
+    sim_config_release(&cfg);
+}
+
+static const char *test_optim_at(int i)
+{
+    static const char *const names[] = {"sgd", "adam", "adamw", "lamb", NULL};
+    return i >= 0 && i < 4 ? names[i] : NULL;
+}
+
+Test(config, close_names_are_suggested)
+{
+    sim_config_set_algo_resolver(test_resolver);
+    sim_config_set_optim_resolver(test_optim_at);
+    load_fails("[experiment]\nseeed = 3\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [experiment] seeed: unknown key (did you mean 'seed'?)");
+    load_fails("[algorithm]\nbatch_size = 3\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] batch_size: unknown key for algorithm "
+               "'allreduce_sgd' (did you mean 'batch'?)");
+    load_fails("[algorithm]\noptimizer = adma\n", NULL, 0, SIM_ECONFIG,
+               "exp.ini:2: [algorithm] optimizer: unknown optimizer 'adma' (did you mean "
+               "'adam'? known: sgd, adam, adamw, lamb)");
+    sim_config_set_algo_resolver(NULL);
+    sim_config_set_optim_resolver(NULL);
+}
+
+static double test_device_ci(const char *name)
+{
+    return strcasecmp(name, "v100") == 0 ? 15.7e12 : 0.0;
+}
+
+/* What the params table stores: the value as written, normalized only in
+ * spacing, and its SI number. */
+Test(config, written_values_and_their_numbers)
+{
+    sim_config_set_device_resolver(test_device_ci);
+    sim_config cfg;
+    load_ok("[network]\nbandwidth = 10 Gbps\nlatency = 5us\ntopology = Torus( 4,4 )\n"
+            "[algorithm]\nlr = 0.05\nlr_milestones = 5,8\nbucket = 25 MiB\nbatch = full\n"
+            "[workers]\ncount = 16\ncompute = lognormal( 10 ms , 0.5 )\ndevice = V100\n",
+            NULL, 0, &cfg);
+    static const struct {
+        const char *section, *key, *written;
+        double num; /* NAN: no number */
+    } want[] = {
+        {"network", "bandwidth", "10Gbps", 1.25e9},
+        {"network", "latency", "5us", 5e-6},
+        {"network", "topology", "Torus(4, 4)", NAN},
+        {"network", "intra_bandwidth", "150GB/s", 150e9}, /* a default as the schema writes it */
+        {"algorithm", "lr", "0.05", 0.05},
+        {"algorithm", "lr_milestones", "5, 8", NAN},
+        {"algorithm", "bucket", "25MiB", 25.0 * 1048576},
+        {"algorithm", "batch", "full", NAN},
+        {"algorithm", "nesterov", "false", NAN},
+        {"workers", "count", "16", 16},
+        {"workers", "compute", "lognormal(10ms, 0.5)", NAN},
+        {"workers", "device", "V100", 15.7e12},
+        {"experiment", "name", "exp", NAN},   /* empty default: the canonical value */
+        {"experiment", "max_epochs", "1", 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const sim_entry *e = sim_config_find(&cfg, want[i].section, want[i].key);
+        cr_assert_not_null(e, "%s", want[i].key);
+        char text[600];
+        sim_config_entry_written(e, text, sizeof text);
+        cr_assert_str_eq(text, want[i].written, "[%s] %s", want[i].section, want[i].key);
+        double x = 0;
+        int has = sim_config_entry_number(e, &x);
+        cr_assert_eq(has, !isnan(want[i].num), "[%s] %s", want[i].section, want[i].key);
+        if (has)
+            cr_assert_float_eq(x, want[i].num, 1e-12 * fabs(want[i].num), "[%s] %s: %.17g",
+                               want[i].section, want[i].key, x);
+    }
+    sim_config_release(&cfg);
+    sim_config_set_device_resolver(NULL);
 }

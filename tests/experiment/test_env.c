@@ -150,6 +150,22 @@ Test(env, errors_name_their_key)
     build_fails(islands, 1, SIM_EINPUT, "net.txt: host 0 and host 2 are not connected");
     const char *part[] = {"workload.partition=dirichlet(-1)"};
     build_fails(part, 1, SIM_ECONFIG, "workload.partition");
+    /* blobs(3, 5, 600): 600 training samples, 150 per worker */
+    const char *big[] = {"algorithm.batch=151"};
+    build_fails(big, 1, SIM_ECONFIG,
+                "--set algorithm.batch: 151 is larger than worker 0's shard of 150 samples "
+                "(600 training samples over 4 workers, partition iid); use at most 150, or "
+                "full");
+    const char *graph[] = {"algorithm.name=allreduce_sgd", "topology.graph=rnig"};
+    build_fails(graph, 2, SIM_ECONFIG, "--set topology.graph: unknown graph 'rnig' (did you "
+                                       "mean 'ring'?");
+    const char *weights[] = {"algorithm.name=allreduce_sgd", "topology.graph=torus(3, 3)"};
+    build_fails(weights, 2, SIM_ECONFIG, "--set topology.graph:");
+    const char *fits[] = {"algorithm.batch=150"};
+    sim_config cfg;
+    load(&cfg, fits, 1);
+    xp_env_destroy(build_ok(&cfg, NULL));
+    sim_config_release(&cfg);
 }
 
 Test(env, batch_buffers_grow_only_past_their_capacity)

@@ -419,3 +419,93 @@ Test(runner, a_run_whose_clock_stands_still_fails_with_what_to_set, .timeout = 1
     cr_assert_eq(res.iterations, 200000);
     sim_config_release(&cfg);
 }
+
+/* ---- zero is a legitimate what-if ---------------------------------------- */
+
+/* lr = 0 with dpsgd is pure gossip: W is doubly stochastic, so the workers'
+ * average (the evaluated model) never moves (its train loss stays put) while
+ * the consensus distance shrinks at every gossip round. */
+Test(runner, lr_zero_dpsgd_keeps_the_mean_and_shrinks_the_consensus_distance)
+{
+    const char *sets[] = {"algorithm.name=dpsgd", "algorithm.lr=0", "workload.init=independent",
+                          "network.topology=ring", "experiment.eval_train_samples=all"};
+    sim_config cfg;
+    load(small_ini, sets, 5, &cfg);
+    rows *a = calloc(1, sizeof *a);
+    sim_run_opts o = {.on_metric = collect, .ctx = a};
+    sim_err err = {0};
+    cr_assert_eq(sim_experiment_run(&cfg, &o, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(a->n, 13);
+    cr_assert(a->r[0].consensus_distance > 0);
+    for (int i = 1; i < a->n; i++) {
+        cr_assert_float_eq(a->r[i].train_loss, a->r[0].train_loss,
+                           1e-5 * fabs(a->r[0].train_loss), "row %d: %.9g vs %.9g", i,
+                           a->r[i].train_loss, a->r[0].train_loss);
+        cr_assert(a->r[i].consensus_distance < a->r[i - 1].consensus_distance,
+                  "row %d: %g after %g", i, a->r[i].consensus_distance,
+                  a->r[i - 1].consensus_distance);
+    }
+    cr_assert(a->r[a->n - 1].consensus_distance < 0.5 * a->r[0].consensus_distance);
+    free(a);
+    sim_config_release(&cfg);
+}
+
+/* compute = constant(0): a synchronous run's simulated time is its
+ * communication only, the same run with 10 ms steps minus 12 x 10 ms. */
+Test(runner, constant_zero_compute_leaves_communication_only)
+{
+    const char *zero[] = {"workers.compute=constant(0)", "network.topology=star",
+                          "network.latency=5us", "network.bandwidth=1Gbps"};
+    const char *ten[] = {"workers.compute=constant(10ms)", "network.topology=star",
+                         "network.latency=5us", "network.bandwidth=1Gbps"};
+    sim_config cz, ct;
+    load(small_ini, zero, 4, &cz);
+    load(small_ini, ten, 4, &ct);
+    sim_run_result rz, rt;
+    sim_run_opts o = {0};
+    sim_err err = {0};
+    cr_assert_eq(sim_experiment_run(&cz, &o, &rz, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_experiment_run(&ct, &o, &rt, &err), 0, "%s", err.msg);
+    cr_assert_eq(rz.iterations, 12);
+    cr_assert_eq(rt.iterations, 12);
+    cr_assert(rz.sim_time > 0);
+    cr_assert_float_eq(rt.sim_time - rz.sim_time, 12 * 0.01, 1e-9, "%.12g vs %.12g",
+                       rt.sim_time, rz.sim_time);
+    cr_assert_float_eq(rz.bytes_sent, rt.bytes_sent, 0);
+    sim_config_release(&cz);
+    sim_config_release(&ct);
+}
+
+/* params rows: the value as written (spacing normalized) and its SI number;
+ * runs.config keeps the canonical text that identifies the experiment. */
+Test(runner, params_keep_values_as_written)
+{
+    const char *dir = test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/p.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    const char *sets[] = {"network.bandwidth=10 Gbps", "network.latency=5us",
+                          "network.topology=star"};
+    sim_config cfg;
+    load(small_ini, sets, 3, &cfg);
+    sim_run_opts o = {.db = db};
+    cr_assert_eq(sim_experiment_run(&cfg, &o, NULL, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    sim_config_release(&cfg);
+    char text[256];
+    q_text(path, "select value from params where key = 'network.bandwidth'", text,
+           sizeof text);
+    cr_assert_str_eq(text, "10Gbps");
+    cr_assert_eq(q_int(path, "select num = 1250000000 from params"
+                             " where key = 'network.bandwidth'"), 1);
+    q_text(path, "select value from params where key = 'workers.compute'", text, sizeof text);
+    cr_assert_str_eq(text, "constant(10ms)");
+    cr_assert_eq(q_int(path, "select num is null from params where key = 'workers.compute'"),
+                 1);
+    cr_assert_eq(q_int(path, "select num * 1e9 = 5000 from params"
+                             " where key = 'network.latency'"), 1);
+    cr_assert_eq(q_int(path, "select instr(config, 'bandwidth = 1250000000B/s') > 0"
+                             " from runs"), 1);
+}

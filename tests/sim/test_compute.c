@@ -260,6 +260,44 @@ Test(compute, trace_cycles_and_maps_columns)
     sim_compute_destroy(c);
 }
 
+Test(compute, trace_cells_with_units)
+{
+    const char *dir = test_tmpdir();
+    cr_assert_not_null(dir);
+    const char *path = test_write_file(dir, "trace.csv",
+                                       "w0,w1\n"
+                                       "1ms, 250us\n"
+                                       "0.002,1.5ms\n"
+                                       "2s,0ns\n");
+    char spec[600];
+    snprintf(spec, sizeof spec, "trace(%s)", path);
+    sim_compute_opts o = opts_of(spec);
+    sim_compute *c = create_ok(&o, 2);
+    const double v[3][2] = {{1e-3, 250e-6}, {2e-3, 1.5e-3}, {2, 0}};
+    for (int s = 0; s < 3; s++)
+        for (int w = 0; w < 2; w++)
+            cr_assert_float_eq(sim_compute_step_time(c, w, s, 1, 0, NULL), v[s][w], 1e-15,
+                               "w %d s %d", w, s);
+    sim_compute_destroy(c);
+}
+
+Test(compute, constant_zero_is_communication_only)
+{
+    sim_compute_opts o = opts_of("constant(0)");
+    cr_assert_eq(o.dist.kind, SIM_DIST_CONSTANT);
+    cr_assert_eq(o.dist.a, 0);
+    char text[64];
+    sim_dist_format(&o.dist, text, sizeof text);
+    cr_assert_str_eq(text, "constant(0ns)");
+    o.stragglers = 1;
+    o.straggler_slowdown = 3;
+    sim_compute *c = create_ok(&o, 2);
+    for (int s = 0; s < 4; s++)
+        for (int w = 0; w < 2; w++)
+            cr_assert_eq(sim_compute_step_time(c, w, s, 32, 1e9, NULL), 0.0);
+    sim_compute_destroy(c);
+}
+
 static void trace_error(const char *text, const char *want)
 {
     const char *dir = test_tmpdir();
@@ -280,12 +318,18 @@ static void trace_error(const char *text, const char *want)
 
 Test(compute, bad_traces_name_file_and_line)
 {
-    trace_error("a,b\n0.1,0.2\n0.3,0.4\n0.5,x\n", ":4: column 2: expected seconds, got 'x'");
+    trace_error("a,b\n0.1,0.2\n0.3,0.4\n0.5,x\n",
+                ":4: column 2: expected seconds (0.012) or a time with its unit (12ms), got 'x'");
+    trace_error("1ms,2ms\n3ms,4 parsecs\n",
+                ":2: column 2: expected seconds (0.012) or a time with its unit (12ms), got "
+                "'4 parsecs'");
+    trace_error("1ms\n-2ms\n", ":2: column 1: negative time '-2ms' (seconds must be >= 0)");
     trace_error("0.1,0.2\n0.3\n", ":2: expected 2 columns, got 1");
     trace_error("0.1\n\n-0.5\n", ":3: column 1: negative time '-0.5' (seconds must be >= 0)");
     trace_error("time\n\n", ": empty trace (no rows of seconds)");
     trace_error("", ": empty trace (no rows of seconds)");
-    trace_error("0.1,,0.3\n", ":1: column 2: expected seconds, got ''");
+    trace_error("0.1,,0.3\n",
+                ":1: column 2: expected seconds (0.012) or a time with its unit (12ms), got ''");
 
     sim_compute_opts o;
     memset(&o, 0, sizeof o);
@@ -321,7 +365,8 @@ Test(compute, parse_errors)
     parse_error("trace()", "trace takes 1 argument (FILE.csv), got 0");
     parse_error("exponential(-1ms)", "exponential: mean: expected a time");
     parse_error("exponential(0ms)", "exponential: mean must be > 0, got '0ms'");
-    parse_error("constant(0)", "constant: mean must be > 0");
+    parse_error("exponential(0)", "exponential: mean must be > 0");
+    parse_error("constant(-1ms)", "constant: mean");
     parse_error("shifted_exponential(1ms, 0s)", "shifted_exponential: mean must be > 0");
     parse_error("lognormal(0s, 0.5)", "lognormal: mean must be > 0");
     parse_error("lognormal(1ms, -0.5)", "lognormal: sigma must be >= 0, got '-0.5'");

@@ -286,3 +286,27 @@ Test(units, bare_nonzero_times_rates_and_sizes_are_refused_with_examples)
     cr_assert_eq(sim_parse_time("0.0", &t, &err), 0);
     cr_assert_eq(t, 0);
 }
+
+Test(units, suggestions_by_edit_distance)
+{
+    char buf[96];
+    cr_assert_eq(sim_edit_distance("dpsdg", "dpsgd"), 1); /* a transposition */
+    cr_assert_eq(sim_edit_distance("rnig", "ring"), 1);
+    cr_assert_eq(sim_edit_distance("Ring", "ring"), 0);
+    cr_assert_eq(sim_edit_distance("kitten", "sitting"), 3);
+    cr_assert_str_eq(sim_suggest("dpsdg", "allreduce_sgd, dpsgd, dsgd_atc", buf, sizeof buf),
+                     "did you mean 'dpsgd'? ");
+    cr_assert_str_eq(sim_suggest("rnig", "ring, torus, complete", buf, sizeof buf),
+                     "did you mean 'ring'? ");
+    cr_assert_str_eq(sim_suggest("softmx", "linreg, softmax, mlp(h1, h2, ...), cnn[(c1, c2)]",
+                                 buf, sizeof buf),
+                     "did you mean 'softmax'? ");
+    cr_assert_str_eq(sim_suggest("cnm", "linreg, softmax, cnn[(c1, c2)]", buf, sizeof buf),
+                     "did you mean 'cnn'? ");
+    cr_assert_str_eq(sim_suggest("ringg", "fair|none|ring", buf, sizeof buf),
+                     "did you mean 'ring'? ");
+    /* too far, or too short to guess: nothing */
+    cr_assert_str_eq(sim_suggest("gaussian", "model, constant, exponential", buf, sizeof buf), "");
+    cr_assert_str_eq(sim_suggest("ab", "cd, ef", buf, sizeof buf), "");
+    cr_assert_str_eq(sim_suggest("", "ring", buf, sizeof buf), "");
+}

@@ -94,8 +94,42 @@ Test(graphs, torus)
     cr_assert(nb[0] == 2 && nb[1] == 5 && nb[2] == 7 && nb[3] == 10);
     topo_graph_release(&g);
     build_fails("torus(4, 4)", 15, SIM_ECONFIG, "4 x 4 torus has 16 nodes, but there are 15 workers");
-    build_fails("torus(4)", 4, SIM_ECONFIG, "torus(rows, columns)");
+    build_fails("torus(4)", 4, SIM_ECONFIG, "expected torus or torus(rows, columns)");
     build_fails("torus(0, 4)", 4, SIM_ECONFIG, "rows must be an integer in 1..2^30");
+}
+
+/* Same vertices and the same neighbour lists. */
+static void expect_same_graph(const char *a, const char *b, int n)
+{
+    topo_graph ga, gb;
+    build_ok(&ga, a, n, 1);
+    build_ok(&gb, b, n, 1);
+    cr_assert_eq(ga.n, gb.n);
+    cr_assert_eq(ga.n_edges, gb.n_edges, "%s vs %s", a, b);
+    for (int i = 0; i < ga.n; i++) {
+        const int *na, *nb;
+        int da = topo_graph_neighbors(&ga, i, &na), db = topo_graph_neighbors(&gb, i, &nb);
+        cr_assert_eq(da, db);
+        cr_assert_eq(memcmp(na, nb, sizeof *na * (size_t)da), 0, "%s vs %s: node %d", a, b, i);
+    }
+    topo_graph_release(&ga);
+    topo_graph_release(&gb);
+}
+
+/* torus without arguments: the most square r x c = n with r <= c; a prime
+ * n (no r, c >= 2) is an error that names ring and torus(1, n). */
+Test(graphs, torus_sizes_itself)
+{
+    expect_same_graph("torus", "torus(4, 4)", 16);
+    expect_same_graph("torus", "torus(3, 4)", 12);
+    expect_same_graph("torus", "torus(2, 4)", 8);
+    expect_same_graph("torus", "torus(6, 6)", 36);
+    expect_same_graph("torus", "torus(5, 7)", 35);
+    expect_same_graph("torus", "torus(2, 2)", 4);
+    build_fails("torus", 7, SIM_ECONFIG,
+                "7 workers have no factorization r x c with r, c >= 2 (use ring, or torus(1, 7))");
+    build_fails("torus", 2, SIM_ECONFIG, "no factorization");
+    build_fails("torus", 0, SIM_ECONFIG, "torus without arguments needs the node count");
 }
 
 Test(graphs, hypercube)

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_eigen.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_sort_vector.h>
+
 #include "sim/rng.h"
 #include "topology/graph.h"
 #include "topology/mixing.h"
@@ -327,4 +331,63 @@ Test(mixing, consensus_distance_known_value)
     const float *x[] = {a, b};
     double scratch[2];
     cr_assert(fabs(topo_consensus_distance(x, 2, 2, scratch) - 1.0) < 1e-15);
+}
+
+/* Eigenvalues of a symmetric dense W, ascending. */
+static void eigenvalues(const topo_wmat *W, double *ev)
+{
+    int n = W->n;
+    double *a = malloc(sizeof *a * (size_t)n * (size_t)n);
+    dense_of(W, a);
+    gsl_matrix_view A = gsl_matrix_view_array(a, (size_t)n, (size_t)n);
+    gsl_vector *e = gsl_vector_alloc((size_t)n);
+    gsl_eigen_symm_workspace *ws = gsl_eigen_symm_alloc((size_t)n);
+    cr_assert_eq(gsl_eigen_symm(&A.matrix, e, ws), 0);
+    gsl_sort_vector(e);
+    for (int i = 0; i < n; i++)
+        ev[i] = gsl_vector_get(e, (size_t)i);
+    gsl_eigen_symm_free(ws);
+    gsl_vector_free(e);
+    free(a);
+}
+
+/* metropolis_lazy = (I + W) / 2: doubly stochastic, eigenvalues in [0, 1]
+ * where Metropolis has negative ones, and on a ring of n (W = 1/3 on the
+ * diagonal and both neighbours, eigenvalues (1 + 2 cos(2 pi k / n)) / 3)
+ * lambda = (2 + cos(2 pi / n)) / 3. */
+Test(mixing, metropolis_lazy_is_half_identity_plus_metropolis)
+{
+    const int ns[] = {8, 9, 16};
+    for (int t = 0; t < 3; t++) {
+        int n = ns[t];
+        topo_graph g;
+        build_ok(&g, "ring", n);
+        topo_mixing *m = mix_ok(&g, TOPO_WEIGHTS_METROPOLIS);
+        topo_mixing *lz = mix_ok(&g, TOPO_WEIGHTS_METROPOLIS_LAZY);
+        const topo_wmat *W = topo_mixing_at(m, 0), *L = topo_mixing_at(lz, 0);
+        cr_assert(topo_mixing_is_symmetric(lz));
+        check_doubly_stochastic(L);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                cr_assert_float_eq(topo_wmat_get(L, i, j),
+                                   0.5 * (i == j) + 0.5 * topo_wmat_get(W, i, j), 1e-15);
+        double *ev = malloc(sizeof *ev * (size_t)n), *evw = malloc(sizeof *ev * (size_t)n);
+        eigenvalues(L, ev);
+        eigenvalues(W, evw);
+        cr_assert(evw[0] < -0.1, "n %d: metropolis' smallest eigenvalue %g", n, evw[0]);
+        cr_assert(ev[0] >= -1e-12 && ev[n - 1] <= 1 + 1e-12, "n %d: [%g, %g]", n, ev[0],
+                  ev[n - 1]);
+        cr_assert_float_eq(ev[0], (1 + evw[0]) / 2, 1e-12);
+        double lambda, want = (2 + cos(2 * M_PI / n)) / 3;
+        sim_err err = {0};
+        cr_assert_eq(topo_mixing_lambda(lz, &lambda, &err), 0, "%s", err.msg);
+        cr_assert_float_eq(lambda, want, 1e-9, "n %d: lambda %.12g, want %.12g", n, lambda,
+                           want);
+        cr_assert_float_eq(ev[n - 2], want, 1e-12);
+        free(ev);
+        free(evw);
+        topo_mixing_destroy(lz);
+        topo_mixing_destroy(m);
+        topo_graph_release(&g);
+    }
 }
