@@ -13,6 +13,7 @@
 #include "sim/compute.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "sim/pool.h"
 #include "sim/rng.h"
 #include "topology/graph.h"
 #include "topology/mixing.h"
@@ -41,6 +42,8 @@ struct xp_env {
     algo_fault *faults;     /* [faults] schedule, sorted by time */
     double *fault_rate0;    /* per event: a link's configured rate (for up) */
     int n_faults;
+    int threads;            /* xp_env_opts.threads */
+    sim_pool *pool;         /* threads > 1 */
     algo_env env;
 };
 
@@ -260,6 +263,26 @@ static int check_servers(xp_env *x, sim_err *err)
     return 0;
 }
 
+/* The engine's advance hook: the gradients queued in the instant that
+ * ends run before time moves on. */
+static void join_grads(void *ctx) { algo_env_grad_join(ctx); }
+
+/* Gradients on threads > 1 threads: the pool, one job slot per worker, and
+ * the join at every time advance. */
+static int start_pool(xp_env *x, sim_err *err)
+{
+    if (x->threads <= 1)
+        return 0;
+    x->env.jobs = calloc((size_t)x->env.n, sizeof *x->env.jobs);
+    x->pool = x->env.jobs ? sim_pool_create(x->threads) : NULL;
+    if (!x->pool)
+        return sim_err_set(err, SIM_ENOMEM, "cannot start %d threads for the gradients",
+                           x->threads);
+    x->env.pool = x->pool;
+    sim_engine_set_advance_hook(x->eng, join_grads, &x->env);
+    return 0;
+}
+
 static int build(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
@@ -331,7 +354,10 @@ static int build(xp_env *x, sim_err *err)
         return sim_config_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
     if (x->check_only)
         return 0;
-    return fill_env(x, proxy, server, err);
+    rc = fill_env(x, proxy, server, err);
+    if (rc < 0)
+        return rc;
+    return start_pool(x, err);
 }
 
 xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *err)
@@ -347,6 +373,7 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
         x->check_only = opts->check_only;
         x->ds = opts->dataset;
         x->ds_borrowed = opts->dataset != NULL;
+        x->threads = opts->threads;
     }
     if (build(x, err) < 0) {
         xp_env_destroy(x);
@@ -465,6 +492,9 @@ void xp_env_destroy(xp_env *x)
         return;
     if (x->vt && x->alg)
         x->vt->destroy(x->alg);
+    /* queued gradients are dropped: nothing runs on the pool between joins */
+    sim_pool_destroy(x->pool);
+    free(x->env.jobs);
     free_workers(&x->env);
     free(x->faults);
     free(x->fault_rate0);
