@@ -56,8 +56,10 @@ typedef struct algo_worker {
     int64_t grad_samples; /* samples in the last gradient (algo_env_grad): what
                              applying it adds to env->samples */
     wl_sampler sampler;   /* the worker's data stream */
-    gsl_rng *rng_compute; /* compute-time draws */
-    gsl_rng *rng_algo;    /* the method's own random choices (partners, ...) */
+    gsl_rng *rng_compute; /* compute-time draws; NULL when the compute model
+                             draws nothing (sim_compute_draws) */
+    gsl_rng *rng_algo;    /* the method's own random choices (partners, ...);
+                             NULL unless vt->worker_rng */
     /* counters, maintained by the env helpers */
     int64_t steps;        /* gradients computed */
     int64_t samples;      /* samples processed */
@@ -231,6 +233,8 @@ typedef struct algo_vt {
     const sim_key *keys;     /* method-specific [algorithm] keys, NULL-key terminated; may be NULL */
     int async;               /* 1: an iteration is one applied update */
     int uses_graph;          /* 1: the environment builds the logical graph and W */
+    int worker_rng;          /* 1: the method draws from its workers' rng_algo
+                                (allocated only then: 5 kB per worker) */
     int supports_compression; /* 1: honours [algorithm] compressor (else only none) */
     /* Whether a parameter-server host is needed for this config. NULL = no. */
     int (*needs_server)(const sim_config *cfg);

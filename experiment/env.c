@@ -132,6 +132,7 @@ static int build_workers(xp_env *x, sim_err *err)
             maxb = b;
     }
     size_t wsf = wl_model_workspace_floats(x->model, maxb);
+    const int draws = sim_compute_draws(x->compute);
     for (int i = 0; i < n; i++) {
         algo_worker *w = &env->w[i];
         w->id = i;
@@ -143,11 +144,14 @@ static int build_workers(xp_env *x, sim_err *err)
         w->ws = malloc(wsf * sizeof(float));
         w->bx = malloc((size_t)maxb * (size_t)dim * sizeof(float));
         w->by = malloc((size_t)maxb * sizeof(float));
-        w->rng_compute = sim_rng_create(c->seed, SIM_STREAM_COMPUTE, (uint64_t)i);
-        w->rng_algo = sim_rng_create(c->seed, SIM_STREAM_ALGORITHM, (uint64_t)i);
+        /* streams nobody draws from are not allocated (5 kB each) */
+        if (draws)
+            w->rng_compute = sim_rng_create(c->seed, SIM_STREAM_COMPUTE, (uint64_t)i);
+        if (x->vt->worker_rng)
+            w->rng_algo = sim_rng_create(c->seed, SIM_STREAM_ALGORITHM, (uint64_t)i);
         gsl_rng *rs = sim_rng_create(c->seed, SIM_STREAM_SAMPLING, (uint64_t)i);
-        if (!w->x || !w->grad || !w->ws || !w->bx || !w->by || !w->rng_compute ||
-            !w->rng_algo || !rs) {
+        if (!w->x || !w->grad || !w->ws || !w->bx || !w->by ||
+            (draws && !w->rng_compute) || (x->vt->worker_rng && !w->rng_algo) || !rs) {
             if (rs)
                 gsl_rng_free(rs);
             return sim_err_set(err, SIM_ENOMEM, "out of memory for worker %d", i);

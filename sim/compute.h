@@ -76,6 +76,9 @@ void sim_compute_destroy(sim_compute *c);
  * when transient_prob > 0, one gsl_rng_uniform (slowed when < prob). */
 double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int samples,
                              double flops_per_sample, gsl_rng *rng);
+/* 1 when step times draw from the stream (a random base distribution or
+ * transient_prob > 0); 0: rng is never read and may be NULL. */
+int sim_compute_draws(const sim_compute *c);
 /* Mean of the base distribution in seconds (model and trace: NAN). */
 double sim_dist_mean(const sim_dist *d);
 
