@@ -6,6 +6,7 @@
 #include "sim/pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -132,6 +133,9 @@ void sim_pool_run(sim_pool *p, int64_t n, sim_pool_fn fn, void *ctx)
 
 int sim_pool_default_threads(void)
 {
+    cpu_set_t set; /* the processors this process may run on (taskset) */
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 1)
+        return CPU_COUNT(&set) > 1024 ? 1024 : CPU_COUNT(&set);
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c >= 1 ? (int)(c > 1024 ? 1024 : c) : 1;
 }

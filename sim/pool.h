@@ -27,7 +27,8 @@ int sim_pool_threads(const sim_pool *p);
  * n <= 1 runs in the caller without waking anyone. One caller at a time. */
 void sim_pool_run(sim_pool *p, int64_t n, sim_pool_fn fn, void *ctx);
 
-/* Threads to use when none is asked for: the online processors (>= 1). */
+/* Threads to use when none is asked for: the processors this process may
+ * run on (its affinity mask, else the online ones; >= 1). */
 int sim_pool_default_threads(void);
 
 #endif
