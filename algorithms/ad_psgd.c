@@ -246,6 +246,7 @@ const algo_vt algo_ad_psgd = {
     .keys = keys,
     .async = 1,
     .uses_graph = 1,
+    .worker_rng = 1,
     .needs_server = NULL,
     .create = create,
     .destroy = destroy,

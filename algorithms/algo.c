@@ -91,22 +91,100 @@ int algo_grad_clip(float *g, int64_t d, double c)
     return 1;
 }
 
-double algo_env_grad(algo_env *env, int worker, const float *params, float *grad)
+/* The part of a gradient that touches only the worker's own buffers and
+ * noise stream (so it may run on any thread): loss and gradient at params
+ * on the batch in w->bx, w->by, noise, clip, coupled weight decay. */
+static double grad_compute(algo_env *env, algo_worker *w, const float *params, float *grad,
+                           int64_t b, double wd, int *clipped)
+{
+    double loss = env->model->vt->loss_grad(env->model, params, w->bx, w->by, b, grad, w->ws);
+    if (env->noise.kind != ALGO_NOISE_NONE)
+        algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
+    *clipped = env->cfg->clip > 0 && !env->clip_deferred &&
+               algo_grad_clip(grad, env->d, env->cfg->clip);
+    if (wd != 0) {
+        const float fwd = (float)wd;
+        for (int64_t e = 0; e < env->d; e++)
+            grad[e] += fwd * params[e];
+    }
+    return loss;
+}
+
+static void job_run(algo_env *env, algo_grad_job *j)
+{
+    j->loss = grad_compute(env, &env->w[j->worker], j->params, j->grad, j->b, j->wd,
+                           &j->clipped);
+    j->done = 1;
+}
+
+static void job_run_at(void *ctx, int64_t i)
+{
+    algo_env *env = ctx;
+    algo_grad_job *j = &env->jobs[i];
+    if (!j->done)
+        job_run(env, j);
+}
+
+void algo_env_grad_wait(algo_env *env, int worker)
 {
     algo_worker *w = &env->w[worker];
+    if (w->job > 0 && !env->jobs[w->job - 1].done)
+        job_run(env, &env->jobs[w->job - 1]);
+}
+
+void algo_env_grad_join(algo_env *env)
+{
+    int n = env->n_jobs;
+    if (n == 0)
+        return;
+    int todo = 0;
+    for (int i = 0; i < n && todo < 2; i++)
+        todo += !env->jobs[i].done;
+    if (todo > 1)
+        sim_pool_run(env->pool, n, job_run_at, env);
+    else
+        for (int i = 0; i < n; i++)
+            job_run_at(env, i);
+    for (int i = 0; i < n; i++) {
+        algo_grad_job *j = &env->jobs[i];
+        env->last_batch_loss = j->loss;
+        if (!isfinite(j->loss))
+            env->diverged = 1;
+        env->clipped += j->clipped;
+        env->w[j->worker].job = 0;
+    }
+    env->n_jobs = 0;
+}
+
+double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *grad,
+                        double wd)
+{
+    algo_worker *w = &env->w[worker];
+    if (env->pool && w->job > 0)
+        algo_env_grad_join(env); /* its batch buffers are about to be refilled */
     int64_t b = wl_sampler_next(&w->sampler, w->batch, w->bx, w->by);
-    double loss = env->model->vt->loss_grad(env->model, params, w->bx, w->by, b, grad, w->ws);
     w->steps++;
     w->samples += b;
     w->grad_samples = algo_env_step_samples(env, worker);
+    if (env->pool) {
+        algo_grad_job *j = &env->jobs[env->n_jobs];
+        *j = (algo_grad_job){.worker = worker, .params = params, .grad = grad, .b = b,
+                             .wd = wd};
+        w->job = ++env->n_jobs;
+        return NAN;
+    }
+    int clipped;
+    double loss = grad_compute(env, w, params, grad, b, wd, &clipped);
     env->last_batch_loss = loss;
     if (!isfinite(loss))
         env->diverged = 1;
-    if (env->noise.kind != ALGO_NOISE_NONE)
-        algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
-    if (env->cfg->clip > 0 && !env->clip_deferred && algo_grad_clip(grad, env->d, env->cfg->clip))
-        env->clipped++;
+    env->clipped += clipped;
     return loss;
+}
+
+double algo_env_grad(algo_env *env, int worker, const float *params, float *grad)
+{
+    return algo_env_grad_wd(env, worker, params, grad, 0.0);
 }
 
 int algo_env_set_batch(algo_env *env, int worker, int batch)
@@ -114,6 +192,7 @@ int algo_env_set_batch(algo_env *env, int worker, int batch)
     if (worker < 0 || worker >= env->n || batch < 0)
         return algo_env_fail(env, SIM_EINTERNAL, "worker %d: invalid batch %d", worker, batch);
     algo_worker *w = &env->w[worker];
+    algo_env_grad_wait(env, worker); /* its buffers may move */
     int64_t need = batch > 0 ? batch : w->sampler.shard_n;
     if (need > w->batch_cap) {
         size_t dim = (size_t)env->ds->dim;
@@ -148,6 +227,8 @@ int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, voi
     if (w->slowdown > 0 && w->slowdown != 1)
         t *= w->slowdown;
     sim_time dt = sim_time_from_s(t);
+    if (dt == 0)
+        algo_env_grad_wait(env, worker); /* its end is in this instant */
     w->compute_time += sim_time_to_s(dt);
     w->busy_until = sim_engine_now(env->eng) + dt;
     if (sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL) == 0)

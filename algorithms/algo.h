@@ -8,6 +8,15 @@
  * Gradients are computed when a step STARTS (from the parameters the worker
  * holds or read at that moment) and consumed when its completion event
  * fires, so gradient work is separate from the event that applies it.
+ * With a thread pool (env->pool, [--threads]) that is what lets gradients
+ * run in parallel: algo_env_grad does the part that consumes shared
+ * streams at once (the worker's batch, counters) and queues the rest (loss
+ * and gradient, noise, clip) as a job; the jobs queued during one
+ * simulated instant run on the pool when time is about to move on
+ * (algo_env_grad_join, the engine's advance hook), before a job's result
+ * can be observed. A method that reads a gradient or writes a model at
+ * the same instant as the step that started it calls algo_env_grad_wait
+ * first. Every result is then the same for any thread count.
  *
  * Failures inside events (a send or collective that fails, an event that
  * cannot be scheduled, an invariant that breaks) all go through
@@ -24,6 +33,7 @@
 #include "config/config.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "sim/pool.h"
 #include "algorithms/fault.h"
 #include "algorithms/noise.h"
 #include "algorithms/optim.h"
@@ -46,8 +56,10 @@ typedef struct algo_worker {
     int64_t grad_samples; /* samples in the last gradient (algo_env_grad): what
                              applying it adds to env->samples */
     wl_sampler sampler;   /* the worker's data stream */
-    gsl_rng *rng_compute; /* compute-time draws */
-    gsl_rng *rng_algo;    /* the method's own random choices (partners, ...) */
+    gsl_rng *rng_compute; /* compute-time draws; NULL when the compute model
+                             draws nothing (sim_compute_draws) */
+    gsl_rng *rng_algo;    /* the method's own random choices (partners, ...);
+                             NULL unless vt->worker_rng */
     /* counters, maintained by the env helpers */
     int64_t steps;        /* gradients computed */
     int64_t samples;      /* samples processed */
@@ -62,7 +74,20 @@ typedef struct algo_worker {
     gsl_rng *rng_noise_tmp; /* scratch stream of the same type (algo_noise_add) */
     int down;             /* 1 while crashed ([faults] schedule) */
     double slowdown;      /* compute-time factor of a slowdown event; 0 or 1 = none */
+    int job;              /* 1 + index of its queued gradient job in env->jobs; 0: none */
 } algo_worker;
+
+/* A gradient queued by algo_env_grad when env->pool is set. */
+typedef struct algo_grad_job {
+    int worker;
+    const float *params;
+    float *grad;
+    int64_t b;            /* samples in w->bx, w->by */
+    double wd;            /* grad += wd * params after the clip (0: none) */
+    double loss;          /* results, applied to env in queue order by the join */
+    int clipped;
+    int done;             /* computed (by the join or algo_env_grad_wait) */
+} algo_grad_job;
 
 /* Hooks into the experiment (progress, evaluation, stopping). */
 typedef struct algo_env_hooks {
@@ -117,6 +142,9 @@ struct algo_env {
     int crashes;             /* 1: workers may crash ([faults] schedule has crash
                                 or rejoin events, or mtbf is set); set before
                                 the method's create */
+    sim_pool *pool;          /* gradients in parallel (borrowed), or NULL: serial */
+    algo_grad_job *jobs;     /* n slots: the jobs queued in this instant */
+    int n_jobs;
 };
 
 /* Samples the worker's next batch (w->batch samples) and computes loss and
@@ -124,8 +152,22 @@ struct algo_env {
  * ([workload] grad_noise, worker's noise stream), then clips to Euclidean
  * norm [algorithm] clip when that is > 0 and env->clip_deferred is 0
  * (counted in env->clipped). Counts steps and samples, sets
- * w->grad_samples. Returns the loss (of the noiseless gradient). */
+ * w->grad_samples. Returns the loss (of the noiseless gradient). With
+ * env->pool the gradient is only queued (see the top of this file): grad
+ * and the loss side effects (last_batch_loss, diverged, clipped) are set
+ * by the join, and the return value is NAN. params, grad and the worker's
+ * batch buffers must stay unchanged until then. */
 double algo_env_grad(algo_env *env, int worker, const float *params, float *grad);
+/* The same, then grad += wd * params (weight decay coupled at the
+ * parameters the gradient was taken at; wd 0: nothing). */
+double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *grad,
+                        double wd);
+/* Computes worker's queued gradient now, in the calling thread, if it has
+ * one that has not run (no-op without a pool). */
+void algo_env_grad_wait(algo_env *env, int worker);
+/* Runs every queued gradient (in parallel on env->pool) and applies their
+ * side effects to env in the order they were queued. No-op when none. */
+void algo_env_grad_join(algo_env *env);
 /* The gradient transform of [algorithm] clip: g *= c / ||g|| when
  * ||g|| > c (the norm computed in double; a non-finite norm is left
  * alone). Returns 1 when g was scaled. */
@@ -194,6 +236,8 @@ typedef struct algo_vt {
     const sim_key *keys;     /* method-specific [algorithm] keys, NULL-key terminated; may be NULL */
     int async;               /* 1: an iteration is one applied update */
     int uses_graph;          /* 1: the environment builds the logical graph and W */
+    int worker_rng;          /* 1: the method draws from its workers' rng_algo
+                                (allocated only then: 5 kB per worker) */
     int supports_compression; /* 1: honours [algorithm] compressor (else only none) */
     /* Whether a parameter-server host is needed for this config. NULL = no. */
     int (*needs_server)(const sim_config *cfg);

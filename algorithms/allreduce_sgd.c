@@ -265,6 +265,8 @@ static void begin_step(state *st, int w)
         /* bucketed: the message is known at the start of the step (the
          * gradient is, and a compressed one depends on nothing that can
          * change before its compute step ends) */
+        if (st->comp)
+            algo_env_grad_wait(env, w);
         double bytes = st->comp ? compressed_encode(st, w) : env->msg_bytes;
         algo_overlap_step(st->ov, w, algo_env_step_samples(env, w), bytes);
         return;

@@ -147,6 +147,7 @@ static void on_pull_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
 static void send_pull(state *st, int w)
 {
     algo_env *env = st->env;
+    algo_env_grad_wait(env, w); /* a step started in this instant reads x */
     memcpy(env->w[w].x, st->x, (size_t)env->d * sizeof(float));
     st->t_read[w] = st->version;
     algo_env_idle_begin(env, w);

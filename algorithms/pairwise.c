@@ -35,18 +35,15 @@ void algo_pairwise_release(algo_pairwise *pw)
 void algo_pairwise_grad(algo_pairwise *pw, int i)
 {
     algo_worker *w = &pw->env->w[i];
-    algo_env_grad(pw->env, i, w->x, w->grad);
-    if (pw->lo.snapshot_wd != 0) { /* coupled weight decay at the snapshot */
-        const float fwd = (float)pw->lo.snapshot_wd;
-        for (int64_t e = 0; e < pw->d; e++)
-            w->grad[e] += fwd * w->x[e];
-    }
+    /* coupled weight decay at the snapshot, inside the (maybe deferred) job */
+    algo_env_grad_wd(pw->env, i, w->x, w->grad, pw->lo.snapshot_wd);
     pw->grad_ver[i] = pw->ver[i];
 }
 
 void algo_pairwise_apply(algo_pairwise *pw, int i)
 {
     algo_env *env = pw->env;
+    algo_env_grad_wait(env, i);
     algo_env_staleness(env, i, pw->ver[i] - pw->grad_ver[i]);
     algo_optim_step(pw->lo.s[i], env->w[i].x, env->w[i].grad, algo_env_lr(env));
 }
@@ -91,6 +88,8 @@ void algo_pairwise_mark(algo_pairwise *pw, int i)
 void algo_pairwise_average(algo_pairwise *pw, int i, int j)
 {
     float *xi = pw->env->w[i].x, *xj = pw->env->w[j].x;
+    algo_env_grad_wait(pw->env, i); /* a step started in this instant reads them */
+    algo_env_grad_wait(pw->env, j);
     for (int64_t e = 0; e < pw->d; e++) {
         float a = 0.5f * (xi[e] + xj[e]);
         xi[e] = a;

@@ -103,6 +103,8 @@ static void average_quantized(swarm *s, int i, int j)
     int64_t d = s->core.d;
     float *xi = s->core.env->w[i].x, *xj = s->core.env->w[j].x;
     float *codes = s->scratch, *hi = s->scratch + d, *hj = s->scratch + 2 * d;
+    algo_env_grad_wait(s->core.env, i); /* a step started in this instant reads them */
+    algo_env_grad_wait(s->core.env, j);
     algo_lattice_encode(codes, xi, d, s->q, s->s_q);
     algo_lattice_decode(hi, codes, xj, d, s->q, s->s_q);
     algo_lattice_encode(codes, xj, d, s->q, s->s_q);
@@ -145,6 +147,7 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
     int64_t d = s->core.d;
     float *x = s->core.env->w[i].x, *b = s->base + (int64_t)i * d;
     const float *other = s->inbox + (int64_t)i * d;
+    algo_env_grad_wait(s->core.env, i); /* a step started in this instant reads x */
     if (s->q) {
         algo_lattice_decode(s->scratch, other, b, d, s->q, s->s_q);
         other = s->scratch;
@@ -393,6 +396,7 @@ const algo_vt algo_swarm_sgd = {
     .keys = keys,
     .async = 1,
     .uses_graph = 1,
+    .worker_rng = 1,
     .needs_server = NULL,
     .create = create,
     .destroy = destroy,

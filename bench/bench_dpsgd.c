@@ -10,7 +10,19 @@
  * evaluation and data loading stay out of the timed epoch. One OpenBLAS thread, as in the simulator.
  * Each epoch is timed on its own; the best one is reported (the machine is
  * shared) beside the others.
- * Usage: bench_dpsgd [MODEL] [WORKERS] [EPOCHS]   (default mlp(256) 16 3). */
+ * The same run is then repeated with each thread count given (default 1
+ * and 2): gradients on a thread pool (xp_env_opts.threads), the speed-up
+ * of the best epoch over the first count's, and whether every worker's
+ * final model is bit for bit the first count's. With more than one thread
+ * the gradient share is not split out (the wrapper times one thread).
+ * On a shared machine the wall times measure the other jobs too; the CPU
+ * seconds of the engine's thread and of all threads are printed as well,
+ * and the first count's CPU time over the engine thread's bounds the
+ * speed-up an idle machine would give (the engine thread runs its share
+ * of every batch of gradients, so it is the critical path when the
+ * helpers keep up).
+ * Usage: bench_dpsgd [MODEL] [WORKERS] [EPOCHS] [THREADS...]
+ *        (default mlp(256) 16 3 1 2). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,17 +38,20 @@
 
 void openblas_set_num_threads(int num_threads);
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
 
 /* The timing wrapper around the model's gradient. */
 static const wl_model_vt *real_vt;
 static wl_model_vt timed_vt;
 static double grad_s;
+static int timing_grads; /* the wrapper is installed (one thread) */
 
 static double timed_loss_grad(const wl_model *m, const float *params, const float *x,
                               const float *y, int64_t b, float *grad, float *ws)
@@ -58,6 +73,7 @@ typedef struct stopper {
     int n_marks;
     double wall[MAX_EPOCHS + 1], grad[MAX_EPOCHS + 1], mix[MAX_EPOCHS + 1],
         upd[MAX_EPOCHS + 1];
+    double cpu_main[MAX_EPOCHS + 1], cpu_all[MAX_EPOCHS + 1]; /* CPU seconds */
 } stopper;
 
 static void mark(stopper *s)
@@ -65,6 +81,8 @@ static void mark(stopper *s)
     if (s->n_marks > MAX_EPOCHS)
         return;
     s->wall[s->n_marks] = now();
+    s->cpu_main[s->n_marks] = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    s->cpu_all[s->n_marks] = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     s->grad[s->n_marks] = grad_s;
     s->mix[s->n_marks] = s->prof ? s->prof->mix_s : 0;
     s->upd[s->n_marks] = s->prof ? s->prof->update_s : 0;
@@ -86,13 +104,130 @@ static int fail(const char *what, const sim_err *err)
     return 1;
 }
 
+typedef struct outcome {
+    double best_wall;  /* seconds of the fastest epoch */
+    double cpu_main, cpu_all; /* its CPU seconds: engine thread, all threads */
+    uint64_t hash;     /* FNV-1a over every worker's final model bits */
+} outcome;
+
+static uint64_t models_hash(const algo_env *env)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < env->n; i++) {
+        const unsigned char *b = (const unsigned char *)env->w[i].x;
+        for (size_t k = 0; k < (size_t)env->d * sizeof(float); k++)
+            h = (h ^ b[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int run_once(const sim_config *cfg, wl_dataset *ds, const char *model_spec, int n,
+                    int batch, int epochs, int threads, double t_load, outcome *out)
+{
+    sim_err err = {0};
+    xp_env_opts xo = {.dataset = ds, .threads = threads};
+    xp_env *x = xp_env_create(cfg, &xo, &err);
+    if (!x)
+        return fail("environment", &err);
+    wl_model *model = xp_env_model(x);
+    real_vt = model->vt;
+    timing_grads = threads <= 1;
+    grad_s = 0;
+    if (timing_grads) {
+        timed_vt = *model->vt;
+        timed_vt.loss_grad = timed_loss_grad;
+        model->vt = &timed_vt;
+    }
+    algo_env *env = xp_env_algo_env(x);
+    sim_engine *eng = xp_env_engine(x);
+    int64_t per_epoch = (int64_t)ceil((double)ds->train.n / ((double)n * batch));
+    algo_gossip_profile prof = {0};
+    stopper st = {.eng = eng, .iterations = &env->iterations, .per_epoch = per_epoch,
+                  .stop_at = per_epoch * epochs, .prof = &prof};
+    env->hooks.iteration = on_iteration;
+    env->hooks.exp = &st;
+
+    if (xp_env_algo_create(x, &err) < 0)
+        return fail("dpsgd", &err);
+    const algo_vt *vt = xp_env_vt(x);
+    algo_gossip_set_profile(xp_env_state(x), &prof);
+
+    mark(&st);
+    if (vt->start(xp_env_state(x), &err) < 0)
+        return fail("start", &err);
+    sim_engine_run_until(eng, SIM_TIME_MAX);
+    algo_env_grad_join(env);
+    if (env->error.code)
+        return fail("run", &env->error);
+
+    printf("\n== %d thread%s ==\n", threads, threads > 1 ? "s" : "");
+    printf("workload          %s on Fashion-MNIST, d = %lld, %d workers on a ring (W = 1/3), "
+           "batch %d, dpsgd (AWC)\n",
+           model_spec, (long long)env->d, n, batch);
+    printf("epoch             %lld iterations, %lld samples (data set load %.2f s, not "
+           "timed)\n",
+           (long long)per_epoch, (long long)(per_epoch * n * batch), t_load);
+    int best = 1;
+    for (int e = 1; e < st.n_marks; e++) {
+        double w = st.wall[e] - st.wall[e - 1];
+        printf("  epoch %d         %.3f s wall\n", e, w);
+        if (w < st.wall[best] - st.wall[best - 1])
+            best = e;
+    }
+    double wall = st.wall[best] - st.wall[best - 1];
+    double g = st.grad[best] - st.grad[best - 1], mx = st.mix[best] - st.mix[best - 1],
+           up = st.upd[best] - st.upd[best - 1];
+    double samples = (double)(per_epoch * n * batch);
+    printf("best epoch        %.3f s: %.0f samples/s, %.0f gradients/s\n", wall,
+           samples / wall, (double)(per_epoch * n) / wall);
+    if (timing_grads) {
+        double rest = wall - g - mx - up;
+        printf("  gradients       %.3f s (%4.1f%%), %.1f us each\n", g, 100 * g / wall,
+               1e6 * g / (double)(per_epoch * n));
+        printf("  gossip + update %.3f s (%4.1f%%), %.1f us per worker step (W row fused "
+               "with the SGD step)\n",
+               mx, 100 * mx / wall, 1e6 * mx / (double)(per_epoch * n));
+        printf("  other updates   %.3f s (%4.1f%%)\n", up, 100 * up / wall);
+        printf("  engine + rest   %.3f s (%4.1f%%): event engine, network model, batch "
+               "sampling\n",
+               rest, 100 * rest / wall);
+    } else {
+        printf("  gossip + update %.3f s (%4.1f%%), other updates %.3f s; gradients on "
+               "the pool\n",
+               mx, 100 * mx / wall, up);
+    }
+    printf("events            %llu in all, simulated time %.3f s\n",
+           (unsigned long long)sim_engine_processed(eng), sim_time_to_s(sim_engine_now(eng)));
+    out->best_wall = wall;
+    out->cpu_main = st.cpu_main[best] - st.cpu_main[best - 1];
+    out->cpu_all = st.cpu_all[best] - st.cpu_all[best - 1];
+    printf("CPU               %.3f s on the engine's thread, %.3f s on all threads\n",
+           out->cpu_main, out->cpu_all);
+    out->hash = models_hash(env);
+    model->vt = real_vt;
+    xp_env_destroy(x);
+    return 0;
+}
+
+#define MAX_RUNS 8
+
 int main(int argc, char **argv)
 {
     const char *model_spec = argc > 1 ? argv[1] : "mlp(256)";
     int n = argc > 2 ? atoi(argv[2]) : 16;
     int epochs = argc > 3 ? atoi(argv[3]) : 3;
-    if (epochs < 1 || epochs > MAX_EPOCHS || n < 1) {
-        fprintf(stderr, "usage: bench_dpsgd [MODEL] [WORKERS >= 1] [EPOCHS 1..%d]\n",
+    int threads[MAX_RUNS] = {1, 2}, runs = 2;
+    if (argc > 4) {
+        runs = 0;
+        for (int a = 4; a < argc && runs < MAX_RUNS; a++)
+            threads[runs++] = atoi(argv[a]);
+    }
+    int bad = epochs < 1 || epochs > MAX_EPOCHS || n < 1;
+    for (int r = 0; r < runs; r++)
+        bad |= threads[r] < 1 || threads[r] > 256;
+    if (bad) {
+        fprintf(stderr, "usage: bench_dpsgd [MODEL] [WORKERS >= 1] [EPOCHS 1..%d] "
+                        "[THREADS 1..256 ...]\n",
                 MAX_EPOCHS);
         return 2;
     }
@@ -119,69 +254,23 @@ int main(int argc, char **argv)
     if (!ds)
         return fail("dataset", &err);
     t_load = now() - t_load;
-    xp_env_opts xo = {.dataset = ds};
-    xp_env *x = xp_env_create(&cfg, &xo, &err);
-    if (!x)
-        return fail("environment", &err);
-    wl_model *model = xp_env_model(x);
-    real_vt = model->vt;
-    timed_vt = *model->vt;
-    timed_vt.loss_grad = timed_loss_grad;
-    model->vt = &timed_vt;
-    algo_env *env = xp_env_algo_env(x);
-    sim_engine *eng = xp_env_engine(x);
-    int64_t per_epoch = (int64_t)ceil((double)ds->train.n / ((double)n * batch));
-    algo_gossip_profile prof = {0};
-    stopper st = {.eng = eng, .iterations = &env->iterations, .per_epoch = per_epoch,
-                  .stop_at = per_epoch * epochs, .prof = &prof};
-    env->hooks.iteration = on_iteration;
-    env->hooks.exp = &st;
-
-    if (xp_env_algo_create(x, &err) < 0)
-        return fail("dpsgd", &err);
-    const algo_vt *vt = xp_env_vt(x);
-    algo_gossip_set_profile(xp_env_state(x), &prof);
-
-    mark(&st);
-    if (vt->start(xp_env_state(x), &err) < 0)
-        return fail("start", &err);
-    sim_engine_run_until(eng, SIM_TIME_MAX);
-    if (env->error.code)
-        return fail("run", &env->error);
-
-    printf("workload          %s on Fashion-MNIST, d = %lld, %d workers on a ring (W = 1/3), "
-           "batch %d, dpsgd (AWC)\n",
-           model_spec, (long long)env->d, n, batch);
-    printf("epoch             %lld iterations, %lld samples (data set load %.2f s, not "
-           "timed)\n",
-           (long long)per_epoch, (long long)(per_epoch * n * batch), t_load);
-    int best = 1;
-    for (int e = 1; e < st.n_marks; e++) {
-        double w = st.wall[e] - st.wall[e - 1];
-        printf("  epoch %d         %.3f s wall\n", e, w);
-        if (w < st.wall[best] - st.wall[best - 1])
-            best = e;
+    outcome o[MAX_RUNS];
+    for (int r = 0; r < runs; r++)
+        if (run_once(&cfg, ds, model_spec, n, batch, epochs, threads[r], t_load, &o[r]))
+            return 1;
+    if (runs > 1) {
+        /* On a shared machine the wall times depend on the other load; the
+         * engine thread's CPU time is the critical path when the helpers
+         * keep up (it runs its share of every join), so the first count's
+         * CPU time over it bounds the speed-up of an idle machine. */
+        printf("\nthreads  best epoch  speed-up | CPU engine thread  CPU all  bound | "
+               "final models\n");
+        for (int r = 0; r < runs; r++)
+            printf("%7d  %8.3f s  %7.2fx | %15.3f s  %6.3f s  %4.2fx | %s\n", threads[r],
+                   o[r].best_wall, o[0].best_wall / o[r].best_wall, o[r].cpu_main,
+                   o[r].cpu_all, o[0].cpu_all / o[r].cpu_main,
+                   o[r].hash == o[0].hash ? "identical" : "DIFFERENT");
     }
-    double wall = st.wall[best] - st.wall[best - 1];
-    double g = st.grad[best] - st.grad[best - 1], mx = st.mix[best] - st.mix[best - 1],
-           up = st.upd[best] - st.upd[best - 1], rest = wall - g - mx - up;
-    double samples = (double)(per_epoch * n * batch);
-    printf("best epoch        %.3f s: %.0f samples/s, %.0f gradients/s\n", wall,
-           samples / wall, (double)(per_epoch * n) / wall);
-    printf("  gradients       %.3f s (%4.1f%%), %.1f us each\n", g, 100 * g / wall,
-           1e6 * g / (double)(per_epoch * n));
-    printf("  gossip + update %.3f s (%4.1f%%), %.1f us per worker step (W row fused with "
-           "the SGD step)\n",
-           mx, 100 * mx / wall, 1e6 * mx / (double)(per_epoch * n));
-    printf("  other updates   %.3f s (%4.1f%%)\n", up, 100 * up / wall);
-    printf("  engine + rest   %.3f s (%4.1f%%): event engine, network model, batch "
-           "sampling\n",
-           rest, 100 * rest / wall);
-    printf("events            %llu in all, simulated time %.3f s\n",
-           (unsigned long long)sim_engine_processed(eng), sim_time_to_s(sim_engine_now(eng)));
-
-    model->vt = real_vt;
-    xp_env_destroy(x);
     wl_dataset_destroy(ds);
     sim_config_release(&cfg);
     return 0;

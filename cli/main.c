@@ -20,6 +20,7 @@
 #include "sim/compute.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
+#include "sim/pool.h"
 #include "sim/rng.h"
 #include "topology/graph.h"
 #include "topology/physnet.h"
@@ -57,10 +58,11 @@ static void help_main(FILE *f)
             "dtsim %s: a discrete-event simulator of distributed deep-learning training\n"
             "with real gradients on real data.\n\n"
             "Usage:\n"
-            "  dtsim run EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--db FILE] [--quiet]\n"
+            "  dtsim run EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--db FILE] [--threads N]\n"
+            "              [--quiet]\n"
             "  dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
             "              [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N] [--db FILE]\n"
-            "              [--shard-dir DIR] [--quiet]\n"
+            "              [--threads N] [--shard-dir DIR] [--quiet]\n"
             "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
             "              [--baseline RUN] [--csv] [--aggregate | --scaling]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
@@ -81,7 +83,8 @@ static void help_main(FILE *f)
 static void help_run(FILE *f)
 {
     fprintf(f,
-            "Usage: dtsim run EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--db FILE] [--quiet]\n\n"
+            "Usage: dtsim run EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--db FILE]\n"
+            "                [--threads N] [--quiet]\n\n"
             "Runs one experiment and appends it to the database (default results.db in the\n"
             "current directory): a runs row (status running, then done or diverged), every\n"
             "config key in params, a metrics row per evaluation, per-worker totals and the\n"
@@ -89,6 +92,9 @@ static void help_run(FILE *f)
             "on standard error when it is a terminal (--quiet turns it off).\n\n"
             "  --set SECTION.KEY=VALUE  override a key of the file (repeatable)\n"
             "  --db FILE                results database (created if missing)\n"
+            "  --threads N              threads computing the workers' gradients (default:\n"
+            "                           $DTSIM_THREADS, else every core); the results are\n"
+            "                           the same for any N\n"
             "  --quiet, -q              no progress line\n\n"
             "Keys (section, key, default): `dtsim list keys` prints them all with their\n"
             "meaning, then every method's own [algorithm] keys.\n");
@@ -403,6 +409,25 @@ static void on_progress(void *ctx, const sim_progress *p)
     fflush(stderr);
 }
 
+/* --threads N (a number from 1 to 1024, or NULL), else $DTSIM_THREADS,
+ * else the online processors. Returns the count, or -1 after printing the
+ * usage error. */
+static int threads_of(const char *cmd, const char *opt)
+{
+    const char *v = opt ? opt : getenv("DTSIM_THREADS");
+    if (!v || !*v)
+        return sim_pool_default_threads();
+    char *end;
+    long t = strtol(v, &end, 10);
+    if (*end || t < 1 || t > 1024) {
+        usage_error(cmd, opt ? "--threads: expected a number from 1 to 1024, got '%s'"
+                             : "DTSIM_THREADS: expected a number from 1 to 1024, got '%s'",
+                    v);
+        return -1;
+    }
+    return (int)t;
+}
+
 static volatile sig_atomic_t interrupt_flag;
 
 static void on_signal(int sig)
@@ -438,7 +463,7 @@ static void print_warnings(const sim_config *cfg)
 
 static int cmd_run(int argc, char **argv)
 {
-    const char *file = NULL, *dbpath = "results.db";
+    const char *file = NULL, *dbpath = "results.db", *threads_opt = NULL;
     const char *sets[MAX_SETS];
     int nsets = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
@@ -462,6 +487,12 @@ static int cmd_run(int argc, char **argv)
             sets[nsets++] = a + 6;
         } else if (strncmp(a, "--db=", 5) == 0) {
             dbpath = a + 5;
+        } else if (strcmp(a, "--threads") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("run", "%s needs a value", a);
+            threads_opt = argv[++i];
+        } else if (strncmp(a, "--threads=", 10) == 0) {
+            threads_opt = a + 10;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -474,6 +505,9 @@ static int cmd_run(int argc, char **argv)
     }
     if (!file)
         return usage_error("run", "%s", "missing EXPERIMENT.ini");
+    int threads = threads_of("run", threads_opt);
+    if (threads < 0)
+        return 2;
 
     sim_err err = {0};
     sim_config cfg;
@@ -491,6 +525,7 @@ static int cmd_run(int argc, char **argv)
         .db = db,
         .on_progress = (!quiet && isatty(2)) ? on_progress : NULL,
         .progress_interval = 0.25,
+        .threads = threads,
     };
     sim_run_result r;
     int rc = sim_experiment_run(&cfg, &opts, &r, &err);
@@ -594,7 +629,7 @@ static void help_sweep(FILE *f)
     fprintf(f,
             "Usage: dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
             "                   [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N]\n"
-            "                   [--db FILE] [--shard-dir DIR] [--quiet]\n\n"
+            "                   [--db FILE] [--threads N] [--shard-dir DIR] [--quiet]\n\n"
             "Runs the Cartesian product of the --grid values times the --seeds, with every\n"
             "--set applied to all, into one database (default results.db). Every\n"
             "configuration is validated before anything runs. A configuration already done\n"
@@ -608,6 +643,8 @@ static void help_sweep(FILE *f)
             "  --set SECTION.KEY=VALUE  override a key in every configuration (repeatable)\n"
             "  --seeds A-B            experiment.seed = A..B for every grid point (or one A)\n"
             "  --jobs N               run N experiments at once, in separate processes\n"
+            "  --threads N            threads computing each run's gradients (default:\n"
+            "                         $DTSIM_THREADS, else the cores divided by --jobs)\n"
             "  --db FILE              results database (created if missing)\n"
             "  --shard-dir DIR        under mpirun: where ranks other than 0 keep their\n"
             "                         shard databases (default: next to the --db file)\n"
@@ -690,9 +727,9 @@ static void sweep_tick(void *ctx, const sim_progress *p)
 static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_job *job,
                          an_sweep_outcome *out, sim_err *err)
 {
-    (void)ctx;
+    const int *threads = ctx;
     sim_run_opts o = {.db = db, .on_progress = sweep_tick, .progress_interval = 0.25,
-                      .ctx = job, .interrupt = &interrupt_flag};
+                      .ctx = job, .interrupt = &interrupt_flag, .threads = *threads};
     sim_run_result r;
     int rc = sim_experiment_run(cfg, &o, &r, err);
     if (rc < 0)
@@ -728,13 +765,14 @@ static int cmd_sweep(int argc, char **argv)
     an_sweep_opts o = {.db_path = "results.db", .jobs = 1, .mpi = 1, .sets = sets,
                        .grids = grids, .run = sweep_run_one};
     int quiet = 0;
+    const char *threads_opt = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
         static const char *const with_value[] = {"--grid", "--set", "--seeds", "--jobs",
-                                                 "--db", "--shard-dir"};
+                                                 "--db", "--shard-dir", "--threads"};
         int opt = -1;
-        for (int k = 0; k < 6; k++) {
+        for (int k = 0; k < 7; k++) {
             size_t len = strlen(with_value[k]);
             if (strcmp(a, with_value[k]) == 0) {
                 if (i + 1 >= argc)
@@ -767,6 +805,8 @@ static int cmd_sweep(int argc, char **argv)
             o.db_path = v;
         } else if (opt == 5) {
             o.shard_dir = v;
+        } else if (opt == 6) {
+            threads_opt = v;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -779,6 +819,12 @@ static int cmd_sweep(int argc, char **argv)
     }
     if (!o.experiment)
         return usage_error("sweep", "%s", "missing EXPERIMENT.ini");
+    int threads = threads_of("sweep", threads_opt);
+    if (threads < 0)
+        return 2;
+    if (!threads_opt && !getenv("DTSIM_THREADS") && o.jobs > 1)
+        threads = threads / o.jobs > 1 ? threads / o.jobs : 1; /* the jobs share the cores */
+    o.run_ctx = &threads;
     sweep_cli c = {.progress = !quiet && isatty(2), .mpi = an_sweep_under_mpirun()};
     o.on_result = sweep_on_result;
     o.on_status = c.progress ? sweep_on_status : NULL;

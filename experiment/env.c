@@ -14,6 +14,7 @@
 #include "sim/compute.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "sim/pool.h"
 #include "sim/rng.h"
 #include "topology/graph.h"
 #include "topology/mixing.h"
@@ -47,6 +48,8 @@ struct xp_env {
     gsl_rng **rng_fault;    /* per worker when mtbf is set (SIM_STREAM_FAULT) */
     algo_fault *log;        /* faults that happened, in time order (faults table) */
     int n_log, cap_log;
+    int threads;            /* xp_env_opts.threads */
+    sim_pool *pool;         /* threads > 1 */
     algo_env env;
 };
 
@@ -146,6 +149,7 @@ static int build_workers(xp_env *x, sim_err *err)
             maxb = b;
     }
     size_t wsf = wl_model_workspace_floats(x->model, maxb);
+    const int draws = sim_compute_draws(x->compute);
     for (int i = 0; i < n; i++) {
         algo_worker *w = &env->w[i];
         w->id = i;
@@ -157,11 +161,14 @@ static int build_workers(xp_env *x, sim_err *err)
         w->ws = malloc(wsf * sizeof(float));
         w->bx = malloc((size_t)maxb * (size_t)dim * sizeof(float));
         w->by = malloc((size_t)maxb * sizeof(float));
-        w->rng_compute = sim_rng_create(c->seed, SIM_STREAM_COMPUTE, (uint64_t)i);
-        w->rng_algo = sim_rng_create(c->seed, SIM_STREAM_ALGORITHM, (uint64_t)i);
+        /* streams nobody draws from are not allocated (5 kB each) */
+        if (draws)
+            w->rng_compute = sim_rng_create(c->seed, SIM_STREAM_COMPUTE, (uint64_t)i);
+        if (x->vt->worker_rng)
+            w->rng_algo = sim_rng_create(c->seed, SIM_STREAM_ALGORITHM, (uint64_t)i);
         gsl_rng *rs = sim_rng_create(c->seed, SIM_STREAM_SAMPLING, (uint64_t)i);
-        if (!w->x || !w->grad || !w->ws || !w->bx || !w->by || !w->rng_compute ||
-            !w->rng_algo || !rs) {
+        if (!w->x || !w->grad || !w->ws || !w->bx || !w->by ||
+            (draws && !w->rng_compute) || (x->vt->worker_rng && !w->rng_algo) || !rs) {
             if (rs)
                 gsl_rng_free(rs);
             return sim_err_set(err, SIM_ENOMEM, "out of memory for worker %d", i);
@@ -299,6 +306,26 @@ static int check_batch(xp_env *x, sim_err *err)
                             c->n_workers, c->partition, (long long)shard);
 }
 
+/* The engine's advance hook: the gradients queued in the instant that
+ * ends run before time moves on. */
+static void join_grads(void *ctx) { algo_env_grad_join(ctx); }
+
+/* Gradients on threads > 1 threads: the pool, one job slot per worker, and
+ * the join at every time advance. */
+static int start_pool(xp_env *x, sim_err *err)
+{
+    if (x->threads <= 1)
+        return 0;
+    x->env.jobs = calloc((size_t)x->env.n, sizeof *x->env.jobs);
+    x->pool = x->env.jobs ? sim_pool_create(x->threads) : NULL;
+    if (!x->pool)
+        return sim_err_set(err, SIM_ENOMEM, "cannot start %d threads for the gradients",
+                           x->threads);
+    x->env.pool = x->pool;
+    sim_engine_set_advance_hook(x->eng, join_grads, &x->env);
+    return 0;
+}
+
 static int build(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
@@ -384,7 +411,10 @@ static int build(xp_env *x, sim_err *err)
         return sim_config_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
     if (x->check_only)
         return 0;
-    return fill_env(x, proxy, server, err);
+    rc = fill_env(x, proxy, server, err);
+    if (rc < 0)
+        return rc;
+    return start_pool(x, err);
 }
 
 xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *err)
@@ -400,6 +430,7 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
         x->check_only = opts->check_only;
         x->ds = opts->dataset;
         x->ds_borrowed = opts->dataset != NULL;
+        x->threads = opts->threads;
     }
     if (build(x, err) < 0) {
         xp_env_destroy(x);
@@ -670,6 +701,9 @@ void xp_env_destroy(xp_env *x)
         return;
     if (x->vt && x->alg)
         x->vt->destroy(x->alg);
+    /* queued gradients are dropped: nothing runs on the pool between joins */
+    sim_pool_destroy(x->pool);
+    free(x->env.jobs);
     free_workers(&x->env);
     free(x->faults);
     free(x->fault_rate0);

@@ -38,6 +38,11 @@ typedef struct xp_env_opts {
     /* 1: build only up to the compute model (no workers, no algo_env), to
      * check that the experiment can be built. */
     int check_only;
+    /* Threads computing the workers' gradients (algorithms/algo.h): <= 1
+     * computes them serially in the engine's thread, exactly as without a
+     * pool; more starts a pool of that many threads (with the caller's),
+     * whose results are identical to the serial path's. */
+    int threads;
 } xp_env_opts;
 
 /* Builds the environment (opts may be NULL). Errors name the config key

@@ -245,6 +245,7 @@ static void on_iteration(void *p)
 {
     run_state *e = p;
     const sim_config *c = e->cfg;
+    algo_env_grad_join(e->env); /* env->diverged counts every gradient so far */
     if (e->env->error.code || interrupted(e))
         return;
     if (e->env->diverged) {
@@ -272,6 +273,7 @@ static void on_eval_timer(sim_engine *eng, void *ctx, uint64_t arg, void *payloa
     run_state *e = ctx;
     if (interrupted(e))
         return;
+    algo_env_grad_join(e->env);
     evaluate(e);
     if (!e->stop_reason && !e->env->error.code &&
         !sim_engine_schedule(eng, e->cfg->eval_every_time, on_eval_timer, e, 0, NULL, NULL))
@@ -323,7 +325,8 @@ static int build_eval_subset(run_state *e, sim_err *err)
 /* The environment, the runner's hooks and its evaluation buffers. */
 static int build(run_state *e, sim_err *err)
 {
-    xp_env_opts xo = {.vt = e->opts ? e->opts->algorithm : NULL};
+    xp_env_opts xo = {.vt = e->opts ? e->opts->algorithm : NULL,
+                      .threads = e->opts ? e->opts->threads : 1};
     e->x = xp_env_create(e->cfg, &xo, err);
     if (!e->x)
         return err->code ? err->code : SIM_EINTERNAL;
@@ -466,8 +469,13 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
     if (cfg->eval_every_time > 0 &&
         !sim_engine_schedule(e.eng, cfg->eval_every_time, on_eval_timer, &e, 0, NULL, NULL))
         algo_env_fail(e.env, SIM_ENOMEM, "cannot schedule the first evaluation");
+    if (opts && opts->interrupt)
+        sim_engine_set_interrupt(e.eng, opts->interrupt);
     if (!e.stop_reason && !e.env->error.code)
         sim_engine_run_until(e.eng, cfg->max_time > 0 ? cfg->max_time : SIM_TIME_MAX);
+    algo_env_grad_join(e.env);
+    if (!e.env->error.code)
+        interrupted(&e); /* between two events */
     if (e.env->error.code)
         return run_failed(&e, err);
     /* the end row: also after a divergence, so the final loss is the

@@ -43,7 +43,7 @@ typedef struct sim_run_opts {
     double progress_interval;
     void *ctx;
     /* When set and *interrupt becomes non-zero (a signal handler), the run
-     * stops at the next iteration, is marked 'failed' and returns SIM_EINTR. */
+     * stops before its next event, is marked 'failed' and returns SIM_EINTR. */
     volatile sig_atomic_t *interrupt;
     /* The method to run instead of cfg's [algorithm] name (NULL: the
      * registry's). For tests of the runner with a method of their own; the
@@ -54,6 +54,9 @@ typedef struct sim_run_opts {
      * the work); otherwise return 0 with status "skipped" and run_id the
      * other row's id. */
     int claim;
+    /* Threads computing the workers' gradients (xp_env_opts.threads):
+     * 0 or 1 = serial. Any value gives the same rows. */
+    int threads;
 } sim_run_opts;
 
 typedef struct sim_run_result {

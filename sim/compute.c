@@ -406,6 +406,22 @@ double sim_dist_sample(const sim_dist *d, gsl_rng *rng)
     return NAN;
 }
 
+int sim_compute_draws(const sim_compute *c)
+{
+    switch (c->opts.dist.kind) {
+    case SIM_DIST_EXPONENTIAL:
+    case SIM_DIST_SHIFTED_EXPONENTIAL:
+    case SIM_DIST_LOGNORMAL:
+    case SIM_DIST_PARETO:
+        return 1;
+    case SIM_DIST_MODEL:
+    case SIM_DIST_CONSTANT:
+    case SIM_DIST_TRACE:
+        break;
+    }
+    return c->opts.transient_prob > 0;
+}
+
 double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int samples,
                              double flops_per_sample, gsl_rng *rng)
 {

@@ -84,6 +84,9 @@ double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int sampl
  * one GSL call as sim_compute_step_time makes it); NAN for model and
  * trace. */
 double sim_dist_sample(const sim_dist *d, gsl_rng *rng);
+/* 1 when step times draw from the stream (a random base distribution or
+ * transient_prob > 0); 0: rng is never read and may be NULL. */
+int sim_compute_draws(const sim_compute *c);
 /* Mean of the base distribution in seconds (model and trace: NAN). */
 double sim_dist_mean(const sim_dist *d);
 

@@ -31,8 +31,12 @@
  * Steady-state schedule/step allocate nothing; arrays only grow, doubling. */
 #include "sim/engine.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(_Generic((sig_atomic_t)0, int: 1, default: 0),
+               "sim_engine_set_interrupt takes a sig_atomic_t as an int");
 
 __extension__ typedef unsigned __int128 hkey;
 
@@ -79,6 +83,9 @@ struct sim_engine {
     uint64_t seq_limit;
     uint64_t live;
     uint64_t processed;
+    sim_advance_hook advance;  /* called before now moves forward, or NULL */
+    void *advance_ctx;
+    volatile int *interrupt; /* run_until returns when *interrupt */
 };
 
 static inline hkey key_make(sim_time t, uint64_t seq, uint32_t s)
@@ -378,6 +385,10 @@ int sim_engine_step(sim_engine *eng)
         payload = eng->payloads[s].payload;
         payload_free = eng->payloads[s].payload_free;
     }
+    if (eng->advance && key_time(k) > eng->now) {
+        eng->advance(eng->advance_ctx); /* schedules nothing: k stays the root */
+        e = &eng->pool[s];
+    }
     e->gen++;
     e->next = eng->free_head;
     eng->free_head = s;
@@ -397,11 +408,16 @@ uint64_t sim_engine_run_until(sim_engine *eng, sim_time until)
     uint64_t n = 0;
     eng->stop = 0;
     while (!eng->stop) {
+        if (eng->interrupt && *eng->interrupt)
+            break;
         if (!heap_skip_cancelled(eng))
             return n;
         if (key_time(eng->heap[0]) > until) {
-            if (until > eng->now)
+            if (until > eng->now) {
+                if (eng->advance)
+                    eng->advance(eng->advance_ctx);
                 eng->now = until;
+            }
             return n;
         }
         sim_engine_step(eng);
@@ -420,6 +436,17 @@ uint64_t sim_engine_processed(const sim_engine *eng) { return eng->processed; }
 sim_time sim_engine_next_time(sim_engine *eng)
 {
     return heap_skip_cancelled(eng) ? key_time(eng->heap[0]) : SIM_TIME_MAX;
+}
+
+void sim_engine_set_advance_hook(sim_engine *eng, sim_advance_hook fn, void *ctx)
+{
+    eng->advance = fn;
+    eng->advance_ctx = ctx;
+}
+
+void sim_engine_set_interrupt(sim_engine *eng, volatile int *flag)
+{
+    eng->interrupt = flag;
 }
 
 void sim_engine_set_seq_limit(sim_engine *eng, uint64_t limit)

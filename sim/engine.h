@@ -61,6 +61,19 @@ uint64_t sim_engine_processed(const sim_engine *eng); /* handlers run so far */
 /* Time of the next pending event, or SIM_TIME_MAX. */
 sim_time sim_engine_next_time(sim_engine *eng);
 
+/* A hook called whenever simulated time is about to move forward: before
+ * the first event of a later time runs, and when run_until moves now to
+ * `until`. It runs with now still at the old time, must not schedule or
+ * cancel events, and sees every event of that instant done (a thread pool
+ * joins the work submitted during the instant there). fn NULL: none. */
+typedef void (*sim_advance_hook)(void *ctx);
+void sim_engine_set_advance_hook(sim_engine *eng, sim_advance_hook fn, void *ctx);
+/* When *flag becomes non-zero (a signal handler's volatile sig_atomic_t,
+ * an int here: <signal.h> is not included in every file), run_until
+ * returns before the next event, as after sim_engine_stop, and leaves
+ * *flag alone. NULL: none. */
+void sim_engine_set_interrupt(sim_engine *eng, volatile int *flag);
+
 /* For tests: sequence numbers are renumbered (order kept) when they reach
  * limit (default 2^36); a small limit exercises that path. */
 void sim_engine_set_seq_limit(sim_engine *eng, uint64_t limit);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -601,4 +602,77 @@ Test(cli, report_scaling)
               !strstr(out_text, "\n2,"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "report s.db --scaling --aggregate"), 2, "%s", out_text);
     cr_assert(strstr(out_text, "--scaling"), "%s", out_text);
+}
+
+/* Ctrl-C is honoured between events, not only between iterations: a run
+ * whose single iteration is a million gossip steps of 64 workers (about
+ * 10^8 events, minutes of work) stops within a few seconds of SIGINT, exit
+ * status 1, its row failed at iteration 0. */
+Test(cli, signal_between_events_of_one_long_iteration, .timeout = 120)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "long.ini",
+                    "[experiment]\nname = long\nmax_epochs = 0\nmax_iterations = 1\n"
+                    "[workers]\ncount = 64\ncompute = constant(1ms)\n"
+                    "[topology]\ngraph = ring\n"
+                    "[algorithm]\nname = dpsgd\nbatch = 4\ngossip_steps = 1000000\n"
+                    "[workload]\nmodel = softmax\ndataset = blobs(3, 5, 600)\n");
+    const char *exe = getenv("DTSIM_EXE");
+    cr_assert_not_null(exe);
+    char db[4096], ini[4096];
+    snprintf(db, sizeof db, "%s/long.db", dir);
+    snprintf(ini, sizeof ini, "%s/long.ini", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        execl(exe, exe, "run", ini, "--quiet", "--db", db, (char *)NULL);
+        _exit(127);
+    }
+    sqlite3 *h = NULL;
+    int seen = 0;
+    for (int tries = 0; tries < 400 && !seen; tries++) {
+        usleep(50000);
+        if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+            sqlite3_stmt *st;
+            if (sqlite3_prepare_v2(h, "select count(*) from runs", -1, &st, NULL) ==
+                    SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW)
+                seen = sqlite3_column_int(st, 0) > 0;
+            sqlite3_finalize(st);
+        }
+        sqlite3_close(h);
+        h = NULL;
+    }
+    cr_assert(seen, "the run row never appeared");
+    usleep(500000); /* well inside the first iteration */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kill(pid, SIGINT);
+    int status = 0;
+    pid_t got = 0;
+    double waited = 0;
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0 && waited < 20) {
+        usleep(20000);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    }
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        cr_assert_fail("still running %.1f s after SIGINT", waited);
+    }
+    cr_assert_lt(waited, 5.0, "exited %.1f s after SIGINT", waited);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(h, "select status, error, iterations from runs", -1, &st,
+                                    NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "failed");
+    const char *msg = (const char *)sqlite3_column_text(st, 1);
+    cr_assert(msg && strstr(msg, "iteration 0") && strstr(msg, "interrupted by a signal"),
+              "error: %s", msg ? msg : "(null)");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
 }

@@ -1,0 +1,224 @@
+/* Gradients on a thread pool (sim_run_opts.threads) change no result: the
+ * same experiment run with 1, 2 and 4 threads gives the same rows in every
+ * result table, every column compared bit for bit (REAL values by their
+ * IEEE-754 bits), for synchronous, local, decentralized and asynchronous
+ * methods, with equal compute times (every worker starts its steps at the
+ * same instants), with stragglers and random slow steps, with compute
+ * steps of zero simulated time (a step ends in the instant it starts),
+ * with injected noise, clipping and coupled weight decay. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "experiment/experiment.h"
+#include "tests/common.h"
+
+#define DUMP_CAP (1 << 22)
+
+/* Appends every row of `table` of run_id (columns in schema order, rows in
+ * insertion order) to out; columns named in skip are left out. */
+static void dump_table(sqlite3 *c, const char *table, int64_t run_id, const char *const *skip,
+                       char *out, size_t *len)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE %s = %lld ORDER BY rowid", table,
+             strcmp(table, "runs") == 0 ? "id" : "run_id", (long long)run_id);
+    sqlite3_stmt *s = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(c, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(c));
+    *len += (size_t)snprintf(out + *len, DUMP_CAP - *len, "[%s]\n", table);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        for (int k = 0; k < sqlite3_column_count(s); k++) {
+            const char *name = sqlite3_column_name(s, k);
+            int skipped = strcmp(name, "run_id") == 0;
+            for (int q = 0; skip && skip[q]; q++)
+                skipped |= strcmp(name, skip[q]) == 0;
+            if (skipped)
+                continue;
+            char v[128];
+            switch (sqlite3_column_type(s, k)) {
+            case SQLITE_INTEGER:
+                snprintf(v, sizeof v, "%lld", (long long)sqlite3_column_int64(s, k));
+                break;
+            case SQLITE_FLOAT: {
+                double x = sqlite3_column_double(s, k);
+                unsigned long long bits;
+                memcpy(&bits, &x, sizeof bits);
+                snprintf(v, sizeof v, "%.17g/%016llx", x, bits);
+                break;
+            }
+            case SQLITE_NULL:
+                snprintf(v, sizeof v, "NULL");
+                break;
+            default:
+                snprintf(v, sizeof v, "%.100s", (const char *)sqlite3_column_text(s, k));
+            }
+            *len += (size_t)snprintf(out + *len, DUMP_CAP - *len, "%s=%s ", name, v);
+        }
+        *len += (size_t)snprintf(out + *len, DUMP_CAP - *len, "\n");
+        cr_assert_lt(*len, DUMP_CAP - 256, "dump too large");
+    }
+    sqlite3_finalize(s);
+}
+
+static const char *const runs_skip[] = {"id", "started_at", "finished_at", "wall_seconds",
+                                        "version", "pid", "host", NULL};
+
+/* Runs ini (with sets) on `threads` threads into db; returns the dump of
+ * every result table of the run (malloc'ed). */
+static char *run_dump(const char *ini, const char *const *sets, int nsets, int threads,
+                      const char *db_path)
+{
+    sim_experiment_init();
+    sim_config cfg;
+    sim_err err = {0};
+    cr_assert_eq(sim_config_load_string("t.ini", ini, sets, nsets, &cfg, &err), 0, "%s",
+                 err.msg);
+    an_db *db = an_db_open(db_path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    sim_run_opts o = {.db = db, .threads = threads};
+    sim_run_result r;
+    int rc = sim_experiment_run(&cfg, &o, &r, &err);
+    cr_assert_eq(rc, 0, "threads %d: %s", threads, err.msg);
+    cr_assert(strcmp(r.status, "done") == 0 || strcmp(r.status, "diverged") == 0, "%s",
+              r.status);
+    cr_assert_gt(r.iterations, 0);
+    an_db_close(db);
+    sim_config_release(&cfg);
+
+    sqlite3 *c = NULL;
+    cr_assert_eq(sqlite3_open_v2(db_path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    char *out = malloc(DUMP_CAP);
+    cr_assert_not_null(out);
+    size_t len = 0;
+    out[0] = 0;
+    dump_table(c, "runs", r.run_id, runs_skip, out, &len);
+    static const char *const tables[] = {"params", "metrics", "workers", "staleness",
+                                         "labels", "links", "series"};
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
+        dump_table(c, tables[t], r.run_id, NULL, out, &len);
+    sqlite3_close(c);
+    return out;
+}
+
+/* The first differing line of a and b, for the failure message. */
+static void first_diff(const char *a, const char *b, char *msg, size_t n)
+{
+    int line = 1;
+    const char *la = a, *lb = b;
+    while (*a && *a == *b) {
+        if (*a == '\n') {
+            line++;
+            la = a + 1;
+            lb = b + 1;
+        }
+        a++;
+        b++;
+    }
+    snprintf(msg, n, "line %d:\n  1 thread: %.300s\n  N threads: %.300s", line, la, lb);
+}
+
+/* The rows with 2 and 4 threads equal those with 1. */
+static void check_identical(const char *ini, const char *const *sets, int nsets)
+{
+    const char *dir = test_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    char *base = run_dump(ini, sets, nsets, 1, path);
+    cr_assert_gt(strlen(base), 100);
+    cr_assert_not_null(strstr(base, "[metrics]\nsim_time="), "no metrics row");
+    static const int threads[] = {2, 4};
+    for (int t = 0; t < 2; t++) {
+        char *got = run_dump(ini, sets, nsets, threads[t], path);
+        if (strcmp(base, got) != 0) {
+            char msg[1024];
+            first_diff(base, got, msg, sizeof msg);
+            cr_assert_fail("%d threads differ from 1 at %s", threads[t], msg);
+        }
+        free(got);
+    }
+    free(base);
+}
+
+/* 8 workers, an MLP on blobs, every evaluation recorded. */
+static const char *const base_ini = "[experiment]\n"
+                                    "seed = 7\n"
+                                    "max_epochs = 0\n"
+                                    "max_iterations = 24\n"
+                                    "eval_every = 4\n"
+                                    "[workers]\n"
+                                    "count = 8\n"
+                                    "compute = constant(10ms)\n"
+                                    "[network]\n"
+                                    "topology = star\n"
+                                    "latency = 5us\n"
+                                    "bandwidth = 1Gbps\n"
+                                    "[topology]\n"
+                                    "graph = ring\n"
+                                    "[algorithm]\n"
+                                    "name = dpsgd\n"
+                                    "batch = 16\n"
+                                    "lr = 0.05\n"
+                                    "momentum = 0.9\n"
+                                    "[workload]\n"
+                                    "model = mlp(32)\n"
+                                    "dataset = blobs(4, 24, 4000)\n";
+
+static const char *const methods[] = {"allreduce_sgd", "dpsgd",     "ad_psgd",
+                                      "asgd",          "local_sgd", "adaptive_local_sgd",
+                                      "swarm_sgd",     NULL};
+
+/* Every method with the extra sets. */
+static void check_methods(const char *const *extra, int nextra)
+{
+    for (int m = 0; methods[m]; m++) {
+        const char *sets[16];
+        char name[64];
+        snprintf(name, sizeof name, "algorithm.name=%s", methods[m]);
+        sets[0] = name;
+        for (int k = 0; k < nextra; k++)
+            sets[1 + k] = extra[k];
+        check_identical(base_ini, sets, 1 + nextra);
+    }
+}
+
+Test(threads, equal_compute_times, .timeout = 300)
+{
+    check_methods(NULL, 0);
+}
+
+Test(threads, stragglers_and_slow_steps, .timeout = 300)
+{
+    static const char *const extra[] = {"workers.compute=lognormal(10ms, 0.3)",
+                                        "workers.stragglers=2",
+                                        "workers.straggler_slowdown=3",
+                                        "workers.transient_prob=0.2"};
+    check_methods(extra, 4);
+}
+
+/* sim_flops = 1 at the default device speed: every compute step lasts
+ * 0 ns after rounding, so a step's end is in the instant it starts. */
+Test(threads, zero_compute_time, .timeout = 300)
+{
+    static const char *const extra[] = {"workers.compute=model", "workload.sim_flops=1"};
+    check_methods(extra, 2);
+}
+
+/* The per-worker noise stream, the clip counter and the weight decay taken
+ * at the step's snapshot (pairwise methods) are part of the deferred job. */
+Test(threads, noise_clip_weight_decay, .timeout = 300)
+{
+    static const char *const extra[] = {"workload.grad_noise=gaussian(0.5)",
+                                        "algorithm.clip=0.5", "algorithm.weight_decay=0.001"};
+    check_methods(extra, 3);
+}
+
+/* A run that diverges stops at the same iteration with any thread count. */
+Test(threads, divergence_stops_at_the_same_point, .timeout = 120)
+{
+    static const char *const extra[] = {"algorithm.lr=1e4", "algorithm.momentum=0.99",
+                                        "experiment.eval_every=1000"};
+    check_methods(extra, 3);
+}
