@@ -21,7 +21,7 @@
 # only in one tree), 2 usage or build error.
 #
 # Compared per experiment: runs (all columns but id, config, started_at,
-# finished_at, version, wall_seconds), metrics, workers, staleness, labels,
+# finished_at, version, wall_seconds, pid, host), metrics, workers, staleness, labels,
 # links (all columns but run_id), series (when both databases have it), and
 # dtsim's exit status and standard error. A failed run is a difference
 # unless both trees failed the same way. Columns are those of the OLD
@@ -219,7 +219,7 @@ has_table() { # DB TABLE
     [[ -f $1 ]] && [[ $(q "$1" "select count(*) from sqlite_master where type='table' and name='$2'" 2>/dev/null) == 1 ]]
 }
 
-excluded=" run_id id config started_at finished_at version wall_seconds "
+excluded=" run_id id config started_at finished_at version wall_seconds pid host "
 
 dump() { # TREE NAME MODE(exact|show) -> stdout
     local tree=$1 name=$2 mode=$3 t ref cols c fmt sel order n out
