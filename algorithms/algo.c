@@ -94,8 +94,17 @@ int algo_grad_clip(float *g, int64_t d, double c)
 double algo_env_grad(algo_env *env, int worker, const float *params, float *grad)
 {
     algo_worker *w = &env->w[worker];
-    int64_t b = wl_sampler_next(&w->sampler, w->batch, w->bx, w->by);
-    double loss = env->model->vt->loss_grad(env->model, params, w->bx, w->by, b, grad, w->ws);
+    const wl_model *m = env->model;
+    int64_t b;
+    double loss;
+    if (env->ds->sparse) { /* CSR rows, the model's sparse kernel */
+        b = wl_sampler_next_rows(&w->sampler, w->batch, w->brows, w->by);
+        loss = m->vt->loss_grad_sparse(m, params, &env->ds->train.csr, w->brows, w->by, b,
+                                       grad, w->ws);
+    } else {
+        b = wl_sampler_next(&w->sampler, w->batch, w->bx, w->by);
+        loss = m->vt->loss_grad(m, params, w->bx, w->by, b, grad, w->ws);
+    }
     w->steps++;
     w->samples += b;
     w->grad_samples = algo_env_step_samples(env, worker);
@@ -117,10 +126,19 @@ int algo_env_set_batch(algo_env *env, int worker, int batch)
     int64_t need = batch > 0 ? batch : w->sampler.shard_n;
     if (need > w->batch_cap) {
         size_t dim = (size_t)env->ds->dim;
-        float *bx = realloc(w->bx, (size_t)need * dim * sizeof(float));
-        if (bx)
-            w->bx = bx;
-        float *by = bx ? realloc(w->by, (size_t)need * sizeof(float)) : NULL;
+        int ok = 1;
+        if (env->ds->sparse) {
+            int64_t *br = realloc(w->brows, (size_t)need * sizeof *br);
+            if (br)
+                w->brows = br;
+            ok = br != NULL;
+        } else {
+            float *bx = realloc(w->bx, (size_t)need * dim * sizeof(float));
+            if (bx)
+                w->bx = bx;
+            ok = bx != NULL;
+        }
+        float *by = ok ? realloc(w->by, (size_t)need * sizeof(float)) : NULL;
         if (by)
             w->by = by;
         float *ws = by ? realloc(w->ws, wl_model_workspace_floats(env->model, need) *

@@ -94,6 +94,7 @@ const sim_key sim_config_keys[] = {
     {"workload", "dataset", "fashion_mnist", SIM_KEY_STRING, NULL, "synthetic_linear(d, n) | blobs(classes, d, n) | fashion_mnist | libsvm(TRAIN[, TEST]) | text(FILE)"},
     {"workload", "test_fraction", "0.1", SIM_KEY_DOUBLE, NULL, "held out when the dataset has no test part, in [0, 1)"},
     {"workload", "normalize", "none", SIM_KEY_CHOICE, "none|standard", "feature normalisation"},
+    {"workload", "sparse", "auto", SIM_KEY_CHOICE, "auto|off", "LIBSVM rows: auto = kept sparse (CSR) for linreg, logreg and softmax, a dense copy for other models; off = always a dense copy (at most 2^28 values)"},
     {"workload", "partition", "iid", SIM_KEY_STRING, NULL, "iid | contiguous | dirichlet(0.5) | shards(2)"},
     {"workload", "init", "same", SIM_KEY_CHOICE, "same|independent", "same: one initial model; independent: a draw per worker"},
     {"workload", "proxy", "none", SIM_KEY_STRING, NULL, "none | resnet50 | vgg16 | bert_large | gpt2 | ..."},
