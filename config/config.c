@@ -34,6 +34,8 @@ static const sim_choice collective_values[] = {
     {"hierarchical", SIM_COLL_HIER}, {NULL, 0}};
 static const sim_choice weights_values[] = {
     {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM}, {NULL, 0}};
+static const sim_choice sparse_values[] = {
+    {"auto", SIM_SPARSE_AUTO}, {"off", SIM_SPARSE_OFF}, {NULL, 0}};
 static const sim_choice normalize_values[] = {
     {"none", SIM_NORMALIZE_NONE}, {"standard", SIM_NORMALIZE_STANDARD}, {NULL, 0}};
 static const sim_choice init_values[] = {
@@ -117,6 +119,7 @@ static const struct {
     {"network", "collective", collective_values},
     {"topology", "weights", weights_values},
     {"workload", "normalize", normalize_values},
+    {"workload", "sparse", sparse_values},
     {"workload", "init", init_values},
     {"workload", "wire_dtype", wire_dtype_values},
 };

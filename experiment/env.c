@@ -119,8 +119,7 @@ static int dense_rows(xp_env *x, sim_err *err)
     const sim_config *c = x->cfg;
     if (!x->ds->sparse)
         return 0;
-    const char *mode = sim_config_get_string(c, "workload", "sparse");
-    int off = mode && strcmp(mode, "off") == 0;
+    int off = c->sparse == SIM_SPARSE_OFF;
     if (!off && wl_model_sparse(x->model))
         return 0;
     char why[160];
