@@ -8,6 +8,7 @@
  * line without its newline (a truncated file) is an error naming FILE:LINE.
  * Label mapping is decided over both files together (see dataset.h). */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +51,9 @@ static int ends_token(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
 }
 
-/* A finite number starting right at p and ending at a token end; *next
- * gets the character after it. */
+/* A number starting right at p and ending at a token end, finite as a
+ * float (labels, targets and values are stored as floats: 1e42 would become
+ * inf, and converting it is undefined); *next gets the character after it. */
 static int number_at(const char *p, double *v, const char **next)
 {
     char *e;
@@ -59,7 +61,7 @@ static int number_at(const char *p, double *v, const char **next)
         return -1;
     errno = 0;
     *v = strtod(p, &e);
-    if (e == p || !ends_token(*e) || !isfinite(*v))
+    if (e == p || !ends_token(*e) || !isfinite(*v) || fabs(*v) > FLT_MAX)
         return -1;
     *next = e;
     return 0;
@@ -116,7 +118,8 @@ static int parse_line(const svm_file *f, int64_t lineno, const char *p, const ch
                                    (long long)last);
             if (number_at(colon + 1, &v, &p) != 0)
                 return sim_err_set(err, SIM_EINPUT,
-                                   "%s:%lld: '%.*s': expected a finite value after ':'",
+                                   "%s:%lld: '%.*s': expected a finite value after ':' (at most "
+                                   "3.4e38 in magnitude)",
                                    f->path, (long long)lineno, tlen, tok);
         } else {
             idx = count + 1;

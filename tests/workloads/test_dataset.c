@@ -629,6 +629,10 @@ Test(dataset, libsvm_rejects_bad_files_with_line)
         {"1 1:1 5\n", "bad:1: '5' mixes dense values"},
         {"1 2 3\n1 2\n", "bad:2: dense row of 1 values, earlier rows have 2"},
         {"1 1:nan\n", "bad:1: '1:nan': expected a finite value"},
+        /* finite as a double, inf as a float (found by fuzz_libsvm) */
+        {"1 1:1e42\n", "bad:1: '1:1e42': expected a finite value after ':' (at most 3.4e38"},
+        {"1 2.5 1e42 -0.5\n", "bad:1: '1e42': expected a number"},
+        {"1e39 1:1\n", "bad:1: expected a numeric label, got '1e39'"},
         {"inf 1:1\n", "bad:1: expected a numeric label, got 'inf'"},
         {"1\n", "bad: no features on any line"},
         {"1 1:2:3\n", "bad:1: '1:2:3': expected a finite value"},
