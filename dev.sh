@@ -32,8 +32,8 @@ FUZZ_TARGETS=(config libsvm graph physnet trace text schedule)
 # development machine (executions per second measured in the 10-minute
 # campaigns, docs/fuzzing.md). A fixed count with -seed=1 makes the stage
 # deterministic: the same tree runs the same inputs.
-declare -A FUZZ_CI_RUNS=([config]=10000 [libsvm]=12000 [graph]=7000 [physnet]=45000
-                         [trace]=4000 [text]=30000 [schedule]=30000)
+declare -A FUZZ_CI_RUNS=([config]=10000 [libsvm]=270000 [graph]=7000 [physnet]=45000
+                         [trace]=4000 [text]=30000 [schedule]=300000)
 
 # install_deps [extra packages...]
 install_deps() {
