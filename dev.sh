@@ -5,7 +5,10 @@
 #   ./dev.sh test         build, run the whole test suite twice: in the
 #                         normal build and in an AddressSanitizer +
 #                         UndefinedBehaviorSanitizer build (a -Werror build is
-#                         only compiled); ends with "N passed, N failed"
+#                         only compiled), then each libFuzzer target for a
+#                         fixed number of runs (about 30 s each, -seed=1:
+#                         deterministic; one test per target); ends with
+#                         "N passed, N failed"
 #   ./dev.sh build        build only (build/dtsim)
 #   ./dev.sh bench        build and run the benchmarks under bench/
 #   ./dev.sh fuzz [SECS [TARGET...]]  build the libFuzzer targets with clang
@@ -21,9 +24,16 @@ PACKAGES=(build-essential meson ninja-build pkg-config
           libplplot-dev plplot-driver-cairo fonts-dejavu-core
           libopenmpi-dev openmpi-bin)
 
-# Only `./dev.sh fuzz` needs these: clang with libFuzzer and its sanitizers.
+# `./dev.sh fuzz` and the fuzz stage of `./dev.sh test` need these: clang
+# with libFuzzer and its sanitizers.
 FUZZ_PACKAGES=(clang libclang-rt-dev)
-FUZZ_TARGETS=(config libsvm graph physnet trace text)
+FUZZ_TARGETS=(config libsvm graph physnet trace text schedule)
+# Runs of each target in `./dev.sh test`: about 30 s each on the 2-core
+# development machine (executions per second measured in the 10-minute
+# campaigns, docs/fuzzing.md). A fixed count with -seed=1 makes the stage
+# deterministic: the same tree runs the same inputs.
+declare -A FUZZ_CI_RUNS=([config]=10000 [libsvm]=270000 [graph]=7000 [physnet]=45000
+                         [trace]=4000 [text]=30000 [schedule]=300000)
 
 # install_deps [extra packages...]
 install_deps() {
@@ -67,6 +77,32 @@ run_tests() {
   rm -f "$log"
 }
 
+# Configures and builds the libFuzzer targets (clang, ASan + UBSan) in
+# build-fuzz: fuzz_build TARGET...
+fuzz_build() {
+  if [ ! -f build-fuzz/build.ninja ]; then
+    CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+      -Db_lundef=false >/dev/null
+  fi
+  ninja -C build-fuzz build.ninja >/dev/null # picks up new targets
+  meson compile -C build-fuzz "${@/#/fuzz_}" >/dev/null
+}
+
+# fuzz_run TARGET ARTIFACT_DIR LOG [libFuzzer options...]: runs one target on
+# a fresh scratch corpus (first directory, where libFuzzer writes) and the
+# seeds of tests/fuzz/corpus/TARGET; returns libFuzzer's exit status.
+fuzz_run() {
+  local t=$1 art=$2 log=$3 scratch=$4; shift 4
+  mkdir -p "$scratch" "$art"
+  local rc=0
+  OPENBLAS_NUM_THREADS=1 ASAN_OPTIONS=detect_leaks=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "build-fuzz/tests/fuzz/fuzz_$t" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+    -dict=tests/fuzz/dtsim.dict -artifact_prefix="$art/" "$@" "$scratch" \
+    "tests/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
+  return $rc
+}
+
 cmd=${1:-}
 case "$cmd" in
   quickstart)
@@ -87,6 +123,38 @@ case "$cmd" in
     build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_tests build-asan "AddressSanitizer + UndefinedBehaviorSanitizer"
+    # Fuzzing: every target for a fixed number of runs from seed 1 on a
+    # fresh scratch corpus (deterministic); a crash fails its test.
+    echo "== fuzz: ${#FUZZ_TARGETS[@]} libFuzzer targets (build-fuzz, clang)"
+    install_deps "${FUZZ_PACKAGES[@]}"
+    if ! fuzz_build "${FUZZ_TARGETS[@]}"; then
+      echo "fuzz: building the targets in build-fuzz FAILED"
+      failed=$((failed + ${#FUZZ_TARGETS[@]}))
+    else
+      for t in "${FUZZ_TARGETS[@]}"; do
+        runs=${FUZZ_CI_RUNS[$t]:-10000}
+        art=build-fuzz/ci-crashes/$t
+        rm -rf "build-fuzz/ci-corpus/$t" "$art"
+        start=$SECONDS
+        rc=0
+        fuzz_run "$t" "$art" "build-fuzz/ci-fuzz-$t.log" "build-fuzz/ci-corpus/$t" \
+          -seed=1 -runs="$runs" || rc=$?
+        if [ "$rc" -eq 0 ]; then
+          passed=$((passed + 1))
+          echo "fuzz $t: ok ($runs runs, seed 1, $((SECONDS - start)) s)"
+        else
+          failed=$((failed + 1))
+          echo "fuzz $t: FAILED (libFuzzer exit $rc after $((SECONDS - start)) s), log build-fuzz/ci-fuzz-$t.log"
+          grep -E '^(==[0-9]+== ?ERROR|SUMMARY|.*runtime error)' "build-fuzz/ci-fuzz-$t.log" | head -5 || true
+          for f in "$art"/crash-* "$art"/leak-* "$art"/timeout-* "$art"/oom-*; do
+            [ -e "$f" ] || continue
+            echo "  input: $f"
+            echo "  reproduce: build-fuzz/tests/fuzz/fuzz_$t $f"
+            echo "  keep as a regression test once fixed: cp $f tests/fuzz/crashes/$t/"
+          done
+        fi
+      done
+    fi
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;
@@ -102,25 +170,15 @@ case "$cmd" in
     secs=${2:-60}
     [ $# -le 2 ] || FUZZ_TARGETS=("${@:3}")
     install_deps "${FUZZ_PACKAGES[@]}"
-    if [ ! -f build-fuzz/build.ninja ]; then
-      CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
-        -Db_lundef=false >/dev/null
-    fi
-    meson compile -C build-fuzz "${FUZZ_TARGETS[@]/#/fuzz_}" >/dev/null
+    fuzz_build "${FUZZ_TARGETS[@]}"
     # New corpus entries go to a scratch directory (first corpus argument),
     # never into tests/fuzz/corpus; crash inputs go to tests/fuzz/crashes.
     crashed=()
     for t in "${FUZZ_TARGETS[@]}"; do
-      scratch=build-fuzz/fuzz-corpus/$t
-      mkdir -p "$scratch" "tests/fuzz/crashes/$t"
       echo "== fuzz $t (${secs}s)"
       rc=0
-      OPENBLAS_NUM_THREADS=1 ASAN_OPTIONS=detect_leaks=1 \
-        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 \
-        -timeout=30 -print_final_stats=1 -dict=tests/fuzz/dtsim.dict \
-        -artifact_prefix="tests/fuzz/crashes/$t/" "$scratch" "tests/fuzz/corpus/$t" \
-        >"build-fuzz/fuzz-$t.log" 2>&1 || rc=$?
+      fuzz_run "$t" "tests/fuzz/crashes/$t" "build-fuzz/fuzz-$t.log" \
+        "build-fuzz/fuzz-corpus/$t" -max_total_time="$secs" || rc=$?
       grep -E '^stat::(number_of_executed_units|peak_rss_mb|slowest_unit_time_sec)' \
         "build-fuzz/fuzz-$t.log" || true
       # Slow inputs (> 10 s) are not failures: kept out of the replay tests.

@@ -93,11 +93,16 @@ int algo_grad_clip(float *g, int64_t d, double c)
 
 /* The part of a gradient that touches only the worker's own buffers and
  * noise stream (so it may run on any thread): loss and gradient at params
- * on the batch in w->bx, w->by, noise, clip, coupled weight decay. */
+ * on the batch in w->bx, w->by (sparse data: rows w->brows of the CSR
+ * training set), noise, clip, coupled weight decay. */
 static double grad_compute(algo_env *env, algo_worker *w, const float *params, float *grad,
                            int64_t b, double wd, int *clipped)
 {
-    double loss = env->model->vt->loss_grad(env->model, params, w->bx, w->by, b, grad, w->ws);
+    const wl_model *m = env->model;
+    double loss = env->ds->sparse
+                      ? m->vt->loss_grad_sparse(m, params, &env->ds->train.csr, w->brows, w->by,
+                                                b, grad, w->ws)
+                      : m->vt->loss_grad(m, params, w->bx, w->by, b, grad, w->ws);
     if (env->noise.kind != ALGO_NOISE_NONE)
         algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
     *clipped = env->cfg->clip > 0 && !env->clip_deferred &&
@@ -162,7 +167,9 @@ double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *g
     algo_worker *w = &env->w[worker];
     if (env->pool && w->job > 0)
         algo_env_grad_join(env); /* its batch buffers are about to be refilled */
-    int64_t b = wl_sampler_next(&w->sampler, w->batch, w->bx, w->by);
+    int64_t b = env->ds->sparse /* CSR rows for the model's sparse kernel */
+                    ? wl_sampler_next_rows(&w->sampler, w->batch, w->brows, w->by)
+                    : wl_sampler_next(&w->sampler, w->batch, w->bx, w->by);
     w->steps++;
     w->samples += b;
     w->grad_samples = algo_env_step_samples(env, worker);
@@ -196,10 +203,19 @@ int algo_env_set_batch(algo_env *env, int worker, int batch)
     int64_t need = batch > 0 ? batch : w->sampler.shard_n;
     if (need > w->batch_cap) {
         size_t dim = (size_t)env->ds->dim;
-        float *bx = realloc(w->bx, (size_t)need * dim * sizeof(float));
-        if (bx)
-            w->bx = bx;
-        float *by = bx ? realloc(w->by, (size_t)need * sizeof(float)) : NULL;
+        int ok = 1;
+        if (env->ds->sparse) {
+            int64_t *br = realloc(w->brows, (size_t)need * sizeof *br);
+            if (br)
+                w->brows = br;
+            ok = br != NULL;
+        } else {
+            float *bx = realloc(w->bx, (size_t)need * dim * sizeof(float));
+            if (bx)
+                w->bx = bx;
+            ok = bx != NULL;
+        }
+        float *by = ok ? realloc(w->by, (size_t)need * sizeof(float)) : NULL;
         if (by)
             w->by = by;
         float *ws = by ? realloc(w->ws, wl_model_workspace_floats(env->model, need) *

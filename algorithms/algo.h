@@ -50,7 +50,9 @@ typedef struct algo_worker {
     float *x;             /* the worker's model (d floats) */
     float *grad;          /* gradient buffer (d floats) */
     float *ws;            /* model workspace for batches up to batch_cap samples */
-    float *bx, *by;       /* batch buffers (batch_cap samples) */
+    float *bx, *by;       /* batch buffers (batch_cap samples); bx is NULL when the
+                             data set is sparse (env->ds->sparse) */
+    int64_t *brows;       /* sparse data sets: the batch's training rows (batch_cap) */
     int batch;            /* samples per step, 0 = the whole shard (algo_env_set_batch) */
     int64_t batch_cap;    /* samples bx, by and ws hold; grows, never shrinks */
     int64_t grad_samples; /* samples in the last gradient (algo_env_grad): what

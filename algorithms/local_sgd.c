@@ -383,6 +383,12 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
         algo_mean(s->x0, s->ptrs, s->n, s->d);
     }
     if (m == ADAPTIVE) {
+        if (env->ds->sparse) { /* the batch statistics read dense rows (w->bx) */
+            destroy(s);
+            return sim_config_error(env->cfg, "workload", "sparse", SIM_ECONFIG, err,
+                                    "adaptive_local_sgd needs dense rows for its batch "
+                                    "statistics: set [workload] sparse = off");
+        }
         s->stats = calloc(n, sizeof *s->stats);
         s->stats_ws = malloc(wl_model_stats_workspace_floats(env->model, s->test_samples) *
                              sizeof(float));

@@ -35,6 +35,8 @@ static const sim_choice collective_values[] = {
 static const sim_choice weights_values[] = {
     {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM},
     {"metropolis_lazy", SIM_WEIGHTS_METROPOLIS_LAZY}, {NULL, 0}};
+static const sim_choice sparse_values[] = {
+    {"auto", SIM_SPARSE_AUTO}, {"off", SIM_SPARSE_OFF}, {NULL, 0}};
 static const sim_choice normalize_values[] = {
     {"none", SIM_NORMALIZE_NONE}, {"standard", SIM_NORMALIZE_STANDARD}, {NULL, 0}};
 static const sim_choice init_values[] = {
@@ -95,6 +97,7 @@ const sim_key sim_config_keys[] = {
     {"workload", "dataset", "fashion_mnist", SIM_KEY_STRING, NULL, "synthetic_linear(d, n) | blobs(classes, d, n) | fashion_mnist | libsvm(TRAIN[, TEST]) | text(FILE)"},
     {"workload", "test_fraction", "0.1", SIM_KEY_DOUBLE, NULL, "held out when the dataset has no test part, in [0, 1)"},
     {"workload", "normalize", "none", SIM_KEY_CHOICE, "none|standard", "feature normalisation"},
+    {"workload", "sparse", "auto", SIM_KEY_CHOICE, "auto|off", "LIBSVM rows: auto = kept sparse (CSR) for linreg, logreg and softmax, a dense copy for other models; off = always a dense copy (at most 2^28 values)"},
     {"workload", "partition", "iid", SIM_KEY_STRING, NULL, "iid | contiguous | dirichlet(0.5) | shards(2)"},
     {"workload", "init", "same", SIM_KEY_CHOICE, "same|independent", "same: one initial model; independent: a draw per worker"},
     {"workload", "proxy", "none", SIM_KEY_STRING, NULL, "none | resnet50 | vgg16 | bert_large | gpt2 | ..."},
@@ -120,6 +123,7 @@ static const struct {
     {"network", "collective", collective_values},
     {"topology", "weights", weights_values},
     {"workload", "normalize", normalize_values},
+    {"workload", "sparse", sparse_values},
     {"workload", "init", init_values},
     {"workload", "wire_dtype", wire_dtype_values},
 };

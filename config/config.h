@@ -66,6 +66,10 @@ typedef enum sim_normalize_kind {
     SIM_NORMALIZE_NONE = 0,
     SIM_NORMALIZE_STANDARD = 1
 } sim_normalize_kind;
+typedef enum sim_sparse_mode {
+    SIM_SPARSE_AUTO = 0, /* sparse rows for models with sparse kernels */
+    SIM_SPARSE_OFF = 1   /* always a dense copy */
+} sim_sparse_mode;
 typedef enum sim_init_kind { SIM_INIT_SAME = 0, SIM_INIT_INDEPENDENT = 1 } sim_init_kind;
 typedef enum sim_wire_dtype {
     SIM_WIRE_FP32 = 0,
@@ -145,6 +149,7 @@ typedef struct sim_config {
     char dataset[1024];
     double test_fraction;
     sim_normalize_kind normalize;
+    sim_sparse_mode sparse;      /* LIBSVM rows: kept sparse or a dense copy */
     char partition[128];
     sim_init_kind init;          /* one initial model, or a draw per worker */
     char proxy[64];

@@ -416,6 +416,7 @@ static const field fields[] = {
     FS("workload", "dataset", dataset),
     FN("workload", "test_fraction", test_fraction, 'd', "[0, 1)"),
     FC("workload", "normalize", normalize),
+    FC("workload", "sparse", sparse),
     FS("workload", "partition", partition),
     FC("workload", "init", init),
     FS("workload", "proxy", proxy),

@@ -130,6 +130,30 @@ wl_dataset *xp_env_dataset_create(const sim_config *cfg, sim_err *err)
     return ds;
 }
 
+/* A sparse data set stays sparse when the model has sparse kernels and
+ * [workload] sparse = auto; otherwise it gets its dense copy here (only
+ * its size is checked when the run is only checked: a borrowed data set
+ * is then left as it is). */
+static int dense_rows(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    if (!x->ds->sparse)
+        return 0;
+    int off = c->sparse == SIM_SPARSE_OFF;
+    if (!off && wl_model_sparse(x->model))
+        return 0;
+    char why[160];
+    if (off)
+        snprintf(why, sizeof why, "[workload] sparse = off");
+    else
+        snprintf(why, sizeof why, "model %.100s (no sparse kernel)", c->model);
+    int rc = x->check_only ? wl_dataset_dense_check(x->ds, why, err)
+                           : wl_dataset_densify(x->ds, why, err);
+    if (rc < 0)
+        return key_error(c, "workload", "dataset", err);
+    return 0;
+}
+
 /* Workers: buffers for the largest step, their streams, the initial model
  * (worker 0's draw copied to all, or one draw each with init = independent). */
 static int build_workers(xp_env *x, sim_err *err)
@@ -159,7 +183,10 @@ static int build_workers(xp_env *x, sim_err *err)
         w->x = malloc((size_t)d * sizeof(float));
         w->grad = calloc((size_t)d, sizeof(float));
         w->ws = malloc(wsf * sizeof(float));
-        w->bx = malloc((size_t)maxb * (size_t)dim * sizeof(float));
+        if (x->ds->sparse)
+            w->brows = malloc((size_t)maxb * sizeof *w->brows);
+        else
+            w->bx = malloc((size_t)maxb * (size_t)dim * sizeof(float));
         w->by = malloc((size_t)maxb * sizeof(float));
         /* streams nobody draws from are not allocated (5 kB each) */
         if (draws)
@@ -167,7 +194,7 @@ static int build_workers(xp_env *x, sim_err *err)
         if (x->vt->worker_rng)
             w->rng_algo = sim_rng_create(c->seed, SIM_STREAM_ALGORITHM, (uint64_t)i);
         gsl_rng *rs = sim_rng_create(c->seed, SIM_STREAM_SAMPLING, (uint64_t)i);
-        if (!w->x || !w->grad || !w->ws || !w->bx || !w->by ||
+        if (!w->x || !w->grad || !w->ws || (!w->bx && !w->brows) || !w->by ||
             (draws && !w->rng_compute) || (x->vt->worker_rng && !w->rng_algo) || !rs) {
             if (rs)
                 gsl_rng_free(rs);
@@ -213,6 +240,7 @@ static void free_workers(algo_env *env)
         free(w->grad);
         free(w->ws);
         free(w->bx);
+        free(w->brows);
         free(w->by);
         if (w->rng_compute)
             gsl_rng_free(w->rng_compute);
@@ -355,6 +383,9 @@ static int build(xp_env *x, sim_err *err)
     x->model = wl_model_create(c->model, x->ds, err);
     if (!x->model)
         return key_error(c, "workload", "model", err);
+    rc = dense_rows(x, err);
+    if (rc < 0)
+        return rc;
     x->part = wl_partition_create(x->ds, c->n_workers, c->partition, x->rng_part, err);
     if (!x->part)
         return key_error(c, "workload", "partition", err);

@@ -50,7 +50,8 @@ typedef struct run_state {
     sim_net *net;
 
     /* evaluation */
-    float *eval_x, *eval_y; /* fixed training subset */
+    float *eval_x, *eval_y; /* fixed training subset (eval_x NULL when sparse) */
+    int64_t *eval_rows;     /* sparse data sets: its training rows */
     int64_t eval_n;
     float *eval_ws;
     float *avg;             /* scratch: evaluated model / average */
@@ -134,12 +135,20 @@ static void evaluate(run_state *e)
 {
     const float *x = evaluated_model(e);
     const wl_model *m = e->model;
-    wl_eval tr = m->vt->evaluate(m, x, e->eval_x, e->eval_y, e->eval_n, e->eval_ws,
+    const wl_dataset *ds = e->ds;
+    wl_eval tr, te = {NAN, NAN};
+    if (ds->sparse) {
+        tr = m->vt->evaluate_sparse(m, x, &ds->train.csr, e->eval_rows, e->eval_y, e->eval_n,
+                                    e->eval_ws, EVAL_CHUNK);
+        if (ds->test.n > 0)
+            te = m->vt->evaluate_sparse(m, x, &ds->test.csr, NULL, ds->test.y, ds->test.n,
+                                        e->eval_ws, EVAL_CHUNK);
+    } else {
+        tr = m->vt->evaluate(m, x, e->eval_x, e->eval_y, e->eval_n, e->eval_ws, EVAL_CHUNK);
+        if (ds->test.n > 0)
+            te = m->vt->evaluate(m, x, ds->test.x, ds->test.y, ds->test.n, e->eval_ws,
                                  EVAL_CHUNK);
-    wl_eval te = {NAN, NAN};
-    if (e->ds->test.n > 0)
-        te = m->vt->evaluate(m, x, e->ds->test.x, e->ds->test.y, e->ds->test.n, e->eval_ws,
-                             EVAL_CHUNK);
+    }
     e->last_train_loss = tr.loss;
     e->last_test_loss = te.loss;
     e->last_test_acc = te.accuracy;
@@ -307,16 +316,23 @@ static int build_eval_subset(run_state *e, sim_err *err)
     if (k == SIM_CFG_EVAL_ALL || k > tr->n)
         k = tr->n;
     int dim = e->ds->dim;
+    const int sparse = e->ds->sparse;
     e->eval_n = k;
-    e->eval_x = malloc((size_t)k * (size_t)dim * sizeof(float));
+    if (sparse)
+        e->eval_rows = malloc(((size_t)k + 1) * sizeof *e->eval_rows);
+    else
+        e->eval_x = malloc((size_t)k * (size_t)dim * sizeof(float));
     e->eval_y = malloc((size_t)k * sizeof(float));
     e->eval_ws = malloc(wl_model_workspace_floats(e->model, EVAL_CHUNK) * sizeof(float));
-    if (!e->eval_x || !e->eval_y || !e->eval_ws)
+    if ((!e->eval_x && !e->eval_rows) || !e->eval_y || !e->eval_ws)
         return sim_err_set(err, SIM_ENOMEM, "out of memory for the evaluation set");
     /* evenly strided, deterministic, covers the whole file order */
     for (int64_t i = 0; i < k; i++) {
         int64_t s = (int64_t)((double)i * (double)tr->n / (double)k);
-        memcpy(e->eval_x + i * dim, tr->x + s * dim, (size_t)dim * sizeof(float));
+        if (sparse)
+            e->eval_rows[i] = s;
+        else
+            memcpy(e->eval_x + i * dim, tr->x + s * dim, (size_t)dim * sizeof(float));
         e->eval_y[i] = tr->y[s];
     }
     return 0;
@@ -355,6 +371,7 @@ static void teardown(run_state *e)
     free(e->eval_ws);
     free(e->eval_y);
     free(e->eval_x);
+    free(e->eval_rows);
     free(e->mean_scratch);
 }
 

@@ -68,6 +68,53 @@ nomem:
     return NULL;
 }
 
+wl_dataset *wl_dataset_alloc_sparse(const char *name, int dim, int classes, int64_t n_train,
+                                    int64_t nnz_train, int64_t n_test, int64_t nnz_test,
+                                    sim_err *err)
+{
+    if (dim <= 0 || n_train < 0 || n_test < 0 || nnz_train < 0 || nnz_test < 0 ||
+        n_train > INT64_MAX / 16 || n_test > INT64_MAX / 16 || nnz_train > INT64_MAX / 16 ||
+        nnz_test > INT64_MAX / 16) {
+        sim_err_set(err, SIM_ECONFIG, "dataset '%s': size %lld x %d is out of range", name,
+                    (long long)(n_train + n_test), dim);
+        return NULL;
+    }
+    wl_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds)
+        goto nomem;
+    snprintf(ds->name, sizeof ds->name, "%s", name);
+    ds->dim = dim;
+    ds->classes = classes;
+    ds->sparse = 1;
+    wl_split *sp[2] = {&ds->train, &ds->test};
+    const int64_t n[2] = {n_train, n_test}, nnz[2] = {nnz_train, nnz_test};
+    for (int s = 0; s < 2; s++) {
+        sp[s]->n = n[s];
+        sp[s]->y = malloc(((size_t)n[s] + 1) * sizeof(float));
+        sp[s]->csr.row = malloc(((size_t)n[s] + 1) * sizeof(int64_t));
+        sp[s]->csr.col = malloc(((size_t)nnz[s] + 1) * sizeof(int32_t));
+        sp[s]->csr.val = malloc(((size_t)nnz[s] + 1) * sizeof(float));
+        if (!sp[s]->y || !sp[s]->csr.row || !sp[s]->csr.col || !sp[s]->csr.val)
+            goto nomem;
+        sp[s]->csr.row[0] = 0;
+    }
+    return ds;
+nomem:
+    wl_dataset_destroy(ds);
+    sim_err_set(err, SIM_ENOMEM,
+                "dataset '%s': out of memory for %lld samples with %lld stored values", name,
+                (long long)(n_train + n_test), (long long)(nnz_train + nnz_test));
+    return NULL;
+}
+
+static void csr_free(wl_csr *c)
+{
+    free(c->row);
+    free(c->col);
+    free(c->val);
+    memset(c, 0, sizeof *c);
+}
+
 void wl_dataset_destroy(wl_dataset *ds)
 {
     if (!ds)
@@ -76,7 +123,72 @@ void wl_dataset_destroy(wl_dataset *ds)
     free(ds->train.y);
     free(ds->test.x);
     free(ds->test.y);
+    csr_free(&ds->train.csr);
+    csr_free(&ds->test.csr);
     free(ds);
+}
+
+int64_t wl_split_entries(const wl_dataset *ds, const wl_split *s)
+{
+    if (ds->sparse)
+        return s->csr.row[s->n];
+    return s->n * (int64_t)ds->dim;
+}
+
+void wl_split_row(const wl_dataset *ds, const wl_split *s, int64_t i, float *out)
+{
+    const int d = ds->dim;
+    if (!ds->sparse) {
+        memcpy(out, s->x + i * d, (size_t)d * sizeof *out);
+        return;
+    }
+    memset(out, 0, (size_t)d * sizeof *out);
+    for (int64_t k = s->csr.row[i]; k < s->csr.row[i + 1]; k++)
+        out[s->csr.col[k]] = s->csr.val[k];
+}
+
+int wl_dataset_dense_check(const wl_dataset *ds, const char *why, sim_err *err)
+{
+    if (!ds->sparse)
+        return 0;
+    const int64_t n = ds->train.n + ds->test.n;
+    if (n > 0 && ds->dim > WL_DENSE_MAX_VALUES / n)
+        return sim_err_set(err, SIM_EINPUT,
+                           "dataset '%s': %s needs dense rows, and %lld samples x %d "
+                           "features is more than the %lld values (1 GiB of floats) a dense "
+                           "copy may hold (%lld values are stored)",
+                           ds->name, why, (long long)n, ds->dim,
+                           (long long)WL_DENSE_MAX_VALUES,
+                           (long long)(wl_split_entries(ds, &ds->train) +
+                                       wl_split_entries(ds, &ds->test)));
+    return 0;
+}
+
+int wl_dataset_densify(wl_dataset *ds, const char *why, sim_err *err)
+{
+    if (!ds->sparse)
+        return 0;
+    int rc = wl_dataset_dense_check(ds, why, err);
+    if (rc != 0)
+        return rc;
+    const size_t d = (size_t)ds->dim;
+    float *x[2] = {malloc(((size_t)ds->train.n * d + 1) * sizeof(float)),
+                   malloc(((size_t)ds->test.n * d + 1) * sizeof(float))};
+    if (!x[0] || !x[1]) {
+        free(x[0]);
+        free(x[1]);
+        return sim_err_set(err, SIM_ENOMEM, "dataset '%s': out of memory for its dense copy",
+                           ds->name);
+    }
+    wl_split *sp[2] = {&ds->train, &ds->test};
+    for (int s = 0; s < 2; s++) {
+        for (int64_t i = 0; i < sp[s]->n; i++)
+            wl_split_row(ds, sp[s], i, x[s] + (size_t)i * d);
+        csr_free(&sp[s]->csr);
+        sp[s]->x = x[s];
+    }
+    ds->sparse = 0;
+    return 0;
 }
 
 int wl_read_file(const char *path, char **text, size_t *len, sim_err *err)
@@ -117,6 +229,81 @@ int wl_read_file(const char *path, char **text, size_t *len, sim_err *err)
     return rc;
 }
 
+/* The held-out rows: the first nt of a shuffle of 0..n-1 drawn from rng
+ * (the same draw for both storages). NULL when out of memory. */
+static unsigned char *held_rows(int64_t n, int64_t nt, gsl_rng *rng)
+{
+    int64_t *perm = malloc((size_t)n * sizeof *perm);
+    unsigned char *held = calloc((size_t)n, 1);
+    if (!perm || !held) {
+        free(perm);
+        free(held);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    gsl_ran_shuffle(rng, perm, (size_t)n, sizeof *perm);
+    for (int64_t i = 0; i < nt; i++)
+        held[perm[i]] = 1;
+    free(perm);
+    return held;
+}
+
+/* wl_dataset_holdout on CSR rows: the held rows move to a new test CSR,
+ * the rest are compacted in place, both in file order. */
+static int holdout_sparse(wl_dataset *ds, int64_t nt, gsl_rng *rng, sim_err *err)
+{
+    wl_split *tr = &ds->train;
+    const int64_t n = tr->n;
+    unsigned char *held = held_rows(n, nt, rng);
+    int64_t nnz_t = 0;
+    if (held)
+        for (int64_t i = 0; i < n; i++)
+            if (held[i])
+                nnz_t += tr->csr.row[i + 1] - tr->csr.row[i];
+    wl_csr t = {0};
+    float *ty = NULL;
+    if (held) {
+        t.row = malloc(((size_t)nt + 1) * sizeof *t.row);
+        t.col = malloc(((size_t)nnz_t + 1) * sizeof *t.col);
+        t.val = malloc(((size_t)nnz_t + 1) * sizeof *t.val);
+        ty = malloc(((size_t)nt + 1) * sizeof *ty);
+    }
+    if (!held || !t.row || !t.col || !t.val || !ty) {
+        free(held);
+        csr_free(&t);
+        free(ty);
+        return sim_err_set(err, SIM_ENOMEM, "dataset '%s': out of memory for the hold-out",
+                           ds->name);
+    }
+    int64_t a = 0, b = 0, ka = 0, kb = 0;
+    t.row[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t lo = tr->csr.row[i], hi = tr->csr.row[i + 1], len = hi - lo;
+        if (held[i]) {
+            memcpy(t.col + kb, tr->csr.col + lo, (size_t)len * sizeof *t.col);
+            memcpy(t.val + kb, tr->csr.val + lo, (size_t)len * sizeof *t.val);
+            kb += len;
+            t.row[++b] = kb;
+            ty[b - 1] = tr->y[i];
+        } else {
+            memmove(tr->csr.col + ka, tr->csr.col + lo, (size_t)len * sizeof *t.col);
+            memmove(tr->csr.val + ka, tr->csr.val + lo, (size_t)len * sizeof *t.val);
+            ka += len;
+            tr->csr.row[++a] = ka; /* row[a] <= row[i + 1]: not read again */
+            tr->y[a - 1] = tr->y[i];
+        }
+    }
+    csr_free(&ds->test.csr);
+    free(ds->test.y);
+    ds->test.csr = t;
+    ds->test.y = ty;
+    ds->test.n = nt;
+    tr->n = a;
+    free(held);
+    return 0;
+}
+
 int wl_dataset_holdout(wl_dataset *ds, double fraction, gsl_rng *rng, sim_err *err)
 {
     const int64_t n = ds->train.n;
@@ -134,6 +321,8 @@ int wl_dataset_holdout(wl_dataset *ds, double fraction, gsl_rng *rng, sim_err *e
     if (!rng)
         return sim_err_set(err, SIM_EINTERNAL, "dataset '%s': hold-out needs a stream",
                            ds->name);
+    if (ds->sparse)
+        return holdout_sparse(ds, nt, rng, err);
     int64_t *perm = malloc((size_t)n * sizeof *perm);
     unsigned char *held = calloc((size_t)n, 1);
     float *tx = malloc(((size_t)nt * (size_t)d + 1) * sizeof *tx);
@@ -175,6 +364,9 @@ int wl_dataset_holdout(wl_dataset *ds, double fraction, gsl_rng *rng, sim_err *e
 
 int wl_dataset_normalize(wl_dataset *ds, sim_err *err)
 {
+    int rc = wl_dataset_densify(ds, "normalize = standard", err);
+    if (rc != 0)
+        return rc;
     const int d = ds->dim;
     const int64_t n = ds->train.n;
     if (n <= 0)

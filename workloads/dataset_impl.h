@@ -23,9 +23,17 @@ extern const wl_dataset_vt wl_dataset_text_vt;
  * SIM_ECONFIG (sizes that overflow). Free with wl_dataset_destroy. */
 wl_dataset *wl_dataset_alloc(const char *name, int dim, int classes, int64_t n_train,
                              int64_t n_test, sim_err *err);
+/* A sparse data set (ds->sparse = 1) with uninitialised CSR arrays for
+ * nnz_train and nnz_test entries (row offsets of n + 1 each); x is NULL.
+ * Free with wl_dataset_destroy. */
+wl_dataset *wl_dataset_alloc_sparse(const char *name, int dim, int classes, int64_t n_train,
+                                    int64_t nnz_train, int64_t n_test, int64_t nnz_test,
+                                    sim_err *err);
 /* Standardises every feature with the training split's mean and population
  * standard deviation, applied to train and test alike. A feature with zero
- * spread in train is only centred. Statistics are accumulated in double. */
+ * spread in train is only centred. Statistics are accumulated in double.
+ * Centring makes rows dense: a sparse data set is densified first
+ * (wl_dataset_densify, with its size check). */
 int wl_dataset_normalize(wl_dataset *ds, sim_err *err);
 
 /* Reads the whole file into a NUL-terminated malloc'ed buffer (*len bytes

@@ -1,11 +1,14 @@
 /* LIBSVM text loader. Each file is read whole and parsed twice: a first
- * pass validates every line and finds the sample count, the largest index
- * and the labels; the second fills the dense float rows. Nothing is skipped:
+ * pass validates every line and finds the sample count, the non-zero
+ * count, the largest index and the labels; the second fills the sparse
+ * rows (CSR: only non-zero values, so the data set takes about the memory
+ * its file does, whatever the largest index). Nothing is skipped:
  * an empty line, a bad number, an index that is not increasing, a line
  * mixing sparse and dense entries, a dense row of another width or a last
  * line without its newline (a truncated file) is an error naming FILE:LINE.
  * Label mapping is decided over both files together (see dataset.h). */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,26 +19,27 @@
 
 #define SVM_MAX_DIM 10000000
 #define SVM_MAX_CLASSES 1000
-/* Samples x features held dense (1 GiB of floats): a sparse index makes
- * every row that long, so a few short lines could otherwise ask for
- * gigabytes. Checked after the first pass, before anything that size is
- * allocated. */
-#define SVM_MAX_VALUES (INT64_C(1) << 28)
 
 typedef struct svm_file {
     const char *path;
     char *text;
     size_t len;
     int64_t n;          /* samples (lines) */
+    int64_t nnz;        /* non-zero values, from the first pass */
     double *label;      /* n raw labels, from the first pass */
 } svm_file;
 
 typedef struct svm_shape {
     int64_t max_index;  /* largest sparse index seen */
     int64_t dense;      /* width of dense rows, -1 before the first */
-    const char *max_path; /* where max_index was first seen (file, line) */
-    int64_t max_line;
 } svm_shape;
+
+/* Where pass 2 writes: the next entry of the CSR arrays. */
+typedef struct svm_out {
+    int32_t *col;
+    float *val;
+    int64_t k;
+} svm_out;
 
 static int is_blank(char c)
 {
@@ -47,8 +51,9 @@ static int ends_token(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
 }
 
-/* A finite number starting right at p and ending at a token end; *next
- * gets the character after it. */
+/* A number starting right at p and ending at a token end, finite as a
+ * float (labels, targets and values are stored as floats: 1e42 would become
+ * inf, and converting it is undefined); *next gets the character after it. */
 static int number_at(const char *p, double *v, const char **next)
 {
     char *e;
@@ -56,16 +61,17 @@ static int number_at(const char *p, double *v, const char **next)
         return -1;
     errno = 0;
     *v = strtod(p, &e);
-    if (e == p || !ends_token(*e) || !isfinite(*v))
+    if (e == p || !ends_token(*e) || !isfinite(*v) || fabs(*v) > FLT_MAX)
         return -1;
     *next = e;
     return 0;
 }
 
-/* Parses one line [p, eol). Writes into row (dim floats, zeroed by the
- * caller) when row is set. Returns 0 or SIM_EINPUT. */
+/* Parses one line [p, eol), adding its non-zero values to *nnz. Appends
+ * them to out when out is set. Returns 0 or SIM_EINPUT. */
 static int parse_line(const svm_file *f, int64_t lineno, const char *p, const char *eol,
-                      double *label, svm_shape *shape, float *row, sim_err *err)
+                      double *label, svm_shape *shape, int64_t *nnz, svm_out *out,
+                      sim_err *err)
 {
     while (p < eol && is_blank(*p))
         p++;
@@ -112,7 +118,8 @@ static int parse_line(const svm_file *f, int64_t lineno, const char *p, const ch
                                    (long long)last);
             if (number_at(colon + 1, &v, &p) != 0)
                 return sim_err_set(err, SIM_EINPUT,
-                                   "%s:%lld: '%.*s': expected a finite value after ':'",
+                                   "%s:%lld: '%.*s': expected a finite value after ':' (at most "
+                                   "3.4e38 in magnitude)",
                                    f->path, (long long)lineno, tlen, tok);
         } else {
             idx = count + 1;
@@ -122,14 +129,16 @@ static int parse_line(const svm_file *f, int64_t lineno, const char *p, const ch
         }
         last = idx;
         count++;
-        if (row)
-            row[idx - 1] = (float)v;
+        if ((float)v != 0) {
+            if (out) {
+                out->col[out->k] = (int32_t)(idx - 1);
+                out->val[out->k++] = (float)v;
+            }
+            (*nnz)++;
+        }
     }
-    if (sparse == 1 && last > shape->max_index) {
+    if (sparse == 1 && last > shape->max_index)
         shape->max_index = last;
-        shape->max_path = f->path;
-        shape->max_line = lineno;
-    }
     if (sparse == 0) {
         if (shape->dense >= 0 && count != shape->dense)
             return sim_err_set(err, SIM_EINPUT,
@@ -141,12 +150,13 @@ static int parse_line(const svm_file *f, int64_t lineno, const char *p, const ch
     return 0;
 }
 
-/* Walks every line of f; pass 1 (rows NULL) stores labels and grows the
- * shape, pass 2 writes rows (n x dim). */
-static int parse_file(svm_file *f, svm_shape *shape, float *rows, int dim, sim_err *err)
+/* Walks every line of f; pass 1 (csr NULL) stores labels and counts, and
+ * grows the shape, pass 2 writes the rows into csr (f->nnz entries). */
+static int parse_file(svm_file *f, svm_shape *shape, wl_csr *csr, sim_err *err)
 {
     const char *p = f->text, *end = f->text + f->len;
-    int64_t lineno = 0, n = 0;
+    int64_t lineno = 0, n = 0, nnz = 0;
+    svm_out out = {csr ? csr->col : NULL, csr ? csr->val : NULL, 0};
     while (p < end) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         lineno++;
@@ -155,18 +165,18 @@ static int parse_file(svm_file *f, svm_shape *shape, float *rows, int dim, sim_e
                                "%s:%lld: truncated: the last line has no newline", f->path,
                                (long long)lineno);
         double label;
-        float *row = rows ? rows + n * dim : NULL;
-        if (row)
-            memset(row, 0, (size_t)dim * sizeof *row);
-        int rc = parse_line(f, lineno, p, eol, &label, shape, row, err);
+        int rc = parse_line(f, lineno, p, eol, &label, shape, &nnz, csr ? &out : NULL, err);
         if (rc != 0)
             return rc;
-        if (!rows)
+        if (csr)
+            csr->row[n + 1] = out.k;
+        else
             f->label[n] = label;
         n++;
         p = eol + 1;
     }
     f->n = n;
+    f->nnz = nnz;
     return 0;
 }
 
@@ -184,7 +194,7 @@ static int load(svm_file *f, const char *path, svm_shape *shape, sim_err *err)
     f->label = malloc((lines + 1) * sizeof *f->label);
     if (!f->label)
         return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
-    return parse_file(f, shape, NULL, 0, err);
+    return parse_file(f, shape, NULL, err);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -248,7 +258,7 @@ wl_dataset *wl_dataset_libsvm(const char *train_path, const char *test_path, sim
 {
     svm_file fs[2];
     memset(fs, 0, sizeof fs);
-    svm_shape shape = {0, -1, NULL, 0};
+    svm_shape shape = {0, -1};
     wl_dataset *ds = NULL;
     double *values = NULL;
     const int nf = test_path ? 2 : 1;
@@ -262,21 +272,6 @@ wl_dataset *wl_dataset_libsvm(const char *train_path, const char *test_path, sim
         goto done;
     }
     const int64_t n_all = fs[0].n + fs[1].n;
-    if (n_all > 0 && dim > SVM_MAX_VALUES / n_all) {
-        if (shape.max_index == dim)
-            sim_err_set(err, SIM_EINPUT,
-                        "%s:%lld: index %lld makes %lld samples x %lld features, more than "
-                        "the %lld values (1 GiB of floats) a data set may hold",
-                        shape.max_path, (long long)shape.max_line, (long long)dim,
-                        (long long)n_all, (long long)dim, (long long)SVM_MAX_VALUES);
-        else
-            sim_err_set(err, SIM_EINPUT,
-                        "%s: %lld samples x %lld features, more than the %lld values (1 GiB "
-                        "of floats) a data set may hold",
-                        train_path, (long long)n_all, (long long)dim,
-                        (long long)SVM_MAX_VALUES);
-        goto done;
-    }
     values = malloc((size_t)(n_all + 1) * sizeof *values);
     if (!values) {
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory", train_path);
@@ -284,13 +279,14 @@ wl_dataset *wl_dataset_libsvm(const char *train_path, const char *test_path, sim
     }
     int classes;
     int kind = label_kind(fs, nf, values, &classes);
-    ds = wl_dataset_alloc("libsvm", (int)dim, classes, fs[0].n, fs[1].n, err);
+    ds = wl_dataset_alloc_sparse("libsvm", (int)dim, classes, fs[0].n, fs[0].nnz, fs[1].n,
+                                 fs[1].nnz, err);
     if (!ds)
         goto done;
     wl_split *splits[2] = {&ds->train, &ds->test};
     for (int k = 0; k < nf; k++) {
-        svm_shape again = {0, -1, NULL, 0};
-        if (parse_file(&fs[k], &again, splits[k]->x, (int)dim, err) != 0) {
+        svm_shape again = {0, -1};
+        if (parse_file(&fs[k], &again, &splits[k]->csr, err) != 0) {
             wl_dataset_destroy(ds);
             ds = NULL;
             goto done;

@@ -54,6 +54,37 @@ void wl_linear_grad(const wl_model *m, const float *x, const float *r, int64_t b
     grad[d] = (float)(rsum / (double)b);
 }
 
+void wl_linear_forward_sparse(const wl_model *m, const float *params, const wl_csr *X,
+                              const int64_t *rows, int64_t first, int64_t b, float *z)
+{
+    const float *w = params;
+    const float bias = params[m->dim];
+    for (int64_t i = 0; i < b; i++) {
+        const int64_t r = wl_csr_row_of(rows, first, i);
+        double s = 0;
+        for (int64_t k = X->row[r]; k < X->row[r + 1]; k++)
+            s += (double)X->val[k] * (double)w[X->col[k]];
+        z[i] = (float)((double)bias + s);
+    }
+}
+
+void wl_linear_grad_sparse(const wl_model *m, const wl_csr *X, const int64_t *rows,
+                           const float *r, int64_t b, float *grad)
+{
+    const int d = m->dim;
+    memset(grad, 0, (size_t)d * sizeof *grad);
+    double rsum = 0;
+    const float invb = 1.0f / (float)b;
+    for (int64_t i = 0; i < b; i++) {
+        const int64_t q = wl_csr_row_of(rows, 0, i);
+        const float ri = r[i] * invb;
+        rsum += r[i];
+        for (int64_t k = X->row[q]; k < X->row[q + 1]; k++)
+            grad[X->col[k]] += ri * X->val[k];
+    }
+    grad[d] = (float)(rsum / (double)b);
+}
+
 int wl_linear_batch_stats(const wl_model *m, const float *params, const float *x,
                           const float *y, int64_t b, wl_batch_stats *out, float *ws)
 {

@@ -33,6 +33,20 @@ void wl_linear_forward(const wl_model *m, const float *params, const float *x, i
 void wl_linear_grad(const wl_model *m, const float *x, const float *r, int64_t b,
                     float *grad);
 
+/* The sparse forms (rows as in wl_model_vt.loss_grad_sparse, offset by
+ * first when rows is NULL): z_i = b + sum over row i's stored values of
+ * val w[col] (summed in double); grad w = X^T r / b over the stored
+ * values after zeroing the d weights, grad b as above. */
+void wl_linear_forward_sparse(const wl_model *m, const float *params, const wl_csr *X,
+                              const int64_t *rows, int64_t first, int64_t b, float *z);
+void wl_linear_grad_sparse(const wl_model *m, const wl_csr *X, const int64_t *rows,
+                           const float *r, int64_t b, float *grad);
+/* Row index of the i-th sample of a sparse batch. */
+static inline int64_t wl_csr_row_of(const int64_t *rows, int64_t first, int64_t i)
+{
+    return rows ? rows[first + i] : first + i;
+}
+
 /* vt->batch_stats of the scalar models. Per-sample gradients factor as
  * r_s [x_s; 1]: ||a_s||^2 = r_s^2 (||x_s||^2 + 1) and a_s.gbar =
  * r_s (x_s.g_w + g_b), with r_s the residuals that vt->loss_grad leaves in

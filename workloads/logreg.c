@@ -31,20 +31,69 @@ static double sigmoid(double z)
     return e / (1.0 + e);
 }
 
-static double logreg_loss_grad(const wl_model *m, const float *params, const float *x,
-                               const float *y, int64_t b, float *grad, float *ws)
+/* The logits in ws become the residuals p - y; returns the summed loss. */
+static double logistic_residuals(const float *y, int64_t b, float *ws)
 {
-    if (b <= 0)
-        return wl_model_zero_grad(m, grad);
-    wl_linear_forward(m, params, x, b, ws);
     double loss = 0;
     for (int64_t i = 0; i < b; i++) {
         double z = ws[i];
         loss += softplus(z) - (double)y[i] * z;
         ws[i] = (float)(sigmoid(z) - (double)y[i]);
     }
+    return loss;
+}
+
+/* Adds the loss and the correct predictions of b logits z. */
+static void logistic_score(const float *z, const float *y, int64_t b, double *loss,
+                           int64_t *correct)
+{
+    for (int64_t i = 0; i < b; i++) {
+        double zi = z[i], yi = y[i];
+        *loss += softplus(zi) - yi * zi;
+        *correct += (zi >= 0) == (yi > 0.5);
+    }
+}
+
+static double logreg_loss_grad(const wl_model *m, const float *params, const float *x,
+                               const float *y, int64_t b, float *grad, float *ws)
+{
+    if (b <= 0)
+        return wl_model_zero_grad(m, grad);
+    wl_linear_forward(m, params, x, b, ws);
+    double loss = logistic_residuals(y, b, ws);
     wl_linear_grad(m, x, ws, b, grad);
     return loss / (double)b;
+}
+
+static double logreg_loss_grad_sparse(const wl_model *m, const float *params,
+                                      const wl_csr *X, const int64_t *rows, const float *y,
+                                      int64_t b, float *grad, float *ws)
+{
+    if (b <= 0)
+        return wl_model_zero_grad(m, grad);
+    wl_linear_forward_sparse(m, params, X, rows, 0, b, ws);
+    double loss = logistic_residuals(y, b, ws);
+    wl_linear_grad_sparse(m, X, rows, ws, b, grad);
+    return loss / (double)b;
+}
+
+static wl_eval logreg_evaluate_sparse(const wl_model *m, const float *params, const wl_csr *X,
+                                      const int64_t *rows, const float *y, int64_t n,
+                                      float *ws, int64_t ws_batch)
+{
+    wl_eval ev = {NAN, NAN};
+    if (n <= 0 || ws_batch <= 0)
+        return ev;
+    double loss = 0;
+    int64_t correct = 0;
+    for (int64_t i0 = 0; i0 < n; i0 += ws_batch) {
+        int64_t b = n - i0 < ws_batch ? n - i0 : ws_batch;
+        wl_linear_forward_sparse(m, params, X, rows, i0, b, ws);
+        logistic_score(ws, y + i0, b, &loss, &correct);
+    }
+    ev.loss = loss / (double)n;
+    ev.accuracy = (double)correct / (double)n;
+    return ev;
 }
 
 static wl_eval logreg_evaluate(const wl_model *m, const float *params, const float *x,
@@ -80,4 +129,6 @@ const wl_model_vt wl_logreg_vt = {
     .loss_grad = logreg_loss_grad,
     .evaluate = logreg_evaluate,
     .batch_stats = wl_linear_batch_stats,
+    .loss_grad_sparse = logreg_loss_grad_sparse,
+    .evaluate_sparse = logreg_evaluate_sparse,
 };

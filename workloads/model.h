@@ -79,6 +79,18 @@ typedef struct wl_model_vt {
      * floats. Returns 0. */
     int (*batch_stats)(const wl_model *m, const float *params, const float *x,
                        const float *y, int64_t b, wl_batch_stats *out, float *ws);
+    /* Optional sparse kernels (NULL: the model trains on dense rows only;
+     * a sparse data set is then densified). The samples are rows rows[0..b)
+     * of X (rows NULL: rows 0..b-1), y[i] the label of the i-th; the same
+     * results as loss_grad / evaluate on the dense rows up to float
+     * rounding, through loops over the stored values only (the gradient is
+     * still d floats, zeroed first). Same workspace as the dense kernels. */
+    double (*loss_grad_sparse)(const wl_model *m, const float *params, const wl_csr *X,
+                               const int64_t *rows, const float *y, int64_t b, float *grad,
+                               float *ws);
+    wl_eval (*evaluate_sparse)(const wl_model *m, const float *params, const wl_csr *X,
+                               const int64_t *rows, const float *y, int64_t n, float *ws,
+                               int64_t ws_batch);
 } wl_model_vt;
 
 struct wl_model {
@@ -99,6 +111,12 @@ extern const wl_model_vt *const wl_model_registry[]; /* NULL-terminated */
 wl_model *wl_model_create(const char *spec, const wl_dataset *ds, sim_err *err);
 void wl_model_destroy(wl_model *m);
 const wl_model_vt *wl_model_find(const char *name);
+
+/* 1 when the model has sparse kernels (trains on CSR rows directly). */
+static inline int wl_model_sparse(const wl_model *m)
+{
+    return m->vt->loss_grad_sparse != NULL && m->vt->evaluate_sparse != NULL;
+}
 
 static inline size_t wl_model_workspace_floats(const wl_model *m, int64_t max_batch)
 {

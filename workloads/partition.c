@@ -166,21 +166,33 @@ static void copy_sample(const wl_dataset *ds, int64_t idx, float *x, float *y)
     *y = ds->train.y[idx];
 }
 
+/* Sample i of the batch is row idx: its row copied into x (dense) or its
+ * index into rows (sparse). */
+static void take_sample(const wl_dataset *ds, int64_t idx, int64_t i, float *x,
+                        int64_t *rows, float *y)
+{
+    if (rows) {
+        rows[i] = idx;
+        y[i] = ds->train.y[idx];
+    } else {
+        copy_sample(ds, idx, x + i * ds->dim, y + i);
+    }
+}
+
 /* A full batch is the shard in shard order and counts as one local pass.
  * Otherwise the walk through perm reshuffles as soon as a pass completes. */
-int64_t wl_sampler_next(wl_sampler *s, int64_t b, float *x, float *y)
+static int64_t sampler_next(wl_sampler *s, int64_t b, float *x, int64_t *rows, float *y)
 {
-    const int d = s->ds->dim;
     if (s->shard_n <= 0)
         return 0;
     if (b <= 0) {
         for (int64_t i = 0; i < s->shard_n; i++)
-            copy_sample(s->ds, s->shard[i], x + i * d, y + i);
+            take_sample(s->ds, s->shard[i], i, x, rows, y);
         s->epochs++;
         return s->shard_n;
     }
     for (int64_t i = 0; i < b; i++) {
-        copy_sample(s->ds, s->perm[s->pos++], x + i * d, y + i);
+        take_sample(s->ds, s->perm[s->pos++], i, x, rows, y);
         if (s->pos == s->shard_n) {
             s->epochs++;
             s->pos = 0;
@@ -189,4 +201,14 @@ int64_t wl_sampler_next(wl_sampler *s, int64_t b, float *x, float *y)
         }
     }
     return b;
+}
+
+int64_t wl_sampler_next(wl_sampler *s, int64_t b, float *x, float *y)
+{
+    return sampler_next(s, b, x, NULL, y);
+}
+
+int64_t wl_sampler_next_rows(wl_sampler *s, int64_t b, int64_t *rows, float *y)
+{
+    return sampler_next(s, b, NULL, rows, y);
 }

@@ -85,5 +85,8 @@ void wl_sampler_release(wl_sampler *s);
 /* Copies the next b samples (b <= 0: the whole shard) into x (b x dim) and
  * y (b), reshuffling at the end of each pass. Returns the number copied. */
 int64_t wl_sampler_next(wl_sampler *s, int64_t b, float *x, float *y);
+/* The same draw for a sparse data set: the training-row indices of the b
+ * samples into rows, their labels into y (nothing is copied). */
+int64_t wl_sampler_next_rows(wl_sampler *s, int64_t b, int64_t *rows, float *y);
 
 #endif

@@ -4,6 +4,7 @@
  * over the batch. The workspace holds one batch of logits (max_batch x
  * classes floats), overwritten in place by the logit gradients. */
 #include <cblas.h>
+#include <math.h>
 #include <string.h>
 
 #include "workloads/dense_impl.h"
@@ -73,6 +74,77 @@ static wl_eval softmax_evaluate(const wl_model *m, const float *params, const fl
     return wl_softmax_evaluate(m, params, x, y, n, ws, step, logits);
 }
 
+/* Sparse rows: logits z_ic = bias_c + sum over the row's stored values of
+ * val W[c][col] (summed in double), b rows from the first-th. */
+static void logits_sparse(const wl_model *m, const float *params, const wl_csr *X,
+                          const int64_t *rows, int64_t first, int64_t b, float *z)
+{
+    const int c = m->classes;
+    const int64_t d = m->dim;
+    const float *bias = params + (int64_t)c * d;
+    for (int64_t i = 0; i < b; i++) {
+        const int64_t r = wl_csr_row_of(rows, first, i);
+        for (int k = 0; k < c; k++) {
+            const float *wk = params + k * d;
+            double s = 0;
+            for (int64_t e = X->row[r]; e < X->row[r + 1]; e++)
+                s += (double)X->val[e] * (double)wk[X->col[e]];
+            z[i * c + k] = (float)((double)bias[k] + s);
+        }
+    }
+}
+
+static double softmax_loss_grad_sparse(const wl_model *m, const float *params,
+                                       const wl_csr *X, const int64_t *rows, const float *y,
+                                       int64_t b, float *grad, float *ws)
+{
+    const int c = m->classes;
+    const int64_t d = m->dim;
+    if (b <= 0)
+        return wl_model_zero_grad(m, grad);
+    double loss = 0;
+    logits_sparse(m, params, X, rows, 0, b, ws);
+    wl_softmax_xent_grad(ws, b, c, y, 1.0f / (float)b, &loss);
+    /* grad_W = dZ^T X over the stored values */
+    memset(grad, 0, (size_t)(c * d) * sizeof *grad);
+    for (int64_t i = 0; i < b; i++) {
+        const int64_t r = wl_csr_row_of(rows, 0, i);
+        const float *dz = ws + i * c;
+        for (int k = 0; k < c; k++) {
+            float *gk = grad + k * d;
+            const float dk = dz[k];
+            for (int64_t e = X->row[r]; e < X->row[r + 1]; e++)
+                gk[X->col[e]] += dk * X->val[e];
+        }
+    }
+    wl_dense_bias_grad(ws, b, c, grad + (int64_t)c * d);
+    return loss / (double)b;
+}
+
+static wl_eval softmax_evaluate_sparse(const wl_model *m, const float *params,
+                                       const wl_csr *X, const int64_t *rows, const float *y,
+                                       int64_t n, float *ws, int64_t ws_batch)
+{
+    wl_eval ev = {NAN, NAN};
+    if (n <= 0 || ws_batch <= 0)
+        return ev;
+    const int c = m->classes;
+    double loss = 0;
+    int64_t correct = 0;
+    for (int64_t i0 = 0; i0 < n; i0 += ws_batch) {
+        const int64_t b = n - i0 < ws_batch ? n - i0 : ws_batch;
+        logits_sparse(m, params, X, rows, i0, b, ws);
+        for (int64_t i = 0; i < b; i++) {
+            int yi = (int)y[i0 + i], am;
+            loss += wl_softmax_row_loss(ws + i * c, c, yi, 0, &am);
+            correct += am == yi;
+        }
+    }
+    ev.loss = loss / (double)n;
+    ev.accuracy = (double)correct / (double)n;
+    return ev;
+}
+
 /* Per-sample gradients factor as dz_s (x) [x_s; 1] with dz_s = p_s - e_y:
  * ||a_s||^2 = ||dz_s||^2 (||x_s||^2 + 1) and a_s.gbar = dz_s.(G x_s + g_b).
  * loss_grad leaves dz / b for every row in the model workspace. */
@@ -106,4 +178,6 @@ const wl_model_vt wl_softmax_vt = {
     .loss_grad = softmax_loss_grad,
     .evaluate = softmax_evaluate,
     .batch_stats = softmax_batch_stats,
+    .loss_grad_sparse = softmax_loss_grad_sparse,
+    .evaluate_sparse = softmax_evaluate_sparse,
 };

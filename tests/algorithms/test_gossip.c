@@ -90,8 +90,10 @@ static void fp_local_quadratics(const harness *h, gsl_matrix *H, gsl_vector *c)
         for (int64_t s = lo; s < hi; s++) {
             int64_t idx = h->part->index[s];
             double at[FP_P];
+            float row[FP_DIM];
+            wl_split_row(ds, &ds->train, idx, row);
             for (int j = 0; j < FP_DIM; j++)
-                at[j] = ds->train.x[idx * FP_DIM + j];
+                at[j] = row[j];
             at[FP_DIM] = 1;
             double y = ds->train.y[idx];
             for (int a = 0; a < FP_P; a++) {

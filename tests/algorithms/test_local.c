@@ -501,8 +501,10 @@ static void drift_point(const harness *h, double lr, int H, int mode, gsl_vector
         for (int64_t k = lo; k < hi; k++) {
             int64_t idx = h->part->index[k];
             double at[FP_P];
+            float row[FP_DIM];
+            wl_split_row(ds, &ds->train, idx, row);
             for (int j = 0; j < FP_DIM; j++)
-                at[j] = ds->train.x[idx * FP_DIM + j];
+                at[j] = row[j];
             at[FP_DIM] = 1;
             for (int a = 0; a < p; a++) {
                 *gsl_vector_ptr(c, a) += ds->train.y[idx] * at[a] / m;

@@ -96,6 +96,7 @@ Test(config, defaults_are_all_filled)
     cr_assert_str_eq(cfg.dataset, "fashion_mnist");
     cr_assert_eq(cfg.test_fraction, 0.1);
     cr_assert_eq(cfg.normalize, SIM_NORMALIZE_NONE);
+    cr_assert_eq(cfg.sparse, SIM_SPARSE_AUTO);
     cr_assert_str_eq(cfg.partition, "iid");
     cr_assert_eq(cfg.init, SIM_INIT_SAME);
     cr_assert_str_eq(cfg.proxy, "none");
@@ -106,7 +107,7 @@ Test(config, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = schema_count();
-    cr_assert_eq(n, 62); /* 9 + 8 + 8 + 2 + 20 + 11 + 4 */
+    cr_assert_eq(n, 63); /* 9 + 8 + 8 + 2 + 20 + 12 + 4 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const sim_key *k = &sim_config_keys[i];
@@ -720,13 +721,14 @@ Test(config, choice_words_map_to_enums_by_name)
         }
         cr_assert_eq(n_values, n_words, "[%s] %s", k->section, k->key);
     }
-    cr_assert_eq(n_choice, 8);
+    cr_assert_eq(n_choice, 9);
     cr_assert_null(sim_config_choice_values("workload", "model"));
 
     sim_config cfg;
     load_ok("[network]\ncollective = tree\n[experiment]\neval_model = worker0\n"
-            "[workload]\nwire_dtype = fp16\n",
+            "[workload]\nwire_dtype = fp16\nsparse = off\n",
             NULL, 0, &cfg);
+    cr_assert_eq(cfg.sparse, SIM_SPARSE_OFF);
     cr_assert_eq(cfg.collective, SIM_COLL_TREE);
     cr_assert_eq(cfg.eval_model, SIM_EVAL_WORKER0);
     cr_assert_eq(cfg.wire_dtype, SIM_WIRE_FP16);

@@ -4,6 +4,9 @@
  * their key, growing batch buffers, algo_env_fail keeping the first error
  * and stopping the engine, and series stamped with time and iteration. */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algo.h"
@@ -303,4 +306,79 @@ Test(env, series_are_stamped_with_time_and_iteration)
     cr_assert_str_eq(p.name[1], "dropped");
     xp_env_destroy(x);
     sim_config_release(&cfg);
+}
+
+/* A LIBSVM data set stays sparse for softmax (CSR rows, no dense batch
+ * buffer) and its gradients match those of the dense copy that
+ * [workload] sparse = off makes (same rows drawn, within 1e-5); a model
+ * without sparse kernels gets the dense copy, and one too big for it is
+ * refused naming [workload] dataset. */
+Test(env, sparse_rows_match_their_dense_copy)
+{
+    const char *dir = test_tmpdir();
+    char *text = malloc(64 * 1024);
+    text[0] = '\0';
+    for (int i = 0; i < 300; i++) {
+        sprintf(text + strlen(text), "%d", i % 3);
+        for (int j = 1; j <= 20; j++)
+            if ((i * 7 + j * 13) % 5 == 0)
+                sprintf(text + strlen(text), " %d:%.2f", j, (double)((i + j) % 9) / 4 - 1);
+        strcat(text, "\n");
+    }
+    char spec[4200], dense_spec[4200], off[] = "workload.sparse=off";
+    snprintf(spec, sizeof spec, "workload.dataset=libsvm(%s)",
+             test_write_file(dir, "s.svm", text));
+    free(text);
+    snprintf(dense_spec, sizeof dense_spec, "%s", spec);
+    const char *sets_sparse[] = {spec}, *sets_dense[] = {dense_spec, off};
+    sim_config cs, cd;
+    load(&cs, sets_sparse, 1);
+    load(&cd, sets_dense, 2);
+    xp_env *xs = build_ok(&cs, NULL), *xd = build_ok(&cd, NULL);
+    algo_env *es = xp_env_algo_env(xs), *ed = xp_env_algo_env(xd);
+    cr_assert(es->ds->sparse == 1 && ed->ds->sparse == 0);
+    cr_assert(es->w[2].bx == NULL && es->w[2].brows != NULL);
+    cr_assert_eq(es->d, ed->d);
+    for (int step = 0; step < 3; step++) {
+        algo_env_grad(es, 2, es->w[2].x, es->w[2].grad);
+        algo_env_grad(ed, 2, ed->w[2].x, ed->w[2].grad);
+        for (int64_t j = 0; j < es->d; j++)
+            cr_assert(fabsf(es->w[2].grad[j] - ed->w[2].grad[j]) <= 1e-5f,
+                      "step %d grad[%lld] %.9g vs %.9g", step, (long long)j,
+                      es->w[2].grad[j], ed->w[2].grad[j]);
+    }
+    cr_assert_eq(algo_env_set_batch(es, 2, 40), 0, "the row buffer grows");
+    algo_env_grad(es, 2, es->w[2].x, es->w[2].grad);
+    cr_assert_eq(es->w[2].grad_samples, 40);
+    xp_env_destroy(xs);
+    xp_env_destroy(xd);
+    sim_config_release(&cs);
+    sim_config_release(&cd);
+    /* mlp has no sparse kernel: a dense copy */
+    const char *sets_mlp[] = {spec, "workload.model=mlp(4)"};
+    load(&cs, sets_mlp, 2);
+    xs = build_ok(&cs, NULL);
+    cr_assert_eq(xp_env_algo_env(xs)->ds->sparse, 0);
+    xp_env_destroy(xs);
+    sim_config_release(&cs);
+    /* 30 samples x 10^7 features is too big for a dense copy */
+    char wide[64 * 30 + 1] = "";
+    for (int i = 0; i < 30; i++)
+        strcat(wide, i % 2 ? "1 10000000:1\n" : "0 1:2\n");
+    snprintf(spec, sizeof spec, "workload.dataset=libsvm(%s)",
+             test_write_file(dir, "wide.svm", wide));
+    build_fails(sets_mlp, 2, SIM_EINPUT,
+                "--set workload.dataset: dataset 'libsvm(");
+    build_fails(sets_mlp, 2, SIM_EINPUT,
+                "model mlp(4) (no sparse kernel) needs dense rows, and 30 samples x 10000000 "
+                "features");
+    const char *sets_wide[] = {spec, "workload.model=logreg", "workers.count=2"};
+    load(&cs, sets_wide, 3);
+    xs = build_ok(&cs, NULL); /* sparse: fits */
+    algo_env *e = xp_env_algo_env(xs);
+    cr_assert_eq(e->d, 10000001);
+    algo_env_grad(e, 0, e->w[0].x, e->w[0].grad);
+    cr_assert(isfinite(e->last_batch_loss));
+    xp_env_destroy(xs);
+    sim_config_release(&cs);
 }

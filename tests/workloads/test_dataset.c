@@ -29,13 +29,33 @@ static wl_dataset *make(const char *spec, unsigned long seed, int normalize, sim
     return ds;
 }
 
+static int same_split(const wl_dataset *a, const wl_split *sa, const wl_split *sb)
+{
+    if (!a->sparse)
+        return memcmp(sa->x, sb->x, sizeof(float) * sa->n * a->dim) == 0;
+    int64_t nnz = sa->csr.row[sa->n];
+    return memcmp(sa->csr.row, sb->csr.row, sizeof(int64_t) * (sa->n + 1)) == 0 &&
+           memcmp(sa->csr.col, sb->csr.col, sizeof(int32_t) * nnz) == 0 &&
+           memcmp(sa->csr.val, sb->csr.val, sizeof(float) * nnz) == 0;
+}
+
 static int same_bytes(const wl_dataset *a, const wl_dataset *b)
 {
-    return a->train.n == b->train.n && a->test.n == b->test.n &&
-           memcmp(a->train.x, b->train.x, sizeof(float) * a->train.n * a->dim) == 0 &&
+    return a->train.n == b->train.n && a->test.n == b->test.n && a->sparse == b->sparse &&
+           same_split(a, &a->train, &b->train) &&
            memcmp(a->train.y, b->train.y, sizeof(float) * a->train.n) == 0 &&
-           memcmp(a->test.x, b->test.x, sizeof(float) * a->test.n * a->dim) == 0 &&
+           same_split(a, &a->test, &b->test) &&
            memcmp(a->test.y, b->test.y, sizeof(float) * a->test.n) == 0;
+}
+
+/* Feature j of row i of split s (either storage). */
+static float value_at(const wl_dataset *ds, const wl_split *s, int64_t i, int j)
+{
+    float *row = malloc((size_t)ds->dim * sizeof *row);
+    wl_split_row(ds, s, i, row);
+    float v = row[j];
+    free(row);
+    return v;
 }
 
 Test(dataset, synthetic_linear_shape_and_determinism)
@@ -486,11 +506,30 @@ Test(dataset, libsvm_sparse_binary_with_test_file)
     cr_assert_eq(ds->test.n, 1);
     const float want[3][7] = {{0.5f, 0, -2, 0, 0, 0, 0}, {0, 0.1f, 0, 0, 0, 0, 0},
                               {0, 0, 0, 3, 0, 0, 0}};
+    /* kept sparse: CSR rows of the non-zeros, 0-based columns */
+    cr_assert_eq(ds->sparse, 1);
+    cr_assert_null(ds->train.x);
+    const int64_t rows[4] = {0, 2, 3, 4};
+    const int32_t cols[4] = {0, 2, 1, 3};
+    const float vals[4] = {0.5f, -2, 0.1f, 3};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(ds->train.csr.row[i], rows[i]);
+    for (int k = 0; k < 4; k++)
+        cr_assert(ds->train.csr.col[k] == cols[k] && ds->train.csr.val[k] == vals[k]);
+    cr_assert_eq(wl_split_entries(ds, &ds->train), 4);
+    cr_assert_eq(wl_split_entries(ds, &ds->test), 1);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 7; j++)
+            cr_assert_eq(value_at(ds, &ds->train, i, j), want[i][j], "x[%d][%d]", i, j);
+    cr_assert(ds->train.y[0] == 1 && ds->train.y[1] == 0 && ds->train.y[2] == 1);
+    cr_assert_eq(ds->test.y[0], 0.0f);
+    cr_assert_eq(value_at(ds, &ds->test, 0, 6), 1.25f);
+    /* the dense copy holds the same rows */
+    cr_assert_eq(wl_dataset_densify(ds, "test", &err), 0, "%s", err.msg);
+    cr_assert(ds->sparse == 0 && ds->train.x && !ds->train.csr.row);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 7; j++)
             cr_assert_eq(ds->train.x[i * 7 + j], want[i][j], "x[%d][%d]", i, j);
-    cr_assert(ds->train.y[0] == 1 && ds->train.y[1] == 0 && ds->train.y[2] == 1);
-    cr_assert_eq(ds->test.y[0], 0.0f);
     cr_assert_eq(ds->test.x[6], 1.25f);
     wl_dataset_destroy(ds);
 }
@@ -509,7 +548,9 @@ Test(dataset, libsvm_label_kinds_and_dense_rows)
     const float y[4] = {2, 0, 1, 2};
     for (int i = 0; i < 4; i++)
         cr_assert_eq(ds->train.y[i], y[i]);
-    cr_assert(ds->train.x[2] == 3 && ds->train.x[3] == 4);
+    cr_assert(value_at(ds, &ds->train, 1, 0) == 3 && value_at(ds, &ds->train, 1, 1) == 4);
+    /* the dense row "7 0 0" stores nothing */
+    cr_assert_eq(ds->train.csr.row[4] - ds->train.csr.row[3], 0);
     wl_dataset_destroy(ds);
     /* {0, 1} -> binary */
     ds = make_file("libsvm(%s)", test_write_file(dir, "z", "0 1:1\n1 1:2\n"), NULL, 0, 1, &err);
@@ -559,8 +600,8 @@ Test(dataset, libsvm_test_fraction_holdout)
     const wl_split *sp[2] = {&a->train, &a->test};
     for (int s = 0; s < 2; s++)
         for (int64_t i = 0; i < sp[s]->n; i++) {
-            int v = (int)sp[s]->x[i];
-            cr_assert(i == 0 || v > (int)sp[s]->x[i - 1], "file order");
+            int v = (int)value_at(a, sp[s], i, 0);
+            cr_assert(i == 0 || v > (int)value_at(a, sp[s], i - 1, 0), "file order");
             cr_assert_eq(sp[s]->y[i], v % 2 ? 1.0f : 0.0f);
             seen[v]++;
         }
@@ -588,6 +629,10 @@ Test(dataset, libsvm_rejects_bad_files_with_line)
         {"1 1:1 5\n", "bad:1: '5' mixes dense values"},
         {"1 2 3\n1 2\n", "bad:2: dense row of 1 values, earlier rows have 2"},
         {"1 1:nan\n", "bad:1: '1:nan': expected a finite value"},
+        /* finite as a double, inf as a float (found by fuzz_libsvm) */
+        {"1 1:1e42\n", "bad:1: '1:1e42': expected a finite value after ':' (at most 3.4e38"},
+        {"1 2.5 1e42 -0.5\n", "bad:1: '1e42': expected a number"},
+        {"1e39 1:1\n", "bad:1: expected a numeric label, got '1e39'"},
         {"inf 1:1\n", "bad:1: expected a numeric label, got 'inf'"},
         {"1\n", "bad: no features on any line"},
         {"1 1:2:3\n", "bad:1: '1:2:3': expected a finite value"},
@@ -616,9 +661,11 @@ Test(dataset, libsvm_rejects_bad_files_with_line)
     cr_assert(strstr(err.msg, "expected libsvm(TRAIN[, TEST])"), "%s", err.msg);
 }
 
-/* A sparse index makes every row that long: 60 short lines naming index
- * 9999999 would ask for 2.4 GB (found by tests/fuzz/fuzz_libsvm). Refused
- * after the first pass, naming the line of the index, before allocating. */
+/* A sparse index would make every dense row that long: 60 short lines
+ * naming index 9999999 asked for 2.4 GB (found by tests/fuzz/fuzz_libsvm).
+ * The rows are kept sparse, so the file loads in memory of its own size; a
+ * dense copy (a model without sparse kernels, standardisation) is refused
+ * before anything that size is allocated, naming the data set (its file). */
 Test(dataset, libsvm_refuses_huge_dense_size)
 {
     const char *dir = test_tmpdir();
@@ -627,25 +674,73 @@ Test(dataset, libsvm_refuses_huge_dense_size)
         strcat(text, i == 30 ? "-1 2:1 9999999:1\n" : "1 1:1\n");
     snprintf(train, sizeof train, "%s", test_write_file(dir, "wide", text));
     sim_err err = {0};
-    cr_assert_null(make_file("libsvm(%s)", train, NULL, 0, 1, &err));
-    cr_assert_eq(err.code, SIM_EINPUT, "%s", err.msg);
+    wl_dataset *ds = make_file("libsvm(%s)", train, NULL, 0, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert(ds->sparse == 1 && ds->dim == 9999999 && ds->train.n == 60);
+    cr_assert_eq(wl_split_entries(ds, &ds->train), 61);
+    cr_assert_eq(wl_dataset_dense_check(ds, "model mlp", &err), SIM_EINPUT);
     snprintf(want, sizeof want,
-             "%s:31: index 9999999 makes 60 samples x 9999999 features, more than the "
-             "268435456 values (1 GiB of floats) a data set may hold",
+             "dataset 'libsvm(%s)': model mlp needs dense rows, and 60 samples x 9999999 "
+             "features is more than the 268435456 values (1 GiB of floats) a dense copy may "
+             "hold (61 values are stored)",
              train);
     cr_assert_str_eq(err.msg, want);
-    /* the index may come from the test file; both files' samples count */
+    cr_assert_eq(wl_dataset_densify(ds, "model mlp", &err), SIM_EINPUT);
+    cr_assert(ds->sparse == 1 && ds->train.csr.row, "a refused copy leaves the rows");
+    wl_dataset_destroy(ds);
+    /* standardisation needs the dense copy too */
+    gsl_rng *r = rng_new(1);
+    char spec[4200];
+    snprintf(spec, sizeof spec, "libsvm(%s)", train);
+    wl_dataset_opts o = {.spec = spec, .normalize = 1, .rng = r};
+    cr_assert_null(wl_dataset_create(&o, &err));
+    gsl_rng_free(r);
+    cr_assert(strstr(err.msg, "normalize = standard needs dense rows"), "%s", err.msg);
+    /* both files' samples count */
     char test[4096];
     snprintf(test, sizeof test, "%s", test_write_file(dir, "wide.t", "1 1:1\n1 3:1 9999999:2\n"));
-    snprintf(train, sizeof train, "%s",
-             test_write_file(dir, "narrow", "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"
-                                            "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"
-                                            "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"
-                                            "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"
-                                            "1 1:1\n1 1:1\n1 1:1\n1 1:1\n1 1:1\n"));
-    cr_assert_null(make_file("libsvm(%s, %s)", train, test, 0, 1, &err));
-    cr_assert(strstr(err.msg, "wide.t:2: index 9999999 makes 27 samples x 9999999 features"),
-              "%s", err.msg);
+    char narrow[256] = "";
+    for (int i = 0; i < 25; i++)
+        strcat(narrow, "1 1:1\n");
+    snprintf(train, sizeof train, "%s", test_write_file(dir, "narrow", narrow));
+    ds = make_file("libsvm(%s, %s)", train, test, 0, 1, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert_eq(wl_dataset_densify(ds, "x", &err), SIM_EINPUT);
+    cr_assert(strstr(err.msg, "27 samples x 9999999 features"), "%s", err.msg);
+    wl_dataset_destroy(ds);
+}
+
+/* Hold-out on sparse rows moves the same rows as on dense ones. */
+Test(dataset, libsvm_sparse_holdout_matches_dense)
+{
+    const char *dir = test_tmpdir();
+    char text[8192] = "";
+    gsl_rng *g = rng_new(3);
+    for (int i = 0; i < 50; i++) {
+        sprintf(text + strlen(text), "%d", i % 3);
+        for (int j = 1; j <= 9; j++)
+            if (gsl_rng_uniform(g) < 0.3)
+                sprintf(text + strlen(text), " %d:%d", j, (int)(gsl_rng_uniform(g) * 100) - 50);
+        strcat(text, "\n");
+    }
+    gsl_rng_free(g);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", test_write_file(dir, "ho", text));
+    sim_err err = {0};
+    wl_dataset *a = make_file("libsvm(%s)", path, NULL, 0.3, 9, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    wl_dataset *b = make_file("libsvm(%s)", path, NULL, 0, 9, &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    cr_assert_eq(wl_dataset_densify(b, "test", &err), 0);
+    gsl_rng *r = rng_new(9);
+    cr_assert_eq(wl_dataset_holdout(b, 0.3, r, &err), 0);
+    gsl_rng_free(r);
+    cr_assert(a->sparse && !b->sparse);
+    cr_assert(a->train.n == b->train.n && a->test.n == b->test.n && a->test.n == 15);
+    cr_assert_eq(wl_dataset_densify(a, "test", &err), 0);
+    cr_assert(same_bytes(a, b));
+    wl_dataset_destroy(a);
+    wl_dataset_destroy(b);
 }
 
 /* ---- text ------------------------------------------------------------------ */
