@@ -5,13 +5,19 @@
  *  - slot[p] holds what i sent (or will send) at its last step of parity p;
  *    pend[p] counts the out-neighbours that have not combined it yet, and a
  *    slot is refilled only when pend[p] == 0 (else i waits, wait_slot);
- *  - recv[s mod R] counts delivered messages of step s >= t. On a static
- *    graph flow control keeps senders at most one step ahead of their
- *    receivers; on a time-varying graph the receiver of step s + 2 is not
- *    the one whose consumption freed the slot, so a sender can be further
- *    ahead, but by less than R = n (period + 1) + 4 steps (each node
- *    receives from its period's in-neighbours within every period, so no
- *    node passes another by more than period + 1 steps per hop);
+ *  - recv holds (step, count) pairs: the delivered, not yet combined
+ *    messages of each step s >= t. On a static graph flow control keeps
+ *    senders at most one step ahead of their receivers; on a time-varying
+ *    graph the receiver of step s + 2 is not the one whose consumption
+ *    freed the slot, so a sender can be further ahead, but by less than
+ *    R = n (period + 1) + 4 steps (each node receives from its period's
+ *    in-neighbours within every period, so no node passes another by more
+ *    than period + 1 steps per hop). The pairs are few all the same: a
+ *    sender j refills slot[p] only after every receiver has combined it,
+ *    so at most two of j's messages (one per parity) wait at i, and the
+ *    senders are i's neighbours over a period (the static lists). Worker i
+ *    keeps room for 2 deg(i) + 2 pairs, so the bookkeeping is linear in
+ *    the edges, not n x R;
  *  - a combine reads the senders' slots, never a message copy, so the
  *    network carries sizes and the slots carry contents.
  * Iteration k of the whole system completes when done_cnt[k mod R] reaches
@@ -27,6 +33,11 @@
 #include <string.h>
 #include <time.h>
 
+typedef struct recv_cnt {
+    int64_t step;
+    int count;
+} recv_cnt;
+
 typedef struct gworker {
     int64_t k;             /* iteration in progress */
     int64_t t;             /* global index of the current gossip step */
@@ -36,7 +47,8 @@ typedef struct gworker {
     int published;         /* step t's vectors have been sent */
     int wait_slot;         /* waiting for pend[t & 1] to reach 0 */
     int ready_last;        /* AWC: last step's messages in, combine at compute end */
-    int *recv;             /* R counters: messages of step s at recv[s mod R] */
+    recv_cnt *recv;        /* delivered messages per step: recv[0 .. nrecv) */
+    int nrecv, cap_recv;
     int pend[2];
     float *slot[2];        /* send buffers (len floats) */
     float *mix;            /* result of the last combine (len floats) */
@@ -76,7 +88,7 @@ struct algo_gossip {
     int64_t spi_changes;   /* env->batch_changes when spi was summed */
     int64_t *iter_samples; /* R slots: samples of global iteration s at [s mod R] */
     int64_t *done_cnt;
-    int *recv_slab;
+    recv_cnt *recv_slab;   /* every worker's recv pairs */
     int R;
     int64_t k_lo;          /* lowest incomplete global iteration */
     frame **frames;
@@ -113,6 +125,35 @@ static void refresh_spi(algo_gossip *g)
 static int64_t samples_before(const algo_gossip *g, int64_t k)
 {
     return g->env->samples + (k - g->k_lo) * g->spi;
+}
+
+/* The delivered messages of step t at worker w (0 if none). */
+static int recv_of(const gworker *w, int64_t t)
+{
+    for (int e = 0; e < w->nrecv; e++)
+        if (w->recv[e].step == t)
+            return w->recv[e].count;
+    return 0;
+}
+
+/* Adds delta messages of step t; a pair that falls to 0 is removed.
+ * -1 when w has no room left (impossible, see the header comment). */
+static int recv_add(gworker *w, int64_t t, int delta)
+{
+    int e = 0;
+    while (e < w->nrecv && w->recv[e].step != t)
+        e++;
+    if (e == w->nrecv) {
+        if (delta == 0)
+            return 0;
+        if (w->nrecv == w->cap_recv)
+            return -1;
+        w->recv[w->nrecv++] = (recv_cnt){.step = t, .count = 0};
+    }
+    w->recv[e].count += delta;
+    if (w->recv[e].count == 0)
+        w->recv[e] = w->recv[--w->nrecv];
+    return 0;
 }
 
 static void begin_iter(algo_gossip *g, int i);
@@ -295,11 +336,10 @@ static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, d
     algo_gossip *g = ctx;
     gworker *w = &g->w[dst];
     int64_t t = (int64_t)arg;
-    if (t < w->t || t - w->t >= g->R) {
+    if (t < w->t || t - w->t >= g->R || recv_add(w, t, 1) < 0) {
         fail(g, SIM_EINTERNAL, "a gossip message outside the receive window");
         return;
     }
-    w->recv[t % g->R]++;
     if (w->published && t == w->t)
         check_round(g, dst);
 }
@@ -360,7 +400,7 @@ static void complete_round(algo_gossip *g, int i)
     }
     const int *in;
     int nin = topo_graph_in_at(env->graph, t, i, &in);
-    w->recv[t % g->R] -= nin;
+    recv_add(w, t, -nin); /* check_round saw nin of them: the pair goes */
     w->published = 0;
     w->round++;
     w->t++;
@@ -388,7 +428,7 @@ static void check_round(algo_gossip *g, int i)
     gworker *w = &g->w[i];
     const int *in;
     int nin = topo_graph_in_at(g->env->graph, w->t, i, &in);
-    if (w->recv[w->t % g->R] >= nin)
+    if (recv_of(w, w->t) >= nin)
         complete_round(g, i);
 }
 
@@ -631,19 +671,28 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
     g->ptrs = malloc(n * sizeof(float *));
     g->done_cnt = calloc((size_t)g->R, sizeof *g->done_cnt);
     g->iter_samples = calloc((size_t)g->R, sizeof *g->iter_samples);
-    g->recv_slab = calloc(n * (size_t)g->R, sizeof *g->recv_slab);
+    size_t n_recv = 0;
+    for (int i = 0; i < env->n; i++) {
+        const int *nb;
+        n_recv += 2 * (size_t)topo_graph_neighbors(env->graph, i, &nb) + 2;
+    }
+    g->recv_slab = malloc(n_recv * sizeof *g->recv_slab);
     if (!g->w || !g->slab || !g->sp[0] || !g->sp[1] || !g->ptrs || !g->done_cnt ||
         !g->iter_samples || !g->recv_slab) {
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory for %d workers", env->cfg->algorithm,
                     env->n);
         goto fail;
     }
+    n_recv = 0;
     for (size_t i = 0; i < n; i++) {
         gworker *w = &g->w[i];
         w->slot[0] = g->slab + (3 * i) * len;
         w->slot[1] = g->slab + (3 * i + 1) * len;
         w->mix = g->slab + (3 * i + 2) * len;
-        w->recv = g->recv_slab + i * (size_t)g->R;
+        const int *nb;
+        w->cap_recv = 2 * topo_graph_neighbors(env->graph, (int)i, &nb) + 2;
+        w->recv = g->recv_slab + n_recv;
+        n_recv += (size_t)w->cap_recv;
         g->sp[0][i] = w->slot[0];
         g->sp[1][i] = w->slot[1];
     }
