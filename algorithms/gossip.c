@@ -277,8 +277,37 @@ static int crash_complete(const algo_gossip *g, int64_t k)
 
 static void complete_lo(algo_gossip *g);
 
+/* Crash mode: the live graph may fall apart while workers are down, and its
+ * parts drift apart without bound, so the window of iterations doubles
+ * until iteration k fits (rare; the counts move to their new slots). */
+static int window_fit(algo_gossip *g, int64_t k)
+{
+    while (k - g->k_lo >= g->R) {
+        int R2 = 2 * g->R;
+        int64_t *dc = calloc((size_t)R2, sizeof *dc), *is = calloc((size_t)R2, sizeof *is);
+        if (!dc || !is) {
+            free(dc);
+            free(is);
+            fail(g, SIM_ENOMEM, "out of memory for the iteration window");
+            return -1;
+        }
+        for (int64_t q = g->k_lo; q < g->k_lo + g->R; q++) {
+            dc[q % R2] = g->done_cnt[q % g->R];
+            is[q % R2] = g->iter_samples[q % g->R];
+        }
+        free(g->done_cnt);
+        free(g->iter_samples);
+        g->done_cnt = dc;
+        g->iter_samples = is;
+        g->R = R2;
+    }
+    return 0;
+}
+
 static void iteration_done(algo_gossip *g, int64_t k)
 {
+    if (g->crash && window_fit(g, k + 1) < 0)
+        return;
     if (k - g->k_lo >= g->R) { /* cannot happen on a connected graph */
         fail(g, SIM_EINTERNAL, "a worker is a full window of iterations ahead of the slowest");
         return;
@@ -810,10 +839,8 @@ static void rejoin(algo_gossip *g, int j)
     }
     /* the iterations it missed count as done by it */
     int64_t from = wj->kc > g->k_lo ? wj->kc : g->k_lo;
-    if (k - g->k_lo >= g->R) {
-        fail(g, SIM_EINTERNAL, "a rejoining worker is a full window ahead of the slowest");
+    if (window_fit(g, k + 1) < 0)
         return;
-    }
     for (int64_t q = from; q < k; q++)
         g->done_cnt[q % g->R]++;
     wj->kc = INT64_MAX;

@@ -463,6 +463,48 @@ Test(faults, gossip_crash_costs_the_timeout_once)
     unlink(path);
 }
 
+/* A ring of 8 cut in two by the crashes of workers 2 and 6 for 1 s, one
+ * part paced by worker 0 slowed 5x: the parts drift about 80 iterations
+ * apart (more than the iteration window of n (period + 1) + 4 = 20, which
+ * then grows), the run completes after the rejoins, and the iteration
+ * count is that of the slow part: global iteration k waits for every live
+ * worker; after the rejoins the fast part waits for the slow one to catch
+ * up (the rejoined workers join at the fast part's iteration). */
+Test(faults, gossip_parts_of_a_cut_ring_drift_apart_and_rejoin)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.1s,crash,2,\n"
+                     "0.1s,crash,6,\n"
+                     "0.1s,slowdown,0,5\n"
+                     "1.1s,rejoin,2,\n"
+                     "1.1s,rejoin,6,\n"
+                     "1.1s,slowdown,0,1\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=dpsgd", "faults.sync_timeout=20ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 3);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 26); /* about 1 s */
+    /* the fast part ({3, 4, 5}) has run ahead of the slow one ({7, 0, 1}) */
+    cr_assert_lt(sim_time_to_s(sim_engine_now(h.eng)), 1.1);
+    cr_assert_gt(h.env->w[4].steps, h.env->w[0].steps + 40, "%lld vs %lld",
+                 (long long)h.env->w[4].steps, (long long)h.env->w[0].steps);
+    h_run(&h, 150);
+    /* while cut, the slow part sets the pace: 50 ms a step */
+    int slow = count_in(&ts, 0.3, 1.1);
+    cr_assert(slow >= 14 && slow <= 17, "%d iterations in 0.8 s", slow);
+    /* after the rejoins the parts are joined again: nobody is far ahead */
+    cr_assert_lt(h.env->w[4].steps, h.env->w[0].steps + 10);
+    cr_assert_eq(h.env->w[2].down, 0);
+    cr_assert_gt(h.env->w[2].steps, 20);
+    h_free(&h);
+    unlink(path);
+}
+
 /* ---- random faults and the faults table -------------------------------- */
 
 static int64_t q_int(const char *path, const char *sql)
