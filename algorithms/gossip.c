@@ -801,7 +801,7 @@ static void crash(algo_gossip *g, int j)
         if (wa->published && !env->w[wj->nb[a].j].down)
             check_round(g, wj->nb[a].j);
     }
-    while (!env->error.code && g->k_lo <= wj->kc && crash_complete(g, g->k_lo))
+    while (!env->error.code && crash_complete(g, g->k_lo))
         complete_lo(g);
 }
 
