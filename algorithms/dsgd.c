@@ -86,6 +86,13 @@ void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
     };
 }
 
+static void dsgd_reset(void *m, algo_env *env, int i)
+{
+    (void)env;
+    algo_local_optim *lo = m;
+    algo_optim_reset(lo->s[i]);
+}
+
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
     algo_local_optim *s = algo_local_optim_create(env, err);
@@ -94,5 +101,6 @@ int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *
     algo_gossip_ops ops;
     algo_dsgd_ops(form, &ops);
     ops.release = algo_local_optim_destroy;
+    ops.reset = dsgd_reset;
     return algo_gossip_create_state(env, &ops, s, out, err);
 }

@@ -58,12 +58,29 @@ typedef struct gworker {
     algo_gossip_plan plan; /* mixing of iteration k */
     int64_t rounds_total;
     float *x;              /* the model: env->w[i].x, or a slot in place */
+    /* crashes ([faults], crash mode only) */
+    uint32_t gen;          /* incarnation: +1 at every crash and rejoin */
+    uint32_t tseq;         /* timer sequence: a timeout is live while it matches */
+    int timed_out;         /* the wait of step t has lasted sync_timeout */
+    int64_t kc;            /* iteration in progress at the last crash */
+    int64_t join_t;        /* first gossip step of this incarnation */
+    int64_t pub[2];        /* step last published per parity, -1 = none */
+    struct gnb *nb;        /* in-neighbours (static graph), nnb of them */
+    int nnb;
 } gworker;
+
+/* Worker i's view of in-neighbour j in crash mode. */
+typedef struct gnb {
+    int j;
+    int64_t got[2];        /* step of j's delivered, uncombined message per parity */
+    uint32_t dead_gen;     /* j's incarnation i has timed out on (UINT32_MAX: none) */
+} gnb;
 
 typedef struct frame {
     int64_t k;             /* iteration whose results it holds, -1 = free */
     int count;
     float *x;              /* n x d */
+    unsigned char *has;    /* crash mode: row i filled by worker i */
 } frame;
 
 struct algo_gossip {
@@ -95,6 +112,9 @@ struct algo_gossip {
     int n_frames;
     frame *last;           /* frame of the latest completed global iteration */
     algo_gossip_profile *prof;
+    int crash;             /* env->crashes: crash mode (docs/faults.md) */
+    sim_time timeout;      /* [faults] sync_timeout */
+    gnb *nb_slab;
 };
 
 static double now_s(void)
@@ -223,27 +243,92 @@ static frame *frame_get(algo_gossip *g, int64_t k)
         f = calloc(1, sizeof *f);
         if (f)
             f->x = malloc((size_t)g->n * (size_t)g->d * sizeof(float));
-        if (!f || !f->x) {
-            if (f)
+        if (f && g->crash)
+            f->has = malloc((size_t)g->n);
+        if (!f || !f->x || (g->crash && !f->has)) {
+            if (f) {
+                free(f->x);
+                free(f->has);
                 free(f);
+            }
             return NULL;
         }
         g->frames[g->n_frames++] = f;
     }
     f->k = k;
     f->count = 0;
+    if (f->has)
+        memset(f->has, 0, (size_t)g->n);
     return f;
+}
+
+/* Crash mode: iteration k is complete when the workers that completed it
+ * and the ghosts (down since an iteration <= k) make n, and one did. */
+static int crash_complete(const algo_gossip *g, int64_t k)
+{
+    int c = (int)g->done_cnt[k % g->R];
+    if (c == 0)
+        return 0;
+    for (int j = 0; j < g->n; j++)
+        if (g->env->w[j].down && g->w[j].kc <= k)
+            c++;
+    return c >= g->n;
+}
+
+static void complete_lo(algo_gossip *g);
+
+/* Crash mode: the live graph may fall apart while workers are down, and its
+ * parts drift apart without bound, so the window of iterations doubles
+ * until iteration k fits (rare; the counts move to their new slots). */
+static int window_fit(algo_gossip *g, int64_t k)
+{
+    while (k - g->k_lo >= g->R) {
+        int R2 = 2 * g->R;
+        int64_t *dc = calloc((size_t)R2, sizeof *dc), *is = calloc((size_t)R2, sizeof *is);
+        if (!dc || !is) {
+            free(dc);
+            free(is);
+            fail(g, SIM_ENOMEM, "out of memory for the iteration window");
+            return -1;
+        }
+        for (int64_t q = g->k_lo; q < g->k_lo + g->R; q++) {
+            dc[q % R2] = g->done_cnt[q % g->R];
+            is[q % R2] = g->iter_samples[q % g->R];
+        }
+        free(g->done_cnt);
+        free(g->iter_samples);
+        g->done_cnt = dc;
+        g->iter_samples = is;
+        g->R = R2;
+    }
+    return 0;
 }
 
 static void iteration_done(algo_gossip *g, int64_t k)
 {
+    if (g->crash && window_fit(g, k + 1) < 0)
+        return;
     if (k - g->k_lo >= g->R) { /* cannot happen on a connected graph */
         fail(g, SIM_EINTERNAL, "a worker is a full window of iterations ahead of the slowest");
         return;
     }
     int s = (int)(k % g->R);
+    if (g->crash) {
+        g->done_cnt[s]++;
+        while (!g->env->error.code && crash_complete(g, g->k_lo))
+            complete_lo(g);
+        return;
+    }
     if (++g->done_cnt[s] < g->n || k != g->k_lo)
         return;
+    complete_lo(g);
+}
+
+/* Global iteration k_lo is complete: count it. */
+static void complete_lo(algo_gossip *g)
+{
+    int64_t k = g->k_lo;
+    int s = (int)(k % g->R);
     g->done_cnt[s] = 0;
     int64_t samples = g->iter_samples[s];
     g->iter_samples[s] = 0;
@@ -260,6 +345,18 @@ static void iteration_done(algo_gossip *g, int64_t k)
 const float *algo_gossip_model(void *p, float *scratch)
 {
     algo_gossip *g = p;
+    if (g->crash) { /* the live workers (those in the snapshot) */
+        frame *f = g->last;
+        int snap = f && g->env->iterations == f->k + 1, m = 0;
+        for (int i = 0; i < g->n; i++) {
+            if (snap ? f->has[i] : !g->env->w[i].down)
+                g->ptrs[m++] = snap ? f->x + (int64_t)i * g->d : g->w[i].x;
+        }
+        if (m > 0) {
+            algo_mean(scratch, g->ptrs, m, g->d);
+            return scratch;
+        }
+    }
     algo_gossip_worker_models(g, g->ptrs);
     algo_mean(scratch, g->ptrs, g->n, g->d);
     return scratch;
@@ -271,7 +368,7 @@ void algo_gossip_worker_models(void *p, const float **xs)
     frame *f = g->last;
     int snap = f && g->env->iterations == f->k + 1;
     for (int i = 0; i < g->n; i++)
-        xs[i] = snap ? f->x + (int64_t)i * g->d : g->w[i].x;
+        xs[i] = snap && (!f->has || f->has[i]) ? f->x + (int64_t)i * g->d : g->w[i].x;
 }
 
 /* ---- the iteration ------------------------------------------------------ */
@@ -291,6 +388,8 @@ static void end_iter(algo_gossip *g, int i)
             fail(g, SIM_ENOMEM, "out of memory for an evaluation snapshot");
         } else {
             memcpy(f->x + (int64_t)i * g->d, w->x, (size_t)g->d * sizeof(float));
+            if (f->has)
+                f->has[i] = 1;
             f->count++;
         }
     }
@@ -328,6 +427,65 @@ static void mixing_done(algo_gossip *g, int i, const float *result)
         finish_iter(g, i, 0);
 }
 
+/* ---- crash mode --------------------------------------------------------- */
+
+#define MSG_T_MASK ((UINT64_C(1) << 40) - 1)
+
+/* A message's tag in crash mode: step, sender's and receiver's incarnations. */
+static uint64_t msg_arg(int64_t t, uint32_t sgen, uint32_t dgen)
+{
+    return ((uint64_t)t & MSG_T_MASK) | ((uint64_t)(sgen & 0xfff) << 40) |
+           ((uint64_t)(dgen & 0xfff) << 52);
+}
+
+static gnb *nb_of(gworker *w, int j)
+{
+    for (int a = 0; a < w->nnb; a++)
+        if (w->nb[a].j == j)
+            return &w->nb[a];
+    return NULL;
+}
+
+/* 1 when j takes part in gossip step t (it is up and joined by then). */
+static int takes_part(const algo_gossip *g, int j, int64_t t)
+{
+    return !g->env->w[j].down && t >= g->w[j].join_t;
+}
+
+/* Crash mode: can worker i combine step t? Every in-neighbour's message is
+ * in, or the neighbour is not part of step t: joined later, or down and
+ * either already known dead or waited for sync_timeout. */
+static int crash_ready(const algo_gossip *g, const gworker *w)
+{
+    int64_t t = w->t;
+    for (int a = 0; a < w->nnb; a++) {
+        const gnb *b = &w->nb[a];
+        if (b->got[t & 1] == t)
+            continue;
+        int j = b->j;
+        if (g->env->w[j].down) {
+            if (!w->timed_out && b->dead_gen != g->w[j].gen)
+                return 0;
+        } else if (t >= g->w[j].join_t) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    algo_gossip *g = ctx;
+    int i = (int)(arg & 0xffffffffu);
+    gworker *w = &g->w[i];
+    if (g->env->w[i].down || w->tseq != (uint32_t)(arg >> 32) || !w->published)
+        return;
+    w->timed_out = 1;
+    check_round(g, i);
+}
+
 static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
 {
     (void)eng;
@@ -336,6 +494,22 @@ static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, d
     algo_gossip *g = ctx;
     gworker *w = &g->w[dst];
     int64_t t = (int64_t)arg;
+    if (g->crash) {
+        t = (int64_t)(arg & MSG_T_MASK);
+        gworker *ws = &g->w[src];
+        if (g->env->w[src].down || g->env->w[dst].down || msg_arg(t, ws->gen, w->gen) != arg ||
+            t < w->t)
+            return; /* lost with a crashed incarnation (its sender was released) */
+        gnb *b = nb_of(w, src);
+        if (!b) {
+            fail(g, SIM_EINTERNAL, "a gossip message from a non-neighbour");
+            return;
+        }
+        b->got[t & 1] = t;
+        if (w->published && t == w->t)
+            check_round(g, dst);
+        return;
+    }
     if (t < w->t || t - w->t >= g->R || recv_add(w, t, 1) < 0) {
         fail(g, SIM_EINTERNAL, "a gossip message outside the receive window");
         return;
@@ -347,7 +521,7 @@ static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, d
 static void release(algo_gossip *g, int j, int p)
 {
     gworker *w = &g->w[j];
-    if (--w->pend[p] == 0 && w->wait_slot && (int)(w->t & 1) == p) {
+    if (--w->pend[p] == 0 && w->wait_slot && (int)(w->t & 1) == p && !g->env->w[j].down) {
         w->wait_slot = 0;
         try_publish(g, j);
     }
@@ -373,6 +547,16 @@ static void complete_round(algo_gossip *g, int i)
         fused = 0;
     }
     double t0 = g->prof ? now_s() : 0;
+    if (g->crash) { /* a missing neighbour's weight goes to the diagonal */
+        for (int a = 0; a < w->nnb; a++) {
+            gnb *b = &w->nb[a];
+            if (b->got[p] == t)
+                continue;
+            g->sp[p][b->j] = w->slot[p];
+            if (g->env->w[b->j].down)
+                b->dead_gen = g->w[b->j].gen;
+        }
+    }
     if (fused && g->in_place) {
         if (w->pend[p ^ 1] > 0) { /* impossible on a static symmetric graph */
             fail(g, SIM_EINTERNAL, "in-place combine into a send buffer still in use");
@@ -385,6 +569,9 @@ static void complete_round(algo_gossip *g, int i)
         g->ops.combine_finish(g->m, env, i, w->k, w->lr, W, g->sp[p], w->x, w->x);
     else
         topo_mixing_apply_row(W, i, g->sp[p], w->mix, g->len);
+    if (g->crash)
+        for (int a = 0; a < w->nnb; a++)
+            g->sp[p][w->nb[a].j] = g->w[w->nb[a].j].slot[p];
     if (w->plan.mode == ALGO_MIX_ADAPTIVE) {
         const float *a = w->slot[p], *b = w->mix;
         double s = 0;
@@ -400,14 +587,22 @@ static void complete_round(algo_gossip *g, int i)
     }
     const int *in;
     int nin = topo_graph_in_at(env->graph, t, i, &in);
-    recv_add(w, t, -nin); /* check_round saw nin of them: the pair goes */
+    if (!g->crash)
+        recv_add(w, t, -nin); /* check_round saw nin of them: the pair goes */
     w->published = 0;
+    w->timed_out = 0;
     w->round++;
     w->t++;
     w->rounds_total++;
     env->w[i].gossip_rounds++;
-    for (int a = 0; a < nin; a++)
-        release(g, in[a], p);
+    if (g->crash) {
+        for (int a = 0; a < w->nnb; a++)
+            if (w->nb[a].got[p] == t)
+                release(g, w->nb[a].j, p);
+    } else {
+        for (int a = 0; a < nin; a++)
+            release(g, in[a], p);
+    }
     if (fused) {
         w->mixed_done = 1;
         finish_iter(g, i, 1);
@@ -426,6 +621,11 @@ static void complete_round(algo_gossip *g, int i)
 static void check_round(algo_gossip *g, int i)
 {
     gworker *w = &g->w[i];
+    if (g->crash) {
+        if (!w->ready_last && crash_ready(g, w))
+            complete_round(g, i);
+        return;
+    }
     const int *in;
     int nin = topo_graph_in_at(g->env->graph, w->t, i, &in);
     if (recv_of(w, w->t) >= nin)
@@ -466,6 +666,27 @@ static void try_publish(algo_gossip *g, int i)
     w->pend[p] = nout;
     w->published = 1;
     const double bytes = g->ops.bytes ? g->ops.bytes(g->m, i) : g->msg_bytes;
+    if (g->crash) { /* only to who takes part in step t (nothing reaches a dead host) */
+        w->pend[p] = 0;
+        w->pub[p] = w->t;
+        w->timed_out = 0;
+        for (int a = 0; a < nout; a++) {
+            if (!takes_part(g, out[a], w->t))
+                continue;
+            w->pend[p]++;
+            if (algo_env_send(env, i, out[a], bytes, on_msg, g,
+                              msg_arg(w->t, w->gen, g->w[out[a]].gen)) < 0)
+                return;
+        }
+        if (crash_ready(g, w)) {
+            check_round(g, i);
+        } else if (!sim_engine_schedule(env->eng, g->timeout, on_timeout, g,
+                                        (uint64_t)(uint32_t)i | (uint64_t)(++w->tseq) << 32,
+                                        NULL, NULL)) {
+            fail(g, SIM_ENOMEM, "cannot schedule a timeout");
+        }
+        return;
+    }
     for (int a = 0; a < nout; a++)
         if (algo_env_send(env, i, out[a], bytes, on_msg, g, (uint64_t)w->t) < 0)
             return;
@@ -491,8 +712,10 @@ static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)eng;
     (void)payload;
     algo_gossip *g = ctx;
-    int i = (int)arg;
+    int i = (int)(arg & 0xffffffffu);
     gworker *w = &g->w[i];
+    if (g->crash && (g->env->w[i].down || w->gen != (uint32_t)(arg >> 32)))
+        return; /* a crashed incarnation's step */
     w->compute_done = 1;
     if (g->ops.form == ALGO_GOSSIP_ATC) {
         algo_env_idle_begin(g->env, i);
@@ -527,9 +750,126 @@ static void begin_iter(algo_gossip *g, int i)
     w->result = NULL;
     algo_env_grad(env, i, w->x, env->w[i].grad);
     g->iter_samples[w->k % g->R] += env->w[i].grad_samples;
-    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, g, (uint64_t)i);
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, g,
+                     (uint64_t)(uint32_t)i | (uint64_t)w->gen << 32);
     if (g->ops.form == ALGO_GOSSIP_AWC)
         start_mixing(g, i);
+}
+
+/* ---- crashes and rejoins ------------------------------------------------ */
+
+/* Worker j has just crashed: the sends that will now never be combined
+ * free their buffers, the neighbours waiting for j re-check. */
+static void crash(algo_gossip *g, int j)
+{
+    algo_env *env = g->env;
+    gworker *wj = &g->w[j];
+    algo_env_grad_wait(env, j);
+    algo_env_idle_end(env, j);
+    wj->gen++;
+    wj->tseq++;
+    wj->kc = wj->k;
+    g->iter_samples[wj->k % g->R] -= env->w[j].grad_samples; /* lost gradient */
+    wj->published = 0;
+    wj->wait_slot = 0;
+    wj->ready_last = 0;
+    wj->timed_out = 0;
+    /* senders to j: what j has not combined never will be */
+    for (int a = 0; a < wj->nnb; a++) {
+        gworker *wa = &g->w[wj->nb[a].j];
+        for (int p = 0; p < 2; p++)
+            if (wa->pub[p] >= wj->t && wa->pend[p] > 0)
+                release(g, wj->nb[a].j, p);
+    }
+    /* j's own messages still in flight are dropped on arrival: their
+     * receivers will not release j */
+    for (int a = 0; a < wj->nnb; a++) {
+        int r = wj->nb[a].j;
+        gworker *wr = &g->w[r];
+        gnb *b = nb_of(wr, j);
+        if (!b || env->w[r].down)
+            continue;
+        for (int p = 0; p < 2; p++) {
+            int64_t st = wj->pub[p];
+            if (st >= 0 && st >= wr->t && st >= wr->join_t && b->got[p] != st &&
+                wj->pend[p] > 0)
+                wj->pend[p]--;
+        }
+    }
+    for (int a = 0; a < wj->nnb; a++) {
+        gworker *wa = &g->w[wj->nb[a].j];
+        if (wa->published && !env->w[wj->nb[a].j].down)
+            check_round(g, wj->nb[a].j);
+    }
+    while (!env->error.code && crash_complete(g, g->k_lo))
+        complete_lo(g);
+}
+
+/* Worker j rejoins: its live neighbours' mean, a fresh optimizer state, at
+ * the first iteration none of them has published a step of. */
+static void rejoin(algo_gossip *g, int j)
+{
+    algo_env *env = g->env;
+    gworker *wj = &g->w[j];
+    algo_env_grad_wait(env, j);
+    wj->gen++;
+    wj->tseq++;
+    int up = 0;
+    int64_t k = wj->kc > g->k_lo ? wj->kc : g->k_lo;
+    for (int a = 0; a < wj->nnb; a++) {
+        int r = wj->nb[a].j;
+        if (env->w[r].down)
+            continue;
+        gworker *wr = &g->w[r];
+        g->ptrs[up++] = wr->x;
+        int64_t next = wr->t + (wr->published || wr->ready_last ? 1 : 0);
+        int64_t kr = g->steps > 0 ? (next + g->steps - 1) / g->steps : wr->k;
+        if (kr < wr->k)
+            kr = wr->k;
+        if (kr > k)
+            k = kr;
+    }
+    if (up > 0)
+        algo_mean(wj->x, g->ptrs, up, g->d);
+    if (g->ops.reset)
+        g->ops.reset(g->m, env, j);
+    for (int a = 0; a < wj->nnb; a++) {
+        wj->nb[a].got[0] = wj->nb[a].got[1] = -1;
+        wj->nb[a].dead_gen = UINT32_MAX;
+    }
+    /* the iterations it missed count as done by it */
+    int64_t from = wj->kc > g->k_lo ? wj->kc : g->k_lo;
+    if (window_fit(g, k + 1) < 0)
+        return;
+    for (int64_t q = from; q < k; q++)
+        g->done_cnt[q % g->R]++;
+    wj->kc = INT64_MAX;
+    wj->k = k;
+    wj->t = k * g->steps;
+    wj->join_t = wj->t;
+    wj->published = 0;
+    wj->timed_out = 0;
+    wj->ready_last = 0;
+    wj->wait_slot = 0;
+    while (!env->error.code && crash_complete(g, g->k_lo))
+        complete_lo(g);
+    begin_iter(g, j);
+    for (int a = 0; a < wj->nnb; a++) {
+        int r = wj->nb[a].j;
+        if (g->w[r].published && !env->w[r].down)
+            check_round(g, r);
+    }
+}
+
+void algo_gossip_fault(void *p, const algo_fault *ev)
+{
+    algo_gossip *g = p;
+    if (!g->crash || ev->target < 0 || ev->target >= g->n)
+        return;
+    if (ev->kind == ALGO_FAULT_CRASH)
+        crash(g, ev->target);
+    else if (ev->kind == ALGO_FAULT_REJOIN)
+        rejoin(g, ev->target);
 }
 
 /* ---- collectives -------------------------------------------------------- */
@@ -611,7 +951,9 @@ void algo_gossip_destroy(void *p)
     sim_coll_destroy(g->coll_scalar);
     sim_coll_destroy(g->coll_sync);
     free(g->savg);
+    free(g->nb_slab);
     for (int f = 0; f < g->n_frames; f++) {
+        free(g->frames[f]->has);
         free(g->frames[f]->x);
         free(g->frames[f]);
     }
@@ -696,7 +1038,56 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         g->sp[0][i] = w->slot[0];
         g->sp[1][i] = w->slot[1];
     }
-    g->in_place = ops->sends_model && ops->form == ALGO_GOSSIP_AWC && ops->width == 1 &&
+    g->crash = env->crashes;
+    if (g->crash) {
+        const char *why = NULL, *sec = "faults", *key = "schedule";
+        if (!ops->reset || ops->bytes) {
+            why = "this method's gossip";
+            if (ops->bytes) {
+                why = "compressed gossip";
+                sec = "algorithm";
+                key = "compressor";
+            }
+        } else if (ops->plan || ops->sync_after) {
+            why = "exact or periodic averaging";
+        } else if (topo_graph_period(env->graph) != 1) {
+            why = "a time-varying graph";
+            sec = "topology";
+            key = "graph";
+        }
+        if (why) {
+            sim_config_error(env->cfg, sec, key, SIM_ECONFIG, err,
+                             "%s: %s does not support worker crashes ([faults])",
+                             env->cfg->algorithm, why);
+            goto fail;
+        }
+        if (sim_config_get_time(env->cfg, "faults", "sync_timeout", &g->timeout, err) < 0)
+            goto fail;
+        size_t nn = 0;
+        for (int i = 0; i < env->n; i++) {
+            const int *nb;
+            nn += (size_t)topo_graph_in_at(env->graph, 0, i, &nb);
+        }
+        g->nb_slab = malloc((nn ? nn : 1) * sizeof *g->nb_slab);
+        if (!g->nb_slab) {
+            sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+            goto fail;
+        }
+        nn = 0;
+        for (int i = 0; i < env->n; i++) {
+            gworker *w = &g->w[i];
+            const int *nb;
+            w->nnb = topo_graph_in_at(env->graph, 0, i, &nb);
+            w->nb = g->nb_slab + nn;
+            nn += (size_t)w->nnb;
+            for (int a = 0; a < w->nnb; a++)
+                w->nb[a] = (gnb){.j = nb[a], .got = {-1, -1}, .dead_gen = UINT32_MAX};
+            w->kc = INT64_MAX;
+            w->pub[0] = w->pub[1] = -1;
+        }
+    }
+    g->in_place = !g->crash && ops->sends_model && ops->form == ALGO_GOSSIP_AWC &&
+                  ops->width == 1 &&
                   ops->combine_finish && !ops->plan && !ops->sync_after &&
                   g->steps == 1 && topo_graph_period(env->graph) == 1;
     for (size_t i = 0; i < n; i++) {

@@ -99,6 +99,9 @@ typedef struct algo_gossip_ops {
     /* Optional: the wire size of the message worker i has just prepared
      * (compressed gossip, choco.c); NULL = width x S bytes. */
     double (*bytes)(void *m, int i);
+    /* Optional: gives worker i a fresh optimizer state (it rejoins after a
+     * crash). NULL: the method refuses crashes. */
+    void (*reset)(void *m, algo_env *env, int i);
 } algo_gossip_ops;
 
 /* Wall-clock split for benchmarks (seconds). Only collected when set with
@@ -135,6 +138,18 @@ void algo_gossip_destroy(void *g);
 int algo_gossip_start(void *g, sim_err *err);
 const float *algo_gossip_model(void *g, float *scratch);
 void algo_gossip_worker_models(void *g, const float **xs);
+/* The fault slot ([faults] crash and rejoin, docs/faults.md): a worker
+ * waiting for a neighbour's message of gossip step t skips it when it is
+ * down and the wait has lasted [faults] sync_timeout (at once once it has
+ * timed out on that incarnation); the missing neighbour's weight W_ij goes
+ * to W_ii, so W stays doubly stochastic over the live graph. Nothing is
+ * sent to a crashed worker and its messages in flight are dropped. A
+ * rejoining worker takes its live neighbours' mean (its own last model if
+ * none is up), a fresh optimizer state (ops->reset) and the first
+ * iteration none of them has published a step of. The evaluated model is
+ * the mean of the live workers'. Needs a static graph, plain gossip
+ * (no plan or sync_after) and ops->reset; else the create fails. */
+void algo_gossip_fault(void *g, const algo_fault *ev);
 
 /* Worker i's current model (env->w[i].x unless the driver runs in place). */
 float *algo_gossip_x(const algo_gossip *g, int i);

@@ -116,14 +116,14 @@ Test(faults, missing_file_and_unsupported_method_are_config_errors)
     char path[64], set[96];
     write_file(path, "time,event,target,value\n1s,crash,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    const char *sets2[] = {set, "algorithm.name=dsgd_atc"};
+    const char *sets2[] = {set, "algorithm.name=dmsgd"};
     cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets2, 2, &cfg, &err), 0);
     x = xp_env_create(&cfg, NULL, &err);
     cr_assert_not_null(x);
     cr_assert_lt(xp_env_algo_create(x, &err), 0);
     char expect[256];
     snprintf(expect, sizeof expect,
-             "--set faults.schedule: %s: dsgd_atc does not support crash events", path);
+             "--set faults.schedule: %s: dmsgd does not support crash events", path);
     cr_assert_str_eq(err.msg, expect);
     xp_env_destroy(x);
     sim_config_release(&cfg);
@@ -367,6 +367,144 @@ Test(faults, pairwise_methods_keep_the_live_mean_while_a_worker_is_down)
     unlink(path);
 }
 
+/* ---- synchronous gossip under crashes ---------------------------------- */
+
+/* The evaluated model (every iteration: the live workers' x^{k+1}, a
+ * consistent cut) while worker 3 is down. */
+static void probe_model_mean(harness *h)
+{
+    live_mean *lm = h->probe_ctx;
+    if (!h->env->w[3].down)
+        return;
+    float x[64];
+    const float *m = h->vt->model(h->alg, x);
+    if (!lm->have_ref) {
+        for (int64_t e = 0; e < h->env->d; e++)
+            lm->ref[e] = m[e];
+        lm->have_ref = 1;
+        return;
+    }
+    for (int64_t e = 0; e < h->env->d; e++)
+        if (fabs(m[e] - lm->ref[e]) > lm->worst)
+            lm->worst = fabs(m[e] - lm->ref[e]);
+    lm->checked++;
+}
+
+/* dpsgd (AWC) and dsgd_atc on a ring of 8 with lr = 1e-30 and independent
+ * initial models: only the mixing moves the models. While worker 3 is down
+ * (0.1 s to 0.3 s) workers 2 and 4 skip it after the timeout and move its
+ * weight to their own (W stays doubly stochastic over the live path), so
+ * the live workers' mean stays what it was (float rounding: 1e-5). Worker 3
+ * computes nothing while down and the run goes on after its rejoin. */
+Test(faults, gossip_keeps_the_live_mean_while_a_worker_is_down)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.1s,crash,3,\n"
+                     "0.3s,rejoin,3,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *methods[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {set, methods[m], "algorithm.lr=1e-30",
+                              "workload.init=independent", "faults.sync_timeout=20ms",
+                              "network.topology=star", "network.latency=100us",
+                              "experiment.eval_every=1"};
+        static live_mean lm;
+        memset(&lm, 0, sizeof lm);
+        harness h;
+        h_build(&h, base_ini, sets, 8);
+        cr_assert_leq(h.env->d, 64);
+        h.probe = probe_model_mean;
+        h.probe_ctx = &lm;
+        h_run(&h, 60);
+        cr_assert(lm.have_ref, "%s", methods[m]);
+        cr_assert_gt(lm.checked, 5, "%s", methods[m]);
+        cr_assert_lt(lm.worst, 1e-5, "%s: the live mean moved by %g", methods[m], lm.worst);
+        cr_assert_eq(h.env->w[3].down, 0);
+        cr_assert_gt(h.env->w[3].steps, 0);
+        /* 10 ms steps: about 0.2 s of them missing */
+        cr_assert_lt(h.env->w[3].steps, h.env->w[2].steps - 8, "%s", methods[m]);
+        cr_assert_eq(h.env->iterations, 60);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* dsgd_atc on a ring of 8 over an ideal network (messages take no time),
+ * constant T = 10 ms. Worker 5 crashes at 0.105 s, inside iteration 10's
+ * compute: its neighbours 4 and 6 finish their step at 0.11 s, publish and
+ * wait sync_timeout = 50 ms for it, so iteration 10 ends at
+ * 0.11 + 0.05 = 0.16 s (T + timeout after iteration 9). From then on they
+ * know it is dead and every iteration takes T again. */
+Test(faults, gossip_crash_costs_the_timeout_once)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n0.105s,crash,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=dsgd_atc", "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 3);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 30);
+    const double T = 0.01, to = 0.05;
+    cr_assert_eq(ts.n, 30);
+    for (int i = 0; i < 10; i++)
+        cr_assert(fabs(ts.t[i] - T * (i + 1)) < 1e-9, "iteration %d at %.9f", i, ts.t[i]);
+    cr_assert(fabs(ts.t[10] - ts.t[9] - (T + to)) < 1e-9, "%.9f vs %.9f", ts.t[10] - ts.t[9],
+              T + to);
+    for (int i = 11; i < 30; i++)
+        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - T) < 1e-9, "iteration %d: %.9f", i,
+                  ts.t[i] - ts.t[i - 1]);
+    cr_assert_eq(h.env->w[5].steps, 11);
+    h_free(&h);
+    unlink(path);
+}
+
+/* A ring of 8 cut in two by the crashes of workers 2 and 6 for 1 s, one
+ * part paced by worker 0 slowed 5x: the parts drift about 80 iterations
+ * apart (more than the iteration window of n (period + 1) + 4 = 20, which
+ * then grows), the run completes after the rejoins, and the iteration
+ * count is that of the slow part: global iteration k waits for every live
+ * worker; after the rejoins the fast part waits for the slow one to catch
+ * up (the rejoined workers join at the fast part's iteration). */
+Test(faults, gossip_parts_of_a_cut_ring_drift_apart_and_rejoin)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.1s,crash,2,\n"
+                     "0.1s,crash,6,\n"
+                     "0.1s,slowdown,0,5\n"
+                     "1.1s,rejoin,2,\n"
+                     "1.1s,rejoin,6,\n"
+                     "1.1s,slowdown,0,1\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=dpsgd", "faults.sync_timeout=20ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 3);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 26); /* about 1 s */
+    /* the fast part ({3, 4, 5}) has run ahead of the slow one ({7, 0, 1}) */
+    cr_assert_lt(sim_time_to_s(sim_engine_now(h.eng)), 1.1);
+    cr_assert_gt(h.env->w[4].steps, h.env->w[0].steps + 40, "%lld vs %lld",
+                 (long long)h.env->w[4].steps, (long long)h.env->w[0].steps);
+    h_run(&h, 150);
+    /* while cut, the slow part sets the pace: 50 ms a step */
+    int slow = count_in(&ts, 0.3, 1.1);
+    cr_assert(slow >= 14 && slow <= 17, "%d iterations in 0.8 s", slow);
+    /* after the rejoins the parts are joined again: nobody is far ahead */
+    cr_assert_lt(h.env->w[4].steps, h.env->w[0].steps + 10);
+    cr_assert_eq(h.env->w[2].down, 0);
+    cr_assert_gt(h.env->w[2].steps, 20);
+    h_free(&h);
+    unlink(path);
+}
+
 /* ---- random faults and the faults table -------------------------------- */
 
 static int64_t q_int(const char *path, const char *sql)
@@ -455,8 +593,12 @@ Test(faults, random_fault_keys_are_checked)
         {{"algorithm.name=asgd", "faults.downtime=exponential(-1s)"},
          "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'",
          NULL},
-        {{"algorithm.name=dsgd_atc", "faults.mtbf=exponential(1s)"},
-         "--set faults.mtbf: dsgd_atc does not support worker crashes", NULL},
+        {{"algorithm.name=dmsgd", "faults.mtbf=exponential(1s)"},
+         "--set faults.mtbf: dmsgd does not support worker crashes", NULL},
+        {{"algorithm.name=dpsgd", "faults.mtbf=exponential(1s)"},
+         "--set algorithm.compressor: dpsgd: compressed gossip does not support worker "
+         "crashes ([faults])",
+         "algorithm.compressor=topk(0.5)"},
         {{"algorithm.name=asgd", "faults.mtbf=exponential(1s)"},
          "--set algorithm.next_job: random does not support worker crashes ([faults]); use same",
          "algorithm.next_job=random"},
