@@ -50,9 +50,9 @@ $DTSIM plot "$OUT/clip.db" --y train_loss --x sim_time --by algorithm.clip --log
 fi
 
 if part 16; then
-echo "== 8. random crashes: allreduce_sgd, asgd, ad_psgd"
+echo "== 16. random crashes: allreduce_sgd, asgd, ad_psgd, dpsgd"
 $DTSIM sweep experiments/faults_crashes.ini --db "$OUT/crash.db" --jobs "$JOBS" --quiet --seeds 1-3 \
-  --grid algorithm.name=allreduce_sgd,asgd,ad_psgd --grid "faults.mtbf=none,exponential(120s)"
+  --grid algorithm.name=allreduce_sgd,asgd,ad_psgd,dpsgd --grid "faults.mtbf=none,exponential(120s)"
 
 $DTSIM report "$OUT/crash.db" --aggregate --target test_accuracy=0.8
 q "$OUT/crash.db" "select r.algorithm, m.value as mtbf, count(distinct r.id) as runs,
