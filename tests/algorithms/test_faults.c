@@ -606,6 +606,10 @@ Test(faults, random_fault_keys_are_checked)
          "--set algorithm.bucket: gradient buckets do not support worker crashes ([faults]); "
          "use bucket = 0",
          "algorithm.bucket=1MB"},
+        {{"algorithm.name=allreduce_sgd", "faults.mtbf=exponential(1s)"},
+         "h.ini: [algorithm] compress_time_per_value (default): compression time is not "
+         "charged under worker crashes ([faults]); set compress_time_per_value = 0",
+         "algorithm.compressor=topk(0.5)"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;
