@@ -7,6 +7,7 @@
 #define DTSIM_TESTS_DEC_HARNESS_H
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,18 @@ static inline double h_consensus(harness *h)
     free(xs);
     free(scratch);
     return c;
+}
+
+/* max_j |a_j - b_j| / max_j |a_j|: the relative gap of two parameter
+ * vectors, in double (the equivalence tests' 1e-5). */
+static inline double max_rel_gap(const float *a, const float *b, int64_t len)
+{
+    double worst = 0, scale = 0;
+    for (int64_t j = 0; j < len; j++) {
+        worst = fmax(worst, fabs((double)a[j] - b[j]));
+        scale = fmax(scale, fabs((double)a[j]));
+    }
+    return worst / scale;
 }
 
 #endif

@@ -29,16 +29,6 @@ static void run_models(const char *const *sets, int nsets, int64_t iters, float 
     h_free(&h);
 }
 
-static double max_rel_gap(const float *a, const float *b, size_t len)
-{
-    double worst = 0, scale = 0;
-    for (size_t j = 0; j < len; j++) {
-        worst = fmax(worst, fabs((double)a[j] - b[j]));
-        scale = fmax(scale, fabs((double)a[j]));
-    }
-    return worst / scale;
-}
-
 #define N 8
 #define D 44
 

@@ -209,16 +209,6 @@ static void run_model(const char *const *sets, int nsets, int64_t iters, float *
     h_free(&h);
 }
 
-static double max_rel_gap(const float *a, const float *b, int64_t d)
-{
-    double worst = 0, scale = 0;
-    for (int64_t j = 0; j < d; j++) {
-        worst = fmax(worst, fabs((double)a[j] - b[j]));
-        scale = fmax(scale, fabs((double)a[j]));
-    }
-    return worst / scale;
-}
-
 /* topk(1.0) with error feedback sends every coordinate: the method is the
  * dense one up to rounding (x -= (1/n) sum lr g_i against x -= lr mean g),
  * also with momentum, because the workers' momenta average to the momentum

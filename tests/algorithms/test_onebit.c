@@ -110,16 +110,6 @@ static void run_model(const char *const *sets, int nsets, int64_t iters, float *
     h_free(&h);
 }
 
-static double max_rel_gap(const float *a, const float *b, int64_t d)
-{
-    double worst = 0, scale = 0;
-    for (int64_t j = 0; j < d; j++) {
-        worst = fmax(worst, fabs((double)a[j] - b[j]));
-        scale = fmax(scale, fabs((double)a[j]));
-    }
-    return worst / scale;
-}
-
 /* freeze_step >= the rounds run: dense Adam (decoupled decay, no bias
  * correction) and dense LAMB, bit for bit up to 1e-5. */
 Test(onebit, warmup_only_equals_adamw_and_lamb)
