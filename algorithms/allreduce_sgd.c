@@ -38,7 +38,11 @@
  * entries(d_wire) after an all-gather, entries(d_wire) after an
  * all-reduce) after its part of the collective, before its next step. Both
  * count in the worker's compute time. With buckets the message is encoded
- * before the step, and both costs are charged after the last bucket.
+ * before the step, and both costs are charged after the last bucket. Under
+ * crashes (below) the same costs are charged, the decoding of an
+ * all-gather counting the messages of the group's members; a rejoining
+ * worker is sent the model once the rank that applied the update has
+ * decoded it.
  *
  * Buckets ([algorithm] bucket > 0, algorithms/overlap.h): the compute step
  * and the all-reduce are replaced by bucketed all-reduces that overlap the
@@ -89,6 +93,7 @@ typedef struct state {
     algo_optim_state **wopt;   /* n: each worker's optimizer state */
     float *u;                  /* d: one worker's update */
     sim_time enc_dt, dec_dt;   /* compression compute per step (encode, decode) */
+    double dec_cost;           /* decoding seconds per message (c x entries(d_wire)) */
     faults *f;                 /* workers may crash, else NULL */
 } state;
 
@@ -102,7 +107,8 @@ static void begin_step(state *st, int w);
 
 /* ---- crashes: groups of live workers ----------------------------------- */
 
-enum { W_OFF = 0, W_COMPUTING, W_WAITING, W_ENTERED };
+/* W_ENCODING, W_DECODING: the compression time around the collective */
+enum { W_OFF = 0, W_COMPUTING, W_WAITING, W_ENTERED, W_ENCODING, W_DECODING };
 
 typedef struct group group;
 typedef struct group_ctx {
@@ -135,6 +141,7 @@ struct faults {
     int64_t *late_round; /* per worker: the round whose entry waits the timeout */
     double *wbytes;      /* per worker: its message of the round */
     int *pending;        /* rejoined, joins at the next applied update */
+    int applier;         /* the worker that applied round `round`'s update */
     sim_time timeout;
 };
 
@@ -370,6 +377,8 @@ static void faults_free(faults *f)
 }
 
 static void g_begin_step(state *st, int w, int64_t round);
+static void g_after_encode(state *st, int w);
+static void g_on_encoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 
 static void g_enter(state *st, int w)
 {
@@ -438,8 +447,7 @@ static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int
     g_begin_step(st, w, st->f->wround[w]);
 }
 
-/* The round's update over the members of g (worker w applies it first),
- * then the pending joiners join from the next round: w sends them x. */
+/* The round's update over the members of g (worker w applies it first). */
 static void g_apply(state *st, group *g, int w)
 {
     algo_env *env = st->env;
@@ -460,9 +468,18 @@ static void g_apply(state *st, group *g, int w)
         algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
     }
     f->applied = 1;
+    f->applier = w;
     f->round_samples = 0;
     for (int r = 0; r < g->n; r++)
         f->round_samples += env->w[g->members[r]].grad_samples;
+}
+
+/* The pending joiners join from the next round: w, which applied the
+ * round's update, sends them x. */
+static void g_joiners(state *st, int w)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
     int joiners = 0;
     for (int i = 0; i < env->n; i++)
         joiners += f->pending[i] && !env->w[i].down;
@@ -494,6 +511,32 @@ static void g_apply(state *st, group *g, int w)
     }
 }
 
+/* The decoding time of a round in group g: c x entries(d_wire) per message
+ * decoded (every member's after an all-gather, one after an all-reduce). */
+static sim_time group_decode_time(const state *st, const group *g)
+{
+    if (!st->comp || st->dec_dt <= 0)
+        return 0;
+    double decoded = st->comp->vt->agg == ALGO_COMPRESS_ALLGATHER ? (double)g->n : 1.0;
+    return sim_time_from_s(st->dec_cost * decoded);
+}
+
+static void g_on_decoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    faults *f = st->f;
+    int w = garg_w(arg);
+    if (f->wgen[w] != garg_gen(arg) || f->wstat[w] != W_DECODING)
+        return;
+    if (f->applier == w)
+        g_joiners(st, w);
+    f->done++;
+    g_begin_step(st, w, f->wround[w] + 1);
+    g_round_check(st);
+}
+
 static void on_group_done(sim_engine *eng, void *ctx, int rank)
 {
     (void)eng;
@@ -505,10 +548,23 @@ static void on_group_done(sim_engine *eng, void *ctx, int rank)
     int64_t k = f->wround[w];
     if (f->wstat[w] != W_ENTERED || k != f->round || group_for(f, k) != g)
         return; /* a crashed worker, or an aborted round's collective */
-    if (!f->applied)
+    sim_time dec = group_decode_time(st, g);
+    if (!f->applied) {
         g_apply(st, g, w);
-    f->done++;
+        if (dec <= 0)
+            g_joiners(st, w);
+    }
     algo_env_idle_end(st->env, w);
+    if (dec > 0) {
+        /* decoding is compute; the round counts the worker once it is done */
+        f->wstat[w] = W_DECODING;
+        st->env->w[w].compute_time += sim_time_to_s(dec);
+        if (!sim_engine_schedule(st->env->eng, dec, g_on_decoded, st, garg(w, f->wgen[w]), NULL,
+                                 NULL))
+            algo_env_fail(st->env, SIM_ENOMEM, "allreduce_sgd: cannot schedule decompression");
+        return;
+    }
+    f->done++;
     g_begin_step(st, w, k + 1);
     g_round_check(st);
 }
@@ -522,8 +578,35 @@ static void g_on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *pa
     int w = garg_w(arg);
     if (f->wgen[w] != garg_gen(arg) || f->wstat[w] != W_COMPUTING)
         return;
-    algo_env_idle_begin(st->env, w);
     f->wbytes[w] = st->comp ? compressed_encode(st, w) : st->env->msg_bytes;
+    if (st->comp && st->enc_dt > 0) {
+        /* the encoding is compute: the worker is idle only once it is done */
+        f->wstat[w] = W_ENCODING;
+        st->env->w[w].compute_time += sim_time_to_s(st->enc_dt);
+        if (!sim_engine_schedule(st->env->eng, st->enc_dt, g_on_encoded, st, arg, NULL, NULL))
+            algo_env_fail(st->env, SIM_ENOMEM, "allreduce_sgd: cannot schedule compression");
+        return;
+    }
+    g_after_encode(st, w);
+}
+
+static void g_on_encoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    int w = garg_w(arg);
+    if (st->f->wgen[w] != garg_gen(arg) || st->f->wstat[w] != W_ENCODING)
+        return;
+    g_after_encode(st, w);
+}
+
+/* Worker w's message is ready: it enters its round's collective, or waits
+ * out the timeout when its round was aborted. */
+static void g_after_encode(state *st, int w)
+{
+    faults *f = st->f;
+    algo_env_idle_begin(st->env, w);
     if (f->late_round[w] == f->wround[w])
         g_wait(st, w);
     else
@@ -547,7 +630,8 @@ static void g_crash(state *st, int c)
     algo_env *env = st->env;
     faults *f = st->f;
     int64_t a = f->applied ? f->round + 1 : f->round;
-    if (f->applied && f->wround[c] == f->round && f->wstat[c] == W_ENTERED)
+    if (f->applied && f->wround[c] == f->round &&
+        (f->wstat[c] == W_ENTERED || f->wstat[c] == W_DECODING))
         f->need--; /* the finishing round does not wait for it */
     f->wgen[c]++;
     f->tgen[c]++;
@@ -627,10 +711,6 @@ static int faults_create(state *st, sim_err *err)
         return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
                                 "the hierarchical collective does not support worker crashes "
                                 "([faults]); use ring, tree or ps");
-    if (st->comp && (st->enc_dt > 0 || st->dec_dt > 0))
-        return sim_config_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
-                                "compression time is not charged under worker crashes "
-                                "([faults]); set compress_time_per_value = 0");
     faults *f = calloc(1, sizeof *f);
     if (!f)
         return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
@@ -718,6 +798,7 @@ static int compressed_create(state *st, sim_err *err)
         decoded *= env->n;
     st->enc_dt = sim_time_from_s(cost * (double)d_wire);
     st->dec_dt = sim_time_from_s(cost * decoded);
+    st->dec_cost = cost * (double)c->vt->entries(c, d_wire);
     return 0;
 }
 
