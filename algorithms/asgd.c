@@ -25,7 +25,19 @@
  * data): the server sends the new job to a worker drawn uniformly from the
  * method's global stream; a busy worker queues it (FIFO) and starts it when
  * it has pushed its current gradient. Exactly n jobs are in flight; each
- * job carries its own model copy, version and gradient buffer. */
+ * job carries its own model copy, version and gradient buffer.
+ *
+ * Crashes with next_job = random: a crashed worker loses the job it
+ * computes, its queue, the jobs still on their way to it and its push in
+ * flight. The server learns of the crash [faults] sync_timeout after it:
+ * it then re-issues every job of the crashed incarnation and every job it
+ * sent to the worker while it was down (the current
+ * model, to a live worker drawn as below) and draws no job for the
+ * worker until it rejoins. Draws are uniform over the workers the server
+ * does not know to be down (the k-th of them for a draw k, so with every
+ * worker up the draws are those of a run without faults); with none left
+ * a job waits for the next rejoin. A rejoining worker is idle until a job
+ * reaches it (a job carries the current model). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +49,9 @@ typedef struct job {
     float *x, *g;
     int64_t t_read;
     int next;        /* next job in the worker's queue, -1 = none */
+    int owner;       /* the worker it was sent to */
+    uint32_t owner_gen; /* that worker's incarnation when it was sent */
+    uint32_t gen;    /* the job's issue: bumped when it is re-issued */
 } job;
 
 typedef struct state {
@@ -53,6 +68,12 @@ typedef struct state {
     int64_t max_staleness;
     int64_t dropped;
     uint32_t *gen;   /* per worker: incarnation, bumped by a crash or rejoin */
+    /* next_job = random under crashes */
+    int *known_down; /* per worker: the server knows it is down */
+    int n_known_down;
+    int *parked;     /* jobs waiting for a live worker */
+    int n_parked;
+    sim_time timeout; /* [faults] sync_timeout */
 } state;
 
 /* Event args of the same variant: worker and incarnation; a message or
@@ -66,6 +87,8 @@ static int wlive(const state *st, uint64_t arg)
 
 static void send_pull(state *st, int w);
 static void send_job(state *st, int j);
+static void job_send(state *st, int j, int w);
+static void job_fault(state *st, const algo_fault *ev);
 
 /* The server's clip of an arriving gradient and its clipped fraction. */
 static void server_clip(state *st, float *g)
@@ -163,7 +186,7 @@ static void on_fault(void *p, const algo_fault *ev)
     algo_env *env = st->env;
     int w = ev->target;
     if (st->random_job) {
-        algo_env_fail(env, SIM_ECONFIG, "asgd: crash and rejoin events need next_job = same");
+        job_fault(st, ev);
         return;
     }
     st->gen[w]++;
@@ -177,6 +200,16 @@ static void on_fault(void *p, const algo_fault *ev)
 
 static void job_start(state *st, int w, int j);
 
+/* Job event args: the job and its issue; an event of an older issue, or of
+ * a job whose worker crashed since it was sent, is lost. */
+static uint64_t jarg(const state *st, int j) { return (uint64_t)j | ((uint64_t)st->jobs[j].gen << 32); }
+static int jlive(const state *st, uint64_t arg)
+{
+    const job *jb = &st->jobs[arg & 0xffffffffu];
+    return jb->gen == (uint32_t)(arg >> 32) && st->gen[jb->owner] == jb->owner_gen &&
+           !st->env->w[jb->owner].down;
+}
+
 static void on_job_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
                                double bytes)
 {
@@ -185,8 +218,10 @@ static void on_job_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src
     (void)bytes;
     state *st = ctx;
     algo_env *env = st->env;
-    int j = (int)arg;
+    int j = (int)(arg & 0xffffffffu);
     job *jb = &st->jobs[j];
+    if (!jlive(st, arg))
+        return; /* pushed by a worker that has crashed since: lost */
     int64_t tau = st->version - jb->t_read;
     algo_env_staleness(env, src, tau);
     if (st->max_staleness <= 0 || tau <= st->max_staleness) {
@@ -211,9 +246,10 @@ static void on_job_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *
     (void)payload;
     state *st = ctx;
     algo_env *env = st->env;
-    int w = (int)(arg >> 32), j = (int)(arg & 0xffffffffu);
-    if (algo_env_send(env, w, env->server_host, env->msg_bytes, on_job_push_arrive, st,
-                      (uint64_t)j) < 0)
+    if (!jlive(st, arg))
+        return;
+    int j = (int)(arg & 0xffffffffu), w = st->jobs[j].owner;
+    if (algo_env_send(env, w, env->server_host, env->msg_bytes, on_job_push_arrive, st, arg) < 0)
         return;
     st->busy[w] = 0;
     int next = st->q_head[w];
@@ -236,7 +272,7 @@ static void job_start(state *st, int w, int j)
     memcpy(env->w[w].x, jb->x, (size_t)env->d * sizeof(float));
     algo_env_grad(env, w, jb->x, jb->g);
     algo_env_compute(env, w, algo_env_step_samples(env, w), on_job_compute_done, st,
-                     ((uint64_t)w << 32) | (uint64_t)j);
+                     jarg(st, j));
 }
 
 static void on_job_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
@@ -246,7 +282,9 @@ static void on_job_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int
     (void)src;
     (void)bytes;
     state *st = ctx;
-    int j = (int)arg, w = dst;
+    int j = (int)(arg & 0xffffffffu), w = dst;
+    if (!jlive(st, arg))
+        return; /* its worker crashed: the server re-issues it */
     if (!st->busy[w]) {
         job_start(st, w, j);
         return;
@@ -265,10 +303,82 @@ static void send_job(state *st, int j)
 {
     algo_env *env = st->env;
     job *jb = &st->jobs[j];
+    int live = env->n - st->n_known_down;
+    if (live <= 0) {
+        st->parked[st->n_parked++] = j; /* sent at the next rejoin */
+        return;
+    }
     memcpy(jb->x, st->x, (size_t)env->d * sizeof(float));
     jb->t_read = st->version;
-    int w = (int)gsl_rng_uniform_int(env->rng_global, (unsigned long)env->n);
-    algo_env_send(env, env->server_host, w, env->msg_bytes, on_job_arrive, st, (uint64_t)j);
+    int k = (int)gsl_rng_uniform_int(env->rng_global, (unsigned long)live), w = k;
+    if (st->n_known_down)
+        for (w = 0; w < env->n; w++)
+            if (!st->known_down[w] && k-- == 0)
+                break;
+    job_send(st, j, w);
+}
+
+/* Sends job j (its model set) to worker w. */
+static void job_send(state *st, int j, int w)
+{
+    algo_env *env = st->env;
+    job *jb = &st->jobs[j];
+    jb->owner = w;
+    jb->owner_gen = st->gen[w];
+    jb->next = -1;
+    algo_env_send(env, env->server_host, w, env->msg_bytes, on_job_arrive, st, jarg(st, j));
+}
+
+/* The server learns of a crash: the jobs of the crashed incarnation are
+ * re-issued, and the worker gets none while it is down. */
+static void on_crash_known(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    int w = (int)(arg & 0xffffffffu);
+    uint32_t old = (uint32_t)(arg >> 32);
+    if (st->gen[w] == old + 1 && st->env->w[w].down && !st->known_down[w]) {
+        st->known_down[w] = 1;
+        st->n_known_down++;
+    }
+    for (int j = 0; j < st->env->n; j++) {
+        job *jb = &st->jobs[j];
+        /* sent to the crashed incarnation, or to the down worker before
+         * the server knew */
+        if (jb->owner == w && (jb->owner_gen == old || jb->owner_gen == old + 1)) {
+            jb->gen++;
+            jb->owner_gen = UINT32_MAX; /* re-issued once */
+            send_job(st, j);
+        }
+    }
+}
+
+static void job_fault(state *st, const algo_fault *ev)
+{
+    algo_env *env = st->env;
+    int w = ev->target;
+    uint32_t old = st->gen[w]++;
+    st->busy[w] = 0;
+    st->q_head[w] = st->q_tail[w] = -1;
+    if (ev->kind == ALGO_FAULT_CRASH) {
+        algo_env_idle_end(env, w);
+        if (!sim_engine_schedule(env->eng, st->timeout, on_crash_known, st,
+                                 (uint64_t)w | ((uint64_t)old << 32), NULL, NULL))
+            algo_env_fail(env, SIM_ENOMEM, "asgd: cannot schedule a timeout");
+        return;
+    }
+    if (ev->kind != ALGO_FAULT_REJOIN)
+        return;
+    if (st->known_down[w]) {
+        st->known_down[w] = 0;
+        st->n_known_down--;
+    }
+    algo_env_idle_begin(env, w);
+    int np = st->n_parked;
+    st->n_parked = 0;
+    for (int k = 0; k < np; k++)
+        send_job(st, st->parked[k]);
 }
 
 static int needs_server(const sim_config *cfg)
@@ -295,6 +405,8 @@ static void destroy(void *p)
     free(st->q_head);
     free(st->q_tail);
     free(st->busy);
+    free(st->known_down);
+    free(st->parked);
     free(st);
 }
 
@@ -330,18 +442,15 @@ static int create(algo_env *env, void **out, sim_err *err)
     env->clip_deferred = 1;
     const char *nj = sim_config_get_string(env->cfg, "algorithm", "next_job");
     st->random_job = nj && strcmp(nj, "random") == 0;
-    if (st->random_job && env->crashes) {
-        destroy(st);
-        return sim_config_error(env->cfg, "algorithm", "next_job", SIM_ECONFIG, err,
-                                "random does not support worker crashes ([faults]); use same");
-    }
     if (st->random_job) {
         int n = env->n;
         st->jobs = calloc((size_t)n, sizeof *st->jobs);
         st->q_head = malloc((size_t)n * sizeof *st->q_head);
         st->q_tail = malloc((size_t)n * sizeof *st->q_tail);
         st->busy = calloc((size_t)n, sizeof *st->busy);
-        int ok = st->jobs && st->q_head && st->q_tail && st->busy;
+        st->known_down = calloc((size_t)n, sizeof *st->known_down);
+        st->parked = malloc((size_t)n * sizeof *st->parked);
+        int ok = st->jobs && st->q_head && st->q_tail && st->busy && st->known_down && st->parked;
         for (int j = 0; ok && j < n; j++) {
             st->q_head[j] = st->q_tail[j] = -1;
             st->jobs[j].next = -1;
@@ -352,6 +461,13 @@ static int create(algo_env *env, void **out, sim_err *err)
         if (!ok) {
             destroy(st);
             return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
+        }
+    }
+    if (st->random_job && env->crashes) {
+        int rc = sim_config_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
+        if (rc < 0) {
+            destroy(st);
+            return rc;
         }
     }
     const char *pol = sim_config_get_string(env->cfg, "algorithm", "staleness_lr");
@@ -386,8 +502,7 @@ static int start(void *p, sim_err *err)
         memcpy(jb->x, st->x, (size_t)st->env->d * sizeof(float));
         jb->t_read = 0;
         algo_env_idle_begin(st->env, w);
-        algo_env_send(st->env, st->env->server_host, w, st->env->msg_bytes, on_job_arrive, st,
-                      (uint64_t)w);
+        job_send(st, w, w);
     }
     return 0;
 }

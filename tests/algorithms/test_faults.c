@@ -185,6 +185,95 @@ Test(faults, asgd_crash_removes_one_workers_rate_and_rejoin_restores_it)
     unlink(path);
 }
 
+/* next_job = random: worker 1's jobs (computing, queued, on their way, its
+ * push in flight) are lost at its crash at 1.005 s and re-issued to live
+ * workers when the server learns of it (sync_timeout = 50 ms later); it
+ * rejoins at 2.005 s. While it is down the update rate falls (3 workers
+ * serve the 4 jobs) and worker 1 computes nothing; after the rejoin the
+ * rate is back to its level before the crash, which it could not be if a
+ * lost job had not been re-issued (4 jobs keep 4 workers busy only
+ * partly; with 2 or 3 jobs left the rate would fall by a quarter or more). */
+typedef struct rj_probe {
+    times ts;
+    int64_t steps_at_1_1, steps_at_2;
+} rj_probe;
+
+static void record_random_job(harness *h)
+{
+    rj_probe *p = h->probe_ctx;
+    double t = sim_time_to_s(sim_engine_now(h->eng));
+    if (p->ts.n < 8192)
+        p->ts.t[p->ts.n++] = t;
+    if (t < 1.1)
+        p->steps_at_1_1 = h->env->w[1].steps;
+    if (t < 2.0)
+        p->steps_at_2 = h->env->w[1].steps;
+}
+
+Test(faults, asgd_random_jobs_are_reissued_after_a_crash)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "1.005s,crash,1,\n"
+                     "2.005s,rejoin,1,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=asgd", "workers.count=4", "algorithm.lr=0.01",
+                          "algorithm.next_job=random", "faults.sync_timeout=50ms"};
+    static rj_probe p, q;
+    harness h;
+    memset(&p, 0, sizeof p);
+    h_build(&h, base_ini, sets, 6);
+    h.probe = record_random_job;
+    h.probe_ctx = &p;
+    h_run(&h, 1600);
+    int c0 = count_in(&p.ts, 0.105, 1.005), c1 = count_in(&p.ts, 1.105, 2.005),
+        c2 = count_in(&p.ts, 2.105, 3.005);
+    cr_assert_leq(c0, 360);
+    cr_assert_leq(c1, 270, "3 live workers serve at most 300 updates a second");
+    cr_assert_lt(c1, c0, "%d vs %d", c1, c0);
+    cr_assert_gt(c1, c0 / 2, "%d vs %d", c1, c0);
+    cr_assert(c2 > 0.9 * c0 && c2 < 1.1 * c0, "rate after the rejoin %d vs before %d", c2, c0);
+    cr_assert_eq(p.steps_at_1_1, p.steps_at_2, "worker 1 computes nothing while down");
+    cr_assert_gt(h.env->w[1].steps, p.steps_at_2, "worker 1 works again after its rejoin");
+    h_free(&h);
+
+    /* the same schedule twice: the same update times */
+    memset(&q, 0, sizeof q);
+    h_build(&h, base_ini, sets, 6);
+    h.probe = record_random_job;
+    h.probe_ctx = &q;
+    h_run(&h, 1600);
+    cr_assert_eq(q.ts.n, p.ts.n);
+    cr_assert_eq(memcmp(q.ts.t, p.ts.t, sizeof(double) * (size_t)p.ts.n), 0);
+    h_free(&h);
+    unlink(path);
+
+    /* a crash after the end changes nothing: the draws over the workers
+     * not known to be down are those of a run without faults */
+    write_file(path, "time,event,target,value\n100s,crash,1,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    memset(&q, 0, sizeof q);
+    h_build(&h, base_ini, sets, 6);
+    h.probe = record_random_job;
+    h.probe_ctx = &q;
+    h_run(&h, 300);
+    float xf[64];
+    const float *m = h.vt->model(h.alg, NULL);
+    cr_assert_leq(h.env->d, 64);
+    memcpy(xf, m, sizeof(float) * (size_t)h.env->d);
+    h_free(&h);
+    memset(&p, 0, sizeof p);
+    h_build(&h, base_ini, sets + 1, 5);
+    h.probe = record_random_job;
+    h.probe_ctx = &p;
+    h_run(&h, 300);
+    cr_assert_eq(q.ts.n, p.ts.n);
+    cr_assert_eq(memcmp(q.ts.t, p.ts.t, sizeof(double) * (size_t)p.ts.n), 0);
+    cr_assert_eq(memcmp(xf, h.vt->model(h.alg, NULL), sizeof(float) * (size_t)h.env->d), 0);
+    h_free(&h);
+    unlink(path);
+}
+
 /* Ring all-reduce on a physical ring of 4, constant 10 ms steps: from 0.5 s
  * the link 1-2 runs at B' = B/4, and every round takes
  * T + 2(n-1)(alpha + S/(nB')) (every chunk step waits for the slow link);
@@ -655,9 +744,6 @@ Test(faults, random_fault_keys_are_checked)
          "--set algorithm.compressor: dpsgd: compressed gossip does not support worker "
          "crashes ([faults])",
          "algorithm.compressor=topk(0.5)"},
-        {{"algorithm.name=asgd", "faults.mtbf=exponential(1s)"},
-         "--set algorithm.next_job: random does not support worker crashes ([faults]); use same",
-         "algorithm.next_job=random"},
         {{"algorithm.name=allreduce_sgd", "faults.mtbf=exponential(1s)"},
          "--set algorithm.bucket: gradient buckets do not support worker crashes ([faults]); "
          "use bucket = 0",
