@@ -316,6 +316,34 @@ Test(faults, one_slowed_link_paces_the_ring_allreduce)
 
 /* ---- synchronous all-reduce under crashes ------------------------------ */
 
+/* Checks the iteration times of a synchronous run with one crash and its
+ * rejoin: rounds take `before` until the round holding the crash, which
+ * takes `aborted`, then `down` until the rejoin, and `after` for the last
+ * 10 rounds. Returns the aborted round's index. */
+static int check_crash_rounds(const times *ts, double crash, double rejoin, double before,
+                              double aborted, double down, double after)
+{
+    int ab = -1;
+    for (int i = 1; i < ts->n; i++)
+        if (ts->t[i - 1] < crash && ts->t[i] > crash)
+            ab = i;
+    cr_assert_gt(ab, 3, "the crash falls in round %d", ab);
+    for (int i = 1; i < ab; i++)
+        cr_assert(fabs(ts->t[i] - ts->t[i - 1] - before) < 1e-7, "round %d: %.9f vs %.9f", i,
+                  ts->t[i] - ts->t[i - 1], before);
+    cr_assert(fabs(ts->t[ab] - ts->t[ab - 1] - aborted) < 1e-7, "aborted round: %.9f vs %.9f",
+              ts->t[ab] - ts->t[ab - 1], aborted);
+    int checked = 0;
+    for (int i = ab + 1; i < ts->n && ts->t[i] < rejoin; i++, checked++)
+        cr_assert(fabs(ts->t[i] - ts->t[i - 1] - down) < 1e-7, "round %d: %.9f vs %.9f", i,
+                  ts->t[i] - ts->t[i - 1], down);
+    cr_assert_gt(checked, 10);
+    for (int i = ts->n - 10; i < ts->n; i++)
+        cr_assert(fabs(ts->t[i] - ts->t[i - 1] - after) < 1e-7, "round %d after the rejoin: %.9f",
+                  i, ts->t[i] - ts->t[i - 1]);
+    return ab;
+}
+
 /* allreduce_sgd on a complete network of 8 (ring all-reduce), constant
  * 10 ms steps. Worker 5 crashes at 0.175 s, inside round 10's compute
  * step: the 7 survivors finish their step, enter, wait sync_timeout = 50 ms
@@ -344,23 +372,9 @@ Test(faults, allreduce_crash_costs_the_timeout_then_runs_over_the_survivors)
     const double S = 4e6, a = 20e-6, B = 1e9, T = 0.01, to = 0.05;
     const double c8 = 2 * 7 * (a + S / (8 * B)), c7 = 2 * 6 * (a + S / (7 * B));
     cr_assert_gt(ts.n, 40);
-    int aborted = -1;
-    for (int i = 1; i < ts.n; i++)
-        if (ts.t[i - 1] < 0.175 && ts.t[i] > 0.175)
-            aborted = i;
-    cr_assert_eq(aborted, 10, "round 10 holds the crash (%d)", aborted);
-    for (int i = 1; i < aborted; i++)
-        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c8)) < 1e-7, "round %d", i);
-    cr_assert(fabs(ts.t[aborted] - ts.t[aborted - 1] - (T + to + c7)) < 1e-7, "%.9f vs %.9f",
-              ts.t[aborted] - ts.t[aborted - 1], T + to + c7);
-    int checked = 0;
-    for (int i = aborted + 1; i < ts.n && ts.t[i] < 0.6; i++, checked++)
-        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c7)) < 1e-7, "round %d: %.9f vs %.9f", i,
-                  ts.t[i] - ts.t[i - 1], T + c7);
-    cr_assert_gt(checked, 15);
     /* back to 8 ranks after the join round */
-    for (int i = ts.n - 10; i < ts.n; i++)
-        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - (T + c8)) < 1e-7, "round %d after the rejoin", i);
+    int aborted = check_crash_rounds(&ts, 0.175, 0.6, T + c8, T + to + c7, T + c7, T + c8);
+    cr_assert_eq(aborted, 10, "round 10 holds the crash (%d)", aborted);
     /* 16 samples per worker and round; every live worker has begun the next
      * round's step; worker 5 also lost the step of round 10 */
     cr_assert_eq(h.env->iterations, 60);
@@ -402,25 +416,8 @@ Test(faults, allreduce_crash_charges_compression_time_over_the_survivors)
     const double a = 20e-6, B = 1e9, T = 0.01, to = 0.05, c = 1e-7, k = 1000, enc = c * 1e5;
     const double r8 = T + enc + 7 * (a + 8 * k / B) + c * 8 * k;
     const double r7 = T + enc + 6 * (a + 8 * k / B) + c * 7 * k;
-    int aborted = -1;
-    for (int i = 1; i < ts.n; i++)
-        if (ts.t[i - 1] < 0.175 && ts.t[i] > 0.175)
-            aborted = i;
-    cr_assert_gt(aborted, 3);
     cr_assert(fabs(ts.t[0] - r8) < 1e-7, "%.9f vs %.9f", ts.t[0], r8);
-    for (int i = 1; i < aborted; i++)
-        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - r8) < 1e-7, "round %d: %.9f vs %.9f", i,
-                  ts.t[i] - ts.t[i - 1], r8);
-    cr_assert(fabs(ts.t[aborted] - ts.t[aborted - 1] - (r7 + to)) < 1e-7, "%.9f vs %.9f",
-              ts.t[aborted] - ts.t[aborted - 1], r7 + to);
-    int checked = 0;
-    for (int i = aborted + 1; i < ts.n && ts.t[i] < 0.6; i++, checked++)
-        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - r7) < 1e-7, "round %d: %.9f vs %.9f", i,
-                  ts.t[i] - ts.t[i - 1], r7);
-    cr_assert_gt(checked, 10);
-    for (int i = ts.n - 10; i < ts.n; i++)
-        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - r8) < 1e-7, "round %d after the rejoin: %.9f", i,
-                  ts.t[i] - ts.t[i - 1]);
+    check_crash_rounds(&ts, 0.175, 0.6, r8, r7 + to, r7, r8);
     /* compute time = steps x (T + enc) + decodes: a survivor decoded every
      * round it took part in */
     cr_assert_eq(h.env->iterations, 50);
