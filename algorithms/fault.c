@@ -10,11 +10,12 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const kind_names[] = {"crash", "rejoin", "slowdown", "link"};
+/* The schedule's events are the first four; "lost" is only written. */
+static const char *const kind_names[] = {"crash", "rejoin", "slowdown", "link", "lost"};
 
 const char *algo_fault_kind_name(algo_fault_kind k)
 {
-    return (unsigned)k < 4 ? kind_names[k] : "?";
+    return (unsigned)k < 5 ? kind_names[k] : "?";
 }
 
 #define MAX_FIELDS 4
