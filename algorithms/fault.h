@@ -23,8 +23,8 @@ typedef enum algo_fault_kind {
     ALGO_FAULT_REJOIN,
     ALGO_FAULT_SLOWDOWN,
     ALGO_FAULT_LINK,
-    ALGO_FAULT_LOST /* not a schedule event: a message attempt lost on a link
-                       that went down (faults table rows only) */
+    ALGO_FAULT_LOST,  /* not schedule events (faults table rows only): a */
+    ALGO_FAULT_RESENT /* message attempt lost on a down link, its re-send */
 } algo_fault_kind;
 
 typedef struct algo_fault {
@@ -33,7 +33,8 @@ typedef struct algo_fault {
     int target;           /* worker, or the first host of a link */
     int target2;          /* the second host of a link, else -1 */
     double value;         /* slowdown factor; link rate in bytes/s, 0 = down,
-                             -1 = up (the configured rate); lost: bytes sent */
+                             -1 = up (the configured rate); lost: bytes sent
+                             before the loss; resent: bytes re-sent */
 } algo_fault;
 
 /* Event names as the schedule and the faults table write them. */

@@ -53,7 +53,7 @@ struct xp_env {
     algo_env env;
 };
 
-static void on_net_loss(void *ctx, int src, int dst, double sent);
+static void on_net_loss(void *ctx, int src, int dst, double bytes, int resent);
 
 /* Prefixes err's message with the config key it came from. */
 static int key_error(const sim_config *c, const char *section, const char *key, sim_err *err)
@@ -498,12 +498,16 @@ static void fault_log(xp_env *x, const algo_fault *ev)
     l->time = sim_engine_now(x->eng);
 }
 
-/* A message attempt lost on a link that went down: a `lost` row of the
- * faults table (target SRC-DST hosts, value = bytes sent before the loss). */
-static void on_net_loss(void *ctx, int src, int dst, double sent)
+/* A message attempt lost on a link that went down, or its re-send: a
+ * `lost` row of the faults table (target SRC-DST hosts, value = bytes sent
+ * before the loss) or a `resent` row (value = the message's bytes). */
+static void on_net_loss(void *ctx, int src, int dst, double bytes, int resent)
 {
     xp_env *x = ctx;
-    algo_fault ev = {.kind = ALGO_FAULT_LOST, .target = src, .target2 = dst, .value = sent};
+    algo_fault ev = {.kind = resent ? ALGO_FAULT_RESENT : ALGO_FAULT_LOST,
+                     .target = src,
+                     .target2 = dst,
+                     .value = bytes};
     fault_log(x, &ev);
 }
 
@@ -547,6 +551,7 @@ static int fault_apply(xp_env *x, const algo_fault *ev, double rate0)
         break;
     case ALGO_FAULT_LINK:
     case ALGO_FAULT_LOST:
+    case ALGO_FAULT_RESENT:
         return 0;
     }
     fault_log(x, ev);

@@ -419,7 +419,7 @@ static int flow_wait_resend(sim_net *net, int fi, double sent)
     net_flow *f = &net->flows[fi];
     net->lost++;
     if (net->loss_fn)
-        net->loss_fn(net->loss_ctx, f->src, f->dst, sent);
+        net->loss_fn(net->loss_ctx, f->src, f->dst, sent, 0);
     f->waiting = 1;
     f->ev = sim_engine_schedule(net->eng, net->rto, on_resend, net, (uint64_t)fi, NULL, NULL);
     return f->ev ? 0 : -1;
@@ -511,6 +511,8 @@ static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
      * attempt is lost at once, the next goes after another timeout. */
     if (rc == 0 && flow_launch(net, fi, 0, path, hops) == 0) {
         net->resent_bytes += f->bytes;
+        if (net->loss_fn)
+            net->loss_fn(net->loss_ctx, f->src, f->dst, f->bytes, 1);
         return;
     }
     flow_wait_resend(net, fi, 0.0);

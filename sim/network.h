@@ -61,10 +61,11 @@ typedef struct sim_net_desc {
 /* Called (from an engine event) when a message has fully arrived at dst. */
 typedef void (*sim_net_deliver)(sim_engine *eng, void *ctx, uint64_t arg, int src,
                                 int dst, double bytes);
-/* Called when an attempt of a message is lost (a link on its path went
- * down while it drained, or no up route existed when it was sent): sent =
- * the bytes that left src before the loss (0 when there was no route). */
-typedef void (*sim_net_loss_fn)(void *ctx, int src, int dst, double sent);
+/* Called when an attempt of a message is lost (resent = 0: a link on its
+ * path went down while it drained, or no up route existed when it was
+ * sent; bytes = what left src before the loss, 0 when there was no route)
+ * and when a lost message is re-sent (resent = 1, bytes = its size). */
+typedef void (*sim_net_loss_fn)(void *ctx, int src, int dst, double bytes, int resent);
 
 sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *desc, sim_err *err);
 void sim_net_destroy(sim_net *net);
@@ -124,7 +125,7 @@ int sim_net_link_ends(const sim_net *net, int link, int *from, int *to);
 int sim_net_link_set_down(sim_net *net, int a, int b, int down, sim_err *err);
 /* 1 when the link from a to b is down, 0 when up, -1 when there is none. */
 int sim_net_link_is_down(const sim_net *net, int a, int b);
-/* Called at every lost attempt (NULL: none). */
+/* Called at every lost attempt and every re-send (NULL: none). */
 void sim_net_set_loss_hook(sim_net *net, sim_net_loss_fn fn, void *ctx);
 uint64_t sim_net_lost_messages(const sim_net *net);    /* lost attempts */
 double sim_net_resent_bytes(const sim_net *net);       /* bytes of re-sent attempts */

@@ -768,3 +768,69 @@ Test(faults, link_rows_must_name_a_link)
         unlink(path);
     }
 }
+
+static double q_real(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    double v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* The same dpsgd run through the runner: the faults table has the down
+ * row (value 0), the up row (the configured rate), one `lost` row per lost
+ * attempt (the bytes sent before the loss, 0 to S = 176) and one `resent`
+ * row per re-send (S each; at most one per loss). The byte counters count
+ * what was sent: the run's bytes are the workers' sum, and minus the lost
+ * rows' bytes they are whole messages. */
+Test(faults, lost_and_resent_messages_are_recorded_in_the_faults_table)
+{
+    char csv[64], set[96], dbpath[64];
+    write_file(csv, "time,event,target,value\n0.05s,link,2-3,down\n0.25s,link,2-3,up\n");
+    write_file(dbpath, "");
+    unlink(dbpath);
+    snprintf(set, sizeof set, "faults.schedule=%s", csv);
+    const char *sets[] = {set, "algorithm.name=dpsgd", "faults.sync_timeout=20ms",
+                          "network.topology=ring", "network.latency=100us",
+                          "network.bandwidth=10kB/s", "experiment.max_iterations=40"};
+    sim_experiment_init();
+    sim_err err = {0};
+    an_db *db = an_db_open(dbpath, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    sim_config cfg;
+    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 7, &cfg, &err), 0, "%s",
+                 err.msg);
+    sim_run_opts o = {.db = db};
+    sim_run_result res;
+    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    sim_config_release(&cfg);
+    an_db_close(db);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'link' AND"
+                               " target = '2-3' AND value = 0 AND sim_time = 0.05"), 1);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'link' AND"
+                               " target = '2-3' AND value = 10000 AND sim_time = 0.25"), 1);
+    int64_t lost = q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'lost'");
+    int64_t resent = q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'resent'");
+    cr_assert_gt(lost, 0);
+    cr_assert_gt(resent, 0);
+    cr_assert_leq(resent, lost);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'lost' AND"
+                               " (value < 0 OR value > 176 OR sim_time < 0.05)"), 0);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'resent' AND"
+                               " value <> 176"), 0);
+    /* the lost messages were between 2 and 3 (both directions) */
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event IN ('lost', 'resent')"
+                               " AND target NOT IN ('2-3', '3-2')"), 0);
+    int64_t bytes = q_int(dbpath, "SELECT bytes_sent FROM runs");
+    cr_assert_eq(q_int(dbpath, "SELECT sum(bytes_sent) FROM workers"), bytes);
+    double whole = (double)bytes - q_real(dbpath, "SELECT sum(value) FROM faults"
+                                                  " WHERE event = 'lost'");
+    cr_assert(fabs(whole - 176.0 * round(whole / 176.0)) <= 1.0, "%.3f bytes", whole);
+    unlink(dbpath);
+    unlink(csv);
+}

@@ -36,11 +36,18 @@ typedef struct losses {
     double sent[MAXMSG];
     sim_time t[MAXMSG];
     sim_engine *eng;
+    double resent; /* bytes reported re-sent */
+    int n_resent;
 } losses;
 
-static void on_loss(void *ctx, int src, int dst, double sent)
+static void on_loss(void *ctx, int src, int dst, double sent, int resent)
 {
     losses *l = ctx;
+    if (resent) {
+        l->resent += sent;
+        l->n_resent++;
+        return;
+    }
     cr_assert(l->n < MAXMSG);
     l->src[l->n] = src;
     l->dst[l->n] = dst;
@@ -144,6 +151,8 @@ Test(net_down, lost_message_is_resent_at_the_timeout_after_the_link_is_up)
             assert_near(sim_net_bytes_link(net, link_ab(net, 2, 1)), td * B + S, "link 2->1");
             cr_assert_eq(sim_net_bytes_link(net, link_ab(net, 2, 0)), 0.0);
             assert_near(sim_net_resent_bytes(net), S, "re-sent bytes");
+            cr_assert_eq(ls.n_resent, 1);
+            assert_near(ls.resent, S, "re-sent bytes reported");
             cr_assert_eq(sim_net_messages(net), 2);
             cr_assert_eq(sim_net_lost_messages(net), (uint64_t)lost[c]);
             cr_assert_eq(ls.n, lost[c]);
