@@ -368,3 +368,55 @@ Test(net_down, errors)
     sim_net_destroy(net);
     sim_engine_destroy(eng);
 }
+
+/* ECMP on fat_tree(4) (16 hosts, edge switches 16-23, aggregation 24-31,
+ * core 32-35): 64 messages from host 0 to host 15 (another pod) spread
+ * over the 4 core switches; with every link of core switch 32 down none
+ * crosses it, and each still takes a 6-hop shortest path (S/B + 6L with
+ * sharing = none). Without the fault some do cross it (the control). */
+Test(net_down, ecmp_spreads_over_the_up_paths_only)
+{
+    const double S = 1e4, B = 1e9, L = 1e-6;
+    for (int down = 0; down < 2; down++) {
+        topo_physnet pn;
+        sim_err err;
+        cr_assert_eq(topo_physnet_build(&pn, "fat_tree(4)", 16, &err), 0, "%s", err.msg);
+        sim_net_desc d;
+        topo_physnet_desc(&pn, L, B, SIM_SHARE_NONE, &d);
+        d.routing = SIM_ROUTE_ECMP;
+        sim_engine *eng = sim_engine_create(0);
+        sim_net *net = sim_net_create(eng, &d, &err);
+        cr_assert_not_null(net, "%s", err.msg);
+        topo_physnet_release(&pn);
+        for (int l = 0; down && l < sim_net_n_links(net); l += 2) {
+            int f, t;
+            sim_net_link_ends(net, l, &f, &t);
+            if (f == 32 || t == 32)
+                cr_assert_eq(sim_net_link_set_down(net, f, t, 1, &err), 0, "%s", err.msg);
+        }
+        rec r = {0};
+        for (int k = 0; k < MAXMSG; k++)
+            cr_assert_eq(sim_net_send(net, 0, 15, S, on_rec, &r, (uint64_t)k, &err), 0, "%s",
+                         err.msg);
+        for (int k = MAXMSG; k < 64; k++)
+            cr_assert_eq(sim_net_send(net, 0, 15, S, NULL, NULL, 0, &err), 0, "%s", err.msg);
+        run_all(eng);
+        cr_assert_eq(r.n, MAXMSG);
+        for (int k = 0; k < MAXMSG; k++)
+            assert_near(sim_time_to_s(r.t[k]), S / B + 6 * L, "ECMP delivery");
+        double via32 = 0.0;
+        for (int l = 0; l < sim_net_n_links(net); l++) {
+            int f, t;
+            sim_net_link_ends(net, l, &f, &t);
+            if (f == 32 || t == 32)
+                via32 += sim_net_bytes_link(net, l);
+        }
+        if (down)
+            cr_assert_eq(via32, 0.0);
+        else
+            cr_assert_gt(via32, 0.0);
+        cr_assert_eq(sim_net_lost_messages(net), 0);
+        sim_net_destroy(net);
+        sim_engine_destroy(eng);
+    }
+}
