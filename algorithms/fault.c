@@ -10,11 +10,14 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const kind_names[] = {"crash", "rejoin", "slowdown", "link"};
+/* The schedule's events are the first four; "lost" and "resent" are only
+ * written (faults table). */
+static const char *const kind_names[] = {"crash", "rejoin", "slowdown", "link", "lost",
+                                         "resent"};
 
 const char *algo_fault_kind_name(algo_fault_kind k)
 {
-    return (unsigned)k < 4 ? kind_names[k] : "?";
+    return (unsigned)k < 6 ? kind_names[k] : "?";
 }
 
 #define MAX_FIELDS 4

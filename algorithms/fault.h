@@ -7,7 +7,8 @@
  *   1s,slowdown,2,10       worker 2's compute time x10 (1 restores)
  *   1s,link,0-8,1Gbps      link between vertices 0 and 8 of the physical
  *                          network (hosts first, then switches), both ways
- *   1s,link,0-8,up         ... back to its configured rate (down is parsed)
+ *   1s,link,0-8,down       ... down: carries nothing, messages on it are lost
+ *   1s,link,0-8,up         ... back up at its configured rate
  * Errors name file:line:column. */
 #ifndef DTSIM_ALGO_FAULT_H
 #define DTSIM_ALGO_FAULT_H
@@ -21,7 +22,9 @@ typedef enum algo_fault_kind {
     ALGO_FAULT_CRASH = 0,
     ALGO_FAULT_REJOIN,
     ALGO_FAULT_SLOWDOWN,
-    ALGO_FAULT_LINK
+    ALGO_FAULT_LINK,
+    ALGO_FAULT_LOST,  /* not schedule events (faults table rows only): a */
+    ALGO_FAULT_RESENT /* message attempt lost on a down link, its re-send */
 } algo_fault_kind;
 
 typedef struct algo_fault {
@@ -30,7 +33,8 @@ typedef struct algo_fault {
     int target;           /* worker, or the first host of a link */
     int target2;          /* the second host of a link, else -1 */
     double value;         /* slowdown factor; link rate in bytes/s, 0 = down,
-                             -1 = up (the configured rate) */
+                             -1 = up (the configured rate); lost: bytes sent
+                             before the loss; resent: bytes re-sent */
 } algo_fault;
 
 /* Event names as the schedule and the faults table write them. */

@@ -108,7 +108,7 @@ const sim_key sim_config_keys[] = {
     {"faults", "schedule", "none", SIM_KEY_STRING, NULL, "fault events: none, or a CSV file time,event,target,value (crash, rejoin, slowdown, link)"},
     {"faults", "mtbf", "none", SIM_KEY_STRING, NULL, "random crashes: none, or each worker's up-time distribution, e.g. exponential(300s)"},
     {"faults", "downtime", "none", SIM_KEY_STRING, NULL, "time a randomly crashed worker stays down before it rejoins: none (never) or a distribution, e.g. constant(30s); unused without mtbf"},
-    {"faults", "sync_timeout", "1s", SIM_KEY_TIME, NULL, "synchronous methods: how long a collective or a gossip step waits for a crashed peer before the survivors go on"},
+    {"faults", "sync_timeout", "1s", SIM_KEY_TIME, NULL, "synchronous methods: how long a collective or a gossip step waits for a crashed peer before the survivors go on; the network re-sends a message lost on a down link this long after the loss"},
     {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
 };
 /* clang-format on */

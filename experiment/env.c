@@ -53,6 +53,8 @@ struct xp_env {
     algo_env env;
 };
 
+static void on_net_loss(void *ctx, int src, int dst, double bytes, int resent);
+
 /* Prefixes err's message with the config key it came from. */
 static int key_error(const sim_config *c, const char *section, const char *key, sim_err *err)
 {
@@ -408,9 +410,16 @@ static int build(xp_env *x, sim_err *err)
     sim_net_desc nd;
     topo_physnet_desc(&x->pn, c->latency, c->bandwidth, c->sharing, &nd);
     nd.routing = c->routing;
+    /* a lost message is re-sent when the methods' timeout fires */
+    sim_time rto = 0;
+    rc = sim_config_get_time(c, "faults", "sync_timeout", &rto, err);
+    if (rc < 0)
+        return rc;
+    nd.retransmit_timeout = sim_time_to_s(rto);
     x->net = sim_net_create(x->eng, &nd, err);
     if (!x->net)
         return err->code ? err->code : SIM_EINTERNAL;
+    sim_net_set_loss_hook(x->net, on_net_loss, x);
     if (x->vt->uses_graph) {
         rc = topo_graph_build(&x->graph, c->graph, c->n_workers, x->rng_topo, err);
         if (rc < 0)
@@ -489,6 +498,19 @@ static void fault_log(xp_env *x, const algo_fault *ev)
     l->time = sim_engine_now(x->eng);
 }
 
+/* A message attempt lost on a link that went down, or its re-send: a
+ * `lost` row of the faults table (target SRC-DST hosts, value = bytes sent
+ * before the loss) or a `resent` row (value = the message's bytes). */
+static void on_net_loss(void *ctx, int src, int dst, double bytes, int resent)
+{
+    xp_env *x = ctx;
+    algo_fault ev = {.kind = resent ? ALGO_FAULT_RESENT : ALGO_FAULT_LOST,
+                     .target = src,
+                     .target2 = dst,
+                     .value = bytes};
+    fault_log(x, &ev);
+}
+
 /* Applies a fault now: the environment's part (down, slowdown, link rate),
  * the method's hook, and a log row. rate0: a link's configured rate (for
  * up). Returns 1 when it was applied (a crash of a crashed worker and a
@@ -496,16 +518,20 @@ static void fault_log(xp_env *x, const algo_fault *ev)
 static int fault_apply(xp_env *x, const algo_fault *ev, double rate0)
 {
     if (ev->kind == ALGO_FAULT_LINK) {
-        double rate = ev->value > 0 ? ev->value : rate0;
+        /* value 0: down (its row logged before the `lost` rows it causes);
+         * a rate or up (the configured rate) also brings a down link up */
+        double rate = ev->value > 0 ? ev->value : ev->value == 0 ? 0 : rate0;
+        algo_fault logged = *ev;
+        logged.value = rate;
+        fault_log(x, &logged);
         sim_err e = {0};
-        if (sim_net_link_set_rate(x->net, ev->target, ev->target2, rate, &e) < 0) {
+        int rc = rate == 0 ? sim_net_link_set_down(x->net, ev->target, ev->target2, 1, &e)
+                           : sim_net_link_set_rate(x->net, ev->target, ev->target2, rate, &e);
+        if (rc < 0) {
             algo_env_fail(&x->env, e.code, "[faults] link %d-%d: %s", ev->target, ev->target2,
                           e.msg);
             return 0;
         }
-        algo_fault logged = *ev;
-        logged.value = rate;
-        fault_log(x, &logged);
         return 1;
     }
     algo_worker *w = &x->env.w[ev->target];
@@ -524,6 +550,8 @@ static int fault_apply(xp_env *x, const algo_fault *ev, double rate0)
         w->slowdown = ev->value;
         break;
     case ALGO_FAULT_LINK:
+    case ALGO_FAULT_LOST:
+    case ALGO_FAULT_RESENT:
         return 0;
     }
     fault_log(x, ev);
@@ -662,10 +690,6 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
         const algo_fault *ev = &x->faults[i];
         if (ev->kind == ALGO_FAULT_LINK) {
             x->fault_rate0[i] = sim_net_link_rate(x->net, ev->target, ev->target2);
-            if (ev->value == 0)
-                return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
-                                        "%s: link down is not supported yet (set a low rate)",
-                                        path);
             if (x->fault_rate0[i] <= 0)
                 return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
                                         "%s: no link %d-%d in the physical network", path,

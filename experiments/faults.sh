@@ -100,4 +100,31 @@ $DTSIM plot "$OUT/link.db" --y samples --by algorithm \
   --where "$(w faults.schedule experiments/faults_link.csv)" \
   --title "fat_tree(4), link 0-16 at 1 Gb/s (a tenth) from 5 s: samples applied" \
   -o docs/faults_link_samples.png
+echo "== 9b. the same link down from 5 s to 7.5 s (lost messages re-sent after 1 s)"
+$DTSIM sweep experiments/faults_link.ini --db "$OUT/link.db" --jobs "$JOBS" --quiet \
+  --grid algorithm.name=allreduce_sgd,asgd,ad_psgd,dpsgd \
+  --grid faults.schedule=experiments/faults_link_down.csv
+# updates per simulated second before (1 to 5 s), while host 0 is cut off
+# or waiting for its re-sends (5 to 8 s) and after (9 to 15 s); lost
+# attempts, bytes sent by them before the loss, re-sent bytes
+q "$OUT/link.db" "select r.algorithm, s.value as schedule,
+     printf('%.1f', ((select max(iteration) from metrics where run_id = r.id and sim_time <= 5)
+       - (select max(iteration) from metrics where run_id = r.id and sim_time <= 1)) / 4.0) as before,
+     printf('%.1f', ((select max(iteration) from metrics where run_id = r.id and sim_time <= 8)
+       - (select max(iteration) from metrics where run_id = r.id and sim_time <= 5)) / 3.0) as during,
+     printf('%.1f', ((select max(iteration) from metrics where run_id = r.id and sim_time <= 15)
+       - (select max(iteration) from metrics where run_id = r.id and sim_time <= 9)) / 6.0) as after,
+     (select count(*) from faults where run_id = r.id and event = 'lost') as lost,
+     printf('%.1f', (select coalesce(sum(value), 0) from faults
+       where run_id = r.id and event = 'lost') / 1e6) as lost_mb,
+     printf('%.1f', (select coalesce(sum(value), 0) from faults
+       where run_id = r.id and event = 'resent') / 1e6) as resent_mb,
+     printf('%.4f', r.final_train_loss) as loss
+   from runs r join params s on s.run_id = r.id and s.key = 'faults.schedule'
+   where r.status = 'done' and s.value in ('none', 'experiments/faults_link_down.csv')
+   order by r.algorithm, s.value"
+$DTSIM plot "$OUT/link.db" --y samples --by algorithm \
+  --where "$(w faults.schedule experiments/faults_link_down.csv)" \
+  --title "fat_tree(4), link 0-16 down from 5 s to 7.5 s: samples applied" \
+  -o docs/faults_link_down.png
 fi

@@ -22,6 +22,7 @@ typedef struct net_link {
     link_ent *ent;   /* active flows crossing the link (fair sharing only) */
     int n_ent, cap_ent;
     int pending;     /* 1: in the pending seed list */
+    int down;        /* 1: the link is down (carries nothing, routes avoid it) */
     uint64_t mark;   /* solver: epoch in which the link is in the touched set */
     uint64_t seen;   /* solver: pass whose load/max_rate are cached */
     double cap_rem;  /* progressive filling: capacity left, bytes/s */
@@ -48,6 +49,7 @@ typedef struct net_flow {
     int prev, next;    /* active list, send order */
     int next_free;
     int fresh;         /* 1: sent since the last solve, no rate yet */
+    int waiting;       /* 1: lost, its re-send event (ev) is pending */
     uint64_t mark;     /* solver: epoch in which the flow is in the re-solved set */
     uint64_t seen;     /* solver: pass in which it was checked */
 } net_flow;
@@ -95,6 +97,13 @@ struct sim_net {
     double *host_bytes;
     double total_bytes;
     uint64_t messages;
+    /* Links down (network.c): lost attempts and their re-sends. */
+    int n_down;          /* directed links down; 0 = no check anywhere */
+    sim_time rto;        /* retransmission timeout, ns */
+    uint64_t lost;       /* lost attempts */
+    double resent_bytes; /* bytes of the re-sent attempts */
+    sim_net_loss_fn loss_fn;
+    void *loss_ctx;
     /* Solver (net_share.c). */
     int *seeds, n_seeds;     /* links whose flow set changed since the last solve */
     double pend_thr;         /* smallest rate of a flow ended since the last solve */
@@ -119,6 +128,10 @@ struct sim_net {
 
 enum { PRED_NONE = -1, PRED_SOURCE = -2 };
 
+/* net_route_get: the pair is connected in the graph, but only through
+ * links that are down (positive: not an error code). */
+#define NET_ROUTE_CUT 1
+
 sim_time net_ns_from_s(double s);
 int net_grow_ints(int **a, int *cap, int need);
 /* The vertex a directed link leaves from. */
@@ -133,6 +146,13 @@ void net_route_release(sim_net *net);
  * ECMP routing (ignored otherwise; ecmp = 0 forces the shortest route). */
 int net_route_get(sim_net *net, int src, int dst, int ecmp, uint64_t seq, const int **links,
                   int *n_hops);
+/* With links down, net_route_get routes over the up links only and
+ * returns NET_ROUTE_CUT when they do not connect the pair. */
+/* The shortest route in the whole graph, down links included (into
+ * net->path, not cached): what route_info reports for a cut pair. */
+int net_route_get_any(sim_net *net, int src, int dst, const int **links, int *n_hops);
+/* A link went down or came up: drops the cached routes and distances. */
+void net_route_invalidate(sim_net *net);
 
 /* net_share.c */
 int net_share_init(sim_net *net);
@@ -144,6 +164,9 @@ int net_share_flow_removed(sim_net *net, int fi);
 /* A link's capacity changed: its flows are re-solved at the end of the
  * instant, like a flow start or end. */
 int net_share_link_changed(sim_net *net, int l);
+/* A fresh flow (sent this instant, not yet solved) leaves the fresh list
+ * (it was lost before its first solve). */
+void net_share_fresh_forget(sim_net *net, int fi);
 /* Runs the pending solve now (if any). */
 int net_share_flush(sim_net *net);
 /* From-scratch progressive filling over all active flows into out[] (send

@@ -17,7 +17,12 @@
  * budget); the message then walks from the source, at each vertex choosing
  * among the neighbours one hop closer (in incidence order) by a fixed hash
  * of (src, dst, message number, hop). No pointer or clock enters the hash,
- * so runs repeat exactly. */
+ * so runs repeat exactly.
+ * Links down (sim_net_link_set_down): every search skips them, the cache
+ * and the distance tables are dropped at each change of state, and a pair
+ * that only down links connect is NET_ROUTE_CUT (on a forest: its one
+ * path crosses a down link). With no link down nothing is checked beyond
+ * one counter, and the routes are the same as before. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,8 +184,9 @@ static uint32_t bfs_begin(sim_net *net)
     return net->bfs_epoch;
 }
 
-/* BFS from src until dst is discovered; the path into net->path. */
-static int route_bfs(sim_net *net, int src, int dst, int *n_hops)
+/* BFS from src until dst is discovered (over the up links when
+ * skip_down); the path into net->path. */
+static int route_bfs(sim_net *net, int src, int dst, int skip_down, int *n_hops)
 {
     uint32_t ep = bfs_begin(net);
     int *pred = net->bfs_pred;
@@ -195,7 +201,7 @@ static int route_bfs(sim_net *net, int src, int dst, int *n_hops)
         for (igraph_integer_t i = 0; i < deg; i++) {
             int link;
             int v = edge_step(net, VECTOR(*inc)[i], u, &link);
-            if (v < 0 || net->bfs_stamp[v] == ep)
+            if (v < 0 || net->bfs_stamp[v] == ep || (skip_down && net->links[link].down))
                 continue;
             net->bfs_stamp[v] = ep;
             pred[v] = link;
@@ -299,7 +305,7 @@ static const int *dist_get(sim_net *net, int dst)
         for (igraph_integer_t i = 0; i < deg; i++) {
             int link;
             int v = edge_step(net, VECTOR(*inc)[i], u, &link);
-            if (v < 0 || d[v] >= 0)
+            if (v < 0 || d[v] >= 0 || net->links[link].down)
                 continue;
             d[v] = d[u] + 1;
             net->queue[tail++] = v;
@@ -326,7 +332,7 @@ static int route_ecmp(sim_net *net, int src, int dst, uint64_t seq, int *n_hops)
         int count = 0, link;
         for (igraph_integer_t i = 0; i < deg; i++) {
             int v = edge_step(net, VECTOR(*inc)[i], u, &link);
-            if (v >= 0 && d[v] == d[u] - 1)
+            if (v >= 0 && d[v] == d[u] - 1 && !net->links[link].down)
                 count++;
         }
         if (count == 0)
@@ -334,7 +340,7 @@ static int route_ecmp(sim_net *net, int src, int dst, uint64_t seq, int *n_hops)
         int pick = (int)(mix64(base ^ (uint64_t)h) % (uint64_t)count);
         for (igraph_integer_t i = 0; i < deg; i++) {
             int v = edge_step(net, VECTOR(*inc)[i], u, &link);
-            if (v < 0 || d[v] != d[u] - 1 || pick-- > 0)
+            if (v < 0 || d[v] != d[u] - 1 || net->links[link].down || pick-- > 0)
                 continue;
             net->path[h++] = link;
             u = v;
@@ -345,16 +351,32 @@ static int route_ecmp(sim_net *net, int src, int dst, uint64_t seq, int *n_hops)
     return 0;
 }
 
+/* The route over the up links failed (SIM_EINPUT): NET_ROUTE_CUT when the
+ * whole graph connects the pair. */
+static int cut_or_none(sim_net *net, int src, int dst)
+{
+    int h;
+    int rc = route_bfs(net, src, dst, 0, &h);
+    return rc == 0 ? NET_ROUTE_CUT : rc;
+}
+
 int net_route_get(sim_net *net, int src, int dst, int ecmp, uint64_t seq, const int **links,
                   int *n_hops)
 {
     if (net->is_forest) {
         *links = net->path;
-        return route_forest(net, src, dst, n_hops);
+        int rc = route_forest(net, src, dst, n_hops);
+        for (int k = 0; rc == 0 && net->n_down && k < *n_hops; k++)
+            if (net->links[net->path[k]].down)
+                rc = NET_ROUTE_CUT;
+        return rc;
     }
     if (ecmp && net->dist) {
         *links = net->path;
-        return route_ecmp(net, src, dst, seq, n_hops);
+        int rc = route_ecmp(net, src, dst, seq, n_hops);
+        if (rc == SIM_EINPUT && net->n_down)
+            rc = cut_or_none(net, src, dst);
+        return rc;
     }
     uint64_t key = (((uint64_t)src << 32) | (uint64_t)(uint32_t)dst) + 1;
     if (net->rc.cap) {
@@ -366,11 +388,31 @@ int net_route_get(sim_net *net, int src, int dst, int ecmp, uint64_t seq, const 
             return 0;
         }
     }
-    int rc = route_bfs(net, src, dst, n_hops);
+    int rc = route_bfs(net, src, dst, 1, n_hops);
+    if (rc == SIM_EINPUT && net->n_down)
+        return cut_or_none(net, src, dst);
     if (rc)
         return rc;
     if (cache_put(&net->rc, key, net->path, *n_hops))
         return SIM_ENOMEM;
     *links = net->path;
     return 0;
+}
+
+int net_route_get_any(sim_net *net, int src, int dst, const int **links, int *n_hops)
+{
+    *links = net->path;
+    if (net->is_forest)
+        return route_forest(net, src, dst, n_hops);
+    return route_bfs(net, src, dst, 0, n_hops);
+}
+
+void net_route_invalidate(sim_net *net)
+{
+    if (net->dist)
+        dist_flush(net);
+    if (net->rc.cap)
+        memset(net->rc.key, 0, sizeof *net->rc.key * net->rc.cap);
+    net->rc.n = 0;
+    net->rc.pool_n = 0;
 }

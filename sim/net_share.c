@@ -99,6 +99,19 @@ int net_share_flow_added(sim_net *net, int fi)
     return 0;
 }
 
+void net_share_fresh_forget(sim_net *net, int fi)
+{
+    net_flow *f = &net->flows[fi];
+    if (!f->fresh)
+        return;
+    f->fresh = 0;
+    for (int k = 0; k < net->n_fresh; k++)
+        if (net->fresh[k] == fi) {
+            net->fresh[k] = net->fresh[--net->n_fresh];
+            break;
+        }
+}
+
 int net_share_flow_removed(sim_net *net, int fi)
 {
     net_flow *f = &net->flows[fi];

@@ -129,6 +129,7 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
     net->free_head = -1;
     net->act_head = net->act_tail = -1;
     net->pend_thr = INFINITY;
+    net->rto = net_ns_from_s(d->retransmit_timeout > 0.0 ? d->retransmit_timeout : 1.0);
     net->host_bytes = calloc((size_t)d->n_hosts, sizeof *net->host_bytes);
     if (!net->host_bytes)
         goto nomem;
@@ -218,6 +219,8 @@ int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hop
     if (!net->ideal && src != dst) {
         const int *path;
         int rc = net_route_get(net, src, dst, 0, 0, &path, &h);
+        if (rc == NET_ROUTE_CUT)
+            rc = net_route_get_any(net, src, dst, &path, &h);
         if (rc)
             return rc;
         for (int k = 0; k < h; k++) {
@@ -244,6 +247,8 @@ int sim_net_route_links(sim_net *net, int src, int dst, int *links, int max)
     const int *path;
     int h;
     int rc = net_route_get(net, src, dst, 0, 0, &path, &h);
+    if (rc == NET_ROUTE_CUT)
+        rc = net_route_get_any(net, src, dst, &path, &h);
     if (rc)
         return rc;
     for (int k = 0; k < h && k < max; k++)
@@ -262,6 +267,7 @@ static int flow_alloc(sim_net *net)
     f->ev = 0;
     f->rate = 0.0;
     f->fresh = 0;
+    f->waiting = 0;
     f->prev = f->next = -1;
     return i;
 }
@@ -404,40 +410,38 @@ static int flow_hops_reserve(net_flow *f, int hops)
     return 0;
 }
 
-int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
-                 void *ctx, uint64_t arg, sim_err *err)
+static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+
+/* An attempt of flow fi is lost: counted, reported, and re-sent by its
+ * sender a retransmission timeout from now. */
+static int flow_wait_resend(sim_net *net, int fi, double sent)
 {
-    int rc = check_hosts(net, src, dst, err);
-    if (rc)
-        return rc;
-    if (!(bytes >= 0.0 && isfinite(bytes)))
-        return sim_err_set(err, SIM_EINPUT, "network: message size must be >= 0 bytes, got %g",
-                           bytes);
-    const int *path = NULL;
-    int hops = 0;
-    int local = src == dst || net->ideal;
-    if (!local) {
-        rc = net_route_get(net, src, dst, net->routing == SIM_ROUTE_ECMP, net->messages, &path,
-                           &hops);
-        if (rc == SIM_ENOMEM)
-            return sim_err_set(err, SIM_ENOMEM, "network: out of memory computing a route");
-        if (rc)
-            return sim_err_set(err, SIM_EINPUT, "no route from host %d to host %d", src, dst);
-    }
-    int fi = flow_alloc(net);
-    if (fi < 0)
-        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
     net_flow *f = &net->flows[fi];
-    f->bytes = bytes;
+    net->lost++;
+    if (net->loss_fn)
+        net->loss_fn(net->loss_ctx, f->src, f->dst, sent, 0);
+    f->waiting = 1;
+    f->ev = sim_engine_schedule(net->eng, net->rto, on_resend, net, (uint64_t)fi, NULL, NULL);
+    return f->ev ? 0 : -1;
+}
+
+/* Starts flow fi (cb, ctx, arg, src, dst, bytes set) on the route path
+ * (hops links; local: delivered at once): counts it and schedules its
+ * drain or delivery. On failure (no memory) the counts are undone and -1
+ * returned; the caller keeps the record. */
+static int flow_launch(sim_net *net, int fi, int local, const int *path, int hops)
+{
+    net_flow *f = &net->flows[fi];
+    int src = f->src, dst = f->dst;
+    double bytes = f->bytes;
     f->remaining = bytes;
-    f->cb = on_delivery;
-    f->ctx = ctx;
-    f->arg = arg;
-    f->src = src;
-    f->dst = dst;
     f->latency = 0;
+    f->rate = 0.0;
+    f->n_hops = 0;
+    f->ev = 0;
     f->last = sim_engine_now(net->eng);
-    /* Counted up front; undone below if the send fails. */
+    /* Counted up front; undone below if the send fails (and the part not
+     * sent if the attempt is lost). */
     net->messages++;
     if (src != dst) {
         net->host_bytes[src] += bytes;
@@ -480,14 +484,182 @@ int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver o
     return 0;
 
 nomem:
-    flow_free(net, fi);
+    f->n_hops = 0;
     net->messages--;
     if (src != dst) {
         net->host_bytes[src] -= bytes;
         net->total_bytes -= bytes;
     }
-    return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+    return -1;
 }
+
+/* A lost message's re-send: a new attempt on a route computed now. */
+static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    sim_net *net = ctx;
+    int fi = (int)arg;
+    net_flow *f = &net->flows[fi];
+    f->ev = 0;
+    f->waiting = 0;
+    const int *path = NULL;
+    int hops = 0;
+    int rc = net_route_get(net, f->src, f->dst, net->routing == SIM_ROUTE_ECMP, net->messages,
+                           &path, &hops);
+    /* No up route (or no memory to compute one, or to start the flow): this
+     * attempt is lost at once, the next goes after another timeout. */
+    if (rc == 0 && flow_launch(net, fi, 0, path, hops) == 0) {
+        net->resent_bytes += f->bytes;
+        if (net->loss_fn)
+            net->loss_fn(net->loss_ctx, f->src, f->dst, f->bytes, 1);
+        return;
+    }
+    flow_wait_resend(net, fi, 0.0);
+}
+
+int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
+                 void *ctx, uint64_t arg, sim_err *err)
+{
+    int rc = check_hosts(net, src, dst, err);
+    if (rc)
+        return rc;
+    if (!(bytes >= 0.0 && isfinite(bytes)))
+        return sim_err_set(err, SIM_EINPUT, "network: message size must be >= 0 bytes, got %g",
+                           bytes);
+    const int *path = NULL;
+    int hops = 0;
+    int local = src == dst || net->ideal;
+    int cut = 0;
+    if (!local) {
+        rc = net_route_get(net, src, dst, net->routing == SIM_ROUTE_ECMP, net->messages, &path,
+                           &hops);
+        if (rc == SIM_ENOMEM)
+            return sim_err_set(err, SIM_ENOMEM, "network: out of memory computing a route");
+        if (rc == NET_ROUTE_CUT)
+            cut = 1;
+        else if (rc)
+            return sim_err_set(err, SIM_EINPUT, "no route from host %d to host %d", src, dst);
+    }
+    int fi = flow_alloc(net);
+    if (fi < 0)
+        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+    net_flow *f = &net->flows[fi];
+    f->bytes = bytes;
+    f->cb = on_delivery;
+    f->ctx = ctx;
+    f->arg = arg;
+    f->src = src;
+    f->dst = dst;
+    if (cut ? flow_wait_resend(net, fi, 0.0) : flow_launch(net, fi, local, path, hops)) {
+        flow_free(net, fi);
+        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+    }
+    return 0;
+}
+
+/* Flow fi, still draining, is lost now: it leaves its links and the active
+ * list; the part not yet sent is taken off the host and total counters,
+ * the part sent is added to its links'; its re-send is scheduled. */
+static int flow_lose(sim_net *net, int fi)
+{
+    net_flow *f = &net->flows[fi];
+    sim_time now = sim_engine_now(net->eng);
+    double rem = f->remaining;
+    if (f->rate > 0.0 && now > f->last)
+        rem -= f->rate * sim_time_to_s(now - f->last);
+    if (rem < 0.0)
+        rem = 0.0;
+    if (rem > f->bytes)
+        rem = f->bytes;
+    double sent = f->bytes - rem;
+    if (f->ev)
+        sim_engine_cancel(net->eng, f->ev);
+    f->ev = 0;
+    active_unlink(net, fi);
+    int rc = 0;
+    if (net->sharing == SIM_SHARE_FAIR) {
+        net_share_fresh_forget(net, fi);
+        rc = net_share_flow_removed(net, fi);
+    }
+    net->host_bytes[f->src] -= rem;
+    net->total_bytes -= rem;
+    for (int h = 0; h < f->n_hops; h++)
+        net->links[f->hop_link[h]].bytes += sent;
+    f->remaining = f->bytes;
+    f->rate = 0.0;
+    f->last = now;
+    if (flow_wait_resend(net, fi, sent))
+        rc = -1;
+    return rc;
+}
+
+/* Sets the down state of every link between a and b; *changed: whether any
+ * changed. Returns the number of edges found. */
+static int links_mark(sim_net *net, int a, int b, int down, int *changed)
+{
+    int found = 0;
+    for (int l = 0; l < net->n_links; l += 2) {
+        int t = net_link_tail(net, l), u = net_link_tail(net, l ^ 1);
+        if (!((t == a && u == b) || (t == b && u == a)))
+            continue;
+        found++;
+        if (net->links[l].down != down) {
+            net->links[l].down = net->links[l ^ 1].down = down;
+            net->n_down += down ? 2 : -2;
+            *changed = 1;
+        }
+    }
+    return found;
+}
+
+int sim_net_link_set_down(sim_net *net, int a, int b, int down, sim_err *err)
+{
+    if (net->ideal)
+        return sim_err_set(err, SIM_EUSAGE, "network: an ideal network has no links to change");
+    down = down ? 1 : 0;
+    int changed = 0;
+    if (!links_mark(net, a, b, down, &changed))
+        return sim_err_set(err, SIM_EINPUT, "network: no link between vertices %d and %d", a, b);
+    if (!changed)
+        return 0;
+    net_route_invalidate(net);
+    if (!down)
+        return 0;
+    int rc = 0;
+    for (int i = net->act_head; i >= 0;) {
+        int next = net->flows[i].next;
+        const net_flow *f = &net->flows[i];
+        for (int h = 0; h < f->n_hops; h++)
+            if (net->links[f->hop_link[h]].down) {
+                if (flow_lose(net, i))
+                    rc = -1;
+                break;
+            }
+        i = next;
+    }
+    return rc ? sim_err_set(err, SIM_ENOMEM, "network: out of memory") : 0;
+}
+
+int sim_net_link_is_down(const sim_net *net, int a, int b)
+{
+    if (net->ideal)
+        return -1;
+    for (int l = 0; l < net->n_links; l++)
+        if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b)
+            return net->links[l].down;
+    return -1;
+}
+
+void sim_net_set_loss_hook(sim_net *net, sim_net_loss_fn fn, void *ctx)
+{
+    net->loss_fn = fn;
+    net->loss_ctx = ctx;
+}
+
+uint64_t sim_net_lost_messages(const sim_net *net) { return net->lost; }
+
+double sim_net_resent_bytes(const sim_net *net) { return net->resent_bytes; }
 
 int sim_net_n_hosts(const sim_net *net) { return net->n_hosts; }
 
@@ -523,6 +695,9 @@ int sim_net_link_set_rate(sim_net *net, int a, int b, double rate, sim_err *err)
         }
     if (!found)
         return sim_err_set(err, SIM_EINPUT, "network: no link between vertices %d and %d", a, b);
+    int changed = 0;
+    if (net->n_down && links_mark(net, a, b, 0, &changed) && changed)
+        net_route_invalidate(net);
     return 0;
 }
 

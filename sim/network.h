@@ -54,11 +54,18 @@ typedef struct sim_net_desc {
     int ideal;              /* 1: zero-cost network (graph may be NULL) */
     sim_routing routing;    /* default (0) SIM_ROUTE_SHORTEST */
     int full_solve;         /* 1: reference max-min solver (slow); default 0 */
+    double retransmit_timeout; /* seconds after a loss that the sender re-sends;
+                                  <= 0: 1 s */
 } sim_net_desc;
 
 /* Called (from an engine event) when a message has fully arrived at dst. */
 typedef void (*sim_net_deliver)(sim_engine *eng, void *ctx, uint64_t arg, int src,
                                 int dst, double bytes);
+/* Called when an attempt of a message is lost (resent = 0: a link on its
+ * path went down while it drained, or no up route existed when it was
+ * sent; bytes = what left src before the loss, 0 when there was no route)
+ * and when a lost message is re-sent (resent = 1, bytes = its size). */
+typedef void (*sim_net_loss_fn)(void *ctx, int src, int dst, double bytes, int resent);
 
 sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *desc, sim_err *err);
 void sim_net_destroy(sim_net *net);
@@ -74,7 +81,9 @@ int sim_net_n_hosts(const sim_net *net);
 sim_engine *sim_net_engine(const sim_net *net);
 int sim_net_n_links(const sim_net *net); /* directed links = 2 x edges */
 /* Path latency in seconds, hop count and bottleneck bandwidth of the
- * (shortest) route between two hosts. Returns 0, SIM_EINPUT for a bad host
+ * (shortest) route between two hosts (with links down: over the up links,
+ * or in the whole graph when they cut the pair; the same for
+ * sim_net_route_links). Returns 0, SIM_EINPUT for a bad host
  * or no route, SIM_ENOMEM if computing the route ran out of memory. */
 int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hops,
                        double *bottleneck);
@@ -88,7 +97,8 @@ double sim_net_bytes_sent_host(const sim_net *net, int host);   /* bytes injecte
 double sim_net_bytes_sent_total(const sim_net *net);
 double sim_net_bytes_link(const sim_net *net, int link);        /* bytes carried by a directed link */
 /* Sets the bandwidth of every link between vertices a and b (both
- * directions) to rate bytes/s (finite, > 0) from now on. With fair sharing
+ * directions) to rate bytes/s (finite, > 0) from now on, bringing it up
+ * if it was down. With fair sharing
  * the flows crossing it are re-shared at once; with SIM_SHARE_NONE flows
  * in flight keep their rate and new ones see the new bottleneck. Returns 0,
  * SIM_EINPUT (bad rate, no such link), SIM_EUSAGE (ideal network) or
@@ -98,6 +108,27 @@ int sim_net_link_set_rate(sim_net *net, int a, int b, double rate, sim_err *err)
 double sim_net_link_rate(const sim_net *net, int a, int b);
 /* The vertices a directed link leaves from and enters (hosts first). */
 int sim_net_link_ends(const sim_net *net, int link, int *from, int *to);
+/* Links down. sim_net_link_set_down(net, a, b, 1) takes every link
+ * between vertices a and b down (both directions): each flow still
+ * draining whose path crosses one is lost at once (in send order; its
+ * drain stops, the shares are re-solved; flows whose last byte has left
+ * the source are delivered). Its sender re-sends the whole message
+ * retransmit_timeout after the loss, as a new attempt on a route computed
+ * then (counted again in bytes and messages; the delivery callback is the
+ * same, so the receiver sees a late delivery). Routes avoid down links;
+ * an attempt that finds no up route is lost at once with 0 bytes and
+ * re-sent after another timeout. down = 0 (or sim_net_link_set_rate)
+ * brings the links back; waiting re-sends still go at their timeout.
+ * Counters count what was sent: a lost attempt its drained bytes (host,
+ * total and link counters alike). Returns 0, SIM_EINPUT (no such link),
+ * SIM_EUSAGE (ideal network) or SIM_ENOMEM. */
+int sim_net_link_set_down(sim_net *net, int a, int b, int down, sim_err *err);
+/* 1 when the link from a to b is down, 0 when up, -1 when there is none. */
+int sim_net_link_is_down(const sim_net *net, int a, int b);
+/* Called at every lost attempt and every re-send (NULL: none). */
+void sim_net_set_loss_hook(sim_net *net, sim_net_loss_fn fn, void *ctx);
+uint64_t sim_net_lost_messages(const sim_net *net);    /* lost attempts */
+double sim_net_resent_bytes(const sim_net *net);       /* bytes of re-sent attempts */
 uint64_t sim_net_messages(const sim_net *net);                  /* messages sent so far */
 uint64_t sim_net_active_flows(const sim_net *net);
 /* Current rate of the flows (for tests of max-min sharing): fills rates of

@@ -760,3 +760,212 @@ Test(faults, random_fault_keys_are_checked)
         sim_config_release(&cfg);
     }
 }
+
+/* ---- links that go down ------------------------------------------------ */
+
+/* allreduce_sgd on a physical ring of 4 (the ring all-reduce's messages
+ * r -> r+1 each on their own link), constant T = 10 ms, S = 4 MB: every
+ * round takes R = T + 2(n-1)c with c = alpha + S/(nB). The link 1-2 goes
+ * down at t_d, delta into step 1 of a round's all-reduce while rank 1's
+ * message of that step drains: it is lost, and rank 1 re-sends it
+ * sync_timeout = tau later (the link is up again by then), so it arrives
+ * tau + delta late; the ring waits for it (each rank's next step needs its
+ * predecessor's message), every rank finishes tau + delta late, and that
+ * round takes R + tau + delta; every other round R. */
+Test(faults, ring_allreduce_waits_for_a_message_lost_on_a_down_link)
+{
+    const double S = 4e6, a = 20e-6, B = 1e9, T = 0.01, tau = 0.05;
+    const int n = 4;
+    const double c = a + S / (n * B), R = T + 2 * (n - 1) * c;
+    const double td = 10 * R + T + c + 0.0005; /* round 11, step 1, 0.5 ms in */
+    char path[64], set[96], sched[256];
+    snprintf(sched, sizeof sched,
+             "time,event,target,value\n%.9fs,link,1-2,down\n%.9fs,link,2-1,up\n", td,
+             td + 0.02);
+    write_file(path, sched);
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=allreduce_sgd", "workers.count=4",
+                          "network.topology=ring", "network.latency=20us",
+                          "network.bandwidth=1GB/s", "workload.sim_params=1000000",
+                          "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 8);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 40);
+    cr_assert_geq(ts.n, 40);
+    int late = 0;
+    for (int i = 1; i < ts.n; i++) {
+        double dt = ts.t[i] - ts.t[i - 1];
+        if (ts.t[i - 1] < td && ts.t[i] > td) {
+            double delta = td - (ts.t[i - 1] + T + c);
+            cr_assert(delta > 0 && delta < S / (n * B), "delta %.9f", delta);
+            cr_assert(fabs(dt - (R + tau + delta)) < 1e-6, "round at %.6f: %.9f vs %.9f",
+                      ts.t[i], dt, R + tau + delta);
+            late++;
+        } else {
+            cr_assert(fabs(dt - R) < 1e-6, "round at %.6f: %.9f vs %.9f", ts.t[i], dt, R);
+        }
+    }
+    cr_assert_eq(late, 1);
+    cr_assert_eq(sim_net_lost_messages(h.net), 1);
+    cr_assert(fabs(sim_net_resent_bytes(h.net) - S / n) < 1e-6);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += sim_net_bytes_sent_host(h.net, i);
+    cr_assert(fabs(sum - sim_net_bytes_sent_total(h.net)) < 1e-3);
+    /* the lost attempt sent 0.5 ms x B; its re-send S/n again */
+    cr_assert(fabs(sim_net_bytes_sent_total(h.net) - (ts.n * 2.0 * (n - 1) * S + 0.0005 * B)) <
+                  1.0,
+              "total %.3f", sim_net_bytes_sent_total(h.net));
+    h_free(&h);
+    unlink(path);
+}
+
+/* The evaluated model at every iteration, against the first one. */
+static void probe_mean_kept(harness *h)
+{
+    live_mean *lm = h->probe_ctx;
+    float x[64];
+    const float *m = h->vt->model(h->alg, x);
+    if (!lm->have_ref) {
+        for (int64_t e = 0; e < h->env->d; e++)
+            lm->ref[e] = m[e];
+        lm->have_ref = 1;
+        return;
+    }
+    for (int64_t e = 0; e < h->env->d; e++)
+        if (fabs(m[e] - lm->ref[e]) > lm->worst)
+            lm->worst = fabs(m[e] - lm->ref[e]);
+    lm->checked++;
+}
+
+/* dpsgd on a physical ring of 8 (the gossip ring on it), lr = 1e-30 and
+ * independent initial models: only the mixing moves the models. The link
+ * 2-3 is down from 0.05 s to 0.25 s: messages 2 -> 3 and 3 -> 2 go the
+ * long way round (7 hops), the ones lost in flight are re-sent after the
+ * timeout and the receivers wait for them; no message is missing, so W is
+ * applied whole and the workers' mean stays what it was (1e-5). */
+Test(faults, gossip_keeps_its_mean_over_a_down_link)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.05s,link,2-3,down\n"
+                     "0.25s,link,2-3,up\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=dpsgd", "algorithm.lr=1e-30",
+                          "workload.init=independent", "faults.sync_timeout=20ms",
+                          "network.topology=ring", "network.latency=100us",
+                          "network.bandwidth=10kB/s", "experiment.eval_every=1"};
+    static live_mean lm;
+    memset(&lm, 0, sizeof lm);
+    harness h;
+    h_build(&h, base_ini, sets, 9);
+    cr_assert_leq(h.env->d, 64);
+    h.probe = probe_mean_kept;
+    h.probe_ctx = &lm;
+    h_run(&h, 60);
+    cr_assert_eq(h.env->iterations, 60);
+    cr_assert_gt(lm.checked, 50);
+    cr_assert_lt(lm.worst, 1e-5, "the mean moved by %g", lm.worst);
+    cr_assert_gt(sim_net_lost_messages(h.net), 0);
+    cr_assert_gt(sim_net_resent_bytes(h.net), 0.0);
+    h_free(&h);
+    unlink(path);
+}
+
+/* A link row naming no link of the physical network is a config error
+ * naming the file (down and up alike). */
+Test(faults, link_rows_must_name_a_link)
+{
+    sim_experiment_init();
+    const char *rows[] = {"0.1s,link,0-2,down\n", "0.1s,link,0-2,up\n"};
+    for (int k = 0; k < 2; k++) {
+        char path[64], set[96], text[128], expect[256];
+        snprintf(text, sizeof text, "time,event,target,value\n%s", rows[k]);
+        write_file(path, text);
+        snprintf(set, sizeof set, "faults.schedule=%s", path);
+        const char *sets[] = {set, "algorithm.name=dpsgd", "network.topology=ring"};
+        sim_config cfg;
+        sim_err err = {0};
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 3, &cfg, &err), 0, "%s",
+                     err.msg);
+        xp_env *x = xp_env_create(&cfg, NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        cr_assert_lt(xp_env_algo_create(x, &err), 0);
+        snprintf(expect, sizeof expect,
+                 "--set faults.schedule: %s: no link 0-2 in the physical network", path);
+        cr_assert_str_eq(err.msg, expect);
+        xp_env_destroy(x);
+        sim_config_release(&cfg);
+        unlink(path);
+    }
+}
+
+static double q_real(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    double v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* The same dpsgd run through the runner: the faults table has the down
+ * row (value 0), the up row (the configured rate), one `lost` row per lost
+ * attempt (the bytes sent before the loss, 0 to S = 176) and one `resent`
+ * row per re-send (S each; at most one per loss). The byte counters count
+ * what was sent: the run's bytes are the workers' sum, and minus the lost
+ * rows' bytes they are whole messages. */
+Test(faults, lost_and_resent_messages_are_recorded_in_the_faults_table)
+{
+    char csv[64], set[96], dbpath[64];
+    write_file(csv, "time,event,target,value\n0.05s,link,2-3,down\n0.25s,link,2-3,up\n");
+    write_file(dbpath, "");
+    unlink(dbpath);
+    snprintf(set, sizeof set, "faults.schedule=%s", csv);
+    const char *sets[] = {set, "algorithm.name=dpsgd", "faults.sync_timeout=20ms",
+                          "network.topology=ring", "network.latency=100us",
+                          "network.bandwidth=10kB/s", "experiment.max_iterations=40"};
+    sim_experiment_init();
+    sim_err err = {0};
+    an_db *db = an_db_open(dbpath, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    sim_config cfg;
+    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 7, &cfg, &err), 0, "%s",
+                 err.msg);
+    sim_run_opts o = {.db = db};
+    sim_run_result res;
+    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    sim_config_release(&cfg);
+    an_db_close(db);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'link' AND"
+                               " target = '2-3' AND value = 0 AND sim_time = 0.05"), 1);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'link' AND"
+                               " target = '2-3' AND value = 10000 AND sim_time = 0.25"), 1);
+    int64_t lost = q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'lost'");
+    int64_t resent = q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'resent'");
+    cr_assert_gt(lost, 0);
+    cr_assert_gt(resent, 0);
+    cr_assert_leq(resent, lost);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'lost' AND"
+                               " (value < 0 OR value > 176 OR sim_time < 0.05)"), 0);
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'resent' AND"
+                               " value <> 176"), 0);
+    /* the lost messages were between 2 and 3 (both directions) */
+    cr_assert_eq(q_int(dbpath, "SELECT count(*) FROM faults WHERE event IN ('lost', 'resent')"
+                               " AND target NOT IN ('2-3', '3-2')"), 0);
+    int64_t bytes = q_int(dbpath, "SELECT bytes_sent FROM runs");
+    cr_assert_eq(q_int(dbpath, "SELECT sum(bytes_sent) FROM workers"), bytes);
+    double whole = (double)bytes - q_real(dbpath, "SELECT sum(value) FROM faults"
+                                                  " WHERE event = 'lost'");
+    cr_assert(fabs(whole - 176.0 * round(whole / 176.0)) <= 1.0, "%.3f bytes", whole);
+    unlink(dbpath);
+    unlink(csv);
+}
