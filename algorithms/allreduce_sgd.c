@@ -51,7 +51,8 @@
  *
  * Crashes ([faults] schedule or mtbf, docs/faults.md): when workers can
  * crash, the rounds run over a GROUP of live workers, each group with its
- * own collective over its members' hosts (rank r = the r-th member). A
+ * own collective over its members' hosts (rank r = the r-th member;
+ * algorithms/group.h, shared with the Local SGD family). A
  * crash of worker c aborts the first round whose update has not been
  * applied (A): a new group of the survivors takes over from round A. A
  * survivor only learns of the crash by timing out: it enters the new
