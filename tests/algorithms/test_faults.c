@@ -934,21 +934,28 @@ Test(faults, local_family_refusals_name_the_key)
 {
     sim_experiment_init();
     struct {
-        const char *sets[3];
+        const char *sets[5];
+        int n;
         const char *want;
     } cases[] = {
-        {{"algorithm.name=slowmo", "algorithm.base=dpsgd", "faults.mtbf=exponential(1s)"},
+        {{"algorithm.name=slowmo", "algorithm.base=dpsgd", "faults.mtbf=exponential(1s)"}, 3,
          "--set algorithm.base: slowmo with base = dpsgd does not support worker crashes "
          "([faults]); use base = local_sgd"},
         {{"algorithm.name=overlap_local_sgd", "faults.mtbf=exponential(1s)",
-          "faults.downtime=none"},
+          "faults.downtime=none"}, 3,
          "--set faults.mtbf: overlap_local_sgd does not support worker crashes"},
+        {{"algorithm.name=post_local_sgd", "faults.mtbf=exponential(1s)",
+          "network.topology=hierarchical(2, 4)", "network.collective=hierarchical",
+          "algorithm.switch_epoch=1"}, 5,
+         "--set network.collective: the hierarchical collective does not support worker "
+         "crashes ([faults]); use ring, tree or ps"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, cases[k].sets, 3, &cfg, &err), 0,
-                     "%s", err.msg);
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, cases[k].sets, cases[k].n, &cfg,
+                                            &err),
+                     0, "%s", err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG, "%s", err.msg);
