@@ -51,7 +51,8 @@
  *
  * Crashes ([faults] schedule or mtbf, docs/faults.md): when workers can
  * crash, the rounds run over a GROUP of live workers, each group with its
- * own collective over its members' hosts (rank r = the r-th member). A
+ * own collective over its members' hosts (rank r = the r-th member;
+ * algorithms/group.h, shared with the Local SGD family). A
  * crash of worker c aborts the first round whose update has not been
  * applied (A): a new group of the survivors takes over from round A. A
  * survivor only learns of the crash by timing out: it enters the new
@@ -71,10 +72,12 @@
 
 #include "algorithms/algo.h"
 #include "algorithms/compress.h"
+#include "algorithms/group.h"
 #include "algorithms/overlap.h"
 #include "sim/units.h"
 
 typedef struct faults faults;
+typedef algo_group group;
 
 typedef struct state {
     algo_env *env;
@@ -110,25 +113,8 @@ static void begin_step(state *st, int w);
 /* W_ENCODING, W_DECODING: the compression time around the collective */
 enum { W_OFF = 0, W_COMPUTING, W_WAITING, W_ENTERED, W_ENCODING, W_DECODING };
 
-typedef struct group group;
-typedef struct group_ctx {
-    state *st;
-    int id;
-} group_ctx;
-
-struct group {
-    sim_coll *coll;
-    int n;               /* members */
-    int *members;        /* worker ids, ascending; rank r = members[r] */
-    int *rank_of;        /* per worker: its rank, -1 when not a member */
-    int64_t first_round; /* the group runs the rounds from this one on */
-    group_ctx ctx;
-};
-
 struct faults {
-    group **groups;      /* every group made (older collectives may still
-                            have messages in flight) */
-    int n_groups, cap_groups;
+    algo_groups groups;  /* every group made (algorithms/group.h) */
     int64_t round;       /* the oldest round not completed */
     int need;            /* completions round `round` still counts */
     int done;            /* completions so far */
@@ -285,16 +271,9 @@ static void begin_step(state *st, int w)
 
 /* ---- crashes ([faults]): the group path --------------------------------- */
 
-static uint64_t garg(int w, uint32_t gen) { return (uint64_t)(uint32_t)w | ((uint64_t)gen << 32); }
-static int garg_w(uint64_t a) { return (int)(a & 0xffffffffu); }
-static uint32_t garg_gen(uint64_t a) { return (uint32_t)(a >> 32); }
-
 static group *group_for(const faults *f, int64_t round)
 {
-    for (int i = f->n_groups - 1; i >= 0; i--)
-        if (f->groups[i]->first_round <= round)
-            return f->groups[i];
-    return NULL;
+    return algo_groups_for(&f->groups, round);
 }
 
 static void on_group_done(sim_engine *eng, void *ctx, int rank);
@@ -303,69 +282,19 @@ static void on_group_done(sim_engine *eng, void *ctx, int rank);
 static group *group_add(state *st, const int *members, int n, int64_t first)
 {
     algo_env *env = st->env;
-    faults *f = st->f;
-    if (f->n_groups == f->cap_groups) {
-        int cap = f->cap_groups ? 2 * f->cap_groups : 8;
-        group **gs = realloc(f->groups, (size_t)cap * sizeof *gs);
-        if (!gs)
-            return NULL;
-        f->groups = gs;
-        f->cap_groups = cap;
-    }
-    group *g = calloc(1, sizeof *g);
-    if (!g)
-        return NULL;
-    g->members = malloc((size_t)(n > 0 ? n : 1) * sizeof *g->members);
-    g->rank_of = malloc((size_t)env->n * sizeof *g->rank_of);
-    if (!g->members || !g->rank_of) {
-        free(g->members);
-        free(g->rank_of);
-        free(g);
-        return NULL;
-    }
-    g->n = n;
-    g->first_round = first;
-    for (int i = 0; i < env->n; i++)
-        g->rank_of[i] = -1;
-    for (int r = 0; r < n; r++) {
-        g->members[r] = members[r];
-        g->rank_of[members[r]] = r;
-    }
-    g->ctx.st = st;
-    g->ctx.id = f->n_groups;
-    f->groups[f->n_groups++] = g;
-    if (n > 0) {
-        sim_coll_kind kind = st->comp && st->comp->vt->agg == ALGO_COMPRESS_ALLGATHER
-                                 ? SIM_COLL_ALLGATHER
-                                 : env->allreduce_kind;
-        sim_coll_desc desc = {.kind = kind, .n = n, .hosts = g->members,
-                              .ps_host = env->server_host, .per_node = env->per_node,
-                              .done = on_group_done, .ctx = &g->ctx};
-        sim_err e = {0};
-        g->coll = sim_coll_create(env->net, &desc, &e);
-        if (!g->coll) {
-            algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "allreduce_sgd: %s", e.msg);
-            return NULL;
-        }
-    }
-    return g;
-}
-
-static void group_free(group *g)
-{
-    sim_coll_destroy(g->coll);
-    free(g->members);
-    free(g->rank_of);
-    free(g);
+    sim_coll_kind kind = st->comp && st->comp->vt->agg == ALGO_COMPRESS_ALLGATHER
+                             ? SIM_COLL_ALLGATHER
+                             : env->allreduce_kind;
+    algo_group_colls c = {.kind = kind, .done = on_group_done, .owner = st,
+                          .who = "allreduce_sgd"};
+    return algo_groups_add(&st->f->groups, env, members, n, first, &c);
 }
 
 static void faults_free(faults *f)
 {
     if (!f)
         return;
-    for (int i = 0; i < f->n_groups; i++)
-        group_free(f->groups[i]);
-    free(f->groups);
+    algo_groups_release(&f->groups);
     free(f->wround);
     free(f->wstat);
     free(f->wgen);
@@ -401,8 +330,8 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     state *st = ctx;
     faults *f = st->f;
-    int w = garg_w(arg);
-    if (f->tgen[w] != garg_gen(arg) || f->wstat[w] != W_WAITING)
+    int w = algo_group_arg_w(arg);
+    if (f->tgen[w] != algo_group_arg_gen(arg) || f->wstat[w] != W_WAITING)
         return;
     f->late_round[w] = -1;
     g_enter(st, w);
@@ -413,7 +342,7 @@ static void g_wait(state *st, int w)
     faults *f = st->f;
     f->wstat[w] = W_WAITING;
     f->tgen[w]++;
-    if (!sim_engine_schedule(st->env->eng, f->timeout, on_timeout, st, garg(w, f->tgen[w]),
+    if (!sim_engine_schedule(st->env->eng, f->timeout, on_timeout, st, algo_group_arg(w, f->tgen[w]),
                              NULL, NULL))
         algo_env_fail(st->env, SIM_ENOMEM, "allreduce_sgd: cannot schedule a timeout");
 }
@@ -441,8 +370,8 @@ static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int
     (void)dst;
     (void)bytes;
     state *st = ctx;
-    int w = garg_w(arg);
-    if (st->f->wgen[w] != garg_gen(arg))
+    int w = algo_group_arg_w(arg);
+    if (st->f->wgen[w] != algo_group_arg_gen(arg))
         return;
     g_begin_step(st, w, st->f->wround[w]);
 }
@@ -507,7 +436,7 @@ static void g_joiners(state *st, int w)
         f->wround[i] = f->round + 1;
         f->wstat[i] = W_COMPUTING;
         f->late_round[i] = -1;
-        algo_env_send(env, w, i, env->msg_bytes, on_join_model, st, garg(i, f->wgen[i]));
+        algo_env_send(env, w, i, env->msg_bytes, on_join_model, st, algo_group_arg(i, f->wgen[i]));
     }
 }
 
@@ -527,8 +456,8 @@ static void g_on_decoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload
     (void)payload;
     state *st = ctx;
     faults *f = st->f;
-    int w = garg_w(arg);
-    if (f->wgen[w] != garg_gen(arg) || f->wstat[w] != W_DECODING)
+    int w = algo_group_arg_w(arg);
+    if (f->wgen[w] != algo_group_arg_gen(arg) || f->wstat[w] != W_DECODING)
         return;
     if (f->applier == w)
         g_joiners(st, w);
@@ -540,10 +469,9 @@ static void g_on_decoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload
 static void on_group_done(sim_engine *eng, void *ctx, int rank)
 {
     (void)eng;
-    group_ctx *gc = ctx;
-    state *st = gc->st;
+    group *g = ctx;
+    state *st = g->owner;
     faults *f = st->f;
-    group *g = f->groups[gc->id];
     int w = g->members[rank];
     int64_t k = f->wround[w];
     if (f->wstat[w] != W_ENTERED || k != f->round || group_for(f, k) != g)
@@ -559,7 +487,7 @@ static void on_group_done(sim_engine *eng, void *ctx, int rank)
         /* decoding is compute; the round counts the worker once it is done */
         f->wstat[w] = W_DECODING;
         st->env->w[w].compute_time += sim_time_to_s(dec);
-        if (!sim_engine_schedule(st->env->eng, dec, g_on_decoded, st, garg(w, f->wgen[w]), NULL,
+        if (!sim_engine_schedule(st->env->eng, dec, g_on_decoded, st, algo_group_arg(w, f->wgen[w]), NULL,
                                  NULL))
             algo_env_fail(st->env, SIM_ENOMEM, "allreduce_sgd: cannot schedule decompression");
         return;
@@ -575,8 +503,8 @@ static void g_on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *pa
     (void)payload;
     state *st = ctx;
     faults *f = st->f;
-    int w = garg_w(arg);
-    if (f->wgen[w] != garg_gen(arg) || f->wstat[w] != W_COMPUTING)
+    int w = algo_group_arg_w(arg);
+    if (f->wgen[w] != algo_group_arg_gen(arg) || f->wstat[w] != W_COMPUTING)
         return;
     f->wbytes[w] = st->comp ? compressed_encode(st, w) : st->env->msg_bytes;
     if (st->comp && st->enc_dt > 0) {
@@ -595,8 +523,8 @@ static void g_on_encoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload
     (void)eng;
     (void)payload;
     state *st = ctx;
-    int w = garg_w(arg);
-    if (st->f->wgen[w] != garg_gen(arg) || st->f->wstat[w] != W_ENCODING)
+    int w = algo_group_arg_w(arg);
+    if (st->f->wgen[w] != algo_group_arg_gen(arg) || st->f->wstat[w] != W_ENCODING)
         return;
     g_after_encode(st, w);
 }
@@ -621,7 +549,7 @@ static void g_begin_step(state *st, int w, int64_t round)
     f->wstat[w] = W_COMPUTING;
     algo_env_grad(env, w, st->x, env->w[w].grad);
     algo_env_compute(env, w, algo_env_step_samples(env, w), g_on_compute_done, st,
-                     garg(w, f->wgen[w]));
+                     algo_group_arg(w, f->wgen[w]));
 }
 
 /* Worker c crashed: see the top of the file. */

@@ -61,9 +61,9 @@ $DTSIM plot "$OUT/clip.db" --y train_loss --x iteration --by algorithm.lr --logy
 fi
 
 if part 16; then
-echo "== 16. random crashes: allreduce_sgd, asgd, ad_psgd, dpsgd"
+echo "== 16. random crashes: allreduce_sgd, asgd, ad_psgd, dpsgd, local_sgd"
 $DTSIM sweep experiments/faults_crashes.ini --db "$OUT/crash.db" --jobs "$JOBS" --quiet --seeds 1-3 \
-  --grid algorithm.name=allreduce_sgd,asgd,ad_psgd,dpsgd --grid "faults.mtbf=none,exponential(120s)"
+  --grid algorithm.name=allreduce_sgd,asgd,ad_psgd,dpsgd,local_sgd --grid "faults.mtbf=none,exponential(120s)"
 
 $DTSIM report "$OUT/crash.db" --aggregate --target test_accuracy=0.8
 q "$OUT/crash.db" "select r.algorithm, m.value as mtbf, count(distinct r.id) as runs,
@@ -76,6 +76,10 @@ $DTSIM plot "$OUT/crash.db" --y test_accuracy --by algorithm \
   --where "$(w faults.mtbf 'exponential(120s)')" \
   --title "random crashes (mtbf 120 s, downtime 30 s), 8 workers, 3 seeds" \
   -o docs/faults_crashes.png
+$DTSIM plot "$OUT/crash.db" --y test_accuracy --by faults.mtbf \
+  --where "r.algorithm = 'local_sgd'" \
+  --title "local_sgd (H = 4), random crashes (mtbf 120 s, downtime 30 s) or none, 3 seeds" \
+  -o docs/faults_crashes_local.png
 fi
 
 if part 17; then

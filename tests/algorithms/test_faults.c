@@ -969,3 +969,291 @@ Test(faults, lost_and_resent_messages_are_recorded_in_the_faults_table)
     unlink(dbpath);
     unlink(csv);
 }
+
+
+/* ---- the Local SGD family under crashes -------------------------------- */
+
+/* local_sgd with H = 4 local steps on a complete network of 8 (ring
+ * all-reduce), constant T = 10 ms, c(m) = 2(m-1)(alpha + S/(mB)). Rounds
+ * take H T + c(8); worker 5 crashes at 0.175 s, inside round 3's local
+ * steps: the survivors finish theirs, enter, wait sync_timeout = 50 ms and
+ * re-form over 7 ranks (H T + timeout + c(7)); then H T + c(7) while it is
+ * down. It rejoins at 0.6 s: the next average is sent to it (alpha + S/B on
+ * its own link) and it starts the following round that much after the
+ * others, which wait for it in the collective: H T + alpha + S/B + c(8);
+ * then H T + c(8) again. An iteration is one local step of every live
+ * worker, the round's last one counted when the average is held: the
+ * rounds end at iterations 4, 8, ... */
+Test(faults, local_sgd_crash_costs_the_timeout_then_runs_over_the_survivors)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,5,\n"
+                     "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
+                          "network.topology=complete", "network.latency=20us",
+                          "network.bandwidth=1GB/s", "workload.sim_params=1000000",
+                          "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 8);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 120);
+    const double S = 4e6, a = 20e-6, B = 1e9, T = 0.01, to = 0.05, H = 4;
+    const double c8 = 2 * 7 * (a + S / (8 * B)), c7 = 2 * 6 * (a + S / (7 * B));
+    const double join = a + S / B;
+    /* round r ends at iteration 4(r + 1): ts.t[4r + 3] */
+    int rounds = ts.n / 4, aborted = -1, joined = -1;
+    double end[64];
+    cr_assert_eq(ts.n, 120);
+    for (int r = 0; r < rounds; r++)
+        end[r] = ts.t[4 * r + 3];
+    for (int r = 1; r < rounds; r++) {
+        if (end[r - 1] < 0.175 && end[r] > 0.175)
+            aborted = r;
+        if (end[r - 1] < 0.6 && end[r] > 0.6)
+            joined = r + 1; /* the joiner's first round */
+    }
+    cr_assert_eq(aborted, 3, "round 3 holds the crash (%d)", aborted);
+    cr_assert(end[0] - (H * T + c8) < 1e-9 && end[0] > H * T + c8 - 1e-9, "%.9f", end[0]);
+    for (int r = 1; r < aborted; r++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + c8)) < 1e-7, "round %d", r);
+    cr_assert(fabs(end[aborted] - end[aborted - 1] - (H * T + to + c7)) < 1e-7,
+              "%.9f vs %.9f", end[aborted] - end[aborted - 1], H * T + to + c7);
+    int checked = 0;
+    for (int r = aborted + 1; r < joined; r++, checked++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + c7)) < 1e-7, "round %d: %.9f vs %.9f", r,
+                  end[r] - end[r - 1], H * T + c7);
+    cr_assert_gt(checked, 5);
+    cr_assert(fabs(end[joined] - end[joined - 1] - (H * T + join + c8)) < 1e-7,
+              "the joiner's first round: %.9f vs %.9f", end[joined] - end[joined - 1],
+              H * T + join + c8);
+    checked = 0;
+    for (int r = joined + 1; r < rounds; r++, checked++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + c8)) < 1e-7, "round %d after the rejoin",
+                  r);
+    cr_assert_gt(checked, 5);
+    /* local steps inside a round: T apart */
+    cr_assert(fabs(ts.t[1] - ts.t[0] - T) < 1e-9 && fabs(ts.t[0] - T) < 1e-9);
+    /* 16 samples a step; worker 5 lost the 4 steps of round 3 and took
+     * part in the rounds from `joined` on */
+    int64_t w5 = h.env->w[5].steps;
+    cr_assert_eq(w5, 4 * (aborted + 1) + 4 * (rounds - joined) + 1, "%lld", (long long)w5);
+    cr_assert_eq(h.env->w[5].down, 0);
+    h_free(&h);
+    unlink(path);
+}
+
+typedef struct local_probe {
+    float x0[8][64];     /* the initial models */
+    float avg[64];       /* the average the joiner took */
+    double first_avg_err; /* |model - mean of the survivors' initial models| at iteration 4 */
+    double all_gap;      /* |mean of all 8 initial models - that mean| */
+    int joined;          /* 1: the joiner's average is recorded */
+    int took_avg;        /* the joiner's model equalled the average bit for bit */
+    int near_lr, coords; /* after its first step: coordinates moved by lr (1%) */
+    double lr;
+} local_probe;
+
+/* Iteration 4 is round 0's average, formed without worker 5 (crashed in
+ * round 0's local steps); later, the first sync iteration at which worker 5
+ * holds exactly worker 0's model is the one it joined at, and the next
+ * iteration is its first local step from it. */
+static void probe_local(harness *h)
+{
+    local_probe *p = h->probe_ctx;
+    const int64_t d = h->env->d;
+    const int64_t it = h->env->iterations;
+    if (it == 4) {
+        float scratch[64];
+        const float *m = h->vt->model(h->alg, scratch);
+        double err = 0, gap = 0;
+        for (int64_t j = 0; j < d; j++) {
+            double s7 = 0, s8 = 0;
+            for (int i = 0; i < 8; i++) {
+                s8 += p->x0[i][j];
+                if (i != 5)
+                    s7 += p->x0[i][j];
+            }
+            err = fmax(err, fabs(m[j] - s7 / 7));
+            gap = fmax(gap, fabs(s8 / 8 - s7 / 7));
+        }
+        p->first_avg_err = err;
+        p->all_gap = gap;
+    }
+    if (sim_time_to_s(sim_engine_now(h->eng)) < 0.1 || h->env->w[5].down)
+        return;
+    if (!p->joined && it % 4 == 0 &&
+        memcmp(h->env->w[5].x, h->env->w[0].x, (size_t)d * sizeof(float)) == 0) {
+        memcpy(p->avg, h->env->w[0].x, (size_t)d * sizeof(float));
+        p->joined = 1;
+        p->took_avg = 1;
+        return;
+    }
+    if (p->joined == 1) {
+        p->joined = 2;
+        for (int64_t j = 0; j < d; j++) {
+            double step = fabs((double)h->env->w[5].x[j] - p->avg[j]);
+            p->near_lr += fabs(step / p->lr - 1) < 0.01;
+            p->coords++;
+        }
+    }
+}
+
+/* local_sgd, H = 4, independent initial models, ideal network. Worker 5
+ * crashes at 15 ms (inside round 0's local steps) and rejoins at 0.1 s.
+ * With lr = 1e-30 the models do not move: the first average is exactly the
+ * mean of the 7 survivors' initial models (float rounding 1e-6), not that
+ * of all 8. With Adam (lr = 1e-3) the joiner's model is the formed average
+ * bit for bit and its first step from it moves every coordinate by lr
+ * (Adam's first step from a fresh state: lr g / (|g| + eps)); a kept
+ * state (bias-corrected moments of older gradients) would not. */
+Test(faults, local_sgd_averages_the_survivors_and_a_joiner_starts_fresh_from_the_average)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.015s,crash,5,\n"
+                     "0.1s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    static local_probe p;
+    for (int adam = 0; adam < 2; adam++) {
+        const char *sets[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
+                              "workload.init=independent", "faults.sync_timeout=20ms",
+                              adam ? "algorithm.lr=1e-3" : "algorithm.lr=1e-30",
+                              adam ? "algorithm.optimizer=adam" : "algorithm.optimizer=sgd"};
+        memset(&p, 0, sizeof p);
+        p.lr = 1e-3;
+        harness h;
+        h_build(&h, base_ini, sets, 7);
+        cr_assert_leq(h.env->d, 64);
+        for (int i = 0; i < 8; i++)
+            memcpy(p.x0[i], h.env->w[i].x, (size_t)h.env->d * sizeof(float));
+        h.probe = probe_local;
+        h.probe_ctx = &p;
+        h_run(&h, 80);
+        if (!adam) {
+            cr_assert_lt(p.first_avg_err, 1e-6, "%g", p.first_avg_err);
+            cr_assert_gt(p.all_gap, 1e-3, "the 8-worker mean differs: %g", p.all_gap);
+            h_free(&h);
+            continue;
+        }
+        cr_assert(p.took_avg, "the joiner never held the average");
+        cr_assert_eq(p.joined, 2);
+        cr_assert_geq(p.near_lr, 0.9 * p.coords, "%d of %d coordinates moved by lr", p.near_lr,
+                      p.coords);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* slowmo's outer state (x0, u) is shared and stays through a crash: with
+ * beta = 0 and alpha = 1 its outer step returns the average, so under the
+ * same crash schedule (worker 5 down in round 0, back at 0.1 s) it is
+ * local_sgd with the same rounds, groups and joins (float rounding of
+ * (x0 - xbar)/lr: 1e-5, as without crashes). */
+Test(faults, slowmo_beta0_alpha1_equals_local_sgd_under_crashes)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.015s,crash,5,\n"
+                     "0.1s,rejoin,5,\n"
+                     "0.23s,crash,2,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *a[] = {set, "algorithm.name=slowmo", "algorithm.local_steps=4",
+                       "algorithm.slow_momentum=0", "algorithm.slow_lr=1",
+                       "algorithm.momentum=0.9", "faults.sync_timeout=20ms"};
+    const char *b[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
+                       "algorithm.momentum=0.9", "faults.sync_timeout=20ms"};
+    harness ha, hb;
+    h_build(&ha, base_ini, a, 7);
+    h_run(&ha, 120);
+    h_build(&hb, base_ini, b, 5);
+    h_run(&hb, 120);
+    cr_assert_eq(sim_engine_now(ha.eng), sim_engine_now(hb.eng));
+    cr_assert_eq(ha.env->samples, hb.env->samples);
+    float sa[64], sb[64];
+    const float *xa = ha.vt->model(ha.alg, sa), *xb = hb.vt->model(hb.alg, sb);
+    double worst = 0, moved = 0;
+    for (int64_t j = 0; j < ha.env->d; j++) {
+        worst = fmax(worst, fabs((double)xa[j] - xb[j]));
+        moved = fmax(moved, fabs((double)xa[j]));
+    }
+    cr_assert_gt(moved, 1e-3);
+    cr_assert_leq(worst, 1e-5 * fmax(1, moved), "max |difference| %g", worst);
+    cr_assert_eq(ha.env->w[5].steps, hb.env->w[5].steps);
+    h_free(&ha);
+    h_free(&hb);
+    unlink(path);
+}
+
+/* Every method of the family under random crashes and rejoins (mtbf
+ * 60 ms per worker, downtime 25 ms, timeout 5 ms: crashes in local steps,
+ * in collectives and in adaptive_local_sgd's statistics phase) reaches its
+ * iteration count; every worker computes after a rejoin; the batch of
+ * adaptive_local_sgd stays the same on every worker. */
+Test(faults, local_family_runs_through_random_crashes)
+{
+    const char *methods[][2] = {
+        {"algorithm.name=local_sgd", "algorithm.buffers=average"},
+        {"algorithm.name=local_sgd", "algorithm.buffers=reset"},
+        {"algorithm.name=post_local_sgd", "algorithm.switch_epoch=0.05"},
+        {"algorithm.name=adaptive_local_sgd", "algorithm.eta=0.5"},
+        {"algorithm.name=slowmo", "algorithm.bmuf=nesterov"},
+    };
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        const char *sets[] = {methods[m][0], methods[m][1], "faults.mtbf=exponential(60ms)",
+                              "faults.downtime=constant(25ms)", "faults.sync_timeout=5ms",
+                              "algorithm.local_steps=3", "algorithm.momentum=0.9"};
+        harness h;
+        h_build(&h, base_ini, sets, 7);
+        h_run(&h, 300);
+        for (int i = 0; i < h.env->n; i++) {
+            cr_assert_gt(h.env->w[i].steps, 20, "%s: worker %d", methods[m][0], i);
+            cr_assert_eq(h.env->w[i].batch, h.env->w[0].batch);
+        }
+        float s[64];
+        const float *x = h.vt->model(h.alg, s);
+        for (int64_t j = 0; j < h.env->d; j++)
+            cr_assert(isfinite(x[j]));
+        h_free(&h);
+    }
+}
+
+/* What the family does not support under crashes names its key. */
+Test(faults, local_family_refusals_name_the_key)
+{
+    sim_experiment_init();
+    struct {
+        const char *sets[5];
+        int n;
+        const char *want;
+    } cases[] = {
+        {{"algorithm.name=slowmo", "algorithm.base=dpsgd", "faults.mtbf=exponential(1s)"}, 3,
+         "--set algorithm.base: slowmo with base = dpsgd does not support worker crashes "
+         "([faults]); use base = local_sgd"},
+        {{"algorithm.name=overlap_local_sgd", "faults.mtbf=exponential(1s)",
+          "faults.downtime=none"}, 3,
+         "--set faults.mtbf: overlap_local_sgd does not support worker crashes"},
+        {{"algorithm.name=post_local_sgd", "faults.mtbf=exponential(1s)",
+          "network.topology=hierarchical(2, 4)", "network.collective=hierarchical",
+          "algorithm.switch_epoch=1"}, 5,
+         "--set network.collective: the hierarchical collective does not support worker "
+         "crashes ([faults]); use ring, tree or ps"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sim_config cfg;
+        sim_err err = {0};
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, cases[k].sets, cases[k].n, &cfg,
+                                            &err),
+                     0, "%s", err.msg);
+        xp_env *x = xp_env_create(&cfg, NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG, "%s", err.msg);
+        cr_assert_str_eq(err.msg, cases[k].want);
+        xp_env_destroy(x);
+        sim_config_release(&cfg);
+    }
+}

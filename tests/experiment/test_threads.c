@@ -236,3 +236,18 @@ Test(threads, gossip_with_random_crashes, .timeout = 300)
         check_identical(base_ini, sets, 5);
     }
 }
+
+/* The Local SGD family under random crashes and rejoins: timeouts, aborted
+ * averages and joins land at the same instants and the rows are the same
+ * with any thread count. */
+Test(threads, local_sgd_with_random_crashes, .timeout = 300)
+{
+    static const char *const local[] = {"algorithm.name=local_sgd",
+                                        "algorithm.name=adaptive_local_sgd"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {local[m], "algorithm.local_steps=3",
+                              "faults.mtbf=exponential(60ms)", "faults.downtime=constant(25ms)",
+                              "faults.sync_timeout=5ms", "experiment.max_iterations=60"};
+        check_identical(base_ini, sets, 6);
+    }
+}
