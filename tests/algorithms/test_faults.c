@@ -116,14 +116,14 @@ Test(faults, missing_file_and_unsupported_method_are_config_errors)
     char path[64], set[96];
     write_file(path, "time,event,target,value\n1s,crash,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    const char *sets2[] = {set, "algorithm.name=dmsgd"};
+    const char *sets2[] = {set, "algorithm.name=local_sgd"};
     cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets2, 2, &cfg, &err), 0);
     x = xp_env_create(&cfg, NULL, &err);
     cr_assert_not_null(x);
     cr_assert_lt(xp_env_algo_create(x, &err), 0);
     char expect[256];
     snprintf(expect, sizeof expect,
-             "--set faults.schedule: %s: dmsgd does not support crash events", path);
+             "--set faults.schedule: %s: local_sgd does not support crash events", path);
     cr_assert_str_eq(err.msg, expect);
     xp_env_destroy(x);
     sim_config_release(&cfg);
@@ -593,8 +593,11 @@ Test(faults, random_fault_keys_are_checked)
         {{"algorithm.name=asgd", "faults.downtime=exponential(-1s)"},
          "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'",
          NULL},
-        {{"algorithm.name=dmsgd", "faults.mtbf=exponential(1s)"},
-         "--set faults.mtbf: dmsgd does not support worker crashes", NULL},
+        {{"algorithm.name=local_sgd", "faults.mtbf=exponential(1s)"},
+         "--set faults.mtbf: local_sgd does not support worker crashes", NULL},
+        {{"algorithm.name=consensus_control", "faults.mtbf=exponential(1s)"},
+         "--set faults.mtbf: consensus_control: exact averaging or adaptive gossip does not "
+         "support worker crashes ([faults])", NULL},
         {{"algorithm.name=dpsgd", "faults.mtbf=exponential(1s)"},
          "--set algorithm.compressor: dpsgd: compressed gossip does not support worker "
          "crashes ([faults])",
