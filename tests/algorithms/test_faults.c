@@ -898,3 +898,142 @@ Test(faults, momentum_gossip_rejoin_starts_from_zero_momentum)
     }
     unlink(path);
 }
+
+/* ---- the consensus distance under crashes ------------------------------ */
+
+/* A method through the real runner, wrapped: at every evaluation (the
+ * runner takes the evaluated model, then the consensus distance) the
+ * wrapper computes Xi of the workers that are up, and of all n, from the
+ * workers' models; a crashed worker's model is set far away (every entry
+ * 1000). */
+static const algo_vt *cd_base;
+static algo_env *cd_env;
+static double cd_live[64], cd_all[64];
+static int cd_n; /* evaluations so far */
+static int cd_create(algo_env *env, void **out, sim_err *err)
+{
+    cd_env = env;
+    return cd_base->create(env, out, err);
+}
+
+static double xi_of(const float *const *xs, const int *use, int n, int64_t d)
+{
+    double mean[64] = {0}, s = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        m += use[i];
+    for (int i = 0; i < n; i++)
+        for (int64_t e = 0; e < d && use[i]; e++)
+            mean[e] += xs[i][e];
+    for (int64_t e = 0; e < d; e++)
+        mean[e] /= m;
+    for (int i = 0; i < n; i++)
+        for (int64_t e = 0; e < d && use[i]; e++)
+            s += ((double)xs[i][e] - mean[e]) * ((double)xs[i][e] - mean[e]);
+    return sqrt(s / m);
+}
+
+static const float *cd_model(void *s, float *scratch)
+{
+    const float *xs[8];
+    int up[8], all[8];
+    cd_base->worker_models(s, xs);
+    for (int i = 0; i < 8; i++) {
+        up[i] = !cd_env->w[i].down;
+        all[i] = 1;
+    }
+    if (cd_n < 64) {
+        cd_live[cd_n] = xi_of(xs, up, 8, cd_env->d);
+        cd_all[cd_n++] = xi_of(xs, all, 8, cd_env->d);
+    }
+    return cd_base->model(s, scratch);
+}
+
+static void cd_fault(void *s, const algo_fault *ev)
+{
+    cd_base->fault(s, ev);
+    if (ev->kind == ALGO_FAULT_CRASH)
+        for (int64_t e = 0; e < cd_env->d; e++)
+            cd_env->w[ev->target].x[e] = 1000.0f;
+}
+
+typedef struct cd_rows {
+    an_metric_row r[64];
+    int n;
+} cd_rows;
+
+static void cd_collect(void *ctx, const an_metric_row *row)
+{
+    cd_rows *rs = ctx;
+    if (rs->n < 64)
+        rs->r[rs->n++] = *row;
+}
+
+/* Worker 3 crashes at 0.105 s and stays down; its model is set to 1000
+ * everywhere. The recorded consensus distance is that of the 7 live
+ * workers (computed here from their models) after the crash, while the
+ * distance over all 8 would be above 100; before the crash the rows equal
+ * those of the same run without faults, whose distance is the one over all
+ * 8 workers. dmsgd (the gossip driver's live set: the snapshot of the
+ * workers that completed the iteration, here those up) and ad_psgd (the
+ * runner's rule: the workers that are up). */
+Test(faults, consensus_distance_covers_the_live_workers)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n0.105s,crash,3,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    static cd_rows plain, crash;
+    sim_experiment_init();
+    const char *methods[][3] = {
+        {"algorithm.name=dmsgd", "experiment.eval_every=1", "experiment.max_iterations=30"},
+        {"algorithm.name=ad_psgd", "experiment.eval_every=10", "experiment.max_iterations=300"}};
+    for (int m = 0; m < 2; m++) {
+        cd_base = algo_find(methods[m][0] + strlen("algorithm.name="));
+        cr_assert_not_null(cd_base);
+        algo_vt vt = *cd_base;
+        vt.create = cd_create;
+        vt.model = cd_model;
+        vt.fault = cd_fault;
+        memset(&plain, 0, sizeof plain);
+        memset(&crash, 0, sizeof crash);
+        for (int run = 0; run < 2; run++) {
+            const char *sets[] = {methods[m][0], methods[m][1], methods[m][2],
+                                  "algorithm.momentum=0.9", "workload.init=independent", set};
+            sim_config cfg;
+            sim_err err = {0};
+            cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, run ? 6 : 5, &cfg,
+                                                &err), 0, "%s", err.msg);
+            cd_n = 0;
+            cd_rows *rs = run ? &crash : &plain;
+            sim_run_opts o = {.algorithm = &vt, .on_metric = cd_collect, .ctx = rs};
+            sim_run_result res;
+            cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+            cr_assert_str_eq(res.status, "done");
+            cr_assert_eq(rs->n, 31, "%s: %d rows", methods[m][0], rs->n);
+            cr_assert_eq(cd_n, rs->n);
+            int before = 0, after = 0;
+            for (int k = 0; k < rs->n; k++) {
+                const an_metric_row *r = &rs->r[k];
+                double want = run ? cd_live[k] : cd_all[k];
+                cr_assert(fabs(r->consensus_distance - want) <= 1e-12 * want,
+                          "%s run %d, row %d: %.17g vs %.17g", methods[m][0], run, k,
+                          r->consensus_distance, want);
+                if (run && r->sim_time < 0.105) {
+                    cr_assert_eq(r->consensus_distance, plain.r[k].consensus_distance,
+                                 "%s: row %d before the crash", methods[m][0], k);
+                    cr_assert_eq(r->train_loss, plain.r[k].train_loss);
+                    before++;
+                } else if (run) {
+                    cr_assert_gt(cd_all[k], 100.0);
+                    cr_assert_lt(r->consensus_distance, 10.0);
+                    after++;
+                }
+            }
+            if (run)
+                cr_assert(before >= 5 && after >= 10, "%s: %d rows before the crash, %d after",
+                          methods[m][0], before, after);
+            sim_config_release(&cfg);
+        }
+    }
+    unlink(path);
+}
