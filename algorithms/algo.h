@@ -253,6 +253,11 @@ typedef struct algo_vt {
     /* Fills xs[0..n-1] with the workers' models when they differ (for the
      * average and the consensus distance); NULL slot = one shared model. */
     void (*worker_models)(void *state, const float **xs);
+    /* Optional, used when workers may crash (env->crashes): fills xs with
+     * the models of the workers the evaluated model averages (the live
+     * ones) and returns their count m (1 <= m <= n), for the consensus
+     * distance. NULL: worker_models without the workers that are down. */
+    int (*live_models)(void *state, const float **xs);
     /* A fault event ([faults] schedule) at its time, after the environment
      * has set w[target].down or .slowdown. NULL: the method supports no
      * crash or rejoin (a schedule with one is a config error); slowdowns

@@ -7,7 +7,11 @@
  * starting points is PmSGD; the full-batch fixed point is ATC-DSGD's at
  * step lr whatever beta is. With q gossip steps, W^q replaces W. The
  * state is an algo_momentum (gossip.h). The momentum on the corrected
- * gradient is the method, so [algorithm] optimizer must be sgd. */
+ * gradient is the method, so [algorithm] optimizer must be sgd.
+ * Crashes ([faults], docs/faults.md): the gossip driver's rules; a
+ * rejoining worker takes its live neighbours' mean and m_i = 0. */
+#include <string.h>
+
 #include "algorithms/gossip.h"
 
 static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
@@ -66,6 +70,16 @@ static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const t
     }
 }
 
+/* A rejoining worker's fresh state: m_i = 0. */
+static void reset(void *p, algo_env *env, int i)
+{
+    (void)env;
+    const algo_momentum *s = p;
+    float *m = algo_momentum_of(s, i);
+    if (m)
+        memset(m, 0, (size_t)s->d * sizeof(float));
+}
+
 static const sim_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
     {0},
@@ -90,6 +104,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         .combine_finish = combine,
         .plan = NULL,
         .release = algo_momentum_destroy,
+        .reset = reset,
     };
     return algo_gossip_create_state(env, &ops, s, out, err);
 }
@@ -107,4 +122,6 @@ const algo_vt algo_decentlam = {
     .start = algo_gossip_start,
     .model = algo_gossip_model,
     .worker_models = algo_gossip_worker_models,
+    .live_models = algo_gossip_live_models,
+    .fault = algo_gossip_fault,
 };

@@ -5,7 +5,10 @@
  * form = awc: x_i <- sum_j W_ij x_j - lr m_i, exchange overlapped with the
  * gradient. beta is the common momentum key (nesterov supported). Momentum
  * SGD is the method's definition, so [algorithm] optimizer must be sgd
- * (dsgd_atc and dpsgd take any optimizer as their local step). */
+ * (dsgd_atc and dpsgd take any optimizer as their local step).
+ * Crashes ([faults], docs/faults.md): the gossip driver's rules; a
+ * rejoining worker takes its live neighbours' mean and m_i = 0 (the
+ * optimizer state reset of algo_dsgd_create). */
 #include "algorithms/gossip.h"
 
 static const sim_key keys[] = {
@@ -38,4 +41,6 @@ const algo_vt algo_dmsgd = {
     .start = algo_gossip_start,
     .model = algo_gossip_model,
     .worker_models = algo_gossip_worker_models,
+    .live_models = algo_gossip_live_models,
+    .fault = algo_gossip_fault,
 };

@@ -35,5 +35,6 @@ const algo_vt algo_dsgd_atc = {
     .start = algo_gossip_start,
     .model = algo_gossip_model,
     .worker_models = algo_gossip_worker_models,
+    .live_models = algo_gossip_live_models,
     .fault = algo_gossip_fault,
 };

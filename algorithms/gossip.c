@@ -342,7 +342,7 @@ static void complete_lo(algo_gossip *g)
     algo_env_iteration(g->env, samples);
 }
 
-const float *algo_gossip_model(void *p, float *scratch)
+int algo_gossip_live_models(void *p, const float **xs)
 {
     algo_gossip *g = p;
     if (g->crash) { /* the live workers (those in the snapshot) */
@@ -350,15 +350,20 @@ const float *algo_gossip_model(void *p, float *scratch)
         int snap = f && g->env->iterations == f->k + 1, m = 0;
         for (int i = 0; i < g->n; i++) {
             if (snap ? f->has[i] : !g->env->w[i].down)
-                g->ptrs[m++] = snap ? f->x + (int64_t)i * g->d : g->w[i].x;
+                xs[m++] = snap ? f->x + (int64_t)i * g->d : g->w[i].x;
         }
-        if (m > 0) {
-            algo_mean(scratch, g->ptrs, m, g->d);
-            return scratch;
-        }
+        if (m > 0)
+            return m;
     }
-    algo_gossip_worker_models(g, g->ptrs);
-    algo_mean(scratch, g->ptrs, g->n, g->d);
+    algo_gossip_worker_models(g, xs);
+    return g->n;
+}
+
+const float *algo_gossip_model(void *p, float *scratch)
+{
+    algo_gossip *g = p;
+    int m = algo_gossip_live_models(g, g->ptrs);
+    algo_mean(scratch, g->ptrs, m, g->d);
     return scratch;
 }
 
@@ -1041,19 +1046,23 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
     g->crash = env->crashes;
     if (g->crash) {
         const char *why = NULL, *sec = "faults", *key = "schedule";
-        if (!ops->reset || ops->bytes) {
-            why = "this method's gossip";
-            if (ops->bytes) {
-                why = "compressed gossip";
-                sec = "algorithm";
-                key = "compressor";
-            }
-        } else if (ops->plan || ops->sync_after) {
-            why = "exact or periodic averaging";
+        const char *sched = sim_config_get_string(env->cfg, "faults", "schedule");
+        if (!sched || !strcmp(sched, "none")) /* the crashes come from mtbf */
+            key = "mtbf";
+        if (ops->bytes) {
+            why = "compressed gossip";
+            sec = "algorithm";
+            key = "compressor";
+        } else if (ops->plan) {
+            why = "exact averaging or adaptive gossip";
+        } else if (ops->sync_after) {
+            why = "periodic averaging";
         } else if (topo_graph_period(env->graph) != 1) {
             why = "a time-varying graph";
             sec = "topology";
             key = "graph";
+        } else if (!ops->reset) {
+            why = "this method's gossip";
         }
         if (why) {
             sim_config_error(env->cfg, sec, key, SIM_ECONFIG, err,

@@ -138,6 +138,11 @@ void algo_gossip_destroy(void *g);
 int algo_gossip_start(void *g, sim_err *err);
 const float *algo_gossip_model(void *g, float *scratch);
 void algo_gossip_worker_models(void *g, const float **xs);
+/* The live_models slot: the models the evaluated model averages. Without
+ * crashes every worker's (algo_gossip_worker_models, n); under crashes at
+ * an evaluation snapshot the rows of the workers that completed that
+ * iteration, else the workers that are up (all n when none is). */
+int algo_gossip_live_models(void *g, const float **xs);
 /* The fault slot ([faults] crash and rejoin, docs/faults.md): a worker
  * waiting for a neighbour's message of gossip step t skips it when it is
  * down and the wait has lasted [faults] sync_timeout (at once once it has

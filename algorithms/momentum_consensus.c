@@ -11,7 +11,11 @@
  * computation (both are known at the step start); false: the worker sends
  * after its gradient and waits (the "blocking" reading of the text [U]).
  * The same numbers either way; only the timing differs. The heavy ball
- * through v is the method, so [algorithm] optimizer must be sgd. */
+ * through v is the method, so [algorithm] optimizer must be sgd.
+ * Crashes ([faults], docs/faults.md): the gossip driver's rules, for x and v
+ * alike (a missing neighbour's (x_j, v_j) is replaced by the worker's own,
+ * its weight moved to the diagonal); a rejoining worker takes its live
+ * neighbours' mean of x and v_i = 0. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +85,14 @@ static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const t
     }
 }
 
+/* A rejoining worker's fresh state: v_i = 0. */
+static void reset(void *p, algo_env *env, int i)
+{
+    (void)env;
+    mc *s = p;
+    memset(s->v + (int64_t)i * s->d, 0, (size_t)s->d * sizeof(float));
+}
+
 static const sim_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
     {"algorithm", "omega", "0.5", SIM_KEY_DOUBLE, NULL,
@@ -127,6 +139,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         .combine_finish = combine,
         .plan = NULL,
         .release = release,
+        .reset = reset,
     };
     return algo_gossip_create_state(env, &ops, s, out, err);
 }
@@ -144,4 +157,6 @@ const algo_vt algo_momentum_consensus = {
     .start = algo_gossip_start,
     .model = algo_gossip_model,
     .worker_models = algo_gossip_worker_models,
+    .live_models = algo_gossip_live_models,
+    .fault = algo_gossip_fault,
 };

@@ -112,12 +112,29 @@ static const float *evaluated_model(run_state *e)
     return e->vt->model(e->alg, e->avg);
 }
 
+/* Xi of the workers' models; when workers may crash, of the live workers'
+ * only (the models the evaluated one averages; docs/faults.md). */
 static double consensus_distance(run_state *e)
 {
     if (!e->vt->worker_models)
         return 0.0;
-    e->vt->worker_models(e->alg, e->xs);
-    return topo_consensus_distance(e->xs, e->env->n, e->env->d, e->mean_scratch);
+    int m = e->env->n;
+    if (!e->env->crashes) {
+        e->vt->worker_models(e->alg, e->xs);
+    } else if (e->vt->live_models) { /* the models the evaluated one averages */
+        m = e->vt->live_models(e->alg, e->xs);
+    } else { /* the workers that are up (all when none is) */
+        e->vt->worker_models(e->alg, e->xs);
+        int up = 0;
+        for (int i = 0; i < e->env->n; i++)
+            if (!e->env->w[i].down)
+                e->xs[up++] = e->xs[i];
+        if (up > 0)
+            m = up;
+        else
+            e->vt->worker_models(e->alg, e->xs);
+    }
+    return topo_consensus_distance(e->xs, m, e->env->d, e->mean_scratch);
 }
 
 static double total_bytes(run_state *e)

@@ -61,15 +61,20 @@ $DTSIM plot "$OUT/clip.db" --y train_loss --x iteration --by algorithm.lr --logy
 fi
 
 if part 16; then
-echo "== 16. random crashes: allreduce_sgd, asgd, ad_psgd, dpsgd, local_sgd"
+echo "== 16. random crashes: allreduce_sgd, asgd, ad_psgd, dpsgd, local_sgd, dmsgd, decentlam"
 $DTSIM sweep experiments/faults_crashes.ini --db "$OUT/crash.db" --jobs "$JOBS" --quiet --seeds 1-3 \
   --grid algorithm.name=allreduce_sgd,asgd,ad_psgd,dpsgd,local_sgd --grid "faults.mtbf=none,exponential(120s)"
+# the momentum gossip methods: momentum 0.9 at lr 0.005 (the same lr / (1 - beta))
+$DTSIM sweep experiments/faults_crashes.ini --db "$OUT/crash.db" --jobs "$JOBS" --quiet --seeds 1-3 \
+  --grid algorithm.name=dmsgd,decentlam --grid "faults.mtbf=none,exponential(120s)" \
+  --set algorithm.momentum=0.9 --set algorithm.lr=0.005
 
 $DTSIM report "$OUT/crash.db" --aggregate --target test_accuracy=0.8
 q "$OUT/crash.db" "select r.algorithm, m.value as mtbf, count(distinct r.id) as runs,
      printf('%.1f', avg((select count(*) from faults f where f.run_id = r.id
        and f.event = 'crash'))) as crashes,
-     printf('%.3f', avg(r.idle_fraction)) as idle, printf('%.4f', avg(r.final_test_accuracy)) as acc
+     printf('%.3f', avg(r.idle_fraction)) as idle, printf('%.4f', avg(r.final_test_accuracy)) as acc,
+     printf('%.3f', avg(r.consensus_distance)) as xi
    from runs r join params m on m.run_id = r.id and m.key = 'faults.mtbf'
    where r.status = 'done' group by r.algorithm, m.value order by r.algorithm, m.value"
 $DTSIM plot "$OUT/crash.db" --y test_accuracy --by algorithm \

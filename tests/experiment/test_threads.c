@@ -225,11 +225,14 @@ Test(threads, divergence_stops_at_the_same_point, .timeout = 120)
 
 /* Gossip under random crashes and rejoins ([faults] mtbf, downtime): the
  * timeouts, dropped messages and rejoins land at the same instants and the
- * rows are the same with any thread count. */
+ * rows are the same with any thread count (momentum 0.9: the rejoins
+ * reset the momentum methods' extra state). */
 Test(threads, gossip_with_random_crashes, .timeout = 300)
 {
-    static const char *const gossip[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc"};
-    for (int m = 0; m < 2; m++) {
+    static const char *const gossip[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc",
+                                         "algorithm.name=dmsgd", "algorithm.name=decentlam",
+                                         "algorithm.name=momentum_consensus"};
+    for (int m = 0; m < 5; m++) {
         const char *sets[] = {gossip[m], "faults.mtbf=exponential(60ms)",
                               "faults.downtime=constant(25ms)", "faults.sync_timeout=5ms",
                               "experiment.max_iterations=40"};
