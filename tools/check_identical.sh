@@ -22,8 +22,10 @@
 #
 # Compared per experiment: runs (all columns but id, config, started_at,
 # finished_at, version, wall_seconds, pid, host), metrics, workers, staleness, labels,
-# links (all columns but run_id), series (when both databases have it), and
-# dtsim's exit status and standard error. A failed run is a difference
+# links (all columns but run_id), series and faults (when both databases
+# have them), and dtsim's exit status and standard error (with the line
+# numbers of experiment files masked: a comment added to a file moves its
+# warnings' lines without changing a result). A failed run is a difference
 # unless both trees failed the same way. Columns are those of the OLD
 # database; a column that only NEW has is not compared.
 # Each tree runs its own copy of the experiment file, from the tree's root
@@ -226,10 +228,10 @@ dump() { # TREE NAME MODE(exact|show) -> stdout
     local dir=$work/$tree/.check_identical
     local db=$dir/$name.db odb=$work/old/.check_identical/$name.db ndb=$work/new/.check_identical/$name.db
     echo "== dtsim exit status $(cat "$dir/$name.rc")"
-    sed -e "s|$work/$tree|<TREE>|g" "$dir/$name.err"
+    sed -E -e "s|$work/$tree|<TREE>|g" -e 's/(\.ini):[0-9]+:/\1:<LINE>:/g' "$dir/$name.err"
     [[ -f $db ]] || { echo "== no database"; return 0; }
-    for t in runs metrics workers staleness labels links series; do
-        if [[ $t == series ]] && ! { has_table "$odb" $t && has_table "$ndb" $t; }; then
+    for t in runs metrics workers staleness labels links series faults; do
+        if [[ $t == series || $t == faults ]] && ! { has_table "$odb" $t && has_table "$ndb" $t; }; then
             continue
         fi
         if has_table "$odb" "$t"; then ref=$odb; elif has_table "$ndb" "$t"; then ref=$ndb; else continue; fi
