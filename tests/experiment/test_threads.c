@@ -254,3 +254,15 @@ Test(threads, local_sgd_with_random_crashes, .timeout = 300)
         check_identical(base_ini, sets, 6);
     }
 }
+
+/* gravac under random crashes and rejoins (short window, so the gains
+ * decide and the search runs while the membership changes): the rows are
+ * the same with any thread count. */
+Test(threads, gravac_with_random_crashes, .timeout = 300)
+{
+    const char *sets[] = {"algorithm.name=gravac", "algorithm.window=5",
+                          "algorithm.momentum=0.9", "faults.mtbf=exponential(60ms)",
+                          "faults.downtime=constant(25ms)", "faults.sync_timeout=5ms",
+                          "experiment.max_iterations=60"};
+    check_identical(base_ini, sets, 7);
+}
