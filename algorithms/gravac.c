@@ -26,7 +26,18 @@
  * seconds of compute (2 calls per step, 1 when theta_c = theta_min),
  * counted in the worker's compute time before it enters the collective.
  * Series: keep_fraction (the theta used) when it changes; gain (of
- * theta_c) every round. */
+ * theta_c) every round.
+ *
+ * Crashes ([faults] schedule or mtbf, docs/faults.md): the rounds run over
+ * groups of live workers (algorithms/group.h), each with its own
+ * all-gather and dense all-reduce, with allreduce_sgd's rules: a crash
+ * aborts the first round whose update is not applied; the survivors enter
+ * the new group's collective sync_timeout after they entered it; the
+ * update is x -= (1/m) sum over the m members. The round's gains are
+ * averaged over the members; the mode decided at an applied update holds
+ * for the next round; the search goes on unchanged. A rejoining worker is
+ * sent x (S bytes) at the next applied update and starts with a fresh sgd
+ * state and zero residuals. Without crashes nothing of this runs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -24,7 +24,18 @@
  * Compression cost: before entering phase 1 a worker spends
  * compress_time_per_value x d_wire seconds of compute (one pass over the
  * vector for the worker side; the server side on d/n values is folded
- * into it), counted in its compute time. */
+ * into it), counted in its compute time.
+ *
+ * Crashes ([faults] schedule or mtbf, docs/faults.md): the warm-up and
+ * the 1-bit rounds run over groups of live workers (algorithms/group.h:
+ * the dense all-reduce as aux, phase 2 as coll, plus a phase-1
+ * all-to-all per group), with allreduce_sgd's abort rule. Over m members
+ * the 1-bit all-reduce is re-partitioned into m chunks; its error buffers
+ * (workers' and servers') are set to 0 at every membership change (a
+ * modelling choice: they are defined per partition). The shared x, m, v
+ * (frozen or not) and the LAMB state stay; a joiner is sent x, m and v
+ * (and v_fresh after a LAMB freeze) at the next applied update. Without
+ * crashes nothing of this runs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "algorithms/fault.h"
+#include "algorithms/onebit.h"
 #include "analysis/db.h"
 #include "dec_harness.h"
 
@@ -1974,4 +1975,122 @@ Test(faults, scrash_methods_run_through_random_crashes)
             cr_assert(isfinite(x[j]), "%s", methods[m][0]);
         h_free(&h);
     }
+}
+
+/* gravac and the 1-bit methods refuse the hierarchical collective under
+ * crashes (its groups of per_node ranks would not survive one). */
+Test(faults, scrash_methods_refuse_the_hierarchical_collective)
+{
+    sim_experiment_init();
+    static const char *const names[] = {"algorithm.name=gravac", "algorithm.name=onebit_adam",
+                                        "algorithm.name=onebit_lamb"};
+    for (int k = 0; k < 3; k++) {
+        const char *sets[] = {names[k], "faults.mtbf=exponential(1s)",
+                              "network.topology=hierarchical(2, 4)",
+                              "network.collective=hierarchical"};
+        sim_config cfg;
+        sim_err err = {0};
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 4, &cfg, &err), 0, "%s",
+                     err.msg);
+        xp_env *x = xp_env_create(&cfg, NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG, "%s", err.msg);
+        cr_assert_str_eq(err.msg, "--set network.collective: the hierarchical collective does "
+                                  "not support worker crashes ([faults]); use ring, tree or ps");
+        xp_env_destroy(x);
+        sim_config_release(&cfg);
+    }
+}
+
+/* The 1-bit stage's update over the survivors, recomputed in the test.
+ * freeze_step = 0 freezes v at 0, so with weight decay 0 onebit_adam's
+ * update is x <- x - lr m / eps, m the 1-bit all-reduce (onebit.h) of the
+ * members' m_i = beta1 m + (1 - beta1) g_i. The probe keeps its own m and
+ * its own 1-bit state over the members it expects (all 8, the 7 survivors
+ * from the aborted round to the join, all 8 after), re-made (errors 0)
+ * at each membership change, and checks every applied update against it.
+ * Carrying the errors over a change, or averaging over the wrong members,
+ * fails it. */
+typedef struct ob_probe {
+    float x[64], m[64], mi[8 * 64], mnew[64];
+    algo_onebit ob;
+    int members;       /* the members the 1-bit state is for: a bit set */
+    double prev_t, crash, rejoin, worst, lr;
+    int have, changes, checked;
+} ob_probe;
+
+static void probe_onebit_update(harness *h)
+{
+    ob_probe *p = h->probe_ctx;
+    float s[64];
+    const float *x = h->vt->model(h->alg, s);
+    const int64_t d = h->env->d;
+    double t = sim_time_to_s(sim_engine_now(h->eng));
+    if (p->have) {
+        int with5 = t < p->crash || p->prev_t > p->rejoin;
+        int set = with5 ? 0xff : 0xff & ~(1 << 5), n = 0;
+        const float *ptr[8];
+        for (int i = 0; i < 8; i++) {
+            if (!(set >> i & 1))
+                continue;
+            float *mi = p->mi + n * 64;
+            for (int64_t j = 0; j < d; j++)
+                mi[j] = 0.9f * p->m[j] + (float)(1.0 - 0.9) * h->env->w[i].grad[j];
+            ptr[n++] = mi;
+        }
+        if (set != p->members) {
+            algo_onebit_release(&p->ob);
+            cr_assert_eq(algo_onebit_init(&p->ob, n, d, 1, NULL), 0);
+            p->members = set;
+            p->changes++;
+        }
+        algo_onebit_allreduce(&p->ob, ptr, p->mnew);
+        double err = 0, step = 0;
+        for (int64_t j = 0; j < d; j++) {
+            /* in float, as the method computes it */
+            float u = p->mnew[j] / (sqrtf(0.0f) + (float)1e-8);
+            float want = p->x[j] - (float)p->lr * u;
+            err = fmax(err, fabs((double)want - x[j]));
+            step = fmax(step, fabs((double)p->lr * u));
+        }
+        p->worst = fmax(p->worst, err / step);
+        memcpy(p->m, p->mnew, (size_t)d * sizeof(float));
+        p->checked++;
+    }
+    memcpy(p->x, x, (size_t)d * sizeof *x);
+    p->have = 1;
+    p->prev_t = t;
+}
+
+Test(faults, onebit_update_over_the_survivors_with_errors_reset_at_each_change)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,5,\n"
+                     "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=onebit_adam", "network.topology=complete",
+                          "faults.sync_timeout=50ms", "algorithm.freeze_step=0",
+                          "algorithm.lr=1e-12", "algorithm.beta1=0.9", "algorithm.eps=1e-8",
+                          "algorithm.weight_decay=0"};
+    static ob_probe p;
+    memset(&p, 0, sizeof p);
+    p.crash = 0.175;
+    p.rejoin = 0.6;
+    p.lr = 1e-12;
+    p.members = -1;
+    harness h;
+    h_build(&h, base_ini, sets, 9);
+    h.probe = probe_onebit_update;
+    h.probe_ctx = &p;
+    float s0[64];
+    memcpy(p.x, h.vt->model(h.alg, s0), (size_t)h.env->d * sizeof(float));
+    p.have = 1;
+    h_run(&h, 70);
+    cr_assert_eq(p.changes, 3, "membership changes: %d", p.changes);
+    cr_assert_eq(p.checked, 70);
+    cr_assert_lt(p.worst, 1e-6, "update off by %g of a step", p.worst);
+    algo_onebit_release(&p.ob);
+    h_free(&h);
+    unlink(path);
 }
