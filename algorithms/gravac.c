@@ -802,7 +802,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     snprintf(spec, sizeof spec, "topk(%.17g)", st->theta_min);
     st->cmin = algo_compress_create(spec, err);
     st->ccand = st->cmin ? algo_compress_create(spec, err) : NULL;
-    if (!st->x || !st->gbar || !st->u || !st->uptr || !st->gptr || !st->nu || !st->nmin || !st->ncand ||
+    if (!st->x || !st->gbar || !st->u || !st->uptr || !st->gptr || !st->nu || !st->nmin ||
+        !st->ncand ||
         !st->wmin || !st->wcand || !st->wopt || !st->wmode || !st->ccand) {
         destroy(st);
         return sim_err_set(err, SIM_ENOMEM, "gravac: out of memory");
