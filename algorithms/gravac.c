@@ -803,8 +803,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->cmin = algo_compress_create(spec, err);
     st->ccand = st->cmin ? algo_compress_create(spec, err) : NULL;
     if (!st->x || !st->gbar || !st->u || !st->uptr || !st->gptr || !st->nu || !st->nmin ||
-        !st->ncand ||
-        !st->wmin || !st->wcand || !st->wopt || !st->wmode || !st->ccand) {
+        !st->ncand || !st->wmin || !st->wcand || !st->wopt || !st->wmode || !st->ccand) {
         destroy(st);
         return sim_err_set(err, SIM_ENOMEM, "gravac: out of memory");
     }
