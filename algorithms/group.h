@@ -1,10 +1,11 @@
 /* Groups of live workers for the synchronous methods under crashes
- * ([faults], docs/faults.md): allreduce_sgd and the Local SGD family run
- * their rounds over a GROUP of live workers, each group with its own
- * collective over its members' hosts (rank r = the r-th member, members
- * ascending). A crash or a rejoin makes a new group that takes over from a
- * given round on; the older groups are kept (their collectives may still
- * have messages in flight) until the method is destroyed.
+ * ([faults], docs/faults.md): allreduce_sgd, the Local SGD family, gravac
+ * and the 1-bit methods run their rounds over a GROUP of live workers,
+ * each group with its own collective over its members' hosts (rank r = the
+ * r-th member, members ascending). A crash or a rejoin makes a new group
+ * that takes over from a given round on; the older groups are kept (their
+ * collectives may still have messages in flight) until the method is
+ * destroyed.
  *
  * Events of a worker carry its incarnation (algo_group_arg): a crash or a
  * rejoin bumps it, so that an event of an earlier incarnation is ignored

@@ -24,14 +24,29 @@
  * Compression cost: before entering phase 1 a worker spends
  * compress_time_per_value x d_wire seconds of compute (one pass over the
  * vector for the worker side; the server side on d/n values is folded
- * into it), counted in its compute time. */
+ * into it), counted in its compute time.
+ *
+ * Crashes ([faults] schedule or mtbf, docs/faults.md): the warm-up and
+ * the 1-bit rounds run over groups of live workers (algorithms/group.h:
+ * the dense all-reduce as aux, phase 2 as coll, plus a phase-1
+ * all-to-all per group), with allreduce_sgd's abort rule. Over m members
+ * the 1-bit all-reduce is re-partitioned into m chunks; its error buffers
+ * (workers' and servers') are set to 0 at every membership change (a
+ * modelling choice: they are defined per partition). The shared x, m, v
+ * (frozen or not) and the LAMB state stay; a joiner is sent x, m and v
+ * (and v_fresh after a LAMB freeze) at the next applied update. Without
+ * crashes nothing of this runs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algo.h"
+#include "algorithms/group.h"
 #include "algorithms/onebit.h"
 #include "sim/units.h"
+
+typedef struct faults faults;
+typedef algo_group group;
 
 typedef struct state {
     algo_env *env;
@@ -61,6 +76,7 @@ typedef struct state {
     int kappa_set;        /* the freeze has happened */
     float *v_fresh;
     double coeff_beta, factor_max, factor_min, factor_threshold;
+    faults *f;            /* workers may crash, else NULL */
 } state;
 
 static const sim_key adam_keys[] = {
@@ -315,6 +331,481 @@ static void begin_step(state *st, int w)
                      (uint64_t)w);
 }
 
+/* ---- crashes ([faults]): rounds over groups of live workers ------------ */
+
+/* W_ENTERED: the dense all-reduce (warm-up); W_ENTERED1, W_ENTERED2: the
+ * two phases of the 1-bit all-reduce; W_ENCODING: the compression time. */
+enum { W_OFF = 0, W_COMPUTING, W_WAITING, W_ENTERED, W_ENTERED1, W_ENTERED2, W_ENCODING };
+
+struct faults {
+    algo_groups groups;  /* every group made (algorithms/group.h) */
+    sim_coll **p1;       /* per group id: its phase-1 all-to-all */
+    int p1_cap;
+    int ob_group;        /* the group the 1-bit errors belong to */
+    int64_t round;       /* the oldest round not completed */
+    int need;            /* completions round `round` still counts */
+    int done;            /* completions so far */
+    int applied;         /* round `round`'s update is applied */
+    int64_t reduced;     /* the round whose 1-bit reduction is done, or -1 */
+    int64_t *wround;     /* per worker: the round it computes or waits in */
+    int *wstat;          /* W_* */
+    uint32_t *wgen;      /* per worker: incarnation of its events */
+    uint32_t *tgen;      /* per worker: its pending timeout event */
+    int64_t *late_round; /* per worker: the round whose entry waits the timeout */
+    int *pending;        /* rejoined, joins at the next applied update */
+    int *scratch;        /* n worker ids */
+    const float **ptr;   /* n: the members' vectors */
+    sim_time timeout;
+};
+
+static const char *who(const state *st) { return st->lamb ? "onebit_lamb" : "onebit_adam"; }
+
+static void g_begin_step(state *st, int w, int64_t round);
+static void g_after_encode(state *st, int w);
+static void on_group_done(sim_engine *eng, void *ctx, int rank);
+static void on_group_p1_done(sim_engine *eng, void *ctx, int rank);
+
+/* A new group of the given workers (ascending) from round first on: the
+ * dense all-reduce (aux), the phase-2 all-gather (coll) and the phase-1
+ * all-to-all over its members' hosts. */
+static group *group_add(state *st, const int *members, int n, int64_t first)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
+    algo_group_colls c = {.kind = SIM_COLL_ALLGATHER, .done = on_group_done,
+                          .aux_done = on_group_done, .owner = st, .who = who(st)};
+    group *g = algo_groups_add(&f->groups, env, members, n, first, &c);
+    if (!g) {
+        if (!env->error.code)
+            algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who(st));
+        return NULL;
+    }
+    if (g->id >= f->p1_cap) {
+        int cap = f->p1_cap ? 2 * f->p1_cap : 8;
+        sim_coll **p = realloc(f->p1, (size_t)cap * sizeof *p);
+        if (!p) {
+            algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who(st));
+            return NULL;
+        }
+        for (int i = f->p1_cap; i < cap; i++)
+            p[i] = NULL;
+        f->p1 = p;
+        f->p1_cap = cap;
+    }
+    if (n < 2)
+        return g; /* one member: nothing to exchange in phase 1 */
+    int *off = malloc((size_t)(n + 1) * sizeof *off), *nbr = malloc((size_t)n * n * sizeof *nbr);
+    if (!off || !nbr) {
+        free(off);
+        free(nbr);
+        algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who(st));
+        return NULL;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        off[i] = k;
+        for (int j = 0; j < n; j++)
+            if (j != i)
+                nbr[k++] = j;
+    }
+    off[n] = k;
+    sim_coll_desc desc = {.kind = SIM_COLL_NEIGHBOR, .n = n, .hosts = g->members,
+                          .ps_host = env->server_host, .nbr_off = off, .nbr = nbr,
+                          .done = on_group_p1_done, .ctx = g};
+    sim_err e = {0};
+    f->p1[g->id] = sim_coll_create(env->net, &desc, &e);
+    free(off);
+    free(nbr);
+    if (!f->p1[g->id]) {
+        algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who(st), e.msg);
+        return NULL;
+    }
+    return g;
+}
+
+static void faults_free(faults *f)
+{
+    if (!f)
+        return;
+    for (int i = 0; i < f->p1_cap; i++)
+        sim_coll_destroy(f->p1[i]);
+    free(f->p1);
+    algo_groups_release(&f->groups);
+    free(f->wround);
+    free(f->wstat);
+    free(f->wgen);
+    free(f->tgen);
+    free(f->late_round);
+    free(f->pending);
+    free(f->scratch);
+    free(f->ptr);
+    free(f);
+}
+
+static int g_dense(const state *st, int64_t round) { return round < st->freeze_step; }
+
+static double g_phase_bytes(const state *st, const group *g)
+{
+    int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
+    return algo_onebit_phase_bytes(g->n, d_wire);
+}
+
+static void g_enter(state *st, int w)
+{
+    faults *f = st->f;
+    group *g = algo_groups_for(&f->groups, f->wround[w]);
+    int rank = g ? g->rank_of[w] : -1;
+    if (rank < 0) {
+        algo_env_fail(st->env, SIM_EINTERNAL, "%s: worker %d is in no group of round %lld",
+                      who(st), w, (long long)f->wround[w]);
+        return;
+    }
+    if (g_dense(st, f->wround[w])) {
+        f->wstat[w] = W_ENTERED;
+        algo_env_coll_enter(st->env, g->aux, rank, st->env->msg_bytes);
+    } else if (g->n < 2) {
+        f->wstat[w] = W_ENTERED1;
+        on_group_p1_done(st->env->eng, g, rank);
+    } else {
+        f->wstat[w] = W_ENTERED1;
+        algo_env_coll_enter(st->env, f->p1[g->id], rank, g_phase_bytes(st, g));
+    }
+}
+
+/* A survivor's timeout has run out: it enters the new group. */
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    faults *f = st->f;
+    int w = algo_group_arg_w(arg);
+    if (f->tgen[w] != algo_group_arg_gen(arg) || f->wstat[w] != W_WAITING)
+        return;
+    f->late_round[w] = -1;
+    g_enter(st, w);
+}
+
+static void g_wait(state *st, int w)
+{
+    faults *f = st->f;
+    f->wstat[w] = W_WAITING;
+    f->tgen[w]++;
+    if (!sim_engine_schedule(st->env->eng, f->timeout, on_timeout, st,
+                             algo_group_arg(w, f->tgen[w]), NULL, NULL))
+        algo_env_fail(st->env, SIM_ENOMEM, "%s: cannot schedule a timeout", who(st));
+}
+
+static void g_round_check(state *st)
+{
+    faults *f = st->f;
+    if (f->need <= 0 || f->done < f->need)
+        return;
+    f->round++;
+    f->done = 0;
+    f->applied = 0;
+    group *g = algo_groups_for(&f->groups, f->round);
+    f->need = g ? g->n : 0;
+}
+
+static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                          double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)dst;
+    (void)bytes;
+    state *st = ctx;
+    int w = algo_group_arg_w(arg);
+    if (st->f->wgen[w] != algo_group_arg_gen(arg))
+        return;
+    g_begin_step(st, w, st->f->wround[w]);
+}
+
+/* The pending joiners join from the next round: w, which applied the
+ * round's update, sends them x, m and v (onebit_lamb after the freeze also
+ * its fresh variance): 3S or 4S bytes. */
+static void g_joiners(state *st, int w)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
+    int joiners = 0;
+    for (int i = 0; i < env->n; i++)
+        joiners += f->pending[i] && !env->w[i].down;
+    if (!joiners)
+        return;
+    group *next = algo_groups_for(&f->groups, f->round + 1);
+    int *m = f->scratch, k = 0;
+    for (int i = 0; i < env->n; i++)
+        if ((next && next->rank_of[i] >= 0) || (f->pending[i] && !env->w[i].down))
+            m[k++] = i;
+    if (!group_add(st, m, k, f->round + 1))
+        return;
+    double bytes = (st->lamb && st->kappa_set ? 4.0 : 3.0) * env->msg_bytes;
+    for (int i = 0; i < env->n; i++) {
+        if (!f->pending[i] || env->w[i].down)
+            continue;
+        f->pending[i] = 0;
+        f->wround[i] = f->round + 1;
+        f->wstat[i] = W_COMPUTING;
+        f->late_round[i] = -1;
+        algo_env_send(env, w, i, bytes, on_join_model, st, algo_group_arg(i, f->wgen[i]));
+    }
+}
+
+/* Phase 1 is over for a rank: the first one reduces the members' momenta
+ * (with the group's error buffers: zeroed when the membership changed). */
+static void on_group_p1_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    group *g = ctx;
+    state *st = g->owner;
+    faults *f = st->f;
+    int w = g->members[rank];
+    int64_t k = f->wround[w];
+    if (f->wstat[w] != W_ENTERED1 || k != f->round || algo_groups_for(&f->groups, k) != g)
+        return;
+    if (f->reduced != k) {
+        if (f->ob_group != g->id) {
+            algo_onebit_release(&st->ob);
+            sim_err e = {0};
+            if (algo_onebit_init(&st->ob, g->n, st->env->d, st->env->cfg->error_feedback, &e)) {
+                algo_env_fail(st->env, SIM_ENOMEM, "%s: %s", who(st), e.msg);
+                return;
+            }
+            f->ob_group = g->id;
+        }
+        for (int r = 0; r < g->n; r++)
+            f->ptr[r] = st->mi + (size_t)g->members[r] * (size_t)st->env->d;
+        algo_onebit_allreduce(&st->ob, f->ptr, st->mnew);
+        f->reduced = k;
+    }
+    f->wstat[w] = W_ENTERED2;
+    if (g->n < 2)
+        on_group_done(eng, g, rank);
+    else
+        algo_env_coll_enter(st->env, g->coll, rank, g_phase_bytes(st, g));
+}
+
+/* The dense all-reduce or phase 2 is over for a rank: the first one applies
+ * the round's update over the members. */
+static void on_group_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    group *g = ctx;
+    state *st = g->owner;
+    faults *f = st->f;
+    algo_env *env = st->env;
+    int w = g->members[rank];
+    int64_t k = f->wround[w];
+    int dense = g_dense(st, k);
+    if (f->wstat[w] != (dense ? W_ENTERED : W_ENTERED2) || k != f->round ||
+        algo_groups_for(&f->groups, k) != g)
+        return; /* a crashed worker, or an aborted round's collective */
+    if (!f->applied) {
+        if (dense) {
+            for (int r = 0; r < g->n; r++)
+                f->ptr[r] = env->w[g->members[r]].grad;
+            algo_mean(st->gbar, f->ptr, g->n, env->d);
+            algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
+            if (st->lamb)
+                track_trust(st);
+        } else if (st->lamb) {
+            lamb_update(st);
+        } else {
+            adam_update(st);
+        }
+        f->applied = 1;
+        int64_t samples = 0;
+        for (int r = 0; r < g->n; r++)
+            samples += env->w[g->members[r]].grad_samples;
+        algo_env_iteration(env, samples);
+        g_joiners(st, w);
+    }
+    algo_env_idle_end(env, w);
+    f->done++;
+    g_begin_step(st, w, k + 1);
+    g_round_check(st);
+}
+
+static void on_g_encoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    int w = algo_group_arg_w(arg);
+    if (st->f->wgen[w] != algo_group_arg_gen(arg) || st->f->wstat[w] != W_ENCODING)
+        return;
+    g_after_encode(st, w);
+}
+
+static void g_on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    faults *f = st->f;
+    algo_env *env = st->env;
+    int w = algo_group_arg_w(arg);
+    if (f->wgen[w] != algo_group_arg_gen(arg) || f->wstat[w] != W_COMPUTING)
+        return;
+    if (g_dense(st, f->wround[w])) {
+        g_after_encode(st, w);
+        return;
+    }
+    if (!st->kappa_set) /* first compressed round: the warm-up is over */
+        freeze(st);
+    form_momentum(st, w);
+    if (st->cost > 0) {
+        sim_time dt = sim_time_from_s(st->cost);
+        f->wstat[w] = W_ENCODING;
+        env->w[w].compute_time += sim_time_to_s(dt);
+        if (!sim_engine_schedule(env->eng, dt, on_g_encoded, st, arg, NULL, NULL))
+            algo_env_fail(env, SIM_ENOMEM, "%s: cannot schedule compression", who(st));
+        return;
+    }
+    g_after_encode(st, w);
+}
+
+/* Worker w's message is ready: it enters its round's collective, or waits
+ * out the timeout when its round was aborted. */
+static void g_after_encode(state *st, int w)
+{
+    faults *f = st->f;
+    algo_env_idle_begin(st->env, w);
+    if (f->late_round[w] == f->wround[w])
+        g_wait(st, w);
+    else
+        g_enter(st, w);
+}
+
+static void g_begin_step(state *st, int w, int64_t round)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
+    f->wround[w] = round;
+    f->wstat[w] = W_COMPUTING;
+    algo_env_grad(env, w, st->x, env->w[w].grad);
+    algo_env_compute(env, w, algo_env_step_samples(env, w), g_on_compute_done, st,
+                     algo_group_arg(w, f->wgen[w]));
+}
+
+/* Worker c crashed: the first round whose update is not applied is
+ * aborted and runs over the survivors (its 1-bit reduction, if done, is
+ * redone over them with zeroed errors). */
+static void g_crash(state *st, int c)
+{
+    algo_env *env = st->env;
+    faults *f = st->f;
+    int64_t a = f->applied ? f->round + 1 : f->round;
+    if (f->applied && f->wround[c] == f->round &&
+        (f->wstat[c] == W_ENTERED || f->wstat[c] == W_ENTERED2))
+        f->need--; /* the finishing round does not wait for it */
+    f->wgen[c]++;
+    f->tgen[c]++;
+    f->wstat[c] = W_OFF;
+    f->pending[c] = 0;
+    algo_env_idle_end(env, c);
+    group *g = algo_groups_for(&f->groups, a);
+    if (g && g->rank_of[c] >= 0) {
+        int *m = f->scratch, k = 0;
+        for (int r = 0; r < g->n; r++)
+            if (g->members[r] != c)
+                m[k++] = g->members[r];
+        group *ng = group_add(st, m, k, a);
+        if (!ng)
+            return;
+        if (a == f->round) {
+            f->need = ng->n; /* nobody has completed round a */
+            f->reduced = -1;
+        }
+        for (int r = 0; r < ng->n; r++) {
+            int s = ng->members[r];
+            f->late_round[s] = a;
+            if (f->wround[s] == a &&
+                (f->wstat[s] == W_ENTERED || f->wstat[s] == W_ENTERED1 ||
+                 f->wstat[s] == W_ENTERED2 || f->wstat[s] == W_WAITING))
+                g_wait(st, s);
+        }
+    }
+    g_round_check(st);
+}
+
+/* Worker j rejoined: it joins at the next applied update, or starts a
+ * group of its own at once when nobody is left to apply one. */
+static void g_rejoin(state *st, int j)
+{
+    faults *f = st->f;
+    f->wgen[j]++;
+    f->pending[j] = 1;
+    group *g = algo_groups_for(&f->groups, f->round);
+    if (g && g->n > 0)
+        return;
+    if (!group_add(st, &j, 1, f->round))
+        return;
+    f->pending[j] = 0;
+    f->done = 0;
+    f->applied = 0;
+    f->reduced = -1;
+    f->need = 1;
+    f->late_round[j] = -1;
+    g_begin_step(st, j, f->round);
+}
+
+static void on_fault(void *p, const algo_fault *ev)
+{
+    state *st = p;
+    if (ev->kind == ALGO_FAULT_CRASH)
+        g_crash(st, ev->target);
+    else if (ev->kind == ALGO_FAULT_REJOIN)
+        g_rejoin(st, ev->target);
+}
+
+/* The group path's state: one group of every worker from round 0. */
+static int faults_create(state *st, sim_err *err)
+{
+    algo_env *env = st->env;
+    const sim_config *cfg = env->cfg;
+    if (env->allreduce_kind == SIM_COLL_HIER)
+        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
+                                "the hierarchical collective does not support worker crashes "
+                                "([faults]); use ring, tree or ps");
+    faults *f = calloc(1, sizeof *f);
+    if (!f)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", who(st));
+    st->f = f;
+    int rc = sim_config_get_time(cfg, "faults", "sync_timeout", &f->timeout, err);
+    if (rc < 0)
+        return rc;
+    if (f->timeout < 0)
+        return sim_config_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
+                                "must not be negative");
+    size_t n = (size_t)env->n;
+    f->reduced = -1;
+    f->wround = calloc(n, sizeof *f->wround);
+    f->wstat = calloc(n, sizeof *f->wstat);
+    f->wgen = calloc(n, sizeof *f->wgen);
+    f->tgen = calloc(n, sizeof *f->tgen);
+    f->late_round = malloc(n * sizeof *f->late_round);
+    f->pending = calloc(n, sizeof *f->pending);
+    f->scratch = malloc(n * sizeof *f->scratch);
+    f->ptr = malloc(n * sizeof *f->ptr);
+    if (!f->wround || !f->wstat || !f->wgen || !f->tgen || !f->late_round || !f->pending ||
+        !f->scratch || !f->ptr)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", who(st));
+    for (int i = 0; i < env->n; i++) {
+        f->late_round[i] = -1;
+        f->scratch[i] = i;
+    }
+    group *g = group_add(st, f->scratch, env->n, 0);
+    if (!g)
+        return sim_err_set(err, env->error.code ? env->error.code : SIM_ENOMEM, "%s",
+                           env->error.code ? env->error.msg : "out of memory");
+    f->ob_group = g->id; /* st->ob is over all n workers */
+    f->need = env->n;
+    return 0;
+}
+
 static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
 
 static void destroy(void *p)
@@ -335,6 +826,7 @@ static void destroy(void *p)
     free(st->mptr);
     free(st->mnew);
     free(st->v_fresh);
+    faults_free(st->f);
     free(st);
 }
 
@@ -438,6 +930,15 @@ static int create_common(algo_env *env, void **out, int lamb, sim_err *err)
     }
     int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
     st->phase_bytes = algo_onebit_phase_bytes(env->n, d_wire);
+    if (env->crashes) {
+        rc = faults_create(st, err);
+        if (rc) {
+            destroy(st);
+            return rc;
+        }
+        *out = st;
+        return 0;
+    }
     st->dense = algo_env_coll(env, env->allreduce_kind, on_dense_done, st, err);
     st->p2 = st->dense ? algo_env_coll(env, SIM_COLL_ALLGATHER, on_p2_done, st, err) : NULL;
     if (st->p2) {
@@ -486,8 +987,12 @@ static int start(void *p, sim_err *err)
 {
     (void)err;
     state *st = p;
-    for (int w = 0; w < st->env->n; w++)
-        begin_step(st, w);
+    for (int w = 0; w < st->env->n; w++) {
+        if (st->f)
+            g_begin_step(st, w, 0);
+        else
+            begin_step(st, w);
+    }
     return 0;
 }
 
@@ -510,6 +1015,7 @@ const algo_vt algo_onebit_adam = {
     .start = start,
     .model = model,
     .worker_models = NULL,
+    .fault = on_fault,
 };
 
 const algo_vt algo_onebit_lamb = {
@@ -525,4 +1031,5 @@ const algo_vt algo_onebit_lamb = {
     .start = start,
     .model = model,
     .worker_models = NULL,
+    .fault = on_fault,
 };

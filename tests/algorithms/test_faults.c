@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "algorithms/fault.h"
+#include "algorithms/onebit.h"
 #include "analysis/db.h"
 #include "dec_harness.h"
 
@@ -116,14 +117,14 @@ Test(faults, missing_file_and_unsupported_method_are_config_errors)
     char path[64], set[96];
     write_file(path, "time,event,target,value\n1s,crash,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    const char *sets2[] = {set, "algorithm.name=gravac"};
+    const char *sets2[] = {set, "algorithm.name=overlap_local_sgd"};
     cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets2, 2, &cfg, &err), 0);
     x = xp_env_create(&cfg, NULL, &err);
     cr_assert_not_null(x);
     cr_assert_lt(xp_env_algo_create(x, &err), 0);
     char expect[256];
     snprintf(expect, sizeof expect,
-             "--set faults.schedule: %s: gravac does not support crash events", path);
+             "--set faults.schedule: %s: overlap_local_sgd does not support crash events", path);
     cr_assert_str_eq(err.msg, expect);
     xp_env_destroy(x);
     sim_config_release(&cfg);
@@ -770,8 +771,8 @@ Test(faults, random_fault_keys_are_checked)
         {{"algorithm.name=asgd", "faults.downtime=exponential(-1s)"},
          "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'",
          NULL},
-        {{"algorithm.name=gravac", "faults.mtbf=exponential(1s)"},
-         "--set faults.mtbf: gravac does not support worker crashes", NULL},
+        {{"algorithm.name=overlap_local_sgd", "faults.mtbf=exponential(1s)"},
+         "--set faults.mtbf: overlap_local_sgd does not support worker crashes", NULL},
         {{"algorithm.name=consensus_control", "faults.mtbf=exponential(1s)"},
          "--set faults.mtbf: consensus_control: exact averaging or adaptive gossip does not "
          "support worker crashes ([faults])", NULL},
@@ -1668,5 +1669,428 @@ Test(faults, consensus_distance_covers_the_live_workers)
             sim_config_release(&cfg);
         }
     }
+    unlink(path);
+}
+
+/* ---- gravac under crashes ----------------------------------------------- */
+
+/* gravac on a complete network of 8, constant T = 10 ms, theta_min =
+ * theta_max = 0.01 and a window longer than the run, so every round sends
+ * topk(0.01) of d_wire = 100000 (k = 1000 values, 8000 bytes) in a ring
+ * all-gather, c_ag(m) = (m-1)(alpha + 8000/B), after one Top-k call of
+ * c d_wire seconds. Rounds take T + enc + c_ag(8), the round holding worker
+ * 5's crash T + enc + timeout + c_ag(7), then T + enc + c_ag(7) until its
+ * rejoin and T + enc + c_ag(8) again. */
+Test(faults, gravac_crash_costs_the_timeout_then_runs_over_the_survivors)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,5,\n"
+                     "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=gravac", "network.topology=complete",
+                          "network.latency=20us", "network.bandwidth=1GB/s",
+                          "workload.sim_params=100000", "faults.sync_timeout=50ms",
+                          "algorithm.theta_min=0.01", "algorithm.theta_max=0.01",
+                          "algorithm.window=100000", "algorithm.compress_time_per_value=1e-7"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 11);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 60);
+    const double a = 20e-6, B = 1e9, T = 0.01, to = 0.05, k = 1000, enc = 1e-7 * 1e5;
+    const double r8 = T + enc + 7 * (a + 8 * k / B), r7 = T + enc + 6 * (a + 8 * k / B);
+    cr_assert(fabs(ts.t[0] - r8) < 1e-7, "%.9f vs %.9f", ts.t[0], r8);
+    int ab = check_crash_rounds(&ts, 0.175, 0.6, r8, r7 + to, r7, r8);
+    cr_assert_eq(ab, 8, "round 8 holds the crash (%d)", ab);
+    /* 7 batches a round while worker 5 is down; it lost round 8's step (the
+     * run stops at the 60th applied update, before the members start round
+     * 60, so a step count is the rounds taken part in plus lost steps) */
+    int64_t with5 = h.env->w[5].steps - 1;
+    cr_assert(with5 > 20 && with5 < 45, "worker 5 took part in %lld rounds", (long long)with5);
+    cr_assert_eq(h.env->samples, 16 * (7 * 60 + with5));
+    h_free(&h);
+    unlink(path);
+}
+
+/* The update over the survivors: with theta_min = 1 (Top-k keeps every
+ * value, the residuals stay 0) and momentum 0, a round applies
+ * x <- x - (lr/m) sum over its m members of g_i, each g_i at the round's
+ * x. The probe, called at the round's applied update (before any member
+ * starts its next step), checks that identity against the members it
+ * expects: all 8 before the crash, the 7 survivors from the aborted round
+ * to the joiner's first round, 8 again after. */
+typedef struct gv_probe {
+    float x[64];
+    double prev_t, crash, rejoin;
+    int have, checked_down, checked_after, rounds;
+    double worst;
+    double join_ratio; /* ||dir_5|| / mean_i ||dir_i|| at worker 5's first round back */
+} gv_probe;
+
+static double gv_norm(const float *v, int64_t d)
+{
+    double s = 0;
+    for (int64_t j = 0; j < d; j++)
+        s += (double)v[j] * v[j];
+    return sqrt(s);
+}
+
+static void probe_gravac_update(harness *h)
+{
+    gv_probe *p = h->probe_ctx;
+    float s[64];
+    const float *x = h->vt->model(h->alg, s);
+    const int64_t d = h->env->d;
+    double t = sim_time_to_s(sim_engine_now(h->eng));
+    if (p->have) {
+        int with5 = t < p->crash || p->prev_t > p->rejoin;
+        int m = 0;
+        double lr = algo_env_lr(h->env);
+        for (int i = 0; i < h->env->n; i++)
+            m += i != 5 || with5;
+        double err = 0, step = 0;
+        for (int64_t j = 0; j < d; j++) {
+            double sum = 0;
+            for (int i = 0; i < h->env->n; i++)
+                if (i != 5 || with5)
+                    sum += h->env->w[i].grad[j];
+            err = fmax(err, fabs(p->x[j] - lr * sum / m - x[j]));
+            step = fmax(step, fabs(lr * sum / m));
+        }
+        p->worst = fmax(p->worst, err / step);
+        if (with5 && t > p->rejoin && p->join_ratio == 0) {
+            double others = 0;
+            for (int i = 0; i < h->env->n; i++)
+                others += i == 5 ? 0 : gv_norm(h->env->w[i].grad, d) / 7;
+            p->join_ratio = gv_norm(h->env->w[5].grad, d) / others;
+        }
+        p->checked_down += !with5;
+        p->checked_after += with5 && t > p->rejoin;
+        p->rounds++;
+    }
+    memcpy(p->x, x, (size_t)d * sizeof *x);
+    p->have = 1;
+    p->prev_t = t;
+}
+
+/* momentum 0 checks the mean; momentum 0.9 also that the joiner starts
+ * from a fresh optimizer state: each member's direction is its own
+ * momentum (the grad buffers hold it at the probe), so the identity holds
+ * either way, but worker 5's first direction back is its bare gradient
+ * (about 1/(1 - 0.9) = 10 times shorter than the survivors' momenta; with
+ * its old momentum kept it would be as long as theirs). */
+Test(faults, gravac_averages_the_survivors_and_a_joiner_starts_fresh)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,5,\n"
+                     "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    for (int mom = 0; mom < 2; mom++) {
+        const char *sets[] = {set, "algorithm.name=gravac", "network.topology=complete",
+                              "faults.sync_timeout=50ms", "algorithm.theta_min=1",
+                              "algorithm.theta_max=1", "algorithm.window=100000",
+                              mom ? "algorithm.momentum=0.9" : "algorithm.momentum=0"};
+        static gv_probe p;
+        memset(&p, 0, sizeof p);
+        p.crash = 0.175;
+        p.rejoin = 0.6;
+        harness h;
+        h_build(&h, base_ini, sets, 8);
+        h.probe = probe_gravac_update;
+        h.probe_ctx = &p;
+        h_run(&h, 70);
+        cr_assert_gt(p.checked_down, 20);
+        cr_assert_gt(p.checked_after, 5);
+        /* relative to the largest step (float rounding of x - step) */
+        cr_assert_lt(p.worst, 1e-4, "update off by %g of a step", p.worst);
+        if (mom)
+            cr_assert_lt(p.join_ratio, 0.3, "the joiner's direction: %g", p.join_ratio);
+        else
+            cr_assert(fabs(p.join_ratio - 1) < 0.3, "%g", p.join_ratio);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* ---- onebit_adam / onebit_lamb under crashes ----------------------------- */
+
+/* Without a membership change the group path changes nothing: a crash
+ * scheduled after the end gives the same models, bit for bit, and the same
+ * iteration times as the run without faults, through the warm-up (10
+ * dense rounds) and the 1-bit stage, for both methods. */
+Test(faults, onebit_without_a_membership_change_changes_nothing)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n100s,crash,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    static const char *const names[] = {"algorithm.name=onebit_adam",
+                                        "algorithm.name=onebit_lamb"};
+    for (int m = 0; m < 2; m++) {
+        static times ta, tb;
+        float xa[64], xb[64], s[64];
+        const char *sets[] = {names[m], "network.topology=complete", "algorithm.freeze_step=10",
+                              "algorithm.lr=0.01", set};
+        harness h;
+        for (int run = 0; run < 2; run++) {
+            times *ts = run ? &tb : &ta;
+            ts->n = 0;
+            h_build(&h, base_ini, sets, run ? 5 : 4);
+            h.probe = record_time;
+            h.probe_ctx = ts;
+            h_run(&h, 40);
+            memcpy(run ? xb : xa, h.vt->model(h.alg, s), (size_t)h.env->d * sizeof(float));
+            h_free(&h);
+        }
+        cr_assert_eq(ta.n, tb.n);
+        for (int i = 0; i < ta.n; i++)
+            cr_assert_eq(ta.t[i], tb.t[i], "%s: iteration %d at %.9f vs %.9f", names[m], i,
+                         ta.t[i], tb.t[i]);
+        cr_assert_eq(memcmp(xa, xb, 44 * sizeof(float)), 0, "%s: models differ", names[m]);
+    }
+    unlink(path);
+}
+
+/* In the warm-up onebit_adam is allreduce_sgd with adamw and no bias
+ * correction; under the same crash and rejoin the two give the same model
+ * bit for bit (the mean over the survivors, the join at the next applied
+ * update) and the same iteration times, except that onebit_adam's joiner
+ * is sent x, m and v (3S bytes, allreduce_sgd's only x): from its first
+ * round on every iteration is 2S/B later. */
+Test(faults, onebit_warmup_under_crashes_is_allreduce_adamw)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.105s,crash,5,\n"
+                     "0.3s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    static times ta, tb;
+    float xa[64], xb[64], s[64];
+    for (int run = 0; run < 2; run++) {
+        const char *sets[] = {set, "network.topology=complete", "faults.sync_timeout=50ms",
+                              "network.bandwidth=1GB/s", "algorithm.lr=0.01",
+                              run ? "algorithm.name=allreduce_sgd" : "algorithm.name=onebit_adam",
+                              run ? "algorithm.optimizer=adamw" : "algorithm.freeze_step=1000",
+                              "algorithm.bias_correction=false"};
+        times *ts = run ? &tb : &ta;
+        ts->n = 0;
+        harness h;
+        h_build(&h, base_ini, sets, run ? 8 : 7);
+        h.probe = record_time;
+        h.probe_ctx = ts;
+        h_run(&h, 60);
+        memcpy(run ? xb : xa, h.vt->model(h.alg, s), (size_t)h.env->d * sizeof(float));
+        h_free(&h);
+    }
+    cr_assert_eq(ta.n, tb.n);
+    const double late = 2 * 176 / 1e9;
+    int shifted = 0;
+    for (int i = 0; i < ta.n; i++) {
+        double dt = ta.t[i] - tb.t[i];
+        if (shifted || fabs(dt) > 1e-12) {
+            cr_assert_gt(tb.t[i - 1], 0.3, "iteration %d late before the rejoin", i);
+            cr_assert(fabs(dt - late) < 1e-12, "iteration %d: %.12f late", i, dt);
+            shifted++;
+        }
+    }
+    cr_assert_gt(shifted, 10);
+    cr_assert_eq(memcmp(xa, xb, 44 * sizeof(float)), 0, "models differ");
+    unlink(path);
+}
+
+/* The 1-bit stage (freeze_step = 0) on a complete network of 8, constant
+ * T = 10 ms, d_wire = 100000, compression time c d_wire before phase 1.
+ * Over m members a phase message is b(m) = d_pad(m)/(8m) + 4 bytes
+ * (d_pad(m) = d_wire rounded up to a multiple of 8m): phase 1 sends one to
+ * every other member at once (alpha + b/B on the complete network's own
+ * links), phase 2 is a ring all-gather, (m-1)(alpha + b/B); a round takes
+ * R(m) = T + c d_wire + m (alpha + b(m)/B). Worker 5 crashes at 0.175 s
+ * (round 8): that round takes R(7) + timeout, then R(7) until the rejoin
+ * at 0.6 s, R(8) after it. Both methods (the same messages). */
+Test(faults, onebit_crash_costs_the_timeout_then_runs_over_the_survivors)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,5,\n"
+                     "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    static const char *const names[] = {"algorithm.name=onebit_adam",
+                                        "algorithm.name=onebit_lamb"};
+    const double a = 20e-6, B = 1e9, T = 0.01, to = 0.05, enc = 1e-7 * 1e5;
+    const double b8 = 1563 + 4, b7 = 1786 + 4; /* d_pad: 100032 = 1563 x 64, 100016 = 1786 x 56 */
+    const double r8 = T + enc + 8 * (a + b8 / B), r7 = T + enc + 7 * (a + b7 / B);
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {set, names[m], "network.topology=complete", "network.latency=20us",
+                              "network.bandwidth=1GB/s", "workload.sim_params=100000",
+                              "faults.sync_timeout=50ms", "algorithm.freeze_step=0",
+                              "algorithm.compress_time_per_value=1e-7", "algorithm.lr=0.001"};
+        static times ts;
+        ts.n = 0;
+        harness h;
+        h_build(&h, base_ini, sets, 10);
+        h.probe = record_time;
+        h.probe_ctx = &ts;
+        h_run(&h, 60);
+        cr_assert(fabs(ts.t[0] - r8) < 1e-7, "%.9f vs %.9f", ts.t[0], r8);
+        int ab = check_crash_rounds(&ts, 0.175, 0.6, r8, r7 + to, r7, r8);
+        cr_assert_eq(ab, 8, "round 8 holds the crash (%d)", ab);
+        int64_t with5 = h.env->w[5].steps - 1;
+        cr_assert(with5 > 20 && with5 < 45, "worker 5 took part in %lld rounds",
+                  (long long)with5);
+        cr_assert_eq(h.env->samples, 16 * (7 * 60 + with5));
+        float s[64];
+        const float *x = h.vt->model(h.alg, s);
+        for (int64_t j = 0; j < h.env->d; j++)
+            cr_assert(isfinite(x[j]));
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* gravac, onebit_adam and onebit_lamb run through random crashes and
+ * rejoins (several a worker): every worker keeps taking part, the model
+ * stays finite, and the crash and rejoin rows are there. */
+Test(faults, scrash_methods_run_through_random_crashes)
+{
+    const char *methods[][2] = {
+        {"algorithm.name=gravac", "algorithm.window=5"},
+        {"algorithm.name=onebit_adam", "algorithm.freeze_step=20"},
+        {"algorithm.name=onebit_lamb", "algorithm.freeze_step=20"},
+    };
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        const char *sets[] = {methods[m][0], methods[m][1], "faults.mtbf=exponential(60ms)",
+                              "faults.downtime=constant(25ms)", "faults.sync_timeout=5ms",
+                              "algorithm.lr=0.01"};
+        harness h;
+        h_build(&h, base_ini, sets, 6);
+        h_run(&h, 300);
+        for (int i = 0; i < h.env->n; i++)
+            cr_assert_gt(h.env->w[i].steps, 20, "%s: worker %d", methods[m][0], i);
+        float s[64];
+        const float *x = h.vt->model(h.alg, s);
+        for (int64_t j = 0; j < h.env->d; j++)
+            cr_assert(isfinite(x[j]), "%s", methods[m][0]);
+        h_free(&h);
+    }
+}
+
+/* gravac and the 1-bit methods refuse the hierarchical collective under
+ * crashes (its groups of per_node ranks would not survive one). */
+Test(faults, scrash_methods_refuse_the_hierarchical_collective)
+{
+    sim_experiment_init();
+    static const char *const names[] = {"algorithm.name=gravac", "algorithm.name=onebit_adam",
+                                        "algorithm.name=onebit_lamb"};
+    for (int k = 0; k < 3; k++) {
+        const char *sets[] = {names[k], "faults.mtbf=exponential(1s)",
+                              "network.topology=hierarchical(2, 4)",
+                              "network.collective=hierarchical"};
+        sim_config cfg;
+        sim_err err = {0};
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 4, &cfg, &err), 0, "%s",
+                     err.msg);
+        xp_env *x = xp_env_create(&cfg, NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG, "%s", err.msg);
+        cr_assert_str_eq(err.msg, "--set network.collective: the hierarchical collective does "
+                                  "not support worker crashes ([faults]); use ring, tree or ps");
+        xp_env_destroy(x);
+        sim_config_release(&cfg);
+    }
+}
+
+/* The 1-bit stage's update over the survivors, recomputed in the test.
+ * freeze_step = 0 freezes v at 0, so with weight decay 0 onebit_adam's
+ * update is x <- x - lr m / eps, m the 1-bit all-reduce (onebit.h) of the
+ * members' m_i = beta1 m + (1 - beta1) g_i. The probe keeps its own m and
+ * its own 1-bit state over the members it expects (all 8, the 7 survivors
+ * from the aborted round to the join, all 8 after), re-made (errors 0)
+ * at each membership change, and checks every applied update against it.
+ * Carrying the errors over a change, or averaging over the wrong members,
+ * fails it. */
+typedef struct ob_probe {
+    float x[64], m[64], mi[8 * 64], mnew[64];
+    algo_onebit ob;
+    int members;       /* the members the 1-bit state is for: a bit set */
+    double prev_t, crash, rejoin, worst, lr;
+    int have, changes, checked;
+} ob_probe;
+
+static void probe_onebit_update(harness *h)
+{
+    ob_probe *p = h->probe_ctx;
+    float s[64];
+    const float *x = h->vt->model(h->alg, s);
+    const int64_t d = h->env->d;
+    double t = sim_time_to_s(sim_engine_now(h->eng));
+    if (p->have) {
+        int with5 = t < p->crash || p->prev_t > p->rejoin;
+        int set = with5 ? 0xff : 0xff & ~(1 << 5), n = 0;
+        const float *ptr[8];
+        for (int i = 0; i < 8; i++) {
+            if (!(set >> i & 1))
+                continue;
+            float *mi = p->mi + n * 64;
+            for (int64_t j = 0; j < d; j++)
+                mi[j] = 0.9f * p->m[j] + (float)(1.0 - 0.9) * h->env->w[i].grad[j];
+            ptr[n++] = mi;
+        }
+        if (set != p->members) {
+            algo_onebit_release(&p->ob);
+            cr_assert_eq(algo_onebit_init(&p->ob, n, d, 1, NULL), 0);
+            p->members = set;
+            p->changes++;
+        }
+        algo_onebit_allreduce(&p->ob, ptr, p->mnew);
+        double err = 0, step = 0;
+        for (int64_t j = 0; j < d; j++) {
+            /* in float, as the method computes it */
+            float u = p->mnew[j] / (sqrtf(0.0f) + (float)1e-8);
+            float want = p->x[j] - (float)p->lr * u;
+            err = fmax(err, fabs((double)want - x[j]));
+            step = fmax(step, fabs((double)p->lr * u));
+        }
+        p->worst = fmax(p->worst, err / step);
+        memcpy(p->m, p->mnew, (size_t)d * sizeof(float));
+        p->checked++;
+    }
+    memcpy(p->x, x, (size_t)d * sizeof *x);
+    p->have = 1;
+    p->prev_t = t;
+}
+
+Test(faults, onebit_update_over_the_survivors_with_errors_reset_at_each_change)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,5,\n"
+                     "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=onebit_adam", "network.topology=complete",
+                          "faults.sync_timeout=50ms", "algorithm.freeze_step=0",
+                          "algorithm.lr=1e-12", "algorithm.beta1=0.9", "algorithm.eps=1e-8",
+                          "algorithm.weight_decay=0"};
+    static ob_probe p;
+    memset(&p, 0, sizeof p);
+    p.crash = 0.175;
+    p.rejoin = 0.6;
+    p.lr = 1e-12;
+    p.members = -1;
+    harness h;
+    h_build(&h, base_ini, sets, 9);
+    h.probe = probe_onebit_update;
+    h.probe_ctx = &p;
+    float s0[64];
+    memcpy(p.x, h.vt->model(h.alg, s0), (size_t)h.env->d * sizeof(float));
+    p.have = 1;
+    h_run(&h, 70);
+    cr_assert_eq(p.changes, 3, "membership changes: %d", p.changes);
+    cr_assert_eq(p.checked, 70);
+    cr_assert_lt(p.worst, 1e-6, "update off by %g of a step", p.worst);
+    algo_onebit_release(&p.ob);
+    h_free(&h);
     unlink(path);
 }

@@ -254,3 +254,30 @@ Test(threads, local_sgd_with_random_crashes, .timeout = 300)
         check_identical(base_ini, sets, 6);
     }
 }
+
+/* gravac under random crashes and rejoins (short window, so the gains
+ * decide and the search runs while the membership changes): the rows are
+ * the same with any thread count. */
+Test(threads, gravac_with_random_crashes, .timeout = 300)
+{
+    const char *sets[] = {"algorithm.name=gravac", "algorithm.window=5",
+                          "algorithm.momentum=0.9", "faults.mtbf=exponential(60ms)",
+                          "faults.downtime=constant(25ms)", "faults.sync_timeout=5ms",
+                          "experiment.max_iterations=60"};
+    check_identical(base_ini, sets, 7);
+}
+
+/* onebit_adam and onebit_lamb under random crashes and rejoins, through
+ * the warm-up and the 1-bit stage (its errors zeroed at each membership
+ * change): the rows are the same with any thread count. */
+Test(threads, onebit_with_random_crashes, .timeout = 300)
+{
+    static const char *const names[] = {"algorithm.name=onebit_adam",
+                                        "algorithm.name=onebit_lamb"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {names[m], "algorithm.freeze_step=10", "algorithm.lr=0.01",
+                              "faults.mtbf=exponential(60ms)", "faults.downtime=constant(25ms)",
+                              "faults.sync_timeout=5ms", "experiment.max_iterations=60"};
+        check_identical(base_ini, sets, 7);
+    }
+}
