@@ -71,7 +71,7 @@ typedef struct gworker {
     /* time-varying graphs in crash mode (see "time-varying graphs" below) */
     int dst[2];            /* receiver of the step pub[p] message, -1 = none */
     int64_t keep_t[2];     /* a crashed incarnation's message still delivered */
-    uint32_t keep_gen;     /* that incarnation */
+    uint32_t keep_gen[2];  /* that incarnation */
     struct tvmsg *tv;      /* delivered, uncombined messages: ntv of them */
     int ntv, cap_tv;
 } gworker;
@@ -619,7 +619,7 @@ static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, d
         gworker *ws = &g->w[src];
         uint32_t sg = (uint32_t)(arg >> 40) & 0xfff, dg = (uint32_t)(arg >> 52) & 0xfff;
         int live = !g->env->w[src].down && (ws->gen & 0xfff) == sg;
-        int kept = (ws->keep_gen & 0xfff) == sg && ws->keep_t[t & 1] == t;
+        int kept = (ws->keep_gen[t & 1] & 0xfff) == sg && ws->keep_t[t & 1] == t;
         if (!(live || kept) || g->env->w[dst].down || (w->gen & 0xfff) != dg || t < w->t)
             return; /* void with a crashed incarnation (its sender was released) */
         if (tv_add(w, t, src) < 0) {
@@ -933,11 +933,11 @@ static void tv_crash(algo_gossip *g, int j)
     wj->ntv = 0;
     for (int p = 0; p < 2; p++) {
         /* j's own message: void unless j has combined its step */
-        wj->keep_t[p] = -1;
-        if (wj->pend[p] > 0) {
+        if (wj->pend[p] > 0 && wj->keep_t[p] < 0) {
             int64_t st = wj->pub[p];
             if (st < wj->t && wj->dst[p] >= 0 && !env->w[wj->dst[p]].down) {
                 wj->keep_t[p] = st;
+                wj->keep_gen[p] = wj->gen - 1; /* the incarnation that sent it */
             } else {
                 if (wj->dst[p] >= 0)
                     tv_remove(&g->w[wj->dst[p]], st, j);
@@ -980,7 +980,6 @@ static void crash(algo_gossip *g, int j)
     gworker *wj = &g->w[j];
     algo_env_grad_wait(env, j);
     algo_env_idle_end(env, j);
-    wj->keep_gen = wj->gen;
     wj->gen++;
     wj->tseq++;
     wj->kc = wj->k;
