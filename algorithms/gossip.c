@@ -65,9 +65,22 @@ typedef struct gworker {
     int64_t kc;            /* iteration in progress at the last crash */
     int64_t join_t;        /* first gossip step of this incarnation */
     int64_t pub[2];        /* step last published per parity, -1 = none */
-    struct gnb *nb;        /* in-neighbours (static graph), nnb of them */
+    struct gnb *nb;        /* in-neighbours (static graph; the union over a period
+                            * on a time-varying one), nnb of them */
     int nnb;
+    /* time-varying graphs in crash mode (see "time-varying graphs" below) */
+    int dst[2];            /* receiver of the step pub[p] message, -1 = none */
+    int64_t keep_t[2];     /* a crashed incarnation's message still delivered */
+    uint32_t keep_gen[2];  /* that incarnation */
+    struct tvmsg *tv;      /* delivered, uncombined messages: ntv of them */
+    int ntv, cap_tv;
 } gworker;
+
+/* A delivered message on a time-varying graph in crash mode. */
+typedef struct tvmsg {
+    int64_t step;
+    int src;
+} tvmsg;
 
 /* Worker i's view of in-neighbour j in crash mode. */
 typedef struct gnb {
@@ -115,6 +128,7 @@ struct algo_gossip {
     int crash;             /* env->crashes: crash mode (docs/faults.md) */
     sim_time timeout;      /* [faults] sync_timeout */
     gnb *nb_slab;
+    int tv;                /* crash mode on a time-varying graph */
 };
 
 static double now_s(void)
@@ -457,12 +471,18 @@ static int takes_part(const algo_gossip *g, int j, int64_t t)
     return !g->env->w[j].down && t >= g->w[j].join_t;
 }
 
+static int tv_source(const algo_gossip *g, gworker *w, int i, int *src);
+
 /* Crash mode: can worker i combine step t? Every in-neighbour's message is
  * in, or the neighbour is not part of step t: joined later, or down and
  * either already known dead or waited for sync_timeout. */
 static int crash_ready(const algo_gossip *g, const gworker *w)
 {
     int64_t t = w->t;
+    if (g->tv) {
+        int src;
+        return tv_source(g, (gworker *)w, (int)(w - g->w), &src);
+    }
     for (int a = 0; a < w->nnb; a++) {
         const gnb *b = &w->nb[a];
         if (b->got[t & 1] == t)
@@ -475,6 +495,101 @@ static int crash_ready(const algo_gossip *g, const gworker *w)
             return 0;
         }
     }
+    return 1;
+}
+
+/* ---- time-varying graphs in crash mode ----------------------------------
+ *
+ * W_t = (I + P_t)/2 with P_t a permutation (one_peer_exponential): worker i
+ * receives from one peer and sends to another, so the weight of a dead peer
+ * moved to the diagonal would keep the rows stochastic but not the columns
+ * (the dead peer's sender would lose its share). Instead the dead worker is
+ * bypassed in P_t's cycle: a sender whose step-t peer does not take part
+ * sends to the first worker along the cycle that does (out_at, out_at, ...),
+ * and a receiver whose peer is down (known dead: it waited sync_timeout
+ * for it at this step or at an earlier one) waits for the first peer along
+ * the cycle (in_at, in_at, ...) that takes part, so the live workers' P_t
+ * stays a permutation and W_t doubly stochastic over them; a worker whose
+ * whole cycle is down keeps its model (the weight goes to the diagonal).
+ * At a crash of j: a message to j that j has not combined is sent again at
+ * once to the next worker along the cycle that takes part; j's own message
+ * of a step j has not combined is void (dropped at its receiver, or on
+ * arrival); j's message of a step it has combined is still delivered and
+ * combined (j's model took its sender's share). */
+
+static int tv_peer(const algo_gossip *g, int64_t t, int x, int out)
+{
+    const int *nb;
+    int c = out ? topo_graph_out_at(g->env->graph, t, x, &nb)
+                : topo_graph_in_at(g->env->graph, t, x, &nb);
+    return c > 0 ? nb[0] : x;
+}
+
+/* The first worker after `from` along step t's out-cycle that takes part in
+ * step t; -1 when the walk comes back to `self` first. */
+static int tv_next_out(const algo_gossip *g, int64_t t, int from, int self)
+{
+    int r = tv_peer(g, t, from, 1);
+    for (int c = 0; c < g->n && r != self && !takes_part(g, r, t); c++)
+        r = tv_peer(g, t, r, 1);
+    return r == self || !takes_part(g, r, t) ? -1 : r;
+}
+
+static int tv_find(const gworker *w, int64_t t, int src)
+{
+    for (int e = 0; e < w->ntv; e++)
+        if (w->tv[e].step == t && w->tv[e].src == src)
+            return e;
+    return -1;
+}
+
+static void tv_remove(gworker *w, int64_t t, int src)
+{
+    int e = tv_find(w, t, src);
+    if (e >= 0)
+        w->tv[e] = w->tv[--w->ntv];
+}
+
+static int tv_add(gworker *w, int64_t t, int src)
+{
+    if (w->ntv == w->cap_tv) { /* rare: grows with the lead of the senders */
+        int cap = 2 * w->cap_tv;
+        tvmsg *m = realloc(w->tv, (size_t)cap * sizeof *m);
+        if (!m)
+            return -1;
+        w->tv = m;
+        w->cap_tv = cap;
+    }
+    w->tv[w->ntv++] = (tvmsg){.step = t, .src = src};
+    return 0;
+}
+
+static int tv_known_dead(const algo_gossip *g, gworker *w, int e)
+{
+    const gnb *b = nb_of(w, e);
+    return w->timed_out || (b && b->dead_gen == g->w[e].gen);
+}
+
+/* Can worker i combine step t? 1 with *src the sender to combine (-1: none,
+ * the diagonal), 0 while it waits. */
+static int tv_source(const algo_gossip *g, gworker *w, int i, int *src)
+{
+    int64_t t = w->t;
+    int e = tv_peer(g, t, i, 0);
+    for (int c = 0; c < g->n && e != i; c++) {
+        if (tv_find(w, t, e) >= 0) {
+            *src = e;
+            return 1;
+        }
+        if (!g->env->w[e].down) {
+            if (t >= g->w[e].join_t)
+                return 0;
+        } else if (!tv_known_dead(g, w, e)) {
+            return 0;
+        }
+        e = tv_peer(g, t, e, 0);
+    }
+    *src = -1;
     return 1;
 }
 
@@ -499,6 +614,22 @@ static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, d
     algo_gossip *g = ctx;
     gworker *w = &g->w[dst];
     int64_t t = (int64_t)arg;
+    if (g->tv) {
+        t = (int64_t)(arg & MSG_T_MASK);
+        gworker *ws = &g->w[src];
+        uint32_t sg = (uint32_t)(arg >> 40) & 0xfff, dg = (uint32_t)(arg >> 52) & 0xfff;
+        int live = !g->env->w[src].down && (ws->gen & 0xfff) == sg;
+        int kept = (ws->keep_gen[t & 1] & 0xfff) == sg && ws->keep_t[t & 1] == t;
+        if (!(live || kept) || g->env->w[dst].down || (w->gen & 0xfff) != dg || t < w->t)
+            return; /* void with a crashed incarnation (its sender was released) */
+        if (tv_add(w, t, src) < 0) {
+            fail(g, SIM_ENOMEM, "out of memory for a gossip message");
+            return;
+        }
+        if (w->published && t == w->t)
+            check_round(g, dst);
+        return;
+    }
     if (g->crash) {
         t = (int64_t)(arg & MSG_T_MASK);
         gworker *ws = &g->w[src];
@@ -552,7 +683,18 @@ static void complete_round(algo_gossip *g, int i)
         fused = 0;
     }
     double t0 = g->prof ? now_s() : 0;
-    if (g->crash) { /* a missing neighbour's weight goes to the diagonal */
+    int tv_src = -1, tv_j0 = i;
+    if (g->tv) { /* W_t's peer replaced by the first live one along the cycle */
+        tv_source(g, w, i, &tv_src);
+        tv_j0 = tv_peer(g, t, i, 0);
+        for (int e = tv_j0; e != i && e != tv_src; e = tv_peer(g, t, e, 0)) {
+            gnb *b = nb_of(w, e);
+            if (b && env->w[e].down)
+                b->dead_gen = g->w[e].gen;
+        }
+        if (tv_j0 != i)
+            g->sp[p][tv_j0] = tv_src >= 0 ? g->w[tv_src].slot[p] : w->slot[p];
+    } else if (g->crash) { /* a missing neighbour's weight goes to the diagonal */
         for (int a = 0; a < w->nnb; a++) {
             gnb *b = &w->nb[a];
             if (b->got[p] == t)
@@ -574,7 +716,9 @@ static void complete_round(algo_gossip *g, int i)
         g->ops.combine_finish(g->m, env, i, w->k, w->lr, W, g->sp[p], w->x, w->x);
     else
         topo_mixing_apply_row(W, i, g->sp[p], w->mix, g->len);
-    if (g->crash)
+    if (g->tv && tv_j0 != i)
+        g->sp[p][tv_j0] = g->w[tv_j0].slot[p];
+    else if (g->crash)
         for (int a = 0; a < w->nnb; a++)
             g->sp[p][w->nb[a].j] = g->w[w->nb[a].j].slot[p];
     if (w->plan.mode == ALGO_MIX_ADAPTIVE) {
@@ -600,7 +744,12 @@ static void complete_round(algo_gossip *g, int i)
     w->t++;
     w->rounds_total++;
     env->w[i].gossip_rounds++;
-    if (g->crash) {
+    if (g->tv) {
+        if (tv_src >= 0) {
+            tv_remove(w, t, tv_src);
+            release(g, tv_src, p);
+        }
+    } else if (g->crash) {
         for (int a = 0; a < w->nnb; a++)
             if (w->nb[a].got[p] == t)
                 release(g, w->nb[a].j, p);
@@ -675,6 +824,18 @@ static void try_publish(algo_gossip *g, int i)
         w->pend[p] = 0;
         w->pub[p] = w->t;
         w->timed_out = 0;
+        if (g->tv) { /* to the first worker along P_t's cycle that takes part */
+            int r = tv_next_out(g, w->t, i, i);
+            w->dst[p] = r;
+            w->keep_t[p] = -1;
+            nout = 0;
+            if (r >= 0) {
+                w->pend[p] = 1;
+                if (algo_env_send(env, i, r, bytes, on_msg, g,
+                                  msg_arg(w->t, w->gen, g->w[r].gen)) < 0)
+                    return;
+            }
+        }
         for (int a = 0; a < nout; a++) {
             if (!takes_part(g, out[a], w->t))
                 continue;
@@ -763,6 +924,54 @@ static void begin_iter(algo_gossip *g, int i)
 
 /* ---- crashes and rejoins ------------------------------------------------ */
 
+/* Time-varying graph: worker j has just crashed (see "time-varying graphs"
+ * above for the rules). */
+static void tv_crash(algo_gossip *g, int j)
+{
+    algo_env *env = g->env;
+    gworker *wj = &g->w[j];
+    wj->ntv = 0;
+    for (int p = 0; p < 2; p++) {
+        /* j's own message: void unless j has combined its step */
+        if (wj->pend[p] > 0 && wj->keep_t[p] < 0) {
+            int64_t st = wj->pub[p];
+            if (st < wj->t && wj->dst[p] >= 0 && !env->w[wj->dst[p]].down) {
+                wj->keep_t[p] = st;
+                wj->keep_gen[p] = wj->gen - 1; /* the incarnation that sent it */
+            } else {
+                if (wj->dst[p] >= 0)
+                    tv_remove(&g->w[wj->dst[p]], st, j);
+                wj->pend[p] = 0;
+            }
+        }
+        /* messages to j that j has not combined go on along the cycle */
+        for (int h = 0; h < g->n; h++) {
+            gworker *wh = &g->w[h];
+            if (h == j || wh->pend[p] == 0 || wh->dst[p] != j || wh->pub[p] < wj->t)
+                continue;
+            if (env->w[h].down) { /* a kept message of a crashed worker: void */
+                wh->keep_t[p] = -1;
+                wh->pend[p] = 0;
+                continue;
+            }
+            int64_t st = wh->pub[p];
+            int r = tv_next_out(g, st, j, h);
+            wh->dst[p] = r;
+            if (r < 0) {
+                release(g, h, p);
+            } else if (algo_env_send(env, h, r, g->msg_bytes, on_msg, g,
+                                     msg_arg(st, wh->gen, g->w[r].gen)) < 0) {
+                return;
+            }
+        }
+    }
+    for (int r = 0; r < g->n && !env->error.code; r++)
+        if (g->w[r].published && !env->w[r].down)
+            check_round(g, r);
+    while (!env->error.code && crash_complete(g, g->k_lo))
+        complete_lo(g);
+}
+
 /* Worker j has just crashed: the sends that will now never be combined
  * free their buffers, the neighbours waiting for j re-check. */
 static void crash(algo_gossip *g, int j)
@@ -779,6 +988,10 @@ static void crash(algo_gossip *g, int j)
     wj->wait_slot = 0;
     wj->ready_last = 0;
     wj->timed_out = 0;
+    if (g->tv) {
+        tv_crash(g, j);
+        return;
+    }
     /* senders to j: what j has not combined never will be */
     for (int a = 0; a < wj->nnb; a++) {
         gworker *wa = &g->w[wj->nb[a].j];
@@ -834,6 +1047,20 @@ static void rejoin(algo_gossip *g, int j)
         if (kr > k)
             k = kr;
     }
+    if (g->tv) { /* a sender anywhere along a cycle may reach j: start after all */
+        wj->ntv = 0;
+        for (int r = 0; r < g->n; r++) {
+            gworker *wr = &g->w[r];
+            if (r == j || env->w[r].down)
+                continue;
+            int64_t next = wr->t + (wr->published || wr->ready_last ? 1 : 0);
+            int64_t kr = g->steps > 0 ? (next + g->steps - 1) / g->steps : wr->k;
+            if (kr < wr->k)
+                kr = wr->k;
+            if (kr > k)
+                k = kr;
+        }
+    }
     if (up > 0)
         algo_mean(wj->x, g->ptrs, up, g->d);
     if (g->ops.reset)
@@ -859,6 +1086,12 @@ static void rejoin(algo_gossip *g, int j)
     while (!env->error.code && crash_complete(g, g->k_lo))
         complete_lo(g);
     begin_iter(g, j);
+    if (g->tv) {
+        for (int r = 0; r < g->n && !env->error.code; r++)
+            if (r != j && g->w[r].published && !env->w[r].down)
+                check_round(g, r);
+        return;
+    }
     for (int a = 0; a < wj->nnb; a++) {
         int r = wj->nb[a].j;
         if (g->w[r].published && !env->w[r].down)
@@ -957,6 +1190,8 @@ void algo_gossip_destroy(void *p)
     sim_coll_destroy(g->coll_sync);
     free(g->savg);
     free(g->nb_slab);
+    for (int i = 0; g->w && i < g->n; i++)
+        free(g->w[i].tv);
     for (int f = 0; f < g->n_frames; f++) {
         free(g->frames[f]->has);
         free(g->frames[f]->x);
@@ -1057,10 +1292,6 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
             why = "exact averaging or adaptive gossip";
         } else if (ops->sync_after) {
             why = "periodic averaging";
-        } else if (topo_graph_period(env->graph) != 1) {
-            why = "a time-varying graph";
-            sec = "topology";
-            key = "graph";
         } else if (!ops->reset) {
             why = "this method's gossip";
         }
@@ -1072,10 +1303,12 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         }
         if (sim_config_get_time(env->cfg, "faults", "sync_timeout", &g->timeout, err) < 0)
             goto fail;
+        g->tv = topo_graph_period(env->graph) != 1;
         size_t nn = 0;
         for (int i = 0; i < env->n; i++) {
             const int *nb;
-            nn += (size_t)topo_graph_in_at(env->graph, 0, i, &nb);
+            nn += (size_t)(g->tv ? topo_graph_neighbors(env->graph, i, &nb)
+                                 : topo_graph_in_at(env->graph, 0, i, &nb));
         }
         g->nb_slab = malloc((nn ? nn : 1) * sizeof *g->nb_slab);
         if (!g->nb_slab) {
@@ -1086,13 +1319,24 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         for (int i = 0; i < env->n; i++) {
             gworker *w = &g->w[i];
             const int *nb;
-            w->nnb = topo_graph_in_at(env->graph, 0, i, &nb);
+            w->nnb = g->tv ? topo_graph_neighbors(env->graph, i, &nb)
+                           : topo_graph_in_at(env->graph, 0, i, &nb);
             w->nb = g->nb_slab + nn;
             nn += (size_t)w->nnb;
             for (int a = 0; a < w->nnb; a++)
                 w->nb[a] = (gnb){.j = nb[a], .got = {-1, -1}, .dead_gen = UINT32_MAX};
             w->kc = INT64_MAX;
             w->pub[0] = w->pub[1] = -1;
+            w->dst[0] = w->dst[1] = -1;
+            w->keep_t[0] = w->keep_t[1] = -1;
+            if (g->tv) {
+                w->cap_tv = 4;
+                w->tv = malloc((size_t)w->cap_tv * sizeof *w->tv);
+                if (!w->tv) {
+                    sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+                    goto fail;
+                }
+            }
         }
     }
     g->in_place = !g->crash && ops->sends_model && ops->form == ALGO_GOSSIP_AWC &&

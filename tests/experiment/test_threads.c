@@ -281,3 +281,18 @@ Test(threads, onebit_with_random_crashes, .timeout = 300)
         check_identical(base_ini, sets, 7);
     }
 }
+
+/* Gossip on a time-varying graph (one_peer_exponential) under random
+ * crashes and rejoins: the bypasses along P_t's cycles, the re-sent
+ * messages and the rejoins land at the same instants and the rows are the
+ * same with any thread count. */
+Test(threads, time_varying_gossip_with_random_crashes, .timeout = 300)
+{
+    static const char *const gossip[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {gossip[m], "topology.graph=one_peer_exponential",
+                              "faults.mtbf=exponential(60ms)", "faults.downtime=constant(25ms)",
+                              "faults.sync_timeout=5ms", "experiment.max_iterations=40"};
+        check_identical(base_ini, sets, 6);
+    }
+}
