@@ -43,6 +43,7 @@ struct xp_env {
     algo_fault *faults;     /* [faults] schedule, sorted by time */
     double *fault_rate0;    /* per event: a link's configured rate (for up) */
     int n_faults;
+    int rejoins_pending;    /* rejoin events scheduled and not yet run */
     sim_dist mtbf, downtime; /* [faults] mtbf, downtime (random crashes) */
     int has_mtbf, has_downtime;
     gsl_rng **rng_fault;    /* per worker when mtbf is set (SIM_STREAM_FAULT) */
@@ -511,6 +512,19 @@ static void on_net_loss(void *ctx, int src, int dst, double bytes, int resent)
     fault_log(x, &ev);
 }
 
+/* 1 when every worker is down and no rejoin is scheduled: nothing can
+ * happen any more (without this check a run with time-based evaluations
+ * would evaluate the same model forever). */
+static int all_down_for_good(const xp_env *x)
+{
+    if (x->rejoins_pending > 0)
+        return 0;
+    for (int i = 0; i < x->env.n; i++)
+        if (!x->env.w[i].down)
+            return 0;
+    return 1;
+}
+
 /* Applies a fault now: the environment's part (down, slowdown, link rate),
  * the method's hook, and a log row. rate0: a link's configured rate (for
  * up). Returns 1 when it was applied (a crash of a crashed worker and a
@@ -540,6 +554,14 @@ static int fault_apply(xp_env *x, const algo_fault *ev, double rate0)
         if (w->down)
             return 0;
         w->down = 1;
+        if (all_down_for_good(x)) {
+            fault_log(x, ev);
+            algo_env_fail(&x->env, SIM_EINPUT,
+                          "[faults]: every worker is down at %.9g s and none rejoins "
+                          "(downtime = none and no later rejoin row): the run cannot go on",
+                          sim_time_to_s(sim_engine_now(x->eng)));
+            return 0;
+        }
         break;
     case ALGO_FAULT_REJOIN:
         if (!w->down)
@@ -567,6 +589,8 @@ static void on_fault(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     xp_env *x = ctx;
     algo_fault ev = x->faults[arg];
+    if (ev.kind == ALGO_FAULT_REJOIN)
+        x->rejoins_pending--;
     if (ev.kind == ALGO_FAULT_CRASH || ev.kind == ALGO_FAULT_REJOIN)
         ev.value = NAN;
     fault_apply(x, &ev, x->fault_rate0[arg]);
@@ -594,6 +618,7 @@ static void on_random_rejoin(sim_engine *eng, void *ctx, uint64_t arg, void *pay
     (void)payload;
     xp_env *x = ctx;
     int w = (int)arg;
+    x->rejoins_pending--;
     algo_fault ev = {.kind = ALGO_FAULT_REJOIN, .target = w, .target2 = -1, .value = NAN};
     fault_apply(x, &ev, 0);
     random_next_crash(x, w);
@@ -613,6 +638,10 @@ static void on_random_crash(sim_engine *eng, void *ctx, uint64_t arg, void *payl
     if (x->has_downtime && !(down >= 0))
         down = 0;
     algo_fault ev = {.kind = ALGO_FAULT_CRASH, .target = w, .target2 = -1, .value = down};
+    /* counted before the crash applies, so it knows a rejoin is coming;
+     * scheduled after it, as always (event order on equal times) */
+    if (x->has_downtime)
+        x->rejoins_pending++;
     fault_apply(x, &ev, 0);
     if (x->has_downtime &&
         sim_engine_schedule(x->eng, sim_time_from_s(down), on_random_rejoin, x, (uint64_t)w,
@@ -722,6 +751,8 @@ static int faults_start(xp_env *x, sim_err *err)
         sim_time dt = x->faults[i].time > now ? x->faults[i].time - now : 0;
         if (sim_engine_schedule(x->eng, dt, on_fault, x, (uint64_t)i, NULL, NULL) == 0)
             return sim_err_set(err, SIM_ENOMEM, "out of memory for the fault schedule");
+        if (x->faults[i].kind == ALGO_FAULT_REJOIN)
+            x->rejoins_pending++;
     }
     for (int w = 0; x->has_mtbf && w < x->cfg->n_workers; w++)
         if (random_next_crash(x, w) < 0)

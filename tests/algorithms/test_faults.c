@@ -2209,3 +2209,54 @@ Test(faults, time_varying_gossip_crash_costs_the_timeout_once)
     const char *awc[] = {"algorithm.name=dpsgd", "topology.graph=one_peer_exponential"};
     check_crash_cost(awc, 2, 11, 0.05);
 }
+
+/* ---- every worker down for good ---------------------------------------- */
+
+/* mtbf without a downtime: the workers crash one by one and never rejoin.
+ * When the last one goes down the run fails with an input error naming
+ * [faults] (before, a run with time-based evaluations evaluated the same
+ * model forever); a scheduled rejoin still to come, or a downtime, keeps
+ * it going. */
+Test(faults, a_run_whose_workers_are_all_down_for_good_fails)
+{
+    char path[64], set[96];
+    const char *sets[] = {"algorithm.name=asgd", "workers.count=4", "faults.mtbf=exponential(1s)",
+                          "experiment.max_iterations=0", "experiment.max_epochs=5",
+                          "experiment.eval_every=100ms", NULL};
+    sim_experiment_init();
+    sim_err err = {0};
+    sim_config cfg;
+    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 6, &cfg, &err), 0, "%s",
+                 err.msg);
+    sim_run_result res;
+    cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), SIM_EINPUT, "%s", err.msg);
+    cr_assert(strstr(err.msg, "[faults]: every worker is down at ") &&
+                  strstr(err.msg, "none rejoins"),
+              "%s", err.msg);
+    sim_config_release(&cfg);
+
+    /* the same crashes with a downtime: the run ends by its epochs */
+    sets[6] = "faults.downtime=constant(0.2s)";
+    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 7, &cfg, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(res.status, "done");
+    sim_config_release(&cfg);
+
+    /* every worker crashes by the schedule, one rejoins later: no failure */
+    write_file(path, "time,event,target,value\n"
+                     "0.1s,crash,0,\n0.1s,crash,1,\n0.1s,crash,2,\n0.1s,crash,3,\n"
+                     "0.5s,rejoin,2,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *s2[] = {"algorithm.name=asgd", "workers.count=4", set,
+                        "experiment.max_iterations=0", "experiment.max_time=1s",
+                        "experiment.eval_every=100ms"};
+    cr_assert_eq(sim_config_load_string("h.ini", base_ini, s2, 6, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
+    /* 4 workers at 100 updates a second until 0.1 s, none until 0.5 s, then
+     * worker 2 alone */
+    cr_assert(res.iterations > 80 && res.iterations < 95, "%lld", (long long)res.iterations);
+    cr_assert_float_eq(res.sim_time, 1.0, 1e-9);
+    sim_config_release(&cfg);
+    unlink(path);
+}
