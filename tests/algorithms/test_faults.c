@@ -1275,11 +1275,6 @@ Test(faults, local_family_refusals_name_the_key)
         {{"algorithm.name=overlap_local_sgd", "faults.mtbf=exponential(1s)",
           "faults.downtime=none"}, 3,
          "--set faults.mtbf: overlap_local_sgd does not support worker crashes"},
-        {{"algorithm.name=post_local_sgd", "faults.mtbf=exponential(1s)",
-          "network.topology=hierarchical(2, 4)", "network.collective=hierarchical",
-          "algorithm.switch_epoch=1"}, 5,
-         "--set network.collective: the hierarchical collective does not support worker "
-         "crashes ([faults]); use ring, tree or ps"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;
@@ -1668,5 +1663,120 @@ Test(faults, consensus_distance_covers_the_live_workers)
             sim_config_release(&cfg);
         }
     }
+    unlink(path);
+}
+
+/* ---- the hierarchical collective under crashes -------------------------- */
+
+/* allreduce_sgd on hierarchical(4, 2) (4 servers of 2 GPUs: intra links
+ * ai, Bi; server interfaces ae, Be) with the hierarchical collective and
+ * constant 10 ms steps. Workers 6 and 7 (all of server 3) crash at
+ * 0.175 s, inside round 10's compute step, and rejoin at 0.6 s. The
+ * survivors' group builds its collective over their hosts: 3 servers of 2,
+ * h(N) = 2 (2 ai + S/Bi) + 2 (N - 1) (2 ai + 2 ae + S/(N Be)) over N
+ * servers. Rounds: T + h(4), the aborted one T + timeout + h(3), T + h(3)
+ * while server 3 is down, T + h(4) after the rejoin. */
+Test(faults, allreduce_crash_with_the_hierarchical_collective_runs_over_the_live_servers)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,6,\n"
+                     "0.175s,crash,7,\n"
+                     "0.6s,rejoin,6,\n"
+                     "0.6s,rejoin,7,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=allreduce_sgd", "network.topology=hierarchical(4, 2)",
+                          "network.collective=hierarchical", "network.latency=5us",
+                          "network.bandwidth=1GB/s", "network.intra_latency=1us",
+                          "network.intra_bandwidth=10GB/s", "workload.sim_params=1000000",
+                          "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 10);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 60);
+    const double S = 4e6, ai = 1e-6, Bi = 1e10, ae = 5e-6, Be = 1e9, T = 0.01, to = 0.05;
+    const double h4 = 2 * (2 * ai + S / Bi) + 2 * 3 * (2 * ai + 2 * ae + S / (4 * Be));
+    const double h3 = 2 * (2 * ai + S / Bi) + 2 * 2 * (2 * ai + 2 * ae + S / (3 * Be));
+    cr_assert_gt(ts.n, 40);
+    int aborted = check_crash_rounds(&ts, 0.175, 0.6, T + h4, T + to + h3, T + h3, T + h4);
+    cr_assert_eq(aborted, 10, "round 10 holds the crash (%d)", aborted);
+    /* 6 batches of 16 a round while server 3 is down */
+    cr_assert_eq(h.env->iterations, 60);
+    int64_t with67 = h.env->w[6].steps - 2;
+    cr_assert_eq(h.env->w[7].steps, h.env->w[6].steps);
+    cr_assert(with67 > 20 && with67 < 40, "server 3 took part in %lld rounds",
+              (long long)with67);
+    cr_assert_eq(h.env->samples, 16 * (6 * 60 + 2 * with67));
+    h_free(&h);
+    unlink(path);
+}
+
+/* local_sgd (H = 4) on the same network and schedule: the round holding
+ * the crash costs H T + timeout + h(3), H T + h(3) while server 3 is down;
+ * the joiners' first round H T + j + h(4), where the rank that formed the
+ * average sends it to both joiners at once (two flows of S bytes sharing
+ * its server's interface: j = 2 ai + 2 ae + 2 S/Be), then H T + h(4). */
+Test(faults, local_sgd_crash_with_the_hierarchical_collective_runs_over_the_live_servers)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n"
+                     "0.175s,crash,6,\n"
+                     "0.175s,crash,7,\n"
+                     "0.6s,rejoin,6,\n"
+                     "0.6s,rejoin,7,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
+                          "network.topology=hierarchical(4, 2)",
+                          "network.collective=hierarchical", "network.latency=5us",
+                          "network.bandwidth=1GB/s", "network.intra_latency=1us",
+                          "network.intra_bandwidth=10GB/s", "workload.sim_params=1000000",
+                          "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, base_ini, sets, 11);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 120);
+    const double S = 4e6, ai = 1e-6, Bi = 1e10, ae = 5e-6, Be = 1e9, T = 0.01, to = 0.05;
+    const double H = 4, j = 2 * ai + 2 * ae + 2 * S / Be;
+    const double h4 = 2 * (2 * ai + S / Bi) + 2 * 3 * (2 * ai + 2 * ae + S / (4 * Be));
+    const double h3 = 2 * (2 * ai + S / Bi) + 2 * 2 * (2 * ai + 2 * ae + S / (3 * Be));
+    cr_assert_eq(ts.n, 120);
+    int rounds = ts.n / 4, aborted = -1, joined = -1;
+    double end[64];
+    for (int r = 0; r < rounds; r++)
+        end[r] = ts.t[4 * r + 3];
+    for (int r = 1; r < rounds; r++) {
+        if (end[r - 1] < 0.175 && end[r] > 0.175)
+            aborted = r;
+        if (end[r - 1] < 0.6 && end[r] > 0.6)
+            joined = r + 1;
+    }
+    cr_assert_eq(aborted, 3, "round 3 holds the crash (%d)", aborted);
+    cr_assert(fabs(end[0] - (H * T + h4)) < 1e-7, "%.9f", end[0]);
+    for (int r = 1; r < aborted; r++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + h4)) < 1e-7, "round %d", r);
+    cr_assert(fabs(end[aborted] - end[aborted - 1] - (H * T + to + h3)) < 1e-7,
+              "%.9f vs %.9f", end[aborted] - end[aborted - 1], H * T + to + h3);
+    int checked = 0;
+    for (int r = aborted + 1; r < joined; r++, checked++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + h3)) < 1e-7, "round %d: %.9f vs %.9f", r,
+                  end[r] - end[r - 1], H * T + h3);
+    cr_assert_gt(checked, 5);
+    cr_assert(fabs(end[joined] - end[joined - 1] - (H * T + j + h4)) < 1e-7,
+              "the joiners' first round: %.9f vs %.9f", end[joined] - end[joined - 1],
+              H * T + j + h4);
+    checked = 0;
+    for (int r = joined + 1; r < rounds; r++, checked++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + h4)) < 1e-7, "round %d after the rejoin",
+                  r);
+    cr_assert_gt(checked, 5);
+    cr_assert_eq(h.env->w[6].steps, h.env->w[7].steps);
+    cr_assert_eq(h.env->w[6].steps, 4 * (aborted + 1) + 4 * (rounds - joined) + 1);
+    h_free(&h);
     unlink(path);
 }
