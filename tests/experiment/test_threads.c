@@ -272,3 +272,18 @@ Test(threads, hierarchical_collective_with_random_crashes, .timeout = 300)
         check_identical(base_ini, sets, 8);
     }
 }
+
+/* overlap_local_sgd under random crashes and rejoins (plain and with the
+ * anchor momentum): aborted all-reduces, their re-entries after the
+ * timeout and the joins land at the same instants with any thread count. */
+Test(threads, overlap_local_sgd_with_random_crashes, .timeout = 300)
+{
+    static const char *const gmf[] = {"algorithm.anchor_momentum=0",
+                                      "algorithm.anchor_momentum=0.5"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {"algorithm.name=overlap_local_sgd", gmf[m], "algorithm.local_steps=3",
+                              "faults.mtbf=exponential(60ms)", "faults.downtime=constant(25ms)",
+                              "faults.sync_timeout=5ms", "experiment.max_iterations=60"};
+        check_identical(base_ini, sets, 7);
+    }
+}
