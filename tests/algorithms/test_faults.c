@@ -1682,9 +1682,10 @@ Test(faults, allreduce_crash_with_the_hierarchical_collective_runs_over_the_live
                      "0.6s,rejoin,6,\n"
                      "0.6s,rejoin,7,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    const char *sets[] = {set, "algorithm.name=allreduce_sgd", "network.topology=hierarchical(4, 2)",
-                          "network.collective=hierarchical", "network.latency=5us",
-                          "network.bandwidth=1GB/s", "network.intra_latency=1us",
+    const char *sets[] = {set, "algorithm.name=allreduce_sgd",
+                          "network.topology=hierarchical(4, 2)", "network.collective=hierarchical",
+                          "network.latency=5us", "network.bandwidth=1GB/s",
+                          "network.intra_latency=1us",
                           "network.intra_bandwidth=10GB/s", "workload.sim_params=1000000",
                           "faults.sync_timeout=50ms"};
     static times ts;
