@@ -316,6 +316,7 @@ static void o_on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *pa
     algo_optim_step(s->lo.s[i], w->x, w->grad, worker_lr(s, i));
     s->applied[i] += w->grad_samples;
     o_step_done(s, i, w->grad_samples);
+    o_count(s); /* before the sync, as without crashes */
     if (++s->since[i] < s->tau)
         o_begin_step(s, i);
     else if (s->finished[i] < s->started[i]) {
@@ -324,7 +325,6 @@ static void o_on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *pa
     } else {
         o_sync(s, i);
     }
-    o_count(s);
 }
 
 static void o_on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,

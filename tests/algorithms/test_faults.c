@@ -1841,7 +1841,7 @@ typedef struct overlap_probe {
     float x0[8][64];   /* the initial models */
     double z0[64];     /* the expected anchor */
     double stale[64];  /* worker 5's model while it is down */
-    double max_err;    /* |evaluated model - z0| from iteration 4 on */
+    double max_err;    /* |evaluated model - z0| from iteration 5 on */
     int checked;       /* iterations checked */
     int moved, near_lr, coords; /* the joiner's first step: coordinates moved by lr (1%) */
     double lr;
@@ -1854,7 +1854,8 @@ static void probe_overlap(harness *h)
     const int64_t d = h->env->d;
     const float *x5 = h->env->w[5].x;
     if (!p->adam) {
-        if (h->env->iterations < 4)
+        /* at a sync iteration the probe runs before the last worker's sync */
+        if (h->env->iterations < 5 || h->env->iterations % 4 == 0)
             return;
         float scratch[64];
         const float *m = h->vt->model(h->alg, scratch);
@@ -1890,8 +1891,10 @@ static void probe_overlap(harness *h)
  * initial models, the first anchor), so the anchor over the 7 members is
  * z0 = (m7 + m8)/2 (m7: the survivors' mean) and every later pull keeps
  * the live workers' mean at z0; the joiner takes an anchor (z0) as its
- * model, so the evaluated model (the live mean) is z0 from iteration 4 to
- * the end (float rounding 1e-6). An anchor over all 8 (worker 5's stale
+ * model, so the evaluated model (the live mean) is z0 from iteration 5 to
+ * the end (float rounding 1e-6; the iterations ending with a sync are
+ * reported before the last worker's pull, as without crashes, and are
+ * skipped). An anchor over all 8 (worker 5's stale
  * buffer) or a joiner keeping its old model would move it by more than
  * 1e-3. With pull 1 every sync sets x_i to the anchor, which stays the
  * initial mean; with Adam (lr = 1e-3) the joiner's first step from it moves
@@ -1933,7 +1936,7 @@ Test(faults, overlap_local_sgd_anchor_is_the_members_mean_and_a_joiner_starts_fr
         h.probe_ctx = &p;
         h_run(&h, 80);
         if (!adam) {
-            cr_assert_gt(p.checked, 70);
+            cr_assert_gt(p.checked, 50);
             cr_assert_lt(p.max_err, 1e-6, "%g", p.max_err);
             cr_assert_gt(h.env->w[5].steps, 30, "the joiner took %lld steps",
                          (long long)h.env->w[5].steps);
@@ -1944,5 +1947,59 @@ Test(faults, overlap_local_sgd_anchor_is_the_members_mean_and_a_joiner_starts_fr
         }
         h_free(&h);
     }
+    unlink(path);
+}
+
+typedef struct eval_probe {
+    times t;
+    double m[128]; /* per iteration: the evaluated model's coordinates summed */
+} eval_probe;
+
+static void probe_eval(harness *h)
+{
+    eval_probe *p = h->probe_ctx;
+    float scratch[64];
+    const float *m = h->vt->model(h->alg, scratch);
+    double sum = 0;
+    for (int64_t j = 0; j < h->env->d; j++)
+        sum += m[j] * (double)(j + 1);
+    if (p->t.n < 128)
+        p->m[p->t.n] = sum;
+    record_time(h);
+}
+
+/* overlap_local_sgd with a crash scheduled after the end (so the group
+ * path runs but no crash happens) equals the run without faults bit for
+ * bit: the same iteration times, evaluated models (an iteration ending
+ * with a sync is reported before the last worker's pull) and final
+ * models; anchor momentum 0.5, exponential compute. */
+Test(faults, overlap_local_sgd_group_path_without_a_crash_equals_the_plain_run)
+{
+    char path[64], set[96];
+    write_file(path, "time,event,target,value\n100s,crash,3,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    static eval_probe ep[2];
+    static float x[2][8][64];
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"algorithm.name=overlap_local_sgd", "algorithm.local_steps=3",
+                              "algorithm.anchor_momentum=0.5", "workers.compute=exponential(10ms)",
+                              "network.topology=star", set};
+        memset(&ep[k], 0, sizeof ep[k]);
+        harness h;
+        h_build(&h, base_ini, sets, k ? 6 : 5);
+        cr_assert_eq(h.env->crashes, k);
+        cr_assert_leq(h.env->d, 64);
+        h.probe = probe_eval;
+        h.probe_ctx = &ep[k];
+        h_run(&h, 90);
+        for (int i = 0; i < 8; i++)
+            memcpy(x[k][i], h.env->w[i].x, (size_t)h.env->d * sizeof(float));
+        h_free(&h);
+    }
+    cr_assert_eq(ep[0].t.n, 90);
+    cr_assert_eq(ep[1].t.n, 90);
+    cr_assert_eq(memcmp(ep[0].t.t, ep[1].t.t, 90 * sizeof(double)), 0);
+    cr_assert_eq(memcmp(ep[0].m, ep[1].m, 90 * sizeof(double)), 0);
+    cr_assert_eq(memcmp(x[0], x[1], sizeof x[0]), 0);
     unlink(path);
 }
