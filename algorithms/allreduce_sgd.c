@@ -635,10 +635,6 @@ static int faults_create(state *st, sim_err *err)
         return sim_config_error(cfg, "algorithm", "bucket", SIM_ECONFIG, err,
                                 "gradient buckets do not support worker crashes ([faults]); "
                                 "use bucket = 0");
-    if (env->allreduce_kind == SIM_COLL_HIER)
-        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
-                                "the hierarchical collective does not support worker crashes "
-                                "([faults]); use ring, tree or ps");
     faults *f = calloc(1, sizeof *f);
     if (!f)
         return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");

@@ -728,10 +728,6 @@ static int g_create(lsgd *s, sim_err *err)
 {
     algo_env *env = s->env;
     const sim_config *cfg = env->cfg;
-    if (env->allreduce_kind == SIM_COLL_HIER)
-        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
-                                "the hierarchical collective does not support worker crashes "
-                                "([faults]); use ring, tree or ps");
     lfaults *f = calloc(1, sizeof *f);
     if (!f)
         return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", cfg->algorithm);

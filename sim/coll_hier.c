@@ -5,11 +5,20 @@
  * leaders, then a binomial-tree BCAST inside each server. Built from three
  * kinds of sim_coll, so every cost comes from messages on sim_net.
  *
- * Flow of one round for rank r = s * p + i (server s, local rank i):
+ * Servers: without a host list the ranks s*p .. s*p + p - 1 share server
+ * s (p = per_node divides n). With a host list (a group of some of the
+ * workers, algorithms/group.c) the server of rank r is hosts[r] / p, as on
+ * the hierarchical networks (host h = server * p + local); the ranks' servers must
+ * ascend (the ranks of one server are consecutive), and a server may hold fewer than p of them
+ * (a server none of them is on takes no part). With whole servers and
+ * ranks on hosts 0 .. n - 1 both give the same servers.
+ *
+ * Flow of one round for rank r = off[s] + i (server s, local rank i):
  * enter -> reduce[s] (local i); its done: i = 0 enters the ring (as rank s)
  * and i > 0 enters bcast[s] at once (waiting for the leader's vector);
  * the ring's done for s: the leader enters bcast[s]; bcast[s]'s done for i
- * is the composite's done for r. With one server the ring is skipped.
+ * is the composite's done for r. With one server the ring is skipped; a
+ * server of one rank has a reduce and a bcast of one rank, done at once.
  *
  * On an ideal two-level network (per-rank links of latency a_i and
  * bandwidth B_i to a server switch, one interface per server of a_e, B_e
@@ -29,7 +38,9 @@ typedef struct hier_ctx {
 } hier_ctx;
 
 struct coll_hier {
-    int n, per_node, servers;
+    int n, servers;
+    int *off;                   /* servers + 1: server s holds ranks off[s] .. off[s+1]-1 */
+    int *server_of;             /* per rank */
     sim_coll **reduce, **bcast; /* one per server */
     sim_coll *ring;             /* among the leaders; NULL for one server */
     hier_ctx *ctx;              /* 2 per server + 1 */
@@ -58,7 +69,7 @@ static void on_child_done(sim_engine *eng, void *ctx, int rank)
     switch (x->phase) {
     case PHASE_REDUCE:
     {
-        double bytes = h->bytes[x->server * h->per_node + rank];
+        double bytes = h->bytes[h->off[x->server] + rank];
         if (rank == 0 && h->ring) {
             if (sim_coll_enter(h->ring, x->server, bytes, &e) < 0)
                 fail(h, &e);
@@ -68,12 +79,12 @@ static void on_child_done(sim_engine *eng, void *ctx, int rank)
         break;
     }
     case PHASE_RING:
-        if (sim_coll_enter(h->bcast[rank], 0, h->bytes[rank * h->per_node], &e) < 0)
+        if (sim_coll_enter(h->bcast[rank], 0, h->bytes[h->off[rank]], &e) < 0)
             fail(h, &e);
         break;
     case PHASE_BCAST:
         if (h->done)
-            h->done(eng, h->done_ctx, x->server * h->per_node + rank);
+            h->done(eng, h->done_ctx, h->off[x->server] + rank);
         break;
     }
 }
@@ -93,25 +104,37 @@ void coll_hier_destroy(coll_hier *h)
     free(h->bcast);
     free(h->ctx);
     free(h->bytes);
+    free(h->off);
+    free(h->server_of);
     free(h);
 }
 
 coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hosts,
                             sim_err *err)
 {
-    if (d->per_node < 1 || d->n % d->per_node != 0) {
+    int p = d->per_node;
+    if (p < 1 || (!d->hosts && d->n % p != 0)) {
         sim_err_set(err, SIM_EINPUT,
-                    "collective: hierarchical: %d ranks are not whole servers of %d", d->n,
-                    d->per_node);
+                    "collective: hierarchical: %d ranks are not whole servers of %d", d->n, p);
         return NULL;
     }
+    /* servers: runs of ranks on one server (host / p), in ascending order */
+    int ns = 0;
+    for (int r = 0; r < d->n; r++) {
+        if (r > 0 && hosts[r] / p < hosts[r - 1] / p) {
+            sim_err_set(err, SIM_EINPUT,
+                        "collective: hierarchical: rank %d is on server %d, below rank %d's "
+                        "server %d (the ranks' servers must ascend)",
+                        r, hosts[r] / p, r - 1, hosts[r - 1] / p);
+            return NULL;
+        }
+        ns += r == 0 || hosts[r] / p != hosts[r - 1] / p;
+    }
     coll_hier *h = calloc(1, sizeof *h);
-    int p = d->per_node, ns = d->n / d->per_node;
     int *sub = malloc(sizeof *sub * (size_t)(p > ns ? p : ns));
     if (!h || !sub)
         goto nomem;
     h->n = d->n;
-    h->per_node = p;
     h->servers = ns;
     h->done = d->done;
     h->done_ctx = d->ctx;
@@ -119,14 +142,23 @@ coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hos
     h->bcast = calloc((size_t)ns, sizeof *h->bcast);
     h->ctx = calloc(2 * (size_t)ns + 1, sizeof *h->ctx);
     h->bytes = calloc((size_t)d->n, sizeof *h->bytes);
-    if (!h->reduce || !h->bcast || !h->ctx || !h->bytes)
+    h->off = malloc(sizeof *h->off * ((size_t)ns + 1));
+    h->server_of = malloc(sizeof *h->server_of * (size_t)d->n);
+    if (!h->reduce || !h->bcast || !h->ctx || !h->bytes || !h->off || !h->server_of)
         goto nomem;
+    for (int r = 0, s = -1; r < d->n; r++) {
+        if (r == 0 || hosts[r] / p != hosts[r - 1] / p)
+            h->off[++s] = r;
+        h->server_of[r] = s;
+    }
+    h->off[ns] = d->n;
     for (int s = 0; s < ns; s++) {
-        for (int i = 0; i < p; i++)
-            sub[i] = hosts[s * p + i];
+        int m = h->off[s + 1] - h->off[s];
+        for (int i = 0; i < m; i++)
+            sub[i] = hosts[h->off[s] + i];
         h->ctx[2 * s] = (hier_ctx){h, s, PHASE_REDUCE};
         h->ctx[2 * s + 1] = (hier_ctx){h, s, PHASE_BCAST};
-        sim_coll_desc r = {.kind = SIM_COLL_REDUCE, .n = p, .hosts = sub,
+        sim_coll_desc r = {.kind = SIM_COLL_REDUCE, .n = m, .hosts = sub,
                            .done = on_child_done, .ctx = &h->ctx[2 * s]};
         h->reduce[s] = sim_coll_create(net, &r, err);
         if (!h->reduce[s])
@@ -140,7 +172,7 @@ coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hos
     }
     if (ns > 1) {
         for (int s = 0; s < ns; s++)
-            sub[s] = hosts[s * p];
+            sub[s] = hosts[h->off[s]];
         h->ctx[2 * ns] = (hier_ctx){h, -1, PHASE_RING};
         sim_coll_desc g = {.kind = SIM_COLL_RING, .n = ns, .hosts = sub,
                            .done = on_child_done, .ctx = &h->ctx[2 * ns]};
@@ -167,5 +199,6 @@ int coll_hier_enter(coll_hier *h, int rank, double bytes, sim_err *err)
         return h->err.code;
     }
     h->bytes[rank] = bytes;
-    return sim_coll_enter(h->reduce[rank / h->per_node], rank % h->per_node, bytes, err);
+    int s = h->server_of[rank];
+    return sim_coll_enter(h->reduce[s], rank - h->off[s], bytes, err);
 }

@@ -6,8 +6,9 @@
 
 typedef struct coll_hier coll_hier;
 
-/* hosts: the n ranks' hosts (already checked). d->per_node must divide
- * d->n. */
+/* hosts: the n ranks' hosts (already checked). Without d->hosts,
+ * d->per_node must divide d->n; with them, the server of rank r is
+ * hosts[r] / per_node, ascending with r (coll_hier.c). */
 coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hosts,
                             sim_err *err);
 void coll_hier_destroy(coll_hier *h);

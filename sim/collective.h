@@ -28,7 +28,9 @@
  *             the binomial tree; a rank is done when it has the vector and
  *             its forwards have arrived.
  *  HIER       hierarchical all-reduce over servers of per_node ranks (ranks
- *             s*per_node .. s*per_node + per_node - 1 share server s): a
+ *             s*per_node .. s*per_node + per_node - 1 share server s; with
+ *             a host list, rank r is on server hosts[r] / per_node, the
+ *             servers ascending with r, and a server may hold fewer): a
  *             REDUCE inside each server to its first rank, a RING all-reduce
  *             among those first ranks (across the servers' interfaces), a
  *             BCAST inside each server (sim/coll_hier.c).
@@ -64,7 +66,7 @@ typedef struct sim_coll_desc {
      * in-neighbours are derived. Copied. */
     const int *nbr_off;
     const int *nbr;
-    int per_node;          /* HIER: ranks per server (divides n) */
+    int per_node;          /* HIER: ranks per server (divides n without hosts) */
     sim_coll_done done;
     void *ctx;
 } sim_coll_desc;

@@ -296,3 +296,36 @@ Test(threads, time_varying_gossip_with_random_crashes, .timeout = 300)
         check_identical(base_ini, sets, 6);
     }
 }
+
+/* allreduce_sgd and local_sgd with the hierarchical collective under
+ * random crashes and rejoins: the groups' collectives over the live
+ * workers' servers (some of them partial) give the same rows with any
+ * thread count. */
+Test(threads, hierarchical_collective_with_random_crashes, .timeout = 300)
+{
+    static const char *const methods[] = {"algorithm.name=allreduce_sgd",
+                                          "algorithm.name=local_sgd"};
+    static const char *const extra[] = {"algorithm.lr=0.05", "algorithm.local_steps=3"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {methods[m], extra[m], "network.topology=hierarchical(2, 4)",
+                              "network.collective=hierarchical",
+                              "faults.mtbf=exponential(60ms)", "faults.downtime=constant(25ms)",
+                              "faults.sync_timeout=5ms", "experiment.max_iterations=60"};
+        check_identical(base_ini, sets, 8);
+    }
+}
+
+/* overlap_local_sgd under random crashes and rejoins (plain and with the
+ * anchor momentum): aborted all-reduces, their re-entries after the
+ * timeout and the joins land at the same instants with any thread count. */
+Test(threads, overlap_local_sgd_with_random_crashes, .timeout = 300)
+{
+    static const char *const gmf[] = {"algorithm.anchor_momentum=0",
+                                      "algorithm.anchor_momentum=0.5"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {"algorithm.name=overlap_local_sgd", gmf[m], "algorithm.local_steps=3",
+                              "faults.mtbf=exponential(60ms)", "faults.downtime=constant(25ms)",
+                              "faults.sync_timeout=5ms", "experiment.max_iterations=60"};
+        check_identical(base_ini, sets, 7);
+    }
+}

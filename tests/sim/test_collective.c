@@ -660,3 +660,66 @@ Test(collective, hierarchical_refuses_partial_servers)
     cr_assert(strstr(err.msg, "not whole servers of 4"), "%s", err.msg);
     teardown(&f);
 }
+
+/* A hierarchical all-reduce over some of the hosts (a group of live
+ * workers, algorithms/group.c): rank r is on server hosts[r] / p. On the
+ * two-level network of 4 servers of 2: hosts {0..5} are 3 whole servers
+ * and hosts {0, 1, 4, 5} 2 of them, each round 2 (2 ai + S/Bi) + 2 (N - 1)
+ * (2 ai + 2 ae + S/(N Be)) over the N servers they are on, with 2 (p - 1) N
+ * intra and 2 (N - 1) N ring messages (times are whole ns, so a round
+ * of 1/3 ns fractions ends within 20 ns of the closed form). Hosts {0..6}
+ * leave server 3 one rank, whose reduce and bcast are done at once: it
+ * enters the ring at 0, ahead of the others, and its first ring message
+ * shares rank 0's intra link with rank 1's reduce message, so the round
+ * lies between the closed form over 4 servers and that plus S/Bi (one
+ * intra transfer), with 2 fewer intra messages. */
+static void make_hier_on(fix *f, int n, int per_node, const int *hosts, sim_err *err)
+{
+    sim_coll_desc d = {.kind = SIM_COLL_HIER, .n = n, .hosts = hosts, .per_node = per_node,
+                       .done = on_done, .ctx = &f->s};
+    f->s.c = sim_coll_create(f->net, &d, err);
+}
+
+Test(collective, hierarchical_allreduce_over_some_hosts)
+{
+    const double ai = 1e-6, Bi = 100e9, ae = 5e-6, Be = 12.5e9, S = 1e8;
+    const int h6[] = {0, 1, 2, 3, 4, 5}, h4[] = {0, 1, 4, 5}, h7[] = {0, 1, 2, 3, 4, 5, 6};
+    struct {
+        const int *hosts;
+        int n, N;
+        uint64_t msgs;
+    } cases[] = {{h6, 6, 3, 2 * 3 + 2 * 2 * 3}, {h4, 4, 2, 2 * 2 + 2 * 1 * 2},
+                 {h7, 7, 4, 2 * 3 + 2 * 3 * 4}};
+    for (int i = 0; i < 3; i++) {
+        fix f;
+        sim_err err;
+        setup_two_level(&f, 4, 2, ai, Bi, ae, Be);
+        make_hier_on(&f, cases[i].n, 2, cases[i].hosts, &err);
+        cr_assert_not_null(f.s.c, "%s", err.msg);
+        int R = i < 2 ? 2 : 1, bound = i == 2;
+        f.s.rounds = R;
+        enter_all(&f, cases[i].n, S);
+        run_all(&f);
+        int N = cases[i].N;
+        double round = 2 * (2 * ai + S / Bi) + 2.0 * (N - 1) * (2 * ai + 2 * ae + S / (N * Be));
+        double got = last_done(&f, cases[i].n, R);
+        if (bound)
+            cr_assert(got > round && got < round + S / Bi, "%.12g s vs %.12g s", got, round);
+        else
+            cr_assert(fabs(got - R * round) < 20e-9, "case %d: %.12g s vs %.12g s", i, got,
+                      R * round);
+        cr_assert_eq(sim_net_messages(f.net), R * cases[i].msgs, "case %d: %llu messages", i,
+                     (unsigned long long)sim_net_messages(f.net));
+        teardown(&f);
+    }
+    /* the servers must ascend with the ranks */
+    fix f;
+    sim_err err;
+    const int bad[] = {2, 3, 0, 1};
+    setup_two_level(&f, 4, 2, ai, Bi, ae, Be);
+    make_hier_on(&f, 4, 2, bad, &err);
+    cr_assert_null(f.s.c);
+    cr_assert_str_eq(err.msg, "collective: hierarchical: rank 2 is on server 0, below rank 1's "
+                              "server 1 (the ranks' servers must ascend)");
+    teardown(&f);
+}
