@@ -128,6 +128,7 @@ struct faults {
     double *wbytes;      /* per worker: its message of the round */
     int *pending;        /* rejoined, joins at the next applied update */
     int applier;         /* the worker that applied round `round`'s update */
+    int *scratch;        /* n ints: member lists of new groups */
     sim_time timeout;
 };
 
@@ -302,6 +303,7 @@ static void faults_free(faults *f)
     free(f->late_round);
     free(f->wbytes);
     free(f->pending);
+    free(f->scratch);
     free(f);
 }
 
@@ -409,23 +411,11 @@ static void g_joiners(state *st, int w)
 {
     algo_env *env = st->env;
     faults *f = st->f;
-    int joiners = 0;
-    for (int i = 0; i < env->n; i++)
-        joiners += f->pending[i] && !env->w[i].down;
-    if (!joiners)
-        return;
     group *next = group_for(f, f->round + 1);
-    int *m = malloc((size_t)env->n * sizeof *m), k = 0;
-    if (!m) {
-        algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: out of memory");
+    int k = algo_group_members_joining(next, f->pending, env, f->scratch);
+    if (!k)
         return;
-    }
-    for (int i = 0; i < env->n; i++)
-        if ((next && next->rank_of[i] >= 0) || (f->pending[i] && !env->w[i].down))
-            m[k++] = i;
-    group *ng = group_add(st, m, k, f->round + 1);
-    free(m);
-    if (!ng) {
+    if (!group_add(st, f->scratch, k, f->round + 1)) {
         algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: out of memory for a group");
         return;
     }
@@ -568,16 +558,8 @@ static void g_crash(state *st, int c)
     algo_env_idle_end(env, c);
     group *g = group_for(f, a);
     if (g && g->rank_of[c] >= 0) {
-        int *m = malloc((size_t)env->n * sizeof *m), k = 0;
-        if (!m) {
-            algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: out of memory");
-            return;
-        }
-        for (int r = 0; r < g->n; r++)
-            if (g->members[r] != c)
-                m[k++] = g->members[r];
-        group *ng = group_add(st, m, k, a);
-        free(m);
+        int k = algo_group_members_except(g, c, f->scratch);
+        group *ng = group_add(st, f->scratch, k, a);
         if (!ng) {
             algo_env_fail(env, SIM_ENOMEM, "allreduce_sgd: out of memory for a group");
             return;
@@ -653,18 +635,16 @@ static int faults_create(state *st, sim_err *err)
     f->late_round = malloc(n * sizeof *f->late_round);
     f->wbytes = calloc(n, sizeof *f->wbytes);
     f->pending = calloc(n, sizeof *f->pending);
-    int *m = malloc(n * sizeof *m);
+    f->scratch = malloc(n * sizeof *f->scratch);
+    int *m = f->scratch;
     if (!f->wround || !f->wstat || !f->wgen || !f->tgen || !f->late_round || !f->wbytes ||
-        !f->pending || !m) {
-        free(m);
+        !f->pending || !m)
         return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
-    }
     for (int i = 0; i < env->n; i++) {
         f->late_round[i] = -1;
         m[i] = i;
     }
     group *g = group_add(st, m, env->n, 0);
-    free(m);
     if (!g)
         return env->error.code ? sim_err_set(err, env->error.code, "%s", env->error.msg)
                                : sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");

@@ -471,16 +471,11 @@ static void g_joiners(state *st, int w)
 {
     algo_env *env = st->env;
     faults *f = st->f;
-    int joiners = 0;
-    for (int i = 0; i < env->n; i++)
-        joiners += f->pending[i] && !env->w[i].down;
-    if (!joiners)
-        return;
     group *next = algo_groups_for(&f->groups, f->round + 1);
     int *m = f->scratch, k = 0;
-    for (int i = 0; i < env->n; i++)
-        if ((next && next->rank_of[i] >= 0) || (f->pending[i] && !env->w[i].down))
-            m[k++] = i;
+    k = algo_group_members_joining(next, f->pending, env, m);
+    if (!k)
+        return;
     if (!group_add(st, m, k, f->round + 1))
         return;
     for (int i = 0; i < env->n; i++) {
@@ -597,9 +592,7 @@ static void g_crash(state *st, int c)
     group *g = algo_groups_for(&f->groups, a);
     if (g && g->rank_of[c] >= 0) {
         int *m = f->scratch, k = 0;
-        for (int r = 0; r < g->n; r++)
-            if (g->members[r] != c)
-                m[k++] = g->members[r];
+        k = algo_group_members_except(g, c, m);
         group *ng = group_add(st, m, k, a);
         if (!ng)
             return;

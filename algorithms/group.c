@@ -87,3 +87,27 @@ void algo_groups_release(algo_groups *gs)
     gs->g = NULL;
     gs->n = gs->cap = 0;
 }
+
+int algo_group_members_except(const algo_group *g, int c, int *out)
+{
+    int k = 0;
+    for (int r = 0; r < g->n; r++)
+        if (g->members[r] != c)
+            out[k++] = g->members[r];
+    return k;
+}
+
+int algo_group_members_joining(const algo_group *next, const int *pending, const algo_env *env,
+                               int *out)
+{
+    int joiners = 0;
+    for (int i = 0; i < env->n; i++)
+        joiners += pending[i] && !env->w[i].down;
+    if (!joiners)
+        return 0;
+    int k = 0;
+    for (int i = 0; i < env->n; i++)
+        if ((next && next->rank_of[i] >= 0) || (pending[i] && !env->w[i].down))
+            out[k++] = i;
+    return k;
+}

@@ -52,6 +52,14 @@ algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, 
 algo_group *algo_groups_for(const algo_groups *gs, int64_t round);
 void algo_groups_release(algo_groups *gs);
 
+/* The members of g but worker c, into out (ascending); returns how many. */
+int algo_group_members_except(const algo_group *g, int c, int *out);
+/* The members of the next round's group (next may be NULL) and the
+ * pending joiners that are up, into out (ascending); returns how many, or
+ * 0 when no pending joiner is up (nothing to change). */
+int algo_group_members_joining(const algo_group *next, const int *pending, const algo_env *env,
+                               int *out);
+
 /* An event argument: worker w with incarnation gen. */
 static inline uint64_t algo_group_arg(int w, uint32_t gen)
 {

@@ -439,16 +439,11 @@ static void g_joiners(lsgd *s, int w)
 {
     algo_env *env = s->env;
     lfaults *f = s->f;
-    int joiners = 0;
-    for (int i = 0; i < s->n; i++)
-        joiners += f->pending[i] && !env->w[i].down;
-    if (!joiners)
-        return;
     algo_group *next = algo_groups_for(&f->groups, f->round + 1);
     int k = 0;
-    for (int i = 0; i < s->n; i++)
-        if ((next && next->rank_of[i] >= 0) || (f->pending[i] && !env->w[i].down))
-            f->m[k++] = i;
+    k = algo_group_members_joining(next, f->pending, env, f->m);
+    if (!k)
+        return;
     if (!g_add(s, f->m, k, f->round + 1))
         return;
     for (int i = 0; i < s->n; i++) {
@@ -646,9 +641,7 @@ static void g_crash(lsgd *s, int c)
     algo_group *g = algo_groups_for(&f->groups, a);
     if (g && g->rank_of[c] >= 0) {
         int k = 0;
-        for (int r = 0; r < g->n; r++)
-            if (g->members[r] != c)
-                f->m[k++] = g->members[r];
+        k = algo_group_members_except(g, c, f->m);
         algo_group *ng = g_add(s, f->m, k, a);
         if (!ng)
             return;
