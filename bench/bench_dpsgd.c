@@ -29,8 +29,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "algorithms/algo.h"
-#include "algorithms/gossip.h"
+#include "algorithms/core/algo.h"
+#include "algorithms/drivers/gossip.h"
 #include "config/config.h"
 #include "experiment/env.h"
 #include "experiment/experiment.h"

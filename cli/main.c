@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "algorithms/algo.h"
-#include "algorithms/compress.h"
+#include "algorithms/core/algo.h"
+#include "algorithms/compress/compress.h"
 #include "analysis/db.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"

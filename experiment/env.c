@@ -4,7 +4,7 @@
  * reverse order by xp_env_destroy, which also serves the error path (every
  * pointer is NULL or owned). */
 #include "experiment/env.h"
-#include "algorithms/compress.h"
+#include "algorithms/compress/compress.h"
 
 #include <math.h>
 #include <stdio.h>

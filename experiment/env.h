@@ -18,7 +18,7 @@
 #ifndef DTSIM_EXPERIMENT_ENV_H
 #define DTSIM_EXPERIMENT_ENV_H
 
-#include "algorithms/algo.h"
+#include "algorithms/core/algo.h"
 #include "config/config.h"
 #include "sim/err.h"
 #include "workloads/dataset.h"

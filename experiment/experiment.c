@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "algorithms/algo.h"
+#include "algorithms/core/algo.h"
 #include "experiment/env.h"
 #include "experiment/record.h"
 #include "sim/engine.h"

@@ -9,5 +9,6 @@ shift 2
 rm -rf "$dir"
 mkdir -p "$dir"
 for f in "$@"; do
+    mkdir -p "$(dirname "$dir/$f")"
     ln -s "$src/$f" "$dir/$f"
 done

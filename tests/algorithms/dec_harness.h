@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/algo.h"
+#include "algorithms/core/algo.h"
 #include "config/config.h"
 #include "experiment/env.h"
 #include "experiment/experiment.h"

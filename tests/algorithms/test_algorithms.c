@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "algorithms/algo.h"
+#include "algorithms/core/algo.h"
 #include "experiment/experiment.h"
 #include "workloads/presets.h"
 

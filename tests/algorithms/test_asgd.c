@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/noise.h"
+#include "algorithms/core/noise.h"
 #include "dec_harness.h"
 #include "experiment/experiment.h"
 #include "sim/rng.h"

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "algorithms/bucket.h"
+#include "algorithms/drivers/bucket.h"
 #include "workloads/presets.h"
 
 /* backward order: the output layer (100 params, 10 + 20 FLOPs) first, the

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/compress.h"
+#include "algorithms/compress/compress.h"
 #include "dec_harness.h"
 
 static algo_compressor *make(const char *spec)

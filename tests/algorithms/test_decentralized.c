@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/algo.h"
-#include "algorithms/gossip.h"
+#include "algorithms/core/algo.h"
+#include "algorithms/drivers/gossip.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
 #include "sim/rng.h"

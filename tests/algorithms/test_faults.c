@@ -12,8 +12,8 @@
 
 #include <sqlite3.h>
 
-#include "algorithms/fault.h"
-#include "algorithms/onebit.h"
+#include "algorithms/core/fault.h"
+#include "algorithms/compress/onebit.h"
 #include "analysis/db.h"
 #include "dec_harness.h"
 
@@ -2088,7 +2088,7 @@ Test(faults, onebit_update_over_the_survivors_with_errors_reset_at_each_change)
 
 /* ---- time-varying graphs (one_peer_exponential) under crashes ----------- */
 
-#include "algorithms/gossip.h"
+#include "algorithms/drivers/gossip.h"
 
 /* The live workers' mean over the evaluation snapshots, its reference
  * retaken at the first snapshot of the live workers after the set of down

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/algo.h"
-#include "algorithms/gossip.h"
+#include "algorithms/core/algo.h"
+#include "algorithms/drivers/gossip.h"
 #include "sim/rng.h"
 #include "tests/algorithms/dec_harness.h"
 #include "tests/common.h"

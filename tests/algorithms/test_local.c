@@ -18,7 +18,7 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 
-#include "algorithms/local.h"
+#include "algorithms/drivers/local.h"
 #include "dec_harness.h"
 #include "sim/rng.h"
 #include "tests/common.h"

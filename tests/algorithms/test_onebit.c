@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/onebit.h"
+#include "algorithms/compress/onebit.h"
 #include "dec_harness.h"
 
 Test(onebit, padding_and_sizes)

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/algo.h"
-#include "algorithms/gossip.h"
-#include "algorithms/optim.h"
+#include "algorithms/core/algo.h"
+#include "algorithms/drivers/gossip.h"
+#include "algorithms/optim/optim.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
 #include "tests/algorithms/dec_harness.h"

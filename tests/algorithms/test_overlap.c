@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "algorithms/algo.h"
+#include "algorithms/core/algo.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/algo.h"
+#include "algorithms/core/algo.h"
 #include "experiment/experiment.h"
 #include "tests/common.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/fault.h"
+#include "algorithms/core/fault.h"
 #include "tests/fuzz/fuzz_util.h"
 
 #define WORKERS 4

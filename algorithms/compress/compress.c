@@ -1,0 +1,203 @@
+/* The compressor registry, spec parsing, message buffers and the
+ * per-worker error feedback (see compress.h). The residual buffer doubles
+ * as p: e += u gives p in place, C(p) is encoded from it, and subtracting
+ * the decoded message leaves e = p - C(p) (exactly 0 on the kept
+ * coordinates of a sparsifier, since x - x = 0 in floating point). */
+#include "algorithms/compress/compress.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/rng.h"
+#include "sim/units.h"
+
+extern const algo_compress_vt algo_compress_none;
+extern const algo_compress_vt algo_compress_topk;
+extern const algo_compress_vt algo_compress_randomk;
+extern const algo_compress_vt algo_compress_qsgd;
+extern const algo_compress_vt algo_compress_sign;
+
+const algo_compress_vt *const algo_compress_registry[] = {
+    &algo_compress_none,
+    &algo_compress_topk,
+    &algo_compress_randomk,
+    &algo_compress_qsgd,
+    &algo_compress_sign,
+    NULL,
+};
+
+const algo_compress_vt *algo_compress_find(const char *name)
+{
+    for (int i = 0; algo_compress_registry[i]; i++)
+        if (strcasecmp(algo_compress_registry[i]->name, name) == 0)
+            return algo_compress_registry[i];
+    return NULL;
+}
+
+static void known_names(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; algo_compress_registry[i] && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+                                 algo_compress_registry[i]->name);
+}
+
+algo_compressor *algo_compress_create(const char *spec, sim_err *err)
+{
+    sim_spec sp;
+    if (!spec || sim_spec_parse(spec, &sp, err) != 0) {
+        sim_err_prefix(err, "compressor '%s'", spec ? spec : "");
+        return NULL;
+    }
+    const algo_compress_vt *vt = algo_compress_find(sp.name);
+    if (!vt) {
+        char known[256];
+        char hint[96];
+        known_names(known, sizeof known);
+        sim_err_set(err, SIM_ECONFIG, "unknown compressor '%s' (%sknown: %s)",
+                    sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
+        return NULL;
+    }
+    algo_compressor *c = calloc(1, sizeof *c);
+    if (!c) {
+        sim_err_set(err, SIM_ENOMEM, "compressor '%s': out of memory", spec);
+        return NULL;
+    }
+    c->vt = vt;
+    c->error_feedback = 1;
+    const char *args[SIM_SPEC_MAX_ARGS];
+    size_t used = (size_t)snprintf(c->spec, sizeof c->spec, "%s", vt->name);
+    for (int i = 0; i < sp.nargs; i++) {
+        args[i] = sp.args[i];
+        if (used < sizeof c->spec)
+            used += (size_t)snprintf(c->spec + used, sizeof c->spec - used, "%s%s",
+                                     i ? ", " : "(", sp.args[i]);
+    }
+    if (sp.nargs > 0 && used < sizeof c->spec)
+        snprintf(c->spec + used, sizeof c->spec - used, ")");
+    if (vt->parse(c, args, sp.nargs, err) != 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void algo_compress_destroy(algo_compressor *c) { free(c); }
+
+algo_compressor *algo_compress_from_config(const sim_config *cfg, sim_err *err)
+{
+    sim_err local;
+    if (!err)
+        err = &local;
+    algo_compressor *c = algo_compress_create(cfg->compressor, err);
+    if (!c) {
+        char msg[sizeof err->msg];
+        int code = err->code ? err->code : SIM_ECONFIG;
+        memcpy(msg, err->msg, sizeof msg);
+        sim_config_error(cfg, "algorithm", "compressor", code, err, "%s", msg);
+    } else {
+        c->error_feedback = cfg->error_feedback;
+    }
+    return c;
+}
+
+double algo_compress_wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
+{
+    return c->vt->wire_bytes(c, d, value_bytes);
+}
+
+int algo_compress_msg_init(algo_compress_msg *msg, const algo_compressor *c, int64_t d,
+                           sim_err *err)
+{
+    memset(msg, 0, sizeof *msg);
+    if (!c->vt->identity && d > INT32_MAX)
+        return sim_err_set(err, SIM_EINPUT,
+                           "compressor %s: %lld parameters do not fit int32 indices", c->spec,
+                           (long long)d);
+    int64_t cap = c->vt->entries(c, d);
+    msg->d = d;
+    msg->cap = cap;
+    msg->values = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *msg->values);
+    if (!c->vt->identity)
+        msg->indices = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *msg->indices);
+    if (!msg->values || (!c->vt->identity && !msg->indices)) {
+        algo_compress_msg_release(msg);
+        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
+    }
+    return 0;
+}
+
+void algo_compress_msg_release(algo_compress_msg *msg)
+{
+    if (!msg)
+        return;
+    free(msg->values);
+    free(msg->indices);
+    free(msg->scales);
+    memset(msg, 0, sizeof *msg);
+}
+
+void algo_compress_decode_add(const algo_compressor *c, const algo_compress_msg *msg,
+                              float scale, float *out)
+{
+    c->vt->decode_add(c, msg, scale, out);
+}
+
+int algo_compress_worker_init(algo_compress_worker *w, const algo_compressor *c, int64_t d,
+                              int64_t d_wire, int value_bytes, int error_feedback,
+                              uint64_t seed, int worker, sim_err *err)
+{
+    memset(w, 0, sizeof *w);
+    w->comp = c;
+    w->d = d;
+    w->d_wire = d_wire;
+    w->value_bytes = value_bytes;
+    w->error_feedback = error_feedback;
+    int rc = algo_compress_msg_init(&w->msg, c, d, err);
+    if (rc)
+        return rc;
+    w->msg.bytes = c->vt->wire_bytes(c, d_wire, value_bytes);
+    if (error_feedback)
+        w->residual = calloc((size_t)d, sizeof *w->residual);
+    if (c->vt->random)
+        w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR,
+                                c->vt->shared_random ? 0 : (uint64_t)worker);
+    if ((error_feedback && !w->residual) || (c->vt->random && !w->rng)) {
+        algo_compress_worker_release(w);
+        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
+    }
+    return 0;
+}
+
+void algo_compress_worker_release(algo_compress_worker *w)
+{
+    if (!w)
+        return;
+    algo_compress_msg_release(&w->msg);
+    free(w->residual);
+    if (w->rng)
+        gsl_rng_free(w->rng);
+    memset(w, 0, sizeof *w);
+}
+
+const algo_compress_msg *algo_compress_worker_encode(algo_compress_worker *w,
+                                                     const float *input)
+{
+    const algo_compressor *c = w->comp;
+    const int64_t d = w->d;
+    if (!w->error_feedback) {
+        c->vt->encode(c, input, d, w->rng, &w->msg);
+    } else {
+        float *e = w->residual;
+        for (int64_t j = 0; j < d; j++)
+            e[j] += input[j];              /* e now holds p = u + e */
+        c->vt->encode(c, e, d, w->rng, &w->msg);
+        c->vt->decode_add(c, &w->msg, -1.0f, e); /* e = p - C(p) */
+    }
+    w->msg.bytes = c->vt->wire_bytes(c, w->d_wire, w->value_bytes);
+    return &w->msg;
+}

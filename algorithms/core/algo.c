@@ -1,0 +1,326 @@
+/* The algorithm registry and the environment services every method uses:
+ * gradients on the worker's own data stream, compute steps timed by the
+ * compute model, idle and staleness accounting, collectives, and the
+ * shared optimizer step. */
+#include "algorithms/core/algo.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int algo_env_step_samples(const algo_env *env, int worker)
+{
+    const algo_worker *w = &env->w[worker];
+    if (w->batch > 0)
+        return w->batch;
+    return (int)w->sampler.shard_n;
+}
+
+int algo_grad_clip(float *g, int64_t d, double c)
+{
+    double s = 0;
+    for (int64_t j = 0; j < d; j++)
+        s += (double)g[j] * (double)g[j];
+    double norm = sqrt(s);
+    if (!(norm > c) || !isfinite(norm))
+        return 0;
+    const double scale = c / norm;
+    for (int64_t j = 0; j < d; j++)
+        g[j] = (float)((double)g[j] * scale);
+    return 1;
+}
+
+/* The part of a gradient that touches only the worker's own buffers and
+ * noise stream (so it may run on any thread): loss and gradient at params
+ * on the batch in w->bx, w->by (sparse data: rows w->brows of the CSR
+ * training set), noise, clip, coupled weight decay. */
+static double grad_compute(algo_env *env, algo_worker *w, const float *params, float *grad,
+                           int64_t b, double wd, int *clipped)
+{
+    const wl_model *m = env->model;
+    double loss = env->ds->sparse
+                      ? m->vt->loss_grad_sparse(m, params, &env->ds->train.csr, w->brows, w->by,
+                                                b, grad, w->ws)
+                      : m->vt->loss_grad(m, params, w->bx, w->by, b, grad, w->ws);
+    if (env->noise.kind != ALGO_NOISE_NONE)
+        algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
+    *clipped = env->cfg->clip > 0 && !env->clip_deferred &&
+               algo_grad_clip(grad, env->d, env->cfg->clip);
+    if (wd != 0) {
+        const float fwd = (float)wd;
+        for (int64_t e = 0; e < env->d; e++)
+            grad[e] += fwd * params[e];
+    }
+    return loss;
+}
+
+static void job_run(algo_env *env, algo_grad_job *j)
+{
+    j->loss = grad_compute(env, &env->w[j->worker], j->params, j->grad, j->b, j->wd,
+                           &j->clipped);
+    j->done = 1;
+}
+
+static void job_run_at(void *ctx, int64_t i)
+{
+    algo_env *env = ctx;
+    algo_grad_job *j = &env->jobs[i];
+    if (!j->done)
+        job_run(env, j);
+}
+
+void algo_env_grad_wait(algo_env *env, int worker)
+{
+    algo_worker *w = &env->w[worker];
+    if (w->job > 0 && !env->jobs[w->job - 1].done)
+        job_run(env, &env->jobs[w->job - 1]);
+}
+
+void algo_env_grad_join(algo_env *env)
+{
+    int n = env->n_jobs;
+    if (n == 0)
+        return;
+    int todo = 0;
+    for (int i = 0; i < n && todo < 2; i++)
+        todo += !env->jobs[i].done;
+    if (todo > 1)
+        sim_pool_run(env->pool, n, job_run_at, env);
+    else
+        for (int i = 0; i < n; i++)
+            job_run_at(env, i);
+    for (int i = 0; i < n; i++) {
+        algo_grad_job *j = &env->jobs[i];
+        env->last_batch_loss = j->loss;
+        if (!isfinite(j->loss))
+            env->diverged = 1;
+        env->clipped += j->clipped;
+        env->w[j->worker].job = 0;
+    }
+    env->n_jobs = 0;
+}
+
+double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *grad,
+                        double wd)
+{
+    algo_worker *w = &env->w[worker];
+    if (env->pool && w->job > 0)
+        algo_env_grad_join(env); /* its batch buffers are about to be refilled */
+    int64_t b = env->ds->sparse /* CSR rows for the model's sparse kernel */
+                    ? wl_sampler_next_rows(&w->sampler, w->batch, w->brows, w->by)
+                    : wl_sampler_next(&w->sampler, w->batch, w->bx, w->by);
+    w->steps++;
+    w->samples += b;
+    w->grad_samples = algo_env_step_samples(env, worker);
+    if (env->pool) {
+        algo_grad_job *j = &env->jobs[env->n_jobs];
+        *j = (algo_grad_job){.worker = worker, .params = params, .grad = grad, .b = b,
+                             .wd = wd};
+        w->job = ++env->n_jobs;
+        return NAN;
+    }
+    int clipped;
+    double loss = grad_compute(env, w, params, grad, b, wd, &clipped);
+    env->last_batch_loss = loss;
+    if (!isfinite(loss))
+        env->diverged = 1;
+    env->clipped += clipped;
+    return loss;
+}
+
+double algo_env_grad(algo_env *env, int worker, const float *params, float *grad)
+{
+    return algo_env_grad_wd(env, worker, params, grad, 0.0);
+}
+
+int algo_env_set_batch(algo_env *env, int worker, int batch)
+{
+    if (worker < 0 || worker >= env->n || batch < 0)
+        return algo_env_fail(env, SIM_EINTERNAL, "worker %d: invalid batch %d", worker, batch);
+    algo_worker *w = &env->w[worker];
+    algo_env_grad_wait(env, worker); /* its buffers may move */
+    int64_t need = batch > 0 ? batch : w->sampler.shard_n;
+    if (need > w->batch_cap) {
+        size_t dim = (size_t)env->ds->dim;
+        int ok = 1;
+        if (env->ds->sparse) {
+            int64_t *br = realloc(w->brows, (size_t)need * sizeof *br);
+            if (br)
+                w->brows = br;
+            ok = br != NULL;
+        } else {
+            float *bx = realloc(w->bx, (size_t)need * dim * sizeof(float));
+            if (bx)
+                w->bx = bx;
+            ok = bx != NULL;
+        }
+        float *by = ok ? realloc(w->by, (size_t)need * sizeof(float)) : NULL;
+        if (by)
+            w->by = by;
+        float *ws = by ? realloc(w->ws, wl_model_workspace_floats(env->model, need) *
+                                            sizeof(float))
+                       : NULL;
+        if (!ws)
+            return algo_env_fail(env, SIM_ENOMEM, "worker %d: out of memory for a batch of %lld",
+                                 worker, (long long)need);
+        w->ws = ws;
+        w->batch_cap = need;
+    }
+    if (w->batch != batch) {
+        w->batch = batch;
+        env->batch_changes++;
+    }
+    return 0;
+}
+
+int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
+                     uint64_t arg)
+{
+    algo_worker *w = &env->w[worker];
+    double t = sim_compute_step_time(env->compute, worker, w->steps, samples,
+                                     env->flops_per_sample, w->rng_compute);
+    if (w->slowdown > 0 && w->slowdown != 1)
+        t *= w->slowdown;
+    sim_time dt = sim_time_from_s(t);
+    if (dt == 0)
+        algo_env_grad_wait(env, worker); /* its end is in this instant */
+    w->compute_time += sim_time_to_s(dt);
+    w->busy_until = sim_engine_now(env->eng) + dt;
+    if (sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL) == 0)
+        return algo_env_fail(env, SIM_ENOMEM,
+                             "worker %d: cannot schedule the end of its compute step (out of "
+                             "memory or too many pending events)",
+                             worker);
+    return 0;
+}
+
+int algo_env_fail(algo_env *env, int code, const char *fmt, ...)
+{
+    if (code >= 0)
+        code = SIM_EINTERNAL;
+    if (env->error.code == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        sim_err_vset(&env->error, code, fmt, ap);
+        va_end(ap);
+    }
+    if (env->eng)
+        sim_engine_stop(env->eng);
+    return code;
+}
+
+int algo_env_send(algo_env *env, int src, int dst, double bytes, sim_net_deliver fn,
+                  void *ctx, uint64_t arg)
+{
+    sim_err e = {0};
+    int rc = sim_net_send(env->net, src, dst, bytes, fn, ctx, arg, &e);
+    if (rc < 0)
+        return algo_env_fail(env, rc, "send of %.0f bytes from host %d to host %d: %s", bytes,
+                             src, dst, e.msg);
+    return 0;
+}
+
+int algo_env_coll_enter(algo_env *env, sim_coll *coll, int rank, double bytes)
+{
+    sim_err e = {0};
+    int rc = sim_coll_enter(coll, rank, bytes, &e);
+    if (rc < 0)
+        return algo_env_fail(env, rc, "collective: rank %d: %s", rank, e.msg);
+    return 0;
+}
+
+void algo_env_series(algo_env *env, int worker, const char *name, double value)
+{
+    if (env->hooks.series)
+        env->hooks.series(env->hooks.exp, sim_time_to_s(sim_engine_now(env->eng)),
+                          env->iterations, worker < 0 ? -1 : worker, name, value);
+}
+
+void algo_env_idle_begin(algo_env *env, int worker)
+{
+    algo_worker *w = &env->w[worker];
+    if (w->idle_since < 0)
+        w->idle_since = sim_engine_now(env->eng);
+}
+
+void algo_env_idle_end(algo_env *env, int worker)
+{
+    algo_worker *w = &env->w[worker];
+    if (w->idle_since >= 0) {
+        w->idle_time += sim_time_to_s(sim_engine_now(env->eng) - w->idle_since);
+        w->idle_since = -1;
+    }
+}
+
+void algo_env_staleness(algo_env *env, int worker, int64_t staleness)
+{
+    algo_worker *w = &env->w[worker];
+    w->staleness_sum += (double)staleness;
+    w->staleness_n++;
+    if (env->staleness_hist && env->staleness_cap > 0) {
+        int64_t s = staleness < 0 ? 0 : staleness;
+        if (s >= env->staleness_cap)
+            s = env->staleness_cap - 1;
+        env->staleness_hist[s]++;
+    }
+}
+
+void algo_env_iteration(algo_env *env, int64_t samples)
+{
+    env->iterations++;
+    env->samples += samples;
+    if (env->hooks.iteration)
+        env->hooks.iteration(env->hooks.exp);
+}
+
+sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
+                        sim_err *err)
+{
+    sim_coll_desc desc = {
+        .kind = kind,
+        .n = env->n,
+        .hosts = NULL,
+        .ps_host = env->server_host,
+        .per_node = env->per_node,
+        .done = done,
+        .ctx = ctx,
+    };
+    if (kind == SIM_COLL_PS && env->server_host < 0) {
+        sim_err_set(err, SIM_EINTERNAL, "parameter-server collective without a server host");
+        return NULL;
+    }
+    return sim_coll_create(env->net, &desc, err);
+}
+
+double algo_env_epoch(const algo_env *env)
+{
+    return (double)env->samples / (double)env->ds->train.n;
+}
+
+double algo_lr_at(const sim_config *cfg, double epoch)
+{
+    double lr = cfg->lr;
+    for (int i = 0; i < cfg->n_lr_milestones; i++)
+        if (epoch >= cfg->lr_milestones[i])
+            lr *= cfg->lr_decay;
+    if (cfg->warmup_epochs > 0 && epoch < cfg->warmup_epochs)
+        lr *= 0.1 + 0.9 * epoch / cfg->warmup_epochs;
+    return lr;
+}
+
+double algo_env_lr(const algo_env *env) { return algo_lr_at(env->cfg, algo_env_epoch(env)); }
+
+void algo_mean(float *out, const float *const *vs, int n, int64_t d)
+{
+    memcpy(out, vs[0], (size_t)d * sizeof *out);
+    for (int i = 1; i < n; i++) {
+        const float *v = vs[i];
+        for (int64_t j = 0; j < d; j++)
+            out[j] += v[j];
+    }
+    const float inv = 1.0f / (float)n;
+    for (int64_t j = 0; j < d; j++)
+        out[j] *= inv;
+}

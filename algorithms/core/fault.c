@@ -1,0 +1,258 @@
+/* The fault-schedule parser (see fault.h). Lines are split on commas; each
+ * field is trimmed; the column of a message is the 1-based character
+ * position where the offending field starts. Blank lines and lines starting
+ * with # are skipped. */
+#include "algorithms/core/fault.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The schedule's events are the first four; "lost" and "resent" are only
+ * written (faults table). */
+static const char *const kind_names[] = {"crash", "rejoin", "slowdown", "link", "lost",
+                                         "resent"};
+
+const char *algo_fault_kind_name(algo_fault_kind k)
+{
+    return (unsigned)k < 6 ? kind_names[k] : "?";
+}
+
+#define MAX_FIELDS 4
+
+typedef struct field {
+    char text[128];
+    int col;
+} field;
+
+/* Splits one line (len chars) into at most MAX_FIELDS trimmed fields;
+ * returns the count, or -1 when there are more. */
+static int split(const char *line, size_t len, field *f)
+{
+    int n = 0;
+    size_t i = 0;
+    for (;;) {
+        size_t s = i;
+        while (i < len && line[i] != ',')
+            i++;
+        if (n == MAX_FIELDS)
+            return -1;
+        size_t a = s, b = i;
+        while (a < b && isspace((unsigned char)line[a]))
+            a++;
+        while (b > a && isspace((unsigned char)line[b - 1]))
+            b--;
+        size_t m = b - a < sizeof f[n].text - 1 ? b - a : sizeof f[n].text - 1;
+        memcpy(f[n].text, line + a, m);
+        f[n].text[m] = 0;
+        f[n].col = (int)a + 1;
+        n++;
+        if (i >= len)
+            return n;
+        i++;
+    }
+}
+
+static int bad(sim_err *err, const char *name, int line, int col, const char *fmt,
+               const char *what)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, what);
+    return sim_err_set(err, SIM_ECONFIG, "%s:%d:%d: %s", name, line, col, msg);
+}
+
+static int parse_index(const char *s, int limit, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < 0 || v >= limit)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+    const algo_fault *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    /* stable: target2 holds the row order while sorting */
+    return x->target2 < y->target2 ? -1 : x->target2 > y->target2;
+}
+
+static int parse_row(const char *name, int ln, field *f, int nf, int n_workers, int n_hosts,
+                     algo_fault *ev, sim_err *err)
+{
+    sim_err e = {0};
+    if (nf != 4)
+        return sim_err_set(err, SIM_ECONFIG,
+                           "%s:%d:1: expected 4 fields time,event,target,value, got %d", name, ln,
+                           nf);
+    if (sim_parse_time(f[0].text, &ev->time, &e) < 0 || ev->time < 0)
+        return bad(err, name, ln, f[0].col, "expected a time such as 0.5s, got '%s'", f[0].text);
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcasecmp(f[1].text, kind_names[i]) == 0)
+            k = i;
+    if (k < 0)
+        return bad(err, name, ln, f[1].col,
+                   "unknown event '%s' (crash, rejoin, slowdown or link)", f[1].text);
+    ev->kind = (algo_fault_kind)k;
+    ev->target2 = -1;
+    ev->value = 0;
+    if (ev->kind == ALGO_FAULT_LINK) {
+        char a[64], b[64];
+        const char *dash = strchr(f[2].text, '-');
+        size_t la = dash ? (size_t)(dash - f[2].text) : 0;
+        if (!dash || la >= sizeof a || strlen(dash + 1) >= sizeof b)
+            return bad(err, name, ln, f[2].col, "expected a link A-B of two hosts, got '%s'",
+                       f[2].text);
+        memcpy(a, f[2].text, la);
+        a[la] = 0;
+        strcpy(b, dash + 1);
+        if (parse_index(a, n_hosts, &ev->target) < 0 ||
+            parse_index(b, n_hosts, &ev->target2) < 0 || ev->target == ev->target2)
+            return bad(err, name, ln, f[2].col,
+                       "expected a link A-B of two different vertices below the vertex count, "
+                       "got '%s'",
+                       f[2].text);
+        if (strcasecmp(f[3].text, "down") == 0)
+            ev->value = 0;
+        else if (strcasecmp(f[3].text, "up") == 0)
+            ev->value = -1;
+        else if (sim_parse_rate(f[3].text, &ev->value, &e) < 0 || !(ev->value > 0))
+            return bad(err, name, ln, f[3].col, "expected a rate such as 1Gbps, down or up, "
+                                                "got '%s'",
+                       f[3].text);
+        return 0;
+    }
+    if (parse_index(f[2].text, n_workers, &ev->target) < 0)
+        return bad(err, name, ln, f[2].col, "expected a worker id below the worker count, got "
+                                            "'%s'",
+                   f[2].text);
+    if (ev->kind == ALGO_FAULT_SLOWDOWN) {
+        if (sim_parse_double(f[3].text, &ev->value, &e) < 0 || !(ev->value > 0))
+            return bad(err, name, ln, f[3].col, "expected a slowdown factor > 0, got '%s'",
+                       f[3].text);
+    } else if (f[3].text[0]) {
+        return bad(err, name, ln, f[3].col, "crash and rejoin take no value, got '%s'",
+                   f[3].text);
+    }
+    return 0;
+}
+
+int algo_fault_parse(const char *name, const char *text, int n_workers, int n_hosts,
+                     algo_fault **out, int *n, sim_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    int cap = 0, cnt = 0, ln = 0, header = 0;
+    algo_fault *evs = NULL;
+    const char *p = text;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        ln++;
+        size_t l = len;
+        if (l > 0 && p[l - 1] == '\r')
+            l--;
+        size_t s = 0;
+        while (s < l && isspace((unsigned char)p[s]))
+            s++;
+        if (s < l && p[s] != '#') {
+            field f[MAX_FIELDS];
+            int nf = split(p, l, f);
+            if (!header) {
+                if (nf != 4 || strcmp(f[0].text, "time") || strcmp(f[1].text, "event") ||
+                    strcmp(f[2].text, "target") || strcmp(f[3].text, "value")) {
+                    free(evs);
+                    return sim_err_set(err, SIM_ECONFIG,
+                                       "%s:%d:1: expected the header time,event,target,value",
+                                       name, ln);
+                }
+                header = 1;
+            } else {
+                if (cnt == cap) {
+                    int nc = cap ? 2 * cap : 16;
+                    algo_fault *ne = realloc(evs, (size_t)nc * sizeof *ne);
+                    if (!ne) {
+                        free(evs);
+                        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+                    }
+                    evs = ne;
+                    cap = nc;
+                }
+                int rc = nf < 0 ? sim_err_set(err, SIM_ECONFIG,
+                                              "%s:%d:1: expected 4 fields time,event,target,"
+                                              "value, got more",
+                                              name, ln)
+                                : parse_row(name, ln, f, nf, n_workers, n_hosts, &evs[cnt], err);
+                if (rc < 0) {
+                    free(evs);
+                    return rc;
+                }
+                cnt++;
+            }
+        }
+        p += len;
+        if (*p == '\n')
+            p++;
+    }
+    if (!header) {
+        free(evs);
+        return sim_err_set(err, SIM_ECONFIG, "%s:1:1: expected the header time,event,target,value",
+                           name);
+    }
+    /* stable sort by time: carry the row order in a side array */
+    if (cnt > 1) {
+        int *t2 = malloc((size_t)cnt * sizeof *t2);
+        if (!t2) {
+            free(evs);
+            return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+        }
+        for (int i = 0; i < cnt; i++) {
+            t2[i] = evs[i].target2;
+            evs[i].target2 = i;
+        }
+        qsort(evs, (size_t)cnt, sizeof *evs, cmp_time);
+        for (int i = 0; i < cnt; i++)
+            evs[i].target2 = t2[evs[i].target2];
+        free(t2);
+    }
+    *out = evs;
+    *n = cnt;
+    return 0;
+}
+
+int algo_fault_load(const char *path, int n_workers, int n_hosts, algo_fault **out, int *n,
+                    sim_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_err_set(err, SIM_EINPUT, "%s: cannot open the fault schedule", path);
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+        }
+        size_t r = fread(buf + len, 1, 4096, f);
+        len += r;
+        if (r < 4096)
+            break;
+    }
+    fclose(f);
+    buf[len] = 0;
+    int rc = algo_fault_parse(path, buf, n_workers, n_hosts, out, n, err);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,106 @@
+/* Local-momentum decentralized SGD, shared by dpsgd (AWC by default),
+ * dsgd_atc (ATC), dmsgd (ATC by default) and, through algo_dsgd_ops,
+ * consensus_control (ATC with its own plan). docs/algorithms.md 0.3, 1.2, 3.1:
+ *   ATC:  y_i = x_i - lr d_i is sent; x_i <- sum_j W_ij y_j
+ *   AWC:  x_i is sent at the step start; x_i <- sum_j W_ij x_j - lr d_i
+ * d_i is the direction of worker i's own optimizer state ([algorithm]
+ * optimizer). For sgd: d_i = g_i (+ weight decay) without momentum, else
+ * the local heavy-ball buffer m_i <- beta m_i + g_i (or the Nesterov
+ * direction g_i + beta m_i). With q gossip steps W becomes W^q. Optimizer
+ * buffers stay local. The callbacks' state is, or begins with, an
+ * algo_local_optim. */
+#include <string.h>
+
+#include "algorithms/drivers/gossip.h"
+
+static void atc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+{
+    (void)k;
+    const algo_local_optim *s = p;
+    algo_worker *w = &env->w[i];
+    algo_optim_step_from(s->s[i], send, w->x, w->x, w->grad, lr);
+}
+
+static void atc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+{
+    (void)p;
+    (void)k;
+    (void)lr;
+    memcpy(env->w[i].x, mixed, (size_t)env->d * sizeof(float));
+}
+
+static void awc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+{
+    (void)p;
+    (void)k;
+    (void)lr;
+    memcpy(send, env->w[i].x, (size_t)env->d * sizeof(float));
+}
+
+static void awc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+{
+    (void)k;
+    const algo_local_optim *s = p;
+    algo_worker *w = &env->w[i];
+    algo_optim_step_from(s->s[i], w->x, mixed, w->x, w->grad, lr);
+}
+
+static void atc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
+                        const topo_wmat *W, const float *const *in, const float *x_old,
+                        float *x_new)
+{
+    (void)p;
+    (void)k;
+    (void)lr;
+    (void)x_old;
+    algo_gossip_row(W, i, in, 0, env->d, x_new);
+}
+
+static void awc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
+                        const topo_wmat *W, const float *const *in, const float *x_old,
+                        float *x_new)
+{
+    (void)k;
+    const algo_local_optim *s = p;
+    float *g = env->w[i].grad;
+    const int64_t d = env->d;
+    /* g becomes the direction, read before x_old is overwritten */
+    algo_optim_direction(s->s[i], x_old, g);
+    for (int64_t c = 0; c < d; c += ALGO_ROW_CHUNK) {
+        int64_t len = d - c < ALGO_ROW_CHUNK ? d - c : ALGO_ROW_CHUNK;
+        algo_gossip_row_step(W, i, in, c, len, x_new + c, g + c, lr);
+    }
+}
+
+void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
+{
+    *ops = (algo_gossip_ops){
+        .form = form,
+        .width = 1,
+        .prepare = form == ALGO_GOSSIP_ATC ? atc_prepare : awc_prepare,
+        .finish = form == ALGO_GOSSIP_ATC ? atc_finish : awc_finish,
+        .combine_finish = form == ALGO_GOSSIP_ATC ? atc_combine : awc_combine,
+        .sends_model = form == ALGO_GOSSIP_AWC,
+        .plan = NULL,
+        .release = NULL,
+    };
+}
+
+static void dsgd_reset(void *m, algo_env *env, int i)
+{
+    (void)env;
+    algo_local_optim *lo = m;
+    algo_optim_reset(lo->s[i]);
+}
+
+int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
+{
+    algo_local_optim *s = algo_local_optim_create(env, err);
+    if (!s)
+        return err && err->code ? err->code : SIM_ENOMEM;
+    algo_gossip_ops ops;
+    algo_dsgd_ops(form, &ops);
+    ops.release = algo_local_optim_destroy;
+    ops.reset = dsgd_reset;
+    return algo_gossip_create_state(env, &ops, s, out, err);
+}

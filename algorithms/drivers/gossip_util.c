@@ -1,0 +1,291 @@
+/* Helpers shared by the decentralized methods (see gossip.h): the local
+ * optimizer step written out of place, the local momentum buffers, the form
+ * key, lr-phase lists, lattice quantization and bipartite colouring. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/drivers/gossip.h"
+
+/* Blocks of a fixed 16 floats: GCC vectorises a fixed-count inner loop even
+ * at -O2, and the block's accumulator stays in registers while every term
+ * of the row is added, so each input is read once and the output written
+ * once. Without FMA contraction (-std=c17) every element sees the same
+ * scalar or vector operations in the same order as topo_mixing_apply_row
+ * (first term scaled, the others added in column order), so the results
+ * are bitwise the same whatever the blocking. */
+#define ROW_BLOCK 16
+
+static void row_block(const topo_wmat *W, int64_t a, int64_t b, const float *const *in,
+                      int64_t off, int64_t n, float *restrict acc)
+{
+    const float *x0 = in[W->col[a]] + off;
+    const float w0 = W->wf[a];
+    for (int j = 0; j < n; j++)
+        acc[j] = w0 * x0[j];
+    for (int64_t p = a + 1; p < b; p++) {
+        const float *xp = in[W->col[p]] + off;
+        const float wp = W->wf[p];
+        for (int j = 0; j < n; j++)
+            acc[j] += wp * xp[j];
+    }
+}
+
+static void row_block16(const topo_wmat *W, int64_t a, int64_t b, const float *const *in,
+                        int64_t off, float *restrict acc)
+{
+    const float *x0 = in[W->col[a]] + off;
+    const float w0 = W->wf[a];
+    for (int j = 0; j < ROW_BLOCK; j++)
+        acc[j] = w0 * x0[j];
+    for (int64_t p = a + 1; p < b; p++) {
+        const float *xp = in[W->col[p]] + off;
+        const float wp = W->wf[p];
+        for (int j = 0; j < ROW_BLOCK; j++)
+            acc[j] += wp * xp[j];
+    }
+}
+
+void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int64_t off,
+                          int64_t len, float *restrict out, const float *restrict dir,
+                          double lr)
+{
+    const int64_t a = W->row[i], b = W->row[i + 1];
+    const float flr = (float)lr;
+    float acc[ROW_BLOCK];
+    int64_t k = 0;
+    for (; k + ROW_BLOCK <= len; k += ROW_BLOCK) {
+        row_block16(W, a, b, in, off + k, acc);
+        if (dir)
+            for (int j = 0; j < ROW_BLOCK; j++)
+                out[k + j] = acc[j] - flr * dir[k + j];
+        else
+            for (int j = 0; j < ROW_BLOCK; j++)
+                out[k + j] = acc[j];
+    }
+    if (k < len) {
+        int n = (int)(len - k);
+        row_block(W, a, b, in, off + k, n, acc);
+        for (int j = 0; j < n; j++)
+            out[k + j] = dir ? acc[j] - flr * dir[k + j] : acc[j];
+    }
+}
+
+void algo_gossip_row(const topo_wmat *W, int i, const float *const *in, int64_t off,
+                     int64_t len, float *out)
+{
+    algo_gossip_row_step(W, i, in, off, len, out, NULL, 0.0);
+}
+
+int algo_momentum_init(algo_momentum *mo, const algo_env *env)
+{
+    const sim_config *c = env->cfg;
+    *mo = (algo_momentum){.m = NULL, .d = env->d, .beta = c->momentum,
+                          .wd = c->weight_decay, .nesterov = c->nesterov};
+    if (c->momentum != 0) {
+        mo->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
+        if (!mo->m)
+            return SIM_ENOMEM;
+    }
+    return 0;
+}
+
+void algo_momentum_release(algo_momentum *mo)
+{
+    free(mo->m);
+    mo->m = NULL;
+}
+
+algo_momentum *algo_momentum_create(const algo_env *env)
+{
+    algo_momentum *mo = malloc(sizeof *mo);
+    if (mo && algo_momentum_init(mo, env) < 0) {
+        free(mo);
+        return NULL;
+    }
+    return mo;
+}
+
+void algo_momentum_destroy(void *p)
+{
+    algo_momentum *mo = p;
+    if (!mo)
+        return;
+    algo_momentum_release(mo);
+    free(mo);
+}
+
+float *algo_momentum_of(const algo_momentum *mo, int i)
+{
+    return mo->m ? mo->m + (int64_t)i * mo->d : NULL;
+}
+
+int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapshot_decay,
+                          sim_err *err)
+{
+    *lo = (algo_local_optim){.s = NULL, .n = env->n, .snapshot_wd = 0};
+    const algo_optim *o = algo_optim_from_config(env->cfg, err);
+    if (!o)
+        return err && err->code ? err->code : SIM_ECONFIG;
+    algo_optim_hp hp;
+    algo_optim_hp_from_config(env->cfg, &hp);
+    if (snapshot_decay && !o->decoupled_wd) {
+        lo->snapshot_wd = hp.weight_decay;
+        hp.weight_decay = 0;
+    }
+    lo->s = calloc((size_t)env->n, sizeof *lo->s);
+    if (!lo->s)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+    for (int i = 0; i < env->n; i++) {
+        lo->s[i] = algo_optim_state_create(o, &hp, env->d,
+                                           env->model ? env->model->layers : NULL,
+                                           env->model ? env->model->n_layers : 0, err);
+        if (!lo->s[i]) {
+            int rc = err && err->code ? err->code : SIM_ENOMEM;
+            algo_local_optim_release(lo);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void algo_local_optim_release(algo_local_optim *lo)
+{
+    if (lo->s)
+        for (int i = 0; i < lo->n; i++)
+            algo_optim_state_destroy(lo->s[i]);
+    free(lo->s);
+    lo->s = NULL;
+}
+
+algo_local_optim *algo_local_optim_create(const algo_env *env, sim_err *err)
+{
+    algo_local_optim *lo = malloc(sizeof *lo);
+    if (!lo) {
+        sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+        return NULL;
+    }
+    if (algo_local_optim_init(lo, env, 0, err) < 0) {
+        free(lo);
+        return NULL;
+    }
+    return lo;
+}
+
+void algo_local_optim_destroy(void *p)
+{
+    algo_local_optim *lo = p;
+    if (!lo)
+        return;
+    algo_local_optim_release(lo);
+    free(lo);
+}
+
+algo_gossip_form algo_gossip_form_read(const sim_config *cfg, algo_gossip_form dflt)
+{
+    const char *f = sim_config_get_string(cfg, "algorithm", "form");
+    if (f && strcmp(f, "atc") == 0)
+        return ALGO_GOSSIP_ATC;
+    if (f && strcmp(f, "awc") == 0)
+        return ALGO_GOSSIP_AWC;
+    return dflt;
+}
+
+int algo_phase_mask(const char *text, uint32_t *mask)
+{
+    *mask = 0;
+    while (*text == ' ' || *text == '\t')
+        text++;
+    if (*text == '\0' || strcmp(text, "none") == 0)
+        return 0;
+    if (strcmp(text, "all") == 0) {
+        *mask = 0xffffffffu;
+        return 0;
+    }
+    const char *s = text;
+    while (*s) {
+        char *end;
+        long p = strtol(s, &end, 10);
+        if (end == s || p < 1 || p > 30)
+            return SIM_ECONFIG;
+        *mask |= 1u << p;
+        s = end;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s == ',') {
+            s++;
+            while (*s == ' ' || *s == '\t')
+                s++;
+            if (!*s)
+                return SIM_ECONFIG;
+        } else if (*s) {
+            return SIM_ECONFIG;
+        }
+    }
+    return 0;
+}
+
+int algo_phase_at(const sim_config *cfg, double epoch)
+{
+    int p = 1;
+    for (int i = 0; i < cfg->n_lr_milestones; i++)
+        if (epoch >= cfg->lr_milestones[i])
+            p++;
+    return p;
+}
+
+void algo_lattice_encode(float *codes, const float *x, int64_t d, int q, double s)
+{
+    const double fq = (double)q;
+    for (int64_t j = 0; j < d; j++) {
+        double c = fmod(rint((double)x[j] / s), fq);
+        if (c < 0)
+            c += fq;
+        codes[j] = (float)c;
+    }
+}
+
+void algo_lattice_decode(float *out, const float *codes, const float *ref, int64_t d, int q,
+                         double s)
+{
+    const double fq = (double)q, qs = fq * s;
+    for (int64_t j = 0; j < d; j++) {
+        double c = (double)codes[j];
+        out[j] = (float)(qs * rint((double)ref[j] / qs - c / fq) + s * c);
+    }
+}
+
+int algo_graph_bipartite(const topo_graph *g, int *colour)
+{
+    int n = g->n;
+    int *queue = malloc((size_t)(n > 0 ? n : 1) * sizeof *queue);
+    if (!queue)
+        return SIM_ENOMEM;
+    for (int i = 0; i < n; i++)
+        colour[i] = -1;
+    int ok = 1;
+    for (int s = 0; s < n && ok; s++) {
+        if (colour[s] >= 0)
+            continue;
+        int head = 0, tail = 0;
+        colour[s] = 0;
+        queue[tail++] = s;
+        while (head < tail && ok) {
+            int u = queue[head++];
+            const int *nb;
+            int k = topo_graph_neighbors(g, u, &nb);
+            for (int a = 0; a < k; a++) {
+                int v = nb[a];
+                if (colour[v] < 0) {
+                    colour[v] = 1 - colour[u];
+                    queue[tail++] = v;
+                } else if (colour[v] == colour[u]) {
+                    ok = 0;
+                    break;
+                }
+            }
+        }
+    }
+    free(queue);
+    return ok;
+}

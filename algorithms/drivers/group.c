@@ -1,0 +1,113 @@
+/* Groups of live workers (see group.h). */
+#include "algorithms/drivers/group.h"
+
+#include <stdlib.h>
+
+static void group_free(algo_group *g)
+{
+    sim_coll_destroy(g->coll);
+    sim_coll_destroy(g->aux);
+    free(g->members);
+    free(g->rank_of);
+    free(g);
+}
+
+static sim_coll *make_coll(algo_env *env, algo_group *g, sim_coll_kind kind, sim_coll_done done,
+                           const char *who)
+{
+    sim_coll_desc desc = {.kind = kind, .n = g->n, .hosts = g->members,
+                          .ps_host = env->server_host, .per_node = env->per_node,
+                          .done = done, .ctx = g};
+    sim_err e = {0};
+    sim_coll *c = sim_coll_create(env->net, &desc, &e);
+    if (!c)
+        algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who, e.msg);
+    return c;
+}
+
+algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, int n,
+                            int64_t first, const algo_group_colls *c)
+{
+    if (gs->n == gs->cap) {
+        int cap = gs->cap ? 2 * gs->cap : 8;
+        algo_group **g = realloc(gs->g, (size_t)cap * sizeof *g);
+        if (!g)
+            return NULL;
+        gs->g = g;
+        gs->cap = cap;
+    }
+    algo_group *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->members = malloc((size_t)(n > 0 ? n : 1) * sizeof *g->members);
+    g->rank_of = malloc((size_t)env->n * sizeof *g->rank_of);
+    if (!g->members || !g->rank_of) {
+        free(g->members);
+        free(g->rank_of);
+        free(g);
+        return NULL;
+    }
+    g->n = n;
+    g->first_round = first;
+    for (int i = 0; i < env->n; i++)
+        g->rank_of[i] = -1;
+    for (int r = 0; r < n; r++) {
+        g->members[r] = members[r];
+        g->rank_of[members[r]] = r;
+    }
+    g->owner = c->owner;
+    g->id = gs->n;
+    gs->g[gs->n++] = g;
+    if (n > 0) {
+        g->coll = make_coll(env, g, c->kind, c->done, c->who);
+        if (!g->coll)
+            return NULL;
+        if (c->aux_done) {
+            g->aux = make_coll(env, g, env->allreduce_kind, c->aux_done, c->who);
+            if (!g->aux)
+                return NULL;
+        }
+    }
+    return g;
+}
+
+algo_group *algo_groups_for(const algo_groups *gs, int64_t round)
+{
+    for (int i = gs->n - 1; i >= 0; i--)
+        if (gs->g[i]->first_round <= round)
+            return gs->g[i];
+    return NULL;
+}
+
+void algo_groups_release(algo_groups *gs)
+{
+    for (int i = 0; i < gs->n; i++)
+        group_free(gs->g[i]);
+    free(gs->g);
+    gs->g = NULL;
+    gs->n = gs->cap = 0;
+}
+
+int algo_group_members_except(const algo_group *g, int c, int *out)
+{
+    int k = 0;
+    for (int r = 0; r < g->n; r++)
+        if (g->members[r] != c)
+            out[k++] = g->members[r];
+    return k;
+}
+
+int algo_group_members_joining(const algo_group *next, const int *pending, const algo_env *env,
+                               int *out)
+{
+    int joiners = 0;
+    for (int i = 0; i < env->n; i++)
+        joiners += pending[i] && !env->w[i].down;
+    if (!joiners)
+        return 0;
+    int k = 0;
+    for (int i = 0; i < env->n; i++)
+        if ((next && next->rank_of[i] >= 0) || (pending[i] && !env->w[i].down))
+            out[k++] = i;
+    return k;
+}

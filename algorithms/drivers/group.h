@@ -1,0 +1,71 @@
+/* Groups of live workers for the synchronous methods under crashes
+ * ([faults], docs/faults.md): allreduce_sgd, the Local SGD family, gravac
+ * and the 1-bit methods run their rounds over a GROUP of live workers,
+ * each group with its own collective over its members' hosts (rank r = the
+ * r-th member, members ascending). A crash or a rejoin makes a new group
+ * that takes over from a given round on; the older groups are kept (their
+ * collectives may still have messages in flight) until the method is
+ * destroyed.
+ *
+ * Events of a worker carry its incarnation (algo_group_arg): a crash or a
+ * rejoin bumps it, so that an event of an earlier incarnation is ignored
+ * when it arrives. */
+#ifndef DTSIM_ALGO_GROUP_H
+#define DTSIM_ALGO_GROUP_H
+
+#include <stdint.h>
+
+#include "algorithms/core/algo.h"
+
+typedef struct algo_group {
+    sim_coll *coll;      /* over the members (NULL when n = 0) */
+    sim_coll *aux;       /* a second all-reduce over them, or NULL */
+    int n;               /* members */
+    int *members;        /* worker ids, ascending; rank r = members[r] */
+    int *rank_of;        /* per worker: its rank, -1 when not a member */
+    int64_t first_round; /* the group runs the rounds from this one on */
+    int id;              /* index in its algo_groups */
+    void *owner;         /* the method's state (algo_groups_add) */
+} algo_group;
+
+typedef struct algo_groups {
+    algo_group **g;      /* every group made, oldest first */
+    int n, cap;
+} algo_groups;
+
+/* The collectives' callbacks get the group (algo_group *) as ctx. */
+typedef struct algo_group_colls {
+    sim_coll_kind kind;  /* the main collective */
+    sim_coll_done done;
+    sim_coll_done aux_done; /* NULL: no second collective; else an all-reduce
+                               of env->allreduce_kind */
+    void *owner;
+    const char *who;     /* method name for error messages */
+} algo_group_colls;
+
+/* A new group of the given workers (ascending) from round `first` on.
+ * NULL on failure: out of memory (nothing reported), or the collective
+ * could not be made (reported through algo_env_fail). */
+algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, int n,
+                            int64_t first, const algo_group_colls *c);
+/* The group that runs `round`: the newest whose first round is <= round. */
+algo_group *algo_groups_for(const algo_groups *gs, int64_t round);
+void algo_groups_release(algo_groups *gs);
+
+/* The members of g but worker c, into out (ascending); returns how many. */
+int algo_group_members_except(const algo_group *g, int c, int *out);
+/* The members of the next round's group (next may be NULL) and the
+ * pending joiners that are up, into out (ascending); returns how many, or
+ * 0 when no pending joiner is up (nothing to change). */
+int algo_group_members_joining(const algo_group *next, const int *pending, const algo_env *env,
+                               int *out);
+
+/* An event argument: worker w with incarnation gen. */
+static inline uint64_t algo_group_arg(int w, uint32_t gen)
+{
+    return (uint64_t)(uint32_t)w | ((uint64_t)gen << 32);
+}
+static inline int algo_group_arg_w(uint64_t a) { return (int)(a & 0xffffffffu); }
+static inline uint32_t algo_group_arg_gen(uint64_t a) { return (uint32_t)(a >> 32); }
+
+#endif

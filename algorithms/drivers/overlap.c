@@ -1,0 +1,181 @@
+/* Bucketed all-reduce overlapping the backward pass (see overlap.h).
+ *
+ * Per worker: ready[w] buckets have their gradients, next[w] is the next
+ * bucket to reduce, busy[w] = 1 while one is being reduced. Bucket-ready
+ * events carry (worker, bucket, step parity); the end of the compute step
+ * (scheduled by algo_env_compute, the source of the step's time) makes
+ * every bucket ready. A stale ready event cannot outlive its step (the
+ * step ends after its last all-reduce, which starts at or after the end of
+ * the compute), and the parity check makes that explicit. */
+#include "algorithms/drivers/overlap.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bucket_ctx {
+    struct algo_overlap *ov;
+    int b;
+} bucket_ctx;
+
+struct algo_overlap {
+    algo_env *env;
+    algo_bucket_plan plan;
+    sim_coll **coll;     /* one per bucket */
+    bucket_ctx *bctx;
+    int *ready, *next, *busy, *parity;
+    double *scale;       /* per worker: this step's message / env->msg_bytes */
+    sim_coll_done done;
+    void *ctx;
+};
+
+int algo_env_layer_profile(const algo_env *env, wl_proxy_layer *out, int cap)
+{
+    const wl_proxy *p = wl_proxy_find(env->cfg->proxy);
+    if (p)
+        return wl_proxy_layers(p, out, cap);
+    const wl_model *m = env->model;
+    int n = m->n_layers > 0 ? m->n_layers : 1;
+    for (int i = 0; i < n && i < cap; i++) {
+        /* dense layers: FLOPs in proportion to parameters, backward 2x */
+        const wl_layer *l = m->n_layers > 0 ? &m->layers[n - 1 - i] : NULL;
+        wl_proxy_layer *o = &out[i];
+        snprintf(o->name, sizeof o->name, "%s", l ? l->name : "all");
+        o->params = l ? l->size : m->n_params;
+        o->forward_flops = (double)o->params;
+        o->backward_flops = 2.0 * (double)o->params;
+    }
+    return n;
+}
+
+static void try_enter(algo_overlap *ov, int w)
+{
+    if (ov->busy[w] || ov->next[w] >= ov->ready[w])
+        return;
+    int b = ov->next[w];
+    ov->busy[w] = 1;
+    algo_env_coll_enter(ov->env, ov->coll[b], w, ov->plan.buckets[b].bytes * ov->scale[w]);
+}
+
+static void on_bucket_done(sim_engine *eng, void *ctx, int w)
+{
+    bucket_ctx *bc = ctx;
+    algo_overlap *ov = bc->ov;
+    ov->busy[w] = 0;
+    if (++ov->next[w] < ov->plan.n) {
+        try_enter(ov, w);
+        return;
+    }
+    ov->next[w] = ov->ready[w] = 0;
+    ov->parity[w] ^= 1;
+    ov->done(eng, ov->ctx, w);
+}
+
+static uint64_t ready_arg(int w, int b, int parity)
+{
+    return (uint64_t)(uint32_t)w | (uint64_t)(uint32_t)b << 32 | (uint64_t)parity << 62;
+}
+
+static void on_ready(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    algo_overlap *ov = ctx;
+    int w = (int)(arg & 0xffffffffu), b = (int)((arg >> 32) & 0x3fffffffu);
+    if ((int)(arg >> 62) != ov->parity[w] || b + 1 <= ov->ready[w])
+        return;
+    ov->ready[w] = b + 1;
+    try_enter(ov, w);
+}
+
+static void on_compute_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    algo_overlap *ov = ctx;
+    int w = (int)arg;
+    algo_env_idle_begin(ov->env, w);
+    ov->ready[w] = ov->plan.n;
+    try_enter(ov, w);
+}
+
+int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes)
+{
+    algo_env *env = ov->env;
+    sim_time now = sim_engine_now(env->eng);
+    ov->scale[w] = env->msg_bytes > 0 ? bytes / env->msg_bytes : 0.0;
+    int rc = algo_env_compute(env, w, samples, on_compute_end, ov, (uint64_t)w);
+    if (rc)
+        return rc;
+    double dt = (double)(env->w[w].busy_until - now);
+    for (int b = 0; b < ov->plan.n - 1; b++) {
+        sim_time at = (sim_time)llround(dt * ov->plan.buckets[b].ready);
+        if (sim_engine_schedule(env->eng, at, on_ready, ov, ready_arg(w, b, ov->parity[w]),
+                                NULL, NULL) == 0)
+            return algo_env_fail(env, SIM_ENOMEM, "worker %d: cannot schedule bucket %d", w,
+                                 b);
+    }
+    return 0;
+}
+
+const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov) { return &ov->plan; }
+
+void algo_overlap_destroy(algo_overlap *ov)
+{
+    if (!ov)
+        return;
+    for (int b = 0; ov->coll && b < ov->plan.n; b++)
+        sim_coll_destroy(ov->coll[b]);
+    free(ov->coll);
+    free(ov->bctx);
+    free(ov->ready);
+    free(ov->next);
+    free(ov->busy);
+    free(ov->parity);
+    free(ov->scale);
+    algo_bucket_plan_release(&ov->plan);
+    free(ov);
+}
+
+algo_overlap *algo_overlap_create(algo_env *env, double cap, sim_coll_kind kind,
+                                  sim_coll_done done, void *ctx, sim_err *err)
+{
+    algo_overlap *ov = calloc(1, sizeof *ov);
+    if (!ov) {
+        sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
+        return NULL;
+    }
+    ov->env = env;
+    ov->done = done;
+    ov->ctx = ctx;
+    wl_proxy_layer layers[WL_PROXY_LAYERS_MAX];
+    int n_layers = algo_env_layer_profile(env, layers, WL_PROXY_LAYERS_MAX);
+    if (n_layers > WL_PROXY_LAYERS_MAX)
+        n_layers = WL_PROXY_LAYERS_MAX;
+    if (algo_bucket_plan_init(&ov->plan, layers, n_layers, env->msg_bytes, cap, err) < 0)
+        goto fail;
+    size_t n = (size_t)env->n;
+    ov->coll = calloc((size_t)ov->plan.n, sizeof *ov->coll);
+    ov->bctx = calloc((size_t)ov->plan.n, sizeof *ov->bctx);
+    ov->ready = calloc(n, sizeof *ov->ready);
+    ov->next = calloc(n, sizeof *ov->next);
+    ov->busy = calloc(n, sizeof *ov->busy);
+    ov->parity = calloc(n, sizeof *ov->parity);
+    ov->scale = calloc(n, sizeof *ov->scale);
+    if (!ov->coll || !ov->bctx || !ov->ready || !ov->next || !ov->busy || !ov->parity ||
+        !ov->scale) {
+        sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
+        goto fail;
+    }
+    for (int b = 0; b < ov->plan.n; b++) {
+        ov->bctx[b] = (bucket_ctx){ov, b};
+        ov->coll[b] = algo_env_coll(env, kind, on_bucket_done, &ov->bctx[b], err);
+        if (!ov->coll[b])
+            goto fail;
+    }
+    return ov;
+fail:
+    algo_overlap_destroy(ov);
+    return NULL;
+}

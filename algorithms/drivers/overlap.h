@@ -1,0 +1,40 @@
+/* Bucketed all-reduce overlapping the backward pass, as PyTorch DDP runs it
+ * (docs/algorithms.md section 1.1): a worker's compute step is split into
+ * the forward pass and the backward pass layer by layer in the proportions
+ * of the workload's layer profile (the proxy's, else the model's layers
+ * with FLOPs in proportion to their parameters); the gradients are grouped
+ * into buckets (algorithms/bucket.h); a bucket's all-reduce is entered as
+ * soon as its last gradient is computed AND the worker's all-reduce of the
+ * previous bucket is done (one stream of collectives per worker, as NCCL
+ * queues them). The worker's step is over when its last bucket is reduced.
+ *
+ * With compute time T, ready fractions r_b and all-reduce times A_b, a
+ * worker alone on its links finishes at f_B with f_0 = 0 and
+ * f_b = max(r_b T, f_{b-1}) + A_b (tested). */
+#ifndef DTSIM_ALGO_OVERLAP_H
+#define DTSIM_ALGO_OVERLAP_H
+
+#include "algorithms/core/algo.h"
+#include "algorithms/drivers/bucket.h"
+
+typedef struct algo_overlap algo_overlap;
+
+/* Buckets of at least cap bytes (> 0) over env->msg_bytes, one collective
+ * of `kind` per bucket; done(eng, ctx, w) runs when worker w's last bucket
+ * is reduced. */
+algo_overlap *algo_overlap_create(algo_env *env, double cap, sim_coll_kind kind,
+                                  sim_coll_done done, void *ctx, sim_err *err);
+void algo_overlap_destroy(algo_overlap *ov);
+/* Starts worker w's compute step of `samples` samples (its gradient must be
+ * computed already) whose message has `bytes` bytes (env->msg_bytes, or a
+ * compressed size: each bucket carries its share of it). The worker is
+ * idle (algo_env_idle_begin) from the end of its backward pass. Returns 0
+ * or the code of algo_env_fail. */
+int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes);
+/* The plan in use (for reports and tests). */
+const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov);
+/* The workload's layer profile in backward order into out (cap >=
+ * WL_PROXY_LAYERS_MAX); returns the layer count. */
+int algo_env_layer_profile(const algo_env *env, wl_proxy_layer *out, int cap);
+
+#endif

@@ -1,0 +1,138 @@
+/* The common core of the asynchronous pairwise methods (see pairwise.h).
+ * Every function works on one or two workers' d floats in place and
+ * allocates nothing after algo_pairwise_init. */
+#include "algorithms/drivers/pairwise.h"
+
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+
+int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i),
+                       sim_err *err)
+{
+    size_t n = (size_t)env->n;
+    *pw = (algo_pairwise){.env = env, .n = env->n, .d = env->d, .begin = begin};
+    int rc = algo_local_optim_init(&pw->lo, env, 1, err);
+    if (rc < 0)
+        return rc;
+    pw->ver = calloc(n, sizeof *pw->ver);
+    pw->grad_ver = calloc(n, sizeof *pw->grad_ver);
+    pw->ptrs = malloc(n * sizeof *pw->ptrs);
+    pw->live = malloc(n * sizeof *pw->live);
+    if (!pw->ver || !pw->grad_ver || !pw->ptrs || !pw->live)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+    return 0;
+}
+
+void algo_pairwise_release(algo_pairwise *pw)
+{
+    algo_local_optim_release(&pw->lo);
+    free(pw->ver);
+    free(pw->grad_ver);
+    free(pw->ptrs);
+    free(pw->live);
+}
+
+void algo_pairwise_grad(algo_pairwise *pw, int i)
+{
+    algo_worker *w = &pw->env->w[i];
+    /* coupled weight decay at the snapshot, inside the (maybe deferred) job */
+    algo_env_grad_wd(pw->env, i, w->x, w->grad, pw->lo.snapshot_wd);
+    pw->grad_ver[i] = pw->ver[i];
+}
+
+void algo_pairwise_apply(algo_pairwise *pw, int i)
+{
+    algo_env *env = pw->env;
+    algo_env_grad_wait(env, i);
+    algo_env_staleness(env, i, pw->ver[i] - pw->grad_ver[i]);
+    algo_optim_step(pw->lo.s[i], env->w[i].x, env->w[i].grad, algo_env_lr(env));
+}
+
+int algo_pairwise_partner(algo_pairwise *pw, int i)
+{
+    const int *nb;
+    int deg = topo_graph_neighbors(pw->env->graph, i, &nb);
+    int up = 0;
+    for (int k = 0; k < deg; k++)
+        if (!pw->env->w[nb[k]].down)
+            pw->live[up++] = nb[k];
+    if (up == 0)
+        return -1;
+    return pw->live[gsl_rng_uniform_int(pw->env->w[i].rng_algo, (unsigned long)up)];
+}
+
+int algo_pairwise_rejoin(algo_pairwise *pw, int i)
+{
+    algo_env *env = pw->env;
+    const int *nb;
+    int deg = topo_graph_neighbors(env->graph, i, &nb), up = 0;
+    for (int k = 0; k < deg; k++)
+        if (!env->w[nb[k]].down)
+            pw->ptrs[up++] = env->w[nb[k]].x;
+    if (up > 0)
+        algo_mean(env->w[i].x, pw->ptrs, up, pw->d);
+    algo_optim_reset(pw->lo.s[i]);
+    int first = -1;
+    for (int k = 0; k < deg; k++)
+        if (!env->w[nb[k]].down && (first < 0 || nb[k] < first))
+            first = nb[k];
+    return first;
+}
+
+void algo_pairwise_mark(algo_pairwise *pw, int i)
+{
+    pw->ver[i]++;
+    pw->env->w[i].gossip_rounds++;
+}
+
+void algo_pairwise_average(algo_pairwise *pw, int i, int j)
+{
+    float *xi = pw->env->w[i].x, *xj = pw->env->w[j].x;
+    algo_env_grad_wait(pw->env, i); /* a step started in this instant reads them */
+    algo_env_grad_wait(pw->env, j);
+    for (int64_t e = 0; e < pw->d; e++) {
+        float a = 0.5f * (xi[e] + xj[e]);
+        xi[e] = a;
+        xj[e] = a;
+    }
+    algo_pairwise_mark(pw, i);
+    algo_pairwise_mark(pw, j);
+}
+
+void algo_pairwise_send(algo_pairwise *pw, int src, int dst, double bytes,
+                        sim_net_deliver fn, void *ctx)
+{
+    algo_env_send(pw->env, src, dst, bytes, fn, ctx, 0);
+}
+
+int algo_pairwise_start(void *state, sim_err *err)
+{
+    (void)err;
+    algo_pairwise *pw = state;
+    for (int i = 0; i < pw->n; i++)
+        pw->begin(state, i);
+    return 0;
+}
+
+void algo_pairwise_worker_models(void *state, const float **xs)
+{
+    algo_pairwise *pw = state;
+    for (int i = 0; i < pw->n; i++)
+        xs[i] = pw->env->w[i].x;
+}
+
+/* The evaluated model: the average of the live workers' current models. */
+const float *algo_pairwise_model(void *state, float *scratch)
+{
+    algo_pairwise *pw = state;
+    int up = 0;
+    for (int i = 0; i < pw->n; i++)
+        if (!pw->env->w[i].down)
+            pw->ptrs[up++] = pw->env->w[i].x;
+    if (up == 0) {
+        algo_pairwise_worker_models(pw, pw->ptrs);
+        up = pw->n;
+    }
+    algo_mean(scratch, pw->ptrs, up, pw->d);
+    return scratch;
+}

@@ -1,0 +1,257 @@
+/* ad_psgd: asynchronous decentralized parallel SGD (docs/algorithms.md 1.4).
+ * Every worker loops on its own: it takes the gradient at its current model
+ * (the snapshot x_hat = x_i, read when the step starts) and applies it when
+ * the step ends, x_i <- x_i - lr g (local momentum with the momentum key),
+ * so the gradient comes from before any averaging that happened meanwhile.
+ * An ACTIVE worker, when its step starts, also sends its model (S bytes) to
+ * one neighbour j drawn uniformly from its algorithm stream; on arrival the
+ * pair is averaged atomically, x_i, x_j <- (x_i + x_j)/2 (the models' values
+ * at that moment: the global view W_k X of the paper, doubly stochastic,
+ * so the sum of the models is unchanged), and j answers with its model
+ * (S bytes). The active worker applies its gradient only after the answer
+ * (steps 3 then 4 of the paper), so it waits for it if its compute ends
+ * first; a passive worker never waits (answering does not block its
+ * computation).
+ * Active set (key active): auto = a bipartite 2-colouring, colour 0 (the
+ * component's lowest id; on a ring of even n: the even ids) active, and on
+ * a non-bipartite graph every worker active; even = the even ids; all =
+ * every worker. Atomic averaging makes every choice deadlock-free and
+ * mean-preserving.
+ * One iteration = one applied gradient (samples = the batch). Staleness of
+ * an applied gradient = the number of averagings that changed the worker's
+ * model between the read of its snapshot and the application (an active
+ * worker on a bipartite graph: exactly 1, its own averaging). The step
+ * loop's gradient, update, counters and evaluated model are the pairwise
+ * core's (pairwise.h); this file adds the active set and the blocking.
+ *
+ * Crashes ([faults], docs/faults.md): partners are drawn among the live
+ * neighbours. A request to a worker that crashes (or from one that crashed)
+ * is dropped; the active worker gives up waiting for its answer [faults]
+ * sync_timeout after it sent the request, applies its gradient and draws
+ * a live partner at its next step. A crashed worker's step and messages in
+ * flight are discarded (each crash and rejoin starts a new incarnation). A
+ * rejoining worker starts from the mean of its live neighbours' models
+ * with a fresh optimizer state, once the lowest of them has sent it the
+ * model (S bytes). Without crashes no timeout is scheduled. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/drivers/pairwise.h"
+
+typedef struct apsgd {
+    algo_pairwise core; /* first: the pairwise slots take the state */
+    int *active;
+    int *compute_done, *pending;
+    uint32_t *gen;    /* per worker: incarnation ([faults]) */
+    uint32_t *reqgen; /* per worker: its current request */
+    sim_time timeout; /* [faults] sync_timeout, used when env->crashes */
+} apsgd;
+
+static uint64_t parg(int i, uint32_t gen) { return (uint64_t)(uint32_t)i | ((uint64_t)gen << 32); }
+static uint32_t parg_gen(uint64_t a) { return (uint32_t)(a >> 32); }
+
+static void begin_step(void *p, int i);
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+
+static void apply(apsgd *s, int i)
+{
+    algo_env *env = s->core.env;
+    algo_env_idle_end(env, i);
+    algo_pairwise_apply(&s->core, i);
+    algo_env_iteration(env, env->w[i].grad_samples);
+    begin_step(s, i);
+}
+
+static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    apsgd *s = ctx;
+    int i = dst;
+    if (s->core.env->w[i].down || s->reqgen[i] != parg_gen(arg) || !s->pending[i])
+        return; /* crashed, or it gave up waiting */
+    s->pending[i] = 0;
+    if (s->compute_done[i])
+        apply(s, i);
+}
+
+static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                       double bytes)
+{
+    (void)eng;
+    (void)bytes;
+    apsgd *s = ctx;
+    algo_env *env = s->core.env;
+    int i = src, j = dst;
+    if (env->w[i].down || env->w[j].down || s->reqgen[i] != parg_gen(arg))
+        return; /* lost with a crashed worker, or its sender gave up */
+    algo_pairwise_average(&s->core, i, j);
+    algo_env_send(env, j, i, env->msg_bytes, on_reply, s, arg);
+}
+
+static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    apsgd *s = ctx;
+    int i = (int)(arg & 0xffffffffu);
+    if (s->gen[i] != parg_gen(arg))
+        return; /* a crashed incarnation's step */
+    s->compute_done[i] = 1;
+    if (s->pending[i])
+        algo_env_idle_begin(s->core.env, i);
+    else
+        apply(s, i);
+}
+
+static void begin_step(void *p, int i)
+{
+    apsgd *s = p;
+    algo_env *env = s->core.env;
+    algo_pairwise_grad(&s->core, i);
+    s->compute_done[i] = 0;
+    int j = s->active[i] ? algo_pairwise_partner(&s->core, i) : -1;
+    if (j >= 0) {
+        s->pending[i] = 1;
+        s->reqgen[i]++;
+        algo_env_send(env, i, j, env->msg_bytes, on_request, s, parg(i, s->reqgen[i]));
+        if (env->crashes &&
+            !sim_engine_schedule(env->eng, s->timeout, on_timeout, s, parg(i, s->reqgen[i]),
+                                 NULL, NULL))
+            algo_env_fail(env, SIM_ENOMEM, "ad_psgd: cannot schedule a timeout");
+    }
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, parg(i, s->gen[i]));
+}
+
+/* The answer to worker i's request has not come within the timeout. */
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    apsgd *s = ctx;
+    int i = (int)(arg & 0xffffffffu);
+    if (s->core.env->w[i].down || s->reqgen[i] != parg_gen(arg) || !s->pending[i])
+        return;
+    s->reqgen[i]++;
+    s->pending[i] = 0;
+    if (s->compute_done[i])
+        apply(s, i);
+}
+
+static void on_rejoin_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                            double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    apsgd *s = ctx;
+    if (s->core.env->w[dst].down || s->gen[dst] != parg_gen(arg))
+        return;
+    begin_step(s, dst);
+}
+
+static void on_fault(void *p, const algo_fault *ev)
+{
+    apsgd *s = p;
+    algo_env *env = s->core.env;
+    int i = ev->target;
+    s->gen[i]++;
+    s->reqgen[i]++;
+    s->pending[i] = 0;
+    s->compute_done[i] = 0;
+    if (ev->kind == ALGO_FAULT_CRASH) {
+        algo_env_idle_end(env, i);
+        return;
+    }
+    int j = algo_pairwise_rejoin(&s->core, i);
+    if (j < 0)
+        begin_step(s, i);
+    else
+        algo_env_send(env, j, i, env->msg_bytes, on_rejoin_model, s, parg(i, s->gen[i]));
+}
+
+static void destroy(void *p)
+{
+    apsgd *s = p;
+    if (!s)
+        return;
+    algo_pairwise_release(&s->core);
+    free(s->active);
+    free(s->compute_done);
+    free(s->pending);
+    free(s->gen);
+    free(s->reqgen);
+    free(s);
+}
+
+static const sim_key keys[] = {
+    {"algorithm", "active", "auto", SIM_KEY_CHOICE, "auto|even|all",
+     "initiators: auto = bipartite colour 0 (all workers if not bipartite), even ids, or all"},
+    {0},
+};
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    const sim_config *c = env->cfg;
+    if (!env->graph)
+        return sim_err_set(err, SIM_EINTERNAL, "ad_psgd: no logical graph");
+    apsgd *s = calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
+    size_t n = (size_t)env->n;
+    s->active = calloc(n, sizeof *s->active);
+    s->compute_done = calloc(n, sizeof *s->compute_done);
+    s->pending = calloc(n, sizeof *s->pending);
+    s->gen = calloc(n, sizeof *s->gen);
+    s->reqgen = calloc(n, sizeof *s->reqgen);
+    int rc = algo_pairwise_init(&s->core, env, begin_step, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
+    }
+    if (!s->active || !s->compute_done || !s->pending || !s->gen || !s->reqgen) {
+        destroy(s);
+        return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
+    }
+    rc = sim_config_get_time(c, "faults", "sync_timeout", &s->timeout, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
+    }
+    const char *rule = sim_config_get_string(c, "algorithm", "active");
+    if (rule && strcmp(rule, "even") == 0) {
+        for (int i = 0; i < env->n; i++)
+            s->active[i] = i % 2 == 0;
+    } else if (rule && strcmp(rule, "all") == 0) {
+        for (int i = 0; i < env->n; i++)
+            s->active[i] = 1;
+    } else {
+        int bip = algo_graph_bipartite(env->graph, s->active);
+        if (bip < 0) {
+            destroy(s);
+            return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
+        }
+        for (int i = 0; i < env->n; i++)
+            s->active[i] = bip ? s->active[i] == 0 : 1;
+    }
+    *out = s;
+    return 0;
+}
+
+const algo_vt algo_ad_psgd = {
+    .name = "ad_psgd",
+    .summary = "AD-PSGD: asynchronous pairwise averaging with one neighbour, bipartite initiators",
+    .reference = "1.4",
+    .keys = keys,
+    .async = 1,
+    .uses_graph = 1,
+    .worker_rng = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = destroy,
+    .start = algo_pairwise_start,
+    .model = algo_pairwise_model,
+    .worker_models = algo_pairwise_worker_models,
+    .fault = on_fault,
+};

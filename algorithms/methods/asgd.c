@@ -1,0 +1,529 @@
+/* asgd: parameter-server asynchronous SGD (docs/algorithms.md 1.6). The server
+ * (host n) holds x and a version counter t. A worker loops: pull (x, t),
+ * compute its gradient on the model it read, push the gradient. When a
+ * push computed on version t_read arrives, the server applies
+ *   x <- x - lr_tau * g,  tau = t - t_read,  t <- t + 1
+ * (server momentum when momentum > 0; the server steps with the configured
+ * [algorithm] optimizer, one state) and at once sends the new model back
+ * to that worker. Every message is S bytes through the network model; the
+ * server serves pushes in arrival order (engine FIFO on equal times).
+ *
+ * Options: staleness_lr = constant (lr_tau = lr) | inverse (lr / max(1, tau));
+ * max_staleness = 0 (unbounded) or K: a gradient with tau > K is dropped
+ * (counted in the staleness histogram but not applied, SSP-style reject);
+ * every drop records the cumulative count as series `dropped` (global).
+ *
+ * Clipped ASGD (docs/algorithms.md section 11): with [algorithm] clip = C > 0
+ * the server clips every arriving gradient to norm C before applying it
+ * (env->clip_deferred: algo_env_grad leaves it alone), so a dropped
+ * gradient is never clipped; after each applied update the fraction of
+ * applied gradients that were clipped is recorded as series
+ * `clipped_fraction` (global). C = infinity changes nothing.
+ *
+ * next_job = same (default): the worker whose gradient arrived gets the new
+ * model. next_job = random (the "random worker" variant for heterogeneous
+ * data): the server sends the new job to a worker drawn uniformly from the
+ * method's global stream; a busy worker queues it (FIFO) and starts it when
+ * it has pushed its current gradient. Exactly n jobs are in flight; each
+ * job carries its own model copy, version and gradient buffer.
+ *
+ * Crashes with next_job = random: a crashed worker loses the job it
+ * computes, its queue, the jobs still on their way to it and its push in
+ * flight. The server learns of the crash [faults] sync_timeout after it:
+ * it then re-issues every job of the crashed incarnation and every job it
+ * sent to the worker while it was down (the current
+ * model, to a live worker drawn as below) and draws no job for the
+ * worker until it rejoins. Draws are uniform over the workers the server
+ * does not know to be down (the k-th of them for a draw k, so with every
+ * worker up the draws are those of a run without faults); with none left
+ * a job waits for the next rejoin. A rejoining worker is idle until a job
+ * reaches it (a job carries the current model). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/core/algo.h"
+
+/* A job of the random-worker variant: the model it was given, its version
+ * and the gradient computed on it. */
+typedef struct job {
+    float *x, *g;
+    int64_t t_read;
+    int next;        /* next job in the worker's queue, -1 = none */
+    int owner;       /* the worker it was sent to */
+    uint32_t owner_gen; /* that worker's incarnation when it was sent */
+    uint32_t gen;    /* the job's issue: bumped when it is re-issued */
+} job;
+
+typedef struct state {
+    algo_env *env;
+    int random_job;  /* next_job = random */
+    job *jobs;       /* n jobs (random_job only) */
+    int *q_head, *q_tail; /* per worker: queued jobs, -1 = empty */
+    int *busy;       /* per worker: computing or pushing a job */
+    float *x;        /* server model */
+    algo_optim_state *opt; /* the server's optimizer state */
+    int64_t version; /* applied updates */
+    int64_t *t_read; /* per worker: version of the model it holds */
+    int inverse_lr;
+    int64_t max_staleness;
+    int64_t dropped;
+    uint32_t *gen;   /* per worker: incarnation, bumped by a crash or rejoin */
+    /* next_job = random under crashes */
+    int *known_down; /* per worker: the server knows it is down */
+    int n_known_down;
+    int *parked;     /* jobs waiting for a live worker */
+    int n_parked;
+    sim_time timeout; /* [faults] sync_timeout */
+} state;
+
+/* Event args of the same variant: worker and incarnation; a message or
+ * compute step of an older incarnation (the worker crashed since) is lost. */
+static uint64_t warg(const state *st, int w) { return (uint64_t)w | ((uint64_t)st->gen[w] << 32); }
+static int wlive(const state *st, uint64_t arg)
+{
+    int w = (int)(arg & 0xffffffffu);
+    return !st->env->w[w].down && st->gen[w] == (uint32_t)(arg >> 32);
+}
+
+static void send_pull(state *st, int w);
+static void send_job(state *st, int j);
+static void job_send(state *st, int j, int w);
+static void job_fault(state *st, const algo_fault *ev);
+
+/* The server's clip of an arriving gradient and its clipped fraction. */
+static void server_clip(state *st, float *g)
+{
+    algo_env *env = st->env;
+    if (env->cfg->clip > 0 && algo_grad_clip(g, env->d, env->cfg->clip))
+        env->clipped++;
+}
+
+static void record_clipped(state *st)
+{
+    algo_env *env = st->env;
+    if (env->cfg->clip > 0 && st->version > 0)
+        algo_env_series(env, -1, "clipped_fraction",
+                        (double)env->clipped / (double)st->version);
+}
+
+static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                           double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)dst;
+    (void)bytes;
+    state *st = ctx;
+    algo_env *env = st->env;
+    int w = (int)(arg & 0xffffffffu);
+    if (!wlive(st, arg))
+        return;
+    int64_t tau = st->version - st->t_read[w];
+    algo_env_staleness(env, w, tau);
+    if (st->max_staleness <= 0 || tau <= st->max_staleness) {
+        double lr = algo_env_lr(env);
+        if (st->inverse_lr && tau > 1)
+            lr /= (double)tau;
+        server_clip(st, env->w[w].grad);
+        algo_optim_step(st->opt, st->x, env->w[w].grad, lr);
+        st->version++;
+        record_clipped(st);
+        algo_env_iteration(env, env->w[w].grad_samples);
+    } else {
+        st->dropped++;
+        algo_env_series(env, -1, "dropped", (double)st->dropped);
+    }
+    send_pull(st, w);
+}
+
+static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    int w = (int)(arg & 0xffffffffu);
+    if (!wlive(st, arg))
+        return;
+    algo_env_idle_begin(st->env, w);
+    algo_env_send(st->env, w, st->env->server_host, st->env->msg_bytes, on_push_arrive, st,
+                  arg);
+}
+
+static void on_pull_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                           double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)dst;
+    (void)bytes;
+    state *st = ctx;
+    algo_env *env = st->env;
+    int w = (int)(arg & 0xffffffffu);
+    if (!wlive(st, arg))
+        return;
+    algo_env_idle_end(env, w);
+    algo_env_grad(env, w, env->w[w].x, env->w[w].grad);
+    algo_env_compute(env, w, algo_env_step_samples(env, w), on_compute_done, st, arg);
+}
+
+/* The server reads its model when it sends it. */
+static void send_pull(state *st, int w)
+{
+    algo_env *env = st->env;
+    algo_env_grad_wait(env, w); /* a step started in this instant reads x */
+    memcpy(env->w[w].x, st->x, (size_t)env->d * sizeof(float));
+    st->t_read[w] = st->version;
+    algo_env_idle_begin(env, w);
+    algo_env_send(env, env->server_host, w, env->msg_bytes, on_pull_arrive, st, warg(st, w));
+}
+
+/* Crash: the worker's message or step in flight is lost (its incarnation
+ * changes); the others go on. Rejoin: it pulls the current server model
+ * (the server holds the only optimizer state). */
+static void on_fault(void *p, const algo_fault *ev)
+{
+    state *st = p;
+    algo_env *env = st->env;
+    int w = ev->target;
+    if (st->random_job) {
+        job_fault(st, ev);
+        return;
+    }
+    st->gen[w]++;
+    if (ev->kind == ALGO_FAULT_CRASH)
+        algo_env_idle_end(env, w);
+    else if (ev->kind == ALGO_FAULT_REJOIN)
+        send_pull(st, w);
+}
+
+/* ---- next_job = random ---------------------------------------------- */
+
+static void job_start(state *st, int w, int j);
+
+/* Job event args: the job and its issue; an event of an older issue, or of
+ * a job whose worker crashed since it was sent, is lost. */
+static uint64_t jarg(const state *st, int j) { return (uint64_t)j | ((uint64_t)st->jobs[j].gen << 32); }
+static int jlive(const state *st, uint64_t arg)
+{
+    const job *jb = &st->jobs[arg & 0xffffffffu];
+    return jb->gen == (uint32_t)(arg >> 32) && st->gen[jb->owner] == jb->owner_gen &&
+           !st->env->w[jb->owner].down;
+}
+
+static void on_job_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                               double bytes)
+{
+    (void)eng;
+    (void)dst;
+    (void)bytes;
+    state *st = ctx;
+    algo_env *env = st->env;
+    int j = (int)(arg & 0xffffffffu);
+    job *jb = &st->jobs[j];
+    if (!jlive(st, arg))
+        return; /* pushed by a worker that has crashed since: lost */
+    int64_t tau = st->version - jb->t_read;
+    algo_env_staleness(env, src, tau);
+    if (st->max_staleness <= 0 || tau <= st->max_staleness) {
+        double lr = algo_env_lr(env);
+        if (st->inverse_lr && tau > 1)
+            lr /= (double)tau;
+        server_clip(st, jb->g);
+        algo_optim_step(st->opt, st->x, jb->g, lr);
+        st->version++;
+        record_clipped(st);
+        algo_env_iteration(env, env->w[src].grad_samples);
+    } else {
+        st->dropped++;
+        algo_env_series(env, -1, "dropped", (double)st->dropped);
+    }
+    send_job(st, j);
+}
+
+static void on_job_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    algo_env *env = st->env;
+    if (!jlive(st, arg))
+        return;
+    int j = (int)(arg & 0xffffffffu), w = st->jobs[j].owner;
+    if (algo_env_send(env, w, env->server_host, env->msg_bytes, on_job_push_arrive, st, arg) < 0)
+        return;
+    st->busy[w] = 0;
+    int next = st->q_head[w];
+    if (next >= 0) {
+        st->q_head[w] = st->jobs[next].next;
+        if (st->q_head[w] < 0)
+            st->q_tail[w] = -1;
+        job_start(st, w, next);
+    } else {
+        algo_env_idle_begin(env, w);
+    }
+}
+
+static void job_start(state *st, int w, int j)
+{
+    algo_env *env = st->env;
+    job *jb = &st->jobs[j];
+    st->busy[w] = 1;
+    algo_env_idle_end(env, w);
+    memcpy(env->w[w].x, jb->x, (size_t)env->d * sizeof(float));
+    algo_env_grad(env, w, jb->x, jb->g);
+    algo_env_compute(env, w, algo_env_step_samples(env, w), on_job_compute_done, st,
+                     jarg(st, j));
+}
+
+static void on_job_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                          double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    state *st = ctx;
+    int j = (int)(arg & 0xffffffffu), w = dst;
+    if (!jlive(st, arg))
+        return; /* its worker crashed: the server re-issues it */
+    if (!st->busy[w]) {
+        job_start(st, w, j);
+        return;
+    }
+    st->jobs[j].next = -1;
+    if (st->q_tail[w] >= 0)
+        st->jobs[st->q_tail[w]].next = j;
+    else
+        st->q_head[w] = j;
+    st->q_tail[w] = j;
+}
+
+/* The server gives job slot j the current model and sends it to a worker
+ * drawn uniformly at random. */
+static void send_job(state *st, int j)
+{
+    algo_env *env = st->env;
+    job *jb = &st->jobs[j];
+    int live = env->n - st->n_known_down;
+    if (live <= 0) {
+        st->parked[st->n_parked++] = j; /* sent at the next rejoin */
+        return;
+    }
+    memcpy(jb->x, st->x, (size_t)env->d * sizeof(float));
+    jb->t_read = st->version;
+    int k = (int)gsl_rng_uniform_int(env->rng_global, (unsigned long)live), w = k;
+    if (st->n_known_down)
+        for (w = 0; w < env->n; w++)
+            if (!st->known_down[w] && k-- == 0)
+                break;
+    job_send(st, j, w);
+}
+
+/* Sends job j (its model set) to worker w. */
+static void job_send(state *st, int j, int w)
+{
+    algo_env *env = st->env;
+    job *jb = &st->jobs[j];
+    jb->owner = w;
+    jb->owner_gen = st->gen[w];
+    jb->next = -1;
+    algo_env_send(env, env->server_host, w, env->msg_bytes, on_job_arrive, st, jarg(st, j));
+}
+
+/* The server learns of a crash: the jobs of the crashed incarnation are
+ * re-issued, and the worker gets none while it is down. */
+static void on_crash_known(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    state *st = ctx;
+    int w = (int)(arg & 0xffffffffu);
+    uint32_t old = (uint32_t)(arg >> 32);
+    if (st->gen[w] == old + 1 && st->env->w[w].down && !st->known_down[w]) {
+        st->known_down[w] = 1;
+        st->n_known_down++;
+    }
+    for (int j = 0; j < st->env->n; j++) {
+        job *jb = &st->jobs[j];
+        /* sent to the crashed incarnation, or to the down worker before
+         * the server knew */
+        if (jb->owner == w && (jb->owner_gen == old || jb->owner_gen == old + 1)) {
+            jb->gen++;
+            jb->owner_gen = UINT32_MAX; /* re-issued once */
+            send_job(st, j);
+        }
+    }
+}
+
+static void job_fault(state *st, const algo_fault *ev)
+{
+    algo_env *env = st->env;
+    int w = ev->target;
+    uint32_t old = st->gen[w]++;
+    st->busy[w] = 0;
+    st->q_head[w] = st->q_tail[w] = -1;
+    if (ev->kind == ALGO_FAULT_CRASH) {
+        algo_env_idle_end(env, w);
+        if (!sim_engine_schedule(env->eng, st->timeout, on_crash_known, st,
+                                 (uint64_t)w | ((uint64_t)old << 32), NULL, NULL))
+            algo_env_fail(env, SIM_ENOMEM, "asgd: cannot schedule a timeout");
+        return;
+    }
+    if (ev->kind != ALGO_FAULT_REJOIN)
+        return;
+    if (st->known_down[w]) {
+        st->known_down[w] = 0;
+        st->n_known_down--;
+    }
+    algo_env_idle_begin(env, w);
+    int np = st->n_parked;
+    st->n_parked = 0;
+    for (int k = 0; k < np; k++)
+        send_job(st, st->parked[k]);
+}
+
+static int needs_server(const sim_config *cfg)
+{
+    (void)cfg;
+    return 1;
+}
+
+static void destroy(void *p)
+{
+    state *st = p;
+    if (!st)
+        return;
+    free(st->x);
+    algo_optim_state_destroy(st->opt);
+    free(st->t_read);
+    free(st->gen);
+    if (st->jobs)
+        for (int j = 0; j < st->env->n; j++) {
+            free(st->jobs[j].x);
+            free(st->jobs[j].g);
+        }
+    free(st->jobs);
+    free(st->q_head);
+    free(st->q_tail);
+    free(st->busy);
+    free(st->known_down);
+    free(st->parked);
+    free(st);
+}
+
+static const sim_key keys[] = {
+    {"algorithm", "staleness_lr", "constant", SIM_KEY_CHOICE, "constant|inverse",
+     "constant: lr for every update; inverse: lr / max(1, staleness)"},
+    {"algorithm", "max_staleness", "0", SIM_KEY_INT, NULL,
+     "0 = unbounded; K > 0: the server drops gradients staler than K"},
+    {"algorithm", "next_job", "same", SIM_KEY_CHOICE, "same|random",
+     "same: the pushing worker gets the new model; random: a uniformly drawn worker (queues when busy)"},
+    {0},
+};
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    state *st = calloc(1, sizeof *st);
+    if (!st)
+        return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
+    st->env = env;
+    st->x = malloc((size_t)env->d * sizeof(float));
+    st->t_read = calloc((size_t)env->n, sizeof *st->t_read);
+    st->gen = calloc((size_t)env->n, sizeof *st->gen);
+    if (!st->x || !st->t_read || !st->gen) {
+        destroy(st);
+        return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
+    }
+    st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err);
+    if (!st->opt) {
+        destroy(st);
+        return err && err->code ? err->code : SIM_EINTERNAL;
+    }
+    memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
+    env->clip_deferred = 1;
+    const char *nj = sim_config_get_string(env->cfg, "algorithm", "next_job");
+    st->random_job = nj && strcmp(nj, "random") == 0;
+    if (st->random_job) {
+        int n = env->n;
+        st->jobs = calloc((size_t)n, sizeof *st->jobs);
+        st->q_head = malloc((size_t)n * sizeof *st->q_head);
+        st->q_tail = malloc((size_t)n * sizeof *st->q_tail);
+        st->busy = calloc((size_t)n, sizeof *st->busy);
+        st->known_down = calloc((size_t)n, sizeof *st->known_down);
+        st->parked = malloc((size_t)n * sizeof *st->parked);
+        int ok = st->jobs && st->q_head && st->q_tail && st->busy && st->known_down && st->parked;
+        for (int j = 0; ok && j < n; j++) {
+            st->q_head[j] = st->q_tail[j] = -1;
+            st->jobs[j].next = -1;
+            st->jobs[j].x = malloc((size_t)env->d * sizeof(float));
+            st->jobs[j].g = malloc((size_t)env->d * sizeof(float));
+            ok = st->jobs[j].x && st->jobs[j].g;
+        }
+        if (!ok) {
+            destroy(st);
+            return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
+        }
+    }
+    if (st->random_job && env->crashes) {
+        int rc = sim_config_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
+        if (rc < 0) {
+            destroy(st);
+            return rc;
+        }
+    }
+    const char *pol = sim_config_get_string(env->cfg, "algorithm", "staleness_lr");
+    st->inverse_lr = pol && strcmp(pol, "inverse") == 0;
+    int rc = sim_config_get_int(env->cfg, "algorithm", "max_staleness", &st->max_staleness,
+                                err);
+    if (rc < 0) {
+        destroy(st);
+        return rc;
+    }
+    if (st->max_staleness < 0) {
+        long long bad = (long long)st->max_staleness;
+        destroy(st);
+        return sim_config_error(env->cfg, "algorithm", "max_staleness", SIM_ECONFIG, err,
+                                "must be >= 0, got %lld", bad);
+    }
+    *out = st;
+    return 0;
+}
+
+static int start(void *p, sim_err *err)
+{
+    (void)err;
+    state *st = p;
+    for (int w = 0; w < st->env->n; w++) {
+        if (!st->random_job) {
+            send_pull(st, w);
+            continue;
+        }
+        /* the first n jobs go one to each worker, as in the same variant */
+        job *jb = &st->jobs[w];
+        memcpy(jb->x, st->x, (size_t)st->env->d * sizeof(float));
+        jb->t_read = 0;
+        algo_env_idle_begin(st->env, w);
+        job_send(st, w, w);
+    }
+    return 0;
+}
+
+static const float *model(void *p, float *scratch)
+{
+    (void)scratch;
+    return ((state *)p)->x;
+}
+
+const algo_vt algo_asgd = {
+    .name = "asgd",
+    .summary = "parameter-server asynchronous SGD; staleness of every update recorded",
+    .reference = "1.6",
+    .keys = keys,
+    .async = 1,
+    .needs_server = needs_server,
+    .create = create,
+    .destroy = destroy,
+    .start = start,
+    .model = model,
+    .worker_models = NULL,
+    .fault = on_fault,
+};

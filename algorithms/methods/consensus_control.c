@@ -1,0 +1,163 @@
+/* consensus_control: decentralized momentum SGD in ATC form whose
+ * communication is steered by the lr phases (docs/algorithms.md 10). Base step:
+ * m_i <- beta m_i + g_i (Nesterov with the nesterov key), y_i = x_i - lr d_i,
+ * then one of, per iteration k (phase p = 1 + lr milestones passed at the
+ * epoch where k starts; the first match wins):
+ *  - exact averaging, x_i = (1/n) sum_j y_j by an all-reduce of S bytes (the
+ *    [network] collective), when p is in exact_phases or the epoch is below
+ *    exact_until_epoch;
+ *  - adaptive gossip, when p is in adaptive_phases: gossip steps y <- W y
+ *    until the cheap estimate Xi_hat = sqrt(mean_i delta_i),
+ *    delta_i = ||y_i - sum_j W_ij y_j||^2 of the vectors just exchanged, is at
+ *    most the target; after every step the workers all-reduce their delta_i
+ *    (a scalar ring all-reduce of 8 bytes, charged to the network). Target =
+ *    target_consensus when > 0, else target_fraction x Xi_hat of the first
+ *    step of the same iteration (what uncontrolled one-step D-SGD would
+ *    leave at this point); at most max_gossip_steps steps. The exact
+ *    consensus distance of the runner is only recorded, never used;
+ *  - gossip_steps steps of gossip in gossip_phases, one step elsewhere.
+ * With W = J every variant keeps the workers identical (Xi = 0). The base
+ * step is dsgd.c's ATC update (algo_dsgd_ops, any [algorithm] optimizer as
+ * the local step); this file adds the plan. */
+#include <stdlib.h>
+
+#include "algorithms/drivers/gossip.h"
+
+typedef struct cc {
+    algo_local_optim lo; /* first: the dsgd callbacks read it */
+    const sim_config *cfg;
+    uint32_t exact_mask, adaptive_mask, gossip_mask;
+    double exact_until;
+    int steps, max_steps;
+    double target, fraction;
+} cc;
+
+static void release(void *p)
+{
+    cc *s = p;
+    if (!s)
+        return;
+    algo_local_optim_release(&s->lo);
+    free(s);
+}
+
+static void plan(void *p, int64_t k, double epoch, algo_gossip_plan *out)
+{
+    (void)k;
+    cc *s = p;
+    int ph = algo_phase_at(s->cfg, epoch);
+    uint32_t bit = ph < 31 ? 1u << ph : 0;
+    if ((s->exact_mask & bit) || epoch < s->exact_until) {
+        *out = (algo_gossip_plan){.mode = ALGO_MIX_EXACT};
+    } else if (s->adaptive_mask & bit) {
+        *out = (algo_gossip_plan){.mode = ALGO_MIX_ADAPTIVE, .rounds = s->max_steps,
+                                  .target = s->target, .fraction = s->fraction};
+    } else {
+        *out = (algo_gossip_plan){.mode = ALGO_MIX_GOSSIP,
+                                  .rounds = (s->gossip_mask & bit) ? s->steps : 1};
+    }
+}
+
+static const sim_key keys[] = {
+    ALGO_GOSSIP_STEPS_KEY,
+    {"algorithm", "gossip_phases", "all", SIM_KEY_STRING, NULL,
+     "lr phases (1 = before the first milestone) that take gossip_steps steps; others take 1"},
+    {"algorithm", "exact_phases", "none", SIM_KEY_STRING, NULL,
+     "lr phases with exact averaging (all-reduce of S bytes) instead of gossip, e.g. 1"},
+    {"algorithm", "exact_until_epoch", "0", SIM_KEY_DOUBLE, NULL,
+     "exact averaging while the epoch is below this (0 = off)"},
+    {"algorithm", "adaptive_phases", "none", SIM_KEY_STRING, NULL,
+     "lr phases with adaptive gossip until the consensus estimate meets the target"},
+    {"algorithm", "target_consensus", "0", SIM_KEY_DOUBLE, NULL,
+     "adaptive: absolute target on Xi_hat = sqrt(mean_i ||y_i - (Wy)_i||^2); 0 = use the fraction"},
+    {"algorithm", "target_fraction", "0.5", SIM_KEY_DOUBLE, NULL,
+     "adaptive: target = fraction x Xi_hat of the iteration's first gossip step"},
+    {"algorithm", "max_gossip_steps", "64", SIM_KEY_INT, NULL,
+     "adaptive: at most this many gossip steps per iteration"},
+    {0},
+};
+
+static int phases(const sim_config *c, const char *key, uint32_t *mask, sim_err *err)
+{
+    const char *t = sim_config_get_string(c, "algorithm", key);
+    if (algo_phase_mask(t ? t : "none", mask) < 0)
+        return sim_config_error(c, "algorithm", key, SIM_ECONFIG, err,
+                                "expected none, all or a list of phases 1..30 such as "
+                                "'1, 3', got '%s'", t ? t : "");
+    return 0;
+}
+
+static int read_keys(cc *s, const sim_config *c, sim_err *err)
+{
+    int64_t steps, max_steps;
+    int rc = phases(c, "gossip_phases", &s->gossip_mask, err);
+    if (rc == 0)
+        rc = phases(c, "exact_phases", &s->exact_mask, err);
+    if (rc == 0)
+        rc = phases(c, "adaptive_phases", &s->adaptive_mask, err);
+    if (rc == 0)
+        rc = sim_config_get_double(c, "algorithm", "exact_until_epoch", &s->exact_until, err);
+    if (rc == 0)
+        rc = sim_config_get_double(c, "algorithm", "target_consensus", &s->target, err);
+    if (rc == 0)
+        rc = sim_config_get_double(c, "algorithm", "target_fraction", &s->fraction, err);
+    if (rc == 0)
+        rc = sim_config_get_int(c, "algorithm", "max_gossip_steps", &max_steps, err);
+    if (rc == 0)
+        rc = sim_config_get_int(c, "algorithm", "gossip_steps", &steps, err);
+    if (rc < 0)
+        return rc;
+    if (!(s->target >= 0))
+        return sim_config_error(c, "algorithm", "target_consensus", SIM_ECONFIG, err,
+                                "must be >= 0, got %g", s->target);
+    if (!(s->fraction > 0 && s->fraction < 1))
+        return sim_config_error(c, "algorithm", "target_fraction", SIM_ECONFIG, err,
+                                "must be in (0, 1), got %g", s->fraction);
+    if (max_steps < 1 || max_steps > 100000)
+        return sim_config_error(c, "algorithm", "max_gossip_steps", SIM_ECONFIG, err,
+                                "must be in [1, 100000], got %lld", (long long)max_steps);
+    s->max_steps = (int)max_steps;
+    s->steps = (int)(steps < 0 ? 0 : steps > 1000000 ? 1000000 : steps);
+    return 0;
+}
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    const sim_config *c = env->cfg;
+    cc *s = calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "consensus_control: out of memory");
+    s->cfg = c;
+    int rc = read_keys(s, c, err);
+    if (rc < 0) {
+        release(s);
+        return rc;
+    }
+    rc = algo_local_optim_init(&s->lo, env, 0, err);
+    if (rc < 0) {
+        release(s);
+        return rc;
+    }
+    algo_gossip_ops ops;
+    algo_dsgd_ops(ALGO_GOSSIP_ATC, &ops);
+    ops.plan = plan;
+    ops.release = release;
+    return algo_gossip_create_state(env, &ops, s, out, err);
+}
+
+static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
+
+const algo_vt algo_consensus_control = {
+    .name = "consensus_control",
+    .summary = "ATC momentum D-SGD with phase-wise exact averaging, extra or adaptive gossip",
+    .reference = "10",
+    .keys = keys,
+    .async = 0,
+    .uses_graph = 1,
+    .needs_server = needs_server,
+    .create = create,
+    .destroy = algo_gossip_destroy,
+    .start = algo_gossip_start,
+    .model = algo_gossip_model,
+    .worker_models = algo_gossip_worker_models,
+};

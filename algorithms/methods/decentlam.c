@@ -1,0 +1,127 @@
+/* decentlam: DecentLaM (docs/algorithms.md 3.3), ATC with the gossip moved inside
+ * the quantity fed to the momentum:
+ *   z_i = x_i - lr g_i                      (sent to neighbours, blocking)
+ *   gt_i = (x_i - sum_j W_ij z_j) / lr      ("corrected gradient")
+ *   m_i <- beta m_i + gt_i;  x_i <- x_i - lr m_i   (Nesterov: lr (gt + beta m))
+ * Weight decay is added to g. beta = 0 is exactly ATC-DSGD; W = J with equal
+ * starting points is PmSGD; the full-batch fixed point is ATC-DSGD's at
+ * step lr whatever beta is. With q gossip steps, W^q replaces W. The
+ * state is an algo_momentum (gossip.h). The momentum on the corrected
+ * gradient is the method, so [algorithm] optimizer must be sgd.
+ * Crashes ([faults], docs/faults.md): the gossip driver's rules; a
+ * rejoining worker takes its live neighbours' mean and m_i = 0. */
+#include <string.h>
+
+#include "algorithms/drivers/gossip.h"
+
+static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+{
+    (void)k;
+    const algo_momentum *s = p;
+    algo_worker *w = &env->w[i];
+    algo_local_step(send, w->x, w->x, w->grad, NULL, s->d, lr, 0, 0, s->wd);
+}
+
+/* gt = (x - mixed) / lr; m = beta m + gt; x -= lr m (or lr (gt + beta m)). */
+static void update(const algo_momentum *s, float *restrict x, const float *restrict mixed,
+                   float *restrict m, int64_t len, double lr)
+{
+    const float flr = (float)lr, fb = (float)s->beta;
+    if (!m) {
+        for (int64_t j = 0; j < len; j++) {
+            float gt = (x[j] - mixed[j]) / flr;
+            x[j] -= flr * gt;
+        }
+    } else if (s->nesterov) {
+        for (int64_t j = 0; j < len; j++) {
+            float gt = (x[j] - mixed[j]) / flr;
+            m[j] = fb * m[j] + gt;
+            x[j] -= flr * (gt + fb * m[j]);
+        }
+    } else {
+        for (int64_t j = 0; j < len; j++) {
+            float gt = (x[j] - mixed[j]) / flr;
+            m[j] = fb * m[j] + gt;
+            x[j] -= flr * m[j];
+        }
+    }
+}
+
+static void finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+{
+    (void)k;
+    const algo_momentum *s = p;
+    update(s, env->w[i].x, mixed, algo_momentum_of(s, i), s->d, lr);
+}
+
+static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const topo_wmat *W,
+                    const float *const *in, const float *x_old, float *x_new)
+{
+    (void)env;
+    (void)k;
+    (void)x_old;
+    const algo_momentum *s = p;
+    float *x = x_new, *m = algo_momentum_of(s, i);
+    float tmp[ALGO_ROW_CHUNK];
+    for (int64_t c = 0; c < s->d; c += ALGO_ROW_CHUNK) {
+        int64_t len = s->d - c < ALGO_ROW_CHUNK ? s->d - c : ALGO_ROW_CHUNK;
+        algo_gossip_row(W, i, in, c, len, tmp);
+        update(s, x + c, tmp, m ? m + c : NULL, len, lr);
+    }
+}
+
+/* A rejoining worker's fresh state: m_i = 0. */
+static void reset(void *p, algo_env *env, int i)
+{
+    (void)env;
+    const algo_momentum *s = p;
+    float *m = algo_momentum_of(s, i);
+    if (m)
+        memset(m, 0, (size_t)s->d * sizeof(float));
+}
+
+static const sim_key keys[] = {
+    ALGO_GOSSIP_STEPS_KEY,
+    {0},
+};
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    int rc = algo_optim_require_sgd(env->cfg,
+                                    "heavy-ball momentum on the gossip-corrected gradient is the "
+                                    "method, docs/algorithms.md section 3.3",
+                                    err);
+    if (rc < 0)
+        return rc;
+    algo_momentum *s = algo_momentum_create(env);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "decentlam: out of memory");
+    algo_gossip_ops ops = {
+        .form = ALGO_GOSSIP_ATC,
+        .width = 1,
+        .prepare = prepare,
+        .finish = finish,
+        .combine_finish = combine,
+        .plan = NULL,
+        .release = algo_momentum_destroy,
+        .reset = reset,
+    };
+    return algo_gossip_create_state(env, &ops, s, out, err);
+}
+
+const algo_vt algo_decentlam = {
+    .name = "decentlam",
+    .summary = "DecentLaM: momentum on the gossip-corrected gradient (ATC, blocking exchange)",
+    .reference = "3.3",
+    .keys = keys,
+    .async = 0,
+    .uses_graph = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = algo_gossip_destroy,
+    .start = algo_gossip_start,
+    .model = algo_gossip_model,
+    .worker_models = algo_gossip_worker_models,
+    .live_models = algo_gossip_live_models,
+    .fault = algo_gossip_fault,
+};

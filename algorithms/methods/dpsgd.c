@@ -1,0 +1,43 @@
+/* dpsgd: D-PSGD (docs/algorithms.md 1.2), AWC form by default: every worker sends
+ * x_i^k to its neighbours at the start of iteration k, computes g_i^k at
+ * x_i^k meanwhile, and sets x_i^{k+1} = sum_j W_ij x_j^k - lr g_i^k (local
+ * momentum with the momentum key). It waits only for its neighbours' x^k.
+ * form = atc gives the ATC variant, which with W = J is exactly mini-batch
+ * SGD; the AWC form is not (each worker keeps its own last gradient step).
+ * With [algorithm] compressor other than none the exchange is CHOCO's
+ * compressed gossip (choco.c) in the same form. */
+#include "algorithms/drivers/choco.h"
+
+static const sim_key keys[] = {
+    ALGO_GOSSIP_STEPS_KEY,
+    ALGO_GOSSIP_FORM_KEY("awc"),
+    ALGO_CHOCO_STEP_KEY,
+    {0},
+};
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    algo_gossip_form form = algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC);
+    int rc = algo_choco_wanted(env->cfg, err);
+    if (rc < 0)
+        return rc;
+    return rc ? algo_choco_create(env, form, out, err) : algo_dsgd_create(env, form, out, err);
+}
+
+const algo_vt algo_dpsgd = {
+    .name = "dpsgd",
+    .summary = "D-PSGD: neighbour averaging overlapped with the gradient (AWC), local momentum",
+    .reference = "1.2",
+    .keys = keys,
+    .async = 0,
+    .uses_graph = 1,
+    .supports_compression = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = algo_gossip_destroy,
+    .start = algo_gossip_start,
+    .model = algo_gossip_model,
+    .worker_models = algo_gossip_worker_models,
+    .live_models = algo_gossip_live_models,
+    .fault = algo_gossip_fault,
+};

@@ -1,0 +1,40 @@
+/* dsgd_atc: decentralized SGD in adapt-then-combine form (docs/algorithms.md 0.3):
+ * x_i <- sum_j W_ij (x_j - lr d_j), where d_j is the local gradient, or the
+ * local heavy-ball / Nesterov direction when momentum > 0 (then it is the
+ * same update as dmsgd with form = atc). The message depends on the
+ * gradient, so the exchange is blocking. With [algorithm] compressor other
+ * than none the exchange is CHOCO's compressed gossip (choco.c). */
+#include "algorithms/drivers/choco.h"
+
+static const sim_key keys[] = {
+    ALGO_GOSSIP_STEPS_KEY,
+    ALGO_CHOCO_STEP_KEY,
+    {0},
+};
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    int rc = algo_choco_wanted(env->cfg, err);
+    if (rc < 0)
+        return rc;
+    return rc ? algo_choco_create(env, ALGO_GOSSIP_ATC, out, err)
+              : algo_dsgd_create(env, ALGO_GOSSIP_ATC, out, err);
+}
+
+const algo_vt algo_dsgd_atc = {
+    .name = "dsgd_atc",
+    .summary = "decentralized SGD, adapt-then-combine: x <- W(x - lr g), blocking exchange",
+    .reference = "0.3",
+    .keys = keys,
+    .async = 0,
+    .uses_graph = 1,
+    .supports_compression = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = algo_gossip_destroy,
+    .start = algo_gossip_start,
+    .model = algo_gossip_model,
+    .worker_models = algo_gossip_worker_models,
+    .live_models = algo_gossip_live_models,
+    .fault = algo_gossip_fault,
+};

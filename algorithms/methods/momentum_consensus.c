@@ -1,0 +1,162 @@
+/* momentum_consensus: decentralized heavy ball with momentum-accelerated
+ * consensus (Balu et al., docs/algorithms.md 5). The update is RECONSTRUCTED
+ * from the paper's abstract [U]: every worker sends (x_i^k, v_i^k) (2S bytes
+ * per neighbour) and sets
+ *   x_i^{k+1} = sum_j W_ij x_j + beta [omega v_i + (1 - omega) sum_j W_ij v_j]
+ *               - lr g_i,          v_i^{k+1} = x_i^{k+1} - x_i^k,
+ * with beta the common momentum key, omega the [U] mixing weight (key
+ * omega, default 0.5), v^0 = 0 and W^q with q gossip steps. beta = 0 is
+ * D-PSGD (AWC); omega = 1 is local heavy ball with parameter consensus.
+ * overlap = true (default): the exchange of (x^k, v^k) overlaps the gradient
+ * computation (both are known at the step start); false: the worker sends
+ * after its gradient and waits (the "blocking" reading of the text [U]).
+ * The same numbers either way; only the timing differs. The heavy ball
+ * through v is the method, so [algorithm] optimizer must be sgd.
+ * Crashes ([faults], docs/faults.md): the gossip driver's rules, for x and v
+ * alike (a missing neighbour's (x_j, v_j) is replaced by the worker's own,
+ * its weight moved to the diagonal); a rejoining worker takes its live
+ * neighbours' mean of x and v_i = 0. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/drivers/gossip.h"
+
+typedef struct mc {
+    float *v;        /* n x d */
+    int64_t d;
+    double beta, omega, wd;
+} mc;
+
+static void release(void *p)
+{
+    mc *s = p;
+    if (!s)
+        return;
+    free(s->v);
+    free(s);
+}
+
+static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+{
+    (void)k;
+    (void)lr;
+    mc *s = p;
+    size_t bytes = (size_t)s->d * sizeof(float);
+    memcpy(send, env->w[i].x, bytes);
+    memcpy(send + s->d, s->v + (int64_t)i * s->d, bytes);
+}
+
+/* x' = mx + beta (omega v + (1 - omega) mv) - lr (g + wd x); v = x' - x. */
+static void update(const mc *s, float *restrict x, const float *restrict g,
+                   float *restrict v, const float *restrict mx, const float *restrict mv,
+                   int64_t len, double lr)
+{
+    const float fb = (float)s->beta, fo = (float)s->omega, fo1 = (float)(1.0 - s->omega);
+    const float flr = (float)lr, fwd = (float)s->wd;
+    for (int64_t j = 0; j < len; j++) {
+        float gj = g[j] + fwd * x[j];
+        float xn = mx[j] + fb * (fo * v[j] + fo1 * mv[j]) - flr * gj;
+        v[j] = xn - x[j];
+        x[j] = xn;
+    }
+}
+
+static void finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+{
+    (void)k;
+    mc *s = p;
+    update(s, env->w[i].x, env->w[i].grad, s->v + (int64_t)i * s->d, mixed, mixed + s->d,
+           s->d, lr);
+}
+
+static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const topo_wmat *W,
+                    const float *const *in, const float *x_old, float *x_new)
+{
+    (void)k;
+    (void)x_old;
+    mc *s = p;
+    float *x = x_new, *g = env->w[i].grad, *v = s->v + (int64_t)i * s->d;
+    float tx[ALGO_ROW_CHUNK / 2], tv[ALGO_ROW_CHUNK / 2];
+    for (int64_t c = 0; c < s->d; c += ALGO_ROW_CHUNK / 2) {
+        int64_t len = s->d - c < ALGO_ROW_CHUNK / 2 ? s->d - c : ALGO_ROW_CHUNK / 2;
+        algo_gossip_row(W, i, in, c, len, tx);
+        algo_gossip_row(W, i, in, s->d + c, len, tv);
+        update(s, x + c, g + c, v + c, tx, tv, len, lr);
+    }
+}
+
+/* A rejoining worker's fresh state: v_i = 0. */
+static void reset(void *p, algo_env *env, int i)
+{
+    (void)env;
+    mc *s = p;
+    memset(s->v + (int64_t)i * s->d, 0, (size_t)s->d * sizeof(float));
+}
+
+static const sim_key keys[] = {
+    ALGO_GOSSIP_STEPS_KEY,
+    {"algorithm", "omega", "0.5", SIM_KEY_DOUBLE, NULL,
+     "[U] weight of the own v_i against the neighbours' average sum_j W_ij v_j, in [0, 1]"},
+    {"algorithm", "overlap", "true", SIM_KEY_BOOL, NULL,
+     "true: the (x, v) exchange overlaps the gradient; false: sent after it, blocking [U]"},
+    {0},
+};
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    const sim_config *c = env->cfg;
+    double omega;
+    int overlap;
+    int rc = algo_optim_require_sgd(c,
+                                    "its heavy ball through v = x^{k+1} - x^k is the method, "
+                                    "docs/algorithms.md section 5",
+                                    err);
+    if (rc == 0)
+        rc = sim_config_get_double(c, "algorithm", "omega", &omega, err);
+    if (rc == 0)
+        rc = sim_config_get_bool(c, "algorithm", "overlap", &overlap, err);
+    if (rc < 0)
+        return rc;
+    if (!(omega >= 0 && omega <= 1))
+        return sim_config_error(c, "algorithm", "omega", SIM_ECONFIG, err,
+                                "must be in [0, 1], got %g", omega);
+    mc *s = calloc(1, sizeof *s);
+    if (s)
+        s->v = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
+    if (!s || !s->v) {
+        release(s);
+        return sim_err_set(err, SIM_ENOMEM, "momentum_consensus: out of memory");
+    }
+    s->d = env->d;
+    s->beta = c->momentum;
+    s->omega = omega;
+    s->wd = c->weight_decay;
+    algo_gossip_ops ops = {
+        .form = overlap ? ALGO_GOSSIP_AWC : ALGO_GOSSIP_ATC,
+        .width = 2,
+        .prepare = prepare,
+        .finish = finish,
+        .combine_finish = combine,
+        .plan = NULL,
+        .release = release,
+        .reset = reset,
+    };
+    return algo_gossip_create_state(env, &ops, s, out, err);
+}
+
+const algo_vt algo_momentum_consensus = {
+    .name = "momentum_consensus",
+    .summary = "[U] decentralized heavy ball exchanging x and v (2S per neighbour), Balu et al.",
+    .reference = "5",
+    .keys = keys,
+    .async = 0,
+    .uses_graph = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = algo_gossip_destroy,
+    .start = algo_gossip_start,
+    .model = algo_gossip_model,
+    .worker_models = algo_gossip_worker_models,
+    .live_models = algo_gossip_live_models,
+    .fault = algo_gossip_fault,
+};

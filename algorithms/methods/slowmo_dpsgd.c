@@ -1,0 +1,107 @@
+/* SlowMo over D-PSGD (docs/algorithms.md 4; the slowmo method with
+ * base = dpsgd): outer iteration t is tau D-PSGD iterations on the logical
+ * graph (the dpsgd update through algo_dsgd_ops: AWC x_i <- sum_j W_ij x_j
+ * - lr d_i by default, ATC with form = atc, the worker's own optimizer
+ * state), then a blocking exact average of the parameters (S bytes) and
+ * the outer step on it (algo_slowmo_outer); every worker restarts from
+ * the result. The gossip driver runs the events; this file supplies the
+ * synchronization schedule and the outer step (algo_gossip_ops sync_after,
+ * sync_mean). Optimizer buffers at a synchronization ([algorithm] buffers):
+ * local, averaged like x, or reset. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/drivers/gossip.h"
+#include "algorithms/drivers/local.h"
+
+typedef struct smd {
+    algo_local_optim lo; /* first: the dsgd callbacks read it */
+    algo_slowmo_params p;
+    int n;
+    int64_t d;
+    float *x0, *u;       /* outer iterate and slow momentum (BMUF: x_g and Delta) */
+    float *avg_b;        /* buffers = average: the mean of one buffer kind */
+    const float **ptrs;
+} smd;
+
+static void release(void *p)
+{
+    smd *s = p;
+    if (!s)
+        return;
+    algo_local_optim_release(&s->lo);
+    free(s->x0);
+    free(s->u);
+    free(s->avg_b);
+    free(s->ptrs);
+    free(s);
+}
+
+static int sync_after(void *p, int64_t k)
+{
+    const smd *s = p;
+    return (k + 1) % s->p.tau == 0;
+}
+
+static void mean_buffer(smd *s, float *(*get)(const algo_optim_state *))
+{
+    if (!get(s->lo.s[0]))
+        return;
+    for (int i = 0; i < s->n; i++)
+        s->ptrs[i] = get(s->lo.s[i]);
+    algo_mean(s->avg_b, s->ptrs, s->n, s->d);
+    for (int i = 0; i < s->n; i++)
+        memcpy(get(s->lo.s[i]), s->avg_b, (size_t)s->d * sizeof(float));
+}
+
+/* Every worker is in the all-reduce, so their buffers can be set here. */
+static void sync_mean(void *p, algo_env *env, int64_t k, double lr, float *mean)
+{
+    (void)env;
+    (void)k;
+    smd *s = p;
+    if (s->p.buffers == 1) {
+        mean_buffer(s, algo_optim_m);
+        mean_buffer(s, algo_optim_v);
+    } else if (s->p.buffers == 2) {
+        for (int i = 0; i < s->n; i++)
+            algo_optim_reset(s->lo.s[i]);
+    }
+    algo_slowmo_outer(&s->p, s->x0, s->u, mean, s->d, lr);
+}
+
+int algo_slowmo_dpsgd_create(algo_env *env, const algo_slowmo_params *p, void **out,
+                             sim_err *err)
+{
+    if (!env->graph || !env->mix)
+        return sim_err_set(err, SIM_EINTERNAL, "slowmo: base = dpsgd needs the logical graph");
+    smd *s = calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
+    s->p = *p;
+    s->n = env->n;
+    s->d = env->d;
+    int rc = algo_local_optim_init(&s->lo, env, 0, err);
+    if (rc < 0) {
+        free(s);
+        return rc;
+    }
+    const size_t bytes = (size_t)s->d * sizeof(float);
+    s->x0 = malloc(bytes);
+    s->u = calloc((size_t)s->d, sizeof(float));
+    s->avg_b = malloc(bytes);
+    s->ptrs = malloc((size_t)s->n * sizeof *s->ptrs);
+    if (!s->x0 || !s->u || !s->avg_b || !s->ptrs) {
+        release(s);
+        return sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
+    }
+    for (int i = 0; i < s->n; i++)
+        s->ptrs[i] = env->w[i].x;
+    algo_mean(s->x0, s->ptrs, s->n, s->d);
+    algo_gossip_ops ops;
+    algo_dsgd_ops(algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC), &ops);
+    ops.release = release;
+    ops.sync_after = sync_after;
+    ops.sync_mean = sync_mean;
+    return algo_gossip_create_state(env, &ops, s, out, err);
+}

@@ -1,0 +1,407 @@
+/* swarm_sgd: SwarmSGD (docs/algorithms.md 6), asynchronous random pairwise
+ * interactions with local steps and optional lattice quantization.
+ * Every worker loops on local SGD steps (gradient at the model when the step
+ * starts, applied when it ends; local momentum with the momentum key). After
+ * H_i local steps (H = local_steps, or geometric with mean H) and when it
+ * has no interaction in flight, it interacts with a neighbour j drawn
+ * uniformly (its algorithm stream) and goes on computing meanwhile:
+ *  - symmetric: i sends its model (a message of the size below); on arrival
+ *    the pair averages atomically with the models' values at that moment,
+ *    x_i <- (x_i + Q(x_j))/2 and x_j <- (x_j + Q(x_i))/2 (Q decoded against
+ *    the receiver's own model), and j answers with its model (same size).
+ *    Neither worker stops computing. Without quantization both get the same
+ *    average and the sum of the models is unchanged (mean kept); atomic
+ *    averaging also keeps two interactions that cross on one edge from
+ *    undoing each other.
+ *  - one_sided (PopSGD / RDMA read): i sends a read request (header bytes);
+ *    j's published copy p_j comes back without j being involved; i sets
+ *    x_i <- (p_i + Q(p_j))/2 + (x_i - p_i) (= (p_i + Q(p_j))/2 - lr h_i, h_i
+ *    its local progress since it published p_i) and publishes p_i = x_i.
+ *    j is not modified: the mean is not kept, and p_j may be stale.
+ * Quantization (quant_levels = q, a power of two; 0 = off): lattice codes
+ * c = round(x / s_q) mod q decoded against the receiver's model (the
+ * initiator of a one-sided read decodes against p_i); a model message is
+ * then ceil(P log2(q) / 8) + header_bytes bytes (P = parameters on the
+ * wire), else S. With H = 1, no quantization, the complete graph and the
+ * symmetric variant this is random pairwise gossip SGD.
+ * One iteration = one applied local step (samples = the batch). Staleness
+ * of an applied step = the number of averagings that changed the worker's
+ * model between the read of its gradient's model and the application.
+ * The step loop's gradient, update, counters and evaluated model are the
+ * pairwise core's (pairwise.h).
+ *
+ * Crashes ([faults], docs/faults.md): partners are drawn among the live
+ * neighbours; an interaction with a crashed worker is dropped (no
+ * averaging, no answer, no read of a dead worker's copy) and the initiator
+ * forgets it [faults] sync_timeout after it started it, so it can interact
+ * again. A crashed worker's step and messages in flight are discarded. A
+ * rejoining worker starts from the mean of its live neighbours' models
+ * (published as its copy) with a fresh optimizer state and a new period,
+ * once the lowest of them has sent it the model. Without crashes no
+ * timeout is scheduled. */
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/drivers/pairwise.h"
+
+typedef struct swarm {
+    algo_pairwise core; /* first: the pairwise slots take the state */
+    int one_sided, geometric, H, q;
+    double s_q;
+    double header;      /* bytes of a request header */
+    double model_bytes; /* bytes of a (quantized) model message */
+    float *base;        /* one-sided: n x d published copies p_i */
+    float *inbox;       /* one-sided: n x d, the partner's copy or its codes */
+    float *scratch;     /* 3 x d: codes and decoded models */
+    int64_t *h;         /* local steps since the last interaction started */
+    int64_t *target;    /* H_i of the current period */
+    int *in_flight;
+    uint32_t *gen;      /* per worker: incarnation ([faults]) */
+    uint32_t *igen;     /* per worker: its current interaction */
+    sim_time timeout;   /* [faults] sync_timeout, used when env->crashes */
+} swarm;
+
+static uint64_t sarg(int i, uint32_t gen) { return (uint64_t)(uint32_t)i | ((uint64_t)gen << 32); }
+static uint32_t sarg_gen(uint64_t a) { return (uint32_t)(a >> 32); }
+
+/* Interaction messages of initiator i: still wanted (nobody crashed, not
+ * timed out). */
+static int live_pair(const swarm *s, int i, int j, uint64_t arg)
+{
+    const algo_env *env = s->core.env;
+    return !env->w[i].down && !env->w[j].down && s->igen[i] == sarg_gen(arg);
+}
+
+static void begin_step(void *p, int i);
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+
+static int64_t draw_h(swarm *s, int i)
+{
+    if (!s->geometric || s->H <= 1)
+        return s->H;
+    return (int64_t)gsl_ran_geometric(s->core.env->w[i].rng_algo, 1.0 / s->H);
+}
+
+/* Symmetric: the answer only completes the interaction. */
+static void on_answer(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    swarm *s = ctx;
+    if (s->core.env->w[dst].down || s->igen[dst] != sarg_gen(arg))
+        return;
+    s->in_flight[dst] = 0;
+}
+
+/* Symmetric, quantized: each side averages with the other decoded against
+ * its own model. */
+static void average_quantized(swarm *s, int i, int j)
+{
+    int64_t d = s->core.d;
+    float *xi = s->core.env->w[i].x, *xj = s->core.env->w[j].x;
+    float *codes = s->scratch, *hi = s->scratch + d, *hj = s->scratch + 2 * d;
+    algo_env_grad_wait(s->core.env, i); /* a step started in this instant reads them */
+    algo_env_grad_wait(s->core.env, j);
+    algo_lattice_encode(codes, xi, d, s->q, s->s_q);
+    algo_lattice_decode(hi, codes, xj, d, s->q, s->s_q);
+    algo_lattice_encode(codes, xj, d, s->q, s->s_q);
+    algo_lattice_decode(hj, codes, xi, d, s->q, s->s_q);
+    for (int64_t e = 0; e < d; e++) {
+        xi[e] = 0.5f * (xi[e] + hj[e]);
+        xj[e] = 0.5f * (xj[e] + hi[e]);
+    }
+    algo_pairwise_mark(&s->core, i);
+    algo_pairwise_mark(&s->core, j);
+}
+
+/* Symmetric: the pair averages on arrival and j answers. */
+static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                       double bytes)
+{
+    (void)eng;
+    (void)bytes;
+    swarm *s = ctx;
+    int i = src, j = dst;
+    if (!live_pair(s, i, j, arg))
+        return;
+    if (s->q)
+        average_quantized(s, i, j);
+    else
+        algo_pairwise_average(&s->core, i, j);
+    algo_env_send(s->core.env, j, i, s->model_bytes, on_answer, s, arg);
+}
+
+/* One-sided: p_j's copy arrives at i. */
+static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    swarm *s = ctx;
+    int i = dst;
+    if (s->core.env->w[i].down || s->igen[i] != sarg_gen(arg))
+        return;
+    int64_t d = s->core.d;
+    float *x = s->core.env->w[i].x, *b = s->base + (int64_t)i * d;
+    const float *other = s->inbox + (int64_t)i * d;
+    algo_env_grad_wait(s->core.env, i); /* a step started in this instant reads x */
+    if (s->q) {
+        algo_lattice_decode(s->scratch, other, b, d, s->q, s->s_q);
+        other = s->scratch;
+    }
+    for (int64_t e = 0; e < d; e++)
+        x[e] = 0.5f * (b[e] + other[e]) + (x[e] - b[e]);
+    algo_pairwise_mark(&s->core, i);
+    memcpy(b, x, (size_t)d * sizeof(float)); /* publish */
+    s->in_flight[i] = 0;
+}
+
+/* One-sided: j's published copy is read without j. */
+static void on_read(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+{
+    (void)eng;
+    (void)bytes;
+    swarm *s = ctx;
+    int i = src, j = dst;
+    if (!live_pair(s, i, j, arg))
+        return;
+    int64_t d = s->core.d;
+    float *in = s->inbox + (int64_t)i * d;
+    const float *pj = s->base + (int64_t)j * d;
+    if (s->q)
+        algo_lattice_encode(in, pj, d, s->q, s->s_q);
+    else
+        memcpy(in, pj, (size_t)d * sizeof(float));
+    algo_env_send(s->core.env, j, i, s->model_bytes, on_reply, s, arg);
+}
+
+static void interact(swarm *s, int i)
+{
+    int j = algo_pairwise_partner(&s->core, i);
+    if (j < 0)
+        return;
+    s->h[i] = 0;
+    s->target[i] = draw_h(s, i);
+    s->in_flight[i] = 1;
+    s->igen[i]++;
+    algo_env *env = s->core.env;
+    uint64_t arg = sarg(i, s->igen[i]);
+    if (s->one_sided)
+        algo_env_send(env, i, j, s->header, on_read, s, arg);
+    else
+        algo_env_send(env, i, j, s->model_bytes, on_request, s, arg);
+    if (env->crashes &&
+        !sim_engine_schedule(env->eng, s->timeout, on_timeout, s, arg, NULL, NULL))
+        algo_env_fail(env, SIM_ENOMEM, "swarm_sgd: cannot schedule a timeout");
+}
+
+/* Worker i's interaction has not completed within the timeout. */
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    swarm *s = ctx;
+    int i = (int)(arg & 0xffffffffu);
+    if (s->core.env->w[i].down || s->igen[i] != sarg_gen(arg) || !s->in_flight[i])
+        return;
+    s->igen[i]++;
+    s->in_flight[i] = 0;
+}
+
+static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    swarm *s = ctx;
+    algo_env *env = s->core.env;
+    int i = (int)(arg & 0xffffffffu);
+    if (s->gen[i] != sarg_gen(arg))
+        return; /* a crashed incarnation's step */
+    algo_pairwise_apply(&s->core, i);
+    s->h[i]++;
+    algo_env_iteration(env, env->w[i].grad_samples);
+    if (!s->in_flight[i] && s->h[i] >= s->target[i])
+        interact(s, i);
+    begin_step(s, i);
+}
+
+static void begin_step(void *p, int i)
+{
+    swarm *s = p;
+    algo_env *env = s->core.env;
+    algo_pairwise_grad(&s->core, i);
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, sarg(i, s->gen[i]));
+}
+
+static void on_rejoin_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                            double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    swarm *s = ctx;
+    if (s->core.env->w[dst].down || s->gen[dst] != sarg_gen(arg))
+        return;
+    begin_step(s, dst);
+}
+
+static void on_fault(void *p, const algo_fault *ev)
+{
+    swarm *s = p;
+    algo_env *env = s->core.env;
+    int i = ev->target;
+    s->gen[i]++;
+    s->igen[i]++;
+    s->in_flight[i] = 0;
+    if (ev->kind == ALGO_FAULT_CRASH)
+        return;
+    int j = algo_pairwise_rejoin(&s->core, i);
+    if (s->one_sided)
+        memcpy(s->base + (int64_t)i * s->core.d, env->w[i].x, (size_t)s->core.d * sizeof(float));
+    s->h[i] = 0;
+    s->target[i] = draw_h(s, i);
+    if (j < 0)
+        begin_step(s, i);
+    else
+        algo_env_send(env, j, i, env->msg_bytes, on_rejoin_model, s, sarg(i, s->gen[i]));
+}
+
+static void destroy(void *p)
+{
+    swarm *s = p;
+    if (!s)
+        return;
+    algo_pairwise_release(&s->core);
+    free(s->base);
+    free(s->inbox);
+    free(s->scratch);
+    free(s->h);
+    free(s->target);
+    free(s->in_flight);
+    free(s->gen);
+    free(s->igen);
+    free(s);
+}
+
+static const sim_key keys[] = {
+    {"algorithm", "local_steps", "1", SIM_KEY_INT, NULL,
+     "H: local SGD steps between two interactions of a worker (>= 1)"},
+    {"algorithm", "local_steps_dist", "fixed", SIM_KEY_CHOICE, "fixed|geometric",
+     "fixed: exactly H steps; geometric: a fresh draw with mean H for every period"},
+    {"algorithm", "variant", "symmetric", SIM_KEY_CHOICE, "symmetric|one_sided",
+     "symmetric: both partners average (mean kept); one_sided: the initiator reads p_j"},
+    {"algorithm", "quant_levels", "0", SIM_KEY_INT, NULL,
+     "lattice quantization levels q (a power of two >= 2; 0 = off): log2(q) bits per value"},
+    {"algorithm", "quant_step", "0.001", SIM_KEY_DOUBLE, NULL,
+     "lattice spacing s_q (> 0); decoding is exact to s_q while |x - ref| < q s_q / 2"},
+    {"algorithm", "header_bytes", "64B", SIM_KEY_SIZE, NULL,
+     "bytes of a read request, added to every quantized message"},
+    {0},
+};
+
+static int read_keys(swarm *s, const sim_config *c, sim_err *err)
+{
+    int64_t H, q;
+    int rc = sim_config_get_int(c, "algorithm", "local_steps", &H, err);
+    if (rc == 0)
+        rc = sim_config_get_int(c, "algorithm", "quant_levels", &q, err);
+    if (rc == 0)
+        rc = sim_config_get_double(c, "algorithm", "quant_step", &s->s_q, err);
+    if (rc < 0)
+        return rc;
+    const sim_entry *e = sim_config_find(c, "algorithm", "header_bytes");
+    s->header = e ? strtod(e->value, NULL) : 64.0;
+    if (H < 1 || H > 1000000)
+        return sim_config_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
+                                "must be in [1, 1000000], got %lld", (long long)H);
+    if (q != 0 && (q < 2 || q > (1 << 24) || !topo_is_pow2(q)))
+        return sim_config_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
+                                "must be 0 or a power of two in [2, 2^24], got %lld",
+                                (long long)q);
+    if (!(s->s_q > 0) || !isfinite(s->s_q))
+        return sim_config_error(c, "algorithm", "quant_step", SIM_ECONFIG, err,
+                                "must be > 0, got %g", s->s_q);
+    s->H = (int)H;
+    s->q = (int)q;
+    const char *v = sim_config_get_string(c, "algorithm", "variant");
+    s->one_sided = v && strcmp(v, "one_sided") == 0;
+    const char *dist = sim_config_get_string(c, "algorithm", "local_steps_dist");
+    s->geometric = dist && strcmp(dist, "geometric") == 0;
+    return 0;
+}
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    const sim_config *c = env->cfg;
+    swarm *s = calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+    int rc = read_keys(s, c, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
+    }
+    if (!env->graph) {
+        destroy(s);
+        return sim_err_set(err, SIM_EINTERNAL, "swarm_sgd: no logical graph");
+    }
+    if (s->q) {
+        double params = (double)env->wire_params;
+        s->model_bytes = ceil(params * log2((double)s->q) / 8.0) + s->header;
+    } else {
+        s->model_bytes = env->msg_bytes;
+    }
+    size_t n = (size_t)env->n, nd = n * (size_t)env->d;
+    if (s->one_sided) {
+        s->base = malloc(nd * sizeof(float));
+        s->inbox = malloc(nd * sizeof(float));
+    }
+    s->scratch = malloc(3 * (size_t)env->d * sizeof(float));
+    s->h = calloc(n, sizeof *s->h);
+    s->target = calloc(n, sizeof *s->target);
+    s->in_flight = calloc(n, sizeof *s->in_flight);
+    s->gen = calloc(n, sizeof *s->gen);
+    s->igen = calloc(n, sizeof *s->igen);
+    rc = algo_pairwise_init(&s->core, env, begin_step, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
+    }
+    if ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h || !s->target ||
+        !s->in_flight || !s->gen || !s->igen) {
+        destroy(s);
+        return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+    }
+    rc = sim_config_get_time(c, "faults", "sync_timeout", &s->timeout, err);
+    if (rc < 0) {
+        destroy(s);
+        return rc;
+    }
+    for (int i = 0; i < env->n; i++) {
+        if (s->one_sided)
+            memcpy(s->base + (int64_t)i * env->d, env->w[i].x, (size_t)env->d * sizeof(float));
+        s->target[i] = draw_h(s, i);
+    }
+    *out = s;
+    return 0;
+}
+
+const algo_vt algo_swarm_sgd = {
+    .name = "swarm_sgd",
+    .summary = "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
+    .reference = "6",
+    .keys = keys,
+    .async = 1,
+    .uses_graph = 1,
+    .worker_rng = 1,
+    .needs_server = NULL,
+    .create = create,
+    .destroy = destroy,
+    .start = algo_pairwise_start,
+    .model = algo_pairwise_model,
+    .worker_models = algo_pairwise_worker_models,
+    .fault = on_fault,
+};

@@ -1,0 +1,92 @@
+/* adam and adamw (Kingma and Ba; Loshchilov and Hutter), per coordinate:
+ *   m <- beta1 m + (1 - beta1) g;  v <- beta2 v + (1 - beta2) g^2
+ *   dir = m_hat / (sqrt(v_hat) + eps),  m_hat = m / (1 - beta1^t),
+ *   v_hat = v / (1 - beta2^t) with bias_correction, else m and v as they are
+ *   (DeepSpeed's 1-bit Adam warm-up, docs/algorithms.md section 7.2).
+ * adam couples weight decay like torch.optim.Adam (g <- g + wd x first, so
+ * the decay is scaled by the preconditioner); adamw decouples it:
+ * dir += wd x, i.e. x <- x - lr (m_hat / (sqrt(v_hat) + eps) + wd x), the
+ * form of section 7.2. m, v are floats; the bias-correction factors are
+ * computed in double once per step. Also the moment kernel lamb shares. */
+#include <math.h>
+
+#include "algorithms/optim/optim_impl.h"
+
+void algo_optim_bias(const algo_optim_state *s, float *c1, float *c2)
+{
+    if (!s->hp.bias_correction) {
+        *c1 = 1.0f;
+        *c2 = 1.0f;
+        return;
+    }
+    double t = (double)s->t;
+    *c1 = (float)(1.0 / (1.0 - pow(s->hp.beta1, t)));
+    *c2 = (float)(1.0 / (1.0 - pow(s->hp.beta2, t)));
+}
+
+void algo_optim_adam_dir(algo_optim_state *s, float *g, int64_t off, int64_t len)
+{
+    const float b1 = (float)s->hp.beta1, a1 = (float)(1.0 - s->hp.beta1);
+    const float b2 = (float)s->hp.beta2, a2 = (float)(1.0 - s->hp.beta2);
+    const float eps = (float)s->hp.eps;
+    float c1, c2;
+    algo_optim_bias(s, &c1, &c2);
+    float *restrict m = s->vec[0] + off, *restrict v = s->vec[1] + off;
+    float *restrict gg = g + off;
+    if (!s->freeze_v)
+        for (int64_t j = 0; j < len; j++)
+            v[j] = b2 * v[j] + a2 * gg[j] * gg[j];
+    for (int64_t j = 0; j < len; j++) {
+        m[j] = b1 * m[j] + a1 * gg[j];
+        gg[j] = (m[j] * c1) / (sqrtf(v[j] * c2) + eps);
+    }
+}
+
+static void add_decay(float *restrict g, const float *restrict x, double wd, int64_t d)
+{
+    const float fwd = (float)wd;
+    for (int64_t j = 0; j < d; j++)
+        g[j] += fwd * x[j];
+}
+
+static int vectors(const algo_optim_hp *hp)
+{
+    (void)hp;
+    return 2;
+}
+
+static void adam_direction(algo_optim_state *s, const float *x, float *g)
+{
+    if (s->hp.weight_decay != 0)
+        add_decay(g, x, s->hp.weight_decay, s->d);
+    algo_optim_adam_dir(s, g, 0, s->d);
+}
+
+static void adamw_direction(algo_optim_state *s, const float *x, float *g)
+{
+    algo_optim_adam_dir(s, g, 0, s->d);
+    if (s->hp.weight_decay != 0)
+        add_decay(g, x, s->hp.weight_decay, s->d);
+}
+
+const algo_optim algo_optim_adam = {
+    .name = "adam",
+    .summary = "Adam like torch.optim.Adam (beta1, beta2, eps, bias_correction)",
+    .decoupled_wd = 0,
+    .trust_ratio = 0,
+    .vectors = vectors,
+    .direction = adam_direction,
+    .step = NULL,
+    .step_from = NULL,
+};
+
+const algo_optim algo_optim_adamw = {
+    .name = "adamw",
+    .summary = "Adam, decay outside: x -= lr (m_hat / (sqrt(v_hat) + eps) + wd x)",
+    .decoupled_wd = 1,
+    .trust_ratio = 0,
+    .vectors = vectors,
+    .direction = adamw_direction,
+    .step = NULL,
+    .step_from = NULL,
+};

@@ -1,0 +1,29 @@
+/* Private: the optimizer state, shared by optim.c and the optimizer files
+ * (optim_*.c). Methods use the accessors of optim.h. */
+#ifndef DTSIM_ALGO_OPTIM_IMPL_H
+#define DTSIM_ALGO_OPTIM_IMPL_H
+
+#include "algorithms/optim/optim.h"
+
+struct algo_optim_state {
+    const algo_optim *o;
+    algo_optim_hp hp;
+    int64_t d;
+    int64_t t;                          /* steps taken, advanced before a direction */
+    int n_vec;
+    float *vec[ALGO_OPTIM_MAX_VECTORS]; /* m, v (NULL when absent), one slab */
+    int freeze_v;                       /* 1: v is not updated */
+    int n_layers;                       /* >= 1 */
+    int64_t *layer_off, *layer_len;     /* n_layers each */
+    double *trust;                      /* n_layers: last trust ratio (lamb) */
+};
+
+/* Bias-correction factors for step t as floats: 1/(1 - beta1^t) and
+ * 1/(1 - beta2^t), both 1 without bias correction. */
+void algo_optim_bias(const algo_optim_state *s, float *c1, float *c2);
+/* The Adam-style moment update and preconditioned first moment on
+ * [off, off + len): m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2 (unless
+ * frozen), g = (m c1) / (sqrt(v c2) + eps). */
+void algo_optim_adam_dir(algo_optim_state *s, float *g, int64_t off, int64_t len);
+
+#endif
