@@ -1,4 +1,4 @@
-/* Gradient bucket plans (algorithms/bucket.c): DDP's grouping rule on a toy
+/* Gradient bucket plans (algorithms/drivers/bucket.c): DDP's grouping rule on a toy
  * two-layer profile with known answers, and on ResNet-50 at 25 MiB. */
 #include <criterion/criterion.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Fuzz target: fault schedules, [faults] schedule = FILE.csv
- * (algorithms/fault.c). The input is the CSV file, parsed for 4 workers
+ * (algorithms/core/fault.c). The input is the CSV file, parsed for 4 workers
  * and 9 network vertices, from memory (algo_fault_parse) and from a file
  * (algo_fault_load, as a run reads it). Properties of an accepted
  * schedule: both readings give the same events; the events are sorted by

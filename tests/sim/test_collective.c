@@ -662,7 +662,7 @@ Test(collective, hierarchical_refuses_partial_servers)
 }
 
 /* A hierarchical all-reduce over some of the hosts (a group of live
- * workers, algorithms/group.c): rank r is on server hosts[r] / p. On the
+ * workers, algorithms/drivers/group.c): rank r is on server hosts[r] / p. On the
  * two-level network of 4 servers of 2: hosts {0..5} are 3 whole servers
  * and hosts {0, 1, 4, 5} 2 of them, each round 2 (2 ai + S/Bi) + 2 (N - 1)
  * (2 ai + 2 ae + S/(N Be)) over the N servers they are on, with 2 (p - 1) N
