@@ -2,8 +2,9 @@
  * of tests/cli/expected/cases runs the built dtsim (DTSIM_EXE) in an empty
  * folder and compares its exit status, standard output and standard error
  * with NAME.out and NAME.err, captured from the dtsim before cli/ was split
- * into one file per command (expected/capture.sh writes them). One test
- * per command: the cases whose name starts with it. */
+ * into one file per command (but the cases marked as added with the shared
+ * parser; expected/capture.sh writes them). One test per command: the cases
+ * whose name starts with it. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
