@@ -26,6 +26,14 @@ static const char help[] =
     "then every method's own [algorithm] keys (docs/configuration.md is generated\n"
     "from it).\n";
 
+/* One "  NAME(ARGS)  summary" line, the name padded to width. */
+static void list_entry(int width, const char *name, const char *args, const char *summary)
+{
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s%s", name, args);
+    printf("  %-*s %s\n", width, nm, summary);
+}
+
 static void list_algorithms(void)
 {
     printf("algorithms ([algorithm] name):\n");
@@ -42,9 +50,7 @@ static void list_networks(void)
     printf("networks ([network] topology):\n");
     for (int i = 0; topo_physnet_registry[i]; i++) {
         const topo_physnet_vt *vt = topo_physnet_registry[i];
-        char name[64];
-        snprintf(name, sizeof name, "%s%s", vt->name, vt->args);
-        printf("  %-22s %s\n", name, vt->summary);
+        list_entry(22, vt->name, vt->args, vt->summary);
     }
     printf("server presets (NAME(NODES); the [network] latency and bandwidth are each "
            "server's interface):\n");
@@ -60,9 +66,7 @@ static void list_graphs(void)
     printf("graphs ([topology] graph; see `dtsim topo GRAPH`):\n");
     for (int i = 0; topo_graph_registry[i]; i++) {
         const topo_graph_vt *vt = topo_graph_registry[i];
-        char name[64];
-        snprintf(name, sizeof name, "%s%s", vt->name, vt->args);
-        printf("  %-22s %s\n", name, vt->summary);
+        list_entry(22, vt->name, vt->args, vt->summary);
     }
     printf("  weights ([topology] weights): metropolis (any graph) | uniform (regular graphs) |\n"
            "    metropolis_lazy ((I + W) / 2 of metropolis: eigenvalues in [0, 1])\n");
@@ -71,18 +75,9 @@ static void list_graphs(void)
 static void list_models(void)
 {
     printf("models ([workload] model):\n");
-    for (int i = 0; wl_model_registry[i]; i++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s%s", wl_model_registry[i]->name, wl_model_registry[i]->args);
-        printf("  %-16s %s\n", nm, wl_model_registry[i]->summary);
-    }
-}
-
-static void list_entry(const char *name, const char *args, const char *summary)
-{
-    char nm[96];
-    snprintf(nm, sizeof nm, "%s%s", name, args);
-    printf("  %-28s %s\n", nm, summary);
+    for (int i = 0; wl_model_registry[i]; i++)
+        list_entry(16, wl_model_registry[i]->name, wl_model_registry[i]->args,
+                   wl_model_registry[i]->summary);
 }
 
 static void list_info(const char *title, const char *const *names, const char *const *args,
@@ -90,7 +85,7 @@ static void list_info(const char *title, const char *const *names, const char *c
 {
     printf("%s:\n", title);
     for (int i = 0; i < n; i++)
-        list_entry(names[i], args[i], sums[i]);
+        list_entry(28, names[i], args[i], sums[i]);
 }
 
 #define LIST_TABLE(title, table)                                                      \
@@ -177,9 +172,7 @@ static void list_compressors(void)
            "sim_params, proxy, else the model's):\n");
     for (int i = 0; algo_compress_registry[i]; i++) {
         const algo_compress_vt *vt = algo_compress_registry[i];
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s%s", vt->name, vt->args);
-        printf("  %-16s %s\n", nm, vt->summary);
+        list_entry(16, vt->name, vt->args, vt->summary);
         printf("  %-16s message: %s\n", "", vt->size_rule);
         printf("  %-16s aggregated by %s\n", "",
                vt->agg == ALGO_COMPRESS_ALLGATHER
@@ -211,7 +204,7 @@ static void list_datasets(void)
     printf("datasets ([workload] dataset):\n");
     for (int i = 0; wl_dataset_registry[i]; i++) {
         const wl_dataset_vt *vt = wl_dataset_registry[i];
-        list_entry(vt->name, vt->args, vt->summary);
+        list_entry(28, vt->name, vt->args, vt->summary);
     }
 }
 static void list_partitions(void)
@@ -219,7 +212,7 @@ static void list_partitions(void)
     printf("partitions ([workload] partition):\n");
     for (int i = 0; wl_partition_registry[i]; i++) {
         const wl_partition_vt *vt = wl_partition_registry[i];
-        list_entry(vt->name, vt->args, vt->summary);
+        list_entry(28, vt->name, vt->args, vt->summary);
     }
 }
 static void list_distributions(void)
