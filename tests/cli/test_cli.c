@@ -478,17 +478,11 @@ Test(cli, sweep_checks_every_config_before_running)
 #define MAX_OPTS 32
 
 /* Collects the string literals that are whole option names ("-o", "--logx")
- * in the body of `static int cmd_NAME(` in cli/main.c; returns their count. */
-static int parser_options(const char *src, const char *name, char opts[][32])
+ * in src, the source of one command (cli/NAME.c); returns their count. */
+static int parser_options(const char *src, char opts[][32])
 {
-    char head[64];
-    snprintf(head, sizeof head, "static int cmd_%s(", name);
-    const char *p = strstr(src, head);
-    cr_assert_not_null(p, "%s not found in cli/main.c", head);
-    const char *end = strstr(p, "\n}\n");
-    cr_assert_not_null(end);
     int n = 0;
-    for (const char *q = strchr(p, '"'); q && q < end; q = strchr(q, '"')) {
+    for (const char *q = strchr(src, '"'); q; q = strchr(q, '"')) {
         const char *close = strchr(q + 1, '"');
         cr_assert_not_null(close);
         size_t len = (size_t)(close - q - 1);
@@ -535,13 +529,6 @@ static int has_opt(char opts[][32], int n, const char *opt)
 
 Test(cli, help_lists_every_option_the_parsers_accept)
 {
-    FILE *f = fopen(test_source_path("cli/main.c"), "r");
-    cr_assert_not_null(f, "cannot read cli/main.c");
-    static char src[1 << 20];
-    size_t len = fread(src, 1, sizeof src - 1, f);
-    fclose(f);
-    src[len] = '\0';
-
     const char *dir = test_tmpdir();
     static char main_help[sizeof out_text];
     cr_assert_eq(dtsim(dir, "--help"), 0);
@@ -553,7 +540,15 @@ Test(cli, help_lists_every_option_the_parsers_accept)
     char opts[5][MAX_OPTS][32];
     int n[5];
     for (int c = 0; c < 5; c++) {
-        n[c] = parser_options(src, cmds[c], opts[c]);
+        char path[64];
+        snprintf(path, sizeof path, "cli/%s.c", cmds[c]);
+        FILE *f = fopen(test_source_path(path), "r");
+        cr_assert_not_null(f, "cannot read %s", path);
+        static char src[1 << 20];
+        size_t len = fread(src, 1, sizeof src - 1, f);
+        fclose(f);
+        src[len] = '\0';
+        n[c] = parser_options(src, opts[c]);
         char args[128];
         snprintf(args, sizeof args, "%s --help", cmds[c]);
         cr_assert_eq(dtsim(dir, args), 0, "dtsim %s", args);

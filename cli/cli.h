@@ -1,0 +1,40 @@
+/* The commands of the dtsim command line, one file each, and what they
+ * share: printing a library error, the thread count, interruption by a
+ * signal, the warnings about unused keys. Only cli/ prints or exits. Exit
+ * status: 0 success (a diverged run is a result), 2 usage, config, input
+ * or database error, 1 anything else. */
+#ifndef DTSIM_CLI_CLI_H
+#define DTSIM_CLI_CLI_H
+
+#include <signal.h>
+
+#include "config/config.h"
+#include "sim/err.h"
+
+/* The commands: argv[0] is the command's name; each returns the exit status. */
+int cli_run_main(int argc, char **argv);
+int cli_sweep_main(int argc, char **argv);
+int cli_report_main(int argc, char **argv);
+int cli_plot_main(int argc, char **argv);
+int cli_topo_main(int argc, char **argv);
+int cli_list_main(int argc, char **argv);
+
+/* Prints "dtsim: " and the error's message to standard error; returns the
+ * exit status of its code. */
+int cli_fail(const sim_err *err);
+
+/* --threads N (opt, a number from 1 to 1024, or NULL), else $DTSIM_THREADS,
+ * else the online processors. Returns the count, or -1 after printing the
+ * usage error of command. */
+int cli_threads(const char *command, const char *opt);
+
+/* Set by SIGINT and SIGTERM once cli_interrupt_install has run: a run
+ * stops at its next iteration, marked failed. */
+extern volatile sig_atomic_t cli_interrupted;
+void cli_interrupt_install(void);
+
+/* Keys the user wrote that the experiment does not use: one warning line
+ * each on standard error. */
+void cli_warnings_print(const sim_config *cfg);
+
+#endif

@@ -1,0 +1,63 @@
+/* What the commands share (see cli.h): error printing, the thread count,
+ * the interrupt flag and the unused-key warnings of run and sweep. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "experiment/experiment.h"
+#include "sim/pool.h"
+
+int cli_fail(const sim_err *err)
+{
+    fprintf(stderr, "dtsim: %s\n", err->msg);
+    return sim_err_exit_status(err->code);
+}
+
+int cli_threads(const char *command, const char *opt)
+{
+    const char *v = opt ? opt : getenv("DTSIM_THREADS");
+    if (!v || !*v)
+        return sim_pool_default_threads();
+    char *end;
+    long t = strtol(v, &end, 10);
+    if (*end || t < 1 || t > 1024) {
+        cli_usage_error(command, opt ? "--threads: expected a number from 1 to 1024, got '%s'"
+                                     : "DTSIM_THREADS: expected a number from 1 to 1024, got '%s'",
+                        v);
+        return -1;
+    }
+    return (int)t;
+}
+
+volatile sig_atomic_t cli_interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    cli_interrupted = 1;
+}
+
+void cli_interrupt_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+void cli_warnings_print(const sim_config *cfg)
+{
+    char buf[4096];
+    if (sim_experiment_warnings(cfg, buf, sizeof buf) == 0)
+        return;
+    for (char *line = buf, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        fprintf(stderr, "dtsim: warning: %.*s\n", (int)(nl - line), line);
+    }
+}
