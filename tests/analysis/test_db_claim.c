@@ -49,7 +49,7 @@ Test(db_claim, mark_stale_running)
     cr_assert_eq(an_db_mark_stale_running(db, "A", &err), 0);
     an_db_close(db);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE config = 'A'"
-                             " AND status = 'failed' AND finished_at IS NOT NULL"), 2);
+                                    " AND status = 'failed' AND finished_at IS NOT NULL"), 2);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"), 1);
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE id = %lld"

@@ -50,7 +50,7 @@ Test(db_merge, merge_copies_series_and_accepts_older_sources)
     test_sql_text(main_path, "SELECT error FROM runs WHERE id = 1", text, sizeof text);
     cr_assert_str_eq(text, "why");
     cr_assert_eq(test_sql_int(main_path, "SELECT count(*) FROM runs WHERE id = 2 AND error IS NULL"
-                                  " AND name = 'old'"), 1);
+                                         " AND name = 'old'"), 1);
     cr_assert_eq(test_sql_int(main_path, "SELECT count(*) FROM metrics WHERE run_id = 2"), 1);
 }
 

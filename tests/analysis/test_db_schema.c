@@ -22,7 +22,8 @@
 /* Overwrites the staleness table's root page with garbage. */
 static void corrupt_staleness(const char *path)
 {
-    int64_t page = test_sql_int(path, "SELECT rootpage FROM sqlite_master WHERE name = 'staleness'");
+    int64_t page = test_sql_int(path, "SELECT rootpage FROM sqlite_master"
+                                      " WHERE name = 'staleness'");
     int64_t size = test_sql_int(path, "PRAGMA page_size");
     cr_assert_gt(page, 1);
     FILE *f = fopen(path, "r+b");
@@ -102,11 +103,11 @@ Test(db_schema, older_database_gains_the_new_tables)
     cr_assert_eq(an_db_run_fail_message(db, id, "boom", &err), 0, "%s", err.msg);
     an_db_close(db);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-                             " AND name IN ('series', 'labels', 'links', 'faults')"), 4);
-    cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'series_run_name'"),
-                 1);
+                                    " AND name IN ('series', 'labels', 'links', 'faults')"), 4);
+    cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM sqlite_master"
+                                    " WHERE name = 'series_run_name'"), 1);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE id = 1 AND error IS NULL"
-                             " AND status = 'done'"), 1);
+                                    " AND status = 'done'"), 1);
     char text[32];
     test_sql_text(path, "SELECT error FROM runs WHERE id = 2", text, sizeof text);
     cr_assert_str_eq(text, "boom");
@@ -120,10 +121,10 @@ Test(db_schema, older_database_gains_the_new_tables)
     cr_assert_not_null(db, "%s", err.msg);
     an_db_close(db);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM pragma_table_info('runs')"
-                             " WHERE name = 'error'"), 1);
+                                    " WHERE name = 'error'"), 1);
     /* params gained num: NULL for the old rows */
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM pragma_table_info('params')"
-                             " WHERE name = 'num'"), 1);
+                                    " WHERE name = 'num'"), 1);
 }
 
 Test(db_schema, a_corrupt_database_is_refused_naming_the_file)

@@ -34,7 +34,7 @@ Test(db_write, lifecycle_counts_and_values)
     cr_assert_eq(started[10], 'T');
     cr_assert_eq(started[19], 'Z');
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE finished_at IS NULL"
-                             " AND sim_time IS NULL AND final_train_loss IS NULL"), 1);
+                                    " AND sim_time IS NULL AND final_train_loss IS NULL"), 1);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM params"), 3);
 
     for (int i = 0; i < 600; i++) {
@@ -65,14 +65,15 @@ Test(db_write, lifecycle_counts_and_values)
     cr_assert_eq(test_sql_int(path, "SELECT bytes_sent FROM metrics WHERE iteration = 599"),
                  599000);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM workers"), 4);
-    cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM workers WHERE mean_staleness IS NULL"), 1);
+    cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM workers"
+                                    " WHERE mean_staleness IS NULL"), 1);
     cr_assert_float_eq(test_sql_real(path, "SELECT compute_time FROM workers WHERE worker = 2"),
                        3.5, 1e-15);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM staleness"), 2);
     cr_assert_eq(test_sql_int(path, "SELECT count FROM staleness WHERE staleness = 2"), 3);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE status = 'done'"
-                             " AND finished_at LIKE '%Z' AND iterations = 600"
-                             " AND bytes_sent = 599000 AND mean_staleness IS NULL"), 1);
+                                    " AND finished_at LIKE '%Z' AND iterations = 600"
+                                    " AND bytes_sent = 599000 AND mean_staleness IS NULL"), 1);
     cr_assert_float_eq(test_sql_real(path, "SELECT idle_fraction FROM runs"), 0.125, 1e-15);
     cr_assert_float_eq(test_sql_real(path, "SELECT consensus_distance FROM runs"), 0.0625, 1e-15);
     cr_assert_float_eq(test_sql_real(path, "SELECT final_test_accuracy FROM runs"), 0.59, 1e-15);
@@ -83,8 +84,8 @@ Test(db_write, lifecycle_counts_and_values)
     test_sql_text(path, "PRAGMA journal_mode", text, sizeof text);
     cr_assert_str_eq(text, "wal");
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
-                             " AND name IN ('metrics_run_time', 'params_run', 'workers_run',"
-                             " 'staleness_run', 'runs_config')"), 5);
+                                    " AND name IN ('metrics_run_time', 'params_run', 'workers_run',"
+                                    " 'staleness_run', 'runs_config')"), 5);
 }
 
 /* params rows keep the value as written and its SI number (or NULL). */
@@ -104,12 +105,13 @@ Test(db_write, params_store_the_written_value_and_its_number)
     cr_assert_eq(an_db_run_begin(db, &info, &id, &err), 0, "%s", err.msg);
     an_db_close(db);
     char text[64];
-    test_sql_text(path, "SELECT value FROM params WHERE key = 'network.bandwidth'", text, sizeof text);
+    test_sql_text(path, "SELECT value FROM params WHERE key = 'network.bandwidth'", text,
+                  sizeof text);
     cr_assert_str_eq(text, "10Gbps");
     cr_assert_eq(test_sql_int(path, "SELECT num = 1250000000 FROM params"
-                             " WHERE key = 'network.bandwidth'"), 1);
-    cr_assert_eq(test_sql_int(path, "SELECT num IS NULL FROM params WHERE key = 'network.topology'"),
-                 1);
+                                    " WHERE key = 'network.bandwidth'"), 1);
+    cr_assert_eq(test_sql_int(path, "SELECT num IS NULL FROM params"
+                                    " WHERE key = 'network.topology'"), 1);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM params WHERE num > 1e9"), 1);
 }
 
@@ -151,7 +153,7 @@ Test(db_write, series_rows_round_trip_in_batches)
     cr_assert_str_eq(text, "dropped");
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM series WHERE name = 'dropped'"), 150);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
-                             " AND name = 'series_run_name'"), 1);
+                                    " AND name = 'series_run_name'"), 1);
 }
 
 Test(db_write, series_name_must_fit)
@@ -221,7 +223,7 @@ Test(db_write, run_fail_and_invalid_status)
     cr_assert_eq(an_db_run_finish(db, id, &s, NULL, 0, NULL, 0, &err), SIM_EINTERNAL);
     cr_assert_eq(an_db_run_fail(db, id, &err), 0, "%s", err.msg);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE status = 'failed'"
-                             " AND finished_at IS NOT NULL"), 1);
+                                    " AND finished_at IS NOT NULL"), 1);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM metrics"), 5);
     /* fail does not overwrite a finished run */
     int64_t done = fx_run_begin(db, "A");
@@ -247,7 +249,7 @@ Test(db_write, failed_run_keeps_its_message)
     test_sql_text(path, "SELECT error FROM runs WHERE id = 1", text, sizeof text);
     cr_assert_str_eq(text, "x.ini: asgd: at 1 s: send failed");
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE id = 2 AND error IS NULL"
-                             " AND status = 'failed'"), 1);
+                                    " AND status = 'failed'"), 1);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM series WHERE run_id = 1"), 1);
 }
 
@@ -334,5 +336,5 @@ Test(db_write, marking_failed_waits_out_a_locked_database)
     close(fds[0]);
     close(fds[1]);
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE status = 'failed'"
-                             " AND error = 'boom'"), 1);
+                                    " AND error = 'boom'"), 1);
 }
