@@ -89,11 +89,11 @@ const char fx_old_schema[] =
     "INSERT INTO runs(name, algorithm, status, config) VALUES('old', 'asgd', 'done', 'c0');"
     "INSERT INTO metrics(run_id, iteration) VALUES(1, 5);";
 
-static char report_path[4096];
+static char last_path[4096];
 
-const char *fx_report_path(void)
+const char *fx_path(void)
 {
-    return report_path;
+    return last_path;
 }
 
 /* Params shared by the "same experiment" runs; workers.count is varied to
@@ -154,9 +154,9 @@ const fx_point fx_early_pts[] = {{0.1, 0.9, 0.1}};
 an_db *fx_report_known_db(void)
 {
     const char *dir = test_tmpdir();
-    snprintf(report_path, sizeof report_path, "%s/results.db", dir);
+    snprintf(last_path, sizeof last_path, "%s/results.db", dir);
     sim_err err = {0};
-    an_db *db = an_db_open(report_path, &err);
+    an_db *db = an_db_open(last_path, &err);
     cr_assert_not_null(db, "%s", err.msg);
     cr_assert_eq(fx_report_run(db, "failed", "allreduce_sgd", "4", "0.1", fx_early_pts, 1,
                                "failed", 10), R_FAILED);
@@ -220,9 +220,9 @@ static int64_t add_seed_run(an_db *db, const char *name, const char *seed, const
 void fx_report_seeds_db(void)
 {
     const char *dir = test_tmpdir();
-    snprintf(report_path, sizeof report_path, "%s/seeds.db", dir);
+    snprintf(last_path, sizeof last_path, "%s/seeds.db", dir);
     sim_err err = {0};
-    an_db *db = an_db_open(report_path, &err);
+    an_db *db = an_db_open(last_path, &err);
     cr_assert_not_null(db, "%s", err.msg);
     add_seed_run(db, "s1", "1", "0.1", fx_base_pts, 5, "done", 100);
     add_seed_run(db, "s2", "2", "0.1", fx_fast_pts, 3, "done", 200);
@@ -232,3 +232,118 @@ void fx_report_seeds_db(void)
     an_db_close(db);
 }
 
+/* ---- plot and scaling suites ---- */
+
+typedef struct plot_pt {
+    double t, loss, acc;
+} plot_pt;
+
+static int64_t plot_run(an_db *db, const char *algo, const char *seed, const char *compute,
+                        const plot_pt *pts, int n, const char *status)
+{
+    const char *keys[] = {"experiment.name", "experiment.seed", "workers.count",
+                          "workers.compute", "algorithm.name"};
+    const char *values[] = {"p", seed, "4", compute, algo};
+    an_run_info info = {.name = "p", .algorithm = algo, .seed = (uint64_t)atoi(seed),
+                        .n_workers = 4, .config = "c", .n_params = 5, .param_keys = keys,
+                        .param_values = values};
+    sim_err err = {0};
+    int64_t id = 0;
+    cr_assert_eq(an_db_run_begin(db, &info, &id, &err), 0, "%s", err.msg);
+    for (int i = 0; i < n; i++) {
+        an_metric_row r = {.sim_time = pts[i].t, .iteration = 10 * i, .epoch = 0.5 * i,
+                           .samples = 1000 * i, .train_loss = pts[i].loss,
+                           .test_loss = pts[i].loss, .test_accuracy = pts[i].acc,
+                           .bytes_sent = 2000000 * i};
+        cr_assert_eq(an_db_metric(db, id, &r, &err), 0, "%s", err.msg);
+    }
+    an_run_summary s = {.status = status ? status : "done", .sim_time = pts[n - 1].t,
+                        .mean_staleness = NAN, .consensus_distance = NAN};
+    if (status && strcmp(status, "running") == 0)
+        cr_assert_eq(an_db_flush(db, &err), 0, "%s", err.msg);
+    else
+        cr_assert_eq(an_db_run_finish(db, id, &s, NULL, 0, NULL, 0, &err), 0, "%s", err.msg);
+    return id;
+}
+
+/* Runs 1, 2: allreduce_sgd seeds 1 and 2 (one config); 3: asgd seed 1;
+ * 4: asgd with another compute; 5: a failed run (never plotted). */
+const char *fx_plot_db(void)
+{
+    const char *dir = test_tmpdir();
+    snprintf(last_path, sizeof last_path, "%s/plot.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(last_path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    static const plot_pt a1[] = {{0, 1.0, 0.1}, {1, 0.5, 0.5}, {2, 0.25, 0.8}, {3, 0.2, 0.9}};
+    static const plot_pt a2[] = {{0, 0.8, 0.2}, {2, 0.4, 0.7}, {2.5, 0.3, 0.75}};
+    static const plot_pt b1[] = {{0, 1.0, 0.1}, {0.5, 0.6, 0.6}, {1.5, 0.3, 0.85}};
+    static const plot_pt c1[] = {{0, 1.0, 0.1}, {4, 0.1, 0.95}};
+    static const plot_pt f1[] = {{0, 9.0, 0.0}, {1, 9.0, 0.0}};
+    cr_assert_eq(plot_run(db, "allreduce_sgd", "1", "constant(1000000ns)", a1, 4, NULL), 1);
+    cr_assert_eq(plot_run(db, "allreduce_sgd", "2", "constant(1000000ns)", a2, 3, NULL), 2);
+    cr_assert_eq(plot_run(db, "asgd", "1", "constant(1000000ns)", b1, 3, NULL), 3);
+    cr_assert_eq(plot_run(db, "asgd", "1", "exponential(2000000ns)", c1, 2, NULL), 4);
+    cr_assert_eq(plot_run(db, "asgd", "3", "constant(1000000ns)", f1, 2, "failed"), 5);
+    an_db_close(db);
+    return dir;
+}
+
+/* One run whose last metric row is (t, samples); an earlier row at t / 2
+ * with half the samples and a row at 0 come first. */
+static int64_t scaling_run(an_db *db, const char *name, int workers, const char *lr,
+                           const char *topology, double t, int64_t samples, const char *status)
+{
+    char count[16];
+    snprintf(count, sizeof count, "%d", workers);
+    const char *keys[] = {"experiment.name", "experiment.seed", "workers.count",
+                          "network.bandwidth", "network.topology", "algorithm.name",
+                          "algorithm.lr"};
+    const char *values[] = {name, "1", count, "10000000000", topology, "allreduce_sgd", lr};
+    an_run_info info = {.name = name, .algorithm = "allreduce_sgd", .seed = 1,
+                        .n_workers = workers, .config = name, .version = "0.1.0",
+                        .n_params = 7, .param_keys = keys, .param_values = values};
+    sim_err err = {0};
+    int64_t id = 0;
+    cr_assert_eq(an_db_run_begin(db, &info, &id, &err), 0, "%s", err.msg);
+    const double ts[3] = {0, t / 2, t};
+    const int64_t ss[3] = {0, samples / 2, samples};
+    for (int i = 0; i < 3; i++) {
+        an_metric_row r = {.sim_time = ts[i], .iteration = 10 * i, .samples = ss[i],
+                           .train_loss = 1.0, .test_loss = NAN, .test_accuracy = NAN};
+        cr_assert_eq(an_db_metric(db, id, &r, &err), 0, "%s", err.msg);
+    }
+    if (status) {
+        an_run_summary s = {.status = status, .sim_time = t, .iterations = 20,
+                            .final_train_loss = 1.0, .final_test_accuracy = NAN,
+                            .mean_staleness = NAN, .consensus_distance = NAN};
+        cr_assert_eq(an_db_run_finish(db, id, &s, NULL, 0, NULL, 0, &err), 0, "%s", err.msg);
+    }
+    return id;
+}
+
+/* Runs 1..10. Group 1 (lr 0.1, star): n = 4, 1, 2 (ids 1, 2, 3) at 320,
+ * 100, 180 samples/s. Group 2 (lr 0.3): n = 4, 2 at 360, 200 (no n = 1:
+ * the base is 2). Group 3: hierarchical(1, 8) and hierarchical(2, 8) at
+ * 800 and 1200. Group 4: star at 16 workers, lr 0.5, alone. Run 9 failed
+ * and run 10 still running: not counted. */
+an_db *fx_scaling_db(void)
+{
+    const char *dir = test_tmpdir();
+    snprintf(last_path, sizeof last_path, "%s/results.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(last_path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    cr_assert_eq(scaling_run(db, "a-n4", 4, "0.1", "star", 10, 3200, "done"), 1);
+    cr_assert_eq(scaling_run(db, "a-n1", 1, "0.1", "star", 10, 1000, "done"), 2);
+    cr_assert_eq(scaling_run(db, "a-n2", 2, "0.1", "star", 5, 900, "done"), 3);
+    cr_assert_eq(scaling_run(db, "b-n4", 4, "0.3", "star", 10, 3600, "done"), 4);
+    cr_assert_eq(scaling_run(db, "b-n2", 2, "0.3", "star", 10, 2000, "done"), 5);
+    cr_assert_eq(scaling_run(db, "h8", 8, "0.1", "hierarchical(1, 8)", 2, 1600, "done"), 6);
+    cr_assert_eq(scaling_run(db, "h16", 16, "0.1", "hierarchical(2, 8)", 2, 2400, "done"), 7);
+    cr_assert_eq(scaling_run(db, "s16", 16, "0.5", "star", 2, 2400, "done"), 8);
+    cr_assert_eq(scaling_run(db, "a-n8-failed", 8, "0.1", "star", 10, 100, "failed"), 9);
+    cr_assert_eq(scaling_run(db, "a-n8-running", 8, "0.1", "star", 10, 100, NULL), 10);
+    cr_assert_eq(an_db_flush(db, &err), 0, "%s", err.msg);
+    return db;
+}

@@ -1,7 +1,7 @@
 /* Fixtures the analysis suites share (the harness of tests/common.h does
  * the temporary files and SQL probes): standard run rows for the database
  * suites, the schema of an older dtsim, and small databases with known
- * answers for the report suites. */
+ * answers for the report, plot and scaling suites. */
 #ifndef DTSIM_TESTS_ANALYSIS_FIXTURES_H
 #define DTSIM_TESTS_ANALYSIS_FIXTURES_H
 
@@ -48,18 +48,29 @@ int64_t fx_report_run(an_db *db, const char *name, const char *algo, const char 
 
 /* Runs 1..8 of fx_report_known_db, by id. */
 enum { R_FAILED = 1, R_BASE, R_FAST, R_NEVER, R_OTHER, R_DUP, R_RUNNING, R_LR, N_RUNS = R_LR };
-/* A fresh database (at fx_report_path()) holding runs R_FAILED..R_LR: a
+/* A fresh database (at fx_path()) holding runs R_FAILED..R_LR: a
  * failed allreduce (never a baseline), the baseline, a fast method, one that
  * never reaches 0.8, an allreduce with other params, a second matching
  * allreduce (not the lowest id), a run still 'running' and an allreduce with
  * another lr. Open for writing; the caller closes it. */
 an_db *fx_report_known_db(void);
 /* Runs 1-3: one config, seeds 1-3 (names differ); 4: another lr; 5: a
- * fourth seed still running. Written to fx_report_path() and closed. */
+ * fourth seed still running. Written to fx_path() and closed. */
 void fx_report_seeds_db(void);
-/* The path of the last fixture database (static buffer). */
-const char *fx_report_path(void);
+/* The path of the database the last fx_*_db call wrote (static buffer). */
+const char *fx_path(void);
 /* The row of run id; fails the test when it is missing. */
 const an_report_row *fx_report_row(const an_report *rep, int64_t id);
+
+/* ---- plot and scaling suites ---- */
+
+/* Runs 1, 2: allreduce_sgd seeds 1 and 2 (one config); 3: asgd seed 1;
+ * 4: asgd with another compute; 5: a failed run (never plotted). Written
+ * to fx_path() ("plot.db") and closed; returns its directory. */
+const char *fx_plot_db(void);
+/* Runs 1..10 of known throughput at fx_path(): four groups of runs that
+ * differ only in the worker count, a failed run and a running one (see
+ * fixtures.c). Open for writing; the caller closes it. */
+an_db *fx_scaling_db(void);
 
 #endif

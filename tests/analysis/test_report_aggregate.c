@@ -15,7 +15,7 @@ Test(report_aggregate, aggregate_seeds_mean_and_spread)
 {
     fx_report_seeds_db();
     sim_err err = {0};
-    an_db *db = an_db_open_readonly(fx_report_path(), &err);
+    an_db *db = an_db_open_readonly(fx_path(), &err);
     cr_assert_not_null(db, "%s", err.msg);
     an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.8};
     an_report rep;
@@ -59,7 +59,7 @@ Test(report_aggregate, aggregate_text_and_csv)
     an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.8,
                            .aggregate = 1};
     FILE *f = tmpfile();
-    cr_assert_eq(an_report_print(fx_report_path(), &opts, f, &err), 0, "%s", err.msg);
+    cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), 0, "%s", err.msg);
     static char buf[65536];
     test_stream_read(f, buf, sizeof buf);
     fclose(f);
@@ -75,7 +75,7 @@ Test(report_aggregate, aggregate_text_and_csv)
 
     opts.csv = 1;
     f = tmpfile();
-    cr_assert_eq(an_report_print(fx_report_path(), &opts, f, &err), 0, "%s", err.msg);
+    cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), 0, "%s", err.msg);
     test_stream_read(f, buf, sizeof buf);
     fclose(f);
     const char *head = "run_ids,n_runs,name,algorithm,n_workers,target_metric,target,"

@@ -86,7 +86,7 @@ Test(report_format, text_table_aligned)
     an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.8};
     FILE *f = tmpfile();
     sim_err err = {0};
-    cr_assert_eq(an_report_print(fx_report_path(), &opts, f, &err), 0, "%s", err.msg);
+    cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), 0, "%s", err.msg);
     static char buf[65536];
     test_stream_read(f, buf, sizeof buf);
     fclose(f);
