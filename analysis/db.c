@@ -133,6 +133,16 @@ int db_tx_end(an_db *db, int ret, sim_err *err)
     return ret;
 }
 
+int db_write_begin(an_db *db, int which, sqlite3_stmt **st, sim_err *err)
+{
+    if (db_check_writable(db, err) != 0)
+        return SIM_EDB;
+    *st = db_stmt_get(db, which, err);
+    if (!*st)
+        return SIM_EDB;
+    return db_tx_begin(db, err);
+}
+
 /* 1 when query returns a row, 0 when not, < 0 on error. */
 int db_query_has_row(an_db *db, const char *sql)
 {

@@ -85,14 +85,10 @@ int db_claim_find(an_db *db, const char *config, uint64_t seed, int64_t *other, 
 
 int an_db_mark_stale_running(an_db *db, const char *config, sim_err *err)
 {
-    if (db_check_writable(db, err) != 0)
-        return SIM_EDB;
-    sqlite3_stmt *s = db_stmt_get(db, ST_MARK_STALE, err);
-    if (!s)
-        return SIM_EDB;
     char now[32];
     db_utc_now(now, sizeof now);
-    int ret = db_tx_begin(db, err);
+    sqlite3_stmt *s = NULL;
+    int ret = db_write_begin(db, ST_MARK_STALE, &s, err);
     if (ret != 0)
         return ret;
     db_bind_text(s, 1, config);

@@ -97,6 +97,10 @@ void db_tx_rollback(an_db *db);
 /* Commits (ret == 0), or rolls back and returns ret (err is filled before
  * the rollback). */
 int db_tx_end(an_db *db, int ret, sim_err *err);
+/* The opening of a write through one statement: refuses a read-only
+ * handle (SIM_EDB), prepares statement `which` into *st and begins the
+ * transaction; 0 or the error code (nothing to undo then). */
+int db_write_begin(an_db *db, int which, sqlite3_stmt **st, sim_err *err);
 /* 1 when query returns a row, 0 when not, < 0 on error. */
 int db_query_has_row(an_db *db, const char *sql);
 /* Steps a query bound by the caller: *id = its first row's first column, or

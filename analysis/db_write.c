@@ -185,12 +185,8 @@ int an_db_run_labels(an_db *db, int64_t run_id, int n_workers, int classes,
 {
     if (n_workers <= 0 || classes <= 0)
         return 0;
-    if (db_check_writable(db, err) != 0)
-        return SIM_EDB;
-    sqlite3_stmt *st = db_stmt_get(db, ST_LABEL_INSERT, err);
-    if (!st)
-        return SIM_EDB;
-    int ret = db_tx_begin(db, err);
+    sqlite3_stmt *st = NULL;
+    int ret = db_write_begin(db, ST_LABEL_INSERT, &st, err);
     if (ret != 0)
         return ret;
     for (int w = 0; ret == 0 && w < n_workers; w++) {
@@ -213,12 +209,8 @@ int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_l
 {
     if (n_links <= 0)
         return 0;
-    if (db_check_writable(db, err) != 0)
-        return SIM_EDB;
-    sqlite3_stmt *st = db_stmt_get(db, ST_LINK_INSERT, err);
-    if (!st)
-        return SIM_EDB;
-    int ret = db_tx_begin(db, err);
+    sqlite3_stmt *st = NULL;
+    int ret = db_write_begin(db, ST_LINK_INSERT, &st, err);
     if (ret != 0)
         return ret;
     for (int i = 0; ret == 0 && i < n_links; i++) {
@@ -237,12 +229,8 @@ int an_db_run_faults(an_db *db, int64_t run_id, const an_fault_row *faults, int 
 {
     if (n_faults <= 0)
         return 0;
-    if (db_check_writable(db, err) != 0)
-        return SIM_EDB;
-    sqlite3_stmt *st = db_stmt_get(db, ST_FAULT_INSERT, err);
-    if (!st)
-        return SIM_EDB;
-    int ret = db_tx_begin(db, err);
+    sqlite3_stmt *st = NULL;
+    int ret = db_write_begin(db, ST_FAULT_INSERT, &st, err);
     if (ret != 0)
         return ret;
     for (int i = 0; ret == 0 && i < n_faults; i++) {
@@ -328,14 +316,10 @@ int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err)
 
 static int run_fail_once(an_db *db, int64_t run_id, const char *message, sim_err *err)
 {
-    if (db_check_writable(db, err) != 0)
-        return SIM_EDB;
-    sqlite3_stmt *s = db_stmt_get(db, ST_RUN_FAIL, err);
-    if (!s)
-        return SIM_EDB;
     char now[32];
     db_utc_now(now, sizeof now);
-    int ret = db_tx_begin(db, err);
+    sqlite3_stmt *s = NULL;
+    int ret = db_write_begin(db, ST_RUN_FAIL, &s, err);
     if (ret != 0)
         return ret;
     ret = db_rows_write(db, err);
