@@ -207,6 +207,50 @@ static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, d
         algo_gossip_check_round(g, dst);
 }
 
+/* ---- compressed gossip (CHOCO, choco.c) ---------------------------------
+ *
+ * Every worker j has a public copy x_hat_j held by itself and by its
+ * neighbours, which all apply the same compressed differences; the
+ * simulation keeps one copy per worker, exact while every holder gets
+ * every difference. A crash breaks that (a difference in flight reaches
+ * some neighbours and not others; the crashed worker misses its
+ * neighbours' differences while down), but no stale copy is read while j
+ * is down: its neighbours move its weight to their diagonal. The rule
+ * restores the copies at the rejoin, before any is read again: the
+ * rejoining worker restarts its x_hat at its new model (ops->reset: its
+ * residual v - x_hat starts from the local step alone) and the first
+ * message of each direction of each of its links, of the first step both
+ * ends take part in, is sent dense (S bytes, the sender's whole x_hat
+ * after its update) instead of compressed: its receiver replaces its
+ * copy, which then equals the sender's own. Each pair's two dense
+ * messages cost S - (compressed size) more each than a plain step; the
+ * receiver waits for them as for any message of its step. */
+
+/* The wire size of i's message to r: dense once after a rejoin of either. */
+static double pair_bytes(algo_gossip *g, int i, int r, double bytes)
+{
+    gnb *b = g->resync ? nb_of(&g->w[r], i) : NULL;
+    if (!b || !b->dense)
+        return bytes;
+    b->dense = 0;
+    return g->msg_bytes;
+}
+
+/* Worker j rejoins: each direction of each of its links goes dense once. */
+static void resync_pairs(algo_gossip *g, int j)
+{
+    gworker *wj = &g->w[j];
+    for (int a = 0; a < wj->nnb; a++)
+        wj->nb[a].dense = 1;
+    const int *out;
+    int nout = topo_graph_out_at(g->env->graph, 0, j, &out);
+    for (int a = 0; a < nout; a++) {
+        gnb *b = nb_of(&g->w[out[a]], j);
+        if (b)
+            b->dense = 1;
+    }
+}
+
 void algo_gossip_crash_send(algo_gossip *g, int i, int p, double bytes)
 {
     algo_env *env = g->env;
@@ -233,7 +277,7 @@ void algo_gossip_crash_send(algo_gossip *g, int i, int p, double bytes)
         if (!takes_part(g, out[a], w->t))
             continue;
         w->pend[p]++;
-        if (algo_env_send(env, i, out[a], bytes, on_msg, g,
+        if (algo_env_send(env, i, out[a], pair_bytes(g, i, out[a], bytes), on_msg, g,
                           msg_arg(w->t, w->gen, g->w[out[a]].gen)) < 0)
             return;
     }
@@ -443,6 +487,8 @@ static void rejoin(algo_gossip *g, int j)
         algo_mean(wj->x, g->ptrs, up, g->d);
     if (g->ops.reset)
         g->ops.reset(g->m, env, j);
+    if (g->resync)
+        resync_pairs(g, j);
     for (int a = 0; a < wj->nnb; a++) {
         wj->nb[a].got[0] = wj->nb[a].got[1] = -1;
         wj->nb[a].dead_gen = UINT32_MAX;
@@ -495,8 +541,8 @@ int algo_gossip_crash_init(algo_gossip *g, sim_err *err)
     const char *sched = sim_config_get_string(env->cfg, "faults", "schedule");
     if (!sched || !strcmp(sched, "none")) /* the crashes come from mtbf */
         key = "mtbf";
-    if (ops->bytes) {
-        why = "compressed gossip";
+    if (ops->bytes && topo_graph_period(env->graph) != 1) {
+        why = "compressed gossip on a time-varying graph";
         sec = "algorithm";
         key = "compressor";
     } else if (ops->plan) {
@@ -514,6 +560,7 @@ int algo_gossip_crash_init(algo_gossip *g, sim_err *err)
     if (rc < 0)
         return rc;
     g->tv = topo_graph_period(env->graph) != 1;
+    g->resync = ops->bytes != NULL;
     size_t nn = 0;
     for (int i = 0; i < env->n; i++) {
         const int *nb;

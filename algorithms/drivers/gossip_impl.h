@@ -89,6 +89,7 @@ typedef struct gnb {
     int j;
     int64_t got[2];        /* step of j's delivered, uncombined message per parity */
     uint32_t dead_gen;     /* j's incarnation i has timed out on (UINT32_MAX: none) */
+    int dense;             /* resync: j's next message to i goes dense (S bytes) */
 } gnb;
 
 typedef struct frame {
@@ -131,6 +132,7 @@ struct algo_gossip {
     sim_time timeout;      /* [faults] sync_timeout */
     gnb *nb_slab;
     int tv;                /* crash mode on a time-varying graph */
+    int resync;            /* compressed gossip: a rejoin resynchronizes its pairs */
 };
 
 /* gossip.c */

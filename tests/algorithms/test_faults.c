@@ -775,10 +775,6 @@ Test(faults, random_fault_keys_are_checked)
         {{"algorithm.name=consensus_control", "faults.mtbf=exponential(1s)"},
          "--set faults.mtbf: consensus_control: exact averaging or adaptive gossip does not "
          "support worker crashes ([faults])", NULL},
-        {{"algorithm.name=dpsgd", "faults.mtbf=exponential(1s)"},
-         "--set algorithm.compressor: dpsgd: compressed gossip does not support worker "
-         "crashes ([faults])",
-         "algorithm.compressor=topk(0.5)"},
         {{"algorithm.name=allreduce_sgd", "faults.mtbf=exponential(1s)"},
          "--set algorithm.bucket: gradient buckets do not support worker crashes ([faults]); "
          "use bucket = 0",
