@@ -445,6 +445,17 @@ static void crash(algo_gossip *g, int j)
     algo_gossip_complete_ready(g);
 }
 
+/* max(k, the first iteration live worker r has not published a step of). */
+static int64_t later_iter(const algo_gossip *g, int r, int64_t k)
+{
+    const gworker *wr = &g->w[r];
+    int64_t next = wr->t + (wr->published || wr->ready_last ? 1 : 0);
+    int64_t kr = g->steps > 0 ? (next + g->steps - 1) / g->steps : wr->k;
+    if (kr < wr->k)
+        kr = wr->k;
+    return kr > k ? kr : k;
+}
+
 /* Worker j rejoins: its live neighbours' mean, a fresh optimizer state, at
  * the first iteration none of them has published a step of. */
 static void rejoin(algo_gossip *g, int j)
@@ -460,28 +471,14 @@ static void rejoin(algo_gossip *g, int j)
         int r = wj->nb[a].j;
         if (env->w[r].down)
             continue;
-        gworker *wr = &g->w[r];
-        g->ptrs[up++] = wr->x;
-        int64_t next = wr->t + (wr->published || wr->ready_last ? 1 : 0);
-        int64_t kr = g->steps > 0 ? (next + g->steps - 1) / g->steps : wr->k;
-        if (kr < wr->k)
-            kr = wr->k;
-        if (kr > k)
-            k = kr;
+        g->ptrs[up++] = g->w[r].x;
+        k = later_iter(g, r, k);
     }
     if (g->tv) { /* a sender anywhere along a cycle may reach j: start after all */
         wj->ntv = 0;
-        for (int r = 0; r < g->n; r++) {
-            gworker *wr = &g->w[r];
-            if (r == j || env->w[r].down)
-                continue;
-            int64_t next = wr->t + (wr->published || wr->ready_last ? 1 : 0);
-            int64_t kr = g->steps > 0 ? (next + g->steps - 1) / g->steps : wr->k;
-            if (kr < wr->k)
-                kr = wr->k;
-            if (kr > k)
-                k = kr;
-        }
+        for (int r = 0; r < g->n; r++)
+            if (r != j && !env->w[r].down)
+                k = later_iter(g, r, k);
     }
     if (up > 0)
         algo_mean(wj->x, g->ptrs, up, g->d);

@@ -151,7 +151,8 @@ void algo_gossip_iteration_done(algo_gossip *g, int64_t k)
     if (g->crash && algo_gossip_window_fit(g, k + 1) < 0)
         return;
     if (k - g->k_lo >= g->R) { /* cannot happen on a connected graph */
-        algo_gossip_fail(g, SIM_EINTERNAL, "a worker is a full window of iterations ahead of the slowest");
+        algo_gossip_fail(g, SIM_EINTERNAL,
+                         "a worker is a full window of iterations ahead of the slowest");
         return;
     }
     int s = (int)(k % g->R);
