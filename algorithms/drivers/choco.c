@@ -138,19 +138,16 @@ static void choco_reset(void *p, algo_env *env, int i)
     memcpy(c->xhat + (size_t)i * (size_t)c->d, env->w[i].x, (size_t)c->d * sizeof *c->xhat);
 }
 
-int algo_choco_wanted(const sim_config *cfg, sim_err *err)
-{
-    algo_compressor *c = algo_compress_from_config(cfg, err);
-    if (!c)
-        return err && err->code ? err->code : SIM_ECONFIG;
-    int identity = c->vt->identity;
-    algo_compress_destroy(c);
-    return !identity;
-}
-
 int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
     const sim_config *cfg = env->cfg;
+    algo_compressor *wanted = algo_compress_from_config(cfg, err);
+    if (!wanted)
+        return err && err->code ? err->code : SIM_ECONFIG;
+    int identity = wanted->vt->identity;
+    algo_compress_destroy(wanted);
+    if (identity)
+        return algo_dsgd_create(env, form, out, err);
     double gamma;
     int rc = sim_config_get_double(cfg, "algorithm", "consensus_step", &gamma, err);
     if (rc)

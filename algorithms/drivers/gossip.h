@@ -153,6 +153,13 @@ int algo_gossip_live_models(void *g, const float **xs);
  * graph. */
 void algo_gossip_fault(void *g, const algo_fault *ev);
 
+/* The vtable slots of a method whose state is its algo_gossip (after the
+ * method's own designated initializers). */
+#define ALGO_GOSSIP_SLOTS                                                                  \
+    .uses_graph = 1, .destroy = algo_gossip_destroy, .start = algo_gossip_start,           \
+    .model = algo_gossip_model, .worker_models = algo_gossip_worker_models,                \
+    .live_models = algo_gossip_live_models, .fault = algo_gossip_fault
+
 /* Worker i's current model (env->w[i].x unless the driver runs in place). */
 float *algo_gossip_x(const algo_gossip *g, int i);
 /* Gossip steps worker i has taken so far. */

@@ -68,6 +68,9 @@ void algo_pairwise_send(algo_pairwise *pw, int src, int dst, double bytes,
                         sim_net_deliver fn, void *ctx);
 
 /* Vtable slots for a state that begins with its algo_pairwise. */
+#define ALGO_PAIRWISE_SLOTS                                                                \
+    .async = 1, .uses_graph = 1, .worker_rng = 1, .start = algo_pairwise_start,            \
+    .model = algo_pairwise_model, .worker_models = algo_pairwise_worker_models
 int algo_pairwise_start(void *state, sim_err *err);
 /* The mean of the live workers' models (of all when every worker is down). */
 const float *algo_pairwise_model(void *state, float *scratch);
