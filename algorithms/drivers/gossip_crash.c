@@ -445,6 +445,17 @@ static void crash(algo_gossip *g, int j)
     algo_gossip_complete_ready(g);
 }
 
+int algo_gossip_crash_complete(const algo_gossip *g, int64_t k)
+{
+    int c = (int)g->done_cnt[k % g->R];
+    if (c == 0)
+        return 0;
+    for (int j = 0; j < g->n; j++)
+        if (g->env->w[j].down && g->w[j].kc <= k)
+            c++;
+    return c >= g->n;
+}
+
 /* max(k, the first iteration live worker r has not published a step of). */
 static int64_t later_iter(const algo_gossip *g, int r, int64_t k)
 {

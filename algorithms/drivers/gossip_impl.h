@@ -165,6 +165,9 @@ int algo_gossip_window_fit(algo_gossip *g, int64_t k);
 /* Reads sync_timeout, refuses what has no rule, builds the neighbour
  * views. Returns 0 or an error code with err filled. */
 int algo_gossip_crash_init(algo_gossip *g, sim_err *err);
+/* Is global iteration k complete? The workers that completed it and the
+ * ghosts (down since an iteration <= k) make n, and one did. */
+int algo_gossip_crash_complete(const algo_gossip *g, int64_t k);
 /* Can worker i combine its step w[i].t? */
 int algo_gossip_crash_ready(const algo_gossip *g, int i);
 /* Sends worker i's slot p of step w[i].t to who takes part in it (bytes

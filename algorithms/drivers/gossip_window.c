@@ -104,19 +104,6 @@ static frame *frame_get(algo_gossip *g, int64_t k)
     return f;
 }
 
-/* Crash mode: iteration k is complete when the workers that completed it
- * and the ghosts (down since an iteration <= k) make n, and one did. */
-static int crash_complete(const algo_gossip *g, int64_t k)
-{
-    int c = (int)g->done_cnt[k % g->R];
-    if (c == 0)
-        return 0;
-    for (int j = 0; j < g->n; j++)
-        if (g->env->w[j].down && g->w[j].kc <= k)
-            c++;
-    return c >= g->n;
-}
-
 static void complete_lo(algo_gossip *g);
 
 /* Crash mode: the live graph may fall apart while workers are down, and its
@@ -202,7 +189,7 @@ void algo_gossip_snapshot(algo_gossip *g, int i, int64_t k)
 
 void algo_gossip_complete_ready(algo_gossip *g)
 {
-    while (!g->env->error.code && crash_complete(g, g->k_lo))
+    while (!g->env->error.code && algo_gossip_crash_complete(g, g->k_lo))
         complete_lo(g);
 }
 
