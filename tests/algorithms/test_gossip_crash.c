@@ -6,7 +6,8 @@
  * more than the compressed messages (b bytes each) would; a crash alone
  * costs no dense message; a crash after the end changes no bit; the live
  * workers' mean stays put while a worker is down and the models reach
- * consensus after its rejoin; a time-varying graph is still refused. */
+ * consensus after its rejoin. (The refusal on a time-varying graph is in
+ * faults::random_fault_keys_are_checked.) */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -170,26 +171,4 @@ Test(gossip_crash, choco_keeps_the_live_mean_and_reaches_consensus_after_a_rejoi
         h_free(&h);
         unlink(path);
     }
-}
-
-/* On a time-varying graph a crashed worker is bypassed along P_t's cycle,
- * so a difference of x_hat_j would reach a worker that holds no copy of
- * it: refused, naming the compressor. */
-Test(gossip_crash, choco_on_a_time_varying_graph_is_refused)
-{
-    sim_experiment_init();
-    const char *sets[] = {"algorithm.name=dpsgd", "algorithm.compressor=topk(0.5)",
-                          "topology.graph=one_peer_exponential",
-                          "faults.mtbf=exponential(1s)"};
-    sim_config cfg;
-    sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 4, &cfg, &err), 0, "%s",
-                 err.msg);
-    xp_env *x = xp_env_create(&cfg, NULL, &err);
-    cr_assert_not_null(x, "%s", err.msg);
-    cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG);
-    cr_assert_str_eq(err.msg, "--set algorithm.compressor: dpsgd: compressed gossip on a "
-                              "time-varying graph does not support worker crashes ([faults])");
-    xp_env_destroy(x);
-    sim_config_release(&cfg);
 }
