@@ -31,7 +31,11 @@
  * per neighbour per iteration.
  *
  * One gossip step per iteration (gossip_steps = 1; other values are a
- * configuration error). Compression compute time is not charged here. */
+ * configuration error). Compression compute time is not charged here.
+ *
+ * Crashes ([faults], docs/faults.md): a rejoin resynchronizes the copies
+ * with one dense message each way on each of the rejoiner's links (the
+ * rule is in gossip_crash.c; choco_reset restarts x_hat at the model). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,19 +128,26 @@ static void awc_finish(void *p, algo_env *env, int i, int64_t k, double lr, cons
 
 static double msg_bytes(void *p, int i) { return ((choco *)p)->cw[i].msg.bytes; }
 
-int algo_choco_wanted(const sim_config *cfg, sim_err *err)
+/* Worker i rejoins ([faults]) with the model the driver gave it: a fresh
+ * optimizer state and x_hat_i = x_i; the driver sends its links' next
+ * messages dense, so every holder's copy is this one again (gossip_crash.c). */
+static void choco_reset(void *p, algo_env *env, int i)
 {
-    algo_compressor *c = algo_compress_from_config(cfg, err);
-    if (!c)
-        return err && err->code ? err->code : SIM_ECONFIG;
-    int identity = c->vt->identity;
-    algo_compress_destroy(c);
-    return !identity;
+    choco *c = p;
+    algo_optim_reset(c->lo.s[i]);
+    memcpy(c->xhat + (size_t)i * (size_t)c->d, env->w[i].x, (size_t)c->d * sizeof *c->xhat);
 }
 
 int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
     const sim_config *cfg = env->cfg;
+    algo_compressor *wanted = algo_compress_from_config(cfg, err);
+    if (!wanted)
+        return err && err->code ? err->code : SIM_ECONFIG;
+    int identity = wanted->vt->identity;
+    algo_compress_destroy(wanted);
+    if (identity)
+        return algo_dsgd_create(env, form, out, err);
     double gamma;
     int rc = sim_config_get_double(cfg, "algorithm", "consensus_step", &gamma, err);
     if (rc)
@@ -203,6 +214,7 @@ int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err 
         .plan = NULL,
         .release = choco_release,
         .bytes = msg_bytes,
+        .reset = choco_reset,
     };
     return algo_gossip_create_state(env, &ops, c, out, err);
 }

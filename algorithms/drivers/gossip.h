@@ -143,18 +143,22 @@ void algo_gossip_worker_models(void *g, const float **xs);
  * an evaluation snapshot the rows of the workers that completed that
  * iteration, else the workers that are up (all n when none is). */
 int algo_gossip_live_models(void *g, const float **xs);
-/* The fault slot ([faults] crash and rejoin, docs/faults.md): a worker
- * waiting for a neighbour's message of gossip step t skips it when it is
- * down and the wait has lasted [faults] sync_timeout (at once once it has
- * timed out on that incarnation); the missing neighbour's weight W_ij goes
- * to W_ii, so W stays doubly stochastic over the live graph. Nothing is
- * sent to a crashed worker and its messages in flight are dropped. A
- * rejoining worker takes its live neighbours' mean (its own last model if
- * none is up), a fresh optimizer state (ops->reset) and the first
- * iteration none of them has published a step of. The evaluated model is
- * the mean of the live workers'. Needs a static graph, plain gossip
- * (no plan or sync_after) and ops->reset; else the create fails. */
+/* The fault slot ([faults] crash and rejoin, docs/faults.md; the rules are
+ * in gossip_crash.c): a crashed neighbour is skipped after sync_timeout,
+ * its weight going to the diagonal; a rejoining worker takes its live
+ * neighbours' mean and a fresh optimizer state (ops->reset); compressed
+ * gossip (ops->bytes) resynchronizes the rejoiner's links with one dense
+ * message each way. The create fails (a config error) without ops->reset,
+ * with a plan or sync_after, and for compressed gossip on a time-varying
+ * graph. */
 void algo_gossip_fault(void *g, const algo_fault *ev);
+
+/* The vtable slots of a method whose state is its algo_gossip (after the
+ * method's own designated initializers). */
+#define ALGO_GOSSIP_SLOTS                                                                  \
+    .uses_graph = 1, .destroy = algo_gossip_destroy, .start = algo_gossip_start,           \
+    .model = algo_gossip_model, .worker_models = algo_gossip_worker_models,                \
+    .live_models = algo_gossip_live_models, .fault = algo_gossip_fault
 
 /* Worker i's current model (env->w[i].x unless the driver runs in place). */
 float *algo_gossip_x(const algo_gossip *g, int i);

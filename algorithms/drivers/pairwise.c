@@ -18,9 +18,10 @@ int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *sta
     pw->grad_ver = calloc(n, sizeof *pw->grad_ver);
     pw->ptrs = malloc(n * sizeof *pw->ptrs);
     pw->live = malloc(n * sizeof *pw->live);
-    if (!pw->ver || !pw->grad_ver || !pw->ptrs || !pw->live)
+    pw->gen = calloc(n, sizeof *pw->gen);
+    if (!pw->ver || !pw->grad_ver || !pw->ptrs || !pw->live || !pw->gen)
         return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-    return 0;
+    return sim_config_get_time(env->cfg, "faults", "sync_timeout", &pw->timeout, err);
 }
 
 void algo_pairwise_release(algo_pairwise *pw)
@@ -30,6 +31,7 @@ void algo_pairwise_release(algo_pairwise *pw)
     free(pw->grad_ver);
     free(pw->ptrs);
     free(pw->live);
+    free(pw->gen);
 }
 
 void algo_pairwise_grad(algo_pairwise *pw, int i)
@@ -77,6 +79,26 @@ int algo_pairwise_rejoin(algo_pairwise *pw, int i)
         if (!env->w[nb[k]].down && (first < 0 || nb[k] < first))
             first = nb[k];
     return first;
+}
+
+static void on_rejoin_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                            double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)bytes;
+    algo_pairwise *pw = ctx;
+    if (!pw->env->w[dst].down && pw->gen[dst] == algo_group_arg_gen(arg))
+        pw->begin(pw, dst);
+}
+
+void algo_pairwise_resume(algo_pairwise *pw, int i, int j)
+{
+    if (j < 0)
+        pw->begin(pw, i);
+    else
+        algo_env_send(pw->env, j, i, pw->env->msg_bytes, on_rejoin_model, pw,
+                      algo_group_arg(i, pw->gen[i]));
 }
 
 void algo_pairwise_mark(algo_pairwise *pw, int i)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "algorithms/drivers/gossip.h"
+#include "algorithms/drivers/group.h"
 
 typedef struct algo_pairwise {
     algo_env *env;
@@ -26,11 +27,15 @@ typedef struct algo_pairwise {
     const float **ptrs; /* scratch: n model pointers */
     int *live;          /* scratch: a worker's live neighbours */
     void (*begin)(void *state, int i); /* the method's step start */
+    uint32_t *gen;      /* per worker: incarnation, +1 at each crash and rejoin
+                         * ([faults]); events carry it (algo_group_arg) */
+    sim_time timeout;   /* [faults] sync_timeout, the methods' waits under crashes */
 } algo_pairwise;
 
 /* Fills pw for env (which must have a graph); begin(state, i) starts worker
  * i's first step in algo_pairwise_start. Returns 0 or an error code with
- * err filled (SIM_ENOMEM, or a config error of the optimizer keys); pw is
+ * err filled (SIM_ENOMEM, or a config error of the optimizer keys or of
+ * [faults] sync_timeout); pw is
  * released with algo_pairwise_release either way. */
 int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i),
                        sim_err *err);
@@ -54,11 +59,18 @@ void algo_pairwise_mark(algo_pairwise *pw, int i);
  * neighbours' models (unchanged when none is up) and its optimizer state is
  * reset. Returns the lowest live neighbour (who sends it the model), or -1. */
 int algo_pairwise_rejoin(algo_pairwise *pw, int i);
+/* Then: i starts its first step (begin) at once when j < 0, else when the
+ * model of j (algo_pairwise_rejoin's result, S bytes) reaches it, unless
+ * it has crashed again by then. */
+void algo_pairwise_resume(algo_pairwise *pw, int i, int j);
 /* Sends a message; a refusal of the network stops the run as failed. */
 void algo_pairwise_send(algo_pairwise *pw, int src, int dst, double bytes,
                         sim_net_deliver fn, void *ctx);
 
 /* Vtable slots for a state that begins with its algo_pairwise. */
+#define ALGO_PAIRWISE_SLOTS                                                                \
+    .async = 1, .uses_graph = 1, .worker_rng = 1, .start = algo_pairwise_start,            \
+    .model = algo_pairwise_model, .worker_models = algo_pairwise_worker_models
 int algo_pairwise_start(void *state, sim_err *err);
 /* The mean of the live workers' models (of all when every worker is down). */
 const float *algo_pairwise_model(void *state, float *scratch);

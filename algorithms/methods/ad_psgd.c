@@ -42,13 +42,8 @@ typedef struct apsgd {
     algo_pairwise core; /* first: the pairwise slots take the state */
     int *active;
     int *compute_done, *pending;
-    uint32_t *gen;    /* per worker: incarnation ([faults]) */
     uint32_t *reqgen; /* per worker: its current request */
-    sim_time timeout; /* [faults] sync_timeout, used when env->crashes */
 } apsgd;
-
-static uint64_t parg(int i, uint32_t gen) { return (uint64_t)(uint32_t)i | ((uint64_t)gen << 32); }
-static uint32_t parg_gen(uint64_t a) { return (uint32_t)(a >> 32); }
 
 static void begin_step(void *p, int i);
 static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
@@ -69,7 +64,7 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
     (void)bytes;
     apsgd *s = ctx;
     int i = dst;
-    if (s->core.env->w[i].down || s->reqgen[i] != parg_gen(arg) || !s->pending[i])
+    if (s->core.env->w[i].down || s->reqgen[i] != algo_group_arg_gen(arg) || !s->pending[i])
         return; /* crashed, or it gave up waiting */
     s->pending[i] = 0;
     if (s->compute_done[i])
@@ -84,7 +79,7 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
     apsgd *s = ctx;
     algo_env *env = s->core.env;
     int i = src, j = dst;
-    if (env->w[i].down || env->w[j].down || s->reqgen[i] != parg_gen(arg))
+    if (env->w[i].down || env->w[j].down || s->reqgen[i] != algo_group_arg_gen(arg))
         return; /* lost with a crashed worker, or its sender gave up */
     algo_pairwise_average(&s->core, i, j);
     algo_env_send(env, j, i, env->msg_bytes, on_reply, s, arg);
@@ -96,7 +91,7 @@ static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     apsgd *s = ctx;
     int i = (int)(arg & 0xffffffffu);
-    if (s->gen[i] != parg_gen(arg))
+    if (s->core.gen[i] != algo_group_arg_gen(arg))
         return; /* a crashed incarnation's step */
     s->compute_done[i] = 1;
     if (s->pending[i])
@@ -114,14 +109,14 @@ static void begin_step(void *p, int i)
     int j = s->active[i] ? algo_pairwise_partner(&s->core, i) : -1;
     if (j >= 0) {
         s->pending[i] = 1;
-        s->reqgen[i]++;
-        algo_env_send(env, i, j, env->msg_bytes, on_request, s, parg(i, s->reqgen[i]));
+        uint64_t arg = algo_group_arg(i, ++s->reqgen[i]);
+        algo_env_send(env, i, j, env->msg_bytes, on_request, s, arg);
         if (env->crashes &&
-            !sim_engine_schedule(env->eng, s->timeout, on_timeout, s, parg(i, s->reqgen[i]),
-                                 NULL, NULL))
+            !sim_engine_schedule(env->eng, s->core.timeout, on_timeout, s, arg, NULL, NULL))
             algo_env_fail(env, SIM_ENOMEM, "ad_psgd: cannot schedule a timeout");
     }
-    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, parg(i, s->gen[i]));
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s,
+                     algo_group_arg(i, s->core.gen[i]));
 }
 
 /* The answer to worker i's request has not come within the timeout. */
@@ -131,7 +126,7 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     apsgd *s = ctx;
     int i = (int)(arg & 0xffffffffu);
-    if (s->core.env->w[i].down || s->reqgen[i] != parg_gen(arg) || !s->pending[i])
+    if (s->core.env->w[i].down || s->reqgen[i] != algo_group_arg_gen(arg) || !s->pending[i])
         return;
     s->reqgen[i]++;
     s->pending[i] = 0;
@@ -139,24 +134,12 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
         apply(s, i);
 }
 
-static void on_rejoin_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                            double bytes)
-{
-    (void)eng;
-    (void)src;
-    (void)bytes;
-    apsgd *s = ctx;
-    if (s->core.env->w[dst].down || s->gen[dst] != parg_gen(arg))
-        return;
-    begin_step(s, dst);
-}
-
 static void on_fault(void *p, const algo_fault *ev)
 {
     apsgd *s = p;
     algo_env *env = s->core.env;
     int i = ev->target;
-    s->gen[i]++;
+    s->core.gen[i]++;
     s->reqgen[i]++;
     s->pending[i] = 0;
     s->compute_done[i] = 0;
@@ -164,11 +147,7 @@ static void on_fault(void *p, const algo_fault *ev)
         algo_env_idle_end(env, i);
         return;
     }
-    int j = algo_pairwise_rejoin(&s->core, i);
-    if (j < 0)
-        begin_step(s, i);
-    else
-        algo_env_send(env, j, i, env->msg_bytes, on_rejoin_model, s, parg(i, s->gen[i]));
+    algo_pairwise_resume(&s->core, i, algo_pairwise_rejoin(&s->core, i));
 }
 
 static void destroy(void *p)
@@ -180,7 +159,6 @@ static void destroy(void *p)
     free(s->active);
     free(s->compute_done);
     free(s->pending);
-    free(s->gen);
     free(s->reqgen);
     free(s);
 }
@@ -203,21 +181,15 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->active = calloc(n, sizeof *s->active);
     s->compute_done = calloc(n, sizeof *s->compute_done);
     s->pending = calloc(n, sizeof *s->pending);
-    s->gen = calloc(n, sizeof *s->gen);
     s->reqgen = calloc(n, sizeof *s->reqgen);
     int rc = algo_pairwise_init(&s->core, env, begin_step, err);
     if (rc < 0) {
         destroy(s);
         return rc;
     }
-    if (!s->active || !s->compute_done || !s->pending || !s->gen || !s->reqgen) {
+    if (!s->active || !s->compute_done || !s->pending || !s->reqgen) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
-    }
-    rc = sim_config_get_time(c, "faults", "sync_timeout", &s->timeout, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
     }
     const char *rule = sim_config_get_string(c, "algorithm", "active");
     if (rule && strcmp(rule, "even") == 0) {
@@ -244,14 +216,8 @@ const algo_vt algo_ad_psgd = {
     .summary = "AD-PSGD: asynchronous pairwise averaging with one neighbour, bipartite initiators",
     .reference = "1.4",
     .keys = keys,
-    .async = 1,
-    .uses_graph = 1,
-    .worker_rng = 1,
-    .needs_server = NULL,
     .create = create,
     .destroy = destroy,
-    .start = algo_pairwise_start,
-    .model = algo_pairwise_model,
-    .worker_models = algo_pairwise_worker_models,
     .fault = on_fault,
+    ALGO_PAIRWISE_SLOTS,
 };

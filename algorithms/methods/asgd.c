@@ -106,6 +106,28 @@ static void record_clipped(state *st)
                         (double)env->clipped / (double)st->version);
 }
 
+/* The server applies gradient g of worker w, read at version t_read, or
+ * drops it when it is more than max_staleness versions old. */
+static void server_apply(state *st, int w, int64_t t_read, float *g)
+{
+    algo_env *env = st->env;
+    int64_t tau = st->version - t_read;
+    algo_env_staleness(env, w, tau);
+    if (st->max_staleness > 0 && tau > st->max_staleness) {
+        st->dropped++;
+        algo_env_series(env, -1, "dropped", (double)st->dropped);
+        return;
+    }
+    double lr = algo_env_lr(env);
+    if (st->inverse_lr && tau > 1)
+        lr /= (double)tau;
+    server_clip(st, g);
+    algo_optim_step(st->opt, st->x, g, lr);
+    st->version++;
+    record_clipped(st);
+    algo_env_iteration(env, env->w[w].grad_samples);
+}
+
 static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
                            double bytes)
 {
@@ -114,25 +136,10 @@ static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
     (void)dst;
     (void)bytes;
     state *st = ctx;
-    algo_env *env = st->env;
     int w = (int)(arg & 0xffffffffu);
     if (!wlive(st, arg))
         return;
-    int64_t tau = st->version - st->t_read[w];
-    algo_env_staleness(env, w, tau);
-    if (st->max_staleness <= 0 || tau <= st->max_staleness) {
-        double lr = algo_env_lr(env);
-        if (st->inverse_lr && tau > 1)
-            lr /= (double)tau;
-        server_clip(st, env->w[w].grad);
-        algo_optim_step(st->opt, st->x, env->w[w].grad, lr);
-        st->version++;
-        record_clipped(st);
-        algo_env_iteration(env, env->w[w].grad_samples);
-    } else {
-        st->dropped++;
-        algo_env_series(env, -1, "dropped", (double)st->dropped);
-    }
+    server_apply(st, w, st->t_read[w], st->env->w[w].grad);
     send_pull(st, w);
 }
 
@@ -217,26 +224,11 @@ static void on_job_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src
     (void)dst;
     (void)bytes;
     state *st = ctx;
-    algo_env *env = st->env;
     int j = (int)(arg & 0xffffffffu);
     job *jb = &st->jobs[j];
     if (!jlive(st, arg))
         return; /* pushed by a worker that has crashed since: lost */
-    int64_t tau = st->version - jb->t_read;
-    algo_env_staleness(env, src, tau);
-    if (st->max_staleness <= 0 || tau <= st->max_staleness) {
-        double lr = algo_env_lr(env);
-        if (st->inverse_lr && tau > 1)
-            lr /= (double)tau;
-        server_clip(st, jb->g);
-        algo_optim_step(st->opt, st->x, jb->g, lr);
-        st->version++;
-        record_clipped(st);
-        algo_env_iteration(env, env->w[src].grad_samples);
-    } else {
-        st->dropped++;
-        algo_env_series(env, -1, "dropped", (double)st->dropped);
-    }
+    server_apply(st, src, jb->t_read, jb->g);
     send_job(st, j);
 }
 

@@ -152,12 +152,7 @@ const algo_vt algo_consensus_control = {
     .summary = "ATC momentum D-SGD with phase-wise exact averaging, extra or adaptive gossip",
     .reference = "10",
     .keys = keys,
-    .async = 0,
-    .uses_graph = 1,
     .needs_server = needs_server,
     .create = create,
-    .destroy = algo_gossip_destroy,
-    .start = algo_gossip_start,
-    .model = algo_gossip_model,
-    .worker_models = algo_gossip_worker_models,
+    ALGO_GOSSIP_SLOTS,
 };

@@ -17,11 +17,7 @@ static const sim_key keys[] = {
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    algo_gossip_form form = algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC);
-    int rc = algo_choco_wanted(env->cfg, err);
-    if (rc < 0)
-        return rc;
-    return rc ? algo_choco_create(env, form, out, err) : algo_dsgd_create(env, form, out, err);
+    return algo_choco_create(env, algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC), out, err);
 }
 
 const algo_vt algo_dpsgd = {
@@ -29,15 +25,7 @@ const algo_vt algo_dpsgd = {
     .summary = "D-PSGD: neighbour averaging overlapped with the gradient (AWC), local momentum",
     .reference = "1.2",
     .keys = keys,
-    .async = 0,
-    .uses_graph = 1,
     .supports_compression = 1,
-    .needs_server = NULL,
     .create = create,
-    .destroy = algo_gossip_destroy,
-    .start = algo_gossip_start,
-    .model = algo_gossip_model,
-    .worker_models = algo_gossip_worker_models,
-    .live_models = algo_gossip_live_models,
-    .fault = algo_gossip_fault,
+    ALGO_GOSSIP_SLOTS,
 };

@@ -14,11 +14,7 @@ static const sim_key keys[] = {
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    int rc = algo_choco_wanted(env->cfg, err);
-    if (rc < 0)
-        return rc;
-    return rc ? algo_choco_create(env, ALGO_GOSSIP_ATC, out, err)
-              : algo_dsgd_create(env, ALGO_GOSSIP_ATC, out, err);
+    return algo_choco_create(env, ALGO_GOSSIP_ATC, out, err);
 }
 
 const algo_vt algo_dsgd_atc = {
@@ -26,15 +22,7 @@ const algo_vt algo_dsgd_atc = {
     .summary = "decentralized SGD, adapt-then-combine: x <- W(x - lr g), blocking exchange",
     .reference = "0.3",
     .keys = keys,
-    .async = 0,
-    .uses_graph = 1,
     .supports_compression = 1,
-    .needs_server = NULL,
     .create = create,
-    .destroy = algo_gossip_destroy,
-    .start = algo_gossip_start,
-    .model = algo_gossip_model,
-    .worker_models = algo_gossip_worker_models,
-    .live_models = algo_gossip_live_models,
-    .fault = algo_gossip_fault,
+    ALGO_GOSSIP_SLOTS,
 };

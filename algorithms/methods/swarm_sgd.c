@@ -58,20 +58,15 @@ typedef struct swarm {
     int64_t *h;         /* local steps since the last interaction started */
     int64_t *target;    /* H_i of the current period */
     int *in_flight;
-    uint32_t *gen;      /* per worker: incarnation ([faults]) */
     uint32_t *igen;     /* per worker: its current interaction */
-    sim_time timeout;   /* [faults] sync_timeout, used when env->crashes */
 } swarm;
-
-static uint64_t sarg(int i, uint32_t gen) { return (uint64_t)(uint32_t)i | ((uint64_t)gen << 32); }
-static uint32_t sarg_gen(uint64_t a) { return (uint32_t)(a >> 32); }
 
 /* Interaction messages of initiator i: still wanted (nobody crashed, not
  * timed out). */
 static int live_pair(const swarm *s, int i, int j, uint64_t arg)
 {
     const algo_env *env = s->core.env;
-    return !env->w[i].down && !env->w[j].down && s->igen[i] == sarg_gen(arg);
+    return !env->w[i].down && !env->w[j].down && s->igen[i] == algo_group_arg_gen(arg);
 }
 
 static void begin_step(void *p, int i);
@@ -91,7 +86,7 @@ static void on_answer(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst
     (void)src;
     (void)bytes;
     swarm *s = ctx;
-    if (s->core.env->w[dst].down || s->igen[dst] != sarg_gen(arg))
+    if (s->core.env->w[dst].down || s->igen[dst] != algo_group_arg_gen(arg))
         return;
     s->in_flight[dst] = 0;
 }
@@ -142,7 +137,7 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
     (void)bytes;
     swarm *s = ctx;
     int i = dst;
-    if (s->core.env->w[i].down || s->igen[i] != sarg_gen(arg))
+    if (s->core.env->w[i].down || s->igen[i] != algo_group_arg_gen(arg))
         return;
     int64_t d = s->core.d;
     float *x = s->core.env->w[i].x, *b = s->base + (int64_t)i * d;
@@ -188,13 +183,13 @@ static void interact(swarm *s, int i)
     s->in_flight[i] = 1;
     s->igen[i]++;
     algo_env *env = s->core.env;
-    uint64_t arg = sarg(i, s->igen[i]);
+    uint64_t arg = algo_group_arg(i, s->igen[i]);
     if (s->one_sided)
         algo_env_send(env, i, j, s->header, on_read, s, arg);
     else
         algo_env_send(env, i, j, s->model_bytes, on_request, s, arg);
     if (env->crashes &&
-        !sim_engine_schedule(env->eng, s->timeout, on_timeout, s, arg, NULL, NULL))
+        !sim_engine_schedule(env->eng, s->core.timeout, on_timeout, s, arg, NULL, NULL))
         algo_env_fail(env, SIM_ENOMEM, "swarm_sgd: cannot schedule a timeout");
 }
 
@@ -205,7 +200,7 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     swarm *s = ctx;
     int i = (int)(arg & 0xffffffffu);
-    if (s->core.env->w[i].down || s->igen[i] != sarg_gen(arg) || !s->in_flight[i])
+    if (s->core.env->w[i].down || s->igen[i] != algo_group_arg_gen(arg) || !s->in_flight[i])
         return;
     s->igen[i]++;
     s->in_flight[i] = 0;
@@ -218,7 +213,7 @@ static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     swarm *s = ctx;
     algo_env *env = s->core.env;
     int i = (int)(arg & 0xffffffffu);
-    if (s->gen[i] != sarg_gen(arg))
+    if (s->core.gen[i] != algo_group_arg_gen(arg))
         return; /* a crashed incarnation's step */
     algo_pairwise_apply(&s->core, i);
     s->h[i]++;
@@ -233,19 +228,8 @@ static void begin_step(void *p, int i)
     swarm *s = p;
     algo_env *env = s->core.env;
     algo_pairwise_grad(&s->core, i);
-    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s, sarg(i, s->gen[i]));
-}
-
-static void on_rejoin_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                            double bytes)
-{
-    (void)eng;
-    (void)src;
-    (void)bytes;
-    swarm *s = ctx;
-    if (s->core.env->w[dst].down || s->gen[dst] != sarg_gen(arg))
-        return;
-    begin_step(s, dst);
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s,
+                     algo_group_arg(i, s->core.gen[i]));
 }
 
 static void on_fault(void *p, const algo_fault *ev)
@@ -253,7 +237,7 @@ static void on_fault(void *p, const algo_fault *ev)
     swarm *s = p;
     algo_env *env = s->core.env;
     int i = ev->target;
-    s->gen[i]++;
+    s->core.gen[i]++;
     s->igen[i]++;
     s->in_flight[i] = 0;
     if (ev->kind == ALGO_FAULT_CRASH)
@@ -263,10 +247,7 @@ static void on_fault(void *p, const algo_fault *ev)
         memcpy(s->base + (int64_t)i * s->core.d, env->w[i].x, (size_t)s->core.d * sizeof(float));
     s->h[i] = 0;
     s->target[i] = draw_h(s, i);
-    if (j < 0)
-        begin_step(s, i);
-    else
-        algo_env_send(env, j, i, env->msg_bytes, on_rejoin_model, s, sarg(i, s->gen[i]));
+    algo_pairwise_resume(&s->core, i, j);
 }
 
 static void destroy(void *p)
@@ -281,7 +262,6 @@ static void destroy(void *p)
     free(s->h);
     free(s->target);
     free(s->in_flight);
-    free(s->gen);
     free(s->igen);
     free(s);
 }
@@ -363,7 +343,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->h = calloc(n, sizeof *s->h);
     s->target = calloc(n, sizeof *s->target);
     s->in_flight = calloc(n, sizeof *s->in_flight);
-    s->gen = calloc(n, sizeof *s->gen);
     s->igen = calloc(n, sizeof *s->igen);
     rc = algo_pairwise_init(&s->core, env, begin_step, err);
     if (rc < 0) {
@@ -371,14 +350,9 @@ static int create(algo_env *env, void **out, sim_err *err)
         return rc;
     }
     if ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h || !s->target ||
-        !s->in_flight || !s->gen || !s->igen) {
+        !s->in_flight || !s->igen) {
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
-    }
-    rc = sim_config_get_time(c, "faults", "sync_timeout", &s->timeout, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
     }
     for (int i = 0; i < env->n; i++) {
         if (s->one_sided)
@@ -394,14 +368,8 @@ const algo_vt algo_swarm_sgd = {
     .summary = "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
     .reference = "6",
     .keys = keys,
-    .async = 1,
-    .uses_graph = 1,
-    .worker_rng = 1,
-    .needs_server = NULL,
     .create = create,
     .destroy = destroy,
-    .start = algo_pairwise_start,
-    .model = algo_pairwise_model,
-    .worker_models = algo_pairwise_worker_models,
     .fault = on_fault,
+    ALGO_PAIRWISE_SLOTS,
 };

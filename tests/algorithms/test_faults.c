@@ -764,32 +764,34 @@ Test(faults, random_fault_keys_are_checked)
     struct {
         const char *sets[2];
         const char *want;
-        const char *sets3;
+        const char *sets3, *sets4;
     } cases[] = {
         {{"algorithm.name=asgd", "faults.mtbf=model"},
          "--set faults.mtbf: expected none or a distribution of times such as "
-         "exponential(300s), got 'model'", NULL},
+         "exponential(300s), got 'model'", NULL, NULL},
         {{"algorithm.name=asgd", "faults.downtime=exponential(-1s)"},
          "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'",
-         NULL},
+         NULL, NULL},
         {{"algorithm.name=consensus_control", "faults.mtbf=exponential(1s)"},
          "--set faults.mtbf: consensus_control: exact averaging or adaptive gossip does not "
-         "support worker crashes ([faults])", NULL},
+         "support worker crashes ([faults])", NULL, NULL},
         {{"algorithm.name=dpsgd", "faults.mtbf=exponential(1s)"},
-         "--set algorithm.compressor: dpsgd: compressed gossip does not support worker "
-         "crashes ([faults])",
-         "algorithm.compressor=topk(0.5)"},
+         "--set algorithm.compressor: dpsgd: compressed gossip on a time-varying graph does "
+         "not support worker crashes ([faults])",
+         "algorithm.compressor=topk(0.5)", "topology.graph=one_peer_exponential"},
         {{"algorithm.name=allreduce_sgd", "faults.mtbf=exponential(1s)"},
          "--set algorithm.bucket: gradient buckets do not support worker crashes ([faults]); "
          "use bucket = 0",
-         "algorithm.bucket=1MB"},
+         "algorithm.bucket=1MB", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;
         sim_err err = {0};
-        const char *sets[3] = {cases[k].sets[0], cases[k].sets[1], cases[k].sets3};
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, cases[k].sets3 ? 3 : 2, &cfg,
-                                            &err), 0, "%s", err.msg);
+        const char *sets[4] = {cases[k].sets[0], cases[k].sets[1], cases[k].sets3,
+                               cases[k].sets4};
+        int nsets = 2 + (cases[k].sets3 != NULL) + (cases[k].sets4 != NULL);
+        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, nsets, &cfg, &err), 0, "%s",
+                     err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG);

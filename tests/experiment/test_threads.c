@@ -240,6 +240,20 @@ Test(threads, gossip_with_random_crashes, .timeout = 300)
     }
 }
 
+/* CHOCO compressed gossip under random crashes and rejoins: the dense
+ * resynchronizations of the rejoiners' links land at the same instants and
+ * the rows are the same with any thread count. */
+Test(threads, choco_gossip_with_random_crashes, .timeout = 300)
+{
+    static const char *const gossip[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {gossip[m], "algorithm.compressor=topk(0.1)",
+                              "faults.mtbf=exponential(60ms)", "faults.downtime=constant(25ms)",
+                              "faults.sync_timeout=5ms", "experiment.max_iterations=40"};
+        check_identical(base_ini, sets, 6);
+    }
+}
+
 /* The Local SGD family under random crashes and rejoins: timeouts, aborted
  * averages and joins land at the same instants and the rows are the same
  * with any thread count. */
