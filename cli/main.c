@@ -511,7 +511,7 @@ static int cmd_run(int argc, char **argv)
 
     sim_err err = {0};
     sim_config cfg;
-    if (sim_config_load(file, sets, nsets, &cfg, &err) < 0)
+    if (sim_config_load(sim_experiment_schema(), file, sets, nsets, &cfg, &err) < 0)
         return fail(&err);
     print_warnings(&cfg);
     an_db *db = an_db_open(dbpath, &err);
@@ -763,7 +763,8 @@ static int cmd_sweep(int argc, char **argv)
 {
     const char *sets[MAX_SETS], *grids[MAX_SETS];
     an_sweep_opts o = {.db_path = "results.db", .jobs = 1, .mpi = 1, .sets = sets,
-                       .grids = grids, .run = sweep_run_one};
+                       .grids = grids, .run = sweep_run_one,
+                       .schema = sim_experiment_schema()};
     int quiet = 0;
     const char *threads_opt = NULL;
     for (int i = 1; i < argc; i++) {
@@ -1091,7 +1092,6 @@ static int cmd_topo(int argc, char **argv)
 int main(int argc, char **argv)
 {
     sim_err_install_library_handlers();
-    sim_experiment_init();
     if (argc < 2) {
         help_main(stderr);
         return 2;

@@ -7,8 +7,8 @@
  * overrides replace them, then every schema key is resolved in schema
  * order: parsed, range-checked, stored in its typed field and given its
  * canonical text (one value at a time by config_values.c). Method keys of
- * [algorithm] are resolved last, once the algorithm name is known. Nothing
- * here is global except the resolvers, which are set once at start-up. */
+ * [algorithm] are resolved last, once the algorithm name is known, from
+ * the schema the caller hands in (config.h). Nothing here is global. */
 #include "config/config.h"
 
 #include <ctype.h>
@@ -142,14 +142,6 @@ static const char *const sections[] = {"experiment", "workers",   "network",
 #define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
 #define KNOWN_SECTIONS "experiment, workers, network, topology, algorithm, workload, faults"
 
-static sim_config_algo_keys_fn algo_resolver;
-
-void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn) { algo_resolver = fn; }
-
-static sim_config_names_fn algo_names;
-
-void sim_config_set_algo_names(sim_config_names_fn fn) { algo_names = fn; }
-
 /* ---- small text helpers ---- */
 
 static int section_index(const char *s)
@@ -188,6 +180,7 @@ typedef struct item {
 } item;
 
 typedef struct loader {
+    const sim_config_schema *schema; /* never NULL (an empty one instead) */
     const char *path;
     const char *text;
     size_t pos;
@@ -540,8 +533,8 @@ static int resolve(loader *l, sim_config *cfg, const sim_key *k, sim_entry *e,
     e->line = it ? it->line : 0;
 
     sim_err *err = l->err;
-    int rc = sim_config_value_resolve(cfg, k, e->raw, e->value, sizeof e->value, store_common,
-                                      err);
+    int rc = sim_config_value_resolve(l->schema, cfg, k, e->raw, e->value, sizeof e->value,
+                                      store_common, err);
     if (rc) {
         char where[700];
         if (it)
@@ -567,8 +560,9 @@ static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entr
     const sim_key *table = NULL;
     int n = 0;
     *m = NULL;
-    if (algo_resolver) {
-        table = algo_resolver(cfg->algorithm);
+    const sim_config_schema *sc = l->schema;
+    if (sc->algo_keys) {
+        table = sc->algo_keys(cfg->algorithm);
         if (!table) {
             sim_config tmp = *cfg;
             tmp.entries = (sim_entry *)name_entry;
@@ -576,9 +570,9 @@ static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entr
             l->failed = 1;
             char known[1024] = "", hint[96];
             size_t used = 0;
-            for (int i = 0; algo_names && algo_names(i) && used < sizeof known - 64; i++)
+            for (int i = 0; sc->algo_name && sc->algo_name(i) && used < sizeof known - 64; i++)
                 used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
-                                         i ? ", " : "", algo_names(i));
+                                         i ? ", " : "", sc->algo_name(i));
             sim_suggest(cfg->algorithm, known, hint, sizeof hint);
             if (!known[0])
                 return sim_config_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
@@ -703,10 +697,11 @@ static void default_limit(loader *l, sim_config *cfg)
 
 /* ---- public ---- */
 
-int sim_config_load_string(const char *name, const char *text,
-                           const char *const *overrides, int n_overrides,
+int sim_config_load_string(const sim_config_schema *schema, const char *name,
+                           const char *text, const char *const *overrides, int n_overrides,
                            sim_config *cfg, sim_err *err)
 {
+    static const sim_config_schema no_registries = {NULL, NULL, NULL, NULL};
     sim_err local;
     if (!err)
         err = &local;
@@ -716,6 +711,7 @@ int sim_config_load_string(const char *name, const char *text,
 
     loader l;
     memset(&l, 0, sizeof l);
+    l.schema = schema ? schema : &no_registries;
     l.path = cfg->path;
     l.text = text ? text : "";
     l.err = err;
@@ -743,8 +739,9 @@ int sim_config_load_string(const char *name, const char *text,
     return 0;
 }
 
-int sim_config_load(const char *path, const char *const *overrides, int n_overrides,
-                    sim_config *cfg, sim_err *err)
+int sim_config_load(const sim_config_schema *schema, const char *path,
+                    const char *const *overrides, int n_overrides, sim_config *cfg,
+                    sim_err *err)
 {
     memset(cfg, 0, sizeof *cfg);
     FILE *f = fopen(path, "rb");
@@ -763,9 +760,9 @@ int sim_config_load(const char *path, const char *const *overrides, int n_overri
     }
     if (n < 0) { /* empty file */
         free(text);
-        return sim_config_load_string(path, "", overrides, n_overrides, cfg, err);
+        return sim_config_load_string(schema, path, "", overrides, n_overrides, cfg, err);
     }
-    int rc = sim_config_load_string(path, text, overrides, n_overrides, cfg, err);
+    int rc = sim_config_load_string(schema, path, text, overrides, n_overrides, cfg, err);
     free(text);
     return rc;
 }

@@ -18,12 +18,13 @@ static inline int sim_config_is_key(const sim_key *k, const char *section, const
  * it does not fit. */
 int sim_config_copy_trimmed(char *buf, size_t len, const char *s);
 
-/* Resolves key k's raw text (trimmed): parses it by its type (common keys:
- * also their special forms), writes the canonical text into out (len
- * bytes) and, for a common key, checks its range and stores it into its
- * field of cfg. Returns 0, or a code with the reason in err (the caller
- * prefixes where the value came from). */
-int sim_config_value_resolve(sim_config *cfg, const sim_key *k, const char *raw, char *out,
-                             size_t len, int common, sim_err *err);
+/* Resolves key k's raw text (trimmed) against the registries of sc (never
+ * NULL): parses it by its type (common keys: also their special forms),
+ * writes the canonical text into out (len bytes) and, for a common key,
+ * checks its range and stores it into its field of cfg. Returns 0, or a
+ * code with the reason in err (the caller prefixes where the value came
+ * from). */
+int sim_config_value_resolve(const sim_config_schema *sc, sim_config *cfg, const sim_key *k,
+                             const char *raw, char *out, size_t len, int common, sim_err *err);
 
 #endif

@@ -91,12 +91,15 @@ static double device_flops(const char *name)
     return d ? d->peak_flops : 0.0;
 }
 
-void sim_experiment_init(void)
+const sim_config_schema *sim_experiment_schema(void)
 {
-    sim_config_set_algo_resolver(algo_keys);
-    sim_config_set_algo_names(algo_name_at);
-    sim_config_set_device_resolver(device_flops);
-    sim_config_set_optim_resolver(algo_optim_name_at);
+    static const sim_config_schema schema = {
+        .algo_keys = algo_keys,
+        .algo_name = algo_name_at,
+        .optim_name = algo_optim_name_at,
+        .device_flops = device_flops,
+    };
+    return &schema;
 }
 
 /* ---- evaluation --------------------------------------------------------- */

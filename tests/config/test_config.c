@@ -1,6 +1,7 @@
 /* Experiment configuration: defaults, units into typed fields, the canonical
  * text (equal for equivalent spellings, different for a changed value),
- * --set overrides, method keys through a resolver, and every error path
+ * --set overrides, method keys, optimizers and devices through a schema
+ * handed to the load (a stand-in for the registries), and every error path
  * with its exact file:line and key. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -12,22 +13,29 @@
 #include "config/config.h"
 #include "tests/common.h"
 
-static void load_ok(const char *text, const char *const *set, int n_set, sim_config *cfg)
+/* Loads text with schema sc (NULL: no registries). */
+static void load_ok_in(const sim_config_schema *sc, const char *text, const char *const *set,
+                       int n_set, sim_config *cfg)
 {
     sim_err err;
     sim_err_clear(&err);
-    int rc = sim_config_load_string("exp.ini", text, set, n_set, cfg, &err);
+    int rc = sim_config_load_string(sc, "exp.ini", text, set, n_set, cfg, &err);
     cr_assert_eq(rc, 0, "load failed: %s", err.msg);
 }
 
-/* Loads text expecting code and exactly the message want. */
-static void load_fails(const char *text, const char *const *set, int n_set, int code,
-                       const char *want)
+static void load_ok(const char *text, const char *const *set, int n_set, sim_config *cfg)
+{
+    load_ok_in(NULL, text, set, n_set, cfg);
+}
+
+/* Loads text with schema sc expecting code and exactly the message want. */
+static void load_fails_in(const sim_config_schema *sc, const char *text,
+                          const char *const *set, int n_set, int code, const char *want)
 {
     sim_config cfg;
     sim_err err;
     sim_err_clear(&err);
-    int rc = sim_config_load_string("exp.ini", text, set, n_set, &cfg, &err);
+    int rc = sim_config_load_string(sc, "exp.ini", text, set, n_set, &cfg, &err);
     cr_assert_eq(rc, code, "rc %d (%s), want %d", rc, err.msg, code);
     cr_assert_eq(err.code, code);
     cr_assert_str_eq(err.msg, want);
@@ -35,6 +43,49 @@ static void load_fails(const char *text, const char *const *set, int n_set, int 
     cr_assert_null(cfg.entries);
     cr_assert_eq(cfg.n_entries, 0);
 }
+
+static void load_fails(const char *text, const char *const *set, int n_set, int code,
+                       const char *want)
+{
+    load_fails_in(NULL, text, set, n_set, code, want);
+}
+
+/* ---- a stand-in for the registries the experiment layer hands in ---- */
+
+static const sim_key local_keys[] = {
+    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL, "steps between averages"},
+    {"algorithm", "sync", "1ms", SIM_KEY_TIME, NULL, "barrier time"},
+    {"algorithm", "mode", "avg", SIM_KEY_CHOICE, "avg|sum", "how to merge"},
+    {"algorithm", "codec", "none", SIM_KEY_STRING, NULL, "codec spec"},
+    {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
+};
+static const sim_key no_keys[] = {{NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL}};
+
+static const sim_key *test_algo_keys(const char *name)
+{
+    if (strcmp(name, "local_sgd") == 0)
+        return local_keys;
+    if (strcmp(name, "allreduce_sgd") == 0)
+        return no_keys;
+    return NULL;
+}
+
+static const char *test_optim_at(int i)
+{
+    static const char *const names[] = {"sgd", "adam", "adamw", "lamb", NULL};
+    return i >= 0 && i < 4 ? names[i] : NULL;
+}
+
+static double test_device(const char *name)
+{
+    return strcasecmp(name, "v100") == 0 ? 15.7e12 : 0.0;
+}
+
+static const sim_config_schema registries = {
+    .algo_keys = test_algo_keys,
+    .optim_name = test_optim_at,
+    .device_flops = test_device,
+};
 
 static int schema_count(void)
 {
@@ -337,23 +388,16 @@ Test(config, interface_example_with_inline_comments_loads)
     sim_config_release(&cfg);
 }
 
-static double test_device(const char *name)
+Test(config, device_presets_through_the_schema)
 {
-    return strcmp(name, "v100") == 0 ? 15.7e12 : 0.0;
-}
-
-Test(config, device_presets_through_the_resolver)
-{
-    sim_config_set_device_resolver(test_device);
     sim_config cfg;
-    load_ok("[workers]\ndevice = v100\n", NULL, 0, &cfg);
+    load_ok_in(&registries, "[workers]\ndevice = v100\n", NULL, 0, &cfg);
     cr_assert_eq(cfg.compute.device_flops, 15.7e12);
     cr_assert_str_eq(sim_config_find(&cfg, "workers", "device")->value, "15700000000000FLOPS");
     sim_config_release(&cfg);
-    load_fails("[workers]\ndevice = p100\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[workers]\ndevice = p100\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [workers] device: expected a speed such as 15.7TFLOPS or a device "
                "preset (dtsim list presets), got 'p100'");
-    sim_config_set_device_resolver(NULL);
 }
 
 Test(config, load_from_file_names_run_after_file)
@@ -365,7 +409,7 @@ Test(config, load_from_file_names_run_after_file)
              test_write_file(dir, "my_run.ini", "[workers]\ncount = 4\n"));
     sim_config cfg;
     sim_err err;
-    cr_assert_eq(sim_config_load(path, NULL, 0, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_config_load(NULL, path, NULL, 0, &cfg, &err), 0, "%s", err.msg);
     cr_assert_str_eq(cfg.name, "my_run");
     cr_assert_str_eq(cfg.path, path);
     cr_assert_eq(cfg.n_workers, 4);
@@ -373,13 +417,12 @@ Test(config, load_from_file_names_run_after_file)
 
     /* the repository's quick-start experiment loads (it names a device
      * preset, resolved by the experiment layer; a stand-in here) */
-    sim_config_set_device_resolver(test_device);
-    cr_assert_eq(sim_config_load(test_source_path("experiments/quickstart.ini"), NULL, 0,
+    cr_assert_eq(sim_config_load(&registries, test_source_path("experiments/quickstart.ini"), NULL,
+                                 0,
                                  &cfg, &err),
                  0, "%s", err.msg);
     cr_assert_eq(cfg.n_workers, 16);
     sim_config_release(&cfg);
-    sim_config_set_device_resolver(NULL);
 }
 
 Test(config, overrides_replace_file_values)
@@ -512,39 +555,18 @@ Test(config, file_errors_name_file_line_and_key)
     snprintf(text, sizeof text, "[workload]\ndataset = text(%0300d)\n", 0);
     sim_config cfg;
     sim_err err;
-    cr_assert_eq(sim_config_load_string("exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG);
+    cr_assert_eq(sim_config_load_string(NULL, "exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, "exp.ini:2: line too long"), "%s", err.msg);
 
-    cr_assert_eq(sim_config_load("/nonexistent/exp.ini", NULL, 0, &cfg, &err), SIM_EINPUT);
+    cr_assert_eq(sim_config_load(NULL, "/nonexistent/exp.ini", NULL, 0, &cfg, &err), SIM_EINPUT);
     cr_assert_str_eq(err.msg, "/nonexistent/exp.ini: cannot open: No such file or directory");
     cr_assert_null(cfg.entries);
 }
 
-/* ---- method keys through a resolver ---- */
-
-static const sim_key local_keys[] = {
-    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL, "steps between averages"},
-    {"algorithm", "sync", "1ms", SIM_KEY_TIME, NULL, "barrier time"},
-    {"algorithm", "mode", "avg", SIM_KEY_CHOICE, "avg|sum", "how to merge"},
-    {"algorithm", "codec", "none", SIM_KEY_STRING, NULL, "codec spec"},
-    {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
-};
-static const sim_key no_keys[] = {{NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL}};
-
-static const sim_key *test_resolver(const char *name)
+Test(config, method_keys_from_the_schema)
 {
-    if (strcmp(name, "local_sgd") == 0)
-        return local_keys;
-    if (strcmp(name, "allreduce_sgd") == 0)
-        return no_keys;
-    return NULL;
-}
-
-Test(config, method_keys_from_resolver)
-{
-    sim_config_set_algo_resolver(test_resolver);
     sim_config cfg;
-    load_ok("[algorithm]\nname = local_sgd\nlr = 0.2\n", NULL, 0, &cfg);
+    load_ok_in(&registries, "[algorithm]\nname = local_sgd\nlr = 0.2\n", NULL, 0, &cfg);
     int n = schema_count();
     cr_assert_eq(cfg.n_entries, n + 4);
     /* method keys come right after the common [algorithm] keys */
@@ -573,7 +595,7 @@ Test(config, method_keys_from_resolver)
 
     /* file and --set values of method keys, parsed by type */
     const char *set = "algorithm.local_steps=16";
-    load_ok("[algorithm]\nsync = 2ms\nname = local_sgd\ncodec = TopK( 0.01 )\n"
+    load_ok_in(&registries, "[algorithm]\nsync = 2ms\nname = local_sgd\ncodec = TopK( 0.01 )\n"
             "mode = SUM\nlocal_steps = 8\n",
             &set, 1, &cfg);
     cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
@@ -588,57 +610,58 @@ Test(config, method_keys_from_resolver)
     sim_config_release(&cfg);
 
     /* a method with no keys of its own adds no entries */
-    load_ok("[algorithm]\nname = allreduce_sgd\n", NULL, 0, &cfg);
+    load_ok_in(&registries, "[algorithm]\nname = allreduce_sgd\n", NULL, 0, &cfg);
     cr_assert_eq(cfg.n_entries, n);
     sim_config_release(&cfg);
-    sim_config_set_algo_resolver(NULL);
 }
 
 Test(config, method_key_errors)
 {
-    sim_config_set_algo_resolver(test_resolver);
-    load_fails("[experiment]\nseed = 2\n[algorithm]\nname = foo\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[experiment]\nseed = 2\n[algorithm]\nname = foo\n", NULL, 0,
+                  SIM_ECONFIG,
                "exp.ini:4: [algorithm] name: unknown algorithm 'foo' (dtsim list algorithms)");
     const char *set = "algorithm.name=bar";
-    load_fails("", &set, 1, SIM_ECONFIG, "--set algorithm.name: unknown algorithm 'bar' (dtsim list "
+    load_fails_in(&registries, "", &set, 1, SIM_ECONFIG,
+                  "--set algorithm.name: unknown algorithm 'bar' (dtsim list "
                                       "algorithms)");
-    load_fails("[algorithm]\nname = local_sgd\nlr = 0.1\n\n\nlocal_step = 3\n", NULL, 0,
+    load_fails_in(&registries, "[algorithm]\nname = local_sgd\nlr = 0.1\n\n\nlocal_step = 3\n",
+                  NULL, 0,
                SIM_ECONFIG,
                "exp.ini:6: [algorithm] local_step: unknown key for algorithm 'local_sgd' "
                "(did you mean 'local_steps'?)");
-    load_fails("[algorithm]\nname = local_sgd\nlr = 0.1\nperiod = 3\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[algorithm]\nname = local_sgd\nlr = 0.1\nperiod = 3\n", NULL, 0,
+                  SIM_ECONFIG,
                "exp.ini:4: [algorithm] period: unknown key for algorithm 'local_sgd' "
                "(known: name, lr, momentum, nesterov, weight_decay, optimizer, beta1, beta2, "
                "eps, bias_correction, lamb_min_trust, lamb_max_trust, clip, bucket, batch, "
                "compressor, error_feedback, lr_milestones, lr_decay, warmup_epochs, "
                "local_steps, sync, mode, codec)");
-    load_fails("[algorithm]\nlearning_rate = 0.1\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[algorithm]\nlearning_rate = 0.1\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [algorithm] learning_rate: unknown key for algorithm "
                "'allreduce_sgd' (did you mean 'lr'?)");
-    sim_config_set_algo_resolver(NULL);
     load_fails("[workers]\nlr = 0.1\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [workers] lr: unknown key (did you mean [algorithm] lr?)");
-    sim_config_set_algo_resolver(test_resolver);
-    load_fails("[algorithm]\nname = allreduce_sgd\nlocal_steps = 3\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[algorithm]\nname = allreduce_sgd\nlocal_steps = 3\n", NULL, 0,
+                  SIM_ECONFIG,
                "exp.ini:3: [algorithm] local_steps: unknown key for algorithm "
                "'allreduce_sgd' (known: name, lr, momentum, nesterov, weight_decay, "
                "optimizer, beta1, beta2, eps, bias_correction, lamb_min_trust, "
                "lamb_max_trust, clip, bucket, batch, compressor, error_feedback, "
                "lr_milestones, lr_decay, warmup_epochs)");
-    load_fails("[algorithm]\nname = local_sgd\nlocal_steps = many\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[algorithm]\nname = local_sgd\nlocal_steps = many\n", NULL, 0,
+                  SIM_ECONFIG,
                "exp.ini:3: [algorithm] local_steps: expected an integer such as 16, got "
                "'many'");
-    load_fails("[algorithm]\nname = local_sgd\nmode = max\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[algorithm]\nname = local_sgd\nmode = max\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:3: [algorithm] mode: expected one of avg|sum, got 'max'");
-    load_fails("[algorithm]\nname = local_sgd\nlocal_steps = 3\nlocal_steps = 4\n", NULL, 0,
+    load_fails_in(&registries, "[algorithm]\nname = local_sgd\nlocal_steps = 3\nlocal_steps = 4\n",
+                  NULL, 0,
                SIM_ECONFIG,
                "exp.ini:4: [algorithm] local_steps: duplicate key (first set on line 3)");
-    sim_config_set_algo_resolver(NULL);
 }
 
-Test(config, without_resolver_any_algorithm_and_keys_are_strings)
+Test(config, without_registries_any_algorithm_and_keys_are_strings)
 {
-    sim_config_set_algo_resolver(NULL);
     sim_config a, b;
     load_ok("[algorithm]\nname = my_method\nzeta = 1\nalpha = topk( 3 )\n", NULL, 0, &a);
     load_ok("[algorithm]\nalpha = topk(3)\nzeta = 1\nname = my_method\n", NULL, 0, &b);
@@ -858,40 +881,25 @@ Test(config, zero_learning_rate_and_zero_compute_are_accepted)
     sim_config_release(&cfg);
 }
 
-static const char *test_optim_at(int i)
-{
-    static const char *const names[] = {"sgd", "adam", "adamw", "lamb", NULL};
-    return i >= 0 && i < 4 ? names[i] : NULL;
-}
-
 Test(config, close_names_are_suggested)
 {
-    sim_config_set_algo_resolver(test_resolver);
-    sim_config_set_optim_resolver(test_optim_at);
-    load_fails("[experiment]\nseeed = 3\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[experiment]\nseeed = 3\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [experiment] seeed: unknown key (did you mean 'seed'?)");
-    load_fails("[algorithm]\nbatch_size = 3\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[algorithm]\nbatch_size = 3\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [algorithm] batch_size: unknown key for algorithm "
                "'allreduce_sgd' (did you mean 'batch'?)");
-    load_fails("[algorithm]\noptimizer = adma\n", NULL, 0, SIM_ECONFIG,
+    load_fails_in(&registries, "[algorithm]\noptimizer = adma\n", NULL, 0, SIM_ECONFIG,
                "exp.ini:2: [algorithm] optimizer: unknown optimizer 'adma' (did you mean "
                "'adam'? known: sgd, adam, adamw, lamb)");
-    sim_config_set_algo_resolver(NULL);
-    sim_config_set_optim_resolver(NULL);
-}
-
-static double test_device_ci(const char *name)
-{
-    return strcasecmp(name, "v100") == 0 ? 15.7e12 : 0.0;
 }
 
 /* What the params table stores: the value as written, normalized only in
  * spacing, and its SI number. */
 Test(config, written_values_and_their_numbers)
 {
-    sim_config_set_device_resolver(test_device_ci);
     sim_config cfg;
-    load_ok("[network]\nbandwidth = 10 Gbps\nlatency = 5us\ntopology = Torus( 4,4 )\n"
+    load_ok_in(&registries,
+               "[network]\nbandwidth = 10 Gbps\nlatency = 5us\ntopology = Torus( 4,4 )\n"
             "[algorithm]\nlr = 0.05\nlr_milestones = 5,8\nbucket = 25 MiB\nbatch = full\n"
             "[workers]\ncount = 16\ncompute = lognormal( 10 ms , 0.5 )\ndevice = V100\n",
             NULL, 0, &cfg);
@@ -928,5 +936,4 @@ Test(config, written_values_and_their_numbers)
                                want[i].section, want[i].key, x);
     }
     sim_config_release(&cfg);
-    sim_config_set_device_resolver(NULL);
 }

@@ -32,9 +32,9 @@ static const char *const env_ini = "[experiment]\n"
 
 static void load(sim_config *cfg, const char *const *sets, int nsets)
 {
-    sim_experiment_init();
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("e.ini", env_ini, sets, nsets, cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "e.ini", env_ini, sets, nsets,
+                                        cfg, &err), 0, "%s",
                  err.msg);
 }
 

@@ -36,9 +36,9 @@ static void count_series(void *ctx, const an_series_row *row)
 
 static void load(const char *ini, const char *const *sets, int nsets, sim_config *cfg)
 {
-    sim_experiment_init();
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("t.ini", ini, sets, nsets, cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "t.ini", ini, sets, nsets, cfg,
+                                        &err), 0, "%s",
                  err.msg);
 }
 
