@@ -66,12 +66,15 @@ static topo_weights weights_of(sim_weights_kind k)
 
 static wl_dataset *load_dataset(const sim_config *c, gsl_rng *rng, sim_err *err)
 {
+    char dir[SIM_PATH_MAX];
+    sim_path_dir(c->path, dir, sizeof dir);
     wl_dataset_opts dso = {
         .spec = c->dataset,
         .test_fraction = c->test_fraction,
         .normalize = c->normalize == SIM_NORMALIZE_STANDARD,
         .rng = rng,
         .data_dir = NULL,
+        .dir = dir,
     };
     wl_dataset *ds = wl_dataset_create(&dso, err);
     if (!ds)
@@ -356,7 +359,7 @@ static int build(xp_env *x, sim_err *err)
 
     int server = x->vt->needs_server && x->vt->needs_server(c);
     int hosts = c->n_workers + (server ? 1 : 0);
-    rc = topo_physnet_build(&x->pn, c->net_topology, hosts, err);
+    rc = topo_physnet_build_in(&x->pn, c->net_topology, x->dir, hosts, err);
     if (rc < 0)
         return xp_env_key_error(c, "network", "topology", err);
     x->pn_built = 1;
@@ -380,7 +383,7 @@ static int build(xp_env *x, sim_err *err)
         return err->code ? err->code : SIM_EINTERNAL;
     sim_net_set_loss_hook(x->net, xp_env_on_net_loss, x);
     if (x->vt->uses_graph) {
-        rc = topo_graph_build(&x->graph, c->graph, c->n_workers, x->rng_topo, err);
+        rc = topo_graph_build_in(&x->graph, c->graph, x->dir, c->n_workers, x->rng_topo, err);
         if (rc < 0)
             return xp_env_key_error(c, "topology", "graph", err);
         x->graph_built = 1;
@@ -392,7 +395,7 @@ static int build(xp_env *x, sim_err *err)
     } else if (user_wrote(c, "topology", "graph") || user_wrote(c, "topology", "weights")) {
         /* unused by this method, but a value the user wrote must be valid:
          * built once and dropped (the topology stream serves nothing else) */
-        rc = topo_graph_build(&x->graph, c->graph, c->n_workers, x->rng_topo, err);
+        rc = topo_graph_build_in(&x->graph, c->graph, x->dir, c->n_workers, x->rng_topo, err);
         if (rc < 0)
             return xp_env_key_error(c, "topology", "graph", err);
         x->graph_built = 1;
@@ -401,7 +404,12 @@ static int build(xp_env *x, sim_err *err)
             return xp_env_key_error(c, "topology", "weights", err);
         topo_mixing_destroy(mix);
     }
-    x->compute = sim_compute_create(&c->compute, c->n_workers, err);
+    sim_compute_opts co = c->compute; /* with a trace's file name resolved */
+    if (co.dist.kind == SIM_DIST_TRACE &&
+        sim_path_resolve(x->dir, c->compute.dist.trace_path, co.dist.trace_path,
+                         sizeof co.dist.trace_path, err))
+        return xp_env_key_error(c, "workers", "compute", err);
+    x->compute = sim_compute_create(&co, c->n_workers, err);
     if (!x->compute)
         return xp_env_key_error(c, "workers", "compute", err);
     char why[256];
@@ -424,6 +432,7 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
         return NULL;
     }
     x->cfg = cfg;
+    sim_path_dir(cfg->path, x->dir, sizeof x->dir);
     if (opts) {
         x->vt = opts->vt;
         x->check_only = opts->check_only;

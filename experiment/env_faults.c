@@ -224,14 +224,28 @@ static int faults_random_load(xp_env *x, sim_err *err)
     return 0;
 }
 
+/* The file of [faults] schedule, resolved against the experiment file's
+ * folder, into path (SIM_PATH_MAX bytes): 1, or 0 for none, or a negative
+ * code naming the key. */
+static int schedule_path(const xp_env *x, char *path, sim_err *err)
+{
+    const char *name = sim_config_get_string(x->cfg, "faults", "schedule");
+    if (!name || !name[0] || strcmp(name, "none") == 0)
+        return 0;
+    if (sim_path_resolve(x->dir, name, path, SIM_PATH_MAX, err))
+        return xp_env_key_error(x->cfg, "faults", "schedule", err);
+    return 1;
+}
+
 /* Loads [faults] schedule (before the method is created, which may refuse
  * crashes: env.crashes says whether any can happen). */
 static int faults_schedule_load(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
-    const char *path = sim_config_get_string(c, "faults", "schedule");
-    if (!path || !path[0] || strcmp(path, "none") == 0)
-        return 0;
+    char path[SIM_PATH_MAX];
+    int has = schedule_path(x, path, err);
+    if (has <= 0)
+        return has;
     int n_vertices = sim_net_n_hosts(x->net);
     for (int l = 0; l < sim_net_n_links(x->net); l++) {
         int from, to;
@@ -264,7 +278,9 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
 int xp_env_faults_start(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
-    const char *path = sim_config_get_string(c, "faults", "schedule");
+    char path[SIM_PATH_MAX];
+    if (x->n_faults > 0 && schedule_path(x, path, err) < 0)
+        return err->code;
     for (int i = 0; i < x->n_faults; i++) {
         const algo_fault *ev = &x->faults[i];
         if (!x->vt->fault && (ev->kind == ALGO_FAULT_CRASH || ev->kind == ALGO_FAULT_REJOIN))

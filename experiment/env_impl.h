@@ -8,6 +8,7 @@
 #include "sim/compute.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "sim/path.h"
 #include "sim/pool.h"
 #include "topology/graph.h"
 #include "topology/mixing.h"
@@ -15,6 +16,8 @@
 
 struct xp_env {
     const sim_config *cfg;
+    char dir[SIM_PATH_MAX]; /* the experiment file's folder: the file names
+                               it writes resolve against it (sim/path.h) */
     const algo_vt *vt;
     void *alg;              /* the method's state */
     int check_only;
