@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <strings.h>
+
 #include "sim/err.h"
 
 const char *test_source_path(const char *rel)
@@ -40,4 +44,106 @@ const char *test_write_file(const char *dir, const char *name, const char *text)
 __attribute__((constructor)) static void test_init_handlers(void)
 {
     sim_err_install_library_handlers();
+}
+
+/* ---- SQL probes ---- */
+
+/* Opens path read-only and steps sql to its first row. */
+static sqlite3_stmt *sql_first_row(const char *path, const char *sql, sqlite3 **c)
+{
+    sqlite3_stmt *s = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "%s", path);
+    cr_assert_eq(sqlite3_prepare_v2(*c, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(*c));
+    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
+    return s;
+}
+
+long long test_sql_int(const char *path, const char *sql)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = sql_first_row(path, sql, &c);
+    long long v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(c);
+    return v;
+}
+
+void test_sql_text(const char *path, const char *sql, char *out, size_t size)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = sql_first_row(path, sql, &c);
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    snprintf(out, size, "%s", t ? t : "(null)");
+    sqlite3_finalize(s);
+    sqlite3_close(c);
+}
+
+/* ---- configurations ---- */
+
+static const sim_key local_keys[] = {
+    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL, "steps between averages"},
+    {"algorithm", "sync", "1ms", SIM_KEY_TIME, NULL, "barrier time"},
+    {"algorithm", "mode", "avg", SIM_KEY_CHOICE, "avg|sum", "how to merge"},
+    {"algorithm", "codec", "none", SIM_KEY_STRING, NULL, "codec spec"},
+    {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
+};
+static const sim_key no_keys[] = {{NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL}};
+
+static const sim_key *stand_in_algo_keys(const char *name)
+{
+    if (strcmp(name, "local_sgd") == 0)
+        return local_keys;
+    if (strcmp(name, "allreduce_sgd") == 0)
+        return no_keys;
+    return NULL;
+}
+
+static const char *stand_in_optim_at(int i)
+{
+    static const char *const names[] = {"sgd", "adam", "adamw", "lamb", NULL};
+    return i >= 0 && i < 4 ? names[i] : NULL;
+}
+
+static double stand_in_device(const char *name)
+{
+    return strcasecmp(name, "v100") == 0 ? 15.7e12 : 0.0;
+}
+
+const sim_config_schema test_config_registries = {
+    .algo_keys = stand_in_algo_keys,
+    .optim_name = stand_in_optim_at,
+    .device_flops = stand_in_device,
+};
+
+void test_config_load_ok(const sim_config_schema *sc, const char *text, const char *const *set,
+                         int n_set, sim_config *cfg)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_config_load_string(sc, "exp.ini", text, set, n_set, cfg, &err);
+    cr_assert_eq(rc, 0, "load failed: %s", err.msg);
+}
+
+void test_config_load_fails(const sim_config_schema *sc, const char *text,
+                            const char *const *set, int n_set, int code, const char *want)
+{
+    sim_config cfg;
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_config_load_string(sc, "exp.ini", text, set, n_set, &cfg, &err);
+    cr_assert_eq(rc, code, "rc %d (%s), want %d", rc, err.msg, code);
+    cr_assert_eq(err.code, code);
+    cr_assert_str_eq(err.msg, want);
+    /* a failed load leaves the config released */
+    cr_assert_null(cfg.entries);
+    cr_assert_eq(cfg.n_entries, 0);
+}
+
+int test_config_key_count(void)
+{
+    int n = 0;
+    while (sim_config_keys[n].key)
+        n++;
+    return n;
 }
