@@ -20,6 +20,7 @@
 #include "experiment/record.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "sim/path.h"
 #include "topology/mixing.h"
 #include "topology/physnet.h"
 #include "workloads/dataset.h"
@@ -541,7 +542,8 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
 /* ---- checking ----------------------------------------------------------- */
 
 struct sim_check {
-    char key[1200];  /* dataset spec, test fraction, normalize of the cached ds */
+    char key[1800];  /* dataset spec, the folder its file names resolve against,
+                        test fraction, normalize of the cached ds */
     wl_dataset *ds;
 };
 
@@ -635,8 +637,9 @@ int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)
         err = &local;
     xp_env_opts xo = {.check_only = 1};
     if (chk) {
-        char key[sizeof chk->key];
-        snprintf(key, sizeof key, "%s|%.17g|%d", cfg->dataset, cfg->test_fraction,
+        char key[sizeof chk->key], dir[sizeof cfg->path];
+        sim_path_dir(cfg->path, dir, sizeof dir);
+        snprintf(key, sizeof key, "%s|%s|%.17g|%d", cfg->dataset, dir, cfg->test_fraction,
                  (int)cfg->normalize);
         if (!chk->ds || strcmp(chk->key, key) != 0) {
             wl_dataset *ds = xp_env_dataset_create(cfg, err);
