@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <sqlite3.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "sim/err.h"
 
@@ -38,6 +39,21 @@ const char *test_write_file(const char *dir, const char *name, const char *text)
     fputs(text, f);
     fclose(f);
     return buf;
+}
+
+const char *test_experiment_dir(const char *ini)
+{
+    static char dir[4096];
+    const char *t = test_tmpdir();
+    cr_assert_not_null(t);
+    snprintf(dir, sizeof dir, "%s", t);
+    char sub[3100]; /* leaves test_write_file room for "/e.ini" */
+    snprintf(sub, sizeof sub, "%.3000s/elsewhere", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0, "%s", sub);
+    snprintf(sub, sizeof sub, "%.3000s/exp", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0, "%s", sub);
+    cr_assert_not_null(test_write_file(sub, "e.ini", ini));
+    return dir;
 }
 
 /* Library error handlers for every suite: GSL and igraph must not abort. */

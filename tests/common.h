@@ -13,6 +13,11 @@ const char *test_source_path(const char *rel);
 const char *test_tmpdir(void);
 /* Writes text to dir/name and returns the full path (static buffer). */
 const char *test_write_file(const char *dir, const char *name, const char *text);
+/* A fresh temporary directory D holding the experiment file D/exp/e.ini
+ * (text ini) and an empty folder D/elsewhere to run it from; returns D
+ * (static buffer). The test writes the files the experiment names into
+ * D/exp. */
+const char *test_experiment_dir(const char *ini);
 
 /* ---- SQL probes of a results database ---- */
 

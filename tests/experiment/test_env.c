@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "algorithms/algo.h"
@@ -394,15 +393,20 @@ Test(env, sparse_rows_match_their_dense_copy)
  * empty folder dir/elsewhere to run from. */
 static const char *paths_setup(void)
 {
-    static char dir[4096];
-    const char *t = test_tmpdir();
-    cr_assert_not_null(t);
-    snprintf(dir, sizeof dir, "%s", t);
+    const char *dir = test_experiment_dir("[workers]\n"
+                                          "count = 4\n"
+                                          "compute = trace(steps.csv)\n"
+                                          "[network]\n"
+                                          "topology = file(net.txt)\n"
+                                          "[topology]\n"
+                                          "graph = file(ring.txt)\n"
+                                          "[algorithm]\n"
+                                          "name = dpsgd\n"
+                                          "batch = 8\n"
+                                          "[workload]\n"
+                                          "model = logreg\n"
+                                          "dataset = libsvm(train.svm)\n");
     char sub[4200];
-    snprintf(sub, sizeof sub, "%s/exp", dir);
-    cr_assert_eq(mkdir(sub, 0700), 0);
-    snprintf(sub, sizeof sub, "%s/elsewhere", dir);
-    cr_assert_eq(mkdir(sub, 0700), 0);
     snprintf(sub, sizeof sub, "%s/exp", dir);
     char rows[64 * 80 + 1] = "";
     for (int i = 0; i < 80; i++)
@@ -411,19 +415,6 @@ static const char *paths_setup(void)
     test_write_file(sub, "ring.txt", "0 1\n1 2\n2 3\n3 0\n");
     test_write_file(sub, "net.txt", "0 1\n1 2\n2 3\n3 0\n");
     test_write_file(sub, "steps.csv", "w0,w1,w2,w3\n10ms,20ms,30ms,40ms\n");
-    test_write_file(sub, "e.ini", "[workers]\n"
-                                  "count = 4\n"
-                                  "compute = trace(steps.csv)\n"
-                                  "[network]\n"
-                                  "topology = file(net.txt)\n"
-                                  "[topology]\n"
-                                  "graph = file(ring.txt)\n"
-                                  "[algorithm]\n"
-                                  "name = dpsgd\n"
-                                  "batch = 8\n"
-                                  "[workload]\n"
-                                  "model = logreg\n"
-                                  "dataset = libsvm(train.svm)\n");
     return dir;
 }
 

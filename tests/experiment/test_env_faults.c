@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "experiment/env.h"
@@ -29,18 +28,12 @@ static const char *const faults_ini = "[workers]\n"
  * as the current directory. */
 static const char *setup(void)
 {
-    static char dir[4096];
-    const char *t = test_tmpdir();
-    cr_assert_not_null(t);
-    snprintf(dir, sizeof dir, "%s", t);
+    const char *dir = test_experiment_dir(faults_ini);
     char sub[4200];
-    snprintf(sub, sizeof sub, "%s/elsewhere", dir);
-    cr_assert_eq(mkdir(sub, 0700), 0);
-    cr_assert_eq(chdir(sub), 0);
     snprintf(sub, sizeof sub, "%s/exp", dir);
-    cr_assert_eq(mkdir(sub, 0700), 0);
     test_write_file(sub, "crash.csv", "time,event,target,value\n1s,crash,2,\n");
-    test_write_file(sub, "e.ini", faults_ini);
+    snprintf(sub, sizeof sub, "%s/elsewhere", dir);
+    cr_assert_eq(chdir(sub), 0);
     return dir;
 }
 
