@@ -10,7 +10,8 @@
 #                         deterministic; one test per target); ends with
 #                         "N passed, N failed"
 #   ./dev.sh build        build only (build/dtsim)
-#   ./dev.sh bench        build and run the benchmarks under bench/
+#   ./dev.sh bench        build and run the benchmarks that bench/meson.build
+#                         lists (meson test --benchmark)
 #   ./dev.sh fuzz [SECS [TARGET...]]  build the libFuzzer targets with clang
 #                         (build-fuzz), run each (or those named) for SECS
 #                         seconds (default 60); crashes land in
@@ -50,13 +51,28 @@ install_deps() {
   fi
 }
 
+# quietly COMMAND...: runs it with its output kept aside; when it fails,
+# prints that output (the compiler's errors, without ninja's progress
+# lines) on stderr and returns its status.
+quietly() {
+  local log rc=0
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    grep -vE '^\[[0-9]+/[0-9]+\] ' "$log" >&2 || true
+    echo "dev.sh: '$*' failed (exit $rc)" >&2
+  fi
+  rm -f "$log"
+  return "$rc"
+}
+
 # build DIR [meson options...]
 build() {
   local dir=$1; shift
   if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" "$@" >/dev/null
+    quietly meson setup "$dir" "$@"
   fi
-  meson compile -C "$dir" >/dev/null
+  quietly meson compile -C "$dir"
 }
 
 # runs meson test in DIR, appends its Ok/Fail counts to the totals
@@ -81,11 +97,11 @@ run_tests() {
 # build-fuzz: fuzz_build TARGET...
 fuzz_build() {
   if [ ! -f build-fuzz/build.ninja ]; then
-    CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
-      -Db_lundef=false >/dev/null
+    CC=clang quietly meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+      -Db_lundef=false
   fi
-  ninja -C build-fuzz build.ninja >/dev/null # picks up new targets
-  meson compile -C build-fuzz "${@/#/fuzz_}" >/dev/null
+  quietly ninja -C build-fuzz build.ninja # picks up new targets
+  quietly meson compile -C build-fuzz "${@/#/fuzz_}"
 }
 
 # fuzz_run TARGET ARTIFACT_DIR LOG [libFuzzer options...]: runs one target on
@@ -161,10 +177,8 @@ case "$cmd" in
   bench)
     install_deps
     build build
-    for b in bench_engine bench_grad bench_quickstart bench_topology bench_dpsgd bench_network; do
-      echo "== $b"
-      ./build/bench/$b
-    done
+    # the list is bench/meson.build's; one at a time, each one's figures shown
+    meson test -C build --benchmark --num-processes 1 --verbose
     ;;
   fuzz)
     secs=${2:-60}
@@ -201,7 +215,7 @@ case "$cmd" in
     echo "no crashes"
     ;;
   *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

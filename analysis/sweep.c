@@ -252,7 +252,7 @@ static int point_validate(const an_sweep_opts *o, an_sweep_point *p, int index, 
                           sim_err *err)
 {
     sim_config cfg;
-    int ret = sim_config_load(o->experiment, (const char *const *)p->overrides,
+    int ret = sim_config_load(o->schema, o->experiment, (const char *const *)p->overrides,
                               p->n_overrides, &cfg, err);
     if (ret < 0) {
         for (int k = o->n_sets; k < p->n_overrides; k++) {
@@ -489,7 +489,7 @@ static int point_execute(sweep_state *st, int index, an_sweep_job *job,
     out->sim_time = out->final_train_loss = out->final_test_accuracy = NAN;
     *skipped = 0;
     sim_config cfg;
-    int ret = sim_config_load(o->experiment, (const char *const *)p->overrides,
+    int ret = sim_config_load(o->schema, o->experiment, (const char *const *)p->overrides,
                               p->n_overrides, &cfg, err);
     if (ret < 0)
         return ret;

@@ -80,6 +80,8 @@ typedef struct an_sweep_status {
 
 typedef struct an_sweep_opts {
     const char *experiment;       /* the experiment file */
+    const sim_config_schema *schema; /* what it is validated against
+                                     (sim_experiment_schema()); NULL = none */
     const char *const *grids;     /* "SECTION.KEY=V1,V2,..." (commas inside
                                      parentheses do not split) */
     int n_grids;

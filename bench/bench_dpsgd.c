@@ -234,7 +234,6 @@ int main(int argc, char **argv)
     const int batch = 32;
     openblas_set_num_threads(1);
     sim_err_install_library_handlers();
-    sim_experiment_init();
 
     char ini[2048];
     snprintf(ini, sizeof ini,
@@ -246,7 +245,8 @@ int main(int argc, char **argv)
              epochs, n, batch, model_spec);
     sim_err err = {0};
     sim_config cfg;
-    if (sim_config_load_string("bench_dpsgd", ini, NULL, 0, &cfg, &err) < 0)
+    if (sim_config_load_string(sim_experiment_schema(), "bench_dpsgd", ini, NULL, 0, &cfg,
+                               &err) < 0)
         return fail("config", &err);
 
     double t_load = now();

@@ -30,7 +30,6 @@ static int child(const char *method, const char *model, int n, int fd)
 {
     openblas_set_num_threads(1);
     sim_err_install_library_handlers();
-    sim_experiment_init();
     char ini[1024];
     snprintf(ini, sizeof ini,
              "[experiment]\nmax_epochs = 0\nmax_iterations = 2\neval_every = 1000\n"
@@ -43,7 +42,8 @@ static int child(const char *method, const char *model, int n, int fd)
              n, method, model);
     sim_config cfg;
     sim_err err = {0};
-    if (sim_config_load_string("bench_memory", ini, NULL, 0, &cfg, &err) < 0) {
+    if (sim_config_load_string(sim_experiment_schema(), "bench_memory", ini, NULL, 0, &cfg,
+                               &err) < 0) {
         fprintf(stderr, "bench_memory: %s\n", err.msg);
         return 1;
     }

@@ -182,7 +182,8 @@ static int run_dpsgd(const char *ini, int n, const char *sharing, double *wall, 
     const char *over[2] = {nset, sset};
     sim_config cfg;
     sim_err err = {0};
-    if (sim_config_load_string("bench_network", ini, over, 2, &cfg, &err) < 0) {
+    if (sim_config_load_string(sim_experiment_schema(), "bench_network", ini, over, 2, &cfg,
+                               &err) < 0) {
         fprintf(stderr, "bench_network: %s\n", err.msg);
         return -1;
     }
@@ -251,7 +252,6 @@ int main(int argc, char **argv)
     run_threads = argc > 3 ? atoi(argv[3]) : 1;
     openblas_set_num_threads(1);
     sim_err_install_library_handlers();
-    sim_experiment_init();
     if (part != 2)
         bench_gossip(max_hosts);
     if (part != 1)

@@ -20,10 +20,9 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/experiments/quickstart.ini", root ? root : ".");
     }
     sim_err_install_library_handlers();
-    sim_experiment_init();
     sim_err err = {0};
     sim_config cfg;
-    if (sim_config_load(path, NULL, 0, &cfg, &err) < 0) {
+    if (sim_config_load(sim_experiment_schema(), path, NULL, 0, &cfg, &err) < 0) {
         fprintf(stderr, "bench_quickstart: %s\n", err.msg);
         return sim_err_exit_status(err.code);
     }

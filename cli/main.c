@@ -49,7 +49,6 @@ static void help_main(FILE *f)
 int main(int argc, char **argv)
 {
     sim_err_install_library_handlers();
-    sim_experiment_init();
     if (argc < 2) {
         help_main(stderr);
         return 2;

@@ -92,7 +92,7 @@ int cli_run_main(int argc, char **argv)
 
     sim_err err = {0};
     sim_config cfg;
-    if (sim_config_load(file, sets, set_list.n, &cfg, &err) < 0)
+    if (sim_config_load(sim_experiment_schema(), file, sets, set_list.n, &cfg, &err) < 0)
         return cli_fail(&err);
     cli_warnings_print(&cfg);
     an_db *db = an_db_open(dbpath, &err);

@@ -152,7 +152,8 @@ int cli_sweep_main(int argc, char **argv)
 {
     const char *sets[MAX_SETS], *grids[MAX_SETS], *threads_opt = NULL;
     an_sweep_opts o = {.db_path = "results.db", .jobs = 1, .mpi = 1, .sets = sets,
-                       .grids = grids, .run = sweep_run_one};
+                       .grids = grids, .run = sweep_run_one,
+                       .schema = sim_experiment_schema()};
     cli_list grid_list = {.items = grids, .cap = MAX_SETS};
     cli_list set_list = {.items = sets, .cap = MAX_SETS};
     long long jobs = 1;

@@ -171,34 +171,40 @@ extern const sim_key sim_config_keys[];
  * (a method's choice keys are read as text with sim_config_get_string). */
 const sim_choice *sim_config_choice_values(const char *section, const char *key);
 
-/* Resolves the algorithm's own keys (NULL-terminated table, section
- * "algorithm") given its name; set by the algorithms layer at start-up so
- * this lower layer needs no include of it. Returns NULL for an unknown name. */
-typedef const sim_key *(*sim_config_algo_keys_fn)(const char *algorithm);
-void sim_config_set_algo_resolver(sim_config_algo_keys_fn fn);
-/* Known algorithm names, for the message about an unknown one: the i-th
- * name, NULL past the end. Set by the experiment layer at start-up. */
-typedef const char *(*sim_config_names_fn)(int i);
-void sim_config_set_algo_names(sim_config_names_fn fn);
-/* Named speeds for FLOPS keys ([workers] device = v100): returns FLOP/s > 0
- * for a known name, else 0. Set by the experiment layer at start-up. */
-typedef double (*sim_config_device_fn)(const char *name);
-void sim_config_set_device_resolver(sim_config_device_fn fn);
-/* Known optimizer names ([algorithm] optimizer): the i-th name, NULL past
- * the end. Set by the experiment layer at start-up; without it any name
- * passes here and the method's builder rejects an unknown one. */
-typedef const char *(*sim_config_optim_names_fn)(int i);
-void sim_config_set_optim_resolver(sim_config_optim_names_fn fn);
+/* What the config layer needs from the layers above it (the registries
+ * of methods, optimizers and devices), handed to every load so that this
+ * layer holds no global state. sim_experiment_schema()
+ * (experiment/experiment.h) returns the standard one. A NULL schema, or a
+ * NULL member, means no such registry: any algorithm name, with its
+ * [algorithm] keys kept as text; any optimizer name (the method's builder
+ * rejects an unknown one); no named devices. */
+typedef struct sim_config_schema {
+    /* The method's own keys (NULL-key terminated, section "algorithm"),
+     * or NULL for an unknown name. */
+    const sim_key *(*algo_keys)(const char *algorithm);
+    /* The i-th known algorithm name, NULL past the end (for the message
+     * about an unknown one). */
+    const char *(*algo_name)(int i);
+    /* The i-th known optimizer name ([algorithm] optimizer), NULL past the
+     * end. */
+    const char *(*optim_name)(int i);
+    /* Named speeds for FLOPS keys ([workers] device = v100): FLOP/s > 0
+     * for a known name, else 0. */
+    double (*device_flops)(const char *name);
+} sim_config_schema;
 
 /* Loads path, applies overrides ("section.key=value", n_overrides of them),
- * fills every default. On error returns SIM_ECONFIG (or SIM_EINPUT if the
- * file cannot be read) with "path:line: [section] key: what" in err, and
- * leaves *cfg released. */
-int sim_config_load(const char *path, const char *const *overrides, int n_overrides,
-                    sim_config *cfg, sim_err *err);
-/* The same from text in memory (name is used in messages as the file). */
-int sim_config_load_string(const char *name, const char *text,
-                           const char *const *overrides, int n_overrides,
+ * fills every default, validating against schema (may be NULL, see
+ * above). On error returns SIM_ECONFIG (or SIM_EINPUT if the file cannot
+ * be read) with "path:line: [section] key: what" in err, and leaves *cfg
+ * released. */
+int sim_config_load(const sim_config_schema *schema, const char *path,
+                    const char *const *overrides, int n_overrides, sim_config *cfg,
+                    sim_err *err);
+/* The same from text in memory (name is used in messages as the file, and
+ * its folder is the one relative paths of the experiment resolve against). */
+int sim_config_load_string(const sim_config_schema *schema, const char *name,
+                           const char *text, const char *const *overrides, int n_overrides,
                            sim_config *cfg, sim_err *err);
 void sim_config_release(sim_config *cfg);
 

@@ -15,14 +15,6 @@
 
 #include "config/config_impl.h"
 
-static sim_config_device_fn device_resolver;
-
-void sim_config_set_device_resolver(sim_config_device_fn fn) { device_resolver = fn; }
-
-static sim_config_optim_names_fn optim_resolver;
-
-void sim_config_set_optim_resolver(sim_config_optim_names_fn fn) { optim_resolver = fn; }
-
 int sim_config_copy_trimmed(char *buf, size_t len, const char *s)
 {
     while (isspace((unsigned char)*s))
@@ -143,8 +135,8 @@ static int finite_or_fail(double x, const char *raw, sim_err *err)
 }
 
 /* Parses raw by type into v and writes the canonical text. */
-static int canon_typed(const sim_key *k, const char *raw, char *out, size_t len, tval *v,
-                       sim_err *err)
+static int canon_typed(const sim_config_schema *sc, const sim_key *k, const char *raw,
+                       char *out, size_t len, tval *v, sim_err *err)
 {
     char num[64];
     switch (k->type) {
@@ -171,7 +163,7 @@ static int canon_typed(const sim_key *k, const char *raw, char *out, size_t len,
                  : k->type == SIM_KEY_SIZE ? sim_parse_size(raw, &v->d, err)
                                            : sim_parse_flops(raw, &v->d, err);
         if (rc && k->type == SIM_KEY_FLOPS) {
-            double named = device_resolver ? device_resolver(raw) : 0.0;
+            double named = sc->device_flops ? sc->device_flops(raw) : 0.0;
             if (named > 0) {
                 rc = 0;
                 v->d = named;
@@ -234,8 +226,9 @@ static void file_stem(const char *path, char *buf, size_t len)
     } while (0)
 
 /* Keys whose value is not a plain typed value: parsed here. */
-static int canon_special(const sim_config *cfg, const sim_key *k, const char *raw,
-                         char *out, size_t len, tval *v, sim_err *err, int *handled)
+static int canon_special(const sim_config_schema *sc, const sim_config *cfg,
+                         const sim_key *k, const char *raw, char *out, size_t len, tval *v,
+                         sim_err *err, int *handled)
 {
     *handled = 1;
     if (sim_config_is_key(k, "experiment", "name")) {
@@ -277,16 +270,16 @@ static int canon_special(const sim_config *cfg, const sim_key *k, const char *ra
             return sim_err_set(err, SIM_ECONFIG, "too long");
         for (char *c = out; *c; c++)
             *c = (char)tolower((unsigned char)*c);
-        if (!optim_resolver)
+        if (!sc->optim_name)
             return 0;
-        for (int i = 0; optim_resolver(i); i++)
-            if (strcmp(out, optim_resolver(i)) == 0)
+        for (int i = 0; sc->optim_name(i); i++)
+            if (strcmp(out, sc->optim_name(i)) == 0)
                 return 0;
         char known[256] = "";
         size_t used = 0;
-        for (int i = 0; optim_resolver(i) && used < sizeof known - 32; i++)
+        for (int i = 0; sc->optim_name(i) && used < sizeof known - 32; i++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
-                                     optim_resolver(i));
+                                     sc->optim_name(i));
         char hint[96];
         return sim_err_set(err, SIM_ECONFIG, "unknown optimizer '%s' (%sknown: %s)", raw,
                            sim_suggest(out, known, hint, sizeof hint), known);
@@ -498,15 +491,15 @@ static int store(sim_config *cfg, const sim_key *k, const char *raw, const char 
     return 0;
 }
 
-int sim_config_value_resolve(sim_config *cfg, const sim_key *k, const char *raw, char *out,
-                             size_t len, int common, sim_err *err)
+int sim_config_value_resolve(const sim_config_schema *sc, sim_config *cfg, const sim_key *k,
+                             const char *raw, char *out, size_t len, int common, sim_err *err)
 {
     tval v;
     memset(&v, 0, sizeof v);
     int handled = 0;
-    int rc = common ? canon_special(cfg, k, raw, out, len, &v, err, &handled) : 0;
+    int rc = common ? canon_special(sc, cfg, k, raw, out, len, &v, err, &handled) : 0;
     if (!rc && !handled)
-        rc = canon_typed(k, raw, out, len, &v, err);
+        rc = canon_typed(sc, k, raw, out, len, &v, err);
     if (!rc && common && k->type == SIM_KEY_STRING && !handled && !out[0])
         rc = sim_err_set(err, SIM_ECONFIG, "must not be empty");
     if (!rc && common)

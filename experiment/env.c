@@ -2,7 +2,7 @@
  * at once; xp_env_create then destroys what was built, so a failed build
  * leaves nothing behind. Fields are filled in build order and freed in the
  * reverse order by xp_env_destroy, which also serves the error path (every
- * pointer is NULL or owned). */
+ * pointer is NULL or owned). The [faults] section is env_faults.c. */
 #include "experiment/env.h"
 #include "algorithms/compress/compress.h"
 
@@ -11,53 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/compute.h"
-#include "sim/engine.h"
-#include "sim/network.h"
-#include "sim/pool.h"
+#include "experiment/env_impl.h"
 #include "sim/rng.h"
-#include "topology/graph.h"
-#include "topology/mixing.h"
-#include "topology/physnet.h"
 #include "workloads/presets.h"
 
-struct xp_env {
-    const sim_config *cfg;
-    const algo_vt *vt;
-    void *alg;              /* the method's state */
-    int check_only;
-    gsl_rng *rng_data, *rng_part, *rng_init, *rng_topo;
-    wl_dataset *ds;
-    int ds_borrowed;
-    wl_model *model;
-    wl_partition *part;
-    topo_physnet pn;
-    int pn_built;
-    sim_engine *eng;
-    sim_net *net;
-    topo_graph graph;
-    int graph_built;
-    topo_mixing *mix;
-    sim_compute *compute;
-    int64_t *hist;          /* staleness histogram (env.staleness_cap counts) */
-    algo_fault *faults;     /* [faults] schedule, sorted by time */
-    double *fault_rate0;    /* per event: a link's configured rate (for up) */
-    int n_faults;
-    int rejoins_pending;    /* rejoin events scheduled and not yet run */
-    sim_dist mtbf, downtime; /* [faults] mtbf, downtime (random crashes) */
-    int has_mtbf, has_downtime;
-    gsl_rng **rng_fault;    /* per worker when mtbf is set (SIM_STREAM_FAULT) */
-    algo_fault *log;        /* faults that happened, in time order (faults table) */
-    int n_log, cap_log;
-    int threads;            /* xp_env_opts.threads */
-    sim_pool *pool;         /* threads > 1 */
-    algo_env env;
-};
-
-static void on_net_loss(void *ctx, int src, int dst, double bytes, int resent);
-
-/* Prefixes err's message with the config key it came from. */
-static int key_error(const sim_config *c, const char *section, const char *key, sim_err *err)
+int xp_env_key_error(const sim_config *c, const char *section, const char *key, sim_err *err)
 {
     char msg[sizeof err->msg];
     int code = err->code ? err->code : SIM_EINTERNAL;
@@ -108,16 +66,19 @@ static topo_weights weights_of(sim_weights_kind k)
 
 static wl_dataset *load_dataset(const sim_config *c, gsl_rng *rng, sim_err *err)
 {
+    char dir[SIM_PATH_MAX];
+    sim_path_dir(c->path, dir, sizeof dir);
     wl_dataset_opts dso = {
         .spec = c->dataset,
         .test_fraction = c->test_fraction,
         .normalize = c->normalize == SIM_NORMALIZE_STANDARD,
         .rng = rng,
         .data_dir = NULL,
+        .dir = dir,
     };
     wl_dataset *ds = wl_dataset_create(&dso, err);
     if (!ds)
-        key_error(c, "workload", "dataset", err);
+        xp_env_key_error(c, "workload", "dataset", err);
     return ds;
 }
 
@@ -153,7 +114,7 @@ static int dense_rows(xp_env *x, sim_err *err)
     int rc = x->check_only ? wl_dataset_dense_check(x->ds, why, err)
                            : wl_dataset_densify(x->ds, why, err);
     if (rc < 0)
-        return key_error(c, "workload", "dataset", err);
+        return xp_env_key_error(c, "workload", "dataset", err);
     return 0;
 }
 
@@ -385,22 +346,22 @@ static int build(xp_env *x, sim_err *err)
         return err->code ? err->code : SIM_EINTERNAL;
     x->model = wl_model_create(c->model, x->ds, err);
     if (!x->model)
-        return key_error(c, "workload", "model", err);
+        return xp_env_key_error(c, "workload", "model", err);
     rc = dense_rows(x, err);
     if (rc < 0)
         return rc;
     x->part = wl_partition_create(x->ds, c->n_workers, c->partition, x->rng_part, err);
     if (!x->part)
-        return key_error(c, "workload", "partition", err);
+        return xp_env_key_error(c, "workload", "partition", err);
     rc = check_batch(x, err);
     if (rc < 0)
         return rc;
 
     int server = x->vt->needs_server && x->vt->needs_server(c);
     int hosts = c->n_workers + (server ? 1 : 0);
-    rc = topo_physnet_build(&x->pn, c->net_topology, hosts, err);
+    rc = topo_physnet_build_in(&x->pn, c->net_topology, x->dir, hosts, err);
     if (rc < 0)
-        return key_error(c, "network", "topology", err);
+        return xp_env_key_error(c, "network", "topology", err);
     x->pn_built = 1;
     rc = check_servers(x, err);
     if (rc < 0)
@@ -420,32 +381,37 @@ static int build(xp_env *x, sim_err *err)
     x->net = sim_net_create(x->eng, &nd, err);
     if (!x->net)
         return err->code ? err->code : SIM_EINTERNAL;
-    sim_net_set_loss_hook(x->net, on_net_loss, x);
+    sim_net_set_loss_hook(x->net, xp_env_on_net_loss, x);
     if (x->vt->uses_graph) {
-        rc = topo_graph_build(&x->graph, c->graph, c->n_workers, x->rng_topo, err);
+        rc = topo_graph_build_in(&x->graph, c->graph, x->dir, c->n_workers, x->rng_topo, err);
         if (rc < 0)
-            return key_error(c, "topology", "graph", err);
+            return xp_env_key_error(c, "topology", "graph", err);
         x->graph_built = 1;
         x->mix = topo_mixing_create(&x->graph, weights_of(c->weights), err);
         if (!x->mix)
-            return key_error(c, "topology", "weights", err);
+            return xp_env_key_error(c, "topology", "weights", err);
         x->env.graph = &x->graph;
         x->env.mix = x->mix;
     } else if (user_wrote(c, "topology", "graph") || user_wrote(c, "topology", "weights")) {
         /* unused by this method, but a value the user wrote must be valid:
          * built once and dropped (the topology stream serves nothing else) */
-        rc = topo_graph_build(&x->graph, c->graph, c->n_workers, x->rng_topo, err);
+        rc = topo_graph_build_in(&x->graph, c->graph, x->dir, c->n_workers, x->rng_topo, err);
         if (rc < 0)
-            return key_error(c, "topology", "graph", err);
+            return xp_env_key_error(c, "topology", "graph", err);
         x->graph_built = 1;
         topo_mixing *mix = topo_mixing_create(&x->graph, weights_of(c->weights), err);
         if (!mix)
-            return key_error(c, "topology", "weights", err);
+            return xp_env_key_error(c, "topology", "weights", err);
         topo_mixing_destroy(mix);
     }
-    x->compute = sim_compute_create(&c->compute, c->n_workers, err);
+    sim_compute_opts co = c->compute; /* with a trace's file name resolved */
+    if (co.dist.kind == SIM_DIST_TRACE &&
+        sim_path_resolve(x->dir, c->compute.dist.trace_path, co.dist.trace_path,
+                         sizeof co.dist.trace_path, err))
+        return xp_env_key_error(c, "workers", "compute", err);
+    x->compute = sim_compute_create(&co, c->n_workers, err);
     if (!x->compute)
-        return key_error(c, "workers", "compute", err);
+        return xp_env_key_error(c, "workers", "compute", err);
     char why[256];
     const char *spec = sim_config_get_string(c, "workload", "grad_noise");
     if (algo_noise_parse(spec, &x->env.noise, why, sizeof why) < 0)
@@ -466,6 +432,7 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
         return NULL;
     }
     x->cfg = cfg;
+    sim_path_dir(cfg->path, x->dir, sizeof x->dir);
     if (opts) {
         x->vt = opts->vt;
         x->check_only = opts->check_only;
@@ -480,305 +447,18 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
     return x;
 }
 
-/* Appends an applied fault to the log (the faults table). Grows by
- * doubling: faults are rare events, not a hot loop. */
-static void fault_log(xp_env *x, const algo_fault *ev)
-{
-    if (x->n_log == x->cap_log) {
-        int cap = x->cap_log ? 2 * x->cap_log : 16;
-        algo_fault *log = realloc(x->log, (size_t)cap * sizeof *log);
-        if (!log) {
-            algo_env_fail(&x->env, SIM_ENOMEM, "out of memory for the fault log");
-            return;
-        }
-        x->log = log;
-        x->cap_log = cap;
-    }
-    algo_fault *l = &x->log[x->n_log++];
-    *l = *ev;
-    l->time = sim_engine_now(x->eng);
-}
-
-/* A message attempt lost on a link that went down, or its re-send: a
- * `lost` row of the faults table (target SRC-DST hosts, value = bytes sent
- * before the loss) or a `resent` row (value = the message's bytes). */
-static void on_net_loss(void *ctx, int src, int dst, double bytes, int resent)
-{
-    xp_env *x = ctx;
-    algo_fault ev = {.kind = resent ? ALGO_FAULT_RESENT : ALGO_FAULT_LOST,
-                     .target = src,
-                     .target2 = dst,
-                     .value = bytes};
-    fault_log(x, &ev);
-}
-
-/* 1 when every worker is down and no rejoin is scheduled: nothing can
- * happen any more (without this check a run with time-based evaluations
- * would evaluate the same model forever). */
-static int all_down_for_good(const xp_env *x)
-{
-    if (x->rejoins_pending > 0)
-        return 0;
-    for (int i = 0; i < x->env.n; i++)
-        if (!x->env.w[i].down)
-            return 0;
-    return 1;
-}
-
-/* Applies a fault now: the environment's part (down, slowdown, link rate),
- * the method's hook, and a log row. rate0: a link's configured rate (for
- * up). Returns 1 when it was applied (a crash of a crashed worker and a
- * rejoin of a live one are not). */
-static int fault_apply(xp_env *x, const algo_fault *ev, double rate0)
-{
-    if (ev->kind == ALGO_FAULT_LINK) {
-        /* value 0: down (its row logged before the `lost` rows it causes);
-         * a rate or up (the configured rate) also brings a down link up */
-        double rate = ev->value > 0 ? ev->value : ev->value == 0 ? 0 : rate0;
-        algo_fault logged = *ev;
-        logged.value = rate;
-        fault_log(x, &logged);
-        sim_err e = {0};
-        int rc = rate == 0 ? sim_net_link_set_down(x->net, ev->target, ev->target2, 1, &e)
-                           : sim_net_link_set_rate(x->net, ev->target, ev->target2, rate, &e);
-        if (rc < 0) {
-            algo_env_fail(&x->env, e.code, "[faults] link %d-%d: %s", ev->target, ev->target2,
-                          e.msg);
-            return 0;
-        }
-        return 1;
-    }
-    algo_worker *w = &x->env.w[ev->target];
-    switch (ev->kind) {
-    case ALGO_FAULT_CRASH:
-        if (w->down)
-            return 0;
-        w->down = 1;
-        if (all_down_for_good(x)) {
-            fault_log(x, ev);
-            algo_env_fail(&x->env, SIM_EINPUT,
-                          "[faults]: every worker is down at %.9g s and none rejoins "
-                          "(downtime = none and no later rejoin row): the run cannot go on",
-                          sim_time_to_s(sim_engine_now(x->eng)));
-            return 0;
-        }
-        break;
-    case ALGO_FAULT_REJOIN:
-        if (!w->down)
-            return 0;
-        w->down = 0;
-        break;
-    case ALGO_FAULT_SLOWDOWN:
-        w->slowdown = ev->value;
-        break;
-    case ALGO_FAULT_LINK:
-    case ALGO_FAULT_LOST:
-    case ALGO_FAULT_RESENT:
-        return 0;
-    }
-    fault_log(x, ev);
-    if (x->vt->fault && ev->kind != ALGO_FAULT_SLOWDOWN)
-        x->vt->fault(x->alg, ev);
-    return 1;
-}
-
-/* A scheduled fault event at its time (arg: its index in x->faults). */
-static void on_fault(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
-{
-    (void)eng;
-    (void)payload;
-    xp_env *x = ctx;
-    algo_fault ev = x->faults[arg];
-    if (ev.kind == ALGO_FAULT_REJOIN)
-        x->rejoins_pending--;
-    if (ev.kind == ALGO_FAULT_CRASH || ev.kind == ALGO_FAULT_REJOIN)
-        ev.value = NAN;
-    fault_apply(x, &ev, x->fault_rate0[arg]);
-}
-
-/* ---- random faults ([faults] mtbf, downtime) ---------------------------- */
-
-static void on_random_crash(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
-
-/* Schedules worker w's next random crash after an up-time drawn from mtbf. */
-static int random_next_crash(xp_env *x, int w)
-{
-    double up = sim_dist_sample(&x->mtbf, x->rng_fault[w]);
-    if (!(up >= 0))
-        up = 0;
-    if (sim_engine_schedule(x->eng, sim_time_from_s(up), on_random_crash, x, (uint64_t)w, NULL,
-                            NULL) == 0)
-        return algo_env_fail(&x->env, SIM_ENOMEM, "out of memory for a random fault");
-    return 0;
-}
-
-static void on_random_rejoin(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
-{
-    (void)eng;
-    (void)payload;
-    xp_env *x = ctx;
-    int w = (int)arg;
-    x->rejoins_pending--;
-    algo_fault ev = {.kind = ALGO_FAULT_REJOIN, .target = w, .target2 = -1, .value = NAN};
-    fault_apply(x, &ev, 0);
-    random_next_crash(x, w);
-}
-
-/* A random crash; the worker rejoins after a downtime draw (none when
- * downtime = none: then its process ends). The crash row's value is the
- * downtime drawn (NULL without one). A worker already down (a scheduled
- * crash) is left alone but its process goes on. */
-static void on_random_crash(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
-{
-    (void)eng;
-    (void)payload;
-    xp_env *x = ctx;
-    int w = (int)arg;
-    double down = x->has_downtime ? sim_dist_sample(&x->downtime, x->rng_fault[w]) : NAN;
-    if (x->has_downtime && !(down >= 0))
-        down = 0;
-    algo_fault ev = {.kind = ALGO_FAULT_CRASH, .target = w, .target2 = -1, .value = down};
-    /* counted before the crash applies, so it knows a rejoin is coming;
-     * scheduled after it, as always (event order on equal times) */
-    if (x->has_downtime)
-        x->rejoins_pending++;
-    fault_apply(x, &ev, 0);
-    if (x->has_downtime &&
-        sim_engine_schedule(x->eng, sim_time_from_s(down), on_random_rejoin, x, (uint64_t)w,
-                            NULL, NULL) == 0)
-        algo_env_fail(&x->env, SIM_ENOMEM, "out of memory for a random fault");
-}
-
-/* Parses a [faults] distribution key; *set = 0 for none. */
-static int fault_dist(xp_env *x, const char *key, sim_dist *d, int *set, sim_err *err)
-{
-    const sim_config *c = x->cfg;
-    const char *spec = sim_config_get_string(c, "faults", key);
-    *set = 0;
-    if (!spec || !spec[0] || strcmp(spec, "none") == 0)
-        return 0;
-    if (sim_dist_parse(spec, d, err) < 0)
-        return key_error(c, "faults", key, err);
-    if (d->kind == SIM_DIST_MODEL || d->kind == SIM_DIST_TRACE)
-        return sim_config_error(c, "faults", key, SIM_ECONFIG, err,
-                                "expected none or a distribution of times such as "
-                                "exponential(300s), got '%s'", spec);
-    if (!(sim_dist_mean(d) > 0))
-        return sim_config_error(c, "faults", key, SIM_ECONFIG, err,
-                                "the mean must be positive, got '%s'", spec);
-    *set = 1;
-    return 0;
-}
-
-/* [faults] mtbf and downtime: parsed before the method is created (it may
- * refuse crashes); streams made when mtbf is set. downtime alone does
- * nothing (so that a sweep can switch mtbf off). */
-static int faults_random_load(xp_env *x, sim_err *err)
-{
-    int rc = fault_dist(x, "mtbf", &x->mtbf, &x->has_mtbf, err);
-    if (rc == 0)
-        rc = fault_dist(x, "downtime", &x->downtime, &x->has_downtime, err);
-    if (rc < 0)
-        return rc;
-    if (!x->has_mtbf)
-        return 0;
-    int n = x->cfg->n_workers;
-    x->rng_fault = calloc((size_t)n, sizeof *x->rng_fault);
-    if (!x->rng_fault)
-        return sim_err_set(err, SIM_ENOMEM, "out of memory for random faults");
-    for (int i = 0; i < n; i++) {
-        x->rng_fault[i] = sim_rng_create(x->cfg->seed, SIM_STREAM_FAULT, (uint64_t)i);
-        if (!x->rng_fault[i])
-            return sim_err_set(err, SIM_ENOMEM, "out of memory for random faults");
-    }
-    x->env.crashes = 1;
-    return 0;
-}
-
-/* Loads [faults] schedule (before the method is created, which may refuse
- * crashes: env.crashes says whether any can happen). */
-static int faults_schedule_load(xp_env *x, sim_err *err)
-{
-    const sim_config *c = x->cfg;
-    const char *path = sim_config_get_string(c, "faults", "schedule");
-    if (!path || !path[0] || strcmp(path, "none") == 0)
-        return 0;
-    int n_vertices = sim_net_n_hosts(x->net);
-    for (int l = 0; l < sim_net_n_links(x->net); l++) {
-        int from, to;
-        if (sim_net_link_ends(x->net, l, &from, &to) == 0 && from + 1 > n_vertices)
-            n_vertices = from + 1;
-    }
-    int rc = algo_fault_load(path, c->n_workers, n_vertices, &x->faults, &x->n_faults, err);
-    if (rc < 0)
-        return key_error(c, "faults", "schedule", err);
-    x->fault_rate0 = calloc((size_t)x->n_faults + 1, sizeof *x->fault_rate0);
-    if (!x->fault_rate0)
-        return sim_err_set(err, SIM_ENOMEM, "out of memory for the fault schedule");
-    for (int i = 0; i < x->n_faults; i++) {
-        const algo_fault *ev = &x->faults[i];
-        if (ev->kind == ALGO_FAULT_LINK) {
-            x->fault_rate0[i] = sim_net_link_rate(x->net, ev->target, ev->target2);
-            if (x->fault_rate0[i] <= 0)
-                return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
-                                        "%s: no link %d-%d in the physical network", path,
-                                        ev->target, ev->target2);
-        } else if (ev->kind == ALGO_FAULT_CRASH || ev->kind == ALGO_FAULT_REJOIN) {
-            x->env.crashes = 1;
-        }
-    }
-    return 0;
-}
-
-/* Checks that the method supports the faults, then schedules the schedule's
- * events and each worker's first random crash (engine at time 0). */
-static int faults_start(xp_env *x, sim_err *err)
-{
-    const sim_config *c = x->cfg;
-    const char *path = sim_config_get_string(c, "faults", "schedule");
-    for (int i = 0; i < x->n_faults; i++) {
-        const algo_fault *ev = &x->faults[i];
-        if (!x->vt->fault && (ev->kind == ALGO_FAULT_CRASH || ev->kind == ALGO_FAULT_REJOIN))
-            return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
-                                    "%s: %s does not support %s events", path, x->vt->name,
-                                    algo_fault_kind_name(ev->kind));
-    }
-    if (x->has_mtbf && !x->vt->fault)
-        return sim_config_error(c, "faults", "mtbf", SIM_ECONFIG, err,
-                                "%s does not support worker crashes", x->vt->name);
-    sim_time now = sim_engine_now(x->eng);
-    for (int i = 0; i < x->n_faults; i++) {
-        sim_time dt = x->faults[i].time > now ? x->faults[i].time - now : 0;
-        if (sim_engine_schedule(x->eng, dt, on_fault, x, (uint64_t)i, NULL, NULL) == 0)
-            return sim_err_set(err, SIM_ENOMEM, "out of memory for the fault schedule");
-        if (x->faults[i].kind == ALGO_FAULT_REJOIN)
-            x->rejoins_pending++;
-    }
-    for (int w = 0; x->has_mtbf && w < x->cfg->n_workers; w++)
-        if (random_next_crash(x, w) < 0)
-            return sim_err_set(err, SIM_ENOMEM, "out of memory for random faults");
-    return 0;
-}
-
-const algo_fault *xp_env_fault_log(const xp_env *x, int *n)
-{
-    *n = x->n_log;
-    return x->log;
-}
 
 int xp_env_algo_create(xp_env *x, sim_err *err)
 {
     if (x->check_only || x->alg)
         return sim_err_set(err, SIM_EINTERNAL, "%s: environment not ready for the method",
                            x->vt->name);
-    int rc = faults_schedule_load(x, err);
-    if (rc == 0)
-        rc = faults_random_load(x, err);
+    int rc = xp_env_faults_load(x, err);
     if (rc == 0)
         rc = x->vt->create(&x->env, &x->alg, err);
     if (rc < 0)
         return rc;
-    return faults_start(x, err);
+    return xp_env_faults_start(x, err);
 }
 
 void xp_env_destroy(xp_env *x)

@@ -20,6 +20,7 @@
 #include "experiment/record.h"
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "sim/path.h"
 #include "topology/mixing.h"
 #include "topology/physnet.h"
 #include "workloads/dataset.h"
@@ -91,12 +92,15 @@ static double device_flops(const char *name)
     return d ? d->peak_flops : 0.0;
 }
 
-void sim_experiment_init(void)
+const sim_config_schema *sim_experiment_schema(void)
 {
-    sim_config_set_algo_resolver(algo_keys);
-    sim_config_set_algo_names(algo_name_at);
-    sim_config_set_device_resolver(device_flops);
-    sim_config_set_optim_resolver(algo_optim_name_at);
+    static const sim_config_schema schema = {
+        .algo_keys = algo_keys,
+        .algo_name = algo_name_at,
+        .optim_name = algo_optim_name_at,
+        .device_flops = device_flops,
+    };
+    return &schema;
 }
 
 /* ---- evaluation --------------------------------------------------------- */
@@ -538,7 +542,8 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
 /* ---- checking ----------------------------------------------------------- */
 
 struct sim_check {
-    char key[1200];  /* dataset spec, test fraction, normalize of the cached ds */
+    char key[1800];  /* dataset spec, the folder its file names resolve against,
+                        test fraction, normalize of the cached ds */
     wl_dataset *ds;
 };
 
@@ -632,8 +637,9 @@ int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)
         err = &local;
     xp_env_opts xo = {.check_only = 1};
     if (chk) {
-        char key[sizeof chk->key];
-        snprintf(key, sizeof key, "%s|%.17g|%d", cfg->dataset, cfg->test_fraction,
+        char key[sizeof chk->key], dir[sizeof cfg->path];
+        sim_path_dir(cfg->path, dir, sizeof dir);
+        snprintf(key, sizeof key, "%s|%s|%.17g|%d", cfg->dataset, dir, cfg->test_fraction,
                  (int)cfg->normalize);
         if (!chk->ds || strcmp(chk->key, key) != 0) {
             wl_dataset *ds = xp_env_dataset_create(cfg, err);

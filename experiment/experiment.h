@@ -80,9 +80,10 @@ typedef struct sim_run_result {
     char algorithm[64];
 } sim_run_result;
 
-/* Registers the algorithms' key tables with the config layer; call once
- * before sim_config_load (the CLI and test suites do). */
-void sim_experiment_init(void);
+/* The configuration schema of the registries (methods and their keys,
+ * optimizers, device presets), to hand to sim_config_load: every caller
+ * that loads an experiment to run it passes this one. Static storage. */
+const sim_config_schema *sim_experiment_schema(void);
 
 /* Checks that an experiment can be built without running it: algorithm,
  * proxy, data set (and its fit with the model and partition), physical

@@ -91,7 +91,7 @@ if part 17; then
 echo "== 9. one fat-tree link degraded to a tenth at 5 s"
 $DTSIM sweep experiments/faults_link.ini --db "$OUT/link.db" --jobs "$JOBS" --quiet \
   --grid algorithm.name=allreduce_sgd,asgd,ad_psgd,dpsgd \
-  --grid faults.schedule=none,experiments/faults_link.csv
+  --grid faults.schedule=none,faults_link.csv
 # updates per simulated second before (1 to 5 s) and after (6 to 15 s) the fault
 q "$OUT/link.db" "select r.algorithm, s.value as schedule,
      printf('%.1f', ((select max(iteration) from metrics where run_id = r.id and sim_time <= 5)
@@ -102,17 +102,17 @@ q "$OUT/link.db" "select r.algorithm, s.value as schedule,
    from runs r join params s on s.run_id = r.id and s.key = 'faults.schedule'
    where r.status = 'done' order by r.algorithm, s.value"
 $DTSIM plot "$OUT/link.db" --y train_loss --by algorithm \
-  --where "$(w faults.schedule experiments/faults_link.csv)" \
+  --where "$(w faults.schedule faults_link.csv)" \
   --title "fat_tree(4), link 0-16 at 1 Gb/s (a tenth) from 5 s: train loss" \
   -o docs/faults_link.png
 $DTSIM plot "$OUT/link.db" --y samples --by algorithm \
-  --where "$(w faults.schedule experiments/faults_link.csv)" \
+  --where "$(w faults.schedule faults_link.csv)" \
   --title "fat_tree(4), link 0-16 at 1 Gb/s (a tenth) from 5 s: samples applied" \
   -o docs/faults_link_samples.png
 echo "== 9b. the same link down from 5 s to 7.5 s (lost messages re-sent after 1 s)"
 $DTSIM sweep experiments/faults_link.ini --db "$OUT/link.db" --jobs "$JOBS" --quiet \
   --grid algorithm.name=allreduce_sgd,asgd,ad_psgd,dpsgd \
-  --grid faults.schedule=experiments/faults_link_down.csv
+  --grid faults.schedule=faults_link_down.csv
 # updates per simulated second before (1 to 5 s), while host 0 is cut off
 # or waiting for its re-sends (5 to 8 s) and after (9 to 15 s); lost
 # attempts, bytes sent by them before the loss, re-sent bytes
@@ -130,10 +130,10 @@ q "$OUT/link.db" "select r.algorithm, s.value as schedule,
        where run_id = r.id and event = 'resent') / 1e6) as resent_mb,
      printf('%.4f', r.final_train_loss) as loss
    from runs r join params s on s.run_id = r.id and s.key = 'faults.schedule'
-   where r.status = 'done' and s.value in ('none', 'experiments/faults_link_down.csv')
+   where r.status = 'done' and s.value in ('none', 'faults_link_down.csv')
    order by r.algorithm, s.value"
 $DTSIM plot "$OUT/link.db" --y samples --by algorithm \
-  --where "$(w faults.schedule experiments/faults_link_down.csv)" \
+  --where "$(w faults.schedule faults_link_down.csv)" \
   --title "fat_tree(4), link 0-16 down from 5 s to 7.5 s: samples applied" \
   -o docs/faults_link_down.png
 fi

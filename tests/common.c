@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <strings.h>
+#include <sys/stat.h>
+
 #include "sim/err.h"
 
 const char *test_source_path(const char *rel)
@@ -112,8 +117,92 @@ size_t test_stream_read(FILE *f, char *buf, size_t size)
     return n;
 }
 
+const char *test_experiment_dir(const char *ini)
+{
+    static char dir[4096];
+    const char *t = test_tmpdir();
+    cr_assert_not_null(t);
+    snprintf(dir, sizeof dir, "%s", t);
+    char sub[3100]; /* leaves test_write_file room for "/e.ini" */
+    snprintf(sub, sizeof sub, "%.3000s/elsewhere", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0, "%s", sub);
+    snprintf(sub, sizeof sub, "%.3000s/exp", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0, "%s", sub);
+    cr_assert_not_null(test_write_file(sub, "e.ini", ini));
+    return dir;
+}
+
 /* Library error handlers for every suite: GSL and igraph must not abort. */
 __attribute__((constructor)) static void test_init_handlers(void)
 {
     sim_err_install_library_handlers();
+}
+
+/* ---- configurations ---- */
+
+static const sim_key local_keys[] = {
+    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL, "steps between averages"},
+    {"algorithm", "sync", "1ms", SIM_KEY_TIME, NULL, "barrier time"},
+    {"algorithm", "mode", "avg", SIM_KEY_CHOICE, "avg|sum", "how to merge"},
+    {"algorithm", "codec", "none", SIM_KEY_STRING, NULL, "codec spec"},
+    {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
+};
+static const sim_key no_keys[] = {{NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL}};
+
+static const sim_key *stand_in_algo_keys(const char *name)
+{
+    if (strcmp(name, "local_sgd") == 0)
+        return local_keys;
+    if (strcmp(name, "allreduce_sgd") == 0)
+        return no_keys;
+    return NULL;
+}
+
+static const char *stand_in_optim_at(int i)
+{
+    static const char *const names[] = {"sgd", "adam", "adamw", "lamb", NULL};
+    return i >= 0 && i < 4 ? names[i] : NULL;
+}
+
+static double stand_in_device(const char *name)
+{
+    return strcasecmp(name, "v100") == 0 ? 15.7e12 : 0.0;
+}
+
+const sim_config_schema test_config_registries = {
+    .algo_keys = stand_in_algo_keys,
+    .optim_name = stand_in_optim_at,
+    .device_flops = stand_in_device,
+};
+
+void test_config_load_ok(const sim_config_schema *sc, const char *text, const char *const *set,
+                         int n_set, sim_config *cfg)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_config_load_string(sc, "exp.ini", text, set, n_set, cfg, &err);
+    cr_assert_eq(rc, 0, "load failed: %s", err.msg);
+}
+
+void test_config_load_fails(const sim_config_schema *sc, const char *text,
+                            const char *const *set, int n_set, int code, const char *want)
+{
+    sim_config cfg;
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_config_load_string(sc, "exp.ini", text, set, n_set, &cfg, &err);
+    cr_assert_eq(rc, code, "rc %d (%s), want %d", rc, err.msg, code);
+    cr_assert_eq(err.code, code);
+    cr_assert_str_eq(err.msg, want);
+    /* a failed load leaves the config released */
+    cr_assert_null(cfg.entries);
+    cr_assert_eq(cfg.n_entries, 0);
+}
+
+int test_config_key_count(void)
+{
+    int n = 0;
+    while (sim_config_keys[n].key)
+        n++;
+    return n;
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "config/config.h"
+
 /* Path below the source root (DTSIM_SOURCE_ROOT, set by meson test), in a
  * static buffer. */
 const char *test_source_path(const char *rel);
@@ -13,6 +15,29 @@ const char *test_source_path(const char *rel);
 const char *test_tmpdir(void);
 /* Writes text to dir/name and returns the full path (static buffer). */
 const char *test_write_file(const char *dir, const char *name, const char *text);
+/* A fresh temporary directory D holding the experiment file D/exp/e.ini
+ * (text ini) and an empty folder D/elsewhere to run it from; returns D
+ * (static buffer). The test writes the files the experiment names into
+ * D/exp. */
+const char *test_experiment_dir(const char *ini);
+
+/* ---- configurations ---- */
+
+/* A stand-in for the registries the experiment layer hands the config
+ * layer (sim_experiment_schema): methods local_sgd (keys local_steps,
+ * sync, mode, codec) and allreduce_sgd (none), optimizers sgd, adam,
+ * adamw, lamb, device v100 (15.7 TFLOPS, any case). */
+extern const sim_config_schema test_config_registries;
+/* Loads text as "exp.ini" with schema sc (NULL: no registries) and the
+ * --set values set; fails the test on an error. */
+void test_config_load_ok(const sim_config_schema *sc, const char *text, const char *const *set,
+                         int n_set, sim_config *cfg);
+/* The same expecting error code with exactly the message want, and the
+ * config left released. */
+void test_config_load_fails(const sim_config_schema *sc, const char *text,
+                            const char *const *set, int n_set, int code, const char *want);
+/* The number of common keys (sim_config_keys). */
+int test_config_key_count(void);
 
 /* ---- temporary databases and SQL probes ----
  * Probes open their own connection (read-only, except test_sql_exec), so

@@ -156,7 +156,7 @@ build_tree new
 new_exe=$exe
 
 # ---- caps ------------------------------------------------------------------
-# Stopping rules (config/config.c, experiment/experiment.c): a run stops at
+# Stopping rules (config/config_load.c, experiment/experiment.c): a run stops at
 # the first limit reached among max_iterations (synchronous rounds, or
 # applied updates for asynchronous methods; 0 = none), max_epochs (samples
 # applied over all workers / training samples; default 1, 0 = none),

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Writes docs/configuration.md, the reference of every experiment-file key,
-# from the output of `dtsim list keys` (the schema in config/config.c and
+# from the output of `dtsim list keys` (the schema in config/config_keys.c and
 # each method's own keys in algorithms/*.c), so that the page cannot drift
 # from the code. tests/docs/check_config_doc.sh fails when it is stale.
 #   tools/gen_config_doc.sh [DTSIM [OUT]]

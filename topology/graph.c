@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/path.h"
 #include "sim/units.h"
 
 int topo_is_pow2(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
@@ -550,6 +551,12 @@ static void known_list(char *buf, size_t cap)
 
 int topo_graph_build(topo_graph *g, const char *spec, int n, gsl_rng *rng, sim_err *err)
 {
+    return topo_graph_build_in(g, spec, NULL, n, rng, err);
+}
+
+int topo_graph_build_in(topo_graph *g, const char *spec, const char *dir, int n, gsl_rng *rng,
+                        sim_err *err)
+{
     memset(g, 0, sizeof *g);
     if (!spec)
         spec = "";
@@ -574,6 +581,12 @@ int topo_graph_build(topo_graph *g, const char *spec, int n, gsl_rng *rng, sim_e
     const char *argv[SIM_SPEC_MAX_ARGS];
     for (int i = 0; i < sp.nargs; i++)
         argv[i] = sp.args[i];
+    char path[SIM_PATH_MAX];
+    if (vt == &graph_file && sp.nargs >= 1 && sp.args[0][0]) {
+        if ((rc = sim_path_resolve(dir, sp.args[0], path, sizeof path, err)))
+            return rc;
+        argv[0] = path;
+    }
     g->vt = vt;
     g->n = n > 0 ? n : vt->natural_size ? 0 : TOPO_GRAPH_DEFAULT_N;
     g->period = 1;

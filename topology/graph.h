@@ -70,6 +70,11 @@ struct topo_graph {
  * SIM_ECONFIG when no connected random draw was found. On error nothing is
  * left to release. */
 int topo_graph_build(topo_graph *g, const char *spec, int n, gsl_rng *rng, sim_err *err);
+/* The same with the file name of file(PATH) resolved against the folder
+ * dir (the experiment file's, sim/path.h; NULL = the current directory):
+ * topo_graph_build is this with dir NULL. */
+int topo_graph_build_in(topo_graph *g, const char *spec, const char *dir, int n, gsl_rng *rng,
+                        sim_err *err);
 void topo_graph_release(topo_graph *g);
 
 static inline int topo_graph_is_time_varying(const topo_graph *g) { return g->tv_in != NULL; }

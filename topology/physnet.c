@@ -14,6 +14,7 @@
 
 #include <math.h>
 
+#include "sim/path.h"
 #include "sim/units.h"
 #include "topology/graph.h"
 
@@ -462,6 +463,12 @@ static void known_list(char *buf, size_t cap)
 
 int topo_physnet_build(topo_physnet *pn, const char *spec, int n_hosts, sim_err *err)
 {
+    return topo_physnet_build_in(pn, spec, NULL, n_hosts, err);
+}
+
+int topo_physnet_build_in(topo_physnet *pn, const char *spec, const char *dir, int n_hosts,
+                          sim_err *err)
+{
     memset(pn, 0, sizeof *pn);
     if (n_hosts < 1)
         return sim_err_set(err, SIM_ECONFIG, "network topology '%s': need at least 1 host, got %d",
@@ -487,6 +494,12 @@ int topo_physnet_build(topo_physnet *pn, const char *spec, int n_hosts, sim_err 
     const char *argv[SIM_SPEC_MAX_ARGS];
     for (int i = 0; i < sp.nargs; i++)
         argv[i] = sp.args[i];
+    char path[SIM_PATH_MAX];
+    if (vt == &physnet_file && sp.nargs >= 1 && sp.args[0][0]) {
+        if ((rc = sim_path_resolve(dir, sp.args[0], path, sizeof path, err)))
+            return rc;
+        argv[0] = path;
+    }
     pn->n_hosts = n_hosts;
     rc = vt->build(pn, n_hosts, argv, sp.nargs, err);
     if (rc == 0 && pn->n_hosts < n_hosts)

@@ -78,6 +78,11 @@ extern const topo_physnet_vt *const topo_physnet_registry[]; /* NULL-terminated 
  * SIM_EINPUT for a network file that cannot be read, or whose hosts are
  * not all connected (naming the file and an unreachable host pair). */
 int topo_physnet_build(topo_physnet *pn, const char *spec, int n_hosts, sim_err *err);
+/* The same with the file name of file(PATH) resolved against the folder
+ * dir (the experiment file's, sim/path.h; NULL = the current directory):
+ * topo_physnet_build is this with dir NULL. */
+int topo_physnet_build_in(topo_physnet *pn, const char *spec, const char *dir, int n_hosts,
+                          sim_err *err);
 void topo_physnet_release(topo_physnet *pn);
 /* Fills a sim_net_desc from the built network plus the defaults. For file
  * networks with per-edge values, first fills pn's latency/bandwidth arrays

@@ -56,6 +56,8 @@ typedef struct wl_dataset_opts {
     gsl_rng *rng;            /* data stream: synthetic generation and hold-out shuffle */
     const char *data_dir;    /* fashion_mnist directory; NULL = DTSIM_FASHION_MNIST_DIR
                                 env or /usr/share/datasets/fashion-mnist */
+    const char *dir;         /* folder the spec's file names resolve against (the
+                                experiment file's, sim/path.h); NULL = the current one */
 } wl_dataset_opts;
 
 struct sim_spec; /* sim/units.h: a spec split into name and arguments */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/path.h"
 #include "workloads/dataset.h"
 #include "workloads/dataset_impl.h"
 
@@ -315,7 +316,11 @@ static wl_dataset *libsvm_create(const sim_spec *sp, const wl_dataset_opts *opts
                     opts->spec);
         return NULL;
     }
-    return wl_dataset_libsvm(sp->args[0], sp->nargs == 2 ? sp->args[1] : NULL, err);
+    char train[SIM_PATH_MAX], test[SIM_PATH_MAX];
+    if (sim_path_resolve(opts->dir, sp->args[0], train, sizeof train, err) ||
+        (sp->nargs == 2 && sim_path_resolve(opts->dir, sp->args[1], test, sizeof test, err)))
+        return NULL;
+    return wl_dataset_libsvm(train, sp->nargs == 2 ? test : NULL, err);
 }
 
 const wl_dataset_vt wl_dataset_libsvm_vt = {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/path.h"
 #include "workloads/dataset.h"
 #include "workloads/dataset_impl.h"
 
@@ -107,7 +108,10 @@ static wl_dataset *text_create(const sim_spec *sp, const wl_dataset_opts *opts, 
                     opts->spec);
         return NULL;
     }
-    return wl_dataset_text(sp->args[0], (int)k, err);
+    char path[SIM_PATH_MAX];
+    if (sim_path_resolve(opts->dir, sp->args[0], path, sizeof path, err))
+        return NULL;
+    return wl_dataset_text(path, (int)k, err);
 }
 
 const wl_dataset_vt wl_dataset_text_vt = {

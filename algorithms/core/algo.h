@@ -263,7 +263,7 @@ typedef struct algo_vt {
 
 extern const algo_vt *const algo_registry[]; /* NULL-terminated */
 const algo_vt *algo_find(const char *name);
-/* Key table of a method by name (for sim_config_set_algo_resolver). */
+/* Key table of a method by name (for the config schema, sim_experiment_schema). */
 const sim_key *algo_keys(const char *name);
 /* The one place that checks [algorithm] compressor for a method: the spec
  * must be valid, and a method without vt->supports_compression accepts

@@ -61,7 +61,7 @@ typedef struct algo_optim {
 extern const algo_optim *const algo_optim_registry[]; /* NULL-terminated */
 /* By name (case-insensitive), or NULL. */
 const algo_optim *algo_optim_find(const char *name);
-/* The i-th registered name, NULL past the end (for the config resolver). */
+/* The i-th registered name, NULL past the end (for the config schema). */
 const char *algo_optim_name_at(int i);
 
 /* The hyper-parameters of a configuration's common keys. */

@@ -72,9 +72,9 @@ static inline void h_on_iteration(void *p)
 static inline void h_build(harness *h, const char *ini, const char *const *sets, int nsets)
 {
     memset(h, 0, sizeof *h);
-    sim_experiment_init();
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("h.ini", ini, sets, nsets, &h->cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", ini, sets, nsets,
+                                        &h->cfg, &err), 0, "%s",
                  err.msg);
     h->x = xp_env_create(&h->cfg, NULL, &err);
     cr_assert_not_null(h->x, "%s", err.msg);

@@ -28,10 +28,10 @@ static void collect(void *ctx, const an_metric_row *row)
 /* Runs an experiment given as INI text plus overrides. */
 static sim_run_result run_text(const char *ini, const char *const *sets, int nsets, rows *rs)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string("test.ini", ini, sets, nsets, &cfg, &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg,
+                                    &err);
     cr_assert_eq(rc, 0, "config: %s", err.msg);
     sim_run_opts opts = {.on_metric = rs ? collect : NULL, .ctx = rs};
     sim_run_result res;

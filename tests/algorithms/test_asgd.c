@@ -41,10 +41,10 @@ static void collect_series(void *ctx, const an_series_row *row)
 
 static sim_run_result run_sets(const char *const *sets, int nsets, rows *rs)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string("t.ini", base_ini, sets, nsets, &cfg, &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "t.ini", base_ini, sets, nsets, &cfg,
+                                    &err);
     cr_assert_eq(rc, 0, "config: %s", err.msg);
     memset(rs, 0, sizeof *rs);
     sim_run_opts opts = {.on_metric = collect, .on_series = collect_series, .ctx = rs};
@@ -247,10 +247,10 @@ Test(asgd, noise_vector_norm_and_direction)
 
 static void build_fails(const char *ini, const char *expect)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("exp.ini", ini, NULL, 0, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", ini, NULL, 0, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     xp_env *x = xp_env_create(&cfg, NULL, &err);
     cr_assert_null(x);

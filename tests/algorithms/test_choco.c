@@ -107,10 +107,10 @@ Test(choco, mean_is_preserved_and_models_reach_consensus)
 
 static sim_run_result run_ini(const char *ini, const char *const *sets, int nsets)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("c.ini", ini, sets, nsets, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", ini, sets, nsets, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     sim_run_result res;
@@ -150,10 +150,10 @@ Test(choco, network_carries_one_compressed_message_per_neighbour)
 
 static void create_fails(const char *const *sets, int nsets, const char *want)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("c.ini", base_ini, sets, nsets, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", base_ini, sets, nsets,
+                                        &cfg, &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG, "%s", sets[0]);

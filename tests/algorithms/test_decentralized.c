@@ -37,10 +37,10 @@ static void collect(void *ctx, const an_metric_row *row)
 
 static sim_run_result run_text(const char *ini, const char *const *sets, int nsets, rows *rs)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string("test.ini", ini, sets, nsets, &cfg, &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg,
+                                    &err);
     cr_assert_eq(rc, 0, "config: %s", err.msg);
     if (rs)
         rs->n = 0;
@@ -350,10 +350,10 @@ Test(decentralized, swarm_quantized_message_size)
 
 static void expect_config_error(const char *const *sets, int nsets, const char *key)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string("test.ini", base_ini, sets, nsets, &cfg, &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", base_ini, sets, nsets,
+                                    &cfg, &err);
     if (rc == 0) {
         rc = sim_experiment_run(&cfg, NULL, NULL, &err);
         sim_config_release(&cfg);

@@ -101,11 +101,11 @@ Test(faults, parser_errors_name_file_line_and_column)
 
 Test(faults, missing_file_and_unsupported_method_are_config_errors)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
     const char *sets[] = {"faults.schedule=/nonexistent/f.csv", "algorithm.name=asgd"};
-    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 2, &cfg, &err), 0);
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets, 2, &cfg,
+                                        &err), 0);
     xp_env *x = xp_env_create(&cfg, NULL, &err);
     cr_assert_not_null(x);
     cr_assert_lt(xp_env_algo_create(x, &err), 0);
@@ -118,7 +118,8 @@ Test(faults, missing_file_and_unsupported_method_are_config_errors)
     write_file(path, "time,event,target,value\n1s,crash,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets2[] = {set, "algorithm.name=consensus_control"};
-    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets2, 2, &cfg, &err), 0);
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets2, 2, &cfg,
+                                        &err), 0);
     x = xp_env_create(&cfg, NULL, &err);
     cr_assert_not_null(x);
     cr_assert_lt(xp_env_algo_create(x, &err), 0);
@@ -716,13 +717,13 @@ Test(faults, random_crashes_are_recorded_deterministically_in_the_faults_table)
     const char *sets[] = {set, "algorithm.name=asgd", "faults.mtbf=exponential(0.5s)",
                           "faults.downtime=constant(0.1s)", "experiment.max_iterations=0",
                           "experiment.max_time=4s", "experiment.eval_every=1s"};
-    sim_experiment_init();
     sim_err err = {0};
     an_db *db = an_db_open(dbpath, &err);
     cr_assert_not_null(db, "%s", err.msg);
     for (int run = 0; run < 2; run++) {
         sim_config cfg;
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 7, &cfg, &err), 0, "%s",
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets, 7,
+                                            &cfg, &err), 0, "%s",
                      err.msg);
         sim_run_opts o = {.db = db};
         sim_run_result res;
@@ -760,7 +761,6 @@ Test(faults, random_crashes_are_recorded_deterministically_in_the_faults_table)
 
 Test(faults, random_fault_keys_are_checked)
 {
-    sim_experiment_init();
     struct {
         const char *sets[2];
         const char *want;
@@ -790,8 +790,8 @@ Test(faults, random_fault_keys_are_checked)
         const char *sets[4] = {cases[k].sets[0], cases[k].sets[1], cases[k].sets3,
                                cases[k].sets4};
         int nsets = 2 + (cases[k].sets3 != NULL) + (cases[k].sets4 != NULL);
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, nsets, &cfg, &err), 0, "%s",
-                     err.msg);
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets,
+                                            nsets, &cfg, &err), 0, "%s", err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG);
@@ -920,7 +920,6 @@ Test(faults, gossip_keeps_its_mean_over_a_down_link)
  * naming the file (down and up alike). */
 Test(faults, link_rows_must_name_a_link)
 {
-    sim_experiment_init();
     const char *rows[] = {"0.1s,link,0-2,down\n", "0.1s,link,0-2,up\n"};
     for (int k = 0; k < 2; k++) {
         char path[64], set[96], text[128], expect[256];
@@ -930,7 +929,8 @@ Test(faults, link_rows_must_name_a_link)
         const char *sets[] = {set, "algorithm.name=dpsgd", "network.topology=ring"};
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 3, &cfg, &err), 0, "%s",
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets, 3,
+                                            &cfg, &err), 0, "%s",
                      err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
@@ -973,12 +973,12 @@ Test(faults, lost_and_resent_messages_are_recorded_in_the_faults_table)
     const char *sets[] = {set, "algorithm.name=dpsgd", "faults.sync_timeout=20ms",
                           "network.topology=ring", "network.latency=100us",
                           "network.bandwidth=10kB/s", "experiment.max_iterations=40"};
-    sim_experiment_init();
     sim_err err = {0};
     an_db *db = an_db_open(dbpath, &err);
     cr_assert_not_null(db, "%s", err.msg);
     sim_config cfg;
-    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 7, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets, 7, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_opts o = {.db = db};
     sim_run_result res;
@@ -1265,7 +1265,6 @@ Test(faults, local_family_runs_through_random_crashes)
 /* What the family does not support under crashes names its key. */
 Test(faults, local_family_refusals_name_the_key)
 {
-    sim_experiment_init();
     struct {
         const char *sets[5];
         int n;
@@ -1278,7 +1277,8 @@ Test(faults, local_family_refusals_name_the_key)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, cases[k].sets, cases[k].n, &cfg,
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini,
+                                            cases[k].sets, cases[k].n, &cfg,
                                             &err),
                      0, "%s", err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
@@ -1610,7 +1610,6 @@ Test(faults, consensus_distance_covers_the_live_workers)
     write_file(path, "time,event,target,value\n0.105s,crash,3,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     static cd_rows plain, crash;
-    sim_experiment_init();
     const char *methods[][3] = {
         {"algorithm.name=dmsgd", "experiment.eval_every=1", "experiment.max_iterations=30"},
         {"algorithm.name=ad_psgd", "experiment.eval_every=10", "experiment.max_iterations=300"}};
@@ -1628,7 +1627,8 @@ Test(faults, consensus_distance_covers_the_live_workers)
                                   "algorithm.momentum=0.9", "workload.init=independent", set};
             sim_config cfg;
             sim_err err = {0};
-            cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, run ? 6 : 5, &cfg,
+            cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets,
+                                                run ? 6 : 5, &cfg,
                                                 &err), 0, "%s", err.msg);
             cd_n = 0;
             cd_rows *rs = run ? &crash : &plain;
@@ -1974,7 +1974,6 @@ Test(faults, scrash_methods_run_through_random_crashes)
  * crashes (its groups of per_node ranks would not survive one). */
 Test(faults, scrash_methods_refuse_the_hierarchical_collective)
 {
-    sim_experiment_init();
     static const char *const names[] = {"algorithm.name=gravac", "algorithm.name=onebit_adam",
                                         "algorithm.name=onebit_lamb"};
     for (int k = 0; k < 3; k++) {
@@ -1983,7 +1982,8 @@ Test(faults, scrash_methods_refuse_the_hierarchical_collective)
                               "network.collective=hierarchical"};
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 4, &cfg, &err), 0, "%s",
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets, 4,
+                                            &cfg, &err), 0, "%s",
                      err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
@@ -2216,10 +2216,10 @@ Test(faults, a_run_whose_workers_are_all_down_for_good_fails)
     const char *sets[] = {"algorithm.name=asgd", "workers.count=4", "faults.mtbf=exponential(1s)",
                           "experiment.max_iterations=0", "experiment.max_epochs=5",
                           "experiment.eval_every=100ms", NULL};
-    sim_experiment_init();
     sim_err err = {0};
     sim_config cfg;
-    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 6, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets, 6, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_result res;
     cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), SIM_EINPUT, "%s", err.msg);
@@ -2230,7 +2230,8 @@ Test(faults, a_run_whose_workers_are_all_down_for_good_fails)
 
     /* the same crashes with a downtime: the run ends by its epochs */
     sets[6] = "faults.downtime=constant(0.2s)";
-    cr_assert_eq(sim_config_load_string("h.ini", base_ini, sets, 7, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets, 7, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
     cr_assert_str_eq(res.status, "done");
@@ -2244,7 +2245,8 @@ Test(faults, a_run_whose_workers_are_all_down_for_good_fails)
     const char *s2[] = {"algorithm.name=asgd", "workers.count=4", set,
                         "experiment.max_iterations=0", "experiment.max_time=1s",
                         "experiment.eval_every=100ms"};
-    cr_assert_eq(sim_config_load_string("h.ini", base_ini, s2, 6, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, s2, 6, &cfg,
+                                        &err), 0, "%s", err.msg);
     cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
     /* 4 workers at 100 updates a second until 0.1 s, none until 0.5 s, then
      * worker 2 alone */

@@ -40,10 +40,10 @@ Test(gravac, theta_one_equals_dense)
 
 static sim_run_result run_ini(const char *ini, const char *const *sets, int nsets)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("c.ini", ini, sets, nsets, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", ini, sets, nsets, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     sim_run_result res;

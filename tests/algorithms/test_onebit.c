@@ -155,10 +155,10 @@ Test(onebit, warmup_only_equals_adamw_and_lamb)
 
 static sim_run_result run_ini(const char *ini, const char *const *sets, int nsets)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("c.ini", ini, sets, nsets, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", ini, sets, nsets, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     sim_run_result res;
@@ -210,11 +210,11 @@ Test(onebit, network_carries_exact_message_sizes)
 
 Test(onebit, bad_keys_are_config_errors)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
     const char *sets[] = {"algorithm.freeze_step=-1"};
-    cr_assert_eq(sim_config_load_string("c.ini", star_ini, sets, 1, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, sets, 1, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     sim_run_result res;

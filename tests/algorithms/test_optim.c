@@ -471,9 +471,9 @@ static const char *run_ini = "[experiment]\n"
 static int try_run(const char *const *sets, int nsets, rows *rs, sim_run_result *res,
                    sim_err *err)
 {
-    sim_experiment_init();
     sim_config cfg;
-    int rc = sim_config_load_string("test.ini", run_ini, sets, nsets, &cfg, err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", run_ini, sets, nsets,
+                                    &cfg, err);
     cr_assert_eq(rc, 0, "config: %s", err->msg);
     if (rs)
         rs->n = 0;
@@ -585,10 +585,10 @@ Test(optim, momentum_methods_refuse_other_optimizers)
 
 static void load_fails(const char *text, const char *expect)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG,
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", text, NULL, 0, &cfg,
+                                        &err), SIM_ECONFIG,
                  "%s", text);
     cr_assert_str_eq(err.msg, expect);
 }
@@ -614,7 +614,8 @@ Test(optim, bad_optimizer_keys_are_config_errors_naming_the_key)
 
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("exp.ini", "[algorithm]\noptimizer = AdamW\n", NULL, 0,
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini",
+                                        "[algorithm]\noptimizer = AdamW\n", NULL, 0,
                                         &cfg, &err),
                  0, "%s", err.msg);
     cr_assert_str_eq(cfg.optimizer, "adamw");

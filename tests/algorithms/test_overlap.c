@@ -29,10 +29,10 @@ static sim_run_result run_sets(const char *const *sets, int nsets)
                              "model = mlp(8)\n"
                              "dataset = blobs(4, 10, 2000)\n"
                              "sim_params = 1240000\n";
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("test.ini", ini, sets, nsets, &cfg, &err), 0,
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets,
+                                        &cfg, &err), 0,
                  "config: %s", err.msg);
     sim_run_opts opts = {0};
     sim_run_result res;
@@ -46,9 +46,9 @@ static int run_fails(const char *const *sets, int nsets, sim_err *err)
     static const char *ini = "[workers]\ncount = 4\ncompute = constant(1ms)\n"
                              "[experiment]\nmax_epochs = 0\nmax_iterations = 2\n"
                              "[workload]\nmodel = softmax\ndataset = blobs(3, 5, 300)\n";
-    sim_experiment_init();
     sim_config cfg;
-    cr_assert_eq(sim_config_load_string("test.ini", ini, sets, nsets, &cfg, err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets,
+                                        &cfg, err), 0, "%s",
                  err->msg);
     sim_run_opts opts = {0};
     sim_run_result res;

@@ -87,11 +87,11 @@ static an_sweep_opts sweep_opts(const char *dir, const char *db, run_ctx *ctx)
     static char ini[4096], dbp[4][4096];
     static int next;
     char *path = dbp[next++ % 4];  /* callers hold up to four at once */
-    sim_experiment_init();
     snprintf(ini, sizeof ini, "%s", test_write_file(dir, "tiny.ini", tiny_ini));
     snprintf(path, sizeof dbp[0], "%s/%s", dir, db);
-    an_sweep_opts o = {.experiment = ini, .grids = grid_2x2, .n_grids = 2, .seeds = "1-2",
-                       .jobs = 1, .db_path = path, .run = run_one, .run_ctx = ctx};
+    an_sweep_opts o = {.experiment = ini, .schema = sim_experiment_schema(), .grids = grid_2x2,
+                       .n_grids = 2, .seeds = "1-2", .jobs = 1, .db_path = path,
+                       .run = run_one, .run_ctx = ctx};
     return o;
 }
 

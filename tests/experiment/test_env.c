@@ -2,16 +2,19 @@
  * it: sizes taken from the config (proxy, wire type, server host,
  * collective, batch), check-only builds, borrowed datasets, errors naming
  * their key, growing batch buffers, algo_env_fail keeping the first error
- * and stopping the engine, and series stamped with time and iteration. */
+ * and stopping the engine, series stamped with time and iteration, and
+ * the file names of an experiment resolved against its folder. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "algorithms/core/algo.h"
 #include "experiment/env.h"
 #include "experiment/experiment.h"
+#include "sim/compute.h"
 #include "sim/network.h"
 #include "tests/common.h"
 #include "workloads/presets.h"
@@ -32,9 +35,9 @@ static const char *const env_ini = "[experiment]\n"
 
 static void load(sim_config *cfg, const char *const *sets, int nsets)
 {
-    sim_experiment_init();
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("e.ini", env_ini, sets, nsets, cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "e.ini", env_ini, sets, nsets,
+                                        cfg, &err), 0, "%s",
                  err.msg);
 }
 
@@ -381,4 +384,121 @@ Test(env, sparse_rows_match_their_dense_copy)
     cr_assert(isfinite(e->last_batch_loss));
     xp_env_destroy(xs);
     sim_config_release(&cs);
+}
+
+/* ---- file names resolve against the experiment file's folder ---- */
+
+/* dir/exp/e.ini naming its sibling files by relative names (a libsvm data
+ * set, an edge-list network and logical graph, a compute trace), and an
+ * empty folder dir/elsewhere to run from. */
+static const char *paths_setup(void)
+{
+    const char *dir = test_experiment_dir("[workers]\n"
+                                          "count = 4\n"
+                                          "compute = trace(steps.csv)\n"
+                                          "[network]\n"
+                                          "topology = file(net.txt)\n"
+                                          "[topology]\n"
+                                          "graph = file(ring.txt)\n"
+                                          "[algorithm]\n"
+                                          "name = dpsgd\n"
+                                          "batch = 8\n"
+                                          "[workload]\n"
+                                          "model = logreg\n"
+                                          "dataset = libsvm(train.svm)\n");
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/exp", dir);
+    char rows[64 * 80 + 1] = "";
+    for (int i = 0; i < 80; i++)
+        strcat(rows, i % 2 ? "1 1:0.5 2:1\n" : "0 1:-1 3:0.25\n");
+    test_write_file(sub, "train.svm", rows);
+    test_write_file(sub, "ring.txt", "0 1\n1 2\n2 3\n3 0\n");
+    test_write_file(sub, "net.txt", "0 1\n1 2\n2 3\n3 0\n");
+    test_write_file(sub, "steps.csv", "w0,w1,w2,w3\n10ms,20ms,30ms,40ms\n");
+    return dir;
+}
+
+/* Loads and builds ini from the current directory; 0 or the error. */
+static int paths_build(const char *ini, const char *const *sets, int nsets, xp_env **x,
+                       sim_err *err)
+{
+    sim_config *cfg = calloc(1, sizeof *cfg);
+    cr_assert_not_null(cfg);
+    cr_assert_eq(sim_config_load(sim_experiment_schema(), ini, sets, nsets, cfg, err), 0, "%s",
+                 err->msg);
+    *x = xp_env_create(cfg, NULL, err);
+    if (!*x) {
+        sim_config_release(cfg);
+        free(cfg);
+        return err->code;
+    }
+    return 0;
+}
+
+static void paths_destroy(xp_env *x)
+{
+    sim_config *cfg = (sim_config *)xp_env_config(x);
+    xp_env_destroy(x);
+    sim_config_release(cfg);
+    free(cfg);
+}
+
+Test(env, file_names_resolve_against_the_experiment_files_folder)
+{
+    const char *dir = paths_setup();
+    char cwd[4200], ini[4200];
+    /* from the folder above the experiment's, and from a sibling folder */
+    const char *const froms[] = {"", "/elsewhere"};
+    const char *const inis[] = {"exp/e.ini", "../exp/e.ini"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cwd, sizeof cwd, "%s%s", dir, froms[k]);
+        cr_assert_eq(chdir(cwd), 0);
+        snprintf(ini, sizeof ini, "%s", inis[k]);
+        xp_env *x;
+        sim_err err = {0};
+        cr_assert_eq(paths_build(ini, NULL, 0, &x, &err), 0, "%s: %s", ini, err.msg);
+        algo_env *env = xp_env_algo_env(x);
+        cr_assert_eq(xp_env_dataset(x)->train.n + xp_env_dataset(x)->test.n, 80);
+        cr_assert_eq(env->graph->n, 4);
+        cr_assert_eq(env->graph->n_edges, 4);
+        cr_assert_eq(sim_net_n_hosts(xp_env_net(x)), 4);
+        /* worker 2 runs its trace column: 30 ms a step */
+        cr_assert_float_eq(sim_compute_step_time(env->compute, 2, 0, 1, 0, NULL), 0.030, 1e-12);
+        paths_destroy(x);
+    }
+}
+
+Test(env, absolute_file_names_stay_and_errors_name_the_resolved_file)
+{
+    const char *dir = paths_setup();
+    char other[4200], set[4300];
+    snprintf(other, sizeof other, "%s/elsewhere", dir);
+    cr_assert_eq(chdir(other), 0);
+    /* an absolute name, here from --set, is used as it is */
+    snprintf(set, sizeof set, "workload.dataset=libsvm(%s/exp/train.svm)", dir);
+    const char *sets[] = {set};
+    xp_env *x;
+    sim_err err = {0};
+    cr_assert_eq(paths_build("../exp/e.ini", sets, 1, &x, &err), 0, "%s", err.msg);
+    paths_destroy(x);
+    /* a relative --set value resolves against the experiment file's folder
+     * too, and the error names the file it tried */
+    const struct {
+        const char *set, *want;
+    } cases[] = {
+        {"workload.dataset=libsvm(missing.svm)",
+         "--set workload.dataset: ../exp/missing.svm: cannot open"},
+        {"topology.graph=file(missing.txt)",
+         "--set topology.graph: ../exp/missing.txt: cannot open"},
+        {"network.topology=file(missing.txt)",
+         "--set network.topology: ../exp/missing.txt: cannot open"},
+        {"workers.compute=trace(missing.csv)",
+         "--set workers.compute: ../exp/missing.csv: cannot open"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *s[] = {cases[i].set};
+        cr_assert_eq(paths_build("../exp/e.ini", s, 1, &x, &err), SIM_EINPUT, "%s: %s",
+                     cases[i].set, err.msg);
+        cr_assert(strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0, "%s", err.msg);
+    }
 }

@@ -71,10 +71,10 @@ static const char *const runs_skip[] = {"id", "started_at", "finished_at", "wall
 static char *run_dump(const char *ini, const char *const *sets, int nsets, int threads,
                       const char *db_path)
 {
-    sim_experiment_init();
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("t.ini", ini, sets, nsets, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "t.ini", ini, sets, nsets, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     an_db *db = an_db_open(db_path, &err);
     cr_assert_not_null(db, "%s", err.msg);

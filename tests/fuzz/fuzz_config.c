@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "experiment/experiment.h"
 #include "sim/compute.h"
 #include "sim/units.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -35,7 +36,7 @@ static void round_trip(const char *text)
 {
     sim_config cfg, again;
     sim_err err = {0};
-    int rc = sim_config_load_string(NAME, text, NULL, 0, &cfg, &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), NAME, text, NULL, 0, &cfg, &err);
     fuzz_report("sim_config_load_string", rc, &err);
     if (rc != 0)
         return;
@@ -45,7 +46,7 @@ static void round_trip(const char *text)
         free(canon); /* out of memory, or past the line limit */
         return;
     }
-    if (sim_config_load_string(NAME, canon, NULL, 0, &again, &err) != 0) {
+    if (sim_config_load_string(sim_experiment_schema(), NAME, canon, NULL, 0, &again, &err) != 0) {
         fprintf(stderr, "canonical text does not load: %s\n--- canonical text:\n%s", err.msg,
                 canon);
         abort();

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char spec[4200];
         snprintf(spec, sizeof spec, "text(%s, %d)", path, contexts[c]);
         gsl_rng *rng = sim_rng_create(1, SIM_STREAM_DATA, 0);
-        wl_dataset_opts opts = {spec, 0.25, 0, rng, NULL};
+        wl_dataset_opts opts = {spec, 0.25, 0, rng, NULL, NULL};
         sim_err err = {0};
         wl_dataset *ds = wl_dataset_create(&opts, &err);
         fuzz_report("wl_dataset_create", ds ? 0 : -1, &err);

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "experiment/experiment.h"
 #include "sim/err.h"
 
 #define FUZZ_SLOTS 4
@@ -23,7 +22,6 @@ void fuzz_init(void)
         return;
     done = 1;
     sim_err_install_library_handlers();
-    sim_experiment_init();
 }
 
 static void remove_temps(void)

@@ -1,11 +1,10 @@
-/* The runner with methods of the test's own (sim_run_opts.algorithm): a
+/* The runner (experiment/experiment.c) with methods of the test's own (sim_run_opts.algorithm): a
  * failure injected inside an event ends the run 'failed' with its message;
  * a method that doubles the workers' batches mid-run keeps samples and
  * epochs exact; asgd's dropped gradients land in the series table
  * consistent with its staleness histogram; the override changes no row. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,37 +35,10 @@ static void count_series(void *ctx, const an_series_row *row)
 
 static void load(const char *ini, const char *const *sets, int nsets, sim_config *cfg)
 {
-    sim_experiment_init();
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("t.ini", ini, sets, nsets, cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "t.ini", ini, sets, nsets, cfg,
+                                        &err), 0, "%s",
                  err.msg);
-}
-
-static int64_t q_int(const char *path, const char *sql)
-{
-    sqlite3 *c = NULL;
-    sqlite3_stmt *s = NULL;
-    cr_assert_eq(sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    cr_assert_eq(sqlite3_prepare_v2(c, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
-                 sqlite3_errmsg(c));
-    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
-    int64_t v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    sqlite3_close(c);
-    return v;
-}
-
-static void q_text(const char *path, const char *sql, char *out, size_t size)
-{
-    sqlite3 *c = NULL;
-    sqlite3_stmt *s = NULL;
-    cr_assert_eq(sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    cr_assert_eq(sqlite3_prepare_v2(c, sql, -1, &s, NULL), SQLITE_OK, "%s", sql);
-    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
-    const char *t = (const char *)sqlite3_column_text(s, 0);
-    snprintf(out, size, "%s", t ? t : "(null)");
-    sqlite3_finalize(s);
-    sqlite3_close(c);
 }
 
 static const char *const small_ini = "[experiment]\n"
@@ -146,7 +118,7 @@ static const algo_vt failer_vt = {
     .model = failer_model,
 };
 
-Test(runner, failure_inside_an_event_fails_the_run_with_its_message)
+Test(experiment, failure_inside_an_event_fails_the_run_with_its_message)
 {
     const char *dir = test_tmpdir();
     char path[4096];
@@ -178,14 +150,15 @@ Test(runner, failure_inside_an_event_fails_the_run_with_its_message)
     an_db_close(db);
     sim_config_release(&cfg);
 
-    cr_assert_eq(q_int(path, "select count(*) from runs where status = 'failed'"), 2);
+    cr_assert_eq(test_sql_int(path, "select count(*) from runs where status = 'failed'"), 2);
     char text[1024];
-    q_text(path, "select error from runs where id = 1", text, sizeof text);
+    test_sql_text(path, "select error from runs where id = 1", text, sizeof text);
     cr_assert_str_eq(text, want);
-    q_text(path, "select algorithm from runs where id = 1", text, sizeof text);
+    test_sql_text(path, "select algorithm from runs where id = 1", text, sizeof text);
     cr_assert_str_eq(text, "failer");
-    cr_assert_eq(q_int(path, "select count(*) from metrics where run_id = 1"), 3);
-    cr_assert_eq(q_int(path, "select count(*) from workers"), 0, "no summary for a failed run");
+    cr_assert_eq(test_sql_int(path, "select count(*) from metrics where run_id = 1"), 3);
+    cr_assert_eq(test_sql_int(path, "select count(*) from workers"), 0,
+                 "no summary for a failed run");
 }
 
 /* ---- a method that doubles every batch mid-run -------------------------- */
@@ -299,7 +272,7 @@ static void check_doubling(const char *method, const algo_vt *vt)
     sim_config_release(&cfg);
 }
 
-Test(runner, doubling_the_batch_mid_run_keeps_epochs_exact)
+Test(experiment, doubling_the_batch_mid_run_keeps_epochs_exact)
 {
     check_doubling("allreduce_sgd", &doubler_shared);
     check_doubling("dpsgd", &doubler_gossip);
@@ -308,7 +281,7 @@ Test(runner, doubling_the_batch_mid_run_keeps_epochs_exact)
 
 /* ---- series: asgd's dropped gradients ----------------------------------- */
 
-Test(runner, asgd_records_its_dropped_gradients)
+Test(experiment, asgd_records_its_dropped_gradients)
 {
     const char *dir = test_tmpdir();
     char path[4096];
@@ -330,25 +303,26 @@ Test(runner, asgd_records_its_dropped_gradients)
     an_db_close(db);
     sim_config_release(&cfg);
 
-    int64_t dropped = q_int(path, "select count(*) from series where name = 'dropped'");
+    int64_t dropped = test_sql_int(path, "select count(*) from series where name = 'dropped'");
     cr_assert_gt(dropped, 0, "the stragglers' gradients are staler than 4");
     cr_assert_eq(rs.n_series, dropped);
     /* one row per drop, with the cumulative count 1, 2, ..., dropped */
-    cr_assert_eq(q_int(path, "select max(value) from series"), dropped);
-    cr_assert_eq(q_int(path, "select sum(value) from series"), dropped * (dropped + 1) / 2);
-    cr_assert_eq(q_int(path, "select count(*) from series where worker is not null"), 0);
-    cr_assert_eq(q_int(path, "select count(*) from series a join series b on b.rowid ="
+    cr_assert_eq(test_sql_int(path, "select max(value) from series"), dropped);
+    cr_assert_eq(test_sql_int(path, "select sum(value) from series"), dropped * (dropped + 1) / 2);
+    cr_assert_eq(test_sql_int(path, "select count(*) from series where worker is not null"), 0);
+    cr_assert_eq(test_sql_int(path, "select count(*) from series a join series b on b.rowid ="
                              " a.rowid + 1 where b.value != a.value + 1 or b.sim_time <"
                              " a.sim_time or b.iteration < a.iteration"), 0);
     /* every update staler than 4 was dropped, every other one applied */
-    cr_assert_eq(q_int(path, "select sum(count) from staleness where staleness > 4"), dropped);
-    cr_assert_eq(q_int(path, "select sum(count) from staleness where staleness <= 4"),
+    cr_assert_eq(test_sql_int(path, "select sum(count) from staleness where staleness > 4"),
+                 dropped);
+    cr_assert_eq(test_sql_int(path, "select sum(count) from staleness where staleness <= 4"),
                  res.iterations);
 }
 
 /* ---- the override itself ------------------------------------------------ */
 
-Test(runner, a_registry_method_passed_as_override_gives_the_same_rows)
+Test(experiment, a_registry_method_passed_as_override_gives_the_same_rows)
 {
     extern const algo_vt algo_dpsgd;
     const char *sets[] = {"algorithm.name=dpsgd", "workers.compute=lognormal(10ms, 0.5)",
@@ -374,7 +348,7 @@ Test(runner, a_registry_method_passed_as_override_gives_the_same_rows)
 /* Zero compute on an ideal network with only max_time set never advances
  * the clock: the runner fails the run after 100,000 iterations at the same
  * simulated time instead of running forever. */
-Test(runner, a_run_whose_clock_stands_still_fails_with_what_to_set, .timeout = 120)
+Test(experiment, a_run_whose_clock_stands_still_fails_with_what_to_set, .timeout = 120)
 {
     const char *dir = test_tmpdir();
     char path[4096];
@@ -402,10 +376,10 @@ Test(runner, a_run_whose_clock_stands_still_fails_with_what_to_set, .timeout = 1
     cr_assert(strstr(err.msg, "max_iterations or max_epochs"), "%s", err.msg);
     an_db_close(db);
     sim_config_release(&cfg);
-    cr_assert_eq(q_int(path, "select count(*) from runs where status = 'failed'"), 1);
-    cr_assert_eq(q_int(path, "select iterations is null from runs"), 1);
+    cr_assert_eq(test_sql_int(path, "select count(*) from runs where status = 'failed'"), 1);
+    cr_assert_eq(test_sql_int(path, "select iterations is null from runs"), 1);
     char text[1024];
-    q_text(path, "select error from runs", text, sizeof text);
+    test_sql_text(path, "select error from runs", text, sizeof text);
     cr_assert(strstr(text, "no simulated progress"), "%s", text);
 
     /* with an iteration limit the same zero-time run is fine */
@@ -425,7 +399,7 @@ Test(runner, a_run_whose_clock_stands_still_fails_with_what_to_set, .timeout = 1
 /* lr = 0 with dpsgd is pure gossip: W is doubly stochastic, so the workers'
  * average (the evaluated model) never moves (its train loss stays put) while
  * the consensus distance shrinks at every gossip round. */
-Test(runner, lr_zero_dpsgd_keeps_the_mean_and_shrinks_the_consensus_distance)
+Test(experiment, lr_zero_dpsgd_keeps_the_mean_and_shrinks_the_consensus_distance)
 {
     const char *sets[] = {"algorithm.name=dpsgd", "algorithm.lr=0", "workload.init=independent",
                           "network.topology=ring", "experiment.eval_train_samples=all"};
@@ -452,7 +426,7 @@ Test(runner, lr_zero_dpsgd_keeps_the_mean_and_shrinks_the_consensus_distance)
 
 /* compute = constant(0): a synchronous run's simulated time is its
  * communication only, the same run with 10 ms steps minus 12 x 10 ms. */
-Test(runner, constant_zero_compute_leaves_communication_only)
+Test(experiment, constant_zero_compute_leaves_communication_only)
 {
     const char *zero[] = {"workers.compute=constant(0)", "network.topology=star",
                           "network.latency=5us", "network.bandwidth=1Gbps"};
@@ -474,38 +448,4 @@ Test(runner, constant_zero_compute_leaves_communication_only)
     cr_assert_float_eq(rz.bytes_sent, rt.bytes_sent, 0);
     sim_config_release(&cz);
     sim_config_release(&ct);
-}
-
-/* params rows: the value as written (spacing normalized) and its SI number;
- * runs.config keeps the canonical text that identifies the experiment. */
-Test(runner, params_keep_values_as_written)
-{
-    const char *dir = test_tmpdir();
-    char path[4096];
-    snprintf(path, sizeof path, "%s/p.db", dir);
-    sim_err err = {0};
-    an_db *db = an_db_open(path, &err);
-    cr_assert_not_null(db, "%s", err.msg);
-    const char *sets[] = {"network.bandwidth=10 Gbps", "network.latency=5us",
-                          "network.topology=star"};
-    sim_config cfg;
-    load(small_ini, sets, 3, &cfg);
-    sim_run_opts o = {.db = db};
-    cr_assert_eq(sim_experiment_run(&cfg, &o, NULL, &err), 0, "%s", err.msg);
-    an_db_close(db);
-    sim_config_release(&cfg);
-    char text[256];
-    q_text(path, "select value from params where key = 'network.bandwidth'", text,
-           sizeof text);
-    cr_assert_str_eq(text, "10Gbps");
-    cr_assert_eq(q_int(path, "select num = 1250000000 from params"
-                             " where key = 'network.bandwidth'"), 1);
-    q_text(path, "select value from params where key = 'workers.compute'", text, sizeof text);
-    cr_assert_str_eq(text, "constant(10ms)");
-    cr_assert_eq(q_int(path, "select num is null from params where key = 'workers.compute'"),
-                 1);
-    cr_assert_eq(q_int(path, "select num * 1e9 = 5000 from params"
-                             " where key = 'network.latency'"), 1);
-    cr_assert_eq(q_int(path, "select instr(config, 'bandwidth = 1250000000B/s') > 0"
-                             " from runs"), 1);
 }

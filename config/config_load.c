@@ -1,0 +1,583 @@
+/* Loading an experiment (see config.h): reading and resolving. The file
+ * is read whole and fed to inih line by line through our own reader, which counts lines (so every handler call
+ * knows its line), strips comments, rejects unknown sections and lines inih
+ * would misread (leading blanks would make a continuation line), and stops
+ * parsing at the first error. Values are collected raw, then --set
+ * overrides replace them, then every schema key is resolved in schema
+ * order: parsed, range-checked, stored in its typed field and given its
+ * canonical text (one value at a time by config_values.c). Method keys of
+ * [algorithm] are resolved last, once the algorithm name is known, from
+ * the schema the caller hands in (config.h). Nothing here is global. */
+#include "config/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <ini.h>
+
+#include "config/config_impl.h"
+
+static const char *const sections[] = {"experiment", "workers",   "network",
+                                       "topology",   "algorithm", "workload", "faults"};
+#define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
+#define KNOWN_SECTIONS "experiment, workers, network, topology, algorithm, workload, faults"
+
+/* ---- small text helpers ---- */
+
+static int section_index(const char *s)
+{
+    for (int i = 0; i < N_SECTIONS; i++)
+        if (strcasecmp(s, sections[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const sim_key *table_find(const sim_key *table, const char *key)
+{
+    for (const sim_key *k = table; k && k->key; k++)
+        if (strcasecmp(k->key, key) == 0)
+            return k;
+    return NULL;
+}
+
+/* ---- raw values collected from the file and the overrides ---- */
+
+typedef struct item {
+    char section[32];
+    char key[48];
+    char value[512];
+    char set_text[600]; /* the --set argument, for messages */
+    int line;           /* > 0 file line, -1 --set */
+    int is_common;      /* a key of sim_config_keys */
+} item;
+
+typedef struct loader {
+    const sim_config_schema *schema; /* never NULL (an empty one instead) */
+    const char *path;
+    const char *text;
+    size_t pos;
+    int lineno;
+    int failed;
+    item *items;
+    int n_items, cap_items;
+    sim_err *err;
+    /* a double-quoted value read by reader(), which hands inih "key ="
+     * and the handler this instead */
+    int quoted_pending;
+    char quoted[600];
+} loader;
+
+static void item_where(const loader *l, const item *it, char *buf, size_t len)
+{
+    if (it->line < 0)
+        snprintf(buf, len, "--set %s", it->set_text);
+    else
+        snprintf(buf, len, "%s:%d: [%s] %s", l->path, it->line, it->section, it->key);
+}
+
+static int fail(loader *l, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(loader *l, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sim_err_vset(l->err, code, fmt, ap);
+    va_end(ap);
+    l->failed = 1;
+    return code;
+}
+
+static item *item_find(loader *l, const char *section, const char *key)
+{
+    for (int i = 0; i < l->n_items; i++)
+        if (strcasecmp(l->items[i].section, section) == 0 &&
+            strcasecmp(l->items[i].key, key) == 0)
+            return &l->items[i];
+    return NULL;
+}
+
+
+/* Records one value (line > 0 from the file, -1 from --set). */
+static int item_record(loader *l, const char *section, const char *key, const char *value,
+                       int line, const char *set_text)
+{
+    char where[700];
+    if (line > 0)
+        snprintf(where, sizeof where, "%s:%d: [%s] %s", l->path, line, section, key);
+    else
+        snprintf(where, sizeof where, "--set %s", set_text);
+
+    int si = section_index(section);
+    if (si < 0)
+        return fail(l, SIM_ECONFIG, "--set %s: unknown section '%s' (known: %s)", set_text,
+                    section, KNOWN_SECTIONS);
+    section = sections[si];
+    const sim_key *k = sim_config_key_find(section, key);
+    if (!k && strcmp(section, "algorithm") != 0) {
+        char hint[1100];
+        sim_config_key_suggest(section, key, NULL, hint, sizeof hint);
+        return fail(l, SIM_ECONFIG, "%s: unknown key (%s)", where, hint);
+    }
+    if (k)
+        key = k->key;
+    if (strlen(key) >= sizeof l->items[0].key)
+        return fail(l, SIM_ECONFIG, "%s: key name too long", where);
+
+    item *it = item_find(l, section, key);
+    if (it && line > 0)
+        return fail(l, SIM_ECONFIG, "%s: duplicate key (first set on line %d)", where,
+                    it->line);
+    if (!it) {
+        if (l->n_items == l->cap_items) {
+            int cap = l->cap_items ? 2 * l->cap_items : 32;
+            item *p = realloc(l->items, (size_t)cap * sizeof *p);
+            if (!p)
+                return fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
+            l->items = p;
+            l->cap_items = cap;
+        }
+        it = &l->items[l->n_items++];
+        memset(it, 0, sizeof *it);
+        snprintf(it->section, sizeof it->section, "%s", section);
+        snprintf(it->key, sizeof it->key, "%s", key);
+        it->is_common = k != NULL;
+    }
+    if (sim_config_copy_trimmed(it->value, sizeof it->value, value))
+        return fail(l, SIM_ECONFIG, "%s: value too long (max %zu characters)", where,
+                    sizeof it->value - 1);
+    it->line = line;
+    it->set_text[0] = '\0';
+    if (set_text)
+        snprintf(it->set_text, sizeof it->set_text, "%s", set_text);
+    return 0;
+}
+
+/* The value of a line "key = \"...\"" (s: just after the opening quote)
+ * into out, with the escapes \" \\ \n \r \t; *end = after the closing
+ * quote. -1: no closing quote, unknown escape or too long. */
+static int quoted_decode(const char *s, char *out, size_t size, const char **end)
+{
+    size_t n = 0;
+    for (; *s && *s != '"'; s++) {
+        char c = *s;
+        if (c == '\\') {
+            s++;
+            c = *s == '"' || *s == '\\' ? *s : *s == 'n' ? '\n' : *s == 'r' ? '\r'
+                : *s == 't' ? '\t' : '\0';
+            if (c == '\0')
+                return -1;
+        }
+        if (n + 1 >= size)
+            return -1;
+        out[n++] = c;
+    }
+    if (*s != '"')
+        return -1;
+    out[n] = '\0';
+    *end = s + 1;
+    return 0;
+}
+
+/* A key line whose value starts with '"': decodes the value into
+ * l->quoted and cuts the line to "key =" (comment stripping and inih never
+ * see the value). Returns -1 after a failure. */
+static int quoted_take(loader *l, char *s)
+{
+    if (*s == ';' || *s == '#' || *s == '[')
+        return 0;
+    char *eq = strpbrk(s, "=:");
+    if (!eq)
+        return 0;
+    char *v = eq + 1;
+    while (isspace((unsigned char)*v))
+        v++;
+    if (*v != '"')
+        return 0;
+    const char *end = NULL;
+    if (quoted_decode(v + 1, l->quoted, sizeof l->quoted, &end) != 0)
+        return fail(l, SIM_ECONFIG, "%s:%d: bad quoted value (a closing '\"' is missing, an"
+                                    " escape is not one of \\\" \\\\ \\n \\r \\t, or it is"
+                                    " too long)", l->path, l->lineno);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end && *end != ';' && *end != '#')
+        return fail(l, SIM_ECONFIG, "%s:%d: unexpected text after the quoted value", l->path,
+                    l->lineno);
+    eq[1] = '\0';
+    l->quoted_pending = 1;
+    return 0;
+}
+
+/* inih reader: hands over one cleaned line per call (see the file comment). */
+static char *reader(char *str, int num, void *stream)
+{
+    loader *l = stream;
+    if (l->failed || l->text[l->pos] == '\0')
+        return NULL;
+    const char *start = l->text + l->pos;
+    const char *nl = strchr(start, '\n');
+    size_t n = nl ? (size_t)(nl - start) : strlen(start);
+    l->pos += n + (nl ? 1 : 0);
+    l->lineno++;
+
+    char *line = malloc(n + 1);
+    if (!line) {
+        fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
+        return NULL;
+    }
+    memcpy(line, start, n);
+    line[n] = '\0';
+    char *s = line;
+    if (l->lineno == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
+        (unsigned char)s[2] == 0xBF)
+        s += 3;
+    s = sim_str_trim(s);
+    l->quoted_pending = 0;
+    if (quoted_take(l, s) < 0)
+        goto out;
+    if (*s == ';' || *s == '#')
+        *s = '\0';
+    for (char *p = s; *p; p++)
+        if (*p == ';' && p > s && isspace((unsigned char)p[-1])) {
+            *p = '\0';
+            break;
+        }
+    s = sim_str_trim(s);
+
+    char out[600];
+    if (*s == '[') {
+        char *close = strchr(s, ']');
+        if (!close) {
+            fail(l, SIM_ECONFIG, "%s:%d: expected ']' after the section name", l->path,
+                 l->lineno);
+            goto out;
+        }
+        *close = '\0';
+        if (*sim_str_trim(close + 1)) {
+            fail(l, SIM_ECONFIG, "%s:%d: unexpected text after ']'", l->path, l->lineno);
+            goto out;
+        }
+        char *name = sim_str_trim(s + 1);
+        int si = section_index(name);
+        if (si < 0) {
+            fail(l, SIM_ECONFIG, "%s:%d: [%s]: unknown section (known: %s)", l->path,
+                 l->lineno, name, KNOWN_SECTIONS);
+            goto out;
+        }
+        snprintf(out, sizeof out, "[%s]", sections[si]);
+        s = out;
+    } else if (*s) {
+        char *eq = strpbrk(s, "=:");
+        if (!eq) {
+            fail(l, SIM_ECONFIG, "%s:%d: expected 'key = value', '[section]' or a comment, got '%s'",
+                 l->path, l->lineno, s);
+            goto out;
+        }
+        if (eq == s) {
+            fail(l, SIM_ECONFIG, "%s:%d: missing key name before '%c'", l->path, l->lineno,
+                 *eq);
+            goto out;
+        }
+    }
+    if (strlen(s) + 2 > (size_t)num) {
+        fail(l, SIM_ECONFIG, "%s:%d: line too long (max %d characters without comments)",
+             l->path, l->lineno, num - 2);
+        goto out;
+    }
+    snprintf(str, (size_t)num, "%s\n", s);
+out:
+    free(line);
+    return l->failed ? NULL : str;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    loader *l = user;
+    if (l->failed)
+        return 0;
+    if (!name) /* a section start, if this inih reports them */
+        return 1;
+    if (!section[0]) {
+        fail(l, SIM_ECONFIG, "%s:%d: key '%s' outside any section (known sections: %s)",
+             l->path, l->lineno, name, KNOWN_SECTIONS);
+        return 0;
+    }
+    if (l->quoted_pending) {
+        l->quoted_pending = 0;
+        value = l->quoted;
+    }
+    item_record(l, section, name, value ? value : "", l->lineno, NULL);
+    return !l->failed;
+}
+
+static int apply_override(loader *l, const char *text)
+{
+    const char *eq = strchr(text, '=');
+    const char *dot = eq ? memchr(text, '.', (size_t)(eq - text)) : NULL;
+    char section[64], key[128];
+    if (!eq || !dot)
+        return fail(l, SIM_EUSAGE, "--set %s: expected SECTION.KEY=VALUE", text);
+    size_t ns = (size_t)(dot - text), nk = (size_t)(eq - dot - 1);
+    if (ns >= sizeof section || nk >= sizeof key)
+        return fail(l, SIM_ECONFIG, "--set %s: unknown key", text);
+    memcpy(section, text, ns);
+    section[ns] = '\0';
+    memcpy(key, dot + 1, nk);
+    key[nk] = '\0';
+    char *s = sim_str_trim(section), *k = sim_str_trim(key);
+    if (!*s || !*k)
+        return fail(l, SIM_EUSAGE, "--set %s: expected SECTION.KEY=VALUE", text);
+    return item_record(l, s, k, eq + 1, -1, text);
+}
+
+
+/* Fills entry e for key k from its item (or default), parsing the value;
+ * store_common: also set the typed field. */
+static int resolve(loader *l, sim_config *cfg, const sim_key *k, sim_entry *e,
+                   int store_common)
+{
+    item *it = item_find(l, store_common ? k->section : "algorithm", k->key);
+    const char *raw = it ? it->value : k->def;
+    snprintf(e->section, sizeof e->section, "%s", store_common ? k->section : "algorithm");
+    snprintf(e->key, sizeof e->key, "%s", k->key);
+    if (sim_config_copy_trimmed(e->raw, sizeof e->raw, raw))
+        e->raw[0] = '\0';
+    e->line = it ? it->line : 0;
+
+    sim_err *err = l->err;
+    int rc = sim_config_value_resolve(l->schema, cfg, k, e->raw, e->value, sizeof e->value,
+                                      store_common, err);
+    if (rc) {
+        char where[700];
+        if (it)
+            item_where(l, it, where, sizeof where);
+        else
+            snprintf(where, sizeof where, "%s: [%s] %s (default)", l->path, e->section,
+                     k->key);
+        l->failed = 1;
+        return sim_err_prefix(err, "%s", where);
+    }
+    return 0;
+}
+
+static int cmp_entry_key(const void *a, const void *b)
+{
+    return strcmp(((const sim_entry *)a)->key, ((const sim_entry *)b)->key);
+}
+
+/* Resolves the method keys into m (allocated); returns count or < 0. */
+static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entry,
+                          sim_entry **m)
+{
+    const sim_key *table = NULL;
+    int n = 0;
+    *m = NULL;
+    const sim_config_schema *sc = l->schema;
+    if (sc->algo_keys) {
+        table = sc->algo_keys(cfg->algorithm);
+        if (!table) {
+            sim_config tmp = *cfg;
+            tmp.entries = (sim_entry *)name_entry;
+            tmp.n_entries = 1;
+            l->failed = 1;
+            char known[1024] = "", hint[96];
+            size_t used = 0;
+            for (int i = 0; sc->algo_name && sc->algo_name(i) && used < sizeof known - 64; i++)
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                         i ? ", " : "", sc->algo_name(i));
+            sim_suggest(cfg->algorithm, known, hint, sizeof hint);
+            if (!known[0])
+                return sim_config_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
+                                        "unknown algorithm '%s' (dtsim list algorithms)",
+                                        cfg->algorithm);
+            return sim_config_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
+                                    "unknown algorithm '%s' (%sknown: %s)", cfg->algorithm,
+                                    hint, known);
+        }
+        for (int i = 0; i < l->n_items; i++) {
+            item *it = &l->items[i];
+            if (it->is_common || strcmp(it->section, "algorithm") != 0)
+                continue;
+            if (!table_find(table, it->key)) {
+                char where[700], hint[1100];
+                sim_config_key_suggest("algorithm", it->key, table, hint, sizeof hint);
+                item_where(l, it, where, sizeof where);
+                return fail(l, SIM_ECONFIG, "%s: unknown key for algorithm '%s' (%s)", where,
+                            cfg->algorithm, hint);
+            }
+        }
+        for (const sim_key *k = table; k->key; k++)
+            n++;
+    } else {
+        for (int i = 0; i < l->n_items; i++)
+            n += !l->items[i].is_common && !strcmp(l->items[i].section, "algorithm");
+    }
+    if (n == 0)
+        return 0;
+    *m = calloc((size_t)n, sizeof **m);
+    if (!*m)
+        return fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
+    int got = 0;
+    if (table) {
+        for (const sim_key *k = table; k->key; k++) {
+            if (sim_config_key_find("algorithm", k->key) || strlen(k->key) >= sizeof (*m)->key)
+                continue; /* a method cannot redefine a common key */
+            if (resolve(l, cfg, k, &(*m)[got], 0))
+                return l->err->code;
+            got++;
+        }
+    } else {
+        for (int i = 0; i < l->n_items; i++) {
+            item *it = &l->items[i];
+            if (it->is_common || strcmp(it->section, "algorithm") != 0)
+                continue;
+            sim_key k = {"algorithm", it->key, "", SIM_KEY_STRING, NULL, NULL};
+            if (resolve(l, cfg, &k, &(*m)[got], 0))
+                return l->err->code;
+            got++;
+        }
+        qsort(*m, (size_t)got, sizeof **m, cmp_entry_key);
+    }
+    return got;
+}
+
+static int resolve_all(loader *l, sim_config *cfg)
+{
+    int n_schema = 0, last_algo = -1, name_idx = -1;
+    for (const sim_key *k = sim_config_keys; k->key; k++, n_schema++) {
+        if (!strcmp(k->section, "algorithm"))
+            last_algo = n_schema;
+        if (sim_config_is_key(k, "algorithm", "name"))
+            name_idx = n_schema;
+    }
+    sim_entry *common = calloc((size_t)n_schema, sizeof *common);
+    sim_entry *method = NULL;
+    if (!common)
+        return fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
+    int rc = 0;
+    for (int i = 0; i < n_schema && !rc; i++)
+        rc = resolve(l, cfg, &sim_config_keys[i], &common[i], 1);
+    int n_method = rc ? 0 : resolve_method(l, cfg, &common[name_idx], &method);
+    if (n_method < 0)
+        rc = n_method;
+    if (!rc) {
+        cfg->n_entries = n_schema + n_method;
+        cfg->entries = calloc((size_t)cfg->n_entries, sizeof *cfg->entries);
+        if (!cfg->entries) {
+            rc = fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
+        } else {
+            int at = 0;
+            for (int i = 0; i <= last_algo; i++)
+                cfg->entries[at++] = common[i];
+            for (int i = 0; i < n_method; i++)
+                cfg->entries[at++] = method[i];
+            for (int i = last_algo + 1; i < n_schema; i++)
+                cfg->entries[at++] = common[i];
+        }
+    }
+    free(common);
+    free(method);
+    return rc;
+}
+
+/* max_epochs' default (1) is the limit of a file that sets none of its
+ * own: a file that writes a non-zero max_iterations, max_time or
+ * target_accuracy but no max_epochs runs until that limit (max_epochs
+ * becomes 0, and so reads its canonical text). */
+static void default_limit(loader *l, sim_config *cfg)
+{
+    static const char *const limits[] = {"max_iterations", "max_time", "target_accuracy"};
+    if (item_find(l, "experiment", "max_epochs"))
+        return;
+    int own = 0;
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        const item *it = item_find(l, "experiment", limits[i]);
+        const sim_entry *e = sim_config_find(cfg, "experiment", limits[i]);
+        own |= it && e && strcmp(e->value, "0") != 0 && strcmp(e->value, "0ns") != 0;
+    }
+    if (!own)
+        return;
+    for (int i = 0; i < cfg->n_entries; i++) {
+        sim_entry *e = &cfg->entries[i];
+        if (strcmp(e->section, "experiment") == 0 && strcmp(e->key, "max_epochs") == 0) {
+            snprintf(e->value, sizeof e->value, "0");
+            snprintf(e->raw, sizeof e->raw, "0");
+        }
+    }
+    cfg->max_epochs = 0;
+}
+
+/* ---- public ---- */
+
+int sim_config_load_string(const sim_config_schema *schema, const char *name,
+                           const char *text, const char *const *overrides, int n_overrides,
+                           sim_config *cfg, sim_err *err)
+{
+    static const sim_config_schema no_registries = {NULL, NULL, NULL, NULL};
+    sim_err local;
+    if (!err)
+        err = &local;
+    sim_err_clear(err);
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->path, sizeof cfg->path, "%s", name);
+
+    loader l;
+    memset(&l, 0, sizeof l);
+    l.schema = schema ? schema : &no_registries;
+    l.path = cfg->path;
+    l.text = text ? text : "";
+    l.err = err;
+
+    int rc = ini_parse_stream(reader, &l, handler, &l);
+    if (!l.failed && rc != 0)
+        fail(&l, SIM_ECONFIG, "%s:%d: cannot parse this line", l.path, rc > 0 ? rc : l.lineno);
+    for (int i = 0; i < n_overrides && !l.failed; i++)
+        apply_override(&l, overrides[i]);
+    if (!l.failed)
+        resolve_all(&l, cfg);
+    if (!l.failed)
+        default_limit(&l, cfg);
+    if (!l.failed && cfg->max_iterations == 0 && cfg->max_time == 0 && cfg->max_epochs == 0 &&
+        cfg->target_accuracy == 0)
+        fail(&l, SIM_ECONFIG,
+             "%s: [experiment]: no stopping condition (set max_iterations, max_time, "
+             "max_epochs or target_accuracy)",
+             l.path);
+    free(l.items);
+    if (l.failed) {
+        sim_config_release(cfg);
+        return err->code ? err->code : SIM_ECONFIG;
+    }
+    return 0;
+}
+
+int sim_config_load(const sim_config_schema *schema, const char *path,
+                    const char *const *overrides, int n_overrides, sim_config *cfg,
+                    sim_err *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_err_set(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    /* the whole file at once (text stops at a NUL byte, which no INI has) */
+    char *text = NULL;
+    size_t cap = 0;
+    ssize_t n = getdelim(&text, &cap, '\0', f);
+    int bad = ferror(f), saved = errno;
+    fclose(f);
+    if (bad || (n < 0 && saved == ENOMEM)) {
+        free(text);
+        return sim_err_set(err, bad ? SIM_EINPUT : SIM_ENOMEM, "%s: cannot read: %s", path,
+                           strerror(saved));
+    }
+    if (n < 0) { /* empty file */
+        free(text);
+        return sim_config_load_string(schema, path, "", overrides, n_overrides, cfg, err);
+    }
+    int rc = sim_config_load_string(schema, path, text, overrides, n_overrides, cfg, err);
+    free(text);
+    return rc;
+}

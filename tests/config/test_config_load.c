@@ -1,0 +1,480 @@
+/* Loading an experiment (config/config_load.c): defaults, files and --set
+ * overrides, method keys through the schema handed to the load (a
+ * stand-in for the registries) and without one, the default epoch limit,
+ * and every error path with its exact file:line and key. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/config.h"
+#include "tests/common.h"
+
+Test(config_load, defaults_are_all_filled)
+{
+    sim_config cfg;
+    test_config_load_ok(NULL, "", NULL, 0, &cfg);
+    cr_assert_str_eq(cfg.name, "exp");
+    cr_assert_eq(cfg.seed, 1);
+    cr_assert_eq(cfg.max_iterations, 0);
+    cr_assert_eq(cfg.max_time, 0);
+    cr_assert_eq(cfg.max_epochs, 1.0);
+    cr_assert_eq(cfg.target_accuracy, 0.0);
+    cr_assert_eq(cfg.eval_every_iters, 50);
+    cr_assert_eq(cfg.eval_every_time, 0);
+    cr_assert_eq(cfg.eval_train_samples, 10000);
+    cr_assert_eq(cfg.n_workers, 8);
+    cr_assert_eq(cfg.compute.dist.kind, SIM_DIST_MODEL);
+    cr_assert_float_eq(cfg.compute.device_flops, 15.7e12, 1e-3);
+    cr_assert_eq(cfg.compute.efficiency, 0.5);
+    cr_assert_eq(cfg.compute.stragglers, 0);
+    cr_assert_eq(cfg.compute.straggler_slowdown, 5.0);
+    cr_assert_eq(cfg.compute.transient_prob, 0.0);
+    cr_assert_eq(cfg.compute.transient_slowdown, 10.0);
+    cr_assert_str_eq(cfg.net_topology, "star");
+    cr_assert_float_eq(cfg.latency, 5e-6, 1e-18);
+    cr_assert_eq(cfg.bandwidth, 1.25e9);
+    cr_assert_eq(cfg.sharing, SIM_SHARE_FAIR);
+    cr_assert_eq(cfg.routing, SIM_ROUTE_SHORTEST);
+    cr_assert_eq(cfg.collective, SIM_COLL_RING);
+    cr_assert_str_eq(cfg.graph, "ring");
+    cr_assert_eq(cfg.weights, SIM_WEIGHTS_METROPOLIS);
+    cr_assert_str_eq(cfg.algorithm, "allreduce_sgd");
+    cr_assert_eq(cfg.lr, 0.1);
+    cr_assert_eq(cfg.momentum, 0.0);
+    cr_assert_eq(cfg.nesterov, 0);
+    cr_assert_eq(cfg.weight_decay, 0.0);
+    cr_assert_str_eq(cfg.optimizer, "sgd");
+    cr_assert_eq(cfg.beta1, 0.9);
+    cr_assert_eq(cfg.beta2, 0.999);
+    cr_assert_eq(cfg.eps, 1e-8);
+    cr_assert_eq(cfg.bias_correction, 1);
+    cr_assert_eq(cfg.lamb_min_trust, 0.01);
+    cr_assert_eq(cfg.lamb_max_trust, 10.0);
+    cr_assert_eq(cfg.clip, 0.0);
+    cr_assert_eq(cfg.bucket, 0.0);
+    cr_assert_eq(cfg.intra_latency, 1e-6);
+    cr_assert_eq(cfg.intra_bandwidth, 150e9);
+    cr_assert_eq(cfg.batch, 32);
+    cr_assert_str_eq(cfg.compressor, "none");
+    cr_assert_eq(cfg.error_feedback, 1);
+    cr_assert_str_eq(cfg.model, "softmax");
+    cr_assert_str_eq(cfg.dataset, "fashion_mnist");
+    cr_assert_eq(cfg.test_fraction, 0.1);
+    cr_assert_eq(cfg.normalize, SIM_NORMALIZE_NONE);
+    cr_assert_eq(cfg.sparse, SIM_SPARSE_AUTO);
+    cr_assert_str_eq(cfg.partition, "iid");
+    cr_assert_eq(cfg.init, SIM_INIT_SAME);
+    cr_assert_str_eq(cfg.proxy, "none");
+    cr_assert_eq(cfg.sim_params, 0);
+    cr_assert_eq(cfg.sim_flops, 0.0);
+    cr_assert_eq(cfg.wire_dtype, SIM_WIRE_FP32);
+    cr_assert_eq(cfg.wire_bytes, 4);
+
+    /* one entry per schema key, in schema order, all defaults */
+    int n = test_config_key_count();
+    cr_assert_eq(n, 63); /* 9 + 8 + 8 + 2 + 20 + 12 + 4 */
+    cr_assert_eq(cfg.n_entries, n);
+    for (int i = 0; i < n; i++) {
+        const sim_key *k = &sim_config_keys[i];
+        const sim_entry *e = &cfg.entries[i];
+        cr_assert_str_eq(e->section, k->section);
+        cr_assert_str_eq(e->key, k->key);
+        cr_assert_eq(e->line, 0, "%s", k->key);
+        cr_assert_str_eq(e->raw, k->def);
+        cr_assert_eq(sim_config_find(&cfg, k->section, k->key), e);
+    }
+    cr_assert_str_eq(sim_config_get_string(&cfg, "network", "latency"), "5000ns");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "network", "bandwidth"), "1250000000B/s");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "workers", "device"), "15700000000000FLOPS");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "nesterov"), "false");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "experiment", "max_time"), "0ns");
+    cr_assert_null(sim_config_find(&cfg, "network", "nope"));
+    sim_config_release(&cfg);
+    cr_assert_null(cfg.entries);
+    cr_assert_eq(cfg.n_entries, 0);
+}
+
+Test(config_load, interface_example_with_inline_comments_loads)
+{
+    /* the example of docs/configuration.md, comments and continuation lines included */
+    sim_config cfg;
+    test_config_load_ok(NULL, "[experiment]\n"
+                        "name = quickstart\n"
+                        "seed = 1                ; master seed; every random stream derives from it\n"
+                        "max_iterations = 1000   ; synchronous rounds, or applied updates for async methods\n"
+                        "max_time = 120s         ; simulated time limit\n"
+                        "target_accuracy = 0.85  ; stop when the evaluated model reaches it\n"
+                        "eval_every = 50         ; iterations, or a simulated time such as 2s\n"
+                        "eval_train_samples = 10000  ; or all\n"
+                        "\n"
+                        "[workers]\n"
+                        "count = 16\n"
+                        "compute = model         ; time = FLOPs of the step / device speed\n"
+                        "; or seconds per step drawn from a distribution:\n"
+                        "; constant(10ms) | exponential(10ms) | shifted_exponential(5ms, 5ms)\n"
+                        "[network]               ; the physical network messages travel on\n"
+                        "topology = star         ; star (one switch) | ring | torus(4, 4) | complete\n"
+                        "                        ; | fat_tree(4) | ideal | file(NET.graphml)\n"
+                        "latency = 5us           ; per link\n"
+                        "# hash comments too\n"
+                        "sharing = fair          ; fair: flows on a link share it max-min fairly;\n"
+                        "                        ; none: each flow sees the full link (alpha-beta)\n"
+                        "[workload]\n"
+                        "dataset = libsvm(data/a9a, data/a9a.t)\n"
+                        "sim_flops = 0           ; if > 0: training FLOPs per sample used for compute time\n",
+                        NULL, 0, &cfg);
+    cr_assert_str_eq(cfg.name, "quickstart");
+    cr_assert_eq(cfg.max_iterations, 1000);
+    cr_assert_eq(cfg.max_time, 120 * SIM_NS_PER_S);
+    cr_assert_eq(cfg.target_accuracy, 0.85);
+    cr_assert_eq(cfg.n_workers, 16);
+    cr_assert_str_eq(cfg.net_topology, "star");
+    cr_assert_str_eq(cfg.dataset, "libsvm(data/a9a, data/a9a.t)");
+    cr_assert_eq(sim_config_find(&cfg, "network", "sharing")->line, 20);
+    cr_assert_eq(sim_config_find(&cfg, "workload", "sim_flops")->line, 24);
+    sim_config_release(&cfg);
+}
+
+Test(config_load, load_from_file_names_run_after_file)
+{
+    const char *dir = test_tmpdir();
+    cr_assert_not_null(dir);
+    char path[1024];
+    snprintf(path, sizeof path, "%s",
+             test_write_file(dir, "my_run.ini", "[workers]\ncount = 4\n"));
+    sim_config cfg;
+    sim_err err;
+    cr_assert_eq(sim_config_load(NULL, path, NULL, 0, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(cfg.name, "my_run");
+    cr_assert_str_eq(cfg.path, path);
+    cr_assert_eq(cfg.n_workers, 4);
+    sim_config_release(&cfg);
+
+    /* the repository's quick-start experiment loads (it names a device
+     * preset, resolved by the experiment layer; a stand-in here) */
+    cr_assert_eq(sim_config_load(&test_config_registries,
+                                 test_source_path("experiments/quickstart.ini"), NULL,
+                                 0,
+                                 &cfg, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(cfg.n_workers, 16);
+    sim_config_release(&cfg);
+}
+
+Test(config_load, overrides_replace_file_values)
+{
+    const char *set[] = {"network.bandwidth = 1Gbps", "workers.count=3",
+                         "experiment.eval_every=10", "network.bandwidth=25GB/s"};
+    sim_config cfg;
+    test_config_load_ok(NULL, "[workers]\ncount = 16\n[network]\nbandwidth = 10Gbps\n", set, 4,
+                        &cfg);
+    cr_assert_eq(cfg.bandwidth, 25e9);
+    cr_assert_eq(cfg.n_workers, 3);
+    cr_assert_eq(cfg.eval_every_iters, 10);
+    const sim_entry *e = sim_config_find(&cfg, "network", "bandwidth");
+    cr_assert_eq(e->line, -1);
+    cr_assert_str_eq(e->raw, "25GB/s");
+    cr_assert_eq(sim_config_find(&cfg, "workers", "count")->line, -1);
+    cr_assert_eq(sim_config_find(&cfg, "experiment", "seed")->line, 0);
+    cr_assert_eq(cfg.n_entries, test_config_key_count());
+
+    /* an override gives the same canonical text as writing it in the file */
+    sim_config f;
+    test_config_load_ok(NULL, "[workers]\ncount = 3\n[network]\nbandwidth = 200Gbps\n[experiment]\n"
+                        "eval_every = 10\n",
+                        NULL, 0, &f);
+    char *c1 = sim_config_canonical(&cfg), *c2 = sim_config_canonical(&f);
+    cr_assert_str_eq(c1, c2);
+    free(c1);
+    free(c2);
+
+    sim_err err;
+    cr_assert_eq(sim_config_error(&cfg, "network", "bandwidth", SIM_ECONFIG, &err, "too %s",
+                                  "fast"),
+                 SIM_ECONFIG);
+    cr_assert_str_eq(err.msg, "--set network.bandwidth: too fast");
+    cr_assert_eq(sim_config_error(&f, "workers", "count", SIM_EINPUT, &err, "bad"),
+                 SIM_EINPUT);
+    cr_assert_eq(err.code, SIM_EINPUT);
+    cr_assert_str_eq(err.msg, "exp.ini:2: [workers] count: bad");
+    sim_config_error(&f, "network", "latency", SIM_ECONFIG, &err, "no route");
+    cr_assert_str_eq(err.msg, "exp.ini: [network] latency (default): no route");
+    sim_config_release(&cfg);
+    sim_config_release(&f);
+}
+
+Test(config_load, override_errors)
+{
+    const char *bad_value = "network.bandwidth=fast";
+    test_config_load_fails(NULL, "", &bad_value, 1, SIM_ECONFIG,
+                           "--set network.bandwidth=fast: expected a rate such as 10Gbps, got 'fast'");
+    const char *no_dot = "bandwidth=1Gbps";
+    test_config_load_fails(NULL, "", &no_dot, 1, SIM_EUSAGE,
+                           "--set bandwidth=1Gbps: expected SECTION.KEY=VALUE");
+    const char *no_eq = "network.bandwidth";
+    test_config_load_fails(NULL, "", &no_eq, 1, SIM_EUSAGE,
+                           "--set network.bandwidth: expected SECTION.KEY=VALUE");
+    const char *empty_key = "network.=3";
+    test_config_load_fails(NULL, "", &empty_key, 1, SIM_EUSAGE,
+                           "--set network.=3: expected SECTION.KEY=VALUE");
+    const char *bad_section = "netwrk.bandwidth=1Gbps";
+    test_config_load_fails(NULL, "", &bad_section, 1, SIM_ECONFIG,
+                           "--set netwrk.bandwidth=1Gbps: unknown section 'netwrk' (known: experiment, "
+                           "workers, network, topology, algorithm, workload, faults)");
+    const char *bad_key = "network.bandwith=1Gbps";
+    test_config_load_fails(NULL, "", &bad_key, 1, SIM_ECONFIG,
+                           "--set network.bandwith=1Gbps: unknown key (did you mean 'bandwidth'?)");
+    const char *range = "workers.efficiency=2";
+    test_config_load_fails(NULL, "", &range, 1, SIM_ECONFIG,
+                           "--set workers.efficiency=2: must be in (0, 1], got 2");
+}
+
+Test(config_load, file_errors_name_file_line_and_key)
+{
+    test_config_load_fails(NULL, "[experiment]\nseed = 1\n[netwrk]\nbandwidth = 1Gbps\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:3: [netwrk]: unknown section (known: experiment, workers, network, "
+                           "topology, algorithm, workload, faults)");
+    test_config_load_fails(NULL, "[network]\nlatency = 5us\n\n; comment\nbandwith = 1Gbps\n", NULL,
+                           0,
+                           SIM_ECONFIG, "exp.ini:5: [network] bandwith: unknown key (did you mean "
+                            "'bandwidth'?)");
+    test_config_load_fails(NULL, "[network]\nspeed = 1Gbps\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [network] speed: unknown key (known: topology, latency, "
+                           "bandwidth, sharing, routing, collective, intra_latency, intra_bandwidth)");
+    test_config_load_fails(NULL,
+                           "[experiment]\nseed = 3\n[network]\nlatency = 5us\nbandwidth = fast\n", NULL,
+                           0, SIM_ECONFIG,
+                           "exp.ini:5: [network] bandwidth: expected a rate such as 10Gbps, got 'fast'");
+    test_config_load_fails(NULL, "[network]\nlatency = 5 parsecs\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [network] latency: expected a time such as 5us, got '5 parsecs'");
+    test_config_load_fails(NULL, "\n[workers]\ncount = 4\n\ncompute = gaussian(1ms)\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:5: [workers] compute: unknown distribution 'gaussian' (known: model, "
+                           "constant, exponential, shifted_exponential, lognormal, pareto, trace)");
+    test_config_load_fails(NULL, "[workers]\ncompute = pareto(10ms, 1)\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [workers] compute: pareto: alpha must be > 1 (finite mean), got "
+                           "'1'");
+    test_config_load_fails(NULL, "[workers]\ncount = 4\n\n\n\n\nefficiency = 1.5\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:7: [workers] efficiency: must be in (0, 1], got 1.5");
+    test_config_load_fails(NULL, "[workers]\ncount = 4\nstragglers = 5\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:3: [workers] stragglers: must be in [0, 4] (the worker count), got 5");
+    test_config_load_fails(NULL, "[workers]\ncount = 0\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [workers] count: must be in [1, 65536], got 0");
+    test_config_load_fails(NULL, "[algorithm]\nmomentum = 1\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [algorithm] momentum: must be in [0, 1), got 1");
+    test_config_load_fails(NULL, "[algorithm]\nlr = -0.1\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [algorithm] lr: must be >= 0, got -0.1");
+    test_config_load_fails(NULL, "[algorithm]\nbatch = -3\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [algorithm] batch: must be a positive integer or full, got -3");
+    test_config_load_fails(NULL, "[experiment]\neval_every = 0s\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [experiment] eval_every: must be > 0, got 0s");
+    test_config_load_fails(NULL, "[experiment]\neval_train_samples = some\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [experiment] eval_train_samples: expected a sample count such as "
+                           "10000 or all, got 'some'");
+    test_config_load_fails(NULL, "[network]\nsharing = half\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [network] sharing: expected one of fair|none, got 'half'");
+    test_config_load_fails(NULL, "[algorithm]\nnesterov = maybe\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [algorithm] nesterov: expected a boolean such as true, got 'maybe'");
+    test_config_load_fails(NULL, "[topology]\ngraph =\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [topology] graph: must not be empty");
+    test_config_load_fails(NULL,
+                           "[workers]\ncount = 4\nefficiency = 0.5\n\n[workers]\ncount = 8\n", NULL, 0,
+                           SIM_ECONFIG, "exp.ini:6: [workers] count: duplicate key (first set on line 2)");
+    test_config_load_fails(NULL, "seed = 3\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:1: key 'seed' outside any section (known sections: experiment, "
+                           "workers, network, topology, algorithm, workload, faults)");
+    test_config_load_fails(NULL, "[workers]\ncount 4\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: expected 'key = value', '[section]' or a comment, got 'count 4'");
+    test_config_load_fails(NULL, "[workers\ncount = 4\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:1: expected ']' after the section name");
+    test_config_load_fails(NULL, "[experiment]\nmax_epochs = 0\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini: [experiment]: no stopping condition (set max_iterations, max_time, "
+                           "max_epochs or target_accuracy)");
+    test_config_load_fails(NULL, "[experiment]\nmax_epochs = inf\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [experiment] max_epochs: expected a number such as 0.5, got 'inf'");
+
+    /* a line too long for inih's buffer is an error, not a silent split */
+    char text[600];
+    snprintf(text, sizeof text, "[workload]\ndataset = text(%0300d)\n", 0);
+    sim_config cfg;
+    sim_err err;
+    cr_assert_eq(sim_config_load_string(NULL, "exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "exp.ini:2: line too long"), "%s", err.msg);
+
+    cr_assert_eq(sim_config_load(NULL, "/nonexistent/exp.ini", NULL, 0, &cfg, &err), SIM_EINPUT);
+    cr_assert_str_eq(err.msg, "/nonexistent/exp.ini: cannot open: No such file or directory");
+    cr_assert_null(cfg.entries);
+}
+
+Test(config_load, method_keys_from_the_schema)
+{
+    sim_config cfg;
+    test_config_load_ok(&test_config_registries, "[algorithm]\nname = local_sgd\nlr = 0.2\n", NULL,
+                        0, &cfg);
+    int n = test_config_key_count();
+    cr_assert_eq(cfg.n_entries, n + 4);
+    /* method keys come right after the common [algorithm] keys */
+    int batch = -1; /* the last common [algorithm] key */
+    for (int i = 0; i < cfg.n_entries; i++)
+        if (!strcmp(cfg.entries[i].key, "warmup_epochs"))
+            batch = i;
+    cr_assert_str_eq(cfg.entries[batch + 1].key, "local_steps");
+    cr_assert_str_eq(cfg.entries[batch + 1].section, "algorithm");
+    cr_assert_str_eq(cfg.entries[batch + 1].value, "4");
+    cr_assert_eq(cfg.entries[batch + 1].line, 0);
+    cr_assert_str_eq(cfg.entries[batch + 2].value, "1000000ns");
+    cr_assert_str_eq(cfg.entries[batch + 3].value, "avg");
+    cr_assert_str_eq(cfg.entries[batch + 4].value, "none");
+    cr_assert_str_eq(cfg.entries[batch + 5].section, "workload");
+    int64_t steps;
+    sim_err err;
+    cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
+    cr_assert_eq(steps, 4);
+    char *canon = sim_config_canonical(&cfg);
+    cr_assert(strstr(canon, "warmup_epochs = 0\nlocal_steps = 4\nsync = 1000000ns\nmode = avg\n"
+                            "codec = none\n[workload]\n"),
+              "%s", canon);
+    free(canon);
+    sim_config_release(&cfg);
+
+    /* file and --set values of method keys, parsed by type */
+    const char *set = "algorithm.local_steps=16";
+    test_config_load_ok(&test_config_registries,
+                        "[algorithm]\nsync = 2ms\nname = local_sgd\ncodec = TopK( 0.01 )\n"
+                        "mode = SUM\nlocal_steps = 8\n",
+                        &set, 1, &cfg);
+    cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
+    cr_assert_eq(steps, 16);
+    cr_assert_eq(sim_config_find(&cfg, "algorithm", "local_steps")->line, -1);
+    sim_time t;
+    cr_assert_eq(sim_config_get_time(&cfg, "algorithm", "sync", &t, &err), 0);
+    cr_assert_eq(t, 2000000);
+    cr_assert_eq(sim_config_find(&cfg, "algorithm", "sync")->line, 2);
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "mode"), "sum");
+    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "codec"), "topk(0.01)");
+    sim_config_release(&cfg);
+
+    /* a method with no keys of its own adds no entries */
+    test_config_load_ok(&test_config_registries, "[algorithm]\nname = allreduce_sgd\n", NULL, 0,
+                        &cfg);
+    cr_assert_eq(cfg.n_entries, n);
+    sim_config_release(&cfg);
+}
+
+Test(config_load, method_key_errors)
+{
+    test_config_load_fails(&test_config_registries,
+                           "[experiment]\nseed = 2\n[algorithm]\nname = foo\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:4: [algorithm] name: unknown algorithm 'foo' (dtsim list algorithms)");
+    const char *set = "algorithm.name=bar";
+    test_config_load_fails(&test_config_registries, "", &set, 1, SIM_ECONFIG,
+                           "--set algorithm.name: unknown algorithm 'bar' (dtsim list "
+                                      "algorithms)");
+    test_config_load_fails(&test_config_registries,
+                           "[algorithm]\nname = local_sgd\nlr = 0.1\n\n\nlocal_step = 3\n",
+                           NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:6: [algorithm] local_step: unknown key for algorithm 'local_sgd' "
+                           "(did you mean 'local_steps'?)");
+    test_config_load_fails(&test_config_registries,
+                           "[algorithm]\nname = local_sgd\nlr = 0.1\nperiod = 3\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:4: [algorithm] period: unknown key for algorithm 'local_sgd' "
+                           "(known: name, lr, momentum, nesterov, weight_decay, optimizer, beta1, beta2, "
+                           "eps, bias_correction, lamb_min_trust, lamb_max_trust, clip, bucket, batch, "
+                           "compressor, error_feedback, lr_milestones, lr_decay, warmup_epochs, "
+                           "local_steps, sync, mode, codec)");
+    test_config_load_fails(&test_config_registries, "[algorithm]\nlearning_rate = 0.1\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:2: [algorithm] learning_rate: unknown key for algorithm "
+                           "'allreduce_sgd' (did you mean 'lr'?)");
+    test_config_load_fails(NULL, "[workers]\nlr = 0.1\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [workers] lr: unknown key (did you mean [algorithm] lr?)");
+    test_config_load_fails(&test_config_registries,
+                           "[algorithm]\nname = allreduce_sgd\nlocal_steps = 3\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:3: [algorithm] local_steps: unknown key for algorithm "
+                           "'allreduce_sgd' (known: name, lr, momentum, nesterov, weight_decay, "
+                           "optimizer, beta1, beta2, eps, bias_correction, lamb_min_trust, "
+                           "lamb_max_trust, clip, bucket, batch, compressor, error_feedback, "
+                           "lr_milestones, lr_decay, warmup_epochs)");
+    test_config_load_fails(&test_config_registries,
+                           "[algorithm]\nname = local_sgd\nlocal_steps = many\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:3: [algorithm] local_steps: expected an integer such as 16, got "
+                           "'many'");
+    test_config_load_fails(&test_config_registries, "[algorithm]\nname = local_sgd\nmode = max\n",
+                           NULL, 0, SIM_ECONFIG,
+                           "exp.ini:3: [algorithm] mode: expected one of avg|sum, got 'max'");
+    test_config_load_fails(&test_config_registries,
+                           "[algorithm]\nname = local_sgd\nlocal_steps = 3\nlocal_steps = 4\n",
+                           NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:4: [algorithm] local_steps: duplicate key (first set on line 3)");
+}
+
+Test(config_load, without_registries_any_algorithm_and_keys_are_strings)
+{
+    sim_config a, b;
+    test_config_load_ok(NULL, "[algorithm]\nname = my_method\nzeta = 1\nalpha = topk( 3 )\n", NULL,
+                        0, &a);
+    test_config_load_ok(NULL, "[algorithm]\nalpha = topk(3)\nzeta = 1\nname = my_method\n", NULL,
+                        0, &b);
+    cr_assert_str_eq(a.algorithm, "my_method");
+    cr_assert_eq(a.n_entries, test_config_key_count() + 2);
+    cr_assert_str_eq(sim_config_get_string(&a, "algorithm", "alpha"), "topk(3)");
+    cr_assert_str_eq(sim_config_get_string(&a, "algorithm", "zeta"), "1");
+    char *ca = sim_config_canonical(&a), *cb = sim_config_canonical(&b);
+    cr_assert_str_eq(ca, cb);
+    cr_assert(strstr(ca, "warmup_epochs = 0\nalpha = topk(3)\nzeta = 1\n[workload]\n"), "%s", ca);
+    free(ca);
+    free(cb);
+    sim_config_release(&a);
+    sim_config_release(&b);
+}
+
+/* max_epochs' default of 1 applies only to a file that sets no limit of
+ * its own. */
+
+Test(config_load, default_epoch_limit_only_without_a_limit_of_its_own)
+{
+    sim_config cfg;
+    test_config_load_ok(NULL, "[workers]\ncount = 4\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 1);
+    sim_config_release(&cfg);
+    test_config_load_ok(NULL, "[experiment]\nmax_iterations = 300\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 0);
+    cr_assert_eq(cfg.max_iterations, 300);
+    cr_assert_str_eq(sim_config_find(&cfg, "experiment", "max_epochs")->value, "0");
+    char *canon = sim_config_canonical(&cfg);
+    cr_assert(strstr(canon, "max_epochs = 0\n"), "%s", canon);
+    free(canon);
+    sim_config_release(&cfg);
+    const char *set = "experiment.max_time=10s";
+    test_config_load_ok(NULL, "", &set, 1, &cfg);
+    cr_assert_eq(cfg.max_epochs, 0);
+    cr_assert_eq(cfg.max_time, 10 * SIM_NS_PER_S);
+    sim_config_release(&cfg);
+    test_config_load_ok(NULL, "[experiment]\ntarget_accuracy = 0.8\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 0);
+    sim_config_release(&cfg);
+    /* a limit of its own and max_epochs: both stay */
+    test_config_load_ok(NULL, "[experiment]\nmax_iterations = 300\nmax_epochs = 2\n", NULL, 0,
+                        &cfg);
+    cr_assert_eq(cfg.max_epochs, 2);
+    sim_config_release(&cfg);
+    /* a limit written as 0 is no limit: the default applies */
+    test_config_load_ok(NULL, "[experiment]\nmax_iterations = 0\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.max_epochs, 1);
+    sim_config_release(&cfg);
+    /* max_epochs = 0 alone is still no stopping condition */
+    test_config_load_fails(NULL, "[experiment]\nmax_epochs = 0\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini: [experiment]: no stopping condition (set max_iterations, max_time, "
+                           "max_epochs or target_accuracy)");
+}

@@ -1,0 +1,87 @@
+/* The [faults] section of the environment (experiment/env_faults.c): the
+ * schedule file is found beside the experiment file whatever the current
+ * directory, an absolute name is used as it is, and the error of a
+ * missing schedule names the file it tried. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "experiment/env.h"
+#include "experiment/experiment.h"
+#include "tests/common.h"
+
+static const char *const faults_ini = "[workers]\n"
+                                      "count = 4\n"
+                                      "compute = constant(10ms)\n"
+                                      "[algorithm]\n"
+                                      "name = dpsgd\n"
+                                      "batch = 8\n"
+                                      "[workload]\n"
+                                      "model = softmax\n"
+                                      "dataset = blobs(3, 5, 600)\n"
+                                      "[faults]\n"
+                                      "schedule = crash.csv\n";
+
+/* dir/exp/e.ini beside its schedule crash.csv, and an empty dir/elsewhere
+ * as the current directory. */
+static const char *setup(void)
+{
+    const char *dir = test_experiment_dir(faults_ini);
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/exp", dir);
+    test_write_file(sub, "crash.csv", "time,event,target,value\n1s,crash,2,\n");
+    snprintf(sub, sizeof sub, "%s/elsewhere", dir);
+    cr_assert_eq(chdir(sub), 0);
+    return dir;
+}
+
+/* Loads ../exp/e.ini with sets, builds it and creates the method (which
+ * loads the schedule): 0, *crashes = 1 when the schedule was read (its
+ * crash event), or the error. */
+static int load_schedule(const char *const *sets, int nsets, int *crashes, sim_err *err)
+{
+    sim_config cfg;
+    cr_assert_eq(sim_config_load(sim_experiment_schema(), "../exp/e.ini", sets, nsets, &cfg,
+                                 err), 0, "%s", err->msg);
+    xp_env *x = xp_env_create(&cfg, NULL, err);
+    cr_assert_not_null(x, "%s", err->msg);
+    int rc = xp_env_algo_create(x, err);
+    *crashes = xp_env_algo_env(x)->crashes;
+    xp_env_destroy(x);
+    sim_config_release(&cfg);
+    return rc;
+}
+
+Test(env_faults, the_schedule_is_found_beside_the_experiment_file)
+{
+    const char *dir = setup();
+    int crashes = 0;
+    sim_err err = {0};
+    cr_assert_eq(load_schedule(NULL, 0, &crashes, &err), 0, "%s", err.msg);
+    cr_assert_eq(crashes, 1);
+    /* an absolute name stays as it is */
+    char set[4300];
+    snprintf(set, sizeof set, "faults.schedule=%s/exp/crash.csv", dir);
+    const char *sets[] = {set};
+    crashes = 0;
+    cr_assert_eq(load_schedule(sets, 1, &crashes, &err), 0, "%s", err.msg);
+    cr_assert_eq(crashes, 1);
+}
+
+Test(env_faults, a_missing_schedule_names_the_resolved_file)
+{
+    setup();
+    int n = 0;
+    sim_err err = {0};
+    const char *sets[] = {"faults.schedule=gone.csv"};
+    cr_assert_eq(load_schedule(sets, 1, &n, &err), SIM_EINPUT, "%s", err.msg);
+    cr_assert_str_eq(err.msg, "--set faults.schedule: ../exp/gone.csv: cannot open the fault "
+                              "schedule");
+    /* the file's own value: the error names the file and line of the key */
+    remove("../exp/crash.csv");
+    cr_assert_eq(load_schedule(NULL, 0, &n, &err), SIM_EINPUT, "%s", err.msg);
+    cr_assert_str_eq(err.msg, "../exp/e.ini:11: [faults] schedule: ../exp/crash.csv: cannot "
+                              "open the fault schedule");
+}
