@@ -470,7 +470,11 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
     e.last_train_loss = e.last_test_loss = e.last_test_acc = NAN;
     clock_gettime(CLOCK_MONOTONIC, &e.wall0);
 
+    /* the method and the faults are built before the run row exists, so
+     * that a configuration error they find writes nothing */
     int rc = build(&e, err);
+    if (rc == 0)
+        rc = xp_env_algo_create(e.x, err);
     if (rc == 0 && e.db)
         rc = xp_record_begin(e.db, e.x, opts->claim, &e.run_id, err);
     if (rc == AN_DB_CLAIMED) {
@@ -485,8 +489,6 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
         teardown(&e);
         return 0;
     }
-    if (rc == 0)
-        rc = xp_env_algo_create(e.x, err);
     if (rc < 0) {
         if (e.run_id > 0)
             xp_record_fail(e.db, e.run_id, err->msg);
@@ -508,6 +510,11 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
     if (!e.stop_reason && !e.env->error.code)
         sim_engine_run_until(e.eng, cfg->max_time > 0 ? cfg->max_time : SIM_TIME_MAX);
     algo_env_grad_join(e.env);
+    if (!e.env->error.code && sim_engine_overflowed(e.eng))
+        algo_env_fail(e.env, SIM_ECONFIG,
+                      "simulated time overflows: an event falls at or after %.3f s, the end of"
+                      " the 64-bit nanosecond clock (a slowdown, time, size or trace value is"
+                      " too large)", sim_time_to_s(SIM_TIME_MAX));
     if (!e.env->error.code)
         interrupted(&e); /* between two events */
     if (e.env->error.code)

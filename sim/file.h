@@ -1,0 +1,15 @@
+/* Opening an input file named in an experiment (trace, fault schedule):
+ * a path that is a directory is the user's input error, named as such,
+ * not an I/O failure or a parse error of an empty text. */
+#ifndef DTSIM_SIM_FILE_H
+#define DTSIM_SIM_FILE_H
+
+#include <stdio.h>
+
+#include "sim/err.h"
+
+/* 0 when the open stream f (of path) is not a directory; otherwise
+ * SIM_EINPUT "PATH: is a directory, expected WHAT". */
+int sim_file_check(FILE *f, const char *path, const char *what, sim_err *err);
+
+#endif
