@@ -55,6 +55,7 @@ struct xp_env {
 };
 
 static void on_net_loss(void *ctx, int src, int dst, double bytes, int resent);
+static int faults_check(xp_env *x, sim_err *err);
 
 /* Prefixes err's message with the config key it came from. */
 static int key_error(const sim_config *c, const char *section, const char *key, sim_err *err)
@@ -451,7 +452,7 @@ static int build(xp_env *x, sim_err *err)
     if (algo_noise_parse(spec, &x->env.noise, why, sizeof why) < 0)
         return sim_config_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
     if (x->check_only)
-        return 0;
+        return faults_check(x, err);
     rc = fill_env(x, proxy, server, err);
     if (rc < 0)
         return rc;
@@ -730,9 +731,8 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
     return 0;
 }
 
-/* Checks that the method supports the faults, then schedules the schedule's
- * events and each worker's first random crash (engine at time 0). */
-static int faults_start(xp_env *x, sim_err *err)
+/* Whether the method supports the faults loaded. */
+static int faults_supported(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
     const char *path = sim_config_get_string(c, "faults", "schedule");
@@ -746,6 +746,28 @@ static int faults_start(xp_env *x, sim_err *err)
     if (x->has_mtbf && !x->vt->fault)
         return sim_config_error(c, "faults", "mtbf", SIM_ECONFIG, err,
                                 "%s does not support worker crashes", x->vt->name);
+    return 0;
+}
+
+/* Check mode (a sweep's points, before any runs): [faults] read and
+ * checked against the method as a run reads them, nothing scheduled. */
+static int faults_check(xp_env *x, sim_err *err)
+{
+    int rc = faults_schedule_load(x, err);
+    if (rc == 0)
+        rc = faults_random_load(x, err);
+    if (rc == 0)
+        rc = faults_supported(x, err);
+    return rc;
+}
+
+/* Checks that the method supports the faults, then schedules the schedule's
+ * events and each worker's first random crash (engine at time 0). */
+static int faults_start(xp_env *x, sim_err *err)
+{
+    int rc = faults_supported(x, err);
+    if (rc < 0)
+        return rc;
     sim_time now = sim_engine_now(x->eng);
     for (int i = 0; i < x->n_faults; i++) {
         sim_time dt = x->faults[i].time > now ? x->faults[i].time - now : 0;

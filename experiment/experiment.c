@@ -355,6 +355,19 @@ static int build_eval_subset(run_state *e, sim_err *err)
     return 0;
 }
 
+/* Out of memory while building an experiment: its sizes are the cause, so
+ * it is an input error (exit 2) that says which keys set them. */
+static int too_large(int rc, sim_err *err)
+{
+    if (rc != SIM_ENOMEM)
+        return rc;
+    char msg[600];
+    snprintf(msg, sizeof msg, "%.580s", err->msg);
+    return sim_err_set(err, SIM_EINPUT,
+                       "%s: the configuration needs more memory than this machine gives"
+                       " (workload.model, workload.dataset, workers.count)", msg);
+}
+
 /* The environment, the runner's hooks and its evaluation buffers. */
 static int build(run_state *e, sim_err *err)
 {
@@ -472,9 +485,9 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
 
     /* the method and the faults are built before the run row exists, so
      * that a configuration error they find writes nothing */
-    int rc = build(&e, err);
+    int rc = too_large(build(&e, err), err);
     if (rc == 0)
-        rc = xp_env_algo_create(e.x, err);
+        rc = too_large(xp_env_algo_create(e.x, err), err);
     if (rc == 0 && e.db)
         rc = xp_record_begin(e.db, e.x, opts->claim, &e.run_id, err);
     if (rc == AN_DB_CLAIMED) {
@@ -645,7 +658,7 @@ int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)
         if (!chk->ds || strcmp(chk->key, key) != 0) {
             wl_dataset *ds = xp_env_dataset_create(cfg, err);
             if (!ds)
-                return err->code ? err->code : SIM_EINTERNAL;
+                return err->code ? too_large(err->code, err) : SIM_EINTERNAL;
             wl_dataset_destroy(chk->ds);
             chk->ds = ds;
             snprintf(chk->key, sizeof chk->key, "%s", key);
@@ -654,7 +667,7 @@ int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)
     }
     xp_env *x = xp_env_create(cfg, &xo, err);
     if (!x)
-        return err->code ? err->code : SIM_EINTERNAL;
+        return err->code ? too_large(err->code, err) : SIM_EINTERNAL;
     xp_env_destroy(x);
     return 0;
 }

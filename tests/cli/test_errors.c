@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "algorithms/algo.h"
+#include "config/config.h"
 #include "tests/common.h"
 
 static const char *small_ini = "[experiment]\n"
@@ -96,4 +98,95 @@ Test(errors, clock_overflow_is_refused_or_fails_the_run)
          2, "simulated time overflows", "failed"},
     };
     run_cases(cases, N(cases));
+}
+
+/* A sweep checks every point before anything runs, [faults] values and
+ * files included: a bad point leaves no row at all. */
+Test(errors, grids_are_checked_whole_before_running)
+{
+    static const bad_case cases[] = {
+        {"sweep small.ini --grid faults.schedule=good.csv,bad.csv", 2,
+         "bad.csv:2:5: unknown event 'explode'", ""},
+        {"sweep small.ini --grid 'faults.mtbf=none,exponential(-1s)'", 2, "faults.mtbf", ""},
+        {"sweep small.ini --set 'faults.mtbf=exponential(1s)' --grid"
+         " 'faults.downtime=none,constant(-1s)'", 2, "faults.downtime", ""},
+        {"sweep small.ini --grid faults.schedule=none,adir", 2, "adir: is a directory", ""},
+        {"sweep small.ini --set algorithm.name=consensus_control"
+         " --grid faults.schedule=none,crash.csv", 2, "does not support crash events", ""},
+        {"sweep small.ini --set algorithm.name=consensus_control"
+         " --grid 'faults.mtbf=none,exponential(1s)'", 2, "does not support worker crashes",
+         ""},
+    };
+    run_cases(cases, N(cases));
+}
+
+/* Messages name the key or file, and an input's fault is exit 2. */
+Test(errors, messages_name_the_key_and_input_faults_exit_2)
+{
+    static const bad_case cases[] = {
+        {"run small.ini --set 'workers.compute=trace(adir)'", 2,
+         "adir: is a directory, expected a trace", ""},
+        {"run small.ini --set faults.schedule=adir", 2,
+         "adir: is a directory, expected a fault schedule", ""},
+        {"sweep small.ini --grid algorithm.lr=", 2, "algorithm.lr", ""},
+        {"sweep small.ini --grid 'workers.compute=constant(1ms,exponential(1ms)'", 2,
+         "workers.compute", ""},
+        {"run small.ini --set 'workload.dataset=blobs(10, 10, 1000000000)'", 2,
+         "workload.dataset", ""},
+        {"run small.ini --set 'workload.model=mlp(100000, 100000)'", 2, "workload.model", ""},
+    };
+    run_cases(cases, N(cases));
+}
+
+/* Configuration errors write no row: [faults], method keys and the crash
+ * refusals are read before the run row exists. */
+Test(errors, configuration_errors_write_no_row)
+{
+    static const bad_case cases[] = {
+        {"run small.ini --set 'faults.mtbf=exponential(-1s)'", 2, "faults.mtbf", ""},
+        {"run small.ini --set faults.schedule=bad.csv", 2, "bad.csv:2:5", ""},
+        {"run small.ini --set faults.schedule=missing.csv", 2, "missing.csv", ""},
+        {"run small.ini --set 'faults.mtbf=exponential(1s)' --set faults.downtime=banana", 2,
+         "faults.downtime", ""},
+        {"run small.ini --set algorithm.name=consensus_control --set faults.schedule=crash.csv",
+         2, "does not support worker crashes", ""},
+        {"run small.ini --set algorithm.name=local_sgd --set algorithm.local_steps=0", 2,
+         "local_steps", ""},
+        {"run small.ini --set algorithm.name=gravac --set algorithm.theta_min=0.01"
+         " --set algorithm.theta_max=0.1", 2, "theta", ""},
+    };
+    run_cases(cases, N(cases));
+}
+
+/* Every key, common and per method, with values a user may get wrong: a
+ * run that fails before it starts simulating (no "s simulated" in its
+ * message) leaves no row. */
+static void walk_key(const char *dir, const char *method, const sim_key *k)
+{
+    static const char *const bad[] = {"bogus", "-1", "0", "1e300"};
+    for (size_t v = 0; v < N(bad); v++) {
+        char args[1024], db[4200];
+        snprintf(args, sizeof args,
+                 "run small.ini --quiet --db r%zu.db --set experiment.max_time=10s"
+                 " %s%s --set '%s.%s=%s'", v, method ? "--set algorithm.name=" : "",
+                 method ? method : "", k->section, k->key, bad[v]);
+        int rc = test_dtsim(dir, args, out_text, sizeof out_text);
+        cr_assert(rc >= 0 && rc <= 2, "dtsim %s: exit %d: %s", args, rc, out_text);
+        snprintf(db, sizeof db, "%s/r%zu.db", dir, v);
+        const char *rows = test_run_statuses(db);
+        if (rc != 0 && !strstr(out_text, " s simulated"))
+            cr_assert_str_eq(rows, "", "dtsim %s: exit %d, runs '%s': %s", args, rc, rows,
+                             out_text);
+        remove(db);
+    }
+}
+
+Test(errors, every_key_bad_value_writes_no_row_before_the_run, .timeout = 600)
+{
+    const char *dir = case_dir();
+    for (const sim_key *k = sim_config_keys; k->key; k++)
+        walk_key(dir, NULL, k);
+    for (const algo_vt *const *vt = algo_registry; *vt; vt++)
+        for (const sim_key *k = (*vt)->keys; k && k->key; k++)
+            walk_key(dir, (*vt)->name, k);
 }
