@@ -4,6 +4,7 @@
  * reverse order by xp_env_destroy, which also serves the error path (every
  * pointer is NULL or owned). */
 #include "experiment/env.h"
+#include "experiment/memory.h"
 #include "algorithms/compress.h"
 
 #include <math.h>
@@ -387,6 +388,9 @@ static int build(xp_env *x, sim_err *err)
     x->model = wl_model_create(c->model, x->ds, err);
     if (!x->model)
         return key_error(c, "workload", "model", err);
+    rc = xp_memory_check(c, x->model->n_params, err);
+    if (rc < 0)
+        return rc;
     rc = dense_rows(x, err);
     if (rc < 0)
         return rc;
@@ -671,6 +675,25 @@ static int fault_dist(xp_env *x, const char *key, sim_dist *d, int *set, sim_err
     return 0;
 }
 
+/* A mean up-time far below sync_timeout (under a tenth) makes no
+ * progress: workers crash many times while the survivors of one step wait
+ * for them, and the fault events pile up. Refused with both values. */
+static int mtbf_check(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    sim_time timeout = 0;
+    int rc = sim_config_get_time(c, "faults", "sync_timeout", &timeout, err);
+    if (rc < 0)
+        return rc;
+    double mean = sim_dist_mean(&x->mtbf), limit = sim_time_to_s(timeout) / 10;
+    if (mean < limit)
+        return sim_config_error(c, "faults", "mtbf", SIM_ECONFIG, err,
+                                "mean up-time %g s is far below faults.sync_timeout (%g s):"
+                                " the workers would crash faster than a step gives up on"
+                                " them (at least %g s)", mean, sim_time_to_s(timeout), limit);
+    return 0;
+}
+
 /* [faults] mtbf and downtime: parsed before the method is created (it may
  * refuse crashes); streams made when mtbf is set. downtime alone does
  * nothing (so that a sweep can switch mtbf off). */
@@ -683,6 +706,9 @@ static int faults_random_load(xp_env *x, sim_err *err)
         return rc;
     if (!x->has_mtbf)
         return 0;
+    rc = mtbf_check(x, err);
+    if (rc < 0)
+        return rc;
     int n = x->cfg->n_workers;
     x->rng_fault = calloc((size_t)n, sizeof *x->rng_fault);
     if (!x->rng_fault)
@@ -787,6 +813,8 @@ const algo_fault *xp_env_fault_log(const xp_env *x, int *n)
     *n = x->n_log;
     return x->log;
 }
+
+void xp_env_fault_log_clear(xp_env *x) { x->n_log = 0; }
 
 int xp_env_algo_create(xp_env *x, sim_err *err)
 {

@@ -29,6 +29,7 @@
 void openblas_set_num_threads(int num_threads);
 
 #define EVAL_CHUNK 1000
+#define FAULT_FLUSH 256 /* logged faults written at an evaluation: memory bounded, few writes */
 /* A run with no iteration or epoch limit that completes this many
  * iterations without the simulated clock moving would never reach its
  * time limit: it fails (livelock). */
@@ -187,7 +188,10 @@ static void evaluate(run_state *e)
     };
     if (e->db && e->run_id > 0) {
         sim_err dberr = {0};
-        if (an_db_metric(e->db, e->run_id, &row, &dberr) < 0) {
+        int n_faults = 0;
+        xp_env_fault_log(e->x, &n_faults);
+        if (an_db_metric(e->db, e->run_id, &row, &dberr) < 0 ||
+            (n_faults >= FAULT_FLUSH && xp_record_faults(e->db, e->run_id, e->x, &dberr) < 0)) {
             algo_env_fail(e->env, dberr.code, "%s", dberr.msg);
             return;
         }

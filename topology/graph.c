@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim/units.h"
+#include "topology/graph_size.h"
 
 int topo_is_pow2(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
 
@@ -577,7 +578,9 @@ int topo_graph_build(topo_graph *g, const char *spec, int n, gsl_rng *rng, sim_e
     g->vt = vt;
     g->n = n > 0 ? n : vt->natural_size ? 0 : TOPO_GRAPH_DEFAULT_N;
     g->period = 1;
-    rc = vt->build(g, argv, sp.nargs, rng, err);
+    rc = vt == &graph_complete ? topo_graph_size_check(spec, g->n, err) : 0;
+    if (rc == 0)
+        rc = vt->build(g, argv, sp.nargs, rng, err);
     if (rc)
         goto fail;
     if (g->n < 1) {

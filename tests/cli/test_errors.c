@@ -5,6 +5,7 @@
  * refused when it is read or fails the run, never recorded as done. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -59,7 +60,8 @@ static void run_cases(const bad_case *cases, size_t n)
         const bad_case *c = &cases[i];
         const char *dir = case_dir();
         char args[4096], db[4200];
-        snprintf(args, sizeof args, "%s --db r.db --quiet", c->args);
+        int db_opts = strncmp(c->args, "run ", 4) == 0 || strncmp(c->args, "sweep ", 6) == 0;
+        snprintf(args, sizeof args, "%s%s", c->args, db_opts ? " --db r.db --quiet" : "");
         int rc = test_dtsim(dir, args, out_text, sizeof out_text);
         cr_assert_eq(rc, c->exit_code, "dtsim %s: exit %d, output: %s", c->args, rc, out_text);
         cr_assert(strstr(out_text, c->needle), "dtsim %s: '%s' not in: %s", c->args, c->needle,
@@ -189,4 +191,26 @@ Test(errors, every_key_bad_value_writes_no_row_before_the_run, .timeout = 600)
     for (const algo_vt *const *vt = algo_registry; *vt; vt++)
         for (const sim_key *k = (*vt)->keys; k && k->key; k++)
             walk_key(dir, (*vt)->name, k);
+}
+
+/* Oversized configurations are refused before anything is built, with the
+ * key and the estimate (DTSIM_MAX_MEMORY stands for a small machine); the
+ * machine's real limit refuses the sizes of the reliability pass. */
+Test(errors, oversized_configurations_are_refused_up_front)
+{
+    static const bad_case real[] = {
+        {"topo complete --n 65536", 2, "graph 'complete' on 65536 nodes", ""},
+        {"run small.ini --set 'workload.model=mlp(100000, 100000)'", 2, "need about", ""},
+    };
+    run_cases(real, N(real));
+    cr_assert_eq(setenv("DTSIM_MAX_MEMORY", "64M", 1), 0);
+    static const bad_case small[] = {
+        {"topo complete --n 4096", 2, "8386560 edges need about 383.9 MB, more than the 64.0 MB", ""},
+        {"run small.ini --set 'workload.model=mlp(2000, 2000)'", 2,
+         "workload.model: 4 workers (workers.count) of 4020003 parameters need about", ""},
+        {"sweep small.ini --grid 'workload.model=softmax,mlp(2000, 2000)'", 2, "need about",
+         ""},
+    };
+    run_cases(small, N(small));
+    unsetenv("DTSIM_MAX_MEMORY");
 }

@@ -1,0 +1,68 @@
+/* The memory limit of the size checks (memory.h). The total, not what is
+ * free now: the check refuses what cannot fit at all, and gives the same
+ * answer however busy the machine is. */
+#include "sim/memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t lower(int64_t a, int64_t b) { return a < 0 ? b : b < 0 ? a : a < b ? a : b; }
+
+static int64_t meminfo_total(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %lld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb > 0 ? (int64_t)kb * 1024 : -1;
+}
+
+static int64_t cgroup_max(void)
+{
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+    if (!f)
+        return -1;
+    long long v = -1;
+    if (fscanf(f, "%lld", &v) != 1) /* "max": no limit */
+        v = -1;
+    fclose(f);
+    return v > 0 ? (int64_t)v : -1;
+}
+
+static int64_t env_limit(void)
+{
+    const char *s = getenv("DTSIM_MAX_MEMORY");
+    if (!s || !*s)
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    const char *units = "kMGT";
+    const char *u = *end ? strchr(units, *end) : NULL;
+    if (u)
+        for (const char *p = units; p <= u; p++)
+            v *= 1024;
+    return v > 0 && v < 9e18 ? (int64_t)v : -1;
+}
+
+int64_t sim_memory_limit(void)
+{
+    return lower(lower(meminfo_total(), cgroup_max()), env_limit());
+}
+
+const char *sim_memory_format(double bytes, char *buf, int len)
+{
+    static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+    int k = 0;
+    while (bytes >= 1024 && k < 6) {
+        bytes /= 1024;
+        k++;
+    }
+    snprintf(buf, (size_t)len, "%.1f %s", bytes, unit[k]);
+    return buf;
+}
