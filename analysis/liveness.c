@@ -17,21 +17,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/file.h"
+
 #define START_SLACK 30 /* seconds */
 
 /* Boot time in seconds since the epoch (/proc/stat btime), or -1. */
 static long long boot_time(void)
 {
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f)
-        return -1;
-    char line[256];
     long long bt = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "btime %lld", &bt) == 1)
-            break;
-    fclose(f);
-    return bt;
+    return sim_file_scan_line("/proc/stat", "btime %lld", &bt) == 0 ? bt : -1;
 }
 
 /* Seconds since the epoch of "YYYY-MM-DDTHH:MM:SSZ", or -1. */

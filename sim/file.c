@@ -4,6 +4,23 @@
 
 #include <sys/stat.h>
 
+int sim_file_scan_line(const char *path, const char *fmt, long long *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    int rc = -1;
+    long long v;
+    while (rc != 0 && fgets(line, sizeof line, f))
+        if (sscanf(line, fmt, &v) == 1) {
+            *out = v;
+            rc = 0;
+        }
+    fclose(f);
+    return rc;
+}
+
 int sim_file_check(FILE *f, const char *path, const char *what, sim_err *err)
 {
     struct stat st;

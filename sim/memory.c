@@ -7,31 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/file.h"
+
 static int64_t lower(int64_t a, int64_t b) { return a < 0 ? b : b < 0 ? a : a < b ? a : b; }
 
 static int64_t meminfo_total(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return -1;
-    char line[256];
     long long kb = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemTotal: %lld kB", &kb) == 1)
-            break;
-    fclose(f);
+    if (sim_file_scan_line("/proc/meminfo", "MemTotal: %lld kB", &kb) != 0)
+        return -1;
     return kb > 0 ? (int64_t)kb * 1024 : -1;
 }
 
 static int64_t cgroup_max(void)
 {
-    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
-    if (!f)
+    long long v = -1; /* the file says "max" when there is no limit */
+    if (sim_file_scan_line("/sys/fs/cgroup/memory.max", "%lld", &v) != 0)
         return -1;
-    long long v = -1;
-    if (fscanf(f, "%lld", &v) != 1) /* "max": no limit */
-        v = -1;
-    fclose(f);
     return v > 0 ? (int64_t)v : -1;
 }
 
