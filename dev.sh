@@ -5,7 +5,9 @@
 #   ./dev.sh test         build, run the whole test suite twice: in the
 #                         normal build and in an AddressSanitizer +
 #                         UndefinedBehaviorSanitizer build (a -Werror build is
-#                         only compiled), then each libFuzzer target for a
+#                         only compiled), then the thread-determinism
+#                         configurations under ThreadSanitizer (tsan_stage),
+#                         then each libFuzzer target for a
 #                         fixed number of runs (about 30 s each, -seed=1:
 #                         deterministic; one test per target); ends with
 #                         "N passed, N failed"
@@ -119,6 +121,51 @@ fuzz_run() {
   return $rc
 }
 
+# ThreadSanitizer stage of `./dev.sh test`. Criterion's fork-based runner
+# aborts under TSan, so the thread-determinism configurations run through
+# the command line: dtsim built with -fsanitize=thread in build-tsan, each
+# line of tests/tsan/configs.txt (overrides of tests/tsan/threads.ini) at
+# 2 and 4 threads; a run fails on any report or a non-zero exit. Each run
+# counts as one test in the totals.
+tsan_stage() {
+  echo "== ThreadSanitizer: tests/tsan/configs.txt at 2 and 4 threads (build-tsan)"
+  if { [ -f build-tsan/build.ninja ] ||
+       meson setup build-tsan -Db_sanitize=thread -Db_lundef=false >/dev/null; } &&
+     meson compile -C build-tsan dtsim >/dev/null; then :; else
+    echo "tsan: building build-tsan/dtsim FAILED"
+    failed=$((failed + 1))
+    return 0
+  fi
+  # TSan needs a low-entropy address space on some kernels: no ASLR
+  local norand=()
+  setarch "$(uname -m)" -R true 2>/dev/null && norand=(setarch "$(uname -m)" -R)
+  local dir line n=0 ok=0 bad=0
+  dir=$(mktemp -d)
+  while IFS= read -r line; do
+    case "$line" in ''|'#'*) continue ;; esac
+    n=$((n + 1))
+    local sets=() s t
+    for s in $line; do sets+=(--set "$s"); done
+    for t in 2 4; do
+      local rc=0 log="$dir/run-$n-$t.log"
+      OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+        "${norand[@]}" build-tsan/dtsim run tests/tsan/threads.ini --db "$dir/r.db" \
+        --threads "$t" --quiet "${sets[@]}" >"$log" 2>&1 || rc=$?
+      if [ "$rc" -eq 0 ] && ! grep -q ThreadSanitizer "$log"; then
+        ok=$((ok + 1))
+      else
+        bad=$((bad + 1))
+        echo "tsan: FAILED (exit $rc) at $t threads: $line"
+        grep -E 'WARNING: ThreadSanitizer|SUMMARY|dtsim:' "$log" | head -5 || true
+      fi
+    done
+  done < tests/tsan/configs.txt
+  rm -rf "$dir"
+  echo "tsan: $ok runs without a report, $bad failed ($n configurations x 2 thread counts)"
+  passed=$((passed + ok))
+  failed=$((failed + bad))
+}
+
 cmd=${1:-}
 case "$cmd" in
   quickstart)
@@ -139,6 +186,7 @@ case "$cmd" in
     build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_tests build-asan "AddressSanitizer + UndefinedBehaviorSanitizer"
+    tsan_stage
     # Fuzzing: every target for a fixed number of runs from seed 1 on a
     # fresh scratch corpus (deterministic); a crash fails its test.
     echo "== fuzz: ${#FUZZ_TARGETS[@]} libFuzzer targets (build-fuzz, clang)"

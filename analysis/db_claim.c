@@ -6,9 +6,8 @@
  * in the same write transaction as the insert. */
 #include "analysis/db.h"
 #include "analysis/db_internal.h"
+#include "analysis/liveness.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,14 +22,14 @@ void db_host_get(char *out, size_t size)
 }
 
 /* 1 when a run row's process is known to be gone: it ran on this host and
- * no process has its id any more. */
-static int process_gone(int64_t pid, const char *host)
+ * no live process is its owner (an_process_gone: a zombie is gone). */
+static int process_gone(int64_t pid, const char *host, const char *started_at)
 {
     char self[256];
     db_host_get(self, sizeof self);
     if (pid <= 0 || pid > INT32_MAX || !host || !self[0] || strcmp(host, self) != 0)
         return 0;
-    return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+    return an_process_gone(pid, started_at);
 }
 
 /* Marks 'running' rows whose process is gone from this host as 'failed'
@@ -41,7 +40,8 @@ int db_orphans_mark(an_db *db, sim_err *err)
     int ret = db_tx_begin(db, err), n = 0;
     if (ret != 0)
         return ret;
-    if (sqlite3_prepare_v2(db->conn, "SELECT id, pid, host FROM runs WHERE status = 'running'"
+    if (sqlite3_prepare_v2(db->conn, "SELECT id, pid, host, started_at FROM runs"
+                                     " WHERE status = 'running'"
                                      " AND pid IS NOT NULL", -1, &q, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db->conn, "UPDATE runs SET status = 'failed', finished_at = ?2,"
                                      " error = ?3 WHERE id = ?1 AND status = 'running'",
@@ -53,7 +53,7 @@ int db_orphans_mark(an_db *db, sim_err *err)
     while (ret == 0 && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t pid = sqlite3_column_int64(q, 1);
         const char *host = (const char *)sqlite3_column_text(q, 2);
-        if (!process_gone(pid, host))
+        if (!process_gone(pid, host, (const char *)sqlite3_column_text(q, 3)))
             continue;
         char msg[400];
         snprintf(msg, sizeof msg, "interrupted: its process %lld on %.256s ended without"
@@ -111,13 +111,14 @@ int an_db_run_orphaned(an_db *db, int64_t run_id)
     if (db_has_runs_column(db, "pid") != 1 || db_has_runs_column(db, "host") != 1)
         return 0;
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db->conn, "SELECT pid, host FROM runs WHERE id = ?1"
+    if (sqlite3_prepare_v2(db->conn, "SELECT pid, host, started_at FROM runs WHERE id = ?1"
                                      " AND status = 'running' AND pid IS NOT NULL",
                            -1, &s, NULL) != SQLITE_OK)
         return 0;
     sqlite3_bind_int64(s, 1, run_id);
     int gone = sqlite3_step(s) == SQLITE_ROW &&
-               process_gone(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1));
+               process_gone(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1),
+                            (const char *)sqlite3_column_text(s, 2));
     sqlite3_finalize(s);
     return gone;
 }

@@ -169,7 +169,7 @@ static int axis_parse(const char *text, grid_axis *ax, sim_err *err)
     sim_err sub = {0};
     int n = an_sweep_split_values(eq + 1, &ax->values, &sub);
     if (n < 0)
-        return sim_err_set(err, sub.code, "--grid %s", sub.msg);
+        return sim_err_set(err, sub.code, "--grid %s: %s", ax->key, sub.msg);
     ax->n = n;
     return 0;
 }

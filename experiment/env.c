@@ -4,6 +4,7 @@
  * reverse order by xp_env_destroy, which also serves the error path (every
  * pointer is NULL or owned). The [faults] section is env_faults.c. */
 #include "experiment/env.h"
+#include "experiment/memory.h"
 #include "algorithms/compress/compress.h"
 
 #include <math.h>
@@ -347,6 +348,9 @@ static int build(xp_env *x, sim_err *err)
     x->model = wl_model_create(c->model, x->ds, err);
     if (!x->model)
         return xp_env_key_error(c, "workload", "model", err);
+    rc = xp_memory_check(c, x->model->n_params, err);
+    if (rc < 0)
+        return rc;
     rc = dense_rows(x, err);
     if (rc < 0)
         return rc;
@@ -417,7 +421,7 @@ static int build(xp_env *x, sim_err *err)
     if (algo_noise_parse(spec, &x->env.noise, why, sizeof why) < 0)
         return sim_config_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
     if (x->check_only)
-        return 0;
+        return xp_env_faults_check(x, err);
     rc = fill_env(x, proxy, server, err);
     if (rc < 0)
         return rc;

@@ -74,5 +74,8 @@ const wl_partition *xp_env_partition(const xp_env *x);
  * order; time is when each happened, value as the faults table stores it
  * (link: the rate set; crash: the downtime drawn, NAN when none). */
 const algo_fault *xp_env_fault_log(const xp_env *x, int *n);
+/* Empties the log once its rows are written (xp_record_faults), so that
+ * its memory does not grow with simulated time. */
+void xp_env_fault_log_clear(xp_env *x);
 
 #endif

@@ -199,6 +199,25 @@ static int fault_dist(xp_env *x, const char *key, sim_dist *d, int *set, sim_err
     return 0;
 }
 
+/* A mean up-time far below sync_timeout (under a tenth) makes no
+ * progress: workers crash many times while the survivors of one step wait
+ * for them, and the fault events pile up. Refused with both values. */
+static int mtbf_check(xp_env *x, sim_err *err)
+{
+    const sim_config *c = x->cfg;
+    sim_time timeout = 0;
+    int rc = sim_config_get_time(c, "faults", "sync_timeout", &timeout, err);
+    if (rc < 0)
+        return rc;
+    double mean = sim_dist_mean(&x->mtbf), limit = sim_time_to_s(timeout) / 10;
+    if (mean < limit)
+        return sim_config_error(c, "faults", "mtbf", SIM_ECONFIG, err,
+                                "mean up-time %g s is far below faults.sync_timeout (%g s):"
+                                " the workers would crash faster than a step gives up on"
+                                " them (at least %g s)", mean, sim_time_to_s(timeout), limit);
+    return 0;
+}
+
 /* [faults] mtbf and downtime: parsed before the method is created (it may
  * refuse crashes); streams made when mtbf is set. downtime alone does
  * nothing (so that a sweep can switch mtbf off). */
@@ -211,6 +230,9 @@ static int faults_random_load(xp_env *x, sim_err *err)
         return rc;
     if (!x->has_mtbf)
         return 0;
+    rc = mtbf_check(x, err);
+    if (rc < 0)
+        return rc;
     int n = x->cfg->n_workers;
     x->rng_fault = calloc((size_t)n, sizeof *x->rng_fault);
     if (!x->rng_fault)
@@ -273,9 +295,8 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
     return 0;
 }
 
-/* Checks that the method supports the faults, then schedules the schedule's
- * events and each worker's first random crash (engine at time 0). */
-int xp_env_faults_start(xp_env *x, sim_err *err)
+/* Whether the method supports the faults loaded. */
+static int faults_supported(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
     char path[SIM_PATH_MAX];
@@ -291,6 +312,24 @@ int xp_env_faults_start(xp_env *x, sim_err *err)
     if (x->has_mtbf && !x->vt->fault)
         return sim_config_error(c, "faults", "mtbf", SIM_ECONFIG, err,
                                 "%s does not support worker crashes", x->vt->name);
+    return 0;
+}
+
+int xp_env_faults_check(xp_env *x, sim_err *err)
+{
+    int rc = xp_env_faults_load(x, err);
+    if (rc == 0)
+        rc = faults_supported(x, err);
+    return rc;
+}
+
+/* Checks that the method supports the faults, then schedules the schedule's
+ * events and each worker's first random crash (engine at time 0). */
+int xp_env_faults_start(xp_env *x, sim_err *err)
+{
+    int rc = faults_supported(x, err);
+    if (rc < 0)
+        return rc;
     sim_time now = sim_engine_now(x->eng);
     for (int i = 0; i < x->n_faults; i++) {
         sim_time dt = x->faults[i].time > now ? x->faults[i].time - now : 0;
@@ -310,6 +349,8 @@ const algo_fault *xp_env_fault_log(const xp_env *x, int *n)
     *n = x->n_log;
     return x->log;
 }
+
+void xp_env_fault_log_clear(xp_env *x) { x->n_log = 0; }
 
 int xp_env_faults_load(xp_env *x, sim_err *err)
 {

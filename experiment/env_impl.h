@@ -59,6 +59,10 @@ void xp_env_on_net_loss(void *ctx, int src, int dst, double bytes, int resent);
  * (which may refuse crashes). SIM_ECONFIG or SIM_EINPUT naming the key. */
 int xp_env_faults_load(xp_env *x, sim_err *err);
 
+/* Check mode (a sweep's points, before any runs): [faults] read and
+ * checked against the method as a run reads them, nothing scheduled. */
+int xp_env_faults_check(xp_env *x, sim_err *err);
+
 /* Once the method exists: checks that it supports the faults, then
  * schedules the schedule's events and the first random crashes. */
 int xp_env_faults_start(xp_env *x, sim_err *err);

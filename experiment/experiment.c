@@ -30,6 +30,7 @@
 void openblas_set_num_threads(int num_threads);
 
 #define EVAL_CHUNK 1000
+#define FAULT_FLUSH 256 /* logged faults written at an evaluation: memory bounded, few writes */
 /* A run with no iteration or epoch limit that completes this many
  * iterations without the simulated clock moving would never reach its
  * time limit: it fails (livelock). */
@@ -191,7 +192,10 @@ static void evaluate(run_state *e)
     };
     if (e->db && e->run_id > 0) {
         sim_err dberr = {0};
-        if (an_db_metric(e->db, e->run_id, &row, &dberr) < 0) {
+        int n_faults = 0;
+        xp_env_fault_log(e->x, &n_faults);
+        if (an_db_metric(e->db, e->run_id, &row, &dberr) < 0 ||
+            (n_faults >= FAULT_FLUSH && xp_record_faults(e->db, e->run_id, e->x, &dberr) < 0)) {
             algo_env_fail(e->env, dberr.code, "%s", dberr.msg);
             return;
         }
@@ -359,6 +363,19 @@ static int build_eval_subset(run_state *e, sim_err *err)
     return 0;
 }
 
+/* Out of memory while building an experiment: its sizes are the cause, so
+ * it is an input error (exit 2) that says which keys set them. */
+static int too_large(int rc, sim_err *err)
+{
+    if (rc != SIM_ENOMEM)
+        return rc;
+    char msg[600];
+    snprintf(msg, sizeof msg, "%.580s", err->msg);
+    return sim_err_set(err, SIM_EINPUT,
+                       "%s: the configuration needs more memory than this machine gives"
+                       " (workload.model, workload.dataset, workers.count)", msg);
+}
+
 /* The environment, the runner's hooks and its evaluation buffers. */
 static int build(run_state *e, sim_err *err)
 {
@@ -474,7 +491,11 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
     e.last_train_loss = e.last_test_loss = e.last_test_acc = NAN;
     clock_gettime(CLOCK_MONOTONIC, &e.wall0);
 
-    int rc = build(&e, err);
+    /* the method and the faults are built before the run row exists, so
+     * that a configuration error they find writes nothing */
+    int rc = too_large(build(&e, err), err);
+    if (rc == 0)
+        rc = too_large(xp_env_algo_create(e.x, err), err);
     if (rc == 0 && e.db)
         rc = xp_record_begin(e.db, e.x, opts->claim, &e.run_id, err);
     if (rc == AN_DB_CLAIMED) {
@@ -489,8 +510,6 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
         teardown(&e);
         return 0;
     }
-    if (rc == 0)
-        rc = xp_env_algo_create(e.x, err);
     if (rc < 0) {
         if (e.run_id > 0)
             xp_record_fail(e.db, e.run_id, err->msg);
@@ -512,6 +531,11 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
     if (!e.stop_reason && !e.env->error.code)
         sim_engine_run_until(e.eng, cfg->max_time > 0 ? cfg->max_time : SIM_TIME_MAX);
     algo_env_grad_join(e.env);
+    if (!e.env->error.code && sim_engine_overflowed(e.eng))
+        algo_env_fail(e.env, SIM_ECONFIG,
+                      "simulated time overflows: an event falls at or after %.3f s, the end of"
+                      " the 64-bit nanosecond clock (a slowdown, time, size or trace value is"
+                      " too large)", sim_time_to_s(SIM_TIME_MAX));
     if (!e.env->error.code)
         interrupted(&e); /* between two events */
     if (e.env->error.code)
@@ -644,7 +668,7 @@ int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)
         if (!chk->ds || strcmp(chk->key, key) != 0) {
             wl_dataset *ds = xp_env_dataset_create(cfg, err);
             if (!ds)
-                return err->code ? err->code : SIM_EINTERNAL;
+                return err->code ? too_large(err->code, err) : SIM_EINTERNAL;
             wl_dataset_destroy(chk->ds);
             chk->ds = ds;
             snprintf(chk->key, sizeof chk->key, "%s", key);
@@ -653,7 +677,7 @@ int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)
     }
     xp_env *x = xp_env_create(cfg, &xo, err);
     if (!x)
-        return err->code ? err->code : SIM_EINTERNAL;
+        return err->code ? too_large(err->code, err) : SIM_EINTERNAL;
     xp_env_destroy(x);
     return 0;
 }

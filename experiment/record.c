@@ -102,8 +102,7 @@ static int record_links(an_db *db, int64_t run_id, sim_net *net, sim_err *err)
     return rc;
 }
 
-/* The faults that happened (targets as text: a worker id, or "A-B"). */
-static int record_faults(an_db *db, int64_t run_id, xp_env *x, sim_err *err)
+int xp_record_faults(an_db *db, int64_t run_id, xp_env *x, sim_err *err)
 {
     int n;
     const algo_fault *log = xp_env_fault_log(x, &n);
@@ -128,6 +127,8 @@ static int record_faults(an_db *db, int64_t run_id, xp_env *x, sim_err *err)
                                  .value = ev->value};
     }
     rc = an_db_run_faults(db, run_id, rows, n, err);
+    if (rc == 0)
+        xp_env_fault_log_clear(x);
 out:
     free(rows);
     free(targets);
@@ -169,7 +170,7 @@ int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const sim_run_result 
     };
     int rc = record_links(db, run_id, net, err);
     if (rc == 0)
-        rc = record_faults(db, run_id, x, err);
+        rc = xp_record_faults(db, run_id, x, err);
     if (rc == 0) {
         int64_t nh = 0;
         for (int64_t s = 0; s < env->staleness_cap; s++)

@@ -21,6 +21,9 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
  * status, in the run's final transactions. */
 int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const sim_run_result *r,
                      sim_err *err);
+/* Appends the faults logged since the last call (targets as text: a
+ * worker id, or "A-B") and empties the log. */
+int xp_record_faults(an_db *db, int64_t run_id, xp_env *x, sim_err *err);
 /* Marks the run failed with message (best effort: an error path). */
 void xp_record_fail(an_db *db, int64_t run_id, const char *message);
 

@@ -4,6 +4,7 @@
  * exactly and adding transient slowdowns (prob > 0) is the only thing that
  * changes how many numbers a stream consumes. */
 #include "sim/compute.h"
+#include "sim/file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -276,6 +277,10 @@ static int trace_load(sim_compute *c, const char *path, sim_err *err)
     FILE *f = fopen(path, "r");
     if (!f)
         return sim_err_set(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (sim_file_check(f, path, "a trace of seconds per step", err)) {
+        fclose(f);
+        return SIM_EINPUT;
+    }
     char *line = NULL, **cells = NULL;
     size_t cap = 0, vcap = 0;
     int rc = 0, lineno = 0, first = 1;
@@ -329,6 +334,13 @@ static int trace_load(sim_compute *c, const char *path, sim_err *err)
                 rc = sim_err_set(err, SIM_EINPUT, "%s:%d: column %d: expected seconds (0.012) or a time with"
                                  " its unit (12ms), got '%s'",
                                  path, lineno, i + 1, cells[i]);
+                goto done;
+            }
+            if (row[i] >= sim_time_to_s(SIM_TIME_MAX)) {
+                rc = sim_err_set(err, SIM_EINPUT,
+                                 "%s:%d: column %d: time '%s' is beyond the simulated clock"
+                                 " (%.0f s)", path, lineno, i + 1, cells[i],
+                                 sim_time_to_s(SIM_TIME_MAX));
                 goto done;
             }
             if (row[i] < 0) {

@@ -86,6 +86,7 @@ struct sim_engine {
     sim_advance_hook advance;  /* called before now moves forward, or NULL */
     void *advance_ctx;
     volatile int *interrupt; /* run_until returns when *interrupt */
+    int overflowed; /* an event reached SIM_TIME_MAX: run_until ran no more */
 };
 
 static inline hkey key_make(sim_time t, uint64_t seq, uint32_t s)
@@ -412,6 +413,10 @@ uint64_t sim_engine_run_until(sim_engine *eng, sim_time until)
             break;
         if (!heap_skip_cancelled(eng))
             return n;
+        if (key_time(eng->heap[0]) == SIM_TIME_MAX && until == SIM_TIME_MAX) {
+            eng->overflowed = 1; /* a saturated time: the clock would wrap */
+            break;
+        }
         if (key_time(eng->heap[0]) > until) {
             if (until > eng->now) {
                 if (eng->advance)
@@ -428,6 +433,8 @@ uint64_t sim_engine_run_until(sim_engine *eng, sim_time until)
 }
 
 void sim_engine_stop(sim_engine *eng) { eng->stop = 1; }
+
+int sim_engine_overflowed(const sim_engine *eng) { return eng->overflowed; }
 
 uint64_t sim_engine_pending(const sim_engine *eng) { return eng->live; }
 

@@ -34,7 +34,8 @@ void sim_engine_destroy(sim_engine *eng);
 
 sim_time sim_engine_now(const sim_engine *eng);
 
-/* Schedules handler at now + delay (saturating at SIM_TIME_MAX). Returns the
+/* Schedules handler at now + delay (saturating at SIM_TIME_MAX: such an
+ * event never runs, see sim_engine_overflowed). Returns the
  * event id, or 0 (the payload is then freed) when out of memory, when more
  * than 2^28 events are pending, or on a programming error: delay < 0 or fn
  * NULL (a negative delay is never silently clamped). */
@@ -53,6 +54,11 @@ int sim_engine_step(sim_engine *eng);
  * time of the last event run. now never moves backwards (until < now runs
  * nothing). Returns the number of events run. */
 uint64_t sim_engine_run_until(sim_engine *eng, sim_time until);
+/* 1 once run_until(SIM_TIME_MAX) met an event at SIM_TIME_MAX (a time
+ * beyond the 64-bit nanosecond clock, saturated by schedule or
+ * sim_time_from_s): it returned without running it, now unchanged. The
+ * caller fails the run; the clock never wraps. */
+int sim_engine_overflowed(const sim_engine *eng);
 /* Makes the current run_until return after the running handler. */
 void sim_engine_stop(sim_engine *eng);
 

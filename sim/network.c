@@ -328,7 +328,10 @@ static void on_drain(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 int net_schedule_drain(sim_net *net, int i)
 {
     net_flow *f = &net->flows[i];
-    sim_time delay = net_ns_from_s(f->remaining / f->rate);
+    /* a transfer past the clamp of net_ns_from_s saturates: the engine
+     * then fails the run (sim_engine_overflowed) instead of a wrong time */
+    double s = f->remaining / f->rate;
+    sim_time delay = s >= 4e9 ? sim_time_from_s(s) : net_ns_from_s(s);
     f->ev = sim_engine_schedule(net->eng, delay, on_drain, net, (uint64_t)i, NULL, NULL);
     return f->ev ? 0 : -1;
 }

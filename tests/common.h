@@ -57,5 +57,11 @@ void test_sql_exec(const char *path, const char *sql);
 /* Reads a stream written by the code under test (a tmpfile) back into buf
  * (size bytes, NUL-terminated); returns the length. */
 size_t test_stream_read(FILE *f, char *buf, size_t size);
+/* Runs "dtsim ARGS" (DTSIM_EXE) in dir; stdout and stderr land in out
+ * (truncated to len). Returns the exit status, -1 when killed. */
+int test_dtsim(const char *dir, const char *args, char *out, size_t len);
+/* The statuses of a database's runs in id order, comma-separated ("" when
+ * the file or its runs table is missing), in a static buffer. */
+const char *test_run_statuses(const char *db_path);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "sim/path.h"
 #include "sim/units.h"
+#include "topology/graph_size.h"
 
 int topo_is_pow2(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
 
@@ -590,7 +591,9 @@ int topo_graph_build_in(topo_graph *g, const char *spec, const char *dir, int n,
     g->vt = vt;
     g->n = n > 0 ? n : vt->natural_size ? 0 : TOPO_GRAPH_DEFAULT_N;
     g->period = 1;
-    rc = vt->build(g, argv, sp.nargs, rng, err);
+    rc = vt == &graph_complete ? topo_graph_size_check(spec, g->n, err) : 0;
+    if (rc == 0)
+        rc = vt->build(g, argv, sp.nargs, rng, err);
     if (rc)
         goto fail;
     if (g->n < 1) {

@@ -187,7 +187,8 @@ int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, voi
     if (dt == 0)
         algo_env_grad_wait(env, worker); /* its end is in this instant */
     w->compute_time += sim_time_to_s(dt);
-    w->busy_until = sim_engine_now(env->eng) + dt;
+    sim_time now = sim_engine_now(env->eng);
+    w->busy_until = dt > SIM_TIME_MAX - now ? SIM_TIME_MAX : now + dt;
     if (sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL) == 0)
         return algo_env_fail(env, SIM_ENOMEM,
                              "worker %d: cannot schedule the end of its compute step (out of "

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sim/file.h"
+
+#define SLOWDOWN_MAX 1e6 /* as [workers] straggler_slowdown: far below a wrap of the clock */
+
 /* The schedule's events are the first four; "lost" and "resent" are only
  * written (faults table). */
 static const char *const kind_names[] = {"crash", "rejoin", "slowdown", "link", "lost",
@@ -133,8 +137,9 @@ static int parse_row(const char *name, int ln, field *f, int nf, int n_workers, 
                                             "'%s'",
                    f[2].text);
     if (ev->kind == ALGO_FAULT_SLOWDOWN) {
-        if (sim_parse_double(f[3].text, &ev->value, &e) < 0 || !(ev->value > 0))
-            return bad(err, name, ln, f[3].col, "expected a slowdown factor > 0, got '%s'",
+        if (sim_parse_double(f[3].text, &ev->value, &e) < 0 || !(ev->value > 0) ||
+            ev->value > SLOWDOWN_MAX)
+            return bad(err, name, ln, f[3].col, "expected a slowdown factor in (0, 1e6], got '%s'",
                        f[3].text);
     } else if (f[3].text[0]) {
         return bad(err, name, ln, f[3].col, "crash and rejoin take no value, got '%s'",
@@ -232,6 +237,10 @@ int algo_fault_load(const char *path, int n_workers, int n_hosts, algo_fault **o
     FILE *f = fopen(path, "rb");
     if (!f)
         return sim_err_set(err, SIM_EINPUT, "%s: cannot open the fault schedule", path);
+    if (sim_file_check(f, path, "a fault schedule (CSV time,event,target,value)", err)) {
+        fclose(f);
+        return SIM_EINPUT;
+    }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

@@ -89,7 +89,9 @@ Test(faults, parser_errors_name_file_line_and_column)
     parse_fails("time,event,target,value\n1s,crash,1,3\n",
                 "f.csv:2:12: crash and rejoin take no value, got '3'");
     parse_fails("time,event,target,value\n1s,slowdown,1,0\n",
-                "f.csv:2:15: expected a slowdown factor > 0, got '0'");
+                "f.csv:2:15: expected a slowdown factor in (0, 1e6], got '0'");
+    parse_fails("time,event,target,value\n1s,slowdown,1,1e300\n",
+                "f.csv:2:15: expected a slowdown factor in (0, 1e6], got '1e300'");
     parse_fails("time,event,target,value\n1s,link,1,down\n",
                 "f.csv:2:9: expected a link A-B of two hosts, got '1'");
     parse_fails("time,event,target,value\n1s,link,1-9,down\n",

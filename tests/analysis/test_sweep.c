@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,8 @@ static const char *grid_2x2[] = {"algorithm.name=allreduce_sgd,asgd",
  * the first progress tick of the config with this index (-1: never). */
 typedef struct run_ctx {
     int kill_at;
+    int block;      /* 1: every run writes its pid to `fd` and never ends */
+    int fd;
 } run_ctx;
 
 static void kill_tick(void *ctx, const sim_progress *p)
@@ -47,6 +50,19 @@ static void kill_tick(void *ctx, const sim_progress *p)
     (void)ctx;
     (void)p;
     raise(SIGKILL);
+}
+
+/* After the run row exists: tell the test this process's id, then wait
+ * to be killed. */
+static void block_tick(void *ctx, const sim_progress *p)
+{
+    (void)p;
+    const run_ctx *rc = ctx;
+    int32_t self = (int32_t)getpid();
+    if (write(rc->fd, &self, sizeof self) != (ssize_t)sizeof self)
+        _exit(101);
+    for (;;)
+        pause();
 }
 
 static int run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_job *job,
@@ -68,6 +84,11 @@ static int run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_job *jo
     sim_run_opts o = {.db = db};
     if (rc && rc->kill_at >= 0 && index == rc->kill_at) {
         o.on_progress = kill_tick;
+        o.progress_interval = 0;
+    }
+    if (rc && rc->block) {
+        o.on_progress = block_tick;
+        o.ctx = rc;
         o.progress_interval = 0;
     }
     sim_run_result r;
@@ -561,4 +582,54 @@ Test(sweep, two_concurrent_sweeps_run_each_configuration_once)
                                       " WHERE status = 'done'"), 8);
     close(go[0]);
     close(go[1]);
+}
+
+/* kill -9 of a sweep with two jobs, resumed at once: the killed children
+ * are zombies (this process is their subreaper and does not reap them, as
+ * process 1 of many containers), and a zombie is no live owner, so the
+ * resume marks their rows failed and runs every point. */
+Test(sweep, resume_straight_after_kill_9_runs_every_point)
+{
+    cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    const char *dir = test_tmpdir();
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    run_ctx block = {.kill_at = -1, .block = 1, .fd = fds[1]};
+    an_sweep_opts o = sweep_opts(dir, "r.db", &block);
+    o.jobs = 2;
+    pid_t sweep = fork();
+    cr_assert_geq(sweep, 0);
+    if (sweep == 0) {
+        an_sweep_summary s;
+        sim_err e = {0};
+        an_sweep_run(&o, &s, &e);
+        _exit(100);  /* not reached: the runs block until killed */
+    }
+    int32_t job[2];
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(read(fds[0], &job[i], sizeof job[i]), (ssize_t)sizeof job[i]);
+    cr_assert_eq(kill(sweep, SIGKILL), 0);
+    int ws = 0;
+    cr_assert_eq(waitpid(sweep, &ws, 0), sweep);
+    /* wait for the jobs to die (their parent-death signal), without reaping */
+    for (int i = 0; i < 2; i++) {
+        siginfo_t si;
+        cr_assert_eq(waitid(P_PID, (id_t)job[i], &si, WEXITED | WNOWAIT), 0);
+    }
+    cr_assert_eq(query_int(o.db_path, "SELECT count(*) FROM runs WHERE status = 'running'"), 2);
+
+    run_ctx none = {.kill_at = -1};
+    o.run_ctx = &none;
+    an_sweep_summary sum;
+    sim_err err = {0};
+    cr_assert_eq(an_sweep_run(&o, &sum, &err), 0, "%s", err.msg);
+    cr_assert_eq(sum.ran, 8, "ran %d, skipped %d", sum.ran, sum.skipped);
+    cr_assert_eq(sum.failed, 0);
+    cr_assert_eq(query_int(o.db_path, "SELECT count(DISTINCT config) FROM runs"
+                                      " WHERE status = 'done'"), 8);
+    cr_assert_eq(query_int(o.db_path, "SELECT count(*) FROM runs WHERE status = 'failed'"), 2);
+    for (int i = 0; i < 2; i++)
+        waitpid(job[i], &ws, 0);
+    close(fds[0]);
+    close(fds[1]);
 }

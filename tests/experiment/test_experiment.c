@@ -449,3 +449,65 @@ Test(experiment, constant_zero_compute_leaves_communication_only)
     sim_config_release(&cz);
     sim_config_release(&ct);
 }
+/* ---- random faults in bounded memory ------------------------------------ */
+
+typedef struct fault_watch {
+    const char *path;
+    int64_t seen[2]; /* faults rows in the database at the last two evaluations */
+    int evals;
+} fault_watch;
+
+static void watch_faults(void *ctx, const an_metric_row *row)
+{
+    (void)row;
+    fault_watch *w = ctx;
+    w->seen[0] = w->seen[1];
+    w->seen[1] = test_sql_int(w->path, "select count(*) from faults");
+    w->evals++;
+}
+
+/* The fault log goes to the database as the run goes (at an evaluation,
+ * once a few hundred faults are logged), not held until the end: the rows
+ * are there mid-run, and all of them, in time order, at the end. */
+Test(experiment, random_faults_are_written_as_they_happen, .timeout = 120)
+{
+    const char *dir = test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/f.db", dir);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    const char *sets[] = {"algorithm.name=dpsgd", "topology.graph=ring",
+                          "experiment.max_iterations=3000", "experiment.eval_every=100",
+                          "workers.count=8", "faults.mtbf=exponential(20ms)",
+                          "faults.downtime=constant(5ms)", "faults.sync_timeout=2ms"};
+    sim_config cfg;
+    load(small_ini, sets, 8, &cfg);
+    fault_watch w = {.path = path};
+    sim_run_opts o = {.db = db, .on_metric = watch_faults, .ctx = &w};
+    sim_run_result res;
+    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    an_db_close(db);
+    sim_config_release(&cfg);
+    int64_t total = test_sql_int(path, "select count(*) from faults");
+    cr_assert_gt(total, 1000, "%lld faults", (long long)total);
+    /* before the last evaluation (the end of the run), rows were there */
+    cr_assert_gt(w.evals, 2);
+    cr_assert_gt(w.seen[0], 0, "no fault row was written before the end");
+    cr_assert_lt(w.seen[0], total);
+    cr_assert_eq(test_sql_int(path, "select count(*) from faults a join faults b on b.rowid ="
+                             " a.rowid + 1 where b.sim_time < a.sim_time"), 0);
+}
+
+/* An mtbf far below sync_timeout cannot make progress: refused, naming it. */
+Test(experiment, an_mtbf_far_below_sync_timeout_is_refused)
+{
+    const char *sets[] = {"faults.mtbf=constant(1ns)"};
+    sim_config cfg;
+    load(small_ini, sets, 1, &cfg);
+    sim_err err = {0};
+    sim_run_result res;
+    cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "faults.mtbf") && strstr(err.msg, "far below"), "%s", err.msg);
+    sim_config_release(&cfg);
+}

@@ -314,7 +314,10 @@ Test(engine, invalid_schedule_returns_zero_and_frees_payload)
     sim_engine_destroy(eng);
 }
 
-Test(engine, huge_delay_saturates)
+/* A delay past the clock saturates, and the saturated event never runs:
+ * run_until stops before it with the clock unchanged and reports the
+ * overflow (the runner fails the run); a horizon before it is no overflow. */
+Test(engine, huge_delay_saturates_and_overflows_instead_of_running)
 {
     sim_engine *eng = sim_engine_create(0);
     log_t l = {0};
@@ -322,8 +325,13 @@ Test(engine, huge_delay_saturates)
     cr_assert_eq(sim_engine_step(eng), 1);
     cr_assert_neq(sim_engine_schedule(eng, SIM_TIME_MAX, log_handler, &l, 1, NULL, NULL), 0);
     cr_assert_eq(sim_engine_pending(eng), 1);
-    cr_assert_eq(sim_engine_run_until(eng, SIM_TIME_MAX), 1);
-    cr_assert_eq(l.at[1], SIM_TIME_MAX);
+    cr_assert_eq(sim_engine_next_time(eng), SIM_TIME_MAX);
+    cr_assert_eq(sim_engine_run_until(eng, 1000), 0);
+    cr_assert_eq(sim_engine_overflowed(eng), 0);
+    cr_assert_eq(sim_engine_run_until(eng, SIM_TIME_MAX), 0);
+    cr_assert_eq(sim_engine_overflowed(eng), 1);
+    cr_assert_eq(sim_engine_now(eng), 1000);
+    cr_assert_eq(l.n, 1);
     sim_engine_destroy(eng);
 }
 

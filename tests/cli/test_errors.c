@@ -1,0 +1,216 @@
+/* The bad-input corpus of the command line: every case is a command over
+ * one small experiment and the files below, with the exit status, a piece
+ * of the message (naming the key or file) and the runs rows it may leave.
+ * A configuration error writes no row; a time beyond the 64-bit clock is
+ * refused when it is read or fails the run, never recorded as done. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "algorithms/core/algo.h"
+#include "config/config.h"
+#include "tests/common.h"
+
+static const char *small_ini = "[experiment]\n"
+                               "name = small\n"
+                               "max_epochs = 0\n"
+                               "max_iterations = 20\n"
+                               "eval_every = 5\n"
+                               "[workers]\n"
+                               "count = 4\n"
+                               "compute = constant(1ms)\n"
+                               "[algorithm]\n"
+                               "name = allreduce_sgd\n"
+                               "[workload]\n"
+                               "model = softmax\n"
+                               "dataset = blobs(3, 5, 600)\n";
+
+typedef struct bad_case {
+    const char *args;   /* after "dtsim"; the experiment is small.ini, the db r.db */
+    int exit_code;
+    const char *needle; /* in the output */
+    const char *rows;   /* the runs' statuses afterwards, "" = none */
+} bad_case;
+
+static char out_text[65536];
+
+/* A fresh directory with small.ini and the input files the cases name. */
+static const char *case_dir(void)
+{
+    const char *dir = test_tmpdir();
+    cr_assert_not_null(dir);
+    test_write_file(dir, "small.ini", small_ini);
+    test_write_file(dir, "good.csv", "time,event,target,value\n1ms,slowdown,0,2\n");
+    test_write_file(dir, "bad.csv", "time,event,target,value\n1ms,explode,0,\n");
+    test_write_file(dir, "crash.csv", "time,event,target,value\n1ms,crash,0,\n");
+    test_write_file(dir, "slow_1e300.csv", "time,event,target,value\n1ms,slowdown,0,1e300\n");
+    test_write_file(dir, "cell_1e300.csv", "0.001,0.001,0.001,1e300\n");
+    test_write_file(dir, "cell_1e9.csv", "0.001,0.001,0.001,1e9\n");
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/adir", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    return dir;
+}
+
+static void run_cases(const bad_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const bad_case *c = &cases[i];
+        const char *dir = case_dir();
+        char args[4096], db[4200];
+        int db_opts = strncmp(c->args, "run ", 4) == 0 || strncmp(c->args, "sweep ", 6) == 0;
+        snprintf(args, sizeof args, "%s%s", c->args, db_opts ? " --db r.db --quiet" : "");
+        int rc = test_dtsim(dir, args, out_text, sizeof out_text);
+        cr_assert_eq(rc, c->exit_code, "dtsim %s: exit %d, output: %s", c->args, rc, out_text);
+        cr_assert(strstr(out_text, c->needle), "dtsim %s: '%s' not in: %s", c->args, c->needle,
+                  out_text);
+        snprintf(db, sizeof db, "%s/r.db", dir);
+        const char *rows = test_run_statuses(db);
+        cr_assert_str_eq(rows, c->rows, "dtsim %s: runs '%s', expected '%s'", c->args, rows,
+                         c->rows);
+    }
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Values whose times cannot fit the clock are refused as they are read,
+ * naming the key or the file's line; a time that overflows only while
+ * running fails the run with a message, and nothing is recorded done. */
+Test(errors, clock_overflow_is_refused_or_fails_the_run)
+{
+    static const bad_case cases[] = {
+        {"run small.ini --set workers.stragglers=1 --set workers.straggler_slowdown=1e300", 2,
+         "straggler_slowdown=1e300: must be in [1, 1e6]", ""},
+        {"run small.ini --set workers.transient_prob=0.5 --set workers.transient_slowdown=1e300",
+         2, "transient_slowdown=1e300: must be in [1, 1e6]", ""},
+        {"run small.ini --set workload.sim_params=1000000000000000000", 2,
+         "sim_params=1000000000000000000: must be in [0, 1e15]", ""},
+        {"run small.ini --set faults.schedule=slow_1e300.csv", 2,
+         "slow_1e300.csv:2:16: expected a slowdown factor in (0, 1e6]", ""},
+        {"run small.ini --set 'workers.compute=trace(cell_1e300.csv)'", 2,
+         "cell_1e300.csv:1: column 4: time '1e300' is beyond the simulated clock", ""},
+        /* fits as a value, overflows after a few steps */
+        {"run small.ini --set 'workers.compute=trace(cell_1e9.csv)'", 2,
+         "simulated time overflows", "failed"},
+        {"run small.ini --set workers.transient_prob=1 --set workers.transient_slowdown=1e6"
+         " --set 'workers.compute=constant(1000000s)'", 2, "simulated time overflows", "failed"},
+        {"run small.ini --set workload.sim_params=1000000000000000 --set network.bandwidth=1bps",
+         2, "simulated time overflows", "failed"},
+    };
+    run_cases(cases, N(cases));
+}
+
+/* A sweep checks every point before anything runs, [faults] values and
+ * files included: a bad point leaves no row at all. */
+Test(errors, grids_are_checked_whole_before_running)
+{
+    static const bad_case cases[] = {
+        {"sweep small.ini --grid faults.schedule=good.csv,bad.csv", 2,
+         "bad.csv:2:5: unknown event 'explode'", ""},
+        {"sweep small.ini --grid 'faults.mtbf=none,exponential(-1s)'", 2, "faults.mtbf", ""},
+        {"sweep small.ini --set 'faults.mtbf=exponential(1s)' --grid"
+         " 'faults.downtime=none,constant(-1s)'", 2, "faults.downtime", ""},
+        {"sweep small.ini --grid faults.schedule=none,adir", 2, "adir: is a directory", ""},
+        {"sweep small.ini --set algorithm.name=consensus_control"
+         " --grid faults.schedule=none,crash.csv", 2, "does not support crash events", ""},
+        {"sweep small.ini --set algorithm.name=consensus_control"
+         " --grid 'faults.mtbf=none,exponential(1s)'", 2, "does not support worker crashes",
+         ""},
+    };
+    run_cases(cases, N(cases));
+}
+
+/* Messages name the key or file, and an input's fault is exit 2. */
+Test(errors, messages_name_the_key_and_input_faults_exit_2)
+{
+    static const bad_case cases[] = {
+        {"run small.ini --set 'workers.compute=trace(adir)'", 2,
+         "adir: is a directory, expected a trace", ""},
+        {"run small.ini --set faults.schedule=adir", 2,
+         "adir: is a directory, expected a fault schedule", ""},
+        {"sweep small.ini --grid algorithm.lr=", 2, "algorithm.lr", ""},
+        {"sweep small.ini --grid 'workers.compute=constant(1ms,exponential(1ms)'", 2,
+         "workers.compute", ""},
+        {"run small.ini --set 'workload.dataset=blobs(10, 10, 1000000000)'", 2,
+         "workload.dataset", ""},
+        {"run small.ini --set 'workload.model=mlp(100000, 100000)'", 2, "workload.model", ""},
+    };
+    run_cases(cases, N(cases));
+}
+
+/* Configuration errors write no row: [faults], method keys and the crash
+ * refusals are read before the run row exists. */
+Test(errors, configuration_errors_write_no_row)
+{
+    static const bad_case cases[] = {
+        {"run small.ini --set 'faults.mtbf=exponential(-1s)'", 2, "faults.mtbf", ""},
+        {"run small.ini --set faults.schedule=bad.csv", 2, "bad.csv:2:5", ""},
+        {"run small.ini --set faults.schedule=missing.csv", 2, "missing.csv", ""},
+        {"run small.ini --set 'faults.mtbf=exponential(1s)' --set faults.downtime=banana", 2,
+         "faults.downtime", ""},
+        {"run small.ini --set algorithm.name=consensus_control --set faults.schedule=crash.csv",
+         2, "does not support worker crashes", ""},
+        {"run small.ini --set algorithm.name=local_sgd --set algorithm.local_steps=0", 2,
+         "local_steps", ""},
+        {"run small.ini --set algorithm.name=gravac --set algorithm.theta_min=0.01"
+         " --set algorithm.theta_max=0.1", 2, "theta", ""},
+    };
+    run_cases(cases, N(cases));
+}
+
+/* Every key, common and per method, with values a user may get wrong: a
+ * run that fails before it starts simulating (no "s simulated" in its
+ * message) leaves no row. */
+static void walk_key(const char *dir, const char *method, const sim_key *k)
+{
+    static const char *const bad[] = {"bogus", "-1", "1e300"};
+    for (size_t v = 0; v < N(bad); v++) {
+        char args[1024], db[4200];
+        snprintf(args, sizeof args,
+                 "run small.ini --quiet --db r%zu.db --set experiment.max_time=10s"
+                 " %s%s --set '%s.%s=%s'", v, method ? "--set algorithm.name=" : "",
+                 method ? method : "", k->section, k->key, bad[v]);
+        int rc = test_dtsim(dir, args, out_text, sizeof out_text);
+        cr_assert(rc >= 0 && rc <= 2, "dtsim %s: exit %d: %s", args, rc, out_text);
+        snprintf(db, sizeof db, "%s/r%zu.db", dir, v);
+        const char *rows = test_run_statuses(db);
+        if (rc != 0 && !strstr(out_text, " s simulated"))
+            cr_assert_str_eq(rows, "", "dtsim %s: exit %d, runs '%s': %s", args, rc, rows,
+                             out_text);
+        remove(db);
+    }
+}
+
+Test(errors, every_key_bad_value_writes_no_row_before_the_run, .timeout = 600)
+{
+    const char *dir = case_dir();
+    for (const sim_key *k = sim_config_keys; k->key; k++)
+        walk_key(dir, NULL, k);
+    for (const algo_vt *const *vt = algo_registry; *vt; vt++)
+        for (const sim_key *k = (*vt)->keys; k && k->key; k++)
+            walk_key(dir, (*vt)->name, k);
+}
+
+/* Oversized configurations are refused before anything is built, with the
+ * key and the estimate (DTSIM_MAX_MEMORY stands for a small machine); the
+ * machine's real limit refuses the sizes of the reliability pass. */
+Test(errors, oversized_configurations_are_refused_up_front)
+{
+    static const bad_case real[] = {
+        {"topo complete --n 65536", 2, "graph 'complete' on 65536 nodes", ""},
+        {"run small.ini --set 'workload.model=mlp(100000, 100000)'", 2, "need about", ""},
+    };
+    run_cases(real, N(real));
+    cr_assert_eq(setenv("DTSIM_MAX_MEMORY", "64M", 1), 0);
+    static const bad_case small[] = {
+        {"topo complete --n 4096", 2, "8386560 edges need about 383.9 MB, more than the 64.0 MB", ""},
+        {"run small.ini --set 'workload.model=mlp(2000, 2000)'", 2,
+         "workload.model: 4 workers (workers.count) of 4020003 parameters need about", ""},
+        {"sweep small.ini --grid 'workload.model=softmax,mlp(2000, 2000)'", 2, "need about",
+         ""},
+    };
+    run_cases(small, N(small));
+    unsetenv("DTSIM_MAX_MEMORY");
+}
