@@ -45,6 +45,7 @@ static const char *case_dir(void)
     test_write_file(dir, "good.csv", "time,event,target,value\n1ms,slowdown,0,2\n");
     test_write_file(dir, "bad.csv", "time,event,target,value\n1ms,explode,0,\n");
     test_write_file(dir, "crash.csv", "time,event,target,value\n1ms,crash,0,\n");
+    test_write_file(dir, "badlink.csv", "time,event,target,value\n1ms,link,0-99,1Gbps\n");
     test_write_file(dir, "slow_1e300.csv", "time,event,target,value\n1ms,slowdown,0,1e300\n");
     test_write_file(dir, "cell_1e300.csv", "0.001,0.001,0.001,1e300\n");
     test_write_file(dir, "cell_1e9.csv", "0.001,0.001,0.001,1e9\n");
@@ -113,11 +114,8 @@ Test(errors, grids_are_checked_whole_before_running)
         {"sweep small.ini --set 'faults.mtbf=exponential(1s)' --grid"
          " 'faults.downtime=none,constant(-1s)'", 2, "faults.downtime", ""},
         {"sweep small.ini --grid faults.schedule=none,adir", 2, "adir: is a directory", ""},
-        {"sweep small.ini --set algorithm.name=consensus_control"
-         " --grid faults.schedule=none,crash.csv", 2, "does not support crash events", ""},
-        {"sweep small.ini --set algorithm.name=consensus_control"
-         " --grid 'faults.mtbf=none,exponential(1s)'", 2, "does not support worker crashes",
-         ""},
+        {"sweep small.ini --grid faults.schedule=none,badlink.csv", 2, "badlink.csv:2:10", ""},
+        {"sweep small.ini --grid 'faults.mtbf=none,constant(1ns)'", 2, "far below", ""},
     };
     run_cases(cases, N(cases));
 }
@@ -150,7 +148,8 @@ Test(errors, configuration_errors_write_no_row)
         {"run small.ini --set faults.schedule=missing.csv", 2, "missing.csv", ""},
         {"run small.ini --set 'faults.mtbf=exponential(1s)' --set faults.downtime=banana", 2,
          "faults.downtime", ""},
-        {"run small.ini --set algorithm.name=consensus_control --set faults.schedule=crash.csv",
+        {"run small.ini --set algorithm.name=dpsgd --set 'algorithm.compressor=qsgd(16)'"
+         " --set topology.graph=one_peer_exponential --set faults.schedule=crash.csv",
          2, "does not support worker crashes", ""},
         {"run small.ini --set algorithm.name=local_sgd --set algorithm.local_steps=0", 2,
          "local_steps", ""},
