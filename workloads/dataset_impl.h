@@ -12,12 +12,6 @@
 #include "sim/units.h"
 #include "workloads/dataset.h"
 
-extern const wl_dataset_vt wl_dataset_fashion_mnist_vt;
-extern const wl_dataset_vt wl_dataset_synthetic_linear_vt;
-extern const wl_dataset_vt wl_dataset_blobs_vt;
-extern const wl_dataset_vt wl_dataset_libsvm_vt;
-extern const wl_dataset_vt wl_dataset_text_vt;
-
 /* A dataset with uninitialised train (n_train x dim) and test (n_test x dim)
  * arrays; name is copied (truncated to fit). NULL with SIM_ENOMEM or
  * SIM_ECONFIG (sizes that overflow). Free with wl_dataset_destroy. */

@@ -9,13 +9,6 @@
 #include "sim/err.h"
 #include "workloads/model.h"
 
-extern const wl_model_vt wl_linreg_vt;
-extern const wl_model_vt wl_softmax_vt;
-extern const wl_model_vt wl_logreg_vt;
-extern const wl_model_vt wl_mlp_vt;
-extern const wl_model_vt wl_cnn_vt;
-extern const wl_model_vt wl_charlm_vt;
-
 /* vt->create is called with m->dim and m->classes set from the dataset
  * (classes 0 = regression) and m->priv NULL. When the dataset does not fit,
  * create returns wl_model_misfit(m, "a classification dataset", err), which

@@ -11,11 +11,6 @@
 #include "sim/units.h"
 #include "workloads/partition.h"
 
-extern const wl_partition_vt wl_partition_iid_vt;
-extern const wl_partition_vt wl_partition_contiguous_vt;
-extern const wl_partition_vt wl_partition_dirichlet_vt;
-extern const wl_partition_vt wl_partition_shards_vt;
-
 /* The checks common to every kind, in this order: at least one worker; at
  * least per_worker x n_workers training samples ("fewer than the N what",
  * what such as "workers"); a stream when rq->vt->needs_rng (else

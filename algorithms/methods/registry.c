@@ -7,44 +7,14 @@
 #include "algorithms/core/algo.h"
 #include "algorithms/compress/compress.h"
 
-extern const algo_vt algo_allreduce_sgd;
-extern const algo_vt algo_asgd;
-extern const algo_vt algo_dpsgd;
-extern const algo_vt algo_dsgd_atc;
-extern const algo_vt algo_dmsgd;
-extern const algo_vt algo_decentlam;
-extern const algo_vt algo_momentum_consensus;
-extern const algo_vt algo_consensus_control;
-extern const algo_vt algo_ad_psgd;
-extern const algo_vt algo_swarm_sgd;
-extern const algo_vt algo_local_sgd;
-extern const algo_vt algo_post_local_sgd;
-extern const algo_vt algo_adaptive_local_sgd;
-extern const algo_vt algo_slowmo;
-extern const algo_vt algo_overlap_local_sgd;
-extern const algo_vt algo_onebit_adam;
-extern const algo_vt algo_onebit_lamb;
-extern const algo_vt algo_gravac;
+#define DTSIM_METHOD(id) extern const algo_vt algo_##id;
+#include "algorithms/methods/methods.def"
+#undef DTSIM_METHOD
 
 const algo_vt *const algo_registry[] = {
-    &algo_allreduce_sgd,
-    &algo_asgd,
-    &algo_dpsgd,
-    &algo_dsgd_atc,
-    &algo_dmsgd,
-    &algo_decentlam,
-    &algo_momentum_consensus,
-    &algo_consensus_control,
-    &algo_ad_psgd,
-    &algo_swarm_sgd,
-    &algo_local_sgd,
-    &algo_post_local_sgd,
-    &algo_adaptive_local_sgd,
-    &algo_slowmo,
-    &algo_overlap_local_sgd,
-    &algo_onebit_adam,
-    &algo_onebit_lamb,
-    &algo_gravac,
+#define DTSIM_METHOD(id) &algo_##id,
+#include "algorithms/methods/methods.def"
+#undef DTSIM_METHOD
     NULL,
 };
 

@@ -9,16 +9,14 @@
 #include <string.h>
 #include <strings.h>
 
-extern const algo_optim algo_optim_sgd;
-extern const algo_optim algo_optim_adam;
-extern const algo_optim algo_optim_adamw;
-extern const algo_optim algo_optim_lamb;
+#define DTSIM_OPTIMIZER(id) extern const algo_optim algo_optim_##id;
+#include "algorithms/optim/optimizers.def"
+#undef DTSIM_OPTIMIZER
 
 const algo_optim *const algo_optim_registry[] = {
-    &algo_optim_sgd,
-    &algo_optim_adam,
-    &algo_optim_adamw,
-    &algo_optim_lamb,
+#define DTSIM_OPTIMIZER(id) &algo_optim_##id,
+#include "algorithms/optim/optimizers.def"
+#undef DTSIM_OPTIMIZER
     NULL,
 };
 
