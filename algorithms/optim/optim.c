@@ -36,6 +36,15 @@ const char *algo_optim_name_at(int i)
     return NULL;
 }
 
+int algo_optim_reads_key(const algo_optim *o, const char *key)
+{
+    for (; o; o = o->base)
+        for (const sim_key *k = o->keys; k && k->key; k++)
+            if (strcmp(k->key, key) == 0)
+                return 1;
+    return 0;
+}
+
 void algo_optim_hp_from_config(const sim_config *cfg, algo_optim_hp *hp)
 {
     *hp = (algo_optim_hp){
