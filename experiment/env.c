@@ -308,11 +308,7 @@ static int check_servers(xp_env *x, sim_err *err)
         return sim_config_error(c, "network", "collective", SIM_ECONFIG, err,
                                 "hierarchical needs whole servers: %d workers on servers of %d",
                                 c->n_workers, x->pn.per_node);
-    if (c->bucket > 0 && strcmp(x->vt->name, "allreduce_sgd") != 0)
-        return sim_config_error(c, "algorithm", "bucket", SIM_ECONFIG, err,
-                                "gradient buckets are implemented for allreduce_sgd only, "
-                                "not %s (use bucket = 0)", x->vt->name);
-    return 0;
+    return algo_bucket_check(x->vt, c, err);
 }
 
 /* A batch larger than a worker's shard would draw the same samples twice
@@ -396,7 +392,7 @@ static int build(xp_env *x, sim_err *err)
     if (rc < 0)
         return rc;
 
-    int server = x->vt->needs_server && x->vt->needs_server(c);
+    int server = algo_needs_server(x->vt, c);
     int hosts = c->n_workers + (server ? 1 : 0);
     rc = topo_physnet_build(&x->pn, c->net_topology, hosts, err);
     if (rc < 0)

@@ -227,6 +227,14 @@ double algo_env_epoch(const algo_env *env);
 /* out = mean of the n vectors in worker-id order (deterministic). */
 void algo_mean(float *out, const float *const *vs, int n, int64_t d);
 
+/* When a method needs a parameter-server host (one host past the n
+ * workers, env->server_host). */
+typedef enum algo_server_use {
+    ALGO_SERVER_NONE = 0,  /* never (the default) */
+    ALGO_SERVER_PS,        /* when [network] collective = ps: its all-reduces run on one */
+    ALGO_SERVER_ALWAYS     /* always (asgd) */
+} algo_server_use;
+
 typedef struct algo_vt {
     const char *name;
     const char *summary;
@@ -237,8 +245,11 @@ typedef struct algo_vt {
     int worker_rng;          /* 1: the method draws from its workers' rng_algo
                                 (allocated only then: 5 kB per worker) */
     int supports_compression; /* 1: honours [algorithm] compressor (else only none) */
-    /* Whether a parameter-server host is needed for this config. NULL = no. */
-    int (*needs_server)(const sim_config *cfg);
+    int supports_bucket;     /* 1: honours [algorithm] bucket > 0 (else only 0) */
+    algo_server_use server;  /* when it needs a parameter-server host */
+    /* The optimizer whose hyper-parameter keys the method reads whatever
+     * [algorithm] optimizer says (onebit_adam: "adamw"), or NULL. */
+    const char *optimizer;
     /* Builds the method's state (reads its keys from env->cfg). */
     int (*create)(algo_env *env, void **state, sim_err *err);
     void (*destroy)(void *state);
@@ -269,5 +280,13 @@ const sim_key *algo_keys(const char *name);
  * must be valid, and a method without vt->supports_compression accepts
  * only the identity (none). 0 or SIM_ECONFIG. */
 int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err);
+/* The same for [algorithm] bucket: a method without vt->supports_bucket
+ * accepts only 0. 0 or SIM_ECONFIG naming the key and the methods that do. */
+int algo_bucket_check(const algo_vt *vt, const sim_config *cfg, sim_err *err);
+/* 1 when the method needs a parameter-server host for this config. */
+int algo_needs_server(const algo_vt *vt, const sim_config *cfg);
+/* 1 when the [algorithm] key (an optimizer's hyper-parameter) is read by
+ * the configured optimizer or by the method's own (vt->optimizer). */
+int algo_reads_optimizer_key(const algo_vt *vt, const sim_config *cfg, const char *key);
 
 #endif

@@ -247,7 +247,6 @@ const algo_vt algo_ad_psgd = {
     .async = 1,
     .uses_graph = 1,
     .worker_rng = 1,
-    .needs_server = NULL,
     .create = create,
     .destroy = destroy,
     .start = algo_pairwise_start,

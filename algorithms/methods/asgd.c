@@ -381,12 +381,6 @@ static void job_fault(state *st, const algo_fault *ev)
         send_job(st, st->parked[k]);
 }
 
-static int needs_server(const sim_config *cfg)
-{
-    (void)cfg;
-    return 1;
-}
-
 static void destroy(void *p)
 {
     state *st = p;
@@ -519,7 +513,7 @@ const algo_vt algo_asgd = {
     .reference = "1.6",
     .keys = keys,
     .async = 1,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_ALWAYS,
     .create = create,
     .destroy = destroy,
     .start = start,

@@ -145,8 +145,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_gossip_create_state(env, &ops, s, out, err);
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
-
 const algo_vt algo_consensus_control = {
     .name = "consensus_control",
     .summary = "ATC momentum D-SGD with phase-wise exact averaging, extra or adaptive gossip",
@@ -154,7 +152,7 @@ const algo_vt algo_consensus_control = {
     .keys = keys,
     .async = 0,
     .uses_graph = 1,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = algo_gossip_destroy,
     .start = algo_gossip_start,

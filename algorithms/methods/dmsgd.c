@@ -35,7 +35,6 @@ const algo_vt algo_dmsgd = {
     .keys = keys,
     .async = 0,
     .uses_graph = 1,
-    .needs_server = NULL,
     .create = create,
     .destroy = algo_gossip_destroy,
     .start = algo_gossip_start,

@@ -29,7 +29,6 @@ const algo_vt algo_dsgd_atc = {
     .async = 0,
     .uses_graph = 1,
     .supports_compression = 1,
-    .needs_server = NULL,
     .create = create,
     .destroy = algo_gossip_destroy,
     .start = algo_gossip_start,

@@ -1023,8 +1023,6 @@ static void worker_models(void *p, const float **xs)
         xs[i] = s->first_done ? s->avg : s->env->w[i].x;
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
-
 static int create_local(algo_env *e, void **o, sim_err *r) { return create_mode(e, o, r, LOCAL); }
 static int create_post(algo_env *e, void **o, sim_err *r) { return create_mode(e, o, r, POST); }
 static int create_adaptive(algo_env *e, void **o, sim_err *r)
@@ -1091,7 +1089,7 @@ static const sim_key slowmo_keys[] = {
 #define LOCAL_VT(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                       \
     {                                                                                          \
         .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .async = 0,          \
-        .uses_graph = GRAPH, .supports_compression = 0, .needs_server = needs_server,          \
+        .uses_graph = GRAPH, .supports_compression = 0, .server = ALGO_SERVER_PS,      \
         .create = CREATE, .destroy = destroy, .start = start, .model = model,                  \
         .worker_models = worker_models, .fault = g_on_fault,                                   \
     }

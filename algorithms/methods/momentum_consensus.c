@@ -151,7 +151,6 @@ const algo_vt algo_momentum_consensus = {
     .keys = keys,
     .async = 0,
     .uses_graph = 1,
-    .needs_server = NULL,
     .create = create,
     .destroy = algo_gossip_destroy,
     .start = algo_gossip_start,

@@ -702,8 +702,6 @@ static void worker_models(void *p, const float **xs)
         xs[i] = s->env->w[i].x;
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
-
 static const sim_key keys[] = {
     {"algorithm", "local_steps", "2", SIM_KEY_INT, NULL,
      "tau: local steps between two syncs (>= 1)"},
@@ -723,7 +721,7 @@ const algo_vt algo_overlap_local_sgd = {
     .async = 0,
     .uses_graph = 0,
     .supports_compression = 0,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = destroy,
     .start = start,

@@ -3,6 +3,7 @@
  * lists, so that a new plug-in (its file, its meson line, its .def line)
  * needs no edit here. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -89,4 +90,80 @@ Test(registry, every_compressor_has_a_name_arguments_summary_and_size_rule)
                       vt->name);
     }
     cr_assert_null(algo_compress_find("no_such_compressor"));
+}
+
+/* An optimizer's keys are documented like a method's, and (while the
+ * common schema still lists them) agree with the schema's row: the same
+ * default, type and doc. */
+Test(registry, every_optimizer_key_is_documented_and_agrees_with_the_schema)
+{
+    for (int i = 0; algo_optim_registry[i]; i++) {
+        const algo_optim *o = algo_optim_registry[i];
+        for (const sim_key *k = o->keys; k && k->key; k++) {
+            cr_assert_str_eq(k->section, "algorithm", "%s.%s", o->name, k->key);
+            cr_assert(k->def && k->doc && k->doc[0], "%s.%s", o->name, k->key);
+            cr_assert(algo_optim_reads_key(o, k->key), "%s.%s", o->name, k->key);
+            for (int j = 0; algo_optim_registry[j]; j++)
+                for (const sim_key *q = algo_optim_registry[j]->keys; j != i && q && q->key; q++)
+                    cr_assert_str_neq(q->key, k->key, "%s declared twice", k->key);
+            for (int c = 0; sim_config_keys[c].key; c++) {
+                const sim_key *s = &sim_config_keys[c];
+                if (strcmp(s->section, "algorithm") || strcmp(s->key, k->key))
+                    continue;
+                cr_assert_str_eq(s->def, k->def, "%s", k->key);
+                cr_assert_eq(s->type, k->type, "%s", k->key);
+                cr_assert_str_eq(s->doc, k->doc, "%s", k->key);
+            }
+        }
+    }
+}
+
+/* The facts the experiment layer reads from a method are vtable data: the
+ * server rule, bucket support, the optimizer whose keys it reads. */
+Test(registry, method_facts_are_vtable_data)
+{
+    sim_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    snprintf(cfg.optimizer, sizeof cfg.optimizer, "sgd");
+    for (int i = 0; algo_registry[i]; i++) {
+        const algo_vt *vt = algo_registry[i];
+        cfg.collective = SIM_COLL_RING;
+        cr_assert_eq(algo_needs_server(vt, &cfg), vt->server == ALGO_SERVER_ALWAYS, "%s",
+                     vt->name);
+        cfg.collective = SIM_COLL_PS;
+        cr_assert_eq(algo_needs_server(vt, &cfg), vt->server != ALGO_SERVER_NONE, "%s",
+                     vt->name);
+        if (vt->optimizer)
+            cr_assert_not_null(algo_optim_find(vt->optimizer), "%s: optimizer '%s'", vt->name,
+                               vt->optimizer);
+        cfg.bucket = 0;
+        cr_assert_eq(algo_bucket_check(vt, &cfg, NULL), 0, "%s", vt->name);
+        cfg.bucket = 1024;
+        sim_err err = {0};
+        int rc = algo_bucket_check(vt, &cfg, &err);
+        if (vt->supports_bucket) {
+            cr_assert_eq(rc, 0, "%s", vt->name);
+        } else {
+            cr_assert_eq(rc, SIM_ECONFIG, "%s", vt->name);
+            cr_assert(strstr(err.msg, "[algorithm] bucket") && strstr(err.msg, vt->name),
+                      "%s", err.msg);
+        }
+    }
+}
+
+/* Which optimizer keys a configuration reads: the configured optimizer's
+ * (with its base's), and those of the method's own optimizer. */
+Test(registry, optimizer_keys_read_by_the_optimizer_or_the_method)
+{
+    sim_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    snprintf(cfg.optimizer, sizeof cfg.optimizer, "sgd");
+    const algo_vt plain = {.name = "plain"}, own = {.name = "own", .optimizer = "lamb"};
+    cr_assert_not(algo_reads_optimizer_key(&plain, &cfg, "beta1"));
+    cr_assert(algo_reads_optimizer_key(&own, &cfg, "beta1"));
+    cr_assert(algo_reads_optimizer_key(&own, &cfg, "lamb_max_trust"));
+    snprintf(cfg.optimizer, sizeof cfg.optimizer, "adamw");
+    cr_assert(algo_reads_optimizer_key(&plain, &cfg, "eps"));
+    cr_assert_not(algo_reads_optimizer_key(&plain, &cfg, "lamb_min_trust"));
+    cr_assert_not(algo_reads_optimizer_key(&plain, &cfg, "no_such_key"));
 }
