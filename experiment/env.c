@@ -5,6 +5,7 @@
  * pointer is NULL or owned). */
 #include "experiment/env.h"
 #include "algorithms/compress/compress.h"
+#include "algorithms/core/runner.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -39,7 +40,7 @@ struct xp_env {
     int graph_built;
     topo_mixing *mix;
     sim_compute *compute;
-    int64_t *hist;          /* staleness histogram (env.staleness_cap counts) */
+    int64_t *hist;          /* staleness histogram (run.staleness_cap counts) */
     algo_fault *faults;     /* [faults] schedule, sorted by time */
     double *fault_rate0;    /* per event: a link's configured rate (for up) */
     int n_faults;
@@ -51,6 +52,7 @@ struct xp_env {
     int n_log, cap_log;
     int threads;            /* xp_env_opts.threads */
     sim_pool *pool;         /* threads > 1 */
+    algo_runner run;        /* the runner's bookkeeping; env.run points here */
     algo_env env;
 };
 
@@ -285,11 +287,11 @@ static int fill_env(xp_env *x, const wl_proxy *proxy, int server, sim_err *err)
     env->server_host = server ? c->n_workers : -1;
     env->allreduce_kind = c->collective;
     env->per_node = x->pn.per_node;
-    env->staleness_cap = 4 * (int64_t)c->n_workers + 64;
-    x->hist = calloc((size_t)env->staleness_cap, sizeof *x->hist);
+    x->run.staleness_cap = 4 * (int64_t)c->n_workers + 64;
+    x->hist = calloc((size_t)x->run.staleness_cap, sizeof *x->hist);
     if (!x->hist)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    env->staleness_hist = x->hist;
+    x->run.staleness_hist = x->hist;
     return build_workers(x, err);
 }
 
@@ -343,12 +345,12 @@ static int start_pool(xp_env *x, sim_err *err)
 {
     if (x->threads <= 1)
         return 0;
-    x->env.jobs = calloc((size_t)x->env.n, sizeof *x->env.jobs);
-    x->pool = x->env.jobs ? sim_pool_create(x->threads) : NULL;
+    x->run.jobs = calloc((size_t)x->env.n, sizeof *x->run.jobs);
+    x->pool = x->run.jobs ? sim_pool_create(x->threads) : NULL;
     if (!x->pool)
         return sim_err_set(err, SIM_ENOMEM, "cannot start %d threads for the gradients",
                            x->threads);
-    x->env.pool = x->pool;
+    x->run.pool = x->pool;
     sim_engine_set_advance_hook(x->eng, join_grads, &x->env);
     return 0;
 }
@@ -462,6 +464,7 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
         return NULL;
     }
     x->cfg = cfg;
+    x->env.run = &x->run;
     if (opts) {
         x->vt = opts->vt;
         x->check_only = opts->check_only;
@@ -687,12 +690,12 @@ static int faults_random_load(xp_env *x, sim_err *err)
         if (!x->rng_fault[i])
             return sim_err_set(err, SIM_ENOMEM, "out of memory for random faults");
     }
-    x->env.crashes = 1;
+    x->run.crashes = 1;
     return 0;
 }
 
 /* Loads [faults] schedule (before the method is created, which may refuse
- * crashes: env.crashes says whether any can happen). */
+ * crashes: run.crashes says whether any can happen). */
 static int faults_schedule_load(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
@@ -720,7 +723,7 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
                                         "%s: no link %d-%d in the physical network", path,
                                         ev->target, ev->target2);
         } else if (ev->kind == ALGO_FAULT_CRASH || ev->kind == ALGO_FAULT_REJOIN) {
-            x->env.crashes = 1;
+            x->run.crashes = 1;
         }
     }
     return 0;
@@ -785,7 +788,7 @@ void xp_env_destroy(xp_env *x)
         x->vt->destroy(x->alg);
     /* queued gradients are dropped: nothing runs on the pool between joins */
     sim_pool_destroy(x->pool);
-    free(x->env.jobs);
+    free(x->run.jobs);
     free_workers(&x->env);
     free(x->faults);
     free(x->fault_rate0);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "algorithms/core/algo.h"
+#include "algorithms/core/runner.h"
 #include "experiment/env.h"
 #include "experiment/record.h"
 #include "sim/engine.h"
@@ -119,7 +120,7 @@ static double consensus_distance(run_state *e)
     if (!e->vt->worker_models)
         return 0.0;
     int m = e->env->n;
-    if (!e->env->crashes) {
+    if (!algo_env_crashes(e->env)) {
         e->vt->worker_models(e->alg, e->xs);
     } else if (e->vt->live_models) { /* the models the evaluated one averages */
         m = e->vt->live_models(e->alg, e->xs);
@@ -369,9 +370,9 @@ static int build(run_state *e, sim_err *err)
     e->model = xp_env_model(e->x);
     e->eng = xp_env_engine(e->x);
     e->net = xp_env_net(e->x);
-    e->env->hooks.iteration = on_iteration;
-    e->env->hooks.series = on_series;
-    e->env->hooks.exp = e;
+    e->env->run->hooks.iteration = on_iteration;
+    e->env->run->hooks.series = on_series;
+    e->env->run->hooks.exp = e;
     e->avg = malloc((size_t)e->env->d * sizeof(float));
     e->xs = malloc((size_t)e->env->n * sizeof *e->xs);
     e->mean_scratch = malloc((size_t)e->env->d * sizeof *e->mean_scratch);

@@ -125,7 +125,7 @@ struct algo_gossip {
     int n_frames;
     frame *last;           /* frame of the latest completed global iteration */
     algo_gossip_profile *prof;
-    int crash;             /* env->crashes: crash mode (docs/faults.md) */
+    int crash;             /* algo_env_crashes: crash mode (docs/faults.md) */
     sim_time timeout;      /* [faults] sync_timeout */
     gnb *nb_slab;
     int tv;                /* crash mode on a time-varying graph */
@@ -1278,7 +1278,7 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         g->sp[0][i] = w->slot[0];
         g->sp[1][i] = w->slot[1];
     }
-    g->crash = env->crashes;
+    g->crash = algo_env_crashes(env);
     if (g->crash) {
         const char *why = NULL, *sec = "faults", *key = "schedule";
         const char *sched = sim_config_get_string(env->cfg, "faults", "schedule");

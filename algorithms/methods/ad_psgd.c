@@ -44,7 +44,7 @@ typedef struct apsgd {
     int *compute_done, *pending;
     uint32_t *gen;    /* per worker: incarnation ([faults]) */
     uint32_t *reqgen; /* per worker: its current request */
-    sim_time timeout; /* [faults] sync_timeout, used when env->crashes */
+    sim_time timeout; /* [faults] sync_timeout, used when algo_env_crashes(env) */
 } apsgd;
 
 static uint64_t parg(int i, uint32_t gen) { return (uint64_t)(uint32_t)i | ((uint64_t)gen << 32); }
@@ -116,7 +116,7 @@ static void begin_step(void *p, int i)
         s->pending[i] = 1;
         s->reqgen[i]++;
         algo_env_send(env, i, j, env->msg_bytes, on_request, s, parg(i, s->reqgen[i]));
-        if (env->crashes &&
+        if (algo_env_crashes(env) &&
             !sim_engine_schedule(env->eng, s->timeout, on_timeout, s, parg(i, s->reqgen[i]),
                                  NULL, NULL))
             algo_env_fail(env, SIM_ENOMEM, "ad_psgd: cannot schedule a timeout");

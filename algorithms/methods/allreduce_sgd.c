@@ -756,7 +756,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         destroy(st);
         return rc;
     }
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         rc = faults_create(st, err);
         if (rc) {
             destroy(st);

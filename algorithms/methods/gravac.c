@@ -835,7 +835,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     for (int i = 0; i < env->n; i++)
         st->wmode[i] = 1;
     st->last_theta = -1;
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         rc = faults_create(st, err);
         if (rc) {
             destroy(st);

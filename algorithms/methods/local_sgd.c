@@ -896,7 +896,7 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
     }
     const char *base = m == SLOWMO ? sim_config_get_string(env->cfg, "algorithm", "base") : NULL;
     if (base && strcmp(base, "dpsgd") == 0) {
-        if (env->crashes) {
+        if (algo_env_crashes(env)) {
             destroy(s);
             return sim_config_error(env->cfg, "algorithm", "base", SIM_ECONFIG, err,
                                     "slowmo with base = dpsgd does not support worker crashes "
@@ -950,14 +950,14 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
             destroy(s);
             return sim_err_set(err, SIM_ENOMEM, "adaptive_local_sgd: out of memory");
         }
-        if (!env->crashes)
+        if (!algo_env_crashes(env))
             s->scoll = algo_env_coll(env, env->allreduce_kind, on_scoll_done, s, err);
-        if (!env->crashes && !s->scoll) {
+        if (!algo_env_crashes(env) && !s->scoll) {
             destroy(s);
             return err ? err->code : SIM_EINTERNAL;
         }
     }
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         if ((rc = g_create(s, err)) < 0) {
             destroy(s);
             return rc;

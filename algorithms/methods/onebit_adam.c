@@ -921,7 +921,7 @@ static int create_common(algo_env *env, void **out, int lamb, sim_err *err)
     }
     int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
     st->phase_bytes = algo_onebit_phase_bytes(env->n, d_wire);
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         rc = faults_create(st, err);
         if (rc) {
             destroy(st);

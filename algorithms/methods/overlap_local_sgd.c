@@ -649,7 +649,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     for (int i = 0; i < s->n; i++)
         s->ptrs[i] = env->w[i].x;
     algo_mean(s->z, s->ptrs, s->n, s->d); /* z = x^0 */
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         if ((rc = o_create(s, err)) < 0) {
             destroy(s);
             return rc;

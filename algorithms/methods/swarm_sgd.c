@@ -60,7 +60,7 @@ typedef struct swarm {
     int *in_flight;
     uint32_t *gen;      /* per worker: incarnation ([faults]) */
     uint32_t *igen;     /* per worker: its current interaction */
-    sim_time timeout;   /* [faults] sync_timeout, used when env->crashes */
+    sim_time timeout;   /* [faults] sync_timeout, used when algo_env_crashes(env) */
 } swarm;
 
 static uint64_t sarg(int i, uint32_t gen) { return (uint64_t)(uint32_t)i | ((uint64_t)gen << 32); }
@@ -193,7 +193,7 @@ static void interact(swarm *s, int i)
         algo_env_send(env, i, j, s->header, on_read, s, arg);
     else
         algo_env_send(env, i, j, s->model_bytes, on_request, s, arg);
-    if (env->crashes &&
+    if (algo_env_crashes(env) &&
         !sim_engine_schedule(env->eng, s->timeout, on_timeout, s, arg, NULL, NULL))
         algo_env_fail(env, SIM_ENOMEM, "swarm_sgd: cannot schedule a timeout");
 }
