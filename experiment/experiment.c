@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "algorithms/compress/compress.h"
 #include "algorithms/core/algo.h"
 #include "algorithms/core/runner.h"
 #include "experiment/env.h"
@@ -618,9 +619,13 @@ int sim_experiment_warnings(const sim_config *cfg, char *buf, size_t len)
         n += warn_key(cfg, "topology", "graph", buf, len, &used, why);
         n += warn_key(cfg, "topology", "weights", buf, len, &used, why);
     }
-    if (strcmp(cfg->compressor, "none") == 0)
-        n += warn_key(cfg, "algorithm", "error_feedback", buf, len, &used,
-                      "no compressor (compressor = none)");
+    sim_err cerr = {0};
+    algo_compressor *comp = algo_compress_create(cfg->compressor, &cerr);
+    if (comp && comp->vt->identity) {
+        snprintf(why, sizeof why, "no compressor (compressor = %s)", comp->vt->name);
+        n += warn_key(cfg, "algorithm", "error_feedback", buf, len, &used, why);
+    }
+    algo_compress_destroy(comp);
     n += warn_optimizer_keys(cfg, vt, buf, len, &used);
     if (cfg->n_lr_milestones == 0)
         n += warn_key(cfg, "algorithm", "lr_decay", buf, len, &used,
