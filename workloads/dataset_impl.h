@@ -1,8 +1,8 @@
 /* Private glue between the dataset registry (dataset.c) and the dataset
  * kinds (fashion_mnist.c, synthetic.c, libsvm.c, text.c), plus helpers
  * shared by the loaders and their tests; not part of the public contract.
- * A new dataset is one file defining a `const wl_dataset_vt` plus one
- * extern line here and one registry entry. */
+ * A new dataset is one file defining a `const wl_dataset_vt`, its line in
+ * meson.build and its line in datasets.def. */
 #ifndef DTSIM_WL_DATASET_IMPL_H
 #define DTSIM_WL_DATASET_IMPL_H
 

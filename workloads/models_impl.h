@@ -1,6 +1,6 @@
 /* Private glue between the model registry (model.c) and the model files
  * (linreg.c, softmax.c, ...). A new model is one file defining a
- * `const wl_model_vt` plus one extern line here and one registry entry. */
+ * `const wl_model_vt`, its line in meson.build and its line in models.def. */
 #ifndef DTSIM_WL_MODELS_IMPL_H
 #define DTSIM_WL_MODELS_IMPL_H
 

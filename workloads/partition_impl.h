@@ -1,7 +1,7 @@
 /* Private glue between the partition registry (partition.c) and the
  * partition kinds (partition_kinds.c). A new partition is one
- * `const wl_partition_vt` plus one extern line here and one registry
- * entry. */
+ * `const wl_partition_vt` in its file, the file's line in meson.build and
+ * its line in partitions.def. */
 #ifndef DTSIM_WL_PARTITION_IMPL_H
 #define DTSIM_WL_PARTITION_IMPL_H
 
