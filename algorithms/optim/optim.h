@@ -1,6 +1,7 @@
 /* Optimizers as plug-ins. An optimizer (const algo_optim, one file each,
- * listed in optimizers.def, which generates algo_optim_registry) turns a gradient g at x into an update
- * direction dir, so that the step is x <- x - lr dir. Its buffers live in an
+ * listed in optimizers.def, which generates algo_optim_registry) turns a
+ * gradient g at x into an update direction dir, so that the step is
+ * x <- x - lr dir. Its buffers live in an
  * algo_optim_state, created once per model copy (the shared model of
  * allreduce_sgd and asgd, every worker's model of the local-step methods);
  * a step allocates nothing.
