@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "algorithms/core/algo.h"
+#include "algorithms/core/runner.h"
 #include "algorithms/drivers/gossip.h"
 #include "config/config.h"
 #include "experiment/env.h"
@@ -144,8 +145,8 @@ static int run_once(const sim_config *cfg, wl_dataset *ds, const char *model_spe
     algo_gossip_profile prof = {0};
     stopper st = {.eng = eng, .iterations = &env->iterations, .per_epoch = per_epoch,
                   .stop_at = per_epoch * epochs, .prof = &prof};
-    env->hooks.iteration = on_iteration;
-    env->hooks.exp = &st;
+    env->run->hooks.iteration = on_iteration;
+    env->run->hooks.exp = &st;
 
     if (xp_env_algo_create(x, &err) < 0)
         return fail("dpsgd", &err);

@@ -10,6 +10,7 @@
 #include "algorithms/compress/compress.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "experiment/keydoc.h"
 #include "sim/compute.h"
 #include "topology/graph.h"
 #include "topology/physnet.h"
@@ -120,8 +121,9 @@ static const char *key_kind(const sim_key *k)
 
 static void list_key(const sim_key *k)
 {
+    char doc[1024];
     printf("    %-20s = %-14s  (%s) %s\n", k->key, k->def[0] ? k->def : "\"\"", key_kind(k),
-           k->doc ? k->doc : "");
+           xp_key_doc(k, doc, sizeof doc));
 }
 
 static void list_keys(void)
@@ -190,12 +192,15 @@ static void list_compressors(void)
 
 static void list_optimizers(void)
 {
-    printf("optimizers ([algorithm] optimizer; keys beta1, beta2, eps, bias_correction,\n"
-           "  lamb_min_trust, lamb_max_trust; sgd uses momentum and nesterov):\n");
+    printf("optimizers ([algorithm] optimizer; sgd uses momentum and nesterov; the keys\n"
+           "  each reads are listed under it):\n");
     for (int i = 0; algo_optim_registry[i]; i++) {
         const algo_optim *o = algo_optim_registry[i];
         printf("  %-8s %s; %s weight decay\n", o->name, o->summary,
                o->decoupled_wd ? "decoupled" : "coupled");
+        for (const algo_optim *b = o; b; b = b->base)
+            for (const sim_key *k = b->keys; k && k->key; k++)
+                list_key(k);
     }
 }
 

@@ -4,6 +4,7 @@
  * reverse order by xp_env_destroy, which also serves the error path (every
  * pointer is NULL or owned). The [faults] section is env_faults.c. */
 #include "experiment/env.h"
+#include "algorithms/core/runner.h"
 #include "experiment/memory.h"
 #include "algorithms/compress/compress.h"
 
@@ -247,11 +248,11 @@ static int fill_env(xp_env *x, const wl_proxy *proxy, int server, sim_err *err)
     env->server_host = server ? c->n_workers : -1;
     env->allreduce_kind = c->collective;
     env->per_node = x->pn.per_node;
-    env->staleness_cap = 4 * (int64_t)c->n_workers + 64;
-    x->hist = calloc((size_t)env->staleness_cap, sizeof *x->hist);
+    x->run.staleness_cap = 4 * (int64_t)c->n_workers + 64;
+    x->hist = calloc((size_t)x->run.staleness_cap, sizeof *x->hist);
     if (!x->hist)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    env->staleness_hist = x->hist;
+    x->run.staleness_hist = x->hist;
     return build_workers(x, err);
 }
 
@@ -270,11 +271,7 @@ static int check_servers(xp_env *x, sim_err *err)
         return sim_config_error(c, "network", "collective", SIM_ECONFIG, err,
                                 "hierarchical needs whole servers: %d workers on servers of %d",
                                 c->n_workers, x->pn.per_node);
-    if (c->bucket > 0 && strcmp(x->vt->name, "allreduce_sgd") != 0)
-        return sim_config_error(c, "algorithm", "bucket", SIM_ECONFIG, err,
-                                "gradient buckets are implemented for allreduce_sgd only, "
-                                "not %s (use bucket = 0)", x->vt->name);
-    return 0;
+    return algo_bucket_check(x->vt, c, err);
 }
 
 /* A batch larger than a worker's shard would draw the same samples twice
@@ -309,12 +306,12 @@ static int start_pool(xp_env *x, sim_err *err)
 {
     if (x->threads <= 1)
         return 0;
-    x->env.jobs = calloc((size_t)x->env.n, sizeof *x->env.jobs);
-    x->pool = x->env.jobs ? sim_pool_create(x->threads) : NULL;
+    x->run.jobs = calloc((size_t)x->env.n, sizeof *x->run.jobs);
+    x->pool = x->run.jobs ? sim_pool_create(x->threads) : NULL;
     if (!x->pool)
         return sim_err_set(err, SIM_ENOMEM, "cannot start %d threads for the gradients",
                            x->threads);
-    x->env.pool = x->pool;
+    x->run.pool = x->pool;
     sim_engine_set_advance_hook(x->eng, join_grads, &x->env);
     return 0;
 }
@@ -361,7 +358,7 @@ static int build(xp_env *x, sim_err *err)
     if (rc < 0)
         return rc;
 
-    int server = x->vt->needs_server && x->vt->needs_server(c);
+    int server = algo_needs_server(x->vt, c);
     int hosts = c->n_workers + (server ? 1 : 0);
     rc = topo_physnet_build_in(&x->pn, c->net_topology, x->dir, hosts, err);
     if (rc < 0)
@@ -437,6 +434,7 @@ xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *e
     }
     x->cfg = cfg;
     sim_path_dir(cfg->path, x->dir, sizeof x->dir);
+    x->env.run = &x->run;
     if (opts) {
         x->vt = opts->vt;
         x->check_only = opts->check_only;
@@ -473,7 +471,7 @@ void xp_env_destroy(xp_env *x)
         x->vt->destroy(x->alg);
     /* queued gradients are dropped: nothing runs on the pool between joins */
     sim_pool_destroy(x->pool);
-    free(x->env.jobs);
+    free(x->run.jobs);
     free_workers(&x->env);
     free(x->faults);
     free(x->fault_rate0);

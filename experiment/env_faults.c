@@ -242,7 +242,7 @@ static int faults_random_load(xp_env *x, sim_err *err)
         if (!x->rng_fault[i])
             return sim_err_set(err, SIM_ENOMEM, "out of memory for random faults");
     }
-    x->env.crashes = 1;
+    x->run.crashes = 1;
     return 0;
 }
 
@@ -260,7 +260,7 @@ static int schedule_path(const xp_env *x, char *path, sim_err *err)
 }
 
 /* Loads [faults] schedule (before the method is created, which may refuse
- * crashes: env.crashes says whether any can happen). */
+ * crashes: run.crashes says whether any can happen). */
 static int faults_schedule_load(xp_env *x, sim_err *err)
 {
     const sim_config *c = x->cfg;
@@ -289,7 +289,7 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
                                         "%s: no link %d-%d in the physical network", path,
                                         ev->target, ev->target2);
         } else if (ev->kind == ALGO_FAULT_CRASH || ev->kind == ALGO_FAULT_REJOIN) {
-            x->env.crashes = 1;
+            x->run.crashes = 1;
         }
     }
     return 0;

@@ -5,6 +5,7 @@
 #define DTSIM_EXPERIMENT_ENV_IMPL_H
 
 #include "experiment/env.h"
+#include "algorithms/core/runner.h"
 #include "sim/compute.h"
 #include "sim/engine.h"
 #include "sim/network.h"
@@ -34,7 +35,7 @@ struct xp_env {
     int graph_built;
     topo_mixing *mix;
     sim_compute *compute;
-    int64_t *hist;          /* staleness histogram (env.staleness_cap counts) */
+    int64_t *hist;          /* staleness histogram (run.staleness_cap counts) */
     algo_fault *faults;     /* [faults] schedule, sorted by time */
     double *fault_rate0;    /* per event: a link's configured rate (for up) */
     int n_faults;
@@ -46,6 +47,7 @@ struct xp_env {
     int n_log, cap_log;
     int threads;            /* xp_env_opts.threads */
     sim_pool *pool;         /* threads > 1 */
+    algo_runner run;        /* the runner's bookkeeping; env.run points here */
     algo_env env;
 };
 

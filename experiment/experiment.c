@@ -15,7 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "algorithms/compress/compress.h"
 #include "algorithms/core/algo.h"
+#include "algorithms/core/runner.h"
 #include "experiment/env.h"
 #include "experiment/record.h"
 #include "sim/engine.h"
@@ -124,7 +126,7 @@ static double consensus_distance(run_state *e)
     if (!e->vt->worker_models)
         return 0.0;
     int m = e->env->n;
-    if (!e->env->crashes) {
+    if (!algo_env_crashes(e->env)) {
         e->vt->worker_models(e->alg, e->xs);
     } else if (e->vt->live_models) { /* the models the evaluated one averages */
         m = e->vt->live_models(e->alg, e->xs);
@@ -390,9 +392,9 @@ static int build(run_state *e, sim_err *err)
     e->model = xp_env_model(e->x);
     e->eng = xp_env_engine(e->x);
     e->net = xp_env_net(e->x);
-    e->env->hooks.iteration = on_iteration;
-    e->env->hooks.series = on_series;
-    e->env->hooks.exp = e;
+    e->env->run->hooks.iteration = on_iteration;
+    e->env->run->hooks.series = on_series;
+    e->env->run->hooks.exp = e;
     e->avg = malloc((size_t)e->env->d * sizeof(float));
     e->xs = malloc((size_t)e->env->n * sizeof *e->xs);
     e->mean_scratch = malloc((size_t)e->env->d * sizeof *e->mean_scratch);
@@ -600,6 +602,38 @@ static int warn_key(const sim_config *cfg, const char *section, const char *key,
     return 1;
 }
 
+/* The optimizers' own keys (algo_optim.keys) that neither the configured
+ * optimizer nor the method's own (vt->optimizer) reads: "lamb only" when
+ * one optimizer reads it, else "optimizer = sgd (adam, adamw and lamb use
+ * it)". */
+static int warn_optimizer_keys(const sim_config *cfg, const algo_vt *vt, char *buf, size_t len,
+                               size_t *used)
+{
+    int n = 0;
+    for (int i = 0; algo_optim_registry[i]; i++) {
+        for (const sim_key *k = algo_optim_registry[i]->keys; k && k->key; k++) {
+            if (algo_reads_optimizer_key(vt, cfg, k->key))
+                continue;
+            const char *who[16];
+            int m = 0;
+            for (int j = 0; algo_optim_registry[j] && m < 16; j++)
+                if (algo_optim_reads_key(algo_optim_registry[j], k->key))
+                    who[m++] = algo_optim_registry[j]->name;
+            char list[160] = "", why[256];
+            size_t at = 0;
+            for (int j = 0; j < m && at < sizeof list; j++)
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s",
+                                       j == 0 ? "" : j == m - 1 ? " and " : ", ", who[j]);
+            if (m == 1)
+                snprintf(why, sizeof why, "%s only", list);
+            else
+                snprintf(why, sizeof why, "optimizer = %s (%s use it)", cfg->optimizer, list);
+            n += warn_key(cfg, "algorithm", k->key, buf, len, used, why);
+        }
+    }
+    return n;
+}
+
 int sim_experiment_warnings(const sim_config *cfg, char *buf, size_t len)
 {
     if (!buf || len == 0)
@@ -614,19 +648,14 @@ int sim_experiment_warnings(const sim_config *cfg, char *buf, size_t len)
         n += warn_key(cfg, "topology", "graph", buf, len, &used, why);
         n += warn_key(cfg, "topology", "weights", buf, len, &used, why);
     }
-    if (strcmp(cfg->compressor, "none") == 0)
-        n += warn_key(cfg, "algorithm", "error_feedback", buf, len, &used,
-                      "no compressor (compressor = none)");
-    if (strcmp(cfg->optimizer, "sgd") == 0 && strncmp(cfg->algorithm, "onebit_", 7) != 0) {
-        static const char *const adam_keys[] = {"beta1", "beta2", "eps", "bias_correction"};
-        for (size_t i = 0; i < sizeof adam_keys / sizeof adam_keys[0]; i++)
-            n += warn_key(cfg, "algorithm", adam_keys[i], buf, len, &used,
-                          "optimizer = sgd (adam, adamw and lamb use it)");
+    sim_err cerr = {0};
+    algo_compressor *comp = algo_compress_create(cfg->compressor, &cerr);
+    if (comp && comp->vt->identity) {
+        snprintf(why, sizeof why, "no compressor (compressor = %s)", comp->vt->name);
+        n += warn_key(cfg, "algorithm", "error_feedback", buf, len, &used, why);
     }
-    if (strcmp(cfg->optimizer, "lamb") != 0 && strcmp(cfg->algorithm, "onebit_lamb") != 0) {
-        n += warn_key(cfg, "algorithm", "lamb_min_trust", buf, len, &used, "lamb only");
-        n += warn_key(cfg, "algorithm", "lamb_max_trust", buf, len, &used, "lamb only");
-    }
+    algo_compress_destroy(comp);
+    n += warn_optimizer_keys(cfg, vt, buf, len, &used);
     if (cfg->n_lr_milestones == 0)
         n += warn_key(cfg, "algorithm", "lr_decay", buf, len, &used,
                       "no lr_milestones");

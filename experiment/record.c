@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/core/runner.h"
 #include "sim/network.h"
 
 /* The label histogram of every worker's shard (classification data). */
@@ -173,10 +174,10 @@ int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const sim_run_result 
         rc = xp_record_faults(db, run_id, x, err);
     if (rc == 0) {
         int64_t nh = 0;
-        for (int64_t s = 0; s < env->staleness_cap; s++)
-            if (env->staleness_hist[s])
+        for (int64_t s = 0; s < env->run->staleness_cap; s++)
+            if (env->run->staleness_hist[s])
                 nh = s + 1;
-        rc = an_db_run_finish(db, run_id, &sum, rows, env->n, env->staleness_hist, nh, err);
+        rc = an_db_run_finish(db, run_id, &sum, rows, env->n, env->run->staleness_hist, nh, err);
     }
     free(rows);
     return rc;

@@ -424,45 +424,50 @@ static int build_file(topo_graph *g, const char *const *args, int nargs, gsl_rng
 
 /* ---- registry ------------------------------------------------------------------ */
 
-static const topo_graph_vt graph_ring = {
+const topo_graph_vt topo_graph_ring_vt = {
     "ring", "", "a cycle: i linked to i +- 1 (degree 2)", build_ring, 0, 0};
-static const topo_graph_vt graph_torus = {
+const topo_graph_vt topo_graph_torus_vt = {
     "torus", "[(r, c)]", "2-D torus of r x c = n nodes (degree 4); node (a, b) is a * c + b; "
     "without arguments the most square r x c = n (r <= c; no factorization with r, c >= 2: "
     "an error)",
     build_torus, 0, 1};
-static const topo_graph_vt graph_hypercube = {
+const topo_graph_vt topo_graph_hypercube_vt = {
     "hypercube", "", "i linked to i xor 2^b (degree log2 n; n a power of two)", build_hypercube, 0, 0};
-static const topo_graph_vt graph_complete = {
+const topo_graph_vt topo_graph_complete_vt = {
     "complete", "", "every pair linked; W = J with uniform or Metropolis weights", build_complete, 0, 0};
-static const topo_graph_vt graph_star = {
+const topo_graph_vt topo_graph_star_vt = {
     "star", "", "node 0 linked to every other node", build_star, 0, 0};
-static const topo_graph_vt graph_exponential = {
+const topo_graph_vt topo_graph_exponential_vt = {
     "exponential", "", "static exponential graph: i linked to i +- 2^k mod n, k < ceil(log2 n)",
     build_exponential, 0, 0};
-static const topo_graph_vt graph_one_peer = {
+const topo_graph_vt topo_graph_one_peer_vt = {
     "one_peer_exponential", "",
     "time-varying: at step t, i averages with i + 2^(t mod log2 n) (n a power of two)",
     build_one_peer, 1, 0};
-static const topo_graph_vt graph_random_regular = {
+const topo_graph_vt topo_graph_random_regular_vt = {
     "random_regular", "(k)", "uniform random k-regular graph (k x n even), connected",
     build_random_regular, 0, 0};
-static const topo_graph_vt graph_erdos_renyi = {
+const topo_graph_vt topo_graph_erdos_renyi_vt = {
     "erdos_renyi", "(p)", "G(n, p): each pair linked with probability p, connected draw",
     build_erdos_renyi, 0, 0};
-static const topo_graph_vt graph_small_world = {
+const topo_graph_vt topo_graph_small_world_vt = {
     "small_world", "(k, p)",
     "Watts-Strogatz: ring with k nearest neighbours (k even), edges rewired with probability p",
     build_small_world, 0, 0};
-static const topo_graph_vt graph_file = {
+const topo_graph_vt topo_graph_file_vt = {
     "file", "(PATH)",
     "GraphML (.graphml) or an edge list (0-based id pairs, '#' comments) with n nodes",
     build_file, 0, 1};
 
+#define DTSIM_GRAPH(id) extern const topo_graph_vt topo_graph_##id##_vt;
+#include "topology/graphs.def"
+#undef DTSIM_GRAPH
+
 const topo_graph_vt *const topo_graph_registry[] = {
-    &graph_ring, &graph_torus, &graph_hypercube, &graph_complete, &graph_star,
-    &graph_exponential, &graph_one_peer, &graph_random_regular, &graph_erdos_renyi,
-    &graph_small_world, &graph_file, NULL,
+#define DTSIM_GRAPH(id) &topo_graph_##id##_vt,
+#include "topology/graphs.def"
+#undef DTSIM_GRAPH
+    NULL,
 };
 
 /* ---- build ------------------------------------------------------------------------- */
@@ -583,7 +588,7 @@ int topo_graph_build_in(topo_graph *g, const char *spec, const char *dir, int n,
     for (int i = 0; i < sp.nargs; i++)
         argv[i] = sp.args[i];
     char path[SIM_PATH_MAX];
-    if (vt == &graph_file && sp.nargs >= 1 && sp.args[0][0]) {
+    if (vt == &topo_graph_file_vt && sp.nargs >= 1 && sp.args[0][0]) {
         if ((rc = sim_path_resolve(dir, sp.args[0], path, sizeof path, err)))
             return rc;
         argv[0] = path;
@@ -591,7 +596,7 @@ int topo_graph_build_in(topo_graph *g, const char *spec, const char *dir, int n,
     g->vt = vt;
     g->n = n > 0 ? n : vt->natural_size ? 0 : TOPO_GRAPH_DEFAULT_N;
     g->period = 1;
-    rc = vt == &graph_complete ? topo_graph_size_check(spec, g->n, err) : 0;
+    rc = vt == &topo_graph_complete_vt ? topo_graph_size_check(spec, g->n, err) : 0;
     if (rc == 0)
         rc = vt->build(g, argv, sp.nargs, rng, err);
     if (rc)

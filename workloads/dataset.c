@@ -16,12 +16,14 @@
 #include "sim/units.h"
 #include "workloads/dataset_impl.h"
 
+#define DTSIM_DATASET(id) extern const wl_dataset_vt wl_dataset_##id##_vt;
+#include "workloads/datasets.def"
+#undef DTSIM_DATASET
+
 const wl_dataset_vt *const wl_dataset_registry[] = {
-    &wl_dataset_fashion_mnist_vt,
-    &wl_dataset_synthetic_linear_vt,
-    &wl_dataset_blobs_vt,
-    &wl_dataset_libsvm_vt,
-    &wl_dataset_text_vt,
+#define DTSIM_DATASET(id) &wl_dataset_##id##_vt,
+#include "workloads/datasets.def"
+#undef DTSIM_DATASET
     NULL,
 };
 

@@ -63,7 +63,7 @@ typedef struct wl_dataset_opts {
 struct sim_spec; /* sim/units.h: a spec split into name and arguments */
 
 /* A dataset kind: one const vtable in the kind's own file, one line in
- * wl_dataset_registry (dataset.c). */
+ * datasets.def (from which wl_dataset_registry is generated). */
 typedef struct wl_dataset_vt {
     const char *name;     /* spec name, e.g. "blobs" */
     const char *args;     /* e.g. "" or "(classes, d, n)" */

@@ -1,8 +1,8 @@
 /* Private glue between the dataset registry (dataset.c) and the dataset
  * kinds (fashion_mnist.c, synthetic.c, libsvm.c, text.c), plus helpers
  * shared by the loaders and their tests; not part of the public contract.
- * A new dataset is one file defining a `const wl_dataset_vt` plus one
- * extern line here and one registry entry. */
+ * A new dataset is one file defining a `const wl_dataset_vt`, its line in
+ * meson.build and its line in datasets.def. */
 #ifndef DTSIM_WL_DATASET_IMPL_H
 #define DTSIM_WL_DATASET_IMPL_H
 
@@ -11,12 +11,6 @@
 #include "sim/err.h"
 #include "sim/units.h"
 #include "workloads/dataset.h"
-
-extern const wl_dataset_vt wl_dataset_fashion_mnist_vt;
-extern const wl_dataset_vt wl_dataset_synthetic_linear_vt;
-extern const wl_dataset_vt wl_dataset_blobs_vt;
-extern const wl_dataset_vt wl_dataset_libsvm_vt;
-extern const wl_dataset_vt wl_dataset_text_vt;
 
 /* A dataset with uninitialised train (n_train x dim) and test (n_test x dim)
  * arrays; name is copied (truncated to fit). NULL with SIM_ENOMEM or

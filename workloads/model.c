@@ -13,13 +13,14 @@
 #include "sim/units.h"
 #include "workloads/models_impl.h"
 
+#define DTSIM_MODEL(id) extern const wl_model_vt wl_##id##_vt;
+#include "workloads/models.def"
+#undef DTSIM_MODEL
+
 const wl_model_vt *const wl_model_registry[] = {
-    &wl_linreg_vt,
-    &wl_softmax_vt,
-    &wl_logreg_vt,
-    &wl_mlp_vt,
-    &wl_cnn_vt,
-    &wl_charlm_vt,
+#define DTSIM_MODEL(id) &wl_##id##_vt,
+#include "workloads/models.def"
+#undef DTSIM_MODEL
     NULL,
 };
 

@@ -1,6 +1,6 @@
 /* Private glue between the model registry (model.c) and the model files
  * (linreg.c, softmax.c, ...). A new model is one file defining a
- * `const wl_model_vt` plus one extern line here and one registry entry. */
+ * `const wl_model_vt`, its line in meson.build and its line in models.def. */
 #ifndef DTSIM_WL_MODELS_IMPL_H
 #define DTSIM_WL_MODELS_IMPL_H
 
@@ -8,13 +8,6 @@
 
 #include "sim/err.h"
 #include "workloads/model.h"
-
-extern const wl_model_vt wl_linreg_vt;
-extern const wl_model_vt wl_softmax_vt;
-extern const wl_model_vt wl_logreg_vt;
-extern const wl_model_vt wl_mlp_vt;
-extern const wl_model_vt wl_cnn_vt;
-extern const wl_model_vt wl_charlm_vt;
 
 /* vt->create is called with m->dim and m->classes set from the dataset
  * (classes 0 = regression) and m->priv NULL. When the dataset does not fit,

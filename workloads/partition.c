@@ -12,11 +12,14 @@
 #include "sim/units.h"
 #include "workloads/partition_impl.h"
 
+#define DTSIM_PARTITION(id) extern const wl_partition_vt wl_partition_##id##_vt;
+#include "workloads/partitions.def"
+#undef DTSIM_PARTITION
+
 const wl_partition_vt *const wl_partition_registry[] = {
-    &wl_partition_iid_vt,
-    &wl_partition_contiguous_vt,
-    &wl_partition_dirichlet_vt,
-    &wl_partition_shards_vt,
+#define DTSIM_PARTITION(id) &wl_partition_##id##_vt,
+#include "workloads/partitions.def"
+#undef DTSIM_PARTITION
     NULL,
 };
 

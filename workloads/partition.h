@@ -34,8 +34,8 @@ typedef struct wl_partition_req {
     gsl_rng *rng;                /* the partition stream (NULL allowed if !needs_rng) */
 } wl_partition_req;
 
-/* A partition kind: one const vtable, one line in wl_partition_registry
- * (partition.c). */
+/* A partition kind: one const vtable, one line in partitions.def (from
+ * which wl_partition_registry is generated). */
 struct wl_partition_vt {
     const char *name;     /* spec name, e.g. "dirichlet" */
     const char *args;     /* e.g. "" or "(alpha)" */

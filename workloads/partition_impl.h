@@ -1,7 +1,7 @@
 /* Private glue between the partition registry (partition.c) and the
  * partition kinds (partition_kinds.c). A new partition is one
- * `const wl_partition_vt` plus one extern line here and one registry
- * entry. */
+ * `const wl_partition_vt` in its file, the file's line in meson.build and
+ * its line in partitions.def. */
 #ifndef DTSIM_WL_PARTITION_IMPL_H
 #define DTSIM_WL_PARTITION_IMPL_H
 
@@ -10,11 +10,6 @@
 #include "sim/err.h"
 #include "sim/units.h"
 #include "workloads/partition.h"
-
-extern const wl_partition_vt wl_partition_iid_vt;
-extern const wl_partition_vt wl_partition_contiguous_vt;
-extern const wl_partition_vt wl_partition_dirichlet_vt;
-extern const wl_partition_vt wl_partition_shards_vt;
 
 /* The checks common to every kind, in this order: at least one worker; at
  * least per_worker x n_workers training samples ("fewer than the N what",

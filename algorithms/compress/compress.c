@@ -14,18 +14,14 @@
 #include "sim/rng.h"
 #include "sim/units.h"
 
-extern const algo_compress_vt algo_compress_none;
-extern const algo_compress_vt algo_compress_topk;
-extern const algo_compress_vt algo_compress_randomk;
-extern const algo_compress_vt algo_compress_qsgd;
-extern const algo_compress_vt algo_compress_sign;
+#define DTSIM_COMPRESSOR(id) extern const algo_compress_vt algo_compress_##id;
+#include "algorithms/compress/compressors.def"
+#undef DTSIM_COMPRESSOR
 
 const algo_compress_vt *const algo_compress_registry[] = {
-    &algo_compress_none,
-    &algo_compress_topk,
-    &algo_compress_randomk,
-    &algo_compress_qsgd,
-    &algo_compress_sign,
+#define DTSIM_COMPRESSOR(id) &algo_compress_##id,
+#include "algorithms/compress/compressors.def"
+#undef DTSIM_COMPRESSOR
     NULL,
 };
 

@@ -3,12 +3,17 @@
  * compute model, idle and staleness accounting, collectives, and the
  * shared optimizer step. */
 #include "algorithms/core/algo.h"
+#include "algorithms/core/runner.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+int algo_env_crashes(const algo_env *env) { return env->run->crashes; }
+
+void algo_env_defer_clip(algo_env *env) { env->run->clip_deferred = 1; }
 
 int algo_env_step_samples(const algo_env *env, int worker)
 {
@@ -46,7 +51,7 @@ static double grad_compute(algo_env *env, algo_worker *w, const float *params, f
                       : m->vt->loss_grad(m, params, w->bx, w->by, b, grad, w->ws);
     if (env->noise.kind != ALGO_NOISE_NONE)
         algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
-    *clipped = env->cfg->clip > 0 && !env->clip_deferred &&
+    *clipped = env->cfg->clip > 0 && !env->run->clip_deferred &&
                algo_grad_clip(grad, env->d, env->cfg->clip);
     if (wd != 0) {
         const float fwd = (float)wd;
@@ -66,7 +71,7 @@ static void job_run(algo_env *env, algo_grad_job *j)
 static void job_run_at(void *ctx, int64_t i)
 {
     algo_env *env = ctx;
-    algo_grad_job *j = &env->jobs[i];
+    algo_grad_job *j = &env->run->jobs[i];
     if (!j->done)
         job_run(env, j);
 }
@@ -74,39 +79,39 @@ static void job_run_at(void *ctx, int64_t i)
 void algo_env_grad_wait(algo_env *env, int worker)
 {
     algo_worker *w = &env->w[worker];
-    if (w->job > 0 && !env->jobs[w->job - 1].done)
-        job_run(env, &env->jobs[w->job - 1]);
+    if (w->job > 0 && !env->run->jobs[w->job - 1].done)
+        job_run(env, &env->run->jobs[w->job - 1]);
 }
 
 void algo_env_grad_join(algo_env *env)
 {
-    int n = env->n_jobs;
+    int n = env->run->n_jobs;
     if (n == 0)
         return;
     int todo = 0;
     for (int i = 0; i < n && todo < 2; i++)
-        todo += !env->jobs[i].done;
+        todo += !env->run->jobs[i].done;
     if (todo > 1)
-        sim_pool_run(env->pool, n, job_run_at, env);
+        sim_pool_run(env->run->pool, n, job_run_at, env);
     else
         for (int i = 0; i < n; i++)
             job_run_at(env, i);
     for (int i = 0; i < n; i++) {
-        algo_grad_job *j = &env->jobs[i];
+        algo_grad_job *j = &env->run->jobs[i];
         env->last_batch_loss = j->loss;
         if (!isfinite(j->loss))
             env->diverged = 1;
         env->clipped += j->clipped;
         env->w[j->worker].job = 0;
     }
-    env->n_jobs = 0;
+    env->run->n_jobs = 0;
 }
 
 double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *grad,
                         double wd)
 {
     algo_worker *w = &env->w[worker];
-    if (env->pool && w->job > 0)
+    if (env->run->pool && w->job > 0)
         algo_env_grad_join(env); /* its batch buffers are about to be refilled */
     int64_t b = env->ds->sparse /* CSR rows for the model's sparse kernel */
                     ? wl_sampler_next_rows(&w->sampler, w->batch, w->brows, w->by)
@@ -114,11 +119,11 @@ double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *g
     w->steps++;
     w->samples += b;
     w->grad_samples = algo_env_step_samples(env, worker);
-    if (env->pool) {
-        algo_grad_job *j = &env->jobs[env->n_jobs];
+    if (env->run->pool) {
+        algo_grad_job *j = &env->run->jobs[env->run->n_jobs];
         *j = (algo_grad_job){.worker = worker, .params = params, .grad = grad, .b = b,
                              .wd = wd};
-        w->job = ++env->n_jobs;
+        w->job = ++env->run->n_jobs;
         return NAN;
     }
     int clipped;
@@ -234,8 +239,8 @@ int algo_env_coll_enter(algo_env *env, sim_coll *coll, int rank, double bytes)
 
 void algo_env_series(algo_env *env, int worker, const char *name, double value)
 {
-    if (env->hooks.series)
-        env->hooks.series(env->hooks.exp, sim_time_to_s(sim_engine_now(env->eng)),
+    if (env->run->hooks.series)
+        env->run->hooks.series(env->run->hooks.exp, sim_time_to_s(sim_engine_now(env->eng)),
                           env->iterations, worker < 0 ? -1 : worker, name, value);
 }
 
@@ -260,11 +265,11 @@ void algo_env_staleness(algo_env *env, int worker, int64_t staleness)
     algo_worker *w = &env->w[worker];
     w->staleness_sum += (double)staleness;
     w->staleness_n++;
-    if (env->staleness_hist && env->staleness_cap > 0) {
+    if (env->run->staleness_hist && env->run->staleness_cap > 0) {
         int64_t s = staleness < 0 ? 0 : staleness;
-        if (s >= env->staleness_cap)
-            s = env->staleness_cap - 1;
-        env->staleness_hist[s]++;
+        if (s >= env->run->staleness_cap)
+            s = env->run->staleness_cap - 1;
+        env->run->staleness_hist[s]++;
     }
 }
 
@@ -272,8 +277,8 @@ void algo_env_iteration(algo_env *env, int64_t samples)
 {
     env->iterations++;
     env->samples += samples;
-    if (env->hooks.iteration)
-        env->hooks.iteration(env->hooks.exp);
+    if (env->run->hooks.iteration)
+        env->run->hooks.iteration(env->run->hooks.exp);
 }
 
 sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,

@@ -8,7 +8,7 @@
  * Gradients are computed when a step STARTS (from the parameters the worker
  * holds or read at that moment) and consumed when its completion event
  * fires, so gradient work is separate from the event that applies it.
- * With a thread pool (env->pool, [--threads]) that is what lets gradients
+ * With a thread pool (the runner's, [--threads]) that is what lets gradients
  * run in parallel: algo_env_grad does the part that consumes shared
  * streams at once (the worker's batch, counters) and queues the rest (loss
  * and gradient, noise, clip) as a job; the jobs queued during one
@@ -33,7 +33,6 @@
 #include "config/config.h"
 #include "sim/engine.h"
 #include "sim/network.h"
-#include "sim/pool.h"
 #include "algorithms/core/fault.h"
 #include "algorithms/core/noise.h"
 #include "algorithms/optim/optim.h"
@@ -77,33 +76,13 @@ typedef struct algo_worker {
     gsl_rng *rng_noise_tmp; /* scratch stream of the same type (algo_noise_add) */
     int down;             /* 1 while crashed ([faults] schedule) */
     double slowdown;      /* compute-time factor of a slowdown event; 0 or 1 = none */
-    int job;              /* 1 + index of its queued gradient job in env->jobs; 0: none */
+    int job;              /* 1 + index of its queued gradient job (the runner's); 0: none */
 } algo_worker;
 
-/* A gradient queued by algo_env_grad when env->pool is set. */
-typedef struct algo_grad_job {
-    int worker;
-    const float *params;
-    float *grad;
-    int64_t b;            /* samples in w->bx, w->by */
-    double wd;            /* grad += wd * params after the clip (0: none) */
-    double loss;          /* results, applied to env in queue order by the join */
-    int clipped;
-    int done;             /* computed (by the join or algo_env_grad_wait) */
-} algo_grad_job;
-
-/* Hooks into the experiment (progress, evaluation, stopping). */
-typedef struct algo_env_hooks {
-    /* An iteration (a synchronous round, or one applied update for an
-     * asynchronous method) has completed; the experiment may evaluate and
-     * stop the engine. */
-    void (*iteration)(void *exp);
-    /* A method's own number (algo_env_series) at simulated time sim_time
-     * (seconds) and iteration; worker -1 for a global value. NULL: dropped. */
-    void (*series)(void *exp, double sim_time, int64_t iteration, int worker,
-                   const char *name, double value);
-    void *exp;
-} algo_env_hooks;
+/* The runner's bookkeeping of a run (gradient jobs, hooks, staleness
+ * histogram, clip deferral, crash flag, thread pool): private to the
+ * runner (algorithms/core/runner.h, used by algo.c and experiment/). */
+typedef struct algo_runner algo_runner;
 
 struct algo_env {
     const sim_config *cfg;
@@ -130,33 +109,30 @@ struct algo_env {
     gsl_rng *rng_global;  /* the method's global stream */
     int64_t iterations;   /* completed iterations, maintained by algo_env_iteration */
     int64_t samples;      /* samples whose gradients were applied, likewise */
-    int64_t *staleness_hist; /* counts per staleness value */
-    int64_t staleness_cap;   /* length of staleness_hist; larger values clamp */
     double last_batch_loss;  /* loss of the most recent gradient */
     int diverged;            /* a gradient's loss was not finite */
     int64_t clipped;         /* gradients scaled down to norm [algorithm] clip */
-    algo_env_hooks hooks;
     sim_err error;           /* the first failure inside an event (algo_env_fail);
                                 code 0 while there is none */
     int64_t batch_changes;   /* algo_env_set_batch calls that changed a batch */
     algo_noise noise;        /* [workload] grad_noise, added before the clip */
-    int clip_deferred;       /* 1: algo_env_grad does not clip; the method clips
-                                where it applies gradients (asgd: the server) */
-    int crashes;             /* 1: workers may crash ([faults] schedule has crash
-                                or rejoin events, or mtbf is set); set before
-                                the method's create */
-    sim_pool *pool;          /* gradients in parallel (borrowed), or NULL: serial */
-    algo_grad_job *jobs;     /* n slots: the jobs queued in this instant */
-    int n_jobs;
+    algo_runner *run;        /* the runner's bookkeeping (not for methods) */
 };
+
+/* 1 when workers may crash in this run ([faults] schedule has crash or
+ * rejoin events, or mtbf is set); known before the method's create. */
+int algo_env_crashes(const algo_env *env);
+/* From now on algo_env_grad does not clip: the method clips where it
+ * applies gradients (asgd: the server). Call in create. */
+void algo_env_defer_clip(algo_env *env);
 
 /* Samples the worker's next batch (w->batch samples) and computes loss and
  * gradient at params into grad (may be w->grad), adds the injected noise
  * ([workload] grad_noise, worker's noise stream), then clips to Euclidean
- * norm [algorithm] clip when that is > 0 and env->clip_deferred is 0
+ * norm [algorithm] clip when that is > 0 and the method did not defer it
  * (counted in env->clipped). Counts steps and samples, sets
  * w->grad_samples. Returns the loss (of the noiseless gradient). With
- * env->pool the gradient is only queued (see the top of this file): grad
+ * a thread pool the gradient is only queued (see the top of this file): grad
  * and the loss side effects (last_batch_loss, diverged, clipped) are set
  * by the join, and the return value is NAN. params, grad and the worker's
  * batch buffers must stay unchanged until then. */
@@ -168,7 +144,7 @@ double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *g
 /* Computes worker's queued gradient now, in the calling thread, if it has
  * one that has not run (no-op without a pool). */
 void algo_env_grad_wait(algo_env *env, int worker);
-/* Runs every queued gradient (in parallel on env->pool) and applies their
+/* Runs every queued gradient (in parallel on the pool) and applies their
  * side effects to env in the order they were queued. No-op when none. */
 void algo_env_grad_join(algo_env *env);
 /* The gradient transform of [algorithm] clip: g *= c / ||g|| when
@@ -227,6 +203,14 @@ double algo_env_epoch(const algo_env *env);
 /* out = mean of the n vectors in worker-id order (deterministic). */
 void algo_mean(float *out, const float *const *vs, int n, int64_t d);
 
+/* When a method needs a parameter-server host (one host past the n
+ * workers, env->server_host). */
+typedef enum algo_server_use {
+    ALGO_SERVER_NONE = 0,  /* never (the default) */
+    ALGO_SERVER_PS,        /* when [network] collective = ps: its all-reduces run on one */
+    ALGO_SERVER_ALWAYS     /* always (asgd) */
+} algo_server_use;
+
 typedef struct algo_vt {
     const char *name;
     const char *summary;
@@ -237,8 +221,11 @@ typedef struct algo_vt {
     int worker_rng;          /* 1: the method draws from its workers' rng_algo
                                 (allocated only then: 5 kB per worker) */
     int supports_compression; /* 1: honours [algorithm] compressor (else only none) */
-    /* Whether a parameter-server host is needed for this config. NULL = no. */
-    int (*needs_server)(const sim_config *cfg);
+    int supports_bucket;     /* 1: honours [algorithm] bucket > 0 (else only 0) */
+    algo_server_use server;  /* when it needs a parameter-server host */
+    /* The optimizer whose hyper-parameter keys the method reads whatever
+     * [algorithm] optimizer says (onebit_adam: "adamw"), or NULL. */
+    const char *optimizer;
     /* Builds the method's state (reads its keys from env->cfg). */
     int (*create)(algo_env *env, void **state, sim_err *err);
     void (*destroy)(void *state);
@@ -249,7 +236,7 @@ typedef struct algo_vt {
     /* Fills xs[0..n-1] with the workers' models when they differ (for the
      * average and the consensus distance); NULL slot = one shared model. */
     void (*worker_models)(void *state, const float **xs);
-    /* Optional, used when workers may crash (env->crashes): fills xs with
+    /* Optional, used when workers may crash (algo_env_crashes): fills xs with
      * the models of the workers the evaluated model averages (the live
      * ones) and returns their count m (1 <= m <= n), for the consensus
      * distance. NULL: worker_models without the workers that are down. */
@@ -269,5 +256,13 @@ const sim_key *algo_keys(const char *name);
  * must be valid, and a method without vt->supports_compression accepts
  * only the identity (none). 0 or SIM_ECONFIG. */
 int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err);
+/* The same for [algorithm] bucket: a method without vt->supports_bucket
+ * accepts only 0. 0 or SIM_ECONFIG naming the key and the methods that do. */
+int algo_bucket_check(const algo_vt *vt, const sim_config *cfg, sim_err *err);
+/* 1 when the method needs a parameter-server host for this config. */
+int algo_needs_server(const algo_vt *vt, const sim_config *cfg);
+/* 1 when the [algorithm] key (an optimizer's hyper-parameter) is read by
+ * the configured optimizer or by the method's own (vt->optimizer). */
+int algo_reads_optimizer_key(const algo_vt *vt, const sim_config *cfg, const char *key);
 
 #endif

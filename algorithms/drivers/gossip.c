@@ -499,7 +499,7 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         g->sp[0][i] = w->slot[0];
         g->sp[1][i] = w->slot[1];
     }
-    g->crash = env->crashes;
+    g->crash = algo_env_crashes(env);
     if (g->crash && algo_gossip_crash_init(g, err) < 0)
         goto fail;
     g->in_place = !g->crash && ops->sends_model && ops->form == ALGO_GOSSIP_AWC &&

@@ -1,5 +1,5 @@
 /* The gossip driver's crash and rejoin rules ([faults], docs/faults.md),
- * all of them: gossip.c calls in here only in crash mode (env->crashes).
+ * all of them: gossip.c calls in here only in crash mode (algo_env_crashes(env)).
  *
  * A worker waiting for a neighbour's message of gossip step t skips it when
  * the neighbour is down and the wait has lasted [faults] sync_timeout (at

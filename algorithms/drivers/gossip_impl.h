@@ -128,7 +128,7 @@ struct algo_gossip {
     int n_frames;
     frame *last;           /* frame of the latest completed global iteration */
     algo_gossip_profile *prof;
-    int crash;             /* env->crashes: crash mode (docs/faults.md) */
+    int crash;             /* algo_env_crashes(env): crash mode (docs/faults.md) */
     sim_time timeout;      /* [faults] sync_timeout */
     gnb *nb_slab;
     int tv;                /* crash mode on a time-varying graph */

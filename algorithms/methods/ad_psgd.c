@@ -111,7 +111,7 @@ static void begin_step(void *p, int i)
         s->pending[i] = 1;
         uint64_t arg = algo_group_arg(i, ++s->reqgen[i]);
         algo_env_send(env, i, j, env->msg_bytes, on_request, s, arg);
-        if (env->crashes &&
+        if (algo_env_crashes(env) &&
             !sim_engine_schedule(env->eng, s->core.timeout, on_timeout, s, arg, NULL, NULL))
             algo_env_fail(env, SIM_ENOMEM, "ad_psgd: cannot schedule a timeout");
     }

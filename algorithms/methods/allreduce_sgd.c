@@ -652,8 +652,6 @@ static int faults_create(state *st, sim_err *err)
     return 0;
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
-
 /* Builds the compression state from [algorithm] compressor and
  * error_feedback; none (the identity) leaves st->comp NULL. */
 static int compressed_create(state *st, sim_err *err)
@@ -758,7 +756,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         destroy(st);
         return rc;
     }
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         rc = faults_create(st, err);
         if (rc) {
             destroy(st);
@@ -808,7 +806,8 @@ const algo_vt algo_allreduce_sgd = {
     .keys = keys,
     .async = 0,
     .supports_compression = 1,
-    .needs_server = needs_server,
+    .supports_bucket = 1,
+    .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = destroy,
     .start = start,

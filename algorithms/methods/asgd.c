@@ -15,7 +15,7 @@
  *
  * Clipped ASGD (docs/algorithms.md section 11): with [algorithm] clip = C > 0
  * the server clips every arriving gradient to norm C before applying it
- * (env->clip_deferred: algo_env_grad leaves it alone), so a dropped
+ * (algo_env_defer_clip: algo_env_grad leaves it alone), so a dropped
  * gradient is never clipped; after each applied update the fraction of
  * applied gradients that were clipped is recorded as series
  * `clipped_fraction` (global). C = infinity changes nothing.
@@ -373,12 +373,6 @@ static void job_fault(state *st, const algo_fault *ev)
         send_job(st, st->parked[k]);
 }
 
-static int needs_server(const sim_config *cfg)
-{
-    (void)cfg;
-    return 1;
-}
-
 static void destroy(void *p)
 {
     state *st = p;
@@ -431,7 +425,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         return err && err->code ? err->code : SIM_EINTERNAL;
     }
     memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
-    env->clip_deferred = 1;
+    algo_env_defer_clip(env);
     const char *nj = sim_config_get_string(env->cfg, "algorithm", "next_job");
     st->random_job = nj && strcmp(nj, "random") == 0;
     if (st->random_job) {
@@ -455,7 +449,7 @@ static int create(algo_env *env, void **out, sim_err *err)
             return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
         }
     }
-    if (st->random_job && env->crashes) {
+    if (st->random_job && algo_env_crashes(env)) {
         int rc = sim_config_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
         if (rc < 0) {
             destroy(st);
@@ -511,7 +505,7 @@ const algo_vt algo_asgd = {
     .reference = "1.6",
     .keys = keys,
     .async = 1,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_ALWAYS,
     .create = create,
     .destroy = destroy,
     .start = start,

@@ -145,14 +145,13 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_gossip_create_state(env, &ops, s, out, err);
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
 
 const algo_vt algo_consensus_control = {
     .name = "consensus_control",
     .summary = "ATC momentum D-SGD with phase-wise exact averaging, extra or adaptive gossip",
     .reference = "10",
     .keys = keys,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_PS,
     .create = create,
     ALGO_GOSSIP_SLOTS,
 };

@@ -686,8 +686,6 @@ static int faults_create(state *st, sim_err *err)
     return 0;
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
-
 static void destroy(void *p)
 {
     state *st = p;
@@ -837,7 +835,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     for (int i = 0; i < env->n; i++)
         st->wmode[i] = 1;
     st->last_theta = -1;
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         rc = faults_create(st, err);
         if (rc) {
             destroy(st);
@@ -884,7 +882,7 @@ const algo_vt algo_gravac = {
     .keys = keys,
     .async = 0,
     .supports_compression = 0,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = destroy,
     .start = start,

@@ -896,7 +896,7 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
     }
     const char *base = m == SLOWMO ? sim_config_get_string(env->cfg, "algorithm", "base") : NULL;
     if (base && strcmp(base, "dpsgd") == 0) {
-        if (env->crashes) {
+        if (algo_env_crashes(env)) {
             destroy(s);
             return sim_config_error(env->cfg, "algorithm", "base", SIM_ECONFIG, err,
                                     "slowmo with base = dpsgd does not support worker crashes "
@@ -950,14 +950,14 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
             destroy(s);
             return sim_err_set(err, SIM_ENOMEM, "adaptive_local_sgd: out of memory");
         }
-        if (!env->crashes)
+        if (!algo_env_crashes(env))
             s->scoll = algo_env_coll(env, env->allreduce_kind, on_scoll_done, s, err);
-        if (!env->crashes && !s->scoll) {
+        if (!algo_env_crashes(env) && !s->scoll) {
             destroy(s);
             return err ? err->code : SIM_EINTERNAL;
         }
     }
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         if ((rc = g_create(s, err)) < 0) {
             destroy(s);
             return rc;
@@ -1022,8 +1022,6 @@ static void worker_models(void *p, const float **xs)
     for (int i = 0; i < s->n; i++)
         xs[i] = s->first_done ? s->avg : s->env->w[i].x;
 }
-
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
 
 static int create_local(algo_env *e, void **o, sim_err *r) { return create_mode(e, o, r, LOCAL); }
 static int create_post(algo_env *e, void **o, sim_err *r) { return create_mode(e, o, r, POST); }
@@ -1091,7 +1089,7 @@ static const sim_key slowmo_keys[] = {
 #define LOCAL_VT(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                       \
     {                                                                                          \
         .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .async = 0,          \
-        .uses_graph = GRAPH, .supports_compression = 0, .needs_server = needs_server,          \
+        .uses_graph = GRAPH, .supports_compression = 0, .server = ALGO_SERVER_PS,      \
         .create = CREATE, .destroy = destroy, .start = start, .model = model,                  \
         .worker_models = worker_models, .fault = g_on_fault,                                   \
     }

@@ -799,8 +799,6 @@ static int faults_create(state *st, sim_err *err)
     return 0;
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
-
 static void destroy(void *p)
 {
     state *st = p;
@@ -923,7 +921,7 @@ static int create_common(algo_env *env, void **out, int lamb, sim_err *err)
     }
     int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
     st->phase_bytes = algo_onebit_phase_bytes(env->n, d_wire);
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         rc = faults_create(st, err);
         if (rc) {
             destroy(st);
@@ -1002,7 +1000,8 @@ const algo_vt algo_onebit_adam = {
     .keys = adam_keys,
     .async = 0,
     .supports_compression = 0,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_PS,
+    .optimizer = "adamw",
     .create = create_adam,
     .destroy = destroy,
     .start = start,
@@ -1018,7 +1017,8 @@ const algo_vt algo_onebit_lamb = {
     .keys = lamb_keys,
     .async = 0,
     .supports_compression = 0,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_PS,
+    .optimizer = "lamb",
     .create = create_lamb,
     .destroy = destroy,
     .start = start,

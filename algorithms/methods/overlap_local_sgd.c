@@ -649,7 +649,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     for (int i = 0; i < s->n; i++)
         s->ptrs[i] = env->w[i].x;
     algo_mean(s->z, s->ptrs, s->n, s->d); /* z = x^0 */
-    if (env->crashes) {
+    if (algo_env_crashes(env)) {
         if ((rc = o_create(s, err)) < 0) {
             destroy(s);
             return rc;
@@ -702,8 +702,6 @@ static void worker_models(void *p, const float **xs)
         xs[i] = s->env->w[i].x;
 }
 
-static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
-
 static const sim_key keys[] = {
     {"algorithm", "local_steps", "2", SIM_KEY_INT, NULL,
      "tau: local steps between two syncs (>= 1)"},
@@ -723,7 +721,7 @@ const algo_vt algo_overlap_local_sgd = {
     .async = 0,
     .uses_graph = 0,
     .supports_compression = 0,
-    .needs_server = needs_server,
+    .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = destroy,
     .start = start,

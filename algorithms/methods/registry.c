@@ -7,44 +7,14 @@
 #include "algorithms/core/algo.h"
 #include "algorithms/compress/compress.h"
 
-extern const algo_vt algo_allreduce_sgd;
-extern const algo_vt algo_asgd;
-extern const algo_vt algo_dpsgd;
-extern const algo_vt algo_dsgd_atc;
-extern const algo_vt algo_dmsgd;
-extern const algo_vt algo_decentlam;
-extern const algo_vt algo_momentum_consensus;
-extern const algo_vt algo_consensus_control;
-extern const algo_vt algo_ad_psgd;
-extern const algo_vt algo_swarm_sgd;
-extern const algo_vt algo_local_sgd;
-extern const algo_vt algo_post_local_sgd;
-extern const algo_vt algo_adaptive_local_sgd;
-extern const algo_vt algo_slowmo;
-extern const algo_vt algo_overlap_local_sgd;
-extern const algo_vt algo_onebit_adam;
-extern const algo_vt algo_onebit_lamb;
-extern const algo_vt algo_gravac;
+#define DTSIM_METHOD(id) extern const algo_vt algo_##id;
+#include "algorithms/methods/methods.def"
+#undef DTSIM_METHOD
 
 const algo_vt *const algo_registry[] = {
-    &algo_allreduce_sgd,
-    &algo_asgd,
-    &algo_dpsgd,
-    &algo_dsgd_atc,
-    &algo_dmsgd,
-    &algo_decentlam,
-    &algo_momentum_consensus,
-    &algo_consensus_control,
-    &algo_ad_psgd,
-    &algo_swarm_sgd,
-    &algo_local_sgd,
-    &algo_post_local_sgd,
-    &algo_adaptive_local_sgd,
-    &algo_slowmo,
-    &algo_overlap_local_sgd,
-    &algo_onebit_adam,
-    &algo_onebit_lamb,
-    &algo_gravac,
+#define DTSIM_METHOD(id) &algo_##id,
+#include "algorithms/methods/methods.def"
+#undef DTSIM_METHOD
     NULL,
 };
 
@@ -66,6 +36,20 @@ const sim_key *algo_keys(const char *name)
     return vt->keys ? vt->keys : no_keys;
 }
 
+/* "a, b, c": the methods for which has(vt) is 1, in registry order. */
+static void methods_with(int (*has)(const algo_vt *vt), char *list, size_t cap)
+{
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = 0; algo_registry[i]; i++)
+        if (has(algo_registry[i]) && len < cap)
+            len += (size_t)snprintf(list + len, cap - len, "%s%s", len ? ", " : "",
+                                    algo_registry[i]->name);
+}
+
+static int has_compression(const algo_vt *vt) { return vt->supports_compression; }
+static int has_bucket(const algo_vt *vt) { return vt->supports_bucket; }
+
 int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
 {
     algo_compressor *c = algo_compress_from_config(cfg, err);
@@ -74,12 +58,8 @@ int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
     int identity = c->vt->identity;
     algo_compress_destroy(c);
     if (!identity && !vt->supports_compression) {
-        char list[256] = "";
-        size_t len = 0;
-        for (int i = 0; algo_registry[i]; i++)
-            if (algo_registry[i]->supports_compression && len < sizeof list)
-                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
-                                        algo_registry[i]->name);
+        char list[256];
+        methods_with(has_compression, list, sizeof list);
         return sim_config_error(cfg, "algorithm", "compressor", SIM_ECONFIG, err,
                                 "%s does not support compression (methods that do: %s; "
                                 "docs/compressors.md says why)",
@@ -88,3 +68,28 @@ int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
     return 0;
 }
 
+
+int algo_bucket_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
+{
+    if (cfg->bucket <= 0 || vt->supports_bucket)
+        return 0;
+    char list[256];
+    methods_with(has_bucket, list, sizeof list);
+    return sim_config_error(cfg, "algorithm", "bucket", SIM_ECONFIG, err,
+                            "gradient buckets are implemented for %s only, not %s "
+                            "(use bucket = 0)",
+                            list, vt->name);
+}
+
+int algo_needs_server(const algo_vt *vt, const sim_config *cfg)
+{
+    return vt->server == ALGO_SERVER_ALWAYS ||
+           (vt->server == ALGO_SERVER_PS && cfg->collective == SIM_COLL_PS);
+}
+
+int algo_reads_optimizer_key(const algo_vt *vt, const sim_config *cfg, const char *key)
+{
+    const algo_optim *own = vt && vt->optimizer ? algo_optim_find(vt->optimizer) : NULL;
+    const algo_optim *o = algo_optim_find(cfg->optimizer);
+    return (o && algo_optim_reads_key(o, key)) || (own && algo_optim_reads_key(own, key));
+}

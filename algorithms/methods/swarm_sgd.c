@@ -188,7 +188,7 @@ static void interact(swarm *s, int i)
         algo_env_send(env, i, j, s->header, on_read, s, arg);
     else
         algo_env_send(env, i, j, s->model_bytes, on_request, s, arg);
-    if (env->crashes &&
+    if (algo_env_crashes(env) &&
         !sim_engine_schedule(env->eng, s->core.timeout, on_timeout, s, arg, NULL, NULL))
         algo_env_fail(env, SIM_ENOMEM, "swarm_sgd: cannot schedule a timeout");
 }

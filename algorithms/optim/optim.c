@@ -9,16 +9,14 @@
 #include <string.h>
 #include <strings.h>
 
-extern const algo_optim algo_optim_sgd;
-extern const algo_optim algo_optim_adam;
-extern const algo_optim algo_optim_adamw;
-extern const algo_optim algo_optim_lamb;
+#define DTSIM_OPTIMIZER(id) extern const algo_optim algo_optim_##id;
+#include "algorithms/optim/optimizers.def"
+#undef DTSIM_OPTIMIZER
 
 const algo_optim *const algo_optim_registry[] = {
-    &algo_optim_sgd,
-    &algo_optim_adam,
-    &algo_optim_adamw,
-    &algo_optim_lamb,
+#define DTSIM_OPTIMIZER(id) &algo_optim_##id,
+#include "algorithms/optim/optimizers.def"
+#undef DTSIM_OPTIMIZER
     NULL,
 };
 
@@ -36,6 +34,15 @@ const char *algo_optim_name_at(int i)
         if (k == i)
             return algo_optim_registry[k]->name;
     return NULL;
+}
+
+int algo_optim_reads_key(const algo_optim *o, const char *key)
+{
+    for (; o; o = o->base)
+        for (const sim_key *k = o->keys; k && k->key; k++)
+            if (strcmp(k->key, key) == 0)
+                return 1;
+    return 0;
 }
 
 void algo_optim_hp_from_config(const sim_config *cfg, algo_optim_hp *hp)

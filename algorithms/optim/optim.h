@@ -1,6 +1,7 @@
 /* Optimizers as plug-ins. An optimizer (const algo_optim, one file each,
- * listed in algo_optim_registry) turns a gradient g at x into an update
- * direction dir, so that the step is x <- x - lr dir. Its buffers live in an
+ * listed in optimizers.def, which generates algo_optim_registry) turns a
+ * gradient g at x into an update direction dir, so that the step is
+ * x <- x - lr dir. Its buffers live in an
  * algo_optim_state, created once per model copy (the shared model of
  * allreduce_sgd and asgd, every worker's model of the local-step methods);
  * a step allocates nothing.
@@ -11,8 +12,10 @@
  * before every direction, so the first step has t = 1 (bias correction).
  *
  * Hyper-parameters come from the common [algorithm] keys optimizer,
- * momentum, nesterov, weight_decay, beta1, beta2, eps, bias_correction,
- * lamb_min_trust and lamb_max_trust (docs/optimizers.md). */
+ * momentum, nesterov and weight_decay (methods read them too), and from
+ * the keys an optimizer declares in its own file (algo_optim.keys: adam's
+ * beta1, beta2, eps, bias_correction; lamb's lamb_min_trust and
+ * lamb_max_trust; docs/optimizers.md). */
 #ifndef DTSIM_ALGO_OPTIM_H
 #define DTSIM_ALGO_OPTIM_H
 
@@ -43,6 +46,11 @@ typedef struct algo_optim {
     const char *summary;
     int decoupled_wd;    /* 0: g += wd x first (coupled); 1: wd x in the direction */
     int trust_ratio;     /* 1: a per-layer trust ratio scales the direction (lamb) */
+    /* Its own [algorithm] hyper-parameter keys, NULL-key terminated (NULL:
+     * none), and an optimizer whose keys it reads too (adamw and lamb read
+     * adam's moment keys), or NULL. */
+    const sim_key *keys;
+    const struct algo_optim *base;
     /* State vectors of d floats (0..ALGO_OPTIM_MAX_VECTORS) for these
      * hyper-parameters: vector 0 is the first moment m, vector 1 the
      * second moment v. */
@@ -63,6 +71,8 @@ extern const algo_optim *const algo_optim_registry[]; /* NULL-terminated */
 const algo_optim *algo_optim_find(const char *name);
 /* The i-th registered name, NULL past the end (for the config schema). */
 const char *algo_optim_name_at(int i);
+/* 1 when o reads the [algorithm] key (its own keys or its base's). */
+int algo_optim_reads_key(const algo_optim *o, const char *key);
 
 /* The hyper-parameters of a configuration's common keys. */
 void algo_optim_hp_from_config(const sim_config *cfg, algo_optim_hp *hp);

@@ -69,11 +69,25 @@ static void adamw_direction(algo_optim_state *s, const float *x, float *g)
         add_decay(g, x, s->hp.weight_decay, s->d);
 }
 
+/* The moment keys of adam, adamw and lamb (lamb reads them through base). */
+static const sim_key adam_keys[] = {
+    {"algorithm", "beta1", "0.9", SIM_KEY_DOUBLE, NULL,
+     "adam, adamw, lamb: first-moment decay, in [0, 1) (sgd uses momentum)"},
+    {"algorithm", "beta2", "0.999", SIM_KEY_DOUBLE, NULL,
+     "adam, adamw, lamb: second-moment decay, in [0, 1)"},
+    {"algorithm", "eps", "1e-8", SIM_KEY_DOUBLE, NULL,
+     "adam, adamw, lamb: added to sqrt(v), > 0"},
+    {"algorithm", "bias_correction", "true", SIM_KEY_BOOL, NULL,
+     "adam, adamw, lamb: divide m and v by 1 - beta^t (DeepSpeed's 1-bit methods: false)"},
+    {0},
+};
+
 const algo_optim algo_optim_adam = {
     .name = "adam",
     .summary = "Adam like torch.optim.Adam (beta1, beta2, eps, bias_correction)",
     .decoupled_wd = 0,
     .trust_ratio = 0,
+    .keys = adam_keys,
     .vectors = vectors,
     .direction = adam_direction,
     .step = NULL,
@@ -85,6 +99,7 @@ const algo_optim algo_optim_adamw = {
     .summary = "Adam, decay outside: x -= lr (m_hat / (sqrt(v_hat) + eps) + wd x)",
     .decoupled_wd = 1,
     .trust_ratio = 0,
+    .base = &algo_optim_adam,
     .vectors = vectors,
     .direction = adamw_direction,
     .step = NULL,

@@ -5,6 +5,9 @@
 
 #include "algorithms/optim/optim.h"
 
+/* adamw and lamb read its moment keys (algo_optim.base). */
+extern const algo_optim algo_optim_adam;
+
 struct algo_optim_state {
     const algo_optim *o;
     algo_optim_hp hp;

@@ -52,11 +52,21 @@ static void direction(algo_optim_state *s, const float *x, float *g)
     }
 }
 
+static const sim_key lamb_keys[] = {
+    {"algorithm", "lamb_min_trust", "0.01", SIM_KEY_DOUBLE, NULL,
+     "lamb: lower bound of the per-layer trust ratio (>= 0)"},
+    {"algorithm", "lamb_max_trust", "10", SIM_KEY_DOUBLE, NULL,
+     "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
+    {0},
+};
+
 const algo_optim algo_optim_lamb = {
     .name = "lamb",
     .summary = "LAMB: Adam moments, per-layer trust ratio in [lamb_min_trust, lamb_max_trust]",
     .decoupled_wd = 1,
     .trust_ratio = 1,
+    .keys = lamb_keys,
+    .base = &algo_optim_adam,
     .vectors = vectors,
     .direction = direction,
     .step = NULL,

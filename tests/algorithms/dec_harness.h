@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "algorithms/core/algo.h"
+#include "algorithms/core/runner.h"
 #include "config/config.h"
 #include "experiment/env.h"
 #include "experiment/experiment.h"
@@ -85,8 +86,8 @@ static inline void h_build(harness *h, const char *ini, const char *const *sets,
     h->net = xp_env_net(h->x);
     h->mix = h->env->mix;
     h->vt = xp_env_vt(h->x);
-    h->env->hooks.iteration = h_on_iteration;
-    h->env->hooks.exp = h;
+    h->env->run->hooks.iteration = h_on_iteration;
+    h->env->run->hooks.exp = h;
     cr_assert_eq(xp_env_algo_create(h->x, &err), 0, "%s", err.msg);
     h->alg = xp_env_state(h->x);
 }

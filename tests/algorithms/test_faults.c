@@ -2581,7 +2581,7 @@ Test(faults, overlap_local_sgd_group_path_without_a_crash_equals_the_plain_run)
         memset(&ep[k], 0, sizeof ep[k]);
         harness h;
         h_build(&h, base_ini, sets, k ? 6 : 5);
-        cr_assert_eq(h.env->crashes, k);
+        cr_assert_eq(algo_env_crashes(h.env), k);
         cr_assert_leq(h.env->d, 64);
         h.probe = probe_eval;
         h.probe_ctx = &ep[k];

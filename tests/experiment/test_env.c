@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "algorithms/core/algo.h"
+#include "algorithms/core/runner.h"
 #include "experiment/env.h"
 #include "experiment/experiment.h"
 #include "sim/compute.h"
@@ -68,8 +69,8 @@ Test(env, sizes_follow_the_config)
     cr_assert_geq(sim_net_n_hosts(xp_env_net(x)), 5);
     cr_assert_eq(env->allreduce_kind, SIM_COLL_TREE);
     cr_assert_null(env->graph, "asgd uses no logical graph");
-    cr_assert_eq(env->staleness_cap, 4 * 4 + 64);
-    cr_assert_not_null(env->staleness_hist);
+    cr_assert_eq(env->run->staleness_cap, 4 * 4 + 64);
+    cr_assert_not_null(env->run->staleness_hist);
     cr_assert_eq(xp_env_dataset(x)->train.n, 600);
     for (int i = 0; i < env->n; i++) {
         cr_assert_eq(env->w[i].batch, 8);
@@ -295,8 +296,8 @@ Test(env, series_are_stamped_with_time_and_iteration)
     algo_env *env = xp_env_algo_env(x);
     probe p = {.env = env};
     algo_env_series(env, 0, "dropped", 1.0); /* no hook: nothing happens */
-    env->hooks.series = on_series;
-    env->hooks.exp = &p;
+    env->run->hooks.series = on_series;
+    env->run->hooks.exp = &p;
     sim_engine_schedule(xp_env_engine(x), 3 * MS, on_record, &p, 0, NULL, NULL);
     sim_engine_run_until(xp_env_engine(x), SIM_TIME_MAX);
     cr_assert_eq(p.n_series, 2);

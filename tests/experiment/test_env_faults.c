@@ -48,7 +48,7 @@ static int load_schedule(const char *const *sets, int nsets, int *crashes, sim_e
     xp_env *x = xp_env_create(&cfg, NULL, err);
     cr_assert_not_null(x, "%s", err->msg);
     int rc = xp_env_algo_create(x, err);
-    *crashes = xp_env_algo_env(x)->crashes;
+    *crashes = algo_env_crashes(xp_env_algo_env(x));
     xp_env_destroy(x);
     sim_config_release(&cfg);
     return rc;

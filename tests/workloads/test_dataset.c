@@ -197,18 +197,14 @@ Test(dataset, bad_specs)
               "%s", err.msg);
     cr_assert_null(make("blobs(2, 3", 1, 0, &err));
     cr_assert_eq(err.code, SIM_ECONFIG);
-    int n = 0;
-    while (wl_dataset_registry[n])
-        n++;
-    cr_assert_geq(n, 3);
 }
 
 /* Every kind is listed with a name, its argument list and a summary; names
- * are unique and wl_dataset_find returns each entry itself. */
+ * are unique and wl_dataset_find returns each entry itself. Invariants
+ * only: a new kind needs no edit here. */
 Test(dataset, registry)
 {
-    int n = 0;
-    for (; wl_dataset_registry[n]; n++) {
+    for (int n = 0; wl_dataset_registry[n]; n++) {
         const wl_dataset_vt *vt = wl_dataset_registry[n];
         cr_assert(vt->name && vt->name[0], "entry %d has no name", n);
         cr_assert_not_null(vt->args, "%s", vt->name);
@@ -221,7 +217,6 @@ Test(dataset, registry)
             cr_assert_str_neq(wl_dataset_registry[j]->name, vt->name);
         cr_assert_eq(wl_dataset_find(vt->name), vt, "%s", vt->name);
     }
-    cr_assert_eq(n, 5);
     cr_assert_null(wl_dataset_find("imagenet"));
     cr_assert_null(wl_dataset_find("blobs(2, 3, 10)"));
     cr_assert_null(wl_dataset_find(""));

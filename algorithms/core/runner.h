@@ -1,0 +1,51 @@
+/* Private to the runner: the bookkeeping of a run that methods do not
+ * see (algo_env.run points to it). Included by algorithms/core/algo.c,
+ * which maintains it through the env services, and by the experiment
+ * layer, which owns the storage (xp_env), sets the hooks and reads the
+ * staleness histogram; never by a method or a driver. */
+#ifndef DTSIM_ALGO_RUNNER_H
+#define DTSIM_ALGO_RUNNER_H
+
+#include <stdint.h>
+
+#include "algorithms/core/algo.h"
+#include "sim/pool.h"
+
+/* A gradient queued by algo_env_grad when the run has a thread pool. */
+typedef struct algo_grad_job {
+    int worker;
+    const float *params;
+    float *grad;
+    int64_t b;            /* samples in w->bx, w->by */
+    double wd;            /* grad += wd * params after the clip (0: none) */
+    double loss;          /* results, applied to env in queue order by the join */
+    int clipped;
+    int done;             /* computed (by the join or algo_env_grad_wait) */
+} algo_grad_job;
+
+/* Hooks into the experiment (progress, evaluation, stopping). */
+typedef struct algo_env_hooks {
+    /* An iteration (a synchronous round, or one applied update for an
+     * asynchronous method) has completed; the experiment may evaluate and
+     * stop the engine. */
+    void (*iteration)(void *exp);
+    /* A method's own number (algo_env_series) at simulated time sim_time
+     * (seconds) and iteration; worker -1 for a global value. NULL: dropped. */
+    void (*series)(void *exp, double sim_time, int64_t iteration, int worker,
+                   const char *name, double value);
+    void *exp;
+} algo_env_hooks;
+
+struct algo_runner {
+    algo_env_hooks hooks;
+    int64_t *staleness_hist; /* counts per staleness value */
+    int64_t staleness_cap;   /* length of staleness_hist; larger values clamp */
+    int clip_deferred;       /* 1: algo_env_grad does not clip (algo_env_defer_clip) */
+    int crashes;             /* 1: workers may crash (algo_env_crashes); set before
+                                the method's create */
+    sim_pool *pool;          /* gradients in parallel (borrowed), or NULL: serial */
+    algo_grad_job *jobs;     /* n slots: the jobs queued in this instant */
+    int n_jobs;
+};
+
+#endif
