@@ -1,0 +1,222 @@
+/* The synchronous-round driver: how the workers of a synchronous method
+ * meet. A method (allreduce_sgd, local_sgd, post_local_sgd,
+ * adaptive_local_sgd, slowmo, hierarchical_local_sgd, overlap_local_sgd,
+ * gravac, onebit_adam, onebit_lamb) is its update rule, written as the
+ * hooks below; the driver owns everything about the meeting:
+ *
+ *  - the groups of live workers and their collectives (algorithms/drivers/
+ *    group.h): without crashes ONE group of every worker runs every round
+ *    from round 0; there is no second path;
+ *  - the round counters: round k of worker w, the oldest round not
+ *    completed, whether its result is formed;
+ *  - per-worker incarnations: every event the driver schedules for a
+ *    worker (compute end, encode, decode, timeout, join message) carries
+ *    it, and an event of an earlier incarnation is dropped. A method that
+ *    schedules events of its own for a worker checks algo_sync_current;
+ *  - [faults] sync_timeout, crash and rejoin bookkeeping (docs/faults.md),
+ *    the joiner's model send (S bytes from the member that formed the
+ *    result);
+ *  - multi-phase rounds (1-bit Adam's all-to-all then all-gather;
+ *    adaptive_local_sgd's average then scalar statistics), each phase on
+ *    its own collective slot of the group;
+ *  - buckets overlapping the backward pass ([algorithm] bucket > 0,
+ *    drivers/overlap.h) for phase 0 of a one-gradient round;
+ *  - the compute time of encoding (before a phase is entered) and of
+ *    decoding (after the last phase);
+ *  - the hierarchical collective (a slot of kind ALGO_SYNC_HIER_INTRA or
+ *    ALGO_SYNC_HIER_INTER is built over the group's members on the
+ *    hierarchical(N, PER_NODE) servers);
+ *  - the iteration count (algo_env_iteration): the method never calls it.
+ *
+ * ---- A round, for worker w in the group of round k ----------------------
+ *
+ *  1. WORK. The driver calls hooks.grad(m, w) (the method computes w's
+ *     gradient with algo_env_grad at the parameters of its choice), then
+ *     schedules the compute step (algo_env_compute, the env's
+ *     algo_env_step_samples(env, w) samples) or, with buckets, the
+ *     bucketed step (algo_overlap_step). When it ends the driver calls
+ *     hooks.step_done(m, w): the method applies a local step if it takes
+ *     one and returns 1 when w's work for round k is over, 0 to take
+ *     another compute step (back to hooks.grad). NULL: 1 (one gradient per
+ *     round: allreduce_sgd, gravac, the 1-bit methods).
+ *  2. CONTRIBUTE, for each phase p of hooks.plan(m, k) in order: the driver
+ *     calls hooks.contribute(m, w, k, p, &msg): the method writes w's
+ *     message (gradient, parameters, compressed buffer; whatever
+ *     hooks.form reads) and fills msg.bytes (its wire size), optionally
+ *     msg.encode (compute time before it is entered: compression) or
+ *     msg.samples (a compute step of that many samples before it is
+ *     entered: adaptive_local_sgd's statistics). The driver charges that
+ *     compute (idle ends before it and begins again after it), begins w's
+ *     idle interval (algo_env_idle_begin) if it is not idle, and enters the
+ *     phase's collective of w's group (algo_env_coll_enter, rank = w's rank
+ *     in the group). A worker stays idle between two phases that charge no
+ *     compute (1-bit Adam: phase 1 to phase 2).
+ *  3. FORM. At the FIRST completion of phase p in the group (every member
+ *     has entered, so every member's message of phase p exists), once per
+ *     round and phase: hooks.form(m, g, k, p, w), w the first completing
+ *     member. The method forms the round's result over g's members
+ *     (members ascending, rank r = g->members[r]; a mean is over g->n
+ *     members in worker-id order, renormalized over who took part).
+ *  4. TAKE. At each member's completion of phase p, after FORM:
+ *     hooks.take(m, w, k, p) (Local SGD copies the average into x_w); NULL:
+ *     nothing (a shared model).
+ *  5. DECODE. After the last phase, hooks.decode(m, g, k) compute time is
+ *     charged (idle ends first); NULL or 0: none.
+ *  6. The worker starts round k + 1 at 1.
+ *
+ * ---- Ordering guarantees (they keep results bit-identical) --------------
+ *
+ *  - algo_sync_start starts every member of round 0 at 1, in worker-id
+ *    order; hooks.grad runs at the instant the compute step is scheduled.
+ *  - At a phase completion the order is: FORM (first completion only),
+ *    the joiners' model send (first completion of the last phase, or at
+ *    the end of the first member's DECODE when there is one), TAKE,
+ *    algo_env_idle_end(w), DECODE or step 6. Phases before the last one
+ *    go from TAKE straight to the next CONTRIBUTE.
+ *  - The iteration count, by desc.count:
+ *      ALGO_SYNC_COUNT_LAST: a round is an iteration, reported when its
+ *        last member completes, with the samples of the members' gradients
+ *        (w->grad_samples) summed at FORM of the last phase. Without
+ *        crashes (env->crashes 0) it is reported BEFORE that member's idle
+ *        ends and it starts round k + 1; with crashes possible, after it
+ *        started it (the two orders of the former two paths, both kept so
+ *        that every recorded row stays bit-identical).
+ *      ALGO_SYNC_COUNT_FIRST: reported at FORM of the last phase (1-bit
+ *        methods).
+ *      ALGO_SYNC_COUNT_STEPS: an iteration is one local step of every
+ *        live worker: iteration K completes when every live worker has
+ *        completed its K-th compute step; a step that ends a worker's work
+ *        (step_done returned 1) counts at the round's FORM of its first
+ *        phase without crashes, at the worker's own TAKE with crashes.
+ *  - hooks.contribute of phase 0 runs at the instant w's work ends (with
+ *    buckets: before the bucketed step starts, after algo_env_grad_wait,
+ *    since the message must be known when its first bucket is entered).
+ *
+ * ---- Crashes and rejoins (docs/faults.md) --------------------------------
+ *
+ *  A crash of worker c aborts the first round whose result is not formed
+ *  (a): a group of the survivors takes over from round a. A survivor
+ *  learns of it by timing out: it enters the new group's collective
+ *  sync_timeout after it entered round a (or after the crash, when it had
+ *  entered before); c's contribution is lost. If round a - 1 is still
+ *  finishing (formed, members completing), it finishes in its old group
+ *  without c. hooks.crash(m, c) runs after the driver's bookkeeping (NULL:
+ *  nothing). A multi-phase round restarts at phase 0 in the new group.
+ *  Buckets: a crash aborts the round's partly reduced buckets; their
+ *  bytes stay on the links, and the survivors redo the whole phase in the
+ *  new group (its own buckets) after the timeout.
+ *
+ *  A rejoining worker j joins at the next formed result: the member that
+ *  formed it calls hooks.join(m, j, sender) (the method copies the model,
+ *  resets the optimizer state, residuals or counters of j from sender's),
+ *  sends j join bytes (desc.join_bytes, 0 = env->msg_bytes), and j starts
+ *  round k + 1 when they arrive. The group grows from that round on. When
+ *  no one is left to form a result, j starts a group of its own at once
+ *  (hooks.join(m, j, -1)). Every new group is announced by
+ *  hooks.regroup(m, g) before its first round (1-bit: error buffers reset
+ *  per partition); NULL: nothing.
+ *
+ *  A method state reads, for its model() and worker_models():
+ *  algo_sync_formed (between FORM and the last TAKE every member logically
+ *  holds the result), algo_sync_live (up and in a group) and
+ *  algo_sync_round. */
+#ifndef DTSIM_ALGO_SYNC_H
+#define DTSIM_ALGO_SYNC_H
+
+#include <stdint.h>
+
+#include "algorithms/core/algo.h"
+#include "algorithms/drivers/group.h"
+
+typedef struct algo_sync algo_sync;
+
+enum { ALGO_SYNC_SLOTS_MAX = 4, ALGO_SYNC_PHASES_MAX = 4 };
+
+/* A collective slot: what each group builds over its members. */
+typedef enum algo_sync_slot {
+    ALGO_SYNC_ALLREDUCE = 0, /* the configured all-reduce (env->allreduce_kind) */
+    ALGO_SYNC_ALLGATHER,     /* ring all-gather (compressed messages of different support) */
+    ALGO_SYNC_ALLTOALL,      /* every member sends to every other (1-bit phase 1) */
+    ALGO_SYNC_HIER_INTRA,    /* all-reduce inside each server of hierarchical(N, PER_NODE) */
+    ALGO_SYNC_HIER_INTER,    /* the hierarchical all-reduce across servers */
+} algo_sync_slot;
+
+typedef enum algo_sync_count {
+    ALGO_SYNC_COUNT_LAST = 0,
+    ALGO_SYNC_COUNT_FIRST,
+    ALGO_SYNC_COUNT_STEPS,
+} algo_sync_count;
+
+/* A worker's contribution to one phase (hooks.contribute fills it). */
+typedef struct algo_sync_msg {
+    double bytes;     /* wire size of the message */
+    sim_time encode;  /* compute time before it is entered (0: none) */
+    int samples;      /* or: a compute step of this many samples first (0: none) */
+} algo_sync_msg;
+
+/* The method's hooks; m is the method's state (desc.method). */
+typedef struct algo_sync_hooks {
+    /* Required. Start of a compute step: compute w's gradient. */
+    void (*grad)(void *m, int w);
+    /* End of a compute step: 1 when w's work for its round is over, 0 for
+     * another step. NULL: 1. */
+    int (*step_done)(void *m, int w);
+    /* Phases of round k: fills slots[p] (ALGO_SYNC_PHASES_MAX) with the
+     * collective slot of each phase, returns their count (>= 1). The same
+     * for every member of round k. NULL: one phase on slot 0. */
+    int (*plan)(void *m, int64_t round, int *slots);
+    /* Required. w's message of phase p of round k (see the top). */
+    void (*contribute)(void *m, int w, int64_t round, int phase, algo_sync_msg *msg);
+    /* Required. Phase p's first completion in g: form the result. */
+    void (*form)(void *m, const algo_group *g, int64_t round, int phase, int w);
+    /* w's completion of phase p, after form. NULL: nothing. */
+    void (*take)(void *m, int w, int64_t round, int phase);
+    /* Decoding compute time after the last phase. NULL: none. */
+    sim_time (*decode)(void *m, const algo_group *g, int64_t round);
+    /* Rejoin: j joins from the next round; sender (-1: none) holds the
+     * result. Reset j's state from it. NULL: nothing. */
+    void (*join)(void *m, int j, int sender);
+    /* After the driver's bookkeeping of c's crash. NULL: nothing. */
+    void (*crash)(void *m, int c);
+    /* A new group takes over from g->first_round. NULL: nothing. */
+    void (*regroup)(void *m, const algo_group *g);
+} algo_sync_hooks;
+
+typedef struct algo_sync_desc {
+    const char *who;        /* method name for error messages */
+    void *method;           /* m, passed to every hook */
+    algo_sync_hooks hooks;
+    int n_slots;            /* collective slots per group (1..ALGO_SYNC_SLOTS_MAX) */
+    algo_sync_slot slots[ALGO_SYNC_SLOTS_MAX];
+    algo_sync_count count;
+    int buckets;            /* 1: phase 0 overlaps the backward pass when
+                               [algorithm] bucket > 0 (one-gradient rounds) */
+    double join_bytes;      /* bytes sent to a joiner; 0: env->msg_bytes */
+} algo_sync_desc;
+
+/* Builds the driver: one group of every worker from round 0 and its
+ * collectives; reads [faults] sync_timeout when env->crashes. 0 or a
+ * negative code with err filled (nothing left to undo). */
+int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out, sim_err *err);
+void algo_sync_destroy(algo_sync *sy);
+/* Starts round 0 on every worker (worker-id order). */
+int algo_sync_start(algo_sync *sy, sim_err *err);
+/* The method's vt->fault forwards here (crash and rejoin). */
+void algo_sync_fault(algo_sync *sy, const algo_fault *ev);
+
+/* The oldest round not completed. */
+int64_t algo_sync_round(const algo_sync *sy);
+/* 1 while that round's result is formed and its members take it. */
+int algo_sync_formed(const algo_sync *sy);
+/* The round worker w works towards or waits in. */
+int64_t algo_sync_worker_round(const algo_sync *sy, int w);
+/* 1 when w is up and a member of the groups (not waiting to join). */
+int algo_sync_live(const algo_sync *sy, int w);
+/* The group that runs round k (NULL: none). */
+const algo_group *algo_sync_group(const algo_sync *sy, int64_t round);
+/* An event argument for worker w's current incarnation, and its check:
+ * for events a method schedules itself. */
+uint64_t algo_sync_arg(const algo_sync *sy, int w);
+int algo_sync_current(const algo_sync *sy, uint64_t arg);
+
+#endif
