@@ -58,7 +58,7 @@ algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, 
     g->owner = c->owner;
     g->id = gs->n;
     gs->g[gs->n++] = g;
-    if (n > 0) {
+    if (n > 0 && !c->none) {
         g->coll = make_coll(env, g, c->kind, c->done, c->who);
         if (!g->coll)
             return NULL;

@@ -41,6 +41,7 @@ typedef struct algo_group_colls {
                                of env->allreduce_kind */
     void *owner;
     const char *who;     /* method name for error messages */
+    int none;            /* 1: no collective at all (the caller builds its own) */
 } algo_group_colls;
 
 /* A new group of the given workers (ascending) from round `first` on.
