@@ -1,18 +1,21 @@
 /* The synchronous-round driver (see sync.h for the contract).
  *
  * State: the groups (oldest first) and, per group, one collective per slot
- * of desc.slots over its members; the oldest round not completed (round),
- * the phases of it already formed (formed), the completions it still
- * counts (need) and has (done); per worker its round, phase, status,
+ * of desc.slots over its members. A group takes over from a STEP q =
+ * round x ALGO_SYNC_PHASES_MAX + phase (so a crash can hand a round over
+ * between two phases). The oldest round not completed (round), the phases
+ * of it already formed (formed), the completions of its last phase it
+ * still counts (need) and has (done); per worker its round, phase, status,
  * incarnation (wgen: every event of the worker carries it), the
- * incarnation of its pending timeout (tgen) and the round whose entry
- * waits the timeout (late_round). Without crashes there is one group and
- * no timeout, crash or join ever happens: the same code is the plain run. */
+ * incarnation of its pending timeout (tgen) and the step whose entry waits
+ * the timeout (late). Without crashes there is one group and no timeout,
+ * crash or join ever happens: the same code is the plain run. */
 #include "algorithms/drivers/sync.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/drivers/local.h"
 #include "algorithms/drivers/overlap.h"
 #include "sim/units.h"
 
@@ -29,6 +32,7 @@ typedef struct slot_ctx {
 typedef struct gext {
     slot_ctx ctx[ALGO_SYNC_SLOTS_MAX];
     sim_coll *coll[ALGO_SYNC_SLOTS_MAX];
+    algo_overlap *ov;    /* with buckets: phase 0's bucketed all-reduces */
 } gext;
 
 struct algo_sync {
@@ -38,7 +42,7 @@ struct algo_sync {
     algo_groups groups;
     gext **ext;          /* per group id */
     int ext_cap;
-    algo_overlap *ov;    /* [algorithm] bucket > 0 and desc.buckets */
+    int bucketed;        /* [algorithm] bucket > 0 and desc.buckets */
     int crashes;         /* env->crashes when created */
     sim_time timeout;    /* [faults] sync_timeout */
     int64_t round;       /* the oldest round not completed */
@@ -48,14 +52,24 @@ struct algo_sync {
     int64_t *wround;
     int *wphase, *wstat, *pending, *scratch;
     uint32_t *wgen, *tgen;
-    int64_t *late_round;
+    int64_t *late;       /* per worker: the step whose entry waits the timeout */
     double *wbytes;      /* the message of the worker's current phase */
     sim_time *wenc;      /* with buckets: encoding charged after the last bucket */
+    algo_overlap **wov;  /* with buckets: the overlap of the worker's step */
+    /* COUNT_STEPS: without crashes (steps; the round's held-back step is
+     * reported once: reported), with crashes possible (live) */
+    algo_local_steps steps;
+    algo_live_steps live;
+    int reported;
+    int *computed;       /* with buckets: its compute step has ended */
 };
 
 static void work_begin(algo_sync *sy, int w, int64_t round);
 static void phase_begin(algo_sync *sy, int w, int p);
 static void on_slot_done(sim_engine *eng, void *ctx, int rank);
+static void on_buckets_done(sim_engine *eng, void *ctx, int w);
+static int on_computed(void *ctx, int w);
+static void count_live(algo_sync *sy);
 
 static int fail(algo_sync *sy, int code, const char *what)
 {
@@ -92,57 +106,19 @@ static int phase_slot(const algo_sync *sy, int64_t round, int p, int *n_phases)
 
 /* ---- groups and their collectives --------------------------------------- */
 
-static sim_coll *slot_coll(algo_sync *sy, algo_group *g, int s)
+static sim_coll_kind slot_kind(const algo_sync *sy, int s)
 {
-    algo_env *env = sy->env;
-    gext *x = sy->ext[g->id];
-    x->ctx[s] = (slot_ctx){sy, g, s};
-    sim_coll_desc desc = {.n = g->n, .hosts = g->members, .ps_host = env->server_host,
-                          .per_node = env->per_node, .done = on_slot_done, .ctx = &x->ctx[s]};
-    int *off = NULL, *nbr = NULL;
     switch (sy->d.slots[s]) {
-    case ALGO_SYNC_ALLREDUCE:
-        desc.kind = env->allreduce_kind;
-        break;
     case ALGO_SYNC_ALLGATHER:
-        desc.kind = SIM_COLL_ALLGATHER;
-        break;
+        return SIM_COLL_ALLGATHER;
     case ALGO_SYNC_HIER_INTRA:
     case ALGO_SYNC_HIER_INTER:
-        desc.kind = SIM_COLL_HIER;
-        break;
-    case ALGO_SYNC_ALLTOALL: {
-        if (g->n < 2)
-            return NULL; /* nothing to exchange: entering completes at once */
-        off = malloc((size_t)(g->n + 1) * sizeof *off);
-        nbr = malloc((size_t)g->n * (size_t)g->n * sizeof *nbr);
-        if (!off || !nbr) {
-            free(off);
-            free(nbr);
-            fail(sy, SIM_ENOMEM, "out of memory for a group");
-            return NULL;
-        }
-        int k = 0;
-        for (int i = 0; i < g->n; i++) {
-            off[i] = k;
-            for (int j = 0; j < g->n; j++)
-                if (j != i)
-                    nbr[k++] = j;
-        }
-        off[g->n] = k;
-        desc.kind = SIM_COLL_NEIGHBOR;
-        desc.nbr_off = off;
-        desc.nbr = nbr;
-        break;
+        return SIM_COLL_HIER;
+    case ALGO_SYNC_ALLTOALL:
+        return SIM_COLL_NEIGHBOR;
+    default:
+        return sy->env->allreduce_kind;
     }
-    }
-    sim_err e = {0};
-    sim_coll *c = sim_coll_create(env->net, &desc, &e);
-    free(off);
-    free(nbr);
-    if (!c)
-        algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", sy->d.who, e.msg);
-    return c;
 }
 
 /* A new group of the given workers (ascending) from round first on. NULL
@@ -172,19 +148,50 @@ static algo_group *group_add(algo_sync *sy, const int *members, int n, int64_t f
         fail(sy, SIM_ENOMEM, "out of memory for a group");
         return NULL;
     }
-    for (int s = 0; n > 0 && s < sy->d.n_slots; s++) {
-        sy->ext[g->id]->coll[s] = slot_coll(sy, g, s);
-        if (!sy->ext[g->id]->coll[s] && sy->env->error.code)
+    gext *x = sy->ext[g->id];
+    /* with buckets and no crash the round never uses the plain collectives */
+    for (int s = 0; n > 0 && (sy->crashes || !sy->bucketed) && s < sy->d.n_slots; s++) {
+        x->ctx[s] = (slot_ctx){sy, g, s};
+        x->coll[s] = algo_group_coll(sy->env, g, sy->d.slots[s] == ALGO_SYNC_ALLTOALL,
+                                     slot_kind(sy, s), on_slot_done, &x->ctx[s], sy->d.who);
+        if (!x->coll[s] && sy->env->error.code)
             return NULL;
+    }
+    x->ctx[0] = (slot_ctx){sy, g, 0};
+    if (n > 0 && sy->bucketed) {
+        algo_overlap_desc od = {
+            .cap = sy->env->cfg->bucket,
+            .kind = slot_kind(sy, 0),
+            .members = g->id == 0 ? NULL : g->members, .n_members = n,
+            .done = on_buckets_done, .computed = sy->crashes ? on_computed : NULL,
+            .ctx = &x->ctx[0]};
+        sim_err e = {0};
+        x->ov = algo_overlap_create(sy->env, &od, &e);
+        if (!x->ov) {
+            algo_env_fail(sy->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", sy->d.who, e.msg);
+            return NULL;
+        }
     }
     if (sy->d.hooks.regroup)
         sy->d.hooks.regroup(sy->m, g);
     return g;
 }
 
+static int64_t step_of(int64_t round, int phase)
+{
+    return round * ALGO_SYNC_PHASES_MAX + phase;
+}
+
+/* The group of worker w's current step. */
+static algo_group *wgroup(const algo_sync *sy, int w)
+{
+    return algo_groups_for(&sy->groups, step_of(sy->wround[w], sy->wphase[w]));
+}
+
+/* The group that runs phase 0 of round. */
 static algo_group *group_for(const algo_sync *sy, int64_t round)
 {
-    return algo_groups_for(&sy->groups, round);
+    return algo_groups_for(&sy->groups, step_of(round, 0));
 }
 
 /* ---- the round ----------------------------------------------------------- */
@@ -196,14 +203,17 @@ static void step_begin(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
     sy->d.hooks.grad(sy->m, w);
-    if (sy->ov) {
+    if (sy->bucketed) {
         /* bucketed: the message must be known before the first bucket */
         algo_sync_msg msg = {0};
+        algo_group *g = wgroup(sy, w);
         sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
         sy->wbytes[w] = msg.bytes;
         sy->wenc[w] = msg.encode;
         sy->wstat[w] = S_ENTERED;
-        algo_overlap_step(sy->ov, w, algo_env_step_samples(env, w), msg.bytes);
+        sy->computed[w] = 0;
+        sy->wov[w] = sy->ext[g->id]->ov;
+        algo_overlap_step(sy->wov[w], w, algo_env_step_samples(env, w), msg.bytes);
         return;
     }
     algo_env_compute(env, w, algo_env_step_samples(env, w), on_step_end, sy, warg(sy, w));
@@ -225,14 +235,54 @@ static void on_step_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     int w = event_worker(sy, arg, S_COMPUTING);
     if (w < 0)
         return;
-    if (sy->d.hooks.step_done && !sy->d.hooks.step_done(sy->m, w)) {
-        step_begin(sy, w);
+    int over = sy->d.hooks.step_done ? sy->d.hooks.step_done(sy->m, w) : 1;
+    int64_t samples = sy->env->w[w].grad_samples;
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && !sy->crashes)
+        algo_local_steps_done(&sy->steps, sy->env, w, samples, !over);
+    if (over) {
+        phase_begin(sy, w, 0);
         return;
     }
-    phase_begin(sy, w, 0);
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+        algo_live_steps_done(&sy->live, w, samples);
+    step_begin(sy, w);
+    count_live(sy);
 }
 
 static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+
+static int live_of(const void *ctx, int w) { return algo_sync_live(ctx, w); }
+
+/* COUNT_STEPS with crashes: reports what every live worker has completed. */
+static void count_live(algo_sync *sy)
+{
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+        algo_live_steps_count(&sy->live, sy->env, live_of, sy);
+}
+
+void algo_sync_report(algo_sync *sy)
+{
+    if (sy->d.count != ALGO_SYNC_COUNT_STEPS || sy->crashes || sy->reported)
+        return;
+    sy->reported = 1;
+    algo_local_steps_flush(&sy->steps, sy->env, sy->steps.step[0]);
+}
+
+/* The driver's part of w's completion of phase p, after hooks.take. */
+static void taken(algo_sync *sy, int w, int p)
+{
+    if (p == 0 && sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+        algo_live_steps_done(&sy->live, w, sy->env->w[w].grad_samples);
+}
+
+/* Phase p's first completion (w) in g: the method forms the result. */
+static void form(algo_sync *sy, algo_group *g, int64_t k, int p, int w)
+{
+    sy->formed = p + 1;
+    sy->d.hooks.form(sy->m, g, k, p, w);
+    if (p == 0)
+        algo_sync_report(sy);
+}
 
 static void wait_timeout(algo_sync *sy, int w)
 {
@@ -245,7 +295,7 @@ static void wait_timeout(algo_sync *sy, int w)
 
 static void enter(algo_sync *sy, int w)
 {
-    algo_group *g = group_for(sy, sy->wround[w]);
+    algo_group *g = wgroup(sy, w);
     int rank = g ? g->rank_of[w] : -1;
     if (rank < 0) {
         algo_env_fail(sy->env, SIM_EINTERNAL, "%s: worker %d is in no group of round %lld",
@@ -270,7 +320,12 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     int w = algo_group_arg_w(arg);
     if (sy->tgen[w] != algo_group_arg_gen(arg) || sy->wstat[w] != S_WAITING)
         return;
-    sy->late_round[w] = -1;
+    sy->late[w] = -1;
+    if (sy->d.hooks.reenter) {
+        algo_sync_msg msg = {0};
+        sy->d.hooks.reenter(sy->m, w, sy->wround[w], sy->wphase[w], &msg);
+        sy->wbytes[w] = msg.bytes;
+    }
     enter(sy, w);
 }
 
@@ -279,7 +334,7 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 static void ready(algo_sync *sy, int w)
 {
     algo_env_idle_begin(sy->env, w);
-    if (sy->late_round[w] == sy->wround[w])
+    if (sy->late[w] == step_of(sy->wround[w], sy->wphase[w]))
         wait_timeout(sy, w);
     else
         enter(sy, w);
@@ -329,6 +384,7 @@ static void round_check(algo_sync *sy)
     sy->round++;
     sy->done = 0;
     sy->formed = 0;
+    sy->reported = 0;
     algo_group *g = group_for(sy, sy->round);
     sy->need = g ? g->n : 0;
     if (sy->d.count == ALGO_SYNC_COUNT_LAST)
@@ -357,7 +413,7 @@ static void joiners(algo_sync *sy, int w)
     algo_env *env = sy->env;
     algo_group *next = group_for(sy, sy->round + 1);
     int k = algo_group_members_joining(next, sy->pending, env, sy->scratch);
-    if (!k || !group_add(sy, sy->scratch, k, sy->round + 1))
+    if (!k || !group_add(sy, sy->scratch, k, step_of(sy->round + 1, 0)))
         return;
     double bytes = sy->d.join_bytes > 0 ? sy->d.join_bytes : env->msg_bytes;
     for (int i = 0; i < env->n; i++) {
@@ -366,7 +422,9 @@ static void joiners(algo_sync *sy, int w)
         sy->pending[i] = 0;
         sy->wround[i] = sy->round + 1;
         sy->wstat[i] = S_JOINING;
-        sy->late_round[i] = -1;
+        sy->late[i] = -1;
+        if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+            sy->live.step[i] = sy->live.step[w];
         if (sy->d.hooks.join)
             sy->d.hooks.join(sy->m, i, w);
         algo_env_send(env, w, i, bytes, on_join_model, sy, warg(sy, i));
@@ -378,20 +436,21 @@ static void finish(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
     int64_t k = sy->wround[w];
-    int p = sy->wphase[w];
-    if (sy->formed <= p) {
-        algo_group *g = group_for(sy, k);
-        sy->d.hooks.form(sy->m, g, k, p, w);
-        sy->formed = p + 1;
+    int p = sy->wphase[w], first = sy->formed <= p;
+    if (first) {
+        algo_group *g = wgroup(sy, w);
+        form(sy, g, k, p, w);
         sy->samples = 0;
         for (int r = 0; r < g->n; r++)
             sy->samples += env->w[g->members[r]].grad_samples;
         if (sy->d.count == ALGO_SYNC_COUNT_FIRST)
             algo_env_iteration(env, sy->samples);
-        joiners(sy, w);
     }
     if (sy->d.hooks.take)
         sy->d.hooks.take(sy->m, w, k, p);
+    taken(sy, w, p);
+    if (first)
+        joiners(sy, w);
     sy->done++;
     if (!sy->crashes) {
         round_check(sy);
@@ -399,6 +458,7 @@ static void finish(algo_sync *sy, int w)
     } else {
         work_begin(sy, w, k + 1);
         round_check(sy);
+        count_live(sy);
     }
 }
 
@@ -420,18 +480,18 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
     int p = sy->wphase[w], n_phases;
     phase_slot(sy, k, p, &n_phases);
     if (p < n_phases - 1) {
-        if (sy->formed <= p) {
-            sy->d.hooks.form(sy->m, g, k, p, w);
-            sy->formed = p + 1;
-        }
+        if (sy->formed <= p)
+            form(sy, g, k, p, w);
         if (sy->d.hooks.take)
             sy->d.hooks.take(sy->m, w, k, p);
+        taken(sy, w, p);
         phase_begin(sy, w, p + 1);
+        count_live(sy);
         return;
     }
     algo_env_idle_end(env, w);
     sim_time dt = sy->d.hooks.decode ? sy->d.hooks.decode(sy->m, g, k) : 0;
-    if (sy->ov)
+    if (sy->bucketed)
         dt += sy->wenc[w];
     if (dt > 0) {
         /* decoding is compute; the round counts the worker once it is done */
@@ -452,75 +512,120 @@ static void on_slot_done(sim_engine *eng, void *ctx, int rank)
     int w = c->g->members[rank];
     int64_t k = sy->wround[w];
     int n_phases;
-    if (sy->wstat[w] != S_ENTERED || k != sy->round || group_for(sy, k) != c->g ||
+    if (sy->wstat[w] != S_ENTERED || k != sy->round || wgroup(sy, w) != c->g ||
         phase_slot(sy, k, sy->wphase[w], &n_phases) != c->slot)
         return; /* a crashed worker, or an aborted round's collective */
     phase_done(sy, c->g, w);
 }
 
-/* With buckets (no crashes: one group of every worker, rank = worker). */
+/* With buckets: w's last bucket of its step in group c->g is reduced. */
 static void on_buckets_done(sim_engine *eng, void *ctx, int w)
 {
     (void)eng;
-    algo_sync *sy = ctx;
-    phase_done(sy, sy->groups.g[0], w);
+    slot_ctx *c = ctx;
+    algo_sync *sy = c->sy;
+    if (sy->wstat[w] != S_ENTERED || sy->wround[w] != sy->round || wgroup(sy, w) != c->g)
+        return;
+    phase_done(sy, c->g, w);
+}
+
+/* With buckets and crashes: w's compute step has ended. In an aborted round
+ * its buckets stop there and it waits out the timeout (0). */
+static int on_computed(void *ctx, int w)
+{
+    algo_sync *sy = ((slot_ctx *)ctx)->sy;
+    sy->computed[w] = 1;
+    if (sy->late[w] != step_of(sy->wround[w], 0))
+        return 1;
+    algo_env_idle_begin(sy->env, w);
+    wait_timeout(sy, w);
+    return 0;
 }
 
 /* ---- crashes and rejoins ------------------------------------------------- */
 
-/* Worker c crashed: sync.h, "Crashes and rejoins". */
+/* Worker c crashed: sync.h, "Crashes and rejoins". The aborted step a:
+ * the next round's first when this one is formed and finishing, else this
+ * round's first unformed phase (its phase 0 with desc.restart_round). */
 static void crash(algo_sync *sy, int c)
 {
-    int64_t a = sy->formed ? sy->round + 1 : sy->round;
-    if (sy->formed && sy->wround[c] == sy->round &&
+    int slots[ALGO_SYNC_PHASES_MAX];
+    int n_phases = plan(sy, sy->round, slots);
+    int finishing = sy->formed >= n_phases;
+    int from = sy->d.restart_round ? 0 : sy->formed;
+    int64_t a = finishing ? step_of(sy->round + 1, 0) : step_of(sy->round, from);
+    if (finishing && sy->wround[c] == sy->round && sy->wphase[c] == n_phases - 1 &&
         (sy->wstat[c] == S_ENTERED || sy->wstat[c] == S_DECODING))
         sy->need--; /* the finishing round does not wait for it */
     sy->wgen[c]++;
     sy->tgen[c]++;
     sy->wstat[c] = S_OFF;
     sy->pending[c] = 0;
+    if (sy->bucketed && sy->wov[c])
+        algo_overlap_stop(sy->wov[c], c);
     algo_env_idle_end(sy->env, c);
-    algo_group *g = group_for(sy, a);
+    algo_group *g = algo_groups_for(&sy->groups, a);
     if (g && g->rank_of[c] >= 0) {
         int k = algo_group_members_except(g, c, sy->scratch);
         algo_group *ng = group_add(sy, sy->scratch, k, a);
         if (!ng)
             return;
-        if (a == sy->round)
-            sy->need = ng->n; /* nobody has completed round a */
+        if (!finishing) {
+            sy->need = ng->n; /* nobody has completed the round's last phase */
+            sy->formed = from;
+        }
         for (int r = 0; r < ng->n; r++) {
             int s = ng->members[r];
-            sy->late_round[s] = a;
-            if (sy->wround[s] == a && (sy->wstat[s] == S_ENTERED || sy->wstat[s] == S_WAITING)) {
-                sy->wphase[s] = 0;
-                wait_timeout(sy, s);
+            sy->late[s] = a;
+            if (step_of(sy->wround[s], sy->wphase[s]) < a ||
+                (sy->wstat[s] != S_ENTERED && sy->wstat[s] != S_WAITING))
+                continue;
+            if (sy->bucketed && sy->wstat[s] == S_ENTERED) {
+                /* still computing: it times out from its compute end */
+                if (!sy->computed[s])
+                    continue;
+                algo_overlap_stop(sy->wov[s], s); /* its reduced buckets are lost */
             }
+            /* it re-enters the aborted step, with the message it holds */
+            sy->wphase[s] = (int)(a % ALGO_SYNC_PHASES_MAX);
+            wait_timeout(sy, s);
         }
     }
     if (sy->d.hooks.crash)
         sy->d.hooks.crash(sy->m, c);
     round_check(sy);
+    count_live(sy);
 }
 
 /* Worker j rejoined: it joins at the next formed result; when nobody is
  * left to form one, it starts a group of its own at once. */
 static void rejoin(algo_sync *sy, int j)
 {
+    int slots[ALGO_SYNC_PHASES_MAX];
     sy->wgen[j]++;
     sy->pending[j] = 1;
-    algo_group *g = group_for(sy, sy->round);
+    if (sy->d.joiner_idle)
+        algo_env_idle_begin(sy->env, j);
+    algo_group *g = algo_groups_for(&sy->groups, step_of(sy->round, sy->formed));
     if (g && g->n > 0)
         return;
+    /* a multi-phase round past its first phase is over for the joiner */
+    if (sy->formed > 0 && plan(sy, sy->round, slots) > 1)
+        sy->round++;
     int m = j;
-    if (!group_add(sy, &m, 1, sy->round))
+    if (!group_add(sy, &m, 1, step_of(sy->round, 0)))
         return;
     sy->pending[j] = 0;
     sy->done = 0;
     sy->formed = 0;
+    sy->reported = 0;
     sy->need = 1;
-    sy->late_round[j] = -1;
+    sy->late[j] = -1;
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+        sy->live.step[j] = sy->live.reported;
     if (sy->d.hooks.join)
         sy->d.hooks.join(sy->m, j, -1);
+    algo_env_idle_end(sy->env, j);
     work_begin(sy, j, sy->round);
 }
 
@@ -539,14 +644,15 @@ void algo_sync_destroy(algo_sync *sy)
     if (!sy)
         return;
     for (int i = 0; i < sy->groups.n; i++) {
-        for (int s = 0; sy->ext && sy->ext[i] && s < ALGO_SYNC_SLOTS_MAX; s++)
+        if (!sy->ext || !sy->ext[i])
+            continue;
+        for (int s = 0; s < ALGO_SYNC_SLOTS_MAX; s++)
             sim_coll_destroy(sy->ext[i]->coll[s]);
-        if (sy->ext)
-            free(sy->ext[i]);
+        algo_overlap_destroy(sy->ext[i]->ov);
+        free(sy->ext[i]);
     }
     free(sy->ext);
     algo_groups_release(&sy->groups);
-    algo_overlap_destroy(sy->ov);
     free(sy->wround);
     free(sy->wphase);
     free(sy->wstat);
@@ -554,9 +660,13 @@ void algo_sync_destroy(algo_sync *sy)
     free(sy->scratch);
     free(sy->wgen);
     free(sy->tgen);
-    free(sy->late_round);
+    free(sy->late);
     free(sy->wbytes);
     free(sy->wenc);
+    free(sy->wov);
+    free(sy->computed);
+    algo_local_steps_release(&sy->steps);
+    algo_live_steps_release(&sy->live);
     free(sy);
 }
 
@@ -573,11 +683,6 @@ static int create_fail(algo_sync *sy, int rc, sim_err *err)
     return err && err->code ? err->code : rc;
 }
 
-static sim_coll_kind overlap_kind(const algo_sync *sy)
-{
-    return sy->d.slots[0] == ALGO_SYNC_ALLGATHER ? SIM_COLL_ALLGATHER : sy->env->allreduce_kind;
-}
-
 int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out, sim_err *err)
 {
     const sim_config *cfg = env->cfg;
@@ -589,14 +694,8 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->d = *desc;
     sy->m = desc->method;
     sy->crashes = env->crashes;
-    int bucketed = desc->buckets && cfg->bucket > 0;
+    sy->bucketed = desc->buckets && cfg->bucket > 0;
     if (sy->crashes) {
-        if (bucketed) {
-            algo_sync_destroy(sy);
-            return sim_config_error(cfg, "algorithm", "bucket", SIM_ECONFIG, err,
-                                    "gradient buckets do not support worker crashes "
-                                    "([faults]); use bucket = 0");
-        }
         int rc = sim_config_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
         if (rc < 0) {
             algo_sync_destroy(sy);
@@ -616,28 +715,24 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->scratch = malloc(n * sizeof *sy->scratch);
     sy->wgen = calloc(n, sizeof *sy->wgen);
     sy->tgen = calloc(n, sizeof *sy->tgen);
-    sy->late_round = malloc(n * sizeof *sy->late_round);
+    sy->late = malloc(n * sizeof *sy->late);
     sy->wbytes = calloc(n, sizeof *sy->wbytes);
     sy->wenc = calloc(n, sizeof *sy->wenc);
+    sy->wov = calloc(n, sizeof *sy->wov);
+    sy->computed = calloc(n, sizeof *sy->computed);
     if (!sy->wround || !sy->wphase || !sy->wstat || !sy->pending || !sy->scratch || !sy->wgen ||
-        !sy->tgen || !sy->late_round || !sy->wbytes || !sy->wenc)
+        !sy->tgen || !sy->late || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed)
+        return create_fail(sy, SIM_ENOMEM, err);
+    if (desc->count == ALGO_SYNC_COUNT_STEPS &&
+        (sy->crashes ? algo_live_steps_init(&sy->live, env->n, 2 * desc->span)
+                     : algo_local_steps_init(&sy->steps, env->n, desc->span)) < 0)
         return create_fail(sy, SIM_ENOMEM, err);
     for (int i = 0; i < env->n; i++) {
-        sy->late_round[i] = -1;
+        sy->late[i] = -1;
         sy->scratch[i] = i;
     }
-    if (bucketed) {
-        /* one group of every worker, whose collectives are the buckets' */
-        algo_group_colls c = {.none = 1, .owner = sy, .who = desc->who};
-        if (!algo_groups_add(&sy->groups, env, sy->scratch, env->n, 0, &c))
-            return create_fail(sy, SIM_ENOMEM, err);
-        sy->ov = algo_overlap_create(env, cfg->bucket, overlap_kind(sy), on_buckets_done, sy,
-                                     err);
-        if (!sy->ov)
-            return create_fail(sy, SIM_EINTERNAL, err);
-    } else if (!group_add(sy, sy->scratch, env->n, 0)) {
+    if (!group_add(sy, sy->scratch, env->n, 0))
         return create_fail(sy, SIM_ENOMEM, err);
-    }
     sy->need = env->n;
     *out = sy;
     return 0;
@@ -654,6 +749,8 @@ int algo_sync_start(algo_sync *sy, sim_err *err)
 /* ---- queries ------------------------------------------------------------- */
 
 int64_t algo_sync_round(const algo_sync *sy) { return sy->round; }
+
+int algo_sync_phases_formed(const algo_sync *sy) { return sy->formed; }
 
 int algo_sync_formed(const algo_sync *sy)
 {

@@ -84,27 +84,50 @@
  *      ALGO_SYNC_COUNT_FIRST: reported at FORM of the last phase (1-bit
  *        methods).
  *      ALGO_SYNC_COUNT_STEPS: an iteration is one local step of every
- *        live worker: iteration K completes when every live worker has
- *        completed its K-th compute step; a step that ends a worker's work
- *        (step_done returned 1) counts at the round's FORM of its first
- *        phase without crashes, at the worker's own TAKE with crashes.
- *  - hooks.contribute of phase 0 runs at the instant w's work ends (with
- *    buckets: before the bucketed step starts, after algo_env_grad_wait,
- *    since the message must be known when its first bucket is entered).
+ *        live worker (Local SGD family). Two rules, those of the former
+ *        two paths, so that every recorded row stays bit-identical:
+ *        without crashes algo_local_steps (drivers/local.h): a step that
+ *        does not end the worker's work is reported (if it completes an
+ *        iteration) before the next step starts; one that ends it is held
+ *        back and reported at FORM of phase 0: where the method calls
+ *        algo_sync_report from hooks.form (after its outer step, before
+ *        post_local_sgd's switch test), else right after hooks.form. With
+ *        crashes possible algo_live_steps: iteration K completes when
+ *        every live worker has completed its K-th step; the work-ending
+ *        step counts at the worker's TAKE of phase 0; the count runs after
+ *        the worker's next step or phase has started, and after a crash.
+ *        desc.span: how many steps workers may be apart (local_steps + 2).
+ *  - hooks.contribute of phase 0 runs at the instant w's work ends; with
+ *    buckets right after hooks.grad, before the bucketed step starts (the
+ *    message must be known when its first bucket is entered: a hook that
+ *    reads the gradient calls algo_env_grad_wait first; its msg.encode is
+ *    then charged after the last bucket, with the decoding). Buckets need
+ *    one-phase rounds of one compute step (step_done NULL).
+ *  - hooks.form runs with algo_sync_formed already true for the phase, so
+ *    an iteration reported from inside it (COUNT_STEPS: algo_sync_report)
+ *    evaluates the formed result.
  *
  * ---- Crashes and rejoins (docs/faults.md) --------------------------------
  *
- *  A crash of worker c aborts the first round whose result is not formed
- *  (a): a group of the survivors takes over from round a. A survivor
- *  learns of it by timing out: it enters the new group's collective
- *  sync_timeout after it entered round a (or after the crash, when it had
- *  entered before); c's contribution is lost. If round a - 1 is still
- *  finishing (formed, members completing), it finishes in its old group
- *  without c. hooks.crash(m, c) runs after the driver's bookkeeping (NULL:
- *  nothing). A multi-phase round restarts at phase 0 in the new group.
- *  Buckets: a crash aborts the round's partly reduced buckets; their
- *  bytes stay on the links, and the survivors redo the whole phase in the
- *  new group (its own buckets) after the timeout.
+ *  Groups take over from a STEP q = round x ALGO_SYNC_PHASES_MAX + phase
+ *  (g->first_round holds q). A crash of worker c aborts the first step not
+ *  formed: the next round's phase 0 when the current round is formed in
+ *  every phase (it finishes in its old group without c), else the current
+ *  round's first unformed phase (its phase 0 with desc.restart_round).
+ *  A group of the survivors takes over from that step. A survivor learns
+ *  of it by timing out: it enters the new group's collective sync_timeout
+ *  after it entered the aborted step (or after the crash, when it had
+ *  entered before), with the message it holds (hooks.reenter may resize
+ *  it); c's contribution is lost. hooks.crash(m, c) runs after the
+ *  driver's bookkeeping (NULL: nothing).
+ *  Buckets: each group has its own bucket collectives. A survivor has
+ *  "entered" a bucketed round when its backward pass ends. A crash before
+ *  that: it waits the timeout from there. A crash while its buckets are
+ *  reduced: it abandons them at the crash (algo_overlap_stop: the partly
+ *  reduced buckets cost their bytes and time, nothing else) and waits the
+ *  timeout from the crash. Either way it then enters the new group's
+ *  plain (unbucketed) collective of slot 0 with its whole message; the
+ *  next rounds are bucketed again (docs/faults.md).
  *
  *  A rejoining worker j joins at the next formed result: the member that
  *  formed it calls hooks.join(m, j, sender) (the method copies the model,
@@ -178,8 +201,13 @@ typedef struct algo_sync_hooks {
     void (*join)(void *m, int j, int sender);
     /* After the driver's bookkeeping of c's crash. NULL: nothing. */
     void (*crash)(void *m, int c);
-    /* A new group takes over from g->first_round. NULL: nothing. */
+    /* A new group takes over from step g->first_round (= round x
+     * ALGO_SYNC_PHASES_MAX + phase). NULL: nothing. */
     void (*regroup)(void *m, const algo_group *g);
+    /* After a timeout, before w re-enters phase p of round k in a new
+     * group: msg->bytes is its message's size there (1-bit: the partition
+     * of m members). NULL: the size it had. Nothing is re-encoded. */
+    void (*reenter)(void *m, int w, int64_t round, int phase, algo_sync_msg *msg);
 } algo_sync_hooks;
 
 typedef struct algo_sync_desc {
@@ -192,6 +220,10 @@ typedef struct algo_sync_desc {
     int buckets;            /* 1: phase 0 overlaps the backward pass when
                                [algorithm] bucket > 0 (one-gradient rounds) */
     double join_bytes;      /* bytes sent to a joiner; 0: env->msg_bytes */
+    int restart_round;      /* 1: a crash restarts an unformed round at phase 0
+                               (1-bit); 0: at its first unformed phase */
+    int span;               /* COUNT_STEPS: steps the workers may be apart */
+    int joiner_idle;        /* 1: a rejoined worker is idle until it joins */
 } algo_sync_desc;
 
 /* Builds the driver: one group of every worker from round 0 and its
@@ -208,11 +240,16 @@ void algo_sync_fault(algo_sync *sy, const algo_fault *ev);
 int64_t algo_sync_round(const algo_sync *sy);
 /* 1 while that round's result is formed and its members take it. */
 int algo_sync_formed(const algo_sync *sy);
+/* The phases of that round formed so far. */
+int algo_sync_phases_formed(const algo_sync *sy);
+/* COUNT_STEPS: reports the round's held-back step now (from hooks.form of
+ * phase 0; once per round; nothing with crashes possible). */
+void algo_sync_report(algo_sync *sy);
 /* The round worker w works towards or waits in. */
 int64_t algo_sync_worker_round(const algo_sync *sy, int w);
 /* 1 when w is up and a member of the groups (not waiting to join). */
 int algo_sync_live(const algo_sync *sy, int w);
-/* The group that runs round k (NULL: none). */
+/* The group that runs phase 0 of round k (NULL: none). */
 const algo_group *algo_sync_group(const algo_sync *sy, int64_t round);
 /* An event argument for worker w's current incarnation, and its check:
  * for events a method schedules itself. */

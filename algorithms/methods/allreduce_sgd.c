@@ -39,15 +39,16 @@
  * all-reduce) after its part of the collective, before its next step. Both
  * count in the worker's compute time. With buckets the message is encoded
  * before the step, and both costs are charged after the last bucket. Under
- * crashes (below) the same costs are charged, the decoding of an
+ * crashes the same costs are charged, the decoding of an
  * all-gather counting the messages of the group's members; a rejoining
  * worker is sent the model once the rank that applied the update has
  * decoded it.
  *
- * Buckets ([algorithm] bucket > 0, algorithms/overlap.h): the compute step
- * and the all-reduce are replaced by bucketed all-reduces that overlap the
- * backward pass; on_coll_done then runs when the worker's last bucket is
- * reduced. Gradients and updates are unchanged.
+ * Buckets ([algorithm] bucket > 0, algorithms/drivers/overlap.h): the
+ * compute step and the all-reduce are replaced by bucketed all-reduces that
+ * overlap the backward pass; the worker's part of the round is over when
+ * its last bucket is reduced. Gradients and updates are unchanged; under
+ * crashes a partly reduced bucket costs its bytes and time (docs/faults.md).
  *
  * Rounds, groups of live workers, buckets, compression time, crashes and
  * rejoins are the synchronous-round driver's (algorithms/drivers/sync.h):
