@@ -101,14 +101,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         if (!h->savg)
             rc = sim_err_set(err, SIM_ENOMEM, "hierarchical_local_sgd: out of memory");
     }
-    if (!rc)
-        rc = algo_lsgd_build(s, err);
-    if (rc) {
-        algo_lsgd_destroy(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
+    return algo_lsgd_finish(s, rc, 1, out, err);
 }
 
 const algo_vt algo_hierarchical_local_sgd = ALGO_LSGD_VT(

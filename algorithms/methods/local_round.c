@@ -198,6 +198,18 @@ int algo_lsgd_build(algo_lsgd *s, sim_err *err)
     return algo_sync_create(env, &desc, &s->sy, err);
 }
 
+int algo_lsgd_finish(algo_lsgd *s, int rc, int build, void **out, sim_err *err)
+{
+    if (!rc && build)
+        rc = algo_lsgd_build(s, err);
+    if (rc) {
+        algo_lsgd_destroy(s);
+        return rc < 0 ? rc : SIM_EINTERNAL;
+    }
+    *out = s;
+    return 0;
+}
+
 void algo_lsgd_destroy(void *p)
 {
     algo_lsgd *s = p;

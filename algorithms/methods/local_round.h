@@ -78,6 +78,9 @@ struct algo_lsgd {
 algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err);
 /* Allocates the round's buffers and its driver. 0 or a code (err). */
 int algo_lsgd_build(algo_lsgd *s, sim_err *err);
+/* The end of a method's create: with rc 0 builds the round (build = 1)
+ * and hands s out; on any failure destroys s. Returns 0 or the code. */
+int algo_lsgd_finish(algo_lsgd *s, int rc, int build, void **out, sim_err *err);
 /* The vtable functions of the family (state: algo_lsgd *). */
 void algo_lsgd_destroy(void *p);
 int algo_lsgd_start(void *p, sim_err *err);
