@@ -15,14 +15,7 @@ static void group_free(algo_group *g)
 static sim_coll *make_coll(algo_env *env, algo_group *g, sim_coll_kind kind, sim_coll_done done,
                            const char *who)
 {
-    sim_coll_desc desc = {.kind = kind, .n = g->n, .hosts = g->members,
-                          .ps_host = env->server_host, .per_node = env->per_node,
-                          .done = done, .ctx = g};
-    sim_err e = {0};
-    sim_coll *c = sim_coll_create(env->net, &desc, &e);
-    if (!c)
-        algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who, e.msg);
-    return c;
+    return algo_group_coll(env, g, 0, kind, done, g, who);
 }
 
 algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, int n,
@@ -58,7 +51,7 @@ algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, 
     g->owner = c->owner;
     g->id = gs->n;
     gs->g[gs->n++] = g;
-    if (n > 0) {
+    if (n > 0 && !c->none) {
         g->coll = make_coll(env, g, c->kind, c->done, c->who);
         if (!g->coll)
             return NULL;
@@ -110,4 +103,47 @@ int algo_group_members_joining(const algo_group *next, const int *pending, const
         if ((next && next->rank_of[i] >= 0) || (pending[i] && !env->w[i].down))
             out[k++] = i;
     return k;
+}
+
+sim_coll *algo_group_coll(algo_env *env, algo_group *g, int alltoall, sim_coll_kind kind,
+                          sim_coll_done done, void *ctx, const char *who)
+{
+    if (!alltoall) {
+        sim_coll_desc desc = {.kind = kind, .n = g->n, .hosts = g->members,
+                              .ps_host = env->server_host, .per_node = env->per_node,
+                              .done = done, .ctx = ctx};
+        sim_err e = {0};
+        sim_coll *c = sim_coll_create(env->net, &desc, &e);
+        if (!c)
+            algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who, e.msg);
+        return c;
+    }
+    if (g->n < 2)
+        return NULL; /* nothing to exchange */
+    int *off = malloc((size_t)(g->n + 1) * sizeof *off);
+    int *nbr = malloc((size_t)g->n * (size_t)g->n * sizeof *nbr);
+    if (!off || !nbr) {
+        free(off);
+        free(nbr);
+        algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who);
+        return NULL;
+    }
+    int k = 0;
+    for (int i = 0; i < g->n; i++) {
+        off[i] = k;
+        for (int j = 0; j < g->n; j++)
+            if (j != i)
+                nbr[k++] = j;
+    }
+    off[g->n] = k;
+    sim_coll_desc desc = {.kind = SIM_COLL_NEIGHBOR, .n = g->n, .hosts = g->members,
+                          .ps_host = env->server_host, .nbr_off = off, .nbr = nbr,
+                          .done = done, .ctx = ctx};
+    sim_err e = {0};
+    sim_coll *c = sim_coll_create(env->net, &desc, &e);
+    free(off);
+    free(nbr);
+    if (!c)
+        algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who, e.msg);
+    return c;
 }

@@ -41,6 +41,7 @@ typedef struct algo_group_colls {
                                of env->allreduce_kind */
     void *owner;
     const char *who;     /* method name for error messages */
+    int none;            /* 1: no collective at all (the caller builds its own) */
 } algo_group_colls;
 
 /* A new group of the given workers (ascending) from round `first` on.
@@ -48,6 +49,13 @@ typedef struct algo_group_colls {
  * could not be made (reported through algo_env_fail). */
 algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, int n,
                             int64_t first, const algo_group_colls *c);
+/* A collective over g's members (rank r on host members[r]) of `kind`, or
+ * with alltoall an exchange in which every member sends to every other
+ * (SIM_COLL_NEIGHBOR on the complete graph; NULL when g has fewer than 2
+ * members: nothing to exchange). done(eng, ctx, rank). NULL on failure,
+ * reported through algo_env_fail naming `who`. */
+sim_coll *algo_group_coll(algo_env *env, algo_group *g, int alltoall, sim_coll_kind kind,
+                          sim_coll_done done, void *ctx, const char *who);
 /* The group that runs `round`: the newest whose first round is <= round. */
 algo_group *algo_groups_for(const algo_groups *gs, int64_t round);
 void algo_groups_release(algo_groups *gs);

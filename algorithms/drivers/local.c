@@ -81,6 +81,48 @@ void algo_local_steps_flush(algo_local_steps *c, algo_env *env, int64_t k)
     algo_env_iteration(env, s);
 }
 
+int algo_live_steps_init(algo_live_steps *c, int n, int span)
+{
+    c->n = n;
+    c->span = span;
+    c->reported = c->late = 0;
+    c->step = calloc((size_t)n, sizeof *c->step);
+    c->slot = calloc((size_t)span, sizeof *c->slot);
+    return c->step && c->slot ? 0 : SIM_ENOMEM;
+}
+
+void algo_live_steps_release(algo_live_steps *c)
+{
+    free(c->step);
+    free(c->slot);
+    c->step = c->slot = NULL;
+}
+
+void algo_live_steps_done(algo_live_steps *c, int i, int64_t samples)
+{
+    int64_t k = ++c->step[i];
+    if (k <= c->reported)
+        c->late += samples;
+    else
+        c->slot[k % c->span] += samples;
+}
+
+void algo_live_steps_count(algo_live_steps *c, algo_env *env, int (*live)(const void *, int),
+                           const void *ctx)
+{
+    int64_t m = INT64_MAX;
+    for (int i = 0; i < c->n; i++)
+        if (live(ctx, i) && c->step[i] < m)
+            m = c->step[i];
+    while (m != INT64_MAX && c->reported < m) {
+        int k = (int)(++c->reported % c->span);
+        int64_t samples = c->slot[k] + c->late;
+        c->slot[k] = 0;
+        c->late = 0;
+        algo_env_iteration(env, samples);
+    }
+}
+
 void algo_slowmo_outer(const algo_slowmo_params *p, float *x0, float *u, float *avg, int64_t d,
                        double lr)
 {

@@ -45,6 +45,25 @@ int algo_local_steps_done(algo_local_steps *c, algo_env *env, int i, int64_t sam
 /* Reports the iteration held back for the step index k (1-based). */
 void algo_local_steps_flush(algo_local_steps *c, algo_env *env, int64_t k);
 
+/* The same when workers may crash: iteration K completes when every LIVE
+ * worker has completed its K-th step (live(ctx, i)); a step at an index
+ * already reported adds its samples to the next report. Workers may be at
+ * most `span` steps apart. */
+typedef struct algo_live_steps {
+    int n, span;
+    int64_t *step;     /* n: steps each worker has completed */
+    int64_t *slot;     /* span: samples of the steps of each unreported index */
+    int64_t reported;  /* iterations reported */
+    int64_t late;      /* samples of steps at an index already reported */
+} algo_live_steps;
+
+int algo_live_steps_init(algo_live_steps *c, int n, int span);
+void algo_live_steps_release(algo_live_steps *c);
+void algo_live_steps_done(algo_live_steps *c, int i, int64_t samples);
+/* Reports to env the iterations every live worker has completed. */
+void algo_live_steps_count(algo_live_steps *c, algo_env *env, int (*live)(const void *, int),
+                           const void *ctx);
+
 /* SlowMo's outer step (docs/algorithms.md 4), shared by its bases. */
 typedef enum algo_bmuf { ALGO_BMUF_NONE = 0, ALGO_BMUF_CLASSIC, ALGO_BMUF_NESTEROV } algo_bmuf;
 

@@ -24,9 +24,12 @@ struct algo_overlap {
     algo_bucket_plan plan;
     sim_coll **coll;     /* one per bucket */
     bucket_ctx *bctx;
-    int *ready, *next, *busy, *parity;
+    int *members;        /* rank -> worker (m ranks) */
+    int *rank_of;        /* worker -> rank, -1 when not a member */
+    int *ready, *next, *busy, *parity, *stopped; /* per worker */
     double *scale;       /* per worker: this step's message / env->msg_bytes */
     sim_coll_done done;
+    int (*computed)(void *ctx, int w);
     void *ctx;
 };
 
@@ -51,17 +54,21 @@ int algo_env_layer_profile(const algo_env *env, wl_proxy_layer *out, int cap)
 
 static void try_enter(algo_overlap *ov, int w)
 {
-    if (ov->busy[w] || ov->next[w] >= ov->ready[w])
+    if (ov->stopped[w] || ov->busy[w] || ov->next[w] >= ov->ready[w])
         return;
     int b = ov->next[w];
     ov->busy[w] = 1;
-    algo_env_coll_enter(ov->env, ov->coll[b], w, ov->plan.buckets[b].bytes * ov->scale[w]);
+    algo_env_coll_enter(ov->env, ov->coll[b], ov->rank_of[w],
+                        ov->plan.buckets[b].bytes * ov->scale[w]);
 }
 
-static void on_bucket_done(sim_engine *eng, void *ctx, int w)
+static void on_bucket_done(sim_engine *eng, void *ctx, int rank)
 {
     bucket_ctx *bc = ctx;
     algo_overlap *ov = bc->ov;
+    int w = ov->members[rank];
+    if (ov->stopped[w])
+        return;
     ov->busy[w] = 0;
     if (++ov->next[w] < ov->plan.n) {
         try_enter(ov, w);
@@ -94,7 +101,13 @@ static void on_compute_end(sim_engine *eng, void *ctx, uint64_t arg, void *paylo
     (void)eng;
     (void)payload;
     algo_overlap *ov = ctx;
-    int w = (int)arg;
+    int w = (int)(arg & 0xffffffffu);
+    if ((int)(arg >> 62) != ov->parity[w] || ov->stopped[w])
+        return;
+    if (ov->computed && !ov->computed(ov->ctx, w)) {
+        algo_overlap_stop(ov, w);
+        return;
+    }
     algo_env_idle_begin(ov->env, w);
     ov->ready[w] = ov->plan.n;
     try_enter(ov, w);
@@ -105,7 +118,8 @@ int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes)
     algo_env *env = ov->env;
     sim_time now = sim_engine_now(env->eng);
     ov->scale[w] = env->msg_bytes > 0 ? bytes / env->msg_bytes : 0.0;
-    int rc = algo_env_compute(env, w, samples, on_compute_end, ov, (uint64_t)w);
+    ov->stopped[w] = 0;
+    int rc = algo_env_compute(env, w, samples, on_compute_end, ov, ready_arg(w, 0, ov->parity[w]));
     if (rc)
         return rc;
     double dt = (double)(env->w[w].busy_until - now);
@@ -117,6 +131,13 @@ int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes)
                                  b);
     }
     return 0;
+}
+
+void algo_overlap_stop(algo_overlap *ov, int w)
+{
+    ov->stopped[w] = 1;
+    ov->busy[w] = ov->next[w] = ov->ready[w] = 0;
+    ov->parity[w] ^= 1;
 }
 
 const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov) { return &ov->plan; }
@@ -133,13 +154,15 @@ void algo_overlap_destroy(algo_overlap *ov)
     free(ov->next);
     free(ov->busy);
     free(ov->parity);
+    free(ov->stopped);
+    free(ov->members);
+    free(ov->rank_of);
     free(ov->scale);
     algo_bucket_plan_release(&ov->plan);
     free(ov);
 }
 
-algo_overlap *algo_overlap_create(algo_env *env, double cap, sim_coll_kind kind,
-                                  sim_coll_done done, void *ctx, sim_err *err)
+algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim_err *err)
 {
     algo_overlap *ov = calloc(1, sizeof *ov);
     if (!ov) {
@@ -147,13 +170,15 @@ algo_overlap *algo_overlap_create(algo_env *env, double cap, sim_coll_kind kind,
         return NULL;
     }
     ov->env = env;
-    ov->done = done;
-    ov->ctx = ctx;
+    ov->done = d->done;
+    ov->computed = d->computed;
+    ov->ctx = d->ctx;
+    const int m = d->members ? d->n_members : env->n;
     wl_proxy_layer layers[WL_PROXY_LAYERS_MAX];
     int n_layers = algo_env_layer_profile(env, layers, WL_PROXY_LAYERS_MAX);
     if (n_layers > WL_PROXY_LAYERS_MAX)
         n_layers = WL_PROXY_LAYERS_MAX;
-    if (algo_bucket_plan_init(&ov->plan, layers, n_layers, env->msg_bytes, cap, err) < 0)
+    if (algo_bucket_plan_init(&ov->plan, layers, n_layers, env->msg_bytes, d->cap, err) < 0)
         goto fail;
     size_t n = (size_t)env->n;
     ov->coll = calloc((size_t)ov->plan.n, sizeof *ov->coll);
@@ -162,15 +187,28 @@ algo_overlap *algo_overlap_create(algo_env *env, double cap, sim_coll_kind kind,
     ov->next = calloc(n, sizeof *ov->next);
     ov->busy = calloc(n, sizeof *ov->busy);
     ov->parity = calloc(n, sizeof *ov->parity);
+    ov->stopped = calloc(n, sizeof *ov->stopped);
     ov->scale = calloc(n, sizeof *ov->scale);
+    ov->members = malloc((size_t)(m > 0 ? m : 1) * sizeof *ov->members);
+    ov->rank_of = malloc(n * sizeof *ov->rank_of);
     if (!ov->coll || !ov->bctx || !ov->ready || !ov->next || !ov->busy || !ov->parity ||
-        !ov->scale) {
+        !ov->stopped || !ov->scale || !ov->members || !ov->rank_of) {
         sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
         goto fail;
     }
+    for (int i = 0; i < env->n; i++)
+        ov->rank_of[i] = -1;
+    for (int r = 0; r < m; r++) {
+        ov->members[r] = d->members ? d->members[r] : r;
+        ov->rank_of[ov->members[r]] = r;
+    }
     for (int b = 0; b < ov->plan.n; b++) {
         ov->bctx[b] = (bucket_ctx){ov, b};
-        ov->coll[b] = algo_env_coll(env, kind, on_bucket_done, &ov->bctx[b], err);
+        sim_coll_desc cd = {.kind = d->kind, .n = m, .hosts = d->members,
+                            .ps_host = env->server_host, .per_node = env->per_node,
+                            .done = on_bucket_done, .ctx = &ov->bctx[b]};
+        ov->coll[b] = d->members ? sim_coll_create(env->net, &cd, err)
+                                 : algo_env_coll(env, d->kind, on_bucket_done, &ov->bctx[b], err);
         if (!ov->coll[b])
             goto fail;
     }

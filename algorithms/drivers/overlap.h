@@ -19,11 +19,20 @@
 
 typedef struct algo_overlap algo_overlap;
 
-/* Buckets of at least cap bytes (> 0) over env->msg_bytes, one collective
- * of `kind` per bucket; done(eng, ctx, w) runs when worker w's last bucket
- * is reduced. */
-algo_overlap *algo_overlap_create(algo_env *env, double cap, sim_coll_kind kind,
-                                  sim_coll_done done, void *ctx, sim_err *err);
+typedef struct algo_overlap_desc {
+    double cap;           /* bytes per bucket at least (> 0), over env->msg_bytes */
+    sim_coll_kind kind;   /* one collective of this kind per bucket */
+    const int *members;   /* the workers taking part, ascending (rank r =
+                             members[r]); NULL: all env->n */
+    int n_members;
+    sim_coll_done done;   /* done(eng, ctx, w): worker w's last bucket is reduced */
+    /* Optional: at the end of w's compute step, before its buckets are all
+     * ready; returning 0 stops w's step there (algo_overlap_stop). */
+    int (*computed)(void *ctx, int w);
+    void *ctx;
+} algo_overlap_desc;
+
+algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim_err *err);
 void algo_overlap_destroy(algo_overlap *ov);
 /* Starts worker w's compute step of `samples` samples (its gradient must be
  * computed already) whose message has `bytes` bytes (env->msg_bytes, or a
@@ -31,6 +40,10 @@ void algo_overlap_destroy(algo_overlap *ov);
  * idle (algo_env_idle_begin) from the end of its backward pass. Returns 0
  * or the code of algo_env_fail. */
 int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes);
+/* Abandons worker w's current step: its pending bucket events and the
+ * completions of the buckets it entered are ignored from now on (the bytes
+ * already sent stay sent). The next algo_overlap_step starts afresh. */
+void algo_overlap_stop(algo_overlap *ov, int w);
 /* The plan in use (for reports and tests). */
 const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov);
 /* The workload's layer profile in backward order into out (cap >=

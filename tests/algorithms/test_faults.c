@@ -781,10 +781,6 @@ Test(faults, random_fault_keys_are_checked)
          "--set algorithm.compressor: dpsgd: compressed gossip on a time-varying graph does "
          "not support worker crashes ([faults])",
          "algorithm.compressor=topk(0.5)", "topology.graph=one_peer_exponential"},
-        {{"algorithm.name=allreduce_sgd", "faults.mtbf=exponential(1s)"},
-         "--set algorithm.bucket: gradient buckets do not support worker crashes ([faults]); "
-         "use bucket = 0",
-         "algorithm.bucket=1MB", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;

@@ -1,0 +1,637 @@
+/* The synchronous-round driver (see sync.h for the contract).
+ *
+ * State: the groups (oldest first) and, per group, one collective per slot
+ * of desc.slots over its members. A group takes over from a STEP q =
+ * round x ALGO_SYNC_PHASES_MAX + phase (so a crash can hand a round over
+ * between two phases). The oldest round not completed (round), the phases
+ * of it already formed (formed), the completions of its last phase it
+ * still counts (need) and has (done); per worker its round, phase, status,
+ * incarnation (wgen: every event of the worker carries it), the
+ * incarnation of its pending timeout (tgen) and the step whose entry waits
+ * the timeout (late). Without crashes there is one group and no timeout,
+ * crash or join ever happens: the same code is the plain run. */
+#include "algorithms/drivers/sync_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/units.h"
+
+/* S_ENCODING: compute charged before a phase (encode, statistics) */
+static void phase_begin(algo_sync *sy, int w, int p);
+static void on_slot_done(sim_engine *eng, void *ctx, int rank);
+static void on_buckets_done(sim_engine *eng, void *ctx, int w);
+static int on_computed(void *ctx, int w);
+static void count_live(algo_sync *sy);
+
+static int fail(algo_sync *sy, int code, const char *what)
+{
+    return algo_env_fail(sy->env, code, "%s: %s", sy->d.who, what);
+}
+
+
+/* The worker of a driver event, or -1 when it is stale (an earlier
+ * incarnation, or the worker is no longer in status stat). */
+static int event_worker(const algo_sync *sy, uint64_t arg, int stat)
+{
+    int w = algo_group_arg_w(arg);
+    if (sy->wgen[w] != algo_group_arg_gen(arg) || sy->wstat[w] != stat)
+        return -1;
+    return w;
+}
+
+int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots)
+{
+    if (!sy->d.hooks.plan) {
+        slots[0] = 0;
+        return 1;
+    }
+    return sy->d.hooks.plan(sy->m, round, slots);
+}
+
+static int phase_slot(const algo_sync *sy, int64_t round, int p, int *n_phases)
+{
+    int slots[ALGO_SYNC_PHASES_MAX];
+    *n_phases = algo_sync_plan(sy, round, slots);
+    return slots[p];
+}
+
+/* ---- groups and their collectives --------------------------------------- */
+
+static sim_coll_kind slot_kind(const algo_sync *sy, int s)
+{
+    switch (sy->d.slots[s]) {
+    case ALGO_SYNC_ALLGATHER:
+        return SIM_COLL_ALLGATHER;
+    case ALGO_SYNC_HIER_INTRA:
+        return SIM_COLL_TREE; /* inside one server: reduce, then broadcast */
+    case ALGO_SYNC_HIER_INTER:
+        return SIM_COLL_HIER;
+    case ALGO_SYNC_ALLTOALL:
+        return SIM_COLL_NEIGHBOR;
+    default:
+        return sy->env->allreduce_kind;
+    }
+}
+
+/* A slot of kind HIER_INTRA: one collective per server of g's members
+ * (worker w on server w / per_node; members ascending, so a server's
+ * members are a run of g->members). */
+static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s)
+{
+    const int p = sy->env->per_node > 0 ? sy->env->per_node : 1;
+    int runs = 0;
+    for (int r = 0; r < g->n; r++)
+        runs += r == 0 || g->members[r] / p != g->members[r - 1] / p;
+    x->sub[s] = calloc((size_t)runs, sizeof *x->sub[s]);
+    x->subctx[s] = calloc((size_t)runs, sizeof *x->subctx[s]);
+    if (!x->sub[s] || !x->subctx[s])
+        return fail(sy, SIM_ENOMEM, "out of memory for a group");
+    for (int r = 0, k = 0; r < g->n; k++) {
+        int e = r + 1;
+        while (e < g->n && g->members[e] / p == g->members[r] / p)
+            e++;
+        x->subctx[s][k] = (slot_ctx){sy, g, s, r};
+        sim_coll_desc desc = {.kind = SIM_COLL_TREE, .n = e - r, .hosts = g->members + r,
+                              .ps_host = sy->env->server_host, .done = on_slot_done,
+                              .ctx = &x->subctx[s][k]};
+        sim_err err = {0};
+        x->sub[s][k] = sim_coll_create(sy->env->net, &desc, &err);
+        if (!x->sub[s][k])
+            return algo_env_fail(sy->env, err.code ? err.code : SIM_EINTERNAL, "%s: %s",
+                                 sy->d.who, err.msg);
+        x->n_sub[s] = k + 1;
+        r = e;
+    }
+    return 0;
+}
+
+/* A new group of the given workers (ascending) from round first on. NULL
+ * on failure (reported through algo_env_fail). */
+algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_t first)
+{
+    algo_group_colls c = {.none = 1, .owner = sy, .who = sy->d.who};
+    algo_group *g = algo_groups_add(&sy->groups, sy->env, members, n, first, &c);
+    if (!g) {
+        if (!sy->env->error.code)
+            fail(sy, SIM_ENOMEM, "out of memory for a group");
+        return NULL;
+    }
+    if (g->id >= sy->ext_cap) {
+        int cap = sy->ext_cap ? 2 * sy->ext_cap : 8;
+        gext **x = realloc(sy->ext, (size_t)cap * sizeof *x);
+        if (!x) {
+            fail(sy, SIM_ENOMEM, "out of memory for a group");
+            return NULL;
+        }
+        memset(x + sy->ext_cap, 0, (size_t)(cap - sy->ext_cap) * sizeof *x);
+        sy->ext = x;
+        sy->ext_cap = cap;
+    }
+    sy->ext[g->id] = calloc(1, sizeof(gext));
+    if (!sy->ext[g->id]) {
+        fail(sy, SIM_ENOMEM, "out of memory for a group");
+        return NULL;
+    }
+    gext *x = sy->ext[g->id];
+    /* with buckets and no crash the round never uses the plain collectives */
+    for (int s = 0; n > 0 && (sy->crashes || !sy->bucketed) && s < sy->d.n_slots; s++) {
+        x->ctx[s] = (slot_ctx){sy, g, s, 0};
+        if (sy->d.slots[s] == ALGO_SYNC_HIER_INTRA) {
+            if (intra_colls(sy, g, x, s) < 0)
+                return NULL;
+            continue;
+        }
+        x->coll[s] = algo_group_coll(sy->env, g, sy->d.slots[s] == ALGO_SYNC_ALLTOALL,
+                                     slot_kind(sy, s), on_slot_done, &x->ctx[s], sy->d.who);
+        if (!x->coll[s] && sy->env->error.code)
+            return NULL;
+    }
+    x->ctx[0] = (slot_ctx){sy, g, 0, 0};
+    if (n > 0 && sy->bucketed) {
+        algo_overlap_desc od = {
+            .cap = sy->env->cfg->bucket,
+            .kind = slot_kind(sy, 0),
+            .members = g->id == 0 ? NULL : g->members, .n_members = n,
+            .done = on_buckets_done, .computed = sy->crashes ? on_computed : NULL,
+            .ctx = &x->ctx[0]};
+        sim_err e = {0};
+        x->ov = algo_overlap_create(sy->env, &od, &e);
+        if (!x->ov) {
+            algo_env_fail(sy->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", sy->d.who, e.msg);
+            return NULL;
+        }
+    }
+    if (sy->d.hooks.regroup)
+        sy->d.hooks.regroup(sy->m, g);
+    return g;
+}
+
+static int64_t step_of(int64_t round, int phase)
+{
+    return round * ALGO_SYNC_PHASES_MAX + phase;
+}
+
+/* The group of worker w's current step. */
+static algo_group *wgroup(const algo_sync *sy, int w)
+{
+    return algo_groups_for(&sy->groups, step_of(sy->wround[w], sy->wphase[w]));
+}
+
+/* The group that runs phase 0 of round. */
+static algo_group *group_for(const algo_sync *sy, int64_t round)
+{
+    return algo_groups_for(&sy->groups, step_of(round, 0));
+}
+
+/* ---- the round ----------------------------------------------------------- */
+
+static void on_step_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+
+/* A compute step of w: its gradient, then its simulated time. */
+static void step_begin(algo_sync *sy, int w)
+{
+    algo_env *env = sy->env;
+    sy->d.hooks.grad(sy->m, w);
+    if (sy->bucketed) {
+        /* bucketed: the message must be known before the first bucket */
+        algo_sync_msg msg = {0};
+        algo_group *g = wgroup(sy, w);
+        sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
+        sy->wbytes[w] = msg.bytes;
+        sy->wenc[w] = msg.encode;
+        sy->wstat[w] = S_ENTERED;
+        sy->computed[w] = 0;
+        sy->wov[w] = sy->ext[g->id]->ov;
+        algo_overlap_step(sy->wov[w], w, algo_env_step_samples(env, w), msg.bytes);
+        return;
+    }
+    algo_env_compute(env, w, algo_env_step_samples(env, w), on_step_end, sy, warg(sy, w));
+}
+
+void algo_sync_work_begin(algo_sync *sy, int w, int64_t round)
+{
+    sy->wround[w] = round;
+    sy->wphase[w] = 0;
+    sy->wstat[w] = S_COMPUTING;
+    step_begin(sy, w);
+}
+
+static void on_step_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    algo_sync *sy = ctx;
+    int w = event_worker(sy, arg, S_COMPUTING);
+    if (w < 0)
+        return;
+    int over = sy->d.hooks.step_done ? sy->d.hooks.step_done(sy->m, w) : 1;
+    int64_t samples = sy->env->w[w].grad_samples;
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && !sy->crashes)
+        algo_local_steps_done(&sy->steps, sy->env, w, samples, !over);
+    if (over) {
+        phase_begin(sy, w, 0);
+        return;
+    }
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+        algo_live_steps_done(&sy->live, w, samples);
+    step_begin(sy, w);
+    count_live(sy);
+}
+
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+
+static int live_of(const void *ctx, int w) { return algo_sync_live(ctx, w); }
+
+/* COUNT_STEPS with crashes: reports what every live worker has completed. */
+static void count_live(algo_sync *sy)
+{
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+        algo_live_steps_count(&sy->live, sy->env, live_of, sy);
+}
+
+void algo_sync_report(algo_sync *sy)
+{
+    if (sy->d.count != ALGO_SYNC_COUNT_STEPS || sy->crashes || sy->reported)
+        return;
+    sy->reported = 1;
+    algo_local_steps_flush(&sy->steps, sy->env, sy->steps.step[0]);
+}
+
+/* The driver's part of w's completion of phase p, after hooks.take. */
+static void taken(algo_sync *sy, int w, int p)
+{
+    if (p == 0 && sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+        algo_live_steps_done(&sy->live, w, sy->env->w[w].grad_samples);
+}
+
+/* Phase p's first completion (w) in g: the method forms the result. */
+static void form(algo_sync *sy, algo_group *g, int64_t k, int p, int w)
+{
+    sy->formed = p + 1;
+    sy->d.hooks.form(sy->m, g, k, p, w);
+    if (p == 0)
+        algo_sync_report(sy);
+}
+
+static void wait_timeout(algo_sync *sy, int w)
+{
+    sy->wstat[w] = S_WAITING;
+    sy->tgen[w]++;
+    if (!sim_engine_schedule(sy->env->eng, sy->timeout, on_timeout, sy,
+                             algo_group_arg(w, sy->tgen[w]), NULL, NULL))
+        fail(sy, SIM_ENOMEM, "cannot schedule a timeout");
+}
+
+static void enter(algo_sync *sy, int w)
+{
+    algo_group *g = wgroup(sy, w);
+    int rank = g ? g->rank_of[w] : -1;
+    if (rank < 0) {
+        algo_env_fail(sy->env, SIM_EINTERNAL, "%s: worker %d is in no group of round %lld",
+                      sy->d.who, w, (long long)sy->wround[w]);
+        return;
+    }
+    int n_phases, s = phase_slot(sy, sy->wround[w], sy->wphase[w], &n_phases);
+    gext *x = sy->ext[g->id];
+    sy->wstat[w] = S_ENTERED;
+    sim_coll *c = x->coll[s];
+    slot_ctx *ctx = &x->ctx[s];
+    for (int k = 0; k < x->n_sub[s]; k++) /* HIER_INTRA: its server's collective */
+        if (x->subctx[s][k].offset <= rank) {
+            c = x->sub[s][k];
+            ctx = &x->subctx[s][k];
+        }
+    rank -= ctx->offset;
+    if (!c) {
+        on_slot_done(sy->env->eng, ctx, rank); /* alone */
+        return;
+    }
+    algo_env_coll_enter(sy->env, c, rank, sy->wbytes[w]);
+}
+
+static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    algo_sync *sy = ctx;
+    int w = algo_group_arg_w(arg);
+    if (sy->tgen[w] != algo_group_arg_gen(arg) || sy->wstat[w] != S_WAITING)
+        return;
+    sy->late[w] = -1;
+    if (sy->d.hooks.reenter) {
+        algo_sync_msg msg = {0};
+        sy->d.hooks.reenter(sy->m, w, sy->wround[w], sy->wphase[w], &msg);
+        sy->wbytes[w] = msg.bytes;
+    }
+    enter(sy, w);
+}
+
+/* w's message of its phase is ready: it enters, or waits out the timeout
+ * when its round was aborted. */
+static void ready(algo_sync *sy, int w)
+{
+    algo_env_idle_begin(sy->env, w);
+    if (sy->late[w] == step_of(sy->wround[w], sy->wphase[w]))
+        wait_timeout(sy, w);
+    else
+        enter(sy, w);
+}
+
+static void on_encoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    algo_sync *sy = ctx;
+    int w = event_worker(sy, arg, S_ENCODING);
+    if (w >= 0)
+        ready(sy, w);
+}
+
+static void phase_begin(algo_sync *sy, int w, int p)
+{
+    algo_env *env = sy->env;
+    algo_sync_msg msg = {0};
+    sy->wphase[w] = p;
+    sy->d.hooks.contribute(sy->m, w, sy->wround[w], p, &msg);
+    sy->wbytes[w] = msg.bytes;
+    if (msg.samples > 0) {
+        sy->wstat[w] = S_ENCODING;
+        algo_env_idle_end(env, w);
+        algo_env_compute(env, w, msg.samples, on_encoded, sy, warg(sy, w));
+        return;
+    }
+    if (msg.encode > 0) {
+        /* the encoding is compute: the worker is idle only once it is done */
+        sy->wstat[w] = S_ENCODING;
+        algo_env_idle_end(env, w);
+        env->w[w].compute_time += sim_time_to_s(msg.encode);
+        if (!sim_engine_schedule(env->eng, msg.encode, on_encoded, sy, warg(sy, w), NULL, NULL))
+            fail(sy, SIM_ENOMEM, "cannot schedule compression");
+        return;
+    }
+    ready(sy, w);
+}
+
+/* Counts round `round` when every completion it needs is in. */
+static void round_check(algo_sync *sy)
+{
+    if (sy->need <= 0 || sy->done < sy->need)
+        return;
+    int64_t samples = sy->samples;
+    sy->round++;
+    sy->done = 0;
+    sy->formed = 0;
+    sy->reported = 0;
+    algo_group *g = group_for(sy, sy->round);
+    sy->need = g ? g->n : 0;
+    if (sy->d.count == ALGO_SYNC_COUNT_LAST)
+        algo_env_iteration(sy->env, samples);
+}
+
+static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
+                          double bytes)
+{
+    (void)eng;
+    (void)src;
+    (void)dst;
+    (void)bytes;
+    algo_sync *sy = ctx;
+    int w = event_worker(sy, arg, S_JOINING);
+    if (w < 0)
+        return;
+    algo_env_idle_end(sy->env, w);
+    algo_sync_work_begin(sy, w, sy->wround[w]);
+}
+
+/* The pending joiners join from the next round: w, which formed the
+ * round's result, sends it to them. */
+static void joiners(algo_sync *sy, int w)
+{
+    algo_env *env = sy->env;
+    algo_group *next = group_for(sy, sy->round + 1);
+    int k = algo_group_members_joining(next, sy->pending, env, sy->scratch);
+    if (!k || !algo_sync_group_add(sy, sy->scratch, k, step_of(sy->round + 1, 0)))
+        return;
+    double bytes = sy->d.join_bytes > 0 ? sy->d.join_bytes : env->msg_bytes;
+    for (int i = 0; i < env->n; i++) {
+        if (!sy->pending[i] || env->w[i].down)
+            continue;
+        sy->pending[i] = 0;
+        sy->wround[i] = sy->round + 1;
+        sy->wstat[i] = S_JOINING;
+        sy->late[i] = -1;
+        if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+            sy->live.step[i] = sy->live.step[w];
+        if (sy->d.hooks.join)
+            sy->d.hooks.join(sy->m, i, w);
+        algo_env_send(env, w, i, bytes, on_join_model, sy, warg(sy, i));
+    }
+}
+
+/* w's last phase (and its decoding) is over. */
+static void finish(algo_sync *sy, int w)
+{
+    algo_env *env = sy->env;
+    int64_t k = sy->wround[w];
+    int p = sy->wphase[w], first = sy->formed <= p;
+    if (first) {
+        algo_group *g = wgroup(sy, w);
+        form(sy, g, k, p, w);
+        sy->samples = 0;
+        for (int r = 0; r < g->n; r++)
+            sy->samples += env->w[g->members[r]].grad_samples;
+        if (sy->d.count == ALGO_SYNC_COUNT_FIRST)
+            algo_env_iteration(env, sy->samples);
+    }
+    if (sy->d.hooks.take)
+        sy->d.hooks.take(sy->m, w, k, p);
+    taken(sy, w, p);
+    if (first)
+        joiners(sy, w);
+    sy->done++;
+    if (!sy->crashes) {
+        round_check(sy);
+        algo_sync_work_begin(sy, w, k + 1);
+    } else {
+        algo_sync_work_begin(sy, w, k + 1);
+        round_check(sy);
+        count_live(sy);
+    }
+}
+
+static void on_decoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    algo_sync *sy = ctx;
+    int w = event_worker(sy, arg, S_DECODING);
+    if (w >= 0)
+        finish(sy, w);
+}
+
+/* Worker w (rank of g) completed its phase. */
+static void phase_done(algo_sync *sy, algo_group *g, int w)
+{
+    algo_env *env = sy->env;
+    int64_t k = sy->wround[w];
+    int p = sy->wphase[w], n_phases;
+    phase_slot(sy, k, p, &n_phases);
+    if (p < n_phases - 1) {
+        if (sy->formed <= p)
+            form(sy, g, k, p, w);
+        if (sy->d.hooks.take)
+            sy->d.hooks.take(sy->m, w, k, p);
+        taken(sy, w, p);
+        phase_begin(sy, w, p + 1);
+        count_live(sy);
+        return;
+    }
+    algo_env_idle_end(env, w);
+    sim_time dt = sy->d.hooks.decode ? sy->d.hooks.decode(sy->m, g, k) : 0;
+    if (sy->bucketed)
+        dt += sy->wenc[w];
+    if (dt > 0) {
+        /* decoding is compute; the round counts the worker once it is done */
+        sy->wstat[w] = S_DECODING;
+        env->w[w].compute_time += sim_time_to_s(dt);
+        if (!sim_engine_schedule(env->eng, dt, on_decoded, sy, warg(sy, w), NULL, NULL))
+            fail(sy, SIM_ENOMEM, "cannot schedule decompression");
+        return;
+    }
+    finish(sy, w);
+}
+
+static void on_slot_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    slot_ctx *c = ctx;
+    algo_sync *sy = c->sy;
+    int w = c->g->members[c->offset + rank];
+    int64_t k = sy->wround[w];
+    int n_phases;
+    if (sy->wstat[w] != S_ENTERED || k != sy->round || wgroup(sy, w) != c->g ||
+        phase_slot(sy, k, sy->wphase[w], &n_phases) != c->slot)
+        return; /* a crashed worker, or an aborted round's collective */
+    phase_done(sy, c->g, w);
+}
+
+/* With buckets: w's last bucket of its step in group c->g is reduced. */
+static void on_buckets_done(sim_engine *eng, void *ctx, int w)
+{
+    (void)eng;
+    slot_ctx *c = ctx;
+    algo_sync *sy = c->sy;
+    if (sy->wstat[w] != S_ENTERED || sy->wround[w] != sy->round || wgroup(sy, w) != c->g)
+        return;
+    phase_done(sy, c->g, w);
+}
+
+/* With buckets and crashes: w's compute step has ended. In an aborted round
+ * its buckets stop there and it waits out the timeout (0). */
+static int on_computed(void *ctx, int w)
+{
+    algo_sync *sy = ((slot_ctx *)ctx)->sy;
+    sy->computed[w] = 1;
+    if (sy->late[w] != step_of(sy->wround[w], 0))
+        return 1;
+    algo_env_idle_begin(sy->env, w);
+    wait_timeout(sy, w);
+    return 0;
+}
+
+/* ---- crashes and rejoins ------------------------------------------------- */
+
+/* Worker c crashed: sync.h, "Crashes and rejoins". The aborted step a:
+ * the next round's first when this one is formed and finishing, else this
+ * round's first unformed phase (its phase 0 with desc.restart_round). */
+static void crash(algo_sync *sy, int c)
+{
+    int slots[ALGO_SYNC_PHASES_MAX];
+    int n_phases = algo_sync_plan(sy, sy->round, slots);
+    int finishing = sy->formed >= n_phases;
+    int from = sy->d.restart_round ? 0 : sy->formed;
+    int64_t a = finishing ? step_of(sy->round + 1, 0) : step_of(sy->round, from);
+    if (finishing && sy->wround[c] == sy->round && sy->wphase[c] == n_phases - 1 &&
+        (sy->wstat[c] == S_ENTERED || sy->wstat[c] == S_DECODING))
+        sy->need--; /* the finishing round does not wait for it */
+    sy->wgen[c]++;
+    sy->tgen[c]++;
+    sy->wstat[c] = S_OFF;
+    sy->pending[c] = 0;
+    if (sy->bucketed && sy->wov[c])
+        algo_overlap_stop(sy->wov[c], c);
+    algo_env_idle_end(sy->env, c);
+    algo_group *g = algo_groups_for(&sy->groups, a);
+    if (g && g->rank_of[c] >= 0) {
+        int k = algo_group_members_except(g, c, sy->scratch);
+        algo_group *ng = algo_sync_group_add(sy, sy->scratch, k, a);
+        if (!ng)
+            return;
+        if (!finishing) {
+            sy->need = ng->n; /* nobody has completed the round's last phase */
+            sy->formed = from;
+        }
+        for (int r = 0; r < ng->n; r++) {
+            int s = ng->members[r];
+            sy->late[s] = a;
+            if (step_of(sy->wround[s], sy->wphase[s]) < a ||
+                (sy->wstat[s] != S_ENTERED && sy->wstat[s] != S_WAITING))
+                continue;
+            if (sy->bucketed && sy->wstat[s] == S_ENTERED) {
+                /* still computing: it times out from its compute end */
+                if (!sy->computed[s])
+                    continue;
+                algo_overlap_stop(sy->wov[s], s); /* its reduced buckets are lost */
+            }
+            /* it re-enters the aborted step, with the message it holds */
+            sy->wphase[s] = (int)(a % ALGO_SYNC_PHASES_MAX);
+            wait_timeout(sy, s);
+        }
+    }
+    if (sy->d.hooks.crash)
+        sy->d.hooks.crash(sy->m, c);
+    round_check(sy);
+    count_live(sy);
+}
+
+/* Worker j rejoined: it joins at the next formed result; when nobody is
+ * left to form one, it starts a group of its own at once. */
+static void rejoin(algo_sync *sy, int j)
+{
+    int slots[ALGO_SYNC_PHASES_MAX];
+    sy->wgen[j]++;
+    sy->pending[j] = 1;
+    if (sy->d.joiner_idle)
+        algo_env_idle_begin(sy->env, j);
+    algo_group *g = algo_groups_for(&sy->groups, step_of(sy->round, sy->formed));
+    if (g && g->n > 0)
+        return;
+    /* a multi-phase round past its first phase is over for the joiner */
+    if (sy->formed > 0 && algo_sync_plan(sy, sy->round, slots) > 1)
+        sy->round++;
+    int m = j;
+    if (!algo_sync_group_add(sy, &m, 1, step_of(sy->round, 0)))
+        return;
+    sy->pending[j] = 0;
+    sy->done = 0;
+    sy->formed = 0;
+    sy->reported = 0;
+    sy->need = 1;
+    sy->late[j] = -1;
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+        sy->live.step[j] = sy->live.reported;
+    if (sy->d.hooks.join)
+        sy->d.hooks.join(sy->m, j, -1);
+    algo_env_idle_end(sy->env, j);
+    algo_sync_work_begin(sy, j, sy->round);
+}
+
+void algo_sync_fault(algo_sync *sy, const algo_fault *ev)
+{
+    if (ev->kind == ALGO_FAULT_CRASH)
+        crash(sy, ev->target);
+    else if (ev->kind == ALGO_FAULT_REJOIN)
+        rejoin(sy, ev->target);
+}
+

@@ -1,0 +1,262 @@
+/* The synchronous-round driver: how the workers of a synchronous method
+ * meet. A method (allreduce_sgd, local_sgd, post_local_sgd,
+ * adaptive_local_sgd, slowmo, hierarchical_local_sgd, overlap_local_sgd,
+ * gravac, onebit_adam, onebit_lamb) is its update rule, written as the
+ * hooks below; the driver owns everything about the meeting:
+ *
+ *  - the groups of live workers and their collectives (algorithms/drivers/
+ *    group.h): without crashes ONE group of every worker runs every round
+ *    from round 0; there is no second path;
+ *  - the round counters: round k of worker w, the oldest round not
+ *    completed, whether its result is formed;
+ *  - per-worker incarnations: every event the driver schedules for a
+ *    worker (compute end, encode, decode, timeout, join message) carries
+ *    it, and an event of an earlier incarnation is dropped. A method that
+ *    schedules events of its own for a worker checks algo_sync_current;
+ *  - [faults] sync_timeout, crash and rejoin bookkeeping (docs/faults.md),
+ *    the joiner's model send (S bytes from the member that formed the
+ *    result);
+ *  - multi-phase rounds (1-bit Adam's all-to-all then all-gather;
+ *    adaptive_local_sgd's average then scalar statistics), each phase on
+ *    its own collective slot of the group;
+ *  - buckets overlapping the backward pass ([algorithm] bucket > 0,
+ *    drivers/overlap.h) for phase 0 of a one-gradient round;
+ *  - the compute time of encoding (before a phase is entered) and of
+ *    decoding (after the last phase);
+ *  - the hierarchical collective (a slot of kind ALGO_SYNC_HIER_INTRA or
+ *    ALGO_SYNC_HIER_INTER is built over the group's members on the
+ *    hierarchical(N, PER_NODE) servers);
+ *  - the iteration count (algo_env_iteration): the method never calls it.
+ *
+ * ---- A round, for worker w in the group of round k ----------------------
+ *
+ *  1. WORK. The driver calls hooks.grad(m, w) (the method computes w's
+ *     gradient with algo_env_grad at the parameters of its choice), then
+ *     schedules the compute step (algo_env_compute, the env's
+ *     algo_env_step_samples(env, w) samples) or, with buckets, the
+ *     bucketed step (algo_overlap_step). When it ends the driver calls
+ *     hooks.step_done(m, w): the method applies a local step if it takes
+ *     one and returns 1 when w's work for round k is over, 0 to take
+ *     another compute step (back to hooks.grad). NULL: 1 (one gradient per
+ *     round: allreduce_sgd, gravac, the 1-bit methods).
+ *  2. CONTRIBUTE, for each phase p of hooks.plan(m, k) in order: the driver
+ *     calls hooks.contribute(m, w, k, p, &msg): the method writes w's
+ *     message (gradient, parameters, compressed buffer; whatever
+ *     hooks.form reads) and fills msg.bytes (its wire size), optionally
+ *     msg.encode (compute time before it is entered: compression) or
+ *     msg.samples (a compute step of that many samples before it is
+ *     entered: adaptive_local_sgd's statistics). The driver charges that
+ *     compute (idle ends before it and begins again after it), begins w's
+ *     idle interval (algo_env_idle_begin) if it is not idle, and enters the
+ *     phase's collective of w's group (algo_env_coll_enter, rank = w's rank
+ *     in the group). A worker stays idle between two phases that charge no
+ *     compute (1-bit Adam: phase 1 to phase 2).
+ *  3. FORM. At the FIRST completion of phase p in the group (every member
+ *     has entered, so every member's message of phase p exists; for the
+ *     last phase a completion includes the member's DECODE, step 5), once
+ *     per round and phase: hooks.form(m, g, k, p, w), w the first
+ *     completing member. The method forms the round's result over g's members
+ *     (members ascending, rank r = g->members[r]; a mean is over g->n
+ *     members in worker-id order, renormalized over who took part).
+ *  4. TAKE. At each member's completion of phase p, after FORM:
+ *     hooks.take(m, w, k, p) (Local SGD copies the average into x_w); NULL:
+ *     nothing (a shared model).
+ *  5. DECODE. When w's part of the last phase's collective is over, its
+ *     idle interval ends and hooks.decode(m, g, k) compute time is charged
+ *     (NULL or 0: none); then FORM (if first) and TAKE of the last phase.
+ *  6. The worker starts round k + 1 at 1.
+ *
+ * ---- Ordering guarantees (they keep results bit-identical) --------------
+ *
+ *  - algo_sync_start starts every member of round 0 at 1, in worker-id
+ *    order; hooks.grad runs at the instant the compute step is scheduled.
+ *  - At the last phase's completion of w the order is:
+ *    algo_env_idle_end(w), DECODE (if any), FORM (first completion only;
+ *    COUNT_FIRST reports there), TAKE, the joiners' model send (first
+ *    completion only, by w), then the count and step 6 (see below).
+ *    Phases before the last one go FORM (first only), TAKE, straight to
+ *    the next CONTRIBUTE.
+ *  - The iteration count, by desc.count:
+ *      ALGO_SYNC_COUNT_LAST: a round is an iteration, reported when its
+ *        last member completes, with the samples of the members' gradients
+ *        (w->grad_samples) summed at FORM of the last phase. Without
+ *        crashes (algo_env_crashes(env) 0) it is reported BEFORE that member's idle
+ *        ends and it starts round k + 1; with crashes possible, after it
+ *        started it (the two orders of the former two paths, both kept so
+ *        that every recorded row stays bit-identical).
+ *      ALGO_SYNC_COUNT_FIRST: reported at FORM of the last phase (1-bit
+ *        methods).
+ *      ALGO_SYNC_COUNT_STEPS: an iteration is one local step of every
+ *        live worker (Local SGD family). Two rules, those of the former
+ *        two paths, so that every recorded row stays bit-identical:
+ *        without crashes algo_local_steps (drivers/local.h): a step that
+ *        does not end the worker's work is reported (if it completes an
+ *        iteration) before the next step starts; one that ends it is held
+ *        back and reported at FORM of phase 0: where the method calls
+ *        algo_sync_report from hooks.form (after its outer step, before
+ *        post_local_sgd's switch test), else right after hooks.form. With
+ *        crashes possible algo_live_steps: iteration K completes when
+ *        every live worker has completed its K-th step; the work-ending
+ *        step counts at the worker's TAKE of phase 0; the count runs after
+ *        the worker's next step or phase has started, and after a crash.
+ *        desc.span: how many steps workers may be apart (local_steps + 2).
+ *  - hooks.contribute of phase 0 runs at the instant w's work ends; with
+ *    buckets right after hooks.grad, before the bucketed step starts (the
+ *    message must be known when its first bucket is entered: a hook that
+ *    reads the gradient calls algo_env_grad_wait first; its msg.encode is
+ *    then charged after the last bucket, with the decoding). Buckets need
+ *    one-phase rounds of one compute step (step_done NULL).
+ *  - hooks.form runs with algo_sync_formed already true for the phase, so
+ *    an iteration reported from inside it (COUNT_STEPS: algo_sync_report)
+ *    evaluates the formed result.
+ *
+ * ---- Crashes and rejoins (docs/faults.md) --------------------------------
+ *
+ *  Groups take over from a STEP q = round x ALGO_SYNC_PHASES_MAX + phase
+ *  (g->first_round holds q). A crash of worker c aborts the first step not
+ *  formed: the next round's phase 0 when the current round is formed in
+ *  every phase (it finishes in its old group without c), else the current
+ *  round's first unformed phase (its phase 0 with desc.restart_round).
+ *  A group of the survivors takes over from that step. A survivor learns
+ *  of it by timing out: it enters the new group's collective sync_timeout
+ *  after it entered the aborted step (or after the crash, when it had
+ *  entered before), with the message it holds (hooks.reenter may resize
+ *  it); c's contribution is lost. hooks.crash(m, c) runs after the
+ *  driver's bookkeeping (NULL: nothing).
+ *  Buckets: each group has its own bucket collectives. A survivor has
+ *  "entered" a bucketed round when its backward pass ends. A crash before
+ *  that: it waits the timeout from there. A crash while its buckets are
+ *  reduced: it abandons them at the crash (algo_overlap_stop: the partly
+ *  reduced buckets cost their bytes and time, nothing else) and waits the
+ *  timeout from the crash. Either way it then enters the new group's
+ *  plain (unbucketed) collective of slot 0 with its whole message; the
+ *  next rounds are bucketed again (docs/faults.md).
+ *
+ *  A rejoining worker j joins at the next formed result: the member that
+ *  formed it calls hooks.join(m, j, sender) (the method copies the model,
+ *  resets the optimizer state, residuals or counters of j from sender's),
+ *  sends j join bytes (desc.join_bytes, 0 = env->msg_bytes), and j starts
+ *  round k + 1 when they arrive. The group grows from that round on. When
+ *  no one is left to form a result, j starts a group of its own at once
+ *  (hooks.join(m, j, -1)). Every new group is announced by
+ *  hooks.regroup(m, g) before its first round (1-bit: error buffers reset
+ *  per partition); NULL: nothing.
+ *
+ *  A method state reads, for its model() and worker_models():
+ *  algo_sync_formed (between FORM and the last TAKE every member logically
+ *  holds the result), algo_sync_live (up and in a group) and
+ *  algo_sync_round. */
+#ifndef DTSIM_ALGO_SYNC_H
+#define DTSIM_ALGO_SYNC_H
+
+#include <stdint.h>
+
+#include "algorithms/core/algo.h"
+#include "algorithms/drivers/group.h"
+
+typedef struct algo_sync algo_sync;
+
+enum { ALGO_SYNC_SLOTS_MAX = 4, ALGO_SYNC_PHASES_MAX = 4 };
+
+/* A collective slot: what each group builds over its members. */
+typedef enum algo_sync_slot {
+    ALGO_SYNC_ALLREDUCE = 0, /* the configured all-reduce (env->allreduce_kind) */
+    ALGO_SYNC_ALLGATHER,     /* ring all-gather (compressed messages of different support) */
+    ALGO_SYNC_ALLTOALL,      /* every member sends to every other (1-bit phase 1) */
+    ALGO_SYNC_HIER_INTRA,    /* all-reduce inside each server of hierarchical(N, PER_NODE) */
+    ALGO_SYNC_HIER_INTER,    /* the hierarchical all-reduce across servers */
+} algo_sync_slot;
+
+typedef enum algo_sync_count {
+    ALGO_SYNC_COUNT_LAST = 0,
+    ALGO_SYNC_COUNT_FIRST,
+    ALGO_SYNC_COUNT_STEPS,
+} algo_sync_count;
+
+/* A worker's contribution to one phase (hooks.contribute fills it). */
+typedef struct algo_sync_msg {
+    double bytes;     /* wire size of the message */
+    sim_time encode;  /* compute time before it is entered (0: none) */
+    int samples;      /* or: a compute step of this many samples first (0: none) */
+} algo_sync_msg;
+
+/* The method's hooks; m is the method's state (desc.method). */
+typedef struct algo_sync_hooks {
+    /* Required. Start of a compute step: compute w's gradient. */
+    void (*grad)(void *m, int w);
+    /* End of a compute step: 1 when w's work for its round is over, 0 for
+     * another step. NULL: 1. */
+    int (*step_done)(void *m, int w);
+    /* Phases of round k: fills slots[p] (ALGO_SYNC_PHASES_MAX) with the
+     * collective slot of each phase, returns their count (>= 1). The same
+     * for every member of round k. NULL: one phase on slot 0. */
+    int (*plan)(void *m, int64_t round, int *slots);
+    /* Required. w's message of phase p of round k (see the top). */
+    void (*contribute)(void *m, int w, int64_t round, int phase, algo_sync_msg *msg);
+    /* Required. Phase p's first completion in g: form the result. */
+    void (*form)(void *m, const algo_group *g, int64_t round, int phase, int w);
+    /* w's completion of phase p, after form. NULL: nothing. */
+    void (*take)(void *m, int w, int64_t round, int phase);
+    /* Decoding compute time after the last phase. NULL: none. */
+    sim_time (*decode)(void *m, const algo_group *g, int64_t round);
+    /* Rejoin: j joins from the next round; sender (-1: none) holds the
+     * result. Reset j's state from it. NULL: nothing. */
+    void (*join)(void *m, int j, int sender);
+    /* After the driver's bookkeeping of c's crash. NULL: nothing. */
+    void (*crash)(void *m, int c);
+    /* A new group takes over from step g->first_round (= round x
+     * ALGO_SYNC_PHASES_MAX + phase). NULL: nothing. */
+    void (*regroup)(void *m, const algo_group *g);
+    /* After a timeout, before w re-enters phase p of round k in a new
+     * group: msg->bytes is its message's size there (1-bit: the partition
+     * of m members). NULL: the size it had. Nothing is re-encoded. */
+    void (*reenter)(void *m, int w, int64_t round, int phase, algo_sync_msg *msg);
+} algo_sync_hooks;
+
+typedef struct algo_sync_desc {
+    const char *who;        /* method name for error messages */
+    void *method;           /* m, passed to every hook */
+    algo_sync_hooks hooks;
+    int n_slots;            /* collective slots per group (1..ALGO_SYNC_SLOTS_MAX) */
+    algo_sync_slot slots[ALGO_SYNC_SLOTS_MAX];
+    algo_sync_count count;
+    int buckets;            /* 1: phase 0 overlaps the backward pass when
+                               [algorithm] bucket > 0 (one-gradient rounds) */
+    double join_bytes;      /* bytes sent to a joiner; 0: env->msg_bytes */
+    int restart_round;      /* 1: a crash restarts an unformed round at phase 0
+                               (1-bit); 0: at its first unformed phase */
+    int span;               /* COUNT_STEPS: steps the workers may be apart */
+    int joiner_idle;        /* 1: a rejoined worker is idle until it joins */
+} algo_sync_desc;
+
+/* Builds the driver: one group of every worker from round 0 and its
+ * collectives; reads [faults] sync_timeout when algo_env_crashes(env). 0 or a
+ * negative code with err filled (nothing left to undo). */
+int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out, sim_err *err);
+void algo_sync_destroy(algo_sync *sy);
+/* Starts round 0 on every worker (worker-id order). */
+int algo_sync_start(algo_sync *sy, sim_err *err);
+/* The method's vt->fault forwards here (crash and rejoin). */
+void algo_sync_fault(algo_sync *sy, const algo_fault *ev);
+
+/* The oldest round not completed. */
+int64_t algo_sync_round(const algo_sync *sy);
+/* 1 while that round's result is formed and its members take it. */
+int algo_sync_formed(const algo_sync *sy);
+/* The phases of that round formed so far. */
+int algo_sync_phases_formed(const algo_sync *sy);
+/* COUNT_STEPS: reports the round's held-back step now (from hooks.form of
+ * phase 0; once per round; nothing with crashes possible). */
+void algo_sync_report(algo_sync *sy);
+/* The round worker w works towards or waits in. */
+int64_t algo_sync_worker_round(const algo_sync *sy, int w);
+/* 1 when w is up and a member of the groups (not waiting to join). */
+int algo_sync_live(const algo_sync *sy, int w);
+/* The group that runs phase 0 of round k (NULL: none). */
+const algo_group *algo_sync_group(const algo_sync *sy, int64_t round);
+/* An event argument for worker w's current incarnation, and its check:
+ * for events a method schedules itself. */
+uint64_t algo_sync_arg(const algo_sync *sy, int w);
+int algo_sync_current(const algo_sync *sy, uint64_t arg);
+
+#endif

@@ -1,0 +1,288 @@
+/* The Local SGD round on the synchronous-round driver (see local_round.h). */
+#include "algorithms/methods/local_round.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { BUF_LOCAL = 0, BUF_AVERAGE, BUF_RESET };
+
+static double worker_lr(const algo_lsgd *s, int i)
+{
+    const algo_env *env = s->env;
+    return algo_lr_at(env->cfg, (double)(s->applied[i] * s->n) / (double)env->ds->train.n);
+}
+
+static void h_grad(void *m, int w)
+{
+    algo_lsgd *s = m;
+    algo_env_grad(s->env, w, s->env->w[w].x, s->env->w[w].grad);
+}
+
+/* The end of a local step: its update; 1 when the round's H_cur are done. */
+static int h_step_done(void *m, int i)
+{
+    algo_lsgd *s = m;
+    algo_worker *w = &s->env->w[i];
+    algo_optim_step(s->lo.s[i], w->x, w->grad, worker_lr(s, i));
+    s->applied[i] += w->grad_samples;
+    return ++s->since[i] >= s->H_cur;
+}
+
+static int h_plan(void *m, int64_t round, int *slots)
+{
+    algo_lsgd *s = m;
+    slots[0] = s->ops.plan ? s->ops.plan(s, round) : 0;
+    slots[1] = 1;
+    return s->ops.contribute2 ? 2 : 1;
+}
+
+static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
+{
+    (void)round;
+    algo_lsgd *s = m;
+    if (phase == 0)
+        msg->bytes = s->env->msg_bytes;
+    else
+        s->ops.contribute2(s, w, msg);
+}
+
+/* The mean over g's members of a vector of theirs (worker-id order). */
+static void mean_of(algo_lsgd *s, const algo_group *g, float *out,
+                    float *(*get)(const algo_optim_state *))
+{
+    for (int r = 0; r < g->n; r++)
+        s->ptrs[r] = get ? get(s->lo.s[g->members[r]]) : s->env->w[g->members[r]].x;
+    algo_mean(out, s->ptrs, g->n, s->d);
+}
+
+/* The round's first completion: every member has entered, so every x_i
+ * has its round's value. */
+static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+{
+    (void)w;
+    algo_lsgd *s = m;
+    if (phase == 1) {
+        s->ops.form2(s, g);
+        return;
+    }
+    s->first_done = 1; /* from here on the model is avg */
+    if (s->ops.mean)
+        s->ops.mean(s, g, round);
+    else
+        mean_of(s, g, s->avg, NULL);
+    if (s->buf == BUF_AVERAGE) {
+        if (algo_optim_m(s->lo.s[0]))
+            mean_of(s, g, s->avg_m, algo_optim_m);
+        if (algo_optim_v(s->lo.s[0]))
+            mean_of(s, g, s->avg_v, algo_optim_v);
+    }
+    if (s->ops.outer)
+        s->ops.outer(s);
+    algo_sync_report(s->sy);
+    if (s->ops.formed)
+        s->ops.formed(s);
+}
+
+/* The average worker w takes. */
+static const float *avg_of(algo_lsgd *s, int w)
+{
+    return s->ops.avg_of ? s->ops.avg_of(s, w) : s->avg;
+}
+
+static void h_take(void *m, int i, int64_t round, int phase)
+{
+    (void)round;
+    algo_lsgd *s = m;
+    if (phase != 0)
+        return;
+    float *mv, *v;
+    memcpy(s->env->w[i].x, avg_of(s, i), (size_t)s->d * sizeof(float));
+    s->since[i] = 0;
+    if (s->buf == BUF_AVERAGE) {
+        if ((mv = algo_optim_m(s->lo.s[i])))
+            memcpy(mv, s->avg_m, (size_t)s->d * sizeof(float));
+        if ((v = algo_optim_v(s->lo.s[i])))
+            memcpy(v, s->avg_v, (size_t)s->d * sizeof(float));
+    } else if (s->buf == BUF_RESET) {
+        algo_optim_reset(s->lo.s[i]);
+    }
+    if (++s->taken == s->n) {
+        s->taken = 0;
+        s->first_done = 0;
+    }
+}
+
+/* A joiner takes the average with a fresh optimizer state; its lr position
+ * is the sender's. */
+static void h_join(void *m, int j, int sender)
+{
+    algo_lsgd *s = m;
+    s->since[j] = 0;
+    if (sender >= 0)
+        s->applied[j] = s->applied[sender];
+    memcpy(s->env->w[j].x, sender >= 0 ? avg_of(s, sender) : s->avg,
+           (size_t)s->d * sizeof(float));
+    algo_optim_reset(s->lo.s[j]);
+}
+
+int algo_lsgd_choice(const sim_config *c, const char *key, const char *const *words)
+{
+    const char *v = sim_config_get_string(c, "algorithm", key);
+    for (int k = 0; v && words[k]; k++)
+        if (strcmp(v, words[k]) == 0)
+            return k;
+    return 0;
+}
+
+algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err)
+{
+    const sim_config *c = env->cfg;
+    algo_lsgd *s = calloc(1, sizeof *s);
+    if (!s) {
+        sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
+        return NULL;
+    }
+    s->env = env;
+    s->n = env->n;
+    s->d = env->d;
+    s->ops = *ops;
+    int64_t H;
+    if (sim_config_get_int(c, "algorithm", "local_steps", &H, err) < 0) {
+        algo_lsgd_destroy(s);
+        return NULL;
+    }
+    if (H < 1 || H > 1000000) {
+        sim_config_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
+                         "must be in [1, 1000000], got %lld", (long long)H);
+        algo_lsgd_destroy(s);
+        return NULL;
+    }
+    s->H = s->H_cur = (int)H;
+    static const char *const bufw[] = {"local", "average", "reset", NULL};
+    s->buf = algo_lsgd_choice(c, "buffers", bufw);
+    return s;
+}
+
+int algo_lsgd_build(algo_lsgd *s, sim_err *err)
+{
+    algo_env *env = s->env;
+    const size_t n = (size_t)s->n, bytes = (size_t)s->d * sizeof(float);
+    s->since = calloc(n, sizeof *s->since);
+    s->applied = calloc(n, sizeof *s->applied);
+    s->avg = malloc(bytes);
+    s->avg_m = malloc(bytes);
+    s->avg_v = malloc(bytes);
+    s->ptrs = malloc(n * sizeof *s->ptrs);
+    if (!s->since || !s->applied || !s->avg || !s->avg_m || !s->avg_v || !s->ptrs)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+    int rc = algo_local_optim_init(&s->lo, env, 0, err);
+    if (rc < 0)
+        return rc;
+    /* avg starts as the mean of the initial models (a lone rejoiner's model
+     * when every worker crashed before the first average) */
+    for (int i = 0; i < s->n; i++)
+        s->ptrs[i] = env->w[i].x;
+    algo_mean(s->avg, s->ptrs, s->n, s->d);
+    algo_sync_desc desc = {
+        .who = env->cfg->algorithm, .method = s, .n_slots = s->ops.contribute2 ? 2 : 1,
+        .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS,
+        .span = s->H + 2, .joiner_idle = 1,
+        .hooks = {.grad = h_grad, .step_done = h_step_done, .plan = h_plan,
+                  .contribute = h_contribute, .form = h_form, .take = h_take, .join = h_join},
+    };
+    if (s->ops.n_slots) {
+        desc.n_slots = s->ops.n_slots;
+        desc.slots[0] = s->ops.slots[0];
+        desc.slots[1] = s->ops.slots[1];
+    }
+    return algo_sync_create(env, &desc, &s->sy, err);
+}
+
+int algo_lsgd_finish(algo_lsgd *s, int rc, int build, void **out, sim_err *err)
+{
+    if (!rc && build)
+        rc = algo_lsgd_build(s, err);
+    if (rc) {
+        algo_lsgd_destroy(s);
+        return rc < 0 ? rc : SIM_EINTERNAL;
+    }
+    *out = s;
+    return 0;
+}
+
+void algo_lsgd_destroy(void *p)
+{
+    algo_lsgd *s = p;
+    if (!s)
+        return;
+    algo_gossip_destroy(s->base);
+    algo_sync_destroy(s->sy);
+    if (s->ops.release)
+        s->ops.release(s);
+    algo_local_optim_release(&s->lo);
+    free(s->since);
+    free(s->applied);
+    free(s->avg);
+    free(s->avg_m);
+    free(s->avg_v);
+    free(s->ptrs);
+    free(s);
+}
+
+int algo_lsgd_start(void *p, sim_err *err)
+{
+    algo_lsgd *s = p;
+    if (s->base)
+        return algo_gossip_start(s->base, err);
+    if (s->ops.start)
+        s->ops.start(s);
+    return algo_sync_start(s->sy, err);
+}
+
+/* Without crashes: the average while a round's members take it, else the
+ * mean of the workers' models. With crashes possible: the average from its
+ * formation until the round is over, else the mean of the live workers. */
+const float *algo_lsgd_model(void *p, float *scratch)
+{
+    algo_lsgd *s = p;
+    if (s->base)
+        return algo_gossip_model(s->base, scratch);
+    int crashes = algo_env_crashes(s->env);
+    int avg = crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done;
+    if (avg && !s->ops.avg_of)
+        return s->avg;
+    int k = 0, same = 1;
+    for (int i = 0; i < s->n; i++)
+        if (!crashes || algo_sync_live(s->sy, i)) {
+            s->ptrs[k] = avg ? avg_of(s, i) : s->env->w[i].x;
+            same = same && s->ptrs[k] == s->ptrs[0];
+            k++;
+        }
+    if (k == 0)
+        return s->avg;
+    if (avg && same) /* every worker takes the same average: it is the model */
+        return s->ptrs[0];
+    algo_mean(scratch, s->ptrs, k, s->d);
+    return scratch;
+}
+
+void algo_lsgd_worker_models(void *p, const float **xs)
+{
+    algo_lsgd *s = p;
+    if (s->base) {
+        algo_gossip_worker_models(s->base, xs);
+        return;
+    }
+    int crashes = algo_env_crashes(s->env);
+    int avg = crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done;
+    for (int i = 0; i < s->n; i++)
+        xs[i] = avg && (!crashes || algo_sync_live(s->sy, i)) ? avg_of(s, i) : s->env->w[i].x;
+}
+
+void algo_lsgd_fault(void *p, const algo_fault *ev)
+{
+    algo_lsgd *s = p;
+    if (s->sy)
+        algo_sync_fault(s->sy, ev);
+}
+

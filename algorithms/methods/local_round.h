@@ -1,0 +1,106 @@
+/* The Local SGD round (docs/algorithms.md 1.5), shared by local_sgd,
+ * post_local_sgd, adaptive_local_sgd and slowmo (base = local_sgd), on the
+ * synchronous-round driver (algorithms/drivers/sync.h).
+ *
+ * Every worker keeps its own model x_i and its own optimizer state (the
+ * configured optimizer) and takes local steps: the gradient at x_i when the
+ * step starts, x_i <- x_i - lr dir_i when it ends, with lr at the worker's
+ * own point of training (its applied samples times n). After H_cur local
+ * steps it enters an all-reduce of its parameters (S bytes). At the
+ * round's first completion every x_i has its round's value: the mean xbar
+ * over the group (worker-id order) is formed there once, with the
+ * method's outer step, and each member takes it when its own part
+ * completes. Buffers ([algorithm] buffers): local (untouched), average
+ * (first and second moments averaged like x) or reset (zeroed).
+ *
+ * One iteration = one local step of every live worker (ALGO_SYNC_COUNT_
+ * STEPS). The evaluated model is the mean of the workers' models; while a
+ * round's members take the average, the average.
+ *
+ * Under crashes (docs/faults.md) the average is over who took part; a
+ * rejoining worker is idle until the next formed average, which it takes
+ * with a fresh optimizer state (its lr position is the sender's). */
+#ifndef DTSIM_ALGO_LOCAL_ROUND_H
+#define DTSIM_ALGO_LOCAL_ROUND_H
+
+#include "algorithms/drivers/gossip.h"
+#include "algorithms/drivers/local.h"
+#include "algorithms/drivers/sync.h"
+
+typedef struct algo_lsgd algo_lsgd;
+
+/* What a method adds to the round (every slot may be NULL). */
+typedef struct algo_lsgd_ops {
+    /* After the average (slowmo: the outer step on s->avg). */
+    void (*outer)(algo_lsgd *s);
+    /* After the round's held-back step is reported (post: the switch). */
+    void (*formed)(algo_lsgd *s);
+    /* A second phase (adaptive: the batch statistics), its message and
+     * its result. */
+    void (*contribute2)(algo_lsgd *s, int w, algo_sync_msg *msg);
+    void (*form2)(algo_lsgd *s, const algo_group *g);
+    void (*release)(algo_lsgd *s); /* frees s->ext */
+    /* A method with its own averaging (hierarchical_local_sgd): the round's
+     * collective slot (plan; slots as in desc), the averages over g
+     * (instead of s->avg over g), and the average worker w takes. */
+    int n_slots;
+    algo_sync_slot slots[2];
+    int (*plan)(algo_lsgd *s, int64_t round);
+    void (*mean)(algo_lsgd *s, const algo_group *g, int64_t round);
+    const float *(*avg_of)(algo_lsgd *s, int w);
+    void (*start)(algo_lsgd *s);   /* before the first round (adaptive: its series) */
+} algo_lsgd_ops;
+
+struct algo_lsgd {
+    algo_env *env;
+    int n;
+    int64_t d;
+    int H;               /* local_steps */
+    int H_cur;           /* local steps of the current round */
+    int buf;             /* 0 local, 1 average, 2 reset */
+    algo_local_optim lo; /* one optimizer state per worker */
+    int *since;          /* n: local steps since the last average */
+    int64_t *applied;    /* n: samples the worker has applied */
+    float *avg, *avg_m, *avg_v;
+    const float **ptrs;
+    int first_done;      /* without crashes: the round's average is formed */
+    int taken;           /* without crashes: members that took it */
+    algo_sync *sy;
+    algo_lsgd_ops ops;
+    void *ext;           /* the method's own state */
+    void *base;          /* slowmo with base = dpsgd: the gossip driver that
+                            runs it instead (every vt function defers) */
+};
+
+/* An empty round with local_steps and buffers read (H_cur = H); then the
+ * method reads its keys and sets s->H_cur, s->ext, and calls
+ * algo_lsgd_build (or sets s->base). NULL with err filled on failure. */
+algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err);
+/* Allocates the round's buffers and its driver. 0 or a code (err). */
+int algo_lsgd_build(algo_lsgd *s, sim_err *err);
+/* The end of a method's create: with rc 0 builds the round (build = 1)
+ * and hands s out; on any failure destroys s. Returns 0 or the code. */
+int algo_lsgd_finish(algo_lsgd *s, int rc, int build, void **out, sim_err *err);
+/* The vtable functions of the family (state: algo_lsgd *). */
+void algo_lsgd_destroy(void *p);
+int algo_lsgd_start(void *p, sim_err *err);
+const float *algo_lsgd_model(void *p, float *scratch);
+void algo_lsgd_worker_models(void *p, const float **xs);
+void algo_lsgd_fault(void *p, const algo_fault *ev);
+/* A choice key's index in words (0 when unset or unknown). */
+int algo_lsgd_choice(const sim_config *c, const char *key, const char *const *words);
+
+#define ALGO_LSGD_KEY_BUFFERS                                                                   \
+    {"algorithm", "buffers", "local", SIM_KEY_CHOICE, "local|average|reset",                   \
+     "optimizer buffers at a synchronization: kept local, averaged like x, or reset to 0"}
+
+#define ALGO_LSGD_VT(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                   \
+    {                                                                                          \
+        .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .async = 0,          \
+        .uses_graph = GRAPH, .supports_compression = 0, .server = ALGO_SERVER_PS, \
+        .create = CREATE, .destroy = algo_lsgd_destroy, .start = algo_lsgd_start,              \
+        .model = algo_lsgd_model, .worker_models = algo_lsgd_worker_models,                    \
+        .fault = algo_lsgd_fault,                                                              \
+    }
+
+#endif

@@ -1,0 +1,119 @@
+/* slowmo (docs/algorithms.md 4): SlowMo's outer update on the average of a
+ * Local SGD round (u <- beta u + (x0 - xbar)/lr, x0 <- x0 - alpha lr u),
+ * or BMUF's block momentum (classic, nesterov). The round is
+ * local_round.h's; with base = dpsgd the inner steps are D-PSGD steps on
+ * the gossip driver (slowmo_dpsgd.c), which then runs the method (and
+ * refuses crashes: docs/faults.md). x0 and u are shared and stay under
+ * crashes. */
+#include "algorithms/methods/local_round.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct slowmo {
+    algo_slowmo_params sp;
+    float *x0, *u; /* outer iterate and slow momentum (or BMUF's x_g and Delta) */
+} slowmo;
+
+static const sim_key keys[] = {
+    {"algorithm", "local_steps", "12", SIM_KEY_INT, NULL,
+     "tau: base steps per outer iteration (>= 1)"},
+    ALGO_LSGD_KEY_BUFFERS,
+    {"algorithm", "slow_momentum", "0.5", SIM_KEY_DOUBLE, NULL,
+     "beta: slow (outer) momentum, or BMUF's block momentum eta, in [0, 1)"},
+    {"algorithm", "slow_lr", "1", SIM_KEY_DOUBLE, NULL,
+     "alpha: slow learning rate, or BMUF's block learning rate zeta (> 0)"},
+    {"algorithm", "bmuf", "none", SIM_KEY_CHOICE, "none|classic|nesterov",
+     "none: SlowMo's update in gradient units; classic or nesterov: BMUF block momentum"},
+    {"algorithm", "base", "local_sgd", SIM_KEY_CHOICE, "local_sgd|dpsgd",
+     "base of the inner steps: local optimizer steps, or D-PSGD steps on the [topology] graph"},
+    {"algorithm", "form", "awc", SIM_KEY_CHOICE, "atc|awc",
+     "base = dpsgd: awc x <- Wx - lr d (exchange overlaps the gradient), atc x <- W(x - lr d)"},
+    {"algorithm", "gossip_steps", "1", SIM_KEY_INT, NULL,
+     "base = dpsgd: gossip steps q per base step (each a neighbour exchange of S bytes)"},
+    {0},
+};
+
+/* The outer step on the average: it becomes the model every worker
+ * restarts from. */
+static void outer(algo_lsgd *s)
+{
+    slowmo *o = s->ext;
+    algo_slowmo_outer(&o->sp, o->x0, o->u, s->avg, s->d, algo_env_lr(s->env));
+}
+
+static void release(algo_lsgd *s)
+{
+    slowmo *o = s->ext;
+    if (o) {
+        free(o->x0);
+        free(o->u);
+        free(o);
+    }
+}
+
+static int read_keys(algo_lsgd *s, slowmo *o, const sim_config *c, sim_err *err)
+{
+    algo_slowmo_params *sp = &o->sp;
+    int rc;
+    if ((rc = sim_config_get_double(c, "algorithm", "slow_momentum", &sp->beta, err)) ||
+        (rc = sim_config_get_double(c, "algorithm", "slow_lr", &sp->alpha, err)))
+        return rc;
+    if (!(sp->beta >= 0 && sp->beta < 1))
+        return sim_config_error(c, "algorithm", "slow_momentum", SIM_ECONFIG, err,
+                                "must be in [0, 1), got %g", sp->beta);
+    if (!(sp->alpha > 0) || !isfinite(sp->alpha))
+        return sim_config_error(c, "algorithm", "slow_lr", SIM_ECONFIG, err,
+                                "must be > 0, got %g", sp->alpha);
+    static const char *const bw[] = {"none", "classic", "nesterov", NULL};
+    sp->bmuf = (algo_bmuf)algo_lsgd_choice(c, "bmuf", bw);
+    sp->tau = s->H;
+    sp->buffers = s->buf;
+    return 0;
+}
+
+/* slowmo over local steps: x0 starts as the mean of the initial models. */
+static int build_local(algo_lsgd *s, slowmo *o, sim_err *err)
+{
+    algo_env *env = s->env;
+    int rc = algo_lsgd_build(s, err);
+    if (rc)
+        return rc;
+    o->x0 = malloc((size_t)s->d * sizeof(float));
+    o->u = calloc((size_t)s->d, sizeof(float));
+    if (!o->x0 || !o->u)
+        return sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
+    for (int i = 0; i < s->n; i++)
+        s->ptrs[i] = env->w[i].x;
+    algo_mean(o->x0, s->ptrs, s->n, s->d);
+    return 0;
+}
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    static const algo_lsgd_ops ops = {.outer = outer, .release = release};
+    algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
+    if (!s)
+        return err->code;
+    slowmo *o = calloc(1, sizeof *o);
+    s->ext = o;
+    int rc = o ? read_keys(s, o, env->cfg, err)
+               : sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
+    const char *base = sim_config_get_string(env->cfg, "algorithm", "base");
+    if (!rc && base && strcmp(base, "dpsgd") == 0) {
+        if (algo_env_crashes(env))
+            rc = sim_config_error(env->cfg, "algorithm", "base", SIM_ECONFIG, err,
+                                  "slowmo with base = dpsgd does not support worker crashes "
+                                  "([faults]); use base = local_sgd");
+        else
+            rc = algo_slowmo_dpsgd_create(env, &o->sp, &s->base, err);
+    } else if (!rc) {
+        rc = build_local(s, o, err);
+    }
+    return algo_lsgd_finish(s, rc, 0, out, err);
+}
+
+const algo_vt algo_slowmo =
+    ALGO_LSGD_VT("slowmo", "SlowMo: Local SGD or D-PSGD rounds, then an outer slow momentum (or BMUF)",
+                 "4", keys, create, 1);
