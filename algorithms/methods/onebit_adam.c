@@ -26,46 +26,39 @@
  * vector for the worker side; the server side on d/n values is folded
  * into it), counted in its compute time.
  *
- * Crashes ([faults] schedule or mtbf, docs/faults.md): the warm-up and
- * the 1-bit rounds run over groups of live workers (algorithms/group.h:
- * the dense all-reduce as aux, phase 2 as coll, plus a phase-1
- * all-to-all per group), with allreduce_sgd's abort rule. Over m members
- * the 1-bit all-reduce is re-partitioned into m chunks; its error buffers
- * (workers' and servers') are set to 0 at every membership change (a
- * modelling choice: they are defined per partition). The shared x, m, v
- * (frozen or not) and the LAMB state stay; a joiner is sent x, m and v
- * (and v_fresh after a LAMB freeze) at the next applied update. Without
- * crashes nothing of this runs. */
+ * Rounds (a warm-up round is one phase on the dense all-reduce, a 1-bit
+ * round two: the all-to-all, then the all-gather), groups of live
+ * workers, compression time, crashes and rejoins are the synchronous-round
+ * driver's (algorithms/drivers/sync.h): this file is the update rule.
+ * Under crashes ([faults], docs/faults.md) the rounds run over the round's
+ * group with the driver's abort rule; over m members the 1-bit all-reduce
+ * is re-partitioned into m chunks, its error buffers (workers' and
+ * servers') set to 0 at every membership change (a modelling choice: they
+ * are defined per partition); a group of one has nothing to exchange, and
+ * its 1-bit round is one phase. The shared x, m, v (frozen or not) and the
+ * LAMB state stay; a joiner is sent x, m and v (and v_fresh after a LAMB
+ * freeze) at the next formed update. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/core/algo.h"
-#include "algorithms/drivers/group.h"
+#include "algorithms/drivers/sync.h"
 #include "algorithms/compress/onebit.h"
 #include "sim/units.h"
-
-typedef struct faults faults;
-typedef algo_group group;
 
 typedef struct state {
     algo_env *env;
     int lamb;
     int64_t freeze_step;
     double cost;          /* seconds of compression compute per step */
-    sim_coll *dense;      /* warm-up all-reduce */
-    sim_coll *p1, *p2;    /* phase 1 (all-to-all), phase 2 (all-gather) */
+    algo_sync *sy;
     float *x;
     algo_optim_state *opt;
     float *gbar;
-    const float **gptr;
-    int64_t *round;       /* n: the round each worker is in */
-    int done_dense, done1, done2;
-    int applied, reduced;
-    double phase_bytes;
-    algo_onebit ob;
+    const float **gptr;   /* n: the members' vectors */
+    algo_onebit ob;       /* over the current group's members */
     float *mi;            /* n x d: the workers' momenta */
-    const float **mptr;
     float *mnew;          /* d: the reduced momentum */
     /* lamb */
     int n_layers;
@@ -76,8 +69,10 @@ typedef struct state {
     int kappa_set;        /* the freeze has happened */
     float *v_fresh;
     double coeff_beta, factor_max, factor_min, factor_threshold;
-    faults *f;            /* workers may crash, else NULL */
 } state;
+
+/* The driver's collective slots. */
+enum { SLOT_DENSE = 0, SLOT_GATHER = 1, SLOT_ALLTOALL = 2 };
 
 static const sim_key adam_keys[] = {
     {"algorithm", "freeze_step", "100000", SIM_KEY_INT, NULL,
@@ -103,17 +98,6 @@ static const sim_key lamb_keys[] = {
     {0},
 };
 
-static void begin_step(state *st, int w);
-
-static void apply_round_end(state *st)
-{
-    algo_env *env = st->env;
-    int64_t samples = 0;
-    for (int i = 0; i < env->n; i++)
-        samples += env->w[i].grad_samples;
-    algo_env_iteration(env, samples);
-}
-
 /* c_l <- beta c_l + (1 - beta) coeff_l, only when coeff_l != 1. */
 static void track_trust(state *st)
 {
@@ -121,27 +105,6 @@ static void track_trust(state *st)
     for (int l = 0; tr && l < st->n_layers; l++)
         if (tr[l] != 1.0)
             st->coeff_ema[l] = st->coeff_beta * st->coeff_ema[l] + (1.0 - st->coeff_beta) * tr[l];
-}
-
-static void on_dense_done(sim_engine *eng, void *ctx, int rank)
-{
-    (void)eng;
-    state *st = ctx;
-    algo_env *env = st->env;
-    if (!st->applied) {
-        algo_mean(st->gbar, st->gptr, env->n, env->d);
-        algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
-        if (st->lamb)
-            track_trust(st);
-        st->applied = 1;
-        apply_round_end(st);
-    }
-    algo_env_idle_end(env, rank);
-    if (++st->done_dense == env->n) {
-        st->done_dense = 0;
-        st->applied = 0;
-    }
-    begin_step(st, rank);
 }
 
 /* The first compressed round: freeze v (lamb: keep a fresh copy and fix
@@ -251,553 +214,111 @@ static void lamb_update(state *st)
     }
 }
 
-static void on_p2_done(sim_engine *eng, void *ctx, int rank)
-{
-    (void)eng;
-    state *st = ctx;
-    algo_env *env = st->env;
-    if (!st->applied) {
-        if (st->lamb)
-            lamb_update(st);
-        else
-            adam_update(st);
-        st->applied = 1;
-        apply_round_end(st);
-    }
-    algo_env_idle_end(env, rank);
-    if (++st->done2 == env->n) {
-        st->done2 = 0;
-        st->applied = 0;
-    }
-    begin_step(st, rank);
-}
-
-static void on_p1_done(sim_engine *eng, void *ctx, int rank)
-{
-    (void)eng;
-    state *st = ctx;
-    algo_env *env = st->env;
-    if (!st->reduced) {
-        /* every worker has entered: all momenta exist */
-        algo_onebit_allreduce(&st->ob, st->mptr, st->mnew);
-        st->reduced = 1;
-    }
-    if (++st->done1 == env->n) {
-        st->done1 = 0;
-        st->reduced = 0;
-    }
-    algo_env_coll_enter(env, st->p2, rank, st->phase_bytes);
-}
-
-static void on_compressed(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
-{
-    (void)eng;
-    (void)payload;
-    state *st = ctx;
-    int w = (int)arg;
-    algo_env_idle_begin(st->env, w);
-    algo_env_coll_enter(st->env, st->p1, w, st->phase_bytes);
-}
-
-static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
-{
-    state *st = ctx;
-    algo_env *env = st->env;
-    int w = (int)arg;
-    if (++st->round[w] <= st->freeze_step) {
-        algo_env_idle_begin(env, w);
-        algo_env_coll_enter(env, st->dense, w, env->msg_bytes);
-        return;
-    }
-    if (!st->kappa_set) /* first compressed round: the warm-up is over on every worker */
-        freeze(st);
-    form_momentum(st, w);
-    if (st->cost <= 0) {
-        on_compressed(eng, ctx, arg, payload);
-        return;
-    }
-    sim_time dt = sim_time_from_s(st->cost);
-    env->w[w].compute_time += sim_time_to_s(dt);
-    if (!sim_engine_schedule(env->eng, dt, on_compressed, st, arg, NULL, NULL))
-        algo_env_fail(env, SIM_ENOMEM, "%s: cannot schedule compression",
-                      st->lamb ? "onebit_lamb" : "onebit_adam");
-}
-
-static void begin_step(state *st, int w)
-{
-    algo_env *env = st->env;
-    algo_env_grad(env, w, st->x, env->w[w].grad);
-    algo_env_compute(env, w, algo_env_step_samples(env, w), on_compute_done, st,
-                     (uint64_t)w);
-}
-
-/* ---- crashes ([faults]): rounds over groups of live workers ------------ */
-
-/* W_ENTERED: the dense all-reduce (warm-up); W_ENTERED1, W_ENTERED2: the
- * two phases of the 1-bit all-reduce; W_ENCODING: the compression time. */
-enum { W_OFF = 0, W_COMPUTING, W_WAITING, W_ENTERED, W_ENTERED1, W_ENTERED2, W_ENCODING };
-
-struct faults {
-    algo_groups groups;  /* every group made (algorithms/group.h) */
-    sim_coll **p1;       /* per group id: its phase-1 all-to-all */
-    int p1_cap;
-    int ob_group;        /* the group the 1-bit errors belong to */
-    int64_t round;       /* the oldest round not completed */
-    int need;            /* completions round `round` still counts */
-    int done;            /* completions so far */
-    int applied;         /* round `round`'s update is applied */
-    int64_t reduced;     /* the round whose 1-bit reduction is done, or -1 */
-    int64_t *wround;     /* per worker: the round it computes or waits in */
-    int *wstat;          /* W_* */
-    uint32_t *wgen;      /* per worker: incarnation of its events */
-    uint32_t *tgen;      /* per worker: its pending timeout event */
-    int64_t *late_round; /* per worker: the round whose entry waits the timeout */
-    int *pending;        /* rejoined, joins at the next applied update */
-    int *scratch;        /* n worker ids */
-    const float **ptr;   /* n: the members' vectors */
-    sim_time timeout;
-};
-
 static const char *who(const state *st) { return st->lamb ? "onebit_lamb" : "onebit_adam"; }
 
-static void g_begin_step(state *st, int w, int64_t round);
-static void g_after_encode(state *st, int w);
-static void on_group_done(sim_engine *eng, void *ctx, int rank);
-static void on_group_p1_done(sim_engine *eng, void *ctx, int rank);
+static int dense(const state *st, int64_t round) { return round < st->freeze_step; }
 
-/* A new group of the given workers (ascending) from round first on: the
- * dense all-reduce (aux), the phase-2 all-gather (coll) and the phase-1
- * all-to-all over its members' hosts. */
-static group *group_add(state *st, const int *members, int n, int64_t first)
-{
-    algo_env *env = st->env;
-    faults *f = st->f;
-    algo_group_colls c = {.kind = SIM_COLL_ALLGATHER, .done = on_group_done,
-                          .aux_done = on_group_done, .owner = st, .who = who(st)};
-    group *g = algo_groups_add(&f->groups, env, members, n, first, &c);
-    if (!g) {
-        if (!env->error.code)
-            algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who(st));
-        return NULL;
-    }
-    if (g->id >= f->p1_cap) {
-        int cap = f->p1_cap ? 2 * f->p1_cap : 8;
-        sim_coll **p = realloc(f->p1, (size_t)cap * sizeof *p);
-        if (!p) {
-            algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who(st));
-            return NULL;
-        }
-        for (int i = f->p1_cap; i < cap; i++)
-            p[i] = NULL;
-        f->p1 = p;
-        f->p1_cap = cap;
-    }
-    if (n < 2)
-        return g; /* one member: nothing to exchange in phase 1 */
-    int *off = malloc((size_t)(n + 1) * sizeof *off), *nbr = malloc((size_t)n * n * sizeof *nbr);
-    if (!off || !nbr) {
-        free(off);
-        free(nbr);
-        algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who(st));
-        return NULL;
-    }
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        off[i] = k;
-        for (int j = 0; j < n; j++)
-            if (j != i)
-                nbr[k++] = j;
-    }
-    off[n] = k;
-    sim_coll_desc desc = {.kind = SIM_COLL_NEIGHBOR, .n = n, .hosts = g->members,
-                          .ps_host = env->server_host, .nbr_off = off, .nbr = nbr,
-                          .done = on_group_p1_done, .ctx = g};
-    sim_err e = {0};
-    f->p1[g->id] = sim_coll_create(env->net, &desc, &e);
-    free(off);
-    free(nbr);
-    if (!f->p1[g->id]) {
-        algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who(st), e.msg);
-        return NULL;
-    }
-    return g;
-}
-
-static void faults_free(faults *f)
-{
-    if (!f)
-        return;
-    for (int i = 0; i < f->p1_cap; i++)
-        sim_coll_destroy(f->p1[i]);
-    free(f->p1);
-    algo_groups_release(&f->groups);
-    free(f->wround);
-    free(f->wstat);
-    free(f->wgen);
-    free(f->tgen);
-    free(f->late_round);
-    free(f->pending);
-    free(f->scratch);
-    free(f->ptr);
-    free(f);
-}
-
-static int g_dense(const state *st, int64_t round) { return round < st->freeze_step; }
-
-static double g_phase_bytes(const state *st, const group *g)
+static double phase_bytes(const state *st, int n)
 {
     int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
-    return algo_onebit_phase_bytes(g->n, d_wire);
+    return algo_onebit_phase_bytes(n, d_wire);
 }
 
-static void g_enter(state *st, int w)
+static void h_grad(void *m, int w)
 {
-    faults *f = st->f;
-    group *g = algo_groups_for(&f->groups, f->wround[w]);
-    int rank = g ? g->rank_of[w] : -1;
-    if (rank < 0) {
-        algo_env_fail(st->env, SIM_EINTERNAL, "%s: worker %d is in no group of round %lld",
-                      who(st), w, (long long)f->wround[w]);
-        return;
+    state *st = m;
+    algo_env_grad(st->env, w, st->x, st->env->w[w].grad);
+}
+
+/* A warm-up round: the dense all-reduce; a 1-bit round: the all-to-all,
+ * then the all-gather (a group of one: the all-to-all alone, which it
+ * completes at once). */
+static int h_plan(void *m, int64_t round, int *slots)
+{
+    state *st = m;
+    if (dense(st, round)) {
+        slots[0] = SLOT_DENSE;
+        return 1;
     }
-    if (g_dense(st, f->wround[w])) {
-        f->wstat[w] = W_ENTERED;
-        algo_env_coll_enter(st->env, g->aux, rank, st->env->msg_bytes);
-    } else if (g->n < 2) {
-        f->wstat[w] = W_ENTERED1;
-        on_group_p1_done(st->env->eng, g, rank);
-    } else {
-        f->wstat[w] = W_ENTERED1;
-        algo_env_coll_enter(st->env, f->p1[g->id], rank, g_phase_bytes(st, g));
-    }
+    slots[0] = SLOT_ALLTOALL;
+    slots[1] = SLOT_GATHER;
+    const algo_group *g = algo_sync_group(st->sy, round);
+    return g && g->n < 2 ? 1 : 2;
 }
 
-/* A survivor's timeout has run out: it enters the new group. */
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+/* The size of w's message in round k's group (a 1-bit phase message
+ * depends on the partition), also when it re-enters a smaller one. */
+static void h_reenter(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
 {
-    (void)eng;
-    (void)payload;
-    state *st = ctx;
-    faults *f = st->f;
-    int w = algo_group_arg_w(arg);
-    if (f->tgen[w] != algo_group_arg_gen(arg) || f->wstat[w] != W_WAITING)
-        return;
-    f->late_round[w] = -1;
-    g_enter(st, w);
+    (void)w;
+    (void)phase;
+    state *st = m;
+    msg->bytes = dense(st, round) ? st->env->msg_bytes
+                                  : phase_bytes(st, algo_sync_group(st->sy, round)->n);
 }
 
-static void g_wait(state *st, int w)
+/* A 1-bit round: w's momentum, compressed before phase 1. */
+static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
 {
-    faults *f = st->f;
-    f->wstat[w] = W_WAITING;
-    f->tgen[w]++;
-    if (!sim_engine_schedule(st->env->eng, f->timeout, on_timeout, st,
-                             algo_group_arg(w, f->tgen[w]), NULL, NULL))
-        algo_env_fail(st->env, SIM_ENOMEM, "%s: cannot schedule a timeout", who(st));
-}
-
-static void g_round_check(state *st)
-{
-    faults *f = st->f;
-    if (f->need <= 0 || f->done < f->need)
+    state *st = m;
+    h_reenter(m, w, round, phase, msg);
+    if (dense(st, round) || phase > 0)
         return;
-    f->round++;
-    f->done = 0;
-    f->applied = 0;
-    group *g = algo_groups_for(&f->groups, f->round);
-    f->need = g ? g->n : 0;
-}
-
-static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                          double bytes)
-{
-    (void)eng;
-    (void)src;
-    (void)dst;
-    (void)bytes;
-    state *st = ctx;
-    int w = algo_group_arg_w(arg);
-    if (st->f->wgen[w] != algo_group_arg_gen(arg))
-        return;
-    g_begin_step(st, w, st->f->wround[w]);
-}
-
-/* The pending joiners join from the next round: w, which applied the
- * round's update, sends them x, m and v (onebit_lamb after the freeze also
- * its fresh variance): 3S or 4S bytes. */
-static void g_joiners(state *st, int w)
-{
-    algo_env *env = st->env;
-    faults *f = st->f;
-    group *next = algo_groups_for(&f->groups, f->round + 1);
-    int *m = f->scratch, k = 0;
-    k = algo_group_members_joining(next, f->pending, env, m);
-    if (!k)
-        return;
-    if (!group_add(st, m, k, f->round + 1))
-        return;
-    double bytes = (st->lamb && st->kappa_set ? 4.0 : 3.0) * env->msg_bytes;
-    for (int i = 0; i < env->n; i++) {
-        if (!f->pending[i] || env->w[i].down)
-            continue;
-        f->pending[i] = 0;
-        f->wround[i] = f->round + 1;
-        f->wstat[i] = W_COMPUTING;
-        f->late_round[i] = -1;
-        algo_env_send(env, w, i, bytes, on_join_model, st, algo_group_arg(i, f->wgen[i]));
-    }
-}
-
-/* Phase 1 is over for a rank: the first one reduces the members' momenta
- * (with the group's error buffers: zeroed when the membership changed). */
-static void on_group_p1_done(sim_engine *eng, void *ctx, int rank)
-{
-    (void)eng;
-    group *g = ctx;
-    state *st = g->owner;
-    faults *f = st->f;
-    int w = g->members[rank];
-    int64_t k = f->wround[w];
-    if (f->wstat[w] != W_ENTERED1 || k != f->round || algo_groups_for(&f->groups, k) != g)
-        return;
-    if (f->reduced != k) {
-        if (f->ob_group != g->id) {
-            algo_onebit_release(&st->ob);
-            sim_err e = {0};
-            if (algo_onebit_init(&st->ob, g->n, st->env->d, st->env->cfg->error_feedback, &e)) {
-                algo_env_fail(st->env, SIM_ENOMEM, "%s: %s", who(st), e.msg);
-                return;
-            }
-            f->ob_group = g->id;
-        }
-        for (int r = 0; r < g->n; r++)
-            f->ptr[r] = st->mi + (size_t)g->members[r] * (size_t)st->env->d;
-        algo_onebit_allreduce(&st->ob, f->ptr, st->mnew);
-        f->reduced = k;
-    }
-    f->wstat[w] = W_ENTERED2;
-    if (g->n < 2)
-        on_group_done(eng, g, rank);
-    else
-        algo_env_coll_enter(st->env, g->coll, rank, g_phase_bytes(st, g));
-}
-
-/* The dense all-reduce or phase 2 is over for a rank: the first one applies
- * the round's update over the members. */
-static void on_group_done(sim_engine *eng, void *ctx, int rank)
-{
-    (void)eng;
-    group *g = ctx;
-    state *st = g->owner;
-    faults *f = st->f;
-    algo_env *env = st->env;
-    int w = g->members[rank];
-    int64_t k = f->wround[w];
-    int dense = g_dense(st, k);
-    if (f->wstat[w] != (dense ? W_ENTERED : W_ENTERED2) || k != f->round ||
-        algo_groups_for(&f->groups, k) != g)
-        return; /* a crashed worker, or an aborted round's collective */
-    if (!f->applied) {
-        if (dense) {
-            for (int r = 0; r < g->n; r++)
-                f->ptr[r] = env->w[g->members[r]].grad;
-            algo_mean(st->gbar, f->ptr, g->n, env->d);
-            algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
-            if (st->lamb)
-                track_trust(st);
-        } else if (st->lamb) {
-            lamb_update(st);
-        } else {
-            adam_update(st);
-        }
-        f->applied = 1;
-        int64_t samples = 0;
-        for (int r = 0; r < g->n; r++)
-            samples += env->w[g->members[r]].grad_samples;
-        algo_env_iteration(env, samples);
-        g_joiners(st, w);
-    }
-    algo_env_idle_end(env, w);
-    f->done++;
-    g_begin_step(st, w, k + 1);
-    g_round_check(st);
-}
-
-static void on_g_encoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
-{
-    (void)eng;
-    (void)payload;
-    state *st = ctx;
-    int w = algo_group_arg_w(arg);
-    if (st->f->wgen[w] != algo_group_arg_gen(arg) || st->f->wstat[w] != W_ENCODING)
-        return;
-    g_after_encode(st, w);
-}
-
-static void g_on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
-{
-    (void)eng;
-    (void)payload;
-    state *st = ctx;
-    faults *f = st->f;
-    algo_env *env = st->env;
-    int w = algo_group_arg_w(arg);
-    if (f->wgen[w] != algo_group_arg_gen(arg) || f->wstat[w] != W_COMPUTING)
-        return;
-    if (g_dense(st, f->wround[w])) {
-        g_after_encode(st, w);
-        return;
-    }
     if (!st->kappa_set) /* first compressed round: the warm-up is over */
         freeze(st);
     form_momentum(st, w);
-    if (st->cost > 0) {
-        sim_time dt = sim_time_from_s(st->cost);
-        f->wstat[w] = W_ENCODING;
-        env->w[w].compute_time += sim_time_to_s(dt);
-        if (!sim_engine_schedule(env->eng, dt, on_g_encoded, st, arg, NULL, NULL))
-            algo_env_fail(env, SIM_ENOMEM, "%s: cannot schedule compression", who(st));
+    msg->encode = st->cost > 0 ? sim_time_from_s(st->cost) : 0;
+}
+
+/* Phase 1: the 1-bit all-reduce of the members' momenta; the last phase:
+ * the update (the warm-up's: the optimizer step on the mean gradient). */
+static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+{
+    (void)w;
+    state *st = m;
+    algo_env *env = st->env;
+    if (dense(st, round)) {
+        for (int r = 0; r < g->n; r++)
+            st->gptr[r] = env->w[g->members[r]].grad;
+        algo_mean(st->gbar, st->gptr, g->n, env->d);
+        algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
+        if (st->lamb)
+            track_trust(st);
         return;
     }
-    g_after_encode(st, w);
-}
-
-/* Worker w's message is ready: it enters its round's collective, or waits
- * out the timeout when its round was aborted. */
-static void g_after_encode(state *st, int w)
-{
-    faults *f = st->f;
-    algo_env_idle_begin(st->env, w);
-    if (f->late_round[w] == f->wround[w])
-        g_wait(st, w);
-    else
-        g_enter(st, w);
-}
-
-static void g_begin_step(state *st, int w, int64_t round)
-{
-    algo_env *env = st->env;
-    faults *f = st->f;
-    f->wround[w] = round;
-    f->wstat[w] = W_COMPUTING;
-    algo_env_grad(env, w, st->x, env->w[w].grad);
-    algo_env_compute(env, w, algo_env_step_samples(env, w), g_on_compute_done, st,
-                     algo_group_arg(w, f->wgen[w]));
-}
-
-/* Worker c crashed: the first round whose update is not applied is
- * aborted and runs over the survivors (its 1-bit reduction, if done, is
- * redone over them with zeroed errors). */
-static void g_crash(state *st, int c)
-{
-    algo_env *env = st->env;
-    faults *f = st->f;
-    int64_t a = f->applied ? f->round + 1 : f->round;
-    if (f->applied && f->wround[c] == f->round &&
-        (f->wstat[c] == W_ENTERED || f->wstat[c] == W_ENTERED2))
-        f->need--; /* the finishing round does not wait for it */
-    f->wgen[c]++;
-    f->tgen[c]++;
-    f->wstat[c] = W_OFF;
-    f->pending[c] = 0;
-    algo_env_idle_end(env, c);
-    group *g = algo_groups_for(&f->groups, a);
-    if (g && g->rank_of[c] >= 0) {
-        int *m = f->scratch, k = 0;
-        k = algo_group_members_except(g, c, m);
-        group *ng = group_add(st, m, k, a);
-        if (!ng)
+    if (phase == 0) {
+        for (int r = 0; r < g->n; r++)
+            st->gptr[r] = st->mi + (size_t)g->members[r] * (size_t)env->d;
+        algo_onebit_allreduce(&st->ob, st->gptr, st->mnew);
+        if (g->n > 1)
             return;
-        if (a == f->round) {
-            f->need = ng->n; /* nobody has completed round a */
-            f->reduced = -1;
-        }
-        for (int r = 0; r < ng->n; r++) {
-            int s = ng->members[r];
-            f->late_round[s] = a;
-            if (f->wround[s] == a &&
-                (f->wstat[s] == W_ENTERED || f->wstat[s] == W_ENTERED1 ||
-                 f->wstat[s] == W_ENTERED2 || f->wstat[s] == W_WAITING))
-                g_wait(st, s);
-        }
     }
-    g_round_check(st);
+    if (st->lamb)
+        lamb_update(st);
+    else
+        adam_update(st);
 }
 
-/* Worker j rejoined: it joins at the next applied update, or starts a
- * group of its own at once when nobody is left to apply one. */
-static void g_rejoin(state *st, int j)
+/* A new group: the 1-bit all-reduce over its members, errors zero. */
+static void h_regroup(void *m, const algo_group *g)
 {
-    faults *f = st->f;
-    f->wgen[j]++;
-    f->pending[j] = 1;
-    group *g = algo_groups_for(&f->groups, f->round);
-    if (g && g->n > 0)
+    state *st = m;
+    if (g->n < 1)
         return;
-    if (!group_add(st, &j, 1, f->round))
-        return;
-    f->pending[j] = 0;
-    f->done = 0;
-    f->applied = 0;
-    f->reduced = -1;
-    f->need = 1;
-    f->late_round[j] = -1;
-    g_begin_step(st, j, f->round);
+    algo_onebit_release(&st->ob);
+    sim_err e = {0};
+    if (algo_onebit_init(&st->ob, g->n, st->env->d, st->env->cfg->error_feedback, &e))
+        algo_env_fail(st->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", who(st), e.msg);
 }
 
-static void on_fault(void *p, const algo_fault *ev)
+/* x, m and v (onebit_lamb after the freeze also its fresh variance). */
+static double h_join_bytes(void *m)
 {
-    state *st = p;
-    if (ev->kind == ALGO_FAULT_CRASH)
-        g_crash(st, ev->target);
-    else if (ev->kind == ALGO_FAULT_REJOIN)
-        g_rejoin(st, ev->target);
+    state *st = m;
+    return (st->lamb && st->kappa_set ? 4.0 : 3.0) * st->env->msg_bytes;
 }
 
-/* The group path's state: one group of every worker from round 0. */
-static int faults_create(state *st, sim_err *err)
-{
-    algo_env *env = st->env;
-    const sim_config *cfg = env->cfg;
-    if (env->allreduce_kind == SIM_COLL_HIER)
-        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
-                                "the hierarchical collective does not support worker crashes "
-                                "([faults]); use ring, tree or ps");
-    faults *f = calloc(1, sizeof *f);
-    if (!f)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", who(st));
-    st->f = f;
-    int rc = sim_config_get_time(cfg, "faults", "sync_timeout", &f->timeout, err);
-    if (rc < 0)
-        return rc;
-    if (f->timeout < 0)
-        return sim_config_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
-                                "must not be negative");
-    size_t n = (size_t)env->n;
-    f->reduced = -1;
-    f->wround = calloc(n, sizeof *f->wround);
-    f->wstat = calloc(n, sizeof *f->wstat);
-    f->wgen = calloc(n, sizeof *f->wgen);
-    f->tgen = calloc(n, sizeof *f->tgen);
-    f->late_round = malloc(n * sizeof *f->late_round);
-    f->pending = calloc(n, sizeof *f->pending);
-    f->scratch = malloc(n * sizeof *f->scratch);
-    f->ptr = malloc(n * sizeof *f->ptr);
-    if (!f->wround || !f->wstat || !f->wgen || !f->tgen || !f->late_round || !f->pending ||
-        !f->scratch || !f->ptr)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", who(st));
-    for (int i = 0; i < env->n; i++) {
-        f->late_round[i] = -1;
-        f->scratch[i] = i;
-    }
-    group *g = group_add(st, f->scratch, env->n, 0);
-    if (!g)
-        return sim_err_set(err, env->error.code ? env->error.code : SIM_ENOMEM, "%s",
-                           env->error.code ? env->error.msg : "out of memory");
-    f->ob_group = g->id; /* st->ob is over all n workers */
-    f->need = env->n;
-    return 0;
-}
+static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)p)->sy, ev); }
 
 static int needs_server(const sim_config *cfg) { return cfg->collective == SIM_COLL_PS; }
 
@@ -806,20 +327,15 @@ static void destroy(void *p)
     state *st = p;
     if (!st)
         return;
-    sim_coll_destroy(st->dense);
-    sim_coll_destroy(st->p1);
-    sim_coll_destroy(st->p2);
+    algo_sync_destroy(st->sy);
     algo_optim_state_destroy(st->opt);
     algo_onebit_release(&st->ob);
     free(st->x);
     free(st->gbar);
     free(st->gptr);
-    free(st->round);
     free(st->mi);
-    free(st->mptr);
     free(st->mnew);
     free(st->v_fresh);
-    faults_free(st->f);
     free(st);
 }
 
@@ -879,12 +395,10 @@ static int create_common(algo_env *env, void **out, int lamb, sim_err *err)
     st->x = malloc(d * sizeof *st->x);
     st->gbar = malloc(d * sizeof *st->gbar);
     st->gptr = malloc(n * sizeof *st->gptr);
-    st->round = calloc(n, sizeof *st->round);
     st->mi = malloc(n * d * sizeof *st->mi);
-    st->mptr = malloc(n * sizeof *st->mptr);
     st->mnew = malloc(d * sizeof *st->mnew);
     st->v_fresh = lamb ? malloc(d * sizeof *st->v_fresh) : NULL;
-    if (!st->x || !st->gbar || !st->gptr || !st->round || !st->mi || !st->mptr || !st->mnew ||
+    if (!st->x || !st->gbar || !st->gptr || !st->mi || !st->mnew ||
         (lamb && !st->v_fresh)) {
         destroy(st);
         return sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");
@@ -911,56 +425,25 @@ static int create_common(algo_env *env, void **out, int lamb, sim_err *err)
             st->len[l] = layers[l].size;
         }
     }
-    for (int i = 0; i < env->n; i++) {
-        st->gptr[i] = env->w[i].grad;
-        st->mptr[i] = st->mi + (size_t)i * d;
-    }
     memcpy(st->x, env->w[0].x, d * sizeof *st->x);
-    rc = algo_onebit_init(&st->ob, env->n, env->d, cfg->error_feedback, err);
+    if (env->crashes && env->allreduce_kind == SIM_COLL_HIER) {
+        destroy(st);
+        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
+                                "the hierarchical collective does not support worker crashes "
+                                "([faults]); use ring, tree or ps");
+    }
+    algo_sync_desc desc = {
+        .who = who(st), .method = st, .n_slots = 3,
+        .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER,
+                  [SLOT_ALLTOALL] = ALGO_SYNC_ALLTOALL},
+        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1,
+        .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
+                  .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
+    };
+    rc = algo_sync_create(env, &desc, &st->sy, err);
     if (rc) {
         destroy(st);
         return rc;
-    }
-    int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
-    st->phase_bytes = algo_onebit_phase_bytes(env->n, d_wire);
-    if (env->crashes) {
-        rc = faults_create(st, err);
-        if (rc) {
-            destroy(st);
-            return rc;
-        }
-        *out = st;
-        return 0;
-    }
-    st->dense = algo_env_coll(env, env->allreduce_kind, on_dense_done, st, err);
-    st->p2 = st->dense ? algo_env_coll(env, SIM_COLL_ALLGATHER, on_p2_done, st, err) : NULL;
-    if (st->p2) {
-        /* phase 1: every worker sends its chunk of bits to every other one */
-        int *off = malloc((n + 1) * sizeof *off), *nbr = malloc(n * n * sizeof *nbr);
-        if (!off || !nbr) {
-            free(off);
-            free(nbr);
-            destroy(st);
-            return sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");
-        }
-        int k = 0;
-        for (int i = 0; i < env->n; i++) {
-            off[i] = k;
-            for (int j = 0; j < env->n; j++)
-                if (j != i)
-                    nbr[k++] = j;
-        }
-        off[n] = k;
-        sim_coll_desc desc = {.kind = SIM_COLL_NEIGHBOR, .n = env->n, .hosts = NULL,
-                              .ps_host = env->server_host, .nbr_off = off, .nbr = nbr,
-                              .done = on_p1_done, .ctx = st};
-        st->p1 = sim_coll_create(env->net, &desc, err);
-        free(off);
-        free(nbr);
-    }
-    if (!st->p1) {
-        destroy(st);
-        return err && err->code ? err->code : SIM_EINTERNAL;
     }
     *out = st;
     return 0;
@@ -976,18 +459,7 @@ static int create_lamb(algo_env *env, void **out, sim_err *err)
     return create_common(env, out, 1, err);
 }
 
-static int start(void *p, sim_err *err)
-{
-    (void)err;
-    state *st = p;
-    for (int w = 0; w < st->env->n; w++) {
-        if (st->f)
-            g_begin_step(st, w, 0);
-        else
-            begin_step(st, w);
-    }
-    return 0;
-}
+static int start(void *p, sim_err *err) { return algo_sync_start(((state *)p)->sy, err); }
 
 static const float *model(void *p, float *scratch)
 {
