@@ -235,6 +235,8 @@ typedef struct algo_sync_desc {
                                (1-bit); 0: at its first unformed phase */
     int span;               /* COUNT_STEPS: steps the workers may be apart */
     int joiner_idle;        /* 1: a rejoined worker is idle until it joins */
+    int no_hier_crashes;    /* 1: refuse the hierarchical collective under
+                               crashes (a config error naming it) */
 } algo_sync_desc;
 
 /* Builds the driver: one group of every worker from round 0 and its
