@@ -470,16 +470,10 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->searching = 1;
     st->mode = st->next_mode = 1;
     st->last_theta = -1;
-    if (env->crashes && env->allreduce_kind == SIM_COLL_HIER) {
-        destroy(st);
-        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
-                                "the hierarchical collective does not support worker crashes "
-                                "([faults]); use ring, tree or ps");
-    }
     algo_sync_desc desc = {
         .who = "gravac", .method = st, .n_slots = 2,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER},
-        .count = ALGO_SYNC_COUNT_FIRST,
+        .count = ALGO_SYNC_COUNT_FIRST, .no_hier_crashes = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .counted = h_counted, .over = h_over, .join = h_join},
     };

@@ -223,17 +223,12 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
         }
     }
     memcpy(st->x, env->w[0].x, d * sizeof *st->x);
-    if (env->crashes && env->allreduce_kind == SIM_COLL_HIER) {
-        algo_obit_destroy(st);
-        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
-                                "the hierarchical collective does not support worker crashes "
-                                "([faults]); use ring, tree or ps");
-    }
     algo_sync_desc desc = {
         .who = st->ops->who, .method = st, .n_slots = 3,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER,
                   [SLOT_ALLTOALL] = ALGO_SYNC_ALLTOALL},
         .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1,
+        .no_hier_crashes = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
     };
