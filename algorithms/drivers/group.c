@@ -15,14 +15,7 @@ static void group_free(algo_group *g)
 static sim_coll *make_coll(algo_env *env, algo_group *g, sim_coll_kind kind, sim_coll_done done,
                            const char *who)
 {
-    sim_coll_desc desc = {.kind = kind, .n = g->n, .hosts = g->members,
-                          .ps_host = env->server_host, .per_node = env->per_node,
-                          .done = done, .ctx = g};
-    sim_err e = {0};
-    sim_coll *c = sim_coll_create(env->net, &desc, &e);
-    if (!c)
-        algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who, e.msg);
-    return c;
+    return algo_group_coll(env, g, 0, kind, done, g, who);
 }
 
 algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, int n,

@@ -10,61 +10,14 @@
  * incarnation of its pending timeout (tgen) and the step whose entry waits
  * the timeout (late). Without crashes there is one group and no timeout,
  * crash or join ever happens: the same code is the plain run. */
-#include "algorithms/drivers/sync.h"
+#include "algorithms/drivers/sync_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/drivers/local.h"
-#include "algorithms/drivers/overlap.h"
 #include "sim/units.h"
 
 /* S_ENCODING: compute charged before a phase (encode, statistics) */
-enum { S_OFF = 0, S_COMPUTING, S_ENCODING, S_WAITING, S_ENTERED, S_DECODING, S_JOINING };
-
-typedef struct slot_ctx {
-    algo_sync *sy;
-    algo_group *g;
-    int slot;
-} slot_ctx;
-
-/* What the driver adds to a group: its collectives, one per slot. */
-typedef struct gext {
-    slot_ctx ctx[ALGO_SYNC_SLOTS_MAX];
-    sim_coll *coll[ALGO_SYNC_SLOTS_MAX];
-    algo_overlap *ov;    /* with buckets: phase 0's bucketed all-reduces */
-} gext;
-
-struct algo_sync {
-    algo_env *env;
-    algo_sync_desc d;
-    void *m;
-    algo_groups groups;
-    gext **ext;          /* per group id */
-    int ext_cap;
-    int bucketed;        /* [algorithm] bucket > 0 and desc.buckets */
-    int crashes;         /* env->crashes when created */
-    sim_time timeout;    /* [faults] sync_timeout */
-    int64_t round;       /* the oldest round not completed */
-    int formed;          /* phases of it formed */
-    int need, done;      /* completions it counts, and has */
-    int64_t samples;     /* its samples, summed at its last phase's form */
-    int64_t *wround;
-    int *wphase, *wstat, *pending, *scratch;
-    uint32_t *wgen, *tgen;
-    int64_t *late;       /* per worker: the step whose entry waits the timeout */
-    double *wbytes;      /* the message of the worker's current phase */
-    sim_time *wenc;      /* with buckets: encoding charged after the last bucket */
-    algo_overlap **wov;  /* with buckets: the overlap of the worker's step */
-    /* COUNT_STEPS: without crashes (steps; the round's held-back step is
-     * reported once: reported), with crashes possible (live) */
-    algo_local_steps steps;
-    algo_live_steps live;
-    int reported;
-    int *computed;       /* with buckets: its compute step has ended */
-};
-
-static void work_begin(algo_sync *sy, int w, int64_t round);
 static void phase_begin(algo_sync *sy, int w, int p);
 static void on_slot_done(sim_engine *eng, void *ctx, int rank);
 static void on_buckets_done(sim_engine *eng, void *ctx, int w);
@@ -76,7 +29,6 @@ static int fail(algo_sync *sy, int code, const char *what)
     return algo_env_fail(sy->env, code, "%s: %s", sy->d.who, what);
 }
 
-static uint64_t warg(const algo_sync *sy, int w) { return algo_group_arg(w, sy->wgen[w]); }
 
 /* The worker of a driver event, or -1 when it is stale (an earlier
  * incarnation, or the worker is no longer in status stat). */
@@ -88,7 +40,7 @@ static int event_worker(const algo_sync *sy, uint64_t arg, int stat)
     return w;
 }
 
-static int plan(const algo_sync *sy, int64_t round, int *slots)
+int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots)
 {
     if (!sy->d.hooks.plan) {
         slots[0] = 0;
@@ -100,7 +52,7 @@ static int plan(const algo_sync *sy, int64_t round, int *slots)
 static int phase_slot(const algo_sync *sy, int64_t round, int p, int *n_phases)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
-    *n_phases = plan(sy, round, slots);
+    *n_phases = algo_sync_plan(sy, round, slots);
     return slots[p];
 }
 
@@ -112,6 +64,7 @@ static sim_coll_kind slot_kind(const algo_sync *sy, int s)
     case ALGO_SYNC_ALLGATHER:
         return SIM_COLL_ALLGATHER;
     case ALGO_SYNC_HIER_INTRA:
+        return SIM_COLL_TREE; /* inside one server: reduce, then broadcast */
     case ALGO_SYNC_HIER_INTER:
         return SIM_COLL_HIER;
     case ALGO_SYNC_ALLTOALL:
@@ -121,9 +74,41 @@ static sim_coll_kind slot_kind(const algo_sync *sy, int s)
     }
 }
 
+/* A slot of kind HIER_INTRA: one collective per server of g's members
+ * (worker w on server w / per_node; members ascending, so a server's
+ * members are a run of g->members). */
+static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s)
+{
+    const int p = sy->env->per_node > 0 ? sy->env->per_node : 1;
+    int runs = 0;
+    for (int r = 0; r < g->n; r++)
+        runs += r == 0 || g->members[r] / p != g->members[r - 1] / p;
+    x->sub[s] = calloc((size_t)runs, sizeof *x->sub[s]);
+    x->subctx[s] = calloc((size_t)runs, sizeof *x->subctx[s]);
+    if (!x->sub[s] || !x->subctx[s])
+        return fail(sy, SIM_ENOMEM, "out of memory for a group");
+    for (int r = 0, k = 0; r < g->n; k++) {
+        int e = r + 1;
+        while (e < g->n && g->members[e] / p == g->members[r] / p)
+            e++;
+        x->subctx[s][k] = (slot_ctx){sy, g, s, r};
+        sim_coll_desc desc = {.kind = SIM_COLL_TREE, .n = e - r, .hosts = g->members + r,
+                              .ps_host = sy->env->server_host, .done = on_slot_done,
+                              .ctx = &x->subctx[s][k]};
+        sim_err err = {0};
+        x->sub[s][k] = sim_coll_create(sy->env->net, &desc, &err);
+        if (!x->sub[s][k])
+            return algo_env_fail(sy->env, err.code ? err.code : SIM_EINTERNAL, "%s: %s",
+                                 sy->d.who, err.msg);
+        x->n_sub[s] = k + 1;
+        r = e;
+    }
+    return 0;
+}
+
 /* A new group of the given workers (ascending) from round first on. NULL
  * on failure (reported through algo_env_fail). */
-static algo_group *group_add(algo_sync *sy, const int *members, int n, int64_t first)
+algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_t first)
 {
     algo_group_colls c = {.none = 1, .owner = sy, .who = sy->d.who};
     algo_group *g = algo_groups_add(&sy->groups, sy->env, members, n, first, &c);
@@ -151,13 +136,18 @@ static algo_group *group_add(algo_sync *sy, const int *members, int n, int64_t f
     gext *x = sy->ext[g->id];
     /* with buckets and no crash the round never uses the plain collectives */
     for (int s = 0; n > 0 && (sy->crashes || !sy->bucketed) && s < sy->d.n_slots; s++) {
-        x->ctx[s] = (slot_ctx){sy, g, s};
+        x->ctx[s] = (slot_ctx){sy, g, s, 0};
+        if (sy->d.slots[s] == ALGO_SYNC_HIER_INTRA) {
+            if (intra_colls(sy, g, x, s) < 0)
+                return NULL;
+            continue;
+        }
         x->coll[s] = algo_group_coll(sy->env, g, sy->d.slots[s] == ALGO_SYNC_ALLTOALL,
                                      slot_kind(sy, s), on_slot_done, &x->ctx[s], sy->d.who);
         if (!x->coll[s] && sy->env->error.code)
             return NULL;
     }
-    x->ctx[0] = (slot_ctx){sy, g, 0};
+    x->ctx[0] = (slot_ctx){sy, g, 0, 0};
     if (n > 0 && sy->bucketed) {
         algo_overlap_desc od = {
             .cap = sy->env->cfg->bucket,
@@ -219,7 +209,7 @@ static void step_begin(algo_sync *sy, int w)
     algo_env_compute(env, w, algo_env_step_samples(env, w), on_step_end, sy, warg(sy, w));
 }
 
-static void work_begin(algo_sync *sy, int w, int64_t round)
+void algo_sync_work_begin(algo_sync *sy, int w, int64_t round)
 {
     sy->wround[w] = round;
     sy->wphase[w] = 0;
@@ -303,10 +293,18 @@ static void enter(algo_sync *sy, int w)
         return;
     }
     int n_phases, s = phase_slot(sy, sy->wround[w], sy->wphase[w], &n_phases);
+    gext *x = sy->ext[g->id];
     sy->wstat[w] = S_ENTERED;
-    sim_coll *c = sy->ext[g->id]->coll[s];
+    sim_coll *c = x->coll[s];
+    slot_ctx *ctx = &x->ctx[s];
+    for (int k = 0; k < x->n_sub[s]; k++) /* HIER_INTRA: its server's collective */
+        if (x->subctx[s][k].offset <= rank) {
+            c = x->sub[s][k];
+            ctx = &x->subctx[s][k];
+        }
+    rank -= ctx->offset;
     if (!c) {
-        on_slot_done(sy->env->eng, &sy->ext[g->id]->ctx[s], rank); /* alone */
+        on_slot_done(sy->env->eng, ctx, rank); /* alone */
         return;
     }
     algo_env_coll_enter(sy->env, c, rank, sy->wbytes[w]);
@@ -408,7 +406,7 @@ static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int
     if (w < 0)
         return;
     algo_env_idle_end(sy->env, w);
-    work_begin(sy, w, sy->wround[w]);
+    algo_sync_work_begin(sy, w, sy->wround[w]);
 }
 
 /* The pending joiners join from the next round: w, which formed the
@@ -418,7 +416,7 @@ static void joiners(algo_sync *sy, int w)
     algo_env *env = sy->env;
     algo_group *next = group_for(sy, sy->round + 1);
     int k = algo_group_members_joining(next, sy->pending, env, sy->scratch);
-    if (!k || !group_add(sy, sy->scratch, k, step_of(sy->round + 1, 0)))
+    if (!k || !algo_sync_group_add(sy, sy->scratch, k, step_of(sy->round + 1, 0)))
         return;
     double bytes = sy->d.hooks.join_bytes ? sy->d.hooks.join_bytes(sy->m) : sy->d.join_bytes;
     if (!(bytes > 0))
@@ -464,9 +462,9 @@ static void finish(algo_sync *sy, int w)
     sy->done++;
     if (!sy->crashes) {
         round_check(sy);
-        work_begin(sy, w, k + 1);
+        algo_sync_work_begin(sy, w, k + 1);
     } else {
-        work_begin(sy, w, k + 1);
+        algo_sync_work_begin(sy, w, k + 1);
         round_check(sy);
         count_live(sy);
     }
@@ -519,7 +517,7 @@ static void on_slot_done(sim_engine *eng, void *ctx, int rank)
     (void)eng;
     slot_ctx *c = ctx;
     algo_sync *sy = c->sy;
-    int w = c->g->members[rank];
+    int w = c->g->members[c->offset + rank];
     int64_t k = sy->wround[w];
     int n_phases;
     if (sy->wstat[w] != S_ENTERED || k != sy->round || wgroup(sy, w) != c->g ||
@@ -560,7 +558,7 @@ static int on_computed(void *ctx, int w)
 static void crash(algo_sync *sy, int c)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
-    int n_phases = plan(sy, sy->round, slots);
+    int n_phases = algo_sync_plan(sy, sy->round, slots);
     int finishing = sy->formed >= n_phases;
     int from = sy->d.restart_round ? 0 : sy->formed;
     int64_t a = finishing ? step_of(sy->round + 1, 0) : step_of(sy->round, from);
@@ -577,7 +575,7 @@ static void crash(algo_sync *sy, int c)
     algo_group *g = algo_groups_for(&sy->groups, a);
     if (g && g->rank_of[c] >= 0) {
         int k = algo_group_members_except(g, c, sy->scratch);
-        algo_group *ng = group_add(sy, sy->scratch, k, a);
+        algo_group *ng = algo_sync_group_add(sy, sy->scratch, k, a);
         if (!ng)
             return;
         if (!finishing) {
@@ -620,10 +618,10 @@ static void rejoin(algo_sync *sy, int j)
     if (g && g->n > 0)
         return;
     /* a multi-phase round past its first phase is over for the joiner */
-    if (sy->formed > 0 && plan(sy, sy->round, slots) > 1)
+    if (sy->formed > 0 && algo_sync_plan(sy, sy->round, slots) > 1)
         sy->round++;
     int m = j;
-    if (!group_add(sy, &m, 1, step_of(sy->round, 0)))
+    if (!algo_sync_group_add(sy, &m, 1, step_of(sy->round, 0)))
         return;
     sy->pending[j] = 0;
     sy->done = 0;
@@ -636,7 +634,7 @@ static void rejoin(algo_sync *sy, int j)
     if (sy->d.hooks.join)
         sy->d.hooks.join(sy->m, j, -1);
     algo_env_idle_end(sy->env, j);
-    work_begin(sy, j, sy->round);
+    algo_sync_work_begin(sy, j, sy->round);
 }
 
 void algo_sync_fault(algo_sync *sy, const algo_fault *ev)
@@ -647,148 +645,3 @@ void algo_sync_fault(algo_sync *sy, const algo_fault *ev)
         rejoin(sy, ev->target);
 }
 
-/* ---- life cycle ---------------------------------------------------------- */
-
-void algo_sync_destroy(algo_sync *sy)
-{
-    if (!sy)
-        return;
-    for (int i = 0; i < sy->groups.n; i++) {
-        if (!sy->ext || !sy->ext[i])
-            continue;
-        for (int s = 0; s < ALGO_SYNC_SLOTS_MAX; s++)
-            sim_coll_destroy(sy->ext[i]->coll[s]);
-        algo_overlap_destroy(sy->ext[i]->ov);
-        free(sy->ext[i]);
-    }
-    free(sy->ext);
-    algo_groups_release(&sy->groups);
-    free(sy->wround);
-    free(sy->wphase);
-    free(sy->wstat);
-    free(sy->pending);
-    free(sy->scratch);
-    free(sy->wgen);
-    free(sy->tgen);
-    free(sy->late);
-    free(sy->wbytes);
-    free(sy->wenc);
-    free(sy->wov);
-    free(sy->computed);
-    algo_local_steps_release(&sy->steps);
-    algo_live_steps_release(&sy->live);
-    free(sy);
-}
-
-static int create_fail(algo_sync *sy, int rc, sim_err *err)
-{
-    algo_env *env = sy->env;
-    if (err && !err->code) {
-        if (env->error.code)
-            sim_err_set(err, env->error.code, "%s", env->error.msg);
-        else
-            sim_err_set(err, rc, "%s: out of memory", sy->d.who);
-    }
-    algo_sync_destroy(sy);
-    return err && err->code ? err->code : rc;
-}
-
-int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out, sim_err *err)
-{
-    const sim_config *cfg = env->cfg;
-    *out = NULL;
-    algo_sync *sy = calloc(1, sizeof *sy);
-    if (!sy)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", desc->who);
-    sy->env = env;
-    sy->d = *desc;
-    sy->m = desc->method;
-    sy->crashes = env->crashes;
-    sy->bucketed = desc->buckets && cfg->bucket > 0;
-    if (sy->crashes && desc->no_hier_crashes && env->allreduce_kind == SIM_COLL_HIER) {
-        algo_sync_destroy(sy);
-        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
-                                "the hierarchical collective does not support worker crashes "
-                                "([faults]); use ring, tree or ps");
-    }
-    if (sy->crashes) {
-        int rc = sim_config_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
-        if (rc < 0) {
-            algo_sync_destroy(sy);
-            return rc;
-        }
-        if (sy->timeout < 0) {
-            algo_sync_destroy(sy);
-            return sim_config_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
-                                    "must not be negative");
-        }
-    }
-    size_t n = (size_t)env->n;
-    sy->wround = calloc(n, sizeof *sy->wround);
-    sy->wphase = calloc(n, sizeof *sy->wphase);
-    sy->wstat = calloc(n, sizeof *sy->wstat);
-    sy->pending = calloc(n, sizeof *sy->pending);
-    sy->scratch = malloc(n * sizeof *sy->scratch);
-    sy->wgen = calloc(n, sizeof *sy->wgen);
-    sy->tgen = calloc(n, sizeof *sy->tgen);
-    sy->late = malloc(n * sizeof *sy->late);
-    sy->wbytes = calloc(n, sizeof *sy->wbytes);
-    sy->wenc = calloc(n, sizeof *sy->wenc);
-    sy->wov = calloc(n, sizeof *sy->wov);
-    sy->computed = calloc(n, sizeof *sy->computed);
-    if (!sy->wround || !sy->wphase || !sy->wstat || !sy->pending || !sy->scratch || !sy->wgen ||
-        !sy->tgen || !sy->late || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed)
-        return create_fail(sy, SIM_ENOMEM, err);
-    if (desc->count == ALGO_SYNC_COUNT_STEPS &&
-        (sy->crashes ? algo_live_steps_init(&sy->live, env->n, 2 * desc->span)
-                     : algo_local_steps_init(&sy->steps, env->n, desc->span)) < 0)
-        return create_fail(sy, SIM_ENOMEM, err);
-    for (int i = 0; i < env->n; i++) {
-        sy->late[i] = -1;
-        sy->scratch[i] = i;
-    }
-    if (!group_add(sy, sy->scratch, env->n, 0))
-        return create_fail(sy, SIM_ENOMEM, err);
-    sy->need = env->n;
-    *out = sy;
-    return 0;
-}
-
-int algo_sync_start(algo_sync *sy, sim_err *err)
-{
-    (void)err;
-    for (int w = 0; w < sy->env->n; w++)
-        work_begin(sy, w, 0);
-    return sy->env->error.code;
-}
-
-/* ---- queries ------------------------------------------------------------- */
-
-int64_t algo_sync_round(const algo_sync *sy) { return sy->round; }
-
-int algo_sync_phases_formed(const algo_sync *sy) { return sy->formed; }
-
-int algo_sync_formed(const algo_sync *sy)
-{
-    int slots[ALGO_SYNC_PHASES_MAX];
-    return sy->formed > 0 && sy->formed >= plan(sy, sy->round, slots);
-}
-
-int64_t algo_sync_worker_round(const algo_sync *sy, int w) { return sy->wround[w]; }
-
-int algo_sync_live(const algo_sync *sy, int w)
-{
-    return sy->wstat[w] != S_OFF && !sy->pending[w];
-}
-
-const algo_group *algo_sync_group(const algo_sync *sy, int64_t round)
-{
-    return group_for(sy, round);
-}
-
-uint64_t algo_sync_arg(const algo_sync *sy, int w) { return warg(sy, w); }
-
-int algo_sync_current(const algo_sync *sy, uint64_t arg)
-{
-    return sy->wgen[algo_group_arg_w(arg)] == algo_group_arg_gen(arg);
-}

@@ -52,27 +52,30 @@
  *     in the group). A worker stays idle between two phases that charge no
  *     compute (1-bit Adam: phase 1 to phase 2).
  *  3. FORM. At the FIRST completion of phase p in the group (every member
- *     has entered, so every member's message of phase p exists), once per
- *     round and phase: hooks.form(m, g, k, p, w), w the first completing
- *     member. The method forms the round's result over g's members
+ *     has entered, so every member's message of phase p exists; for the
+ *     last phase a completion includes the member's DECODE, step 5), once
+ *     per round and phase: hooks.form(m, g, k, p, w), w the first
+ *     completing member. The method forms the round's result over g's members
  *     (members ascending, rank r = g->members[r]; a mean is over g->n
  *     members in worker-id order, renormalized over who took part).
  *  4. TAKE. At each member's completion of phase p, after FORM:
  *     hooks.take(m, w, k, p) (Local SGD copies the average into x_w); NULL:
  *     nothing (a shared model).
- *  5. DECODE. After the last phase, hooks.decode(m, g, k) compute time is
- *     charged (idle ends first); NULL or 0: none.
+ *  5. DECODE. When w's part of the last phase's collective is over, its
+ *     idle interval ends and hooks.decode(m, g, k) compute time is charged
+ *     (NULL or 0: none); then FORM (if first) and TAKE of the last phase.
  *  6. The worker starts round k + 1 at 1.
  *
  * ---- Ordering guarantees (they keep results bit-identical) --------------
  *
  *  - algo_sync_start starts every member of round 0 at 1, in worker-id
  *    order; hooks.grad runs at the instant the compute step is scheduled.
- *  - At a phase completion the order is: FORM (first completion only),
- *    the joiners' model send (first completion of the last phase, or at
- *    the end of the first member's DECODE when there is one), TAKE,
- *    algo_env_idle_end(w), DECODE or step 6. Phases before the last one
- *    go from TAKE straight to the next CONTRIBUTE.
+ *  - At the last phase's completion of w the order is:
+ *    algo_env_idle_end(w), DECODE (if any), FORM (first completion only;
+ *    COUNT_FIRST reports there), TAKE, the joiners' model send (first
+ *    completion only, by w), then the count and step 6 (see below).
+ *    Phases before the last one go FORM (first only), TAKE, straight to
+ *    the next CONTRIBUTE.
  *  - The iteration count, by desc.count:
  *      ALGO_SYNC_COUNT_LAST: a round is an iteration, reported when its
  *        last member completes, with the samples of the members' gradients

@@ -140,14 +140,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         if (!a->stats || !a->stats_ws)
             rc = sim_err_set(err, SIM_ENOMEM, "adaptive_local_sgd: out of memory");
     }
-    if (!rc)
-        rc = algo_lsgd_build(s, err);
-    if (rc) {
-        algo_lsgd_destroy(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
+    return algo_lsgd_finish(s, rc, 1, out, err);
 }
 
 const algo_vt algo_adaptive_local_sgd = ALGO_LSGD_VT(

@@ -30,9 +30,8 @@ static int h_step_done(void *m, int i)
 
 static int h_plan(void *m, int64_t round, int *slots)
 {
-    (void)round;
     algo_lsgd *s = m;
-    slots[0] = 0;
+    slots[0] = s->ops.plan ? s->ops.plan(s, round) : 0;
     slots[1] = 1;
     return s->ops.contribute2 ? 2 : 1;
 }
@@ -60,7 +59,6 @@ static void mean_of(algo_lsgd *s, const algo_group *g, float *out,
  * has its round's value. */
 static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
 {
-    (void)round;
     (void)w;
     algo_lsgd *s = m;
     if (phase == 1) {
@@ -68,7 +66,10 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
         return;
     }
     s->first_done = 1; /* from here on the model is avg */
-    mean_of(s, g, s->avg, NULL);
+    if (s->ops.mean)
+        s->ops.mean(s, g, round);
+    else
+        mean_of(s, g, s->avg, NULL);
     if (s->buf == BUF_AVERAGE) {
         if (algo_optim_m(s->lo.s[0]))
             mean_of(s, g, s->avg_m, algo_optim_m);
@@ -82,6 +83,12 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
         s->ops.formed(s);
 }
 
+/* The average worker w takes. */
+static const float *avg_of(algo_lsgd *s, int w)
+{
+    return s->ops.avg_of ? s->ops.avg_of(s, w) : s->avg;
+}
+
 static void h_take(void *m, int i, int64_t round, int phase)
 {
     (void)round;
@@ -89,7 +96,7 @@ static void h_take(void *m, int i, int64_t round, int phase)
     if (phase != 0)
         return;
     float *mv, *v;
-    memcpy(s->env->w[i].x, s->avg, (size_t)s->d * sizeof(float));
+    memcpy(s->env->w[i].x, avg_of(s, i), (size_t)s->d * sizeof(float));
     s->since[i] = 0;
     if (s->buf == BUF_AVERAGE) {
         if ((mv = algo_optim_m(s->lo.s[i])))
@@ -113,7 +120,8 @@ static void h_join(void *m, int j, int sender)
     s->since[j] = 0;
     if (sender >= 0)
         s->applied[j] = s->applied[sender];
-    memcpy(s->env->w[j].x, s->avg, (size_t)s->d * sizeof(float));
+    memcpy(s->env->w[j].x, sender >= 0 ? avg_of(s, sender) : s->avg,
+           (size_t)s->d * sizeof(float));
     algo_optim_reset(s->lo.s[j]);
 }
 
@@ -182,7 +190,24 @@ int algo_lsgd_build(algo_lsgd *s, sim_err *err)
         .hooks = {.grad = h_grad, .step_done = h_step_done, .plan = h_plan,
                   .contribute = h_contribute, .form = h_form, .take = h_take, .join = h_join},
     };
+    if (s->ops.n_slots) {
+        desc.n_slots = s->ops.n_slots;
+        desc.slots[0] = s->ops.slots[0];
+        desc.slots[1] = s->ops.slots[1];
+    }
     return algo_sync_create(env, &desc, &s->sy, err);
+}
+
+int algo_lsgd_finish(algo_lsgd *s, int rc, int build, void **out, sim_err *err)
+{
+    if (!rc && build)
+        rc = algo_lsgd_build(s, err);
+    if (rc) {
+        algo_lsgd_destroy(s);
+        return rc < 0 ? rc : SIM_EINTERNAL;
+    }
+    *out = s;
+    return 0;
 }
 
 void algo_lsgd_destroy(void *p)
@@ -223,14 +248,20 @@ const float *algo_lsgd_model(void *p, float *scratch)
     if (s->base)
         return algo_gossip_model(s->base, scratch);
     int crashes = s->env->crashes;
-    if (crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done)
+    int avg = crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done;
+    if (avg && !s->ops.avg_of)
         return s->avg;
-    int k = 0;
+    int k = 0, same = 1;
     for (int i = 0; i < s->n; i++)
-        if (!crashes || algo_sync_live(s->sy, i))
-            s->ptrs[k++] = s->env->w[i].x;
+        if (!crashes || algo_sync_live(s->sy, i)) {
+            s->ptrs[k] = avg ? avg_of(s, i) : s->env->w[i].x;
+            same = same && s->ptrs[k] == s->ptrs[0];
+            k++;
+        }
     if (k == 0)
         return s->avg;
+    if (avg && same) /* every worker takes the same average: it is the model */
+        return s->ptrs[0];
     algo_mean(scratch, s->ptrs, k, s->d);
     return scratch;
 }
@@ -245,7 +276,7 @@ void algo_lsgd_worker_models(void *p, const float **xs)
     int crashes = s->env->crashes;
     int avg = crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done;
     for (int i = 0; i < s->n; i++)
-        xs[i] = avg && (!crashes || algo_sync_live(s->sy, i)) ? s->avg : s->env->w[i].x;
+        xs[i] = avg && (!crashes || algo_sync_live(s->sy, i)) ? avg_of(s, i) : s->env->w[i].x;
 }
 
 void algo_lsgd_fault(void *p, const algo_fault *ev)

@@ -40,6 +40,14 @@ typedef struct algo_lsgd_ops {
     void (*contribute2)(algo_lsgd *s, int w, algo_sync_msg *msg);
     void (*form2)(algo_lsgd *s, const algo_group *g);
     void (*release)(algo_lsgd *s); /* frees s->ext */
+    /* A method with its own averaging (hierarchical_local_sgd): the round's
+     * collective slot (plan; slots as in desc), the averages over g
+     * (instead of s->avg over g), and the average worker w takes. */
+    int n_slots;
+    algo_sync_slot slots[2];
+    int (*plan)(algo_lsgd *s, int64_t round);
+    void (*mean)(algo_lsgd *s, const algo_group *g, int64_t round);
+    const float *(*avg_of)(algo_lsgd *s, int w);
     void (*start)(algo_lsgd *s);   /* before the first round (adaptive: its series) */
 } algo_lsgd_ops;
 
@@ -70,6 +78,9 @@ struct algo_lsgd {
 algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err);
 /* Allocates the round's buffers and its driver. 0 or a code (err). */
 int algo_lsgd_build(algo_lsgd *s, sim_err *err);
+/* The end of a method's create: with rc 0 builds the round (build = 1)
+ * and hands s out; on any failure destroys s. Returns 0 or the code. */
+int algo_lsgd_finish(algo_lsgd *s, int rc, int build, void **out, sim_err *err);
 /* The vtable functions of the family (state: algo_lsgd *). */
 void algo_lsgd_destroy(void *p);
 int algo_lsgd_start(void *p, sim_err *err);

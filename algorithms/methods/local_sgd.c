@@ -16,13 +16,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
-    int rc = algo_lsgd_build(s, err);
-    if (rc < 0) {
-        algo_lsgd_destroy(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
+    return algo_lsgd_finish(s, 0, 1, out, err);
 }
 
 const algo_vt algo_local_sgd =

@@ -42,16 +42,9 @@ static int create(algo_env *env, void **out, sim_err *err)
         else
             *sw = c->lr_milestones[0];
     }
-    if (!rc) {
+    if (!rc)
         s->H_cur = *sw <= 0 ? s->H : 1;
-        rc = algo_lsgd_build(s, err);
-    }
-    if (rc) {
-        algo_lsgd_destroy(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
+    return algo_lsgd_finish(s, rc, 1, out, err);
 }
 
 const algo_vt algo_post_local_sgd =

@@ -21,6 +21,7 @@ extern const algo_vt algo_local_sgd;
 extern const algo_vt algo_post_local_sgd;
 extern const algo_vt algo_adaptive_local_sgd;
 extern const algo_vt algo_slowmo;
+extern const algo_vt algo_hierarchical_local_sgd;
 extern const algo_vt algo_overlap_local_sgd;
 extern const algo_vt algo_onebit_adam;
 extern const algo_vt algo_onebit_lamb;
@@ -41,6 +42,7 @@ const algo_vt *const algo_registry[] = {
     &algo_post_local_sgd,
     &algo_adaptive_local_sgd,
     &algo_slowmo,
+    &algo_hierarchical_local_sgd,
     &algo_overlap_local_sgd,
     &algo_onebit_adam,
     &algo_onebit_lamb,

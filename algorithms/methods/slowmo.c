@@ -111,12 +111,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     } else if (!rc) {
         rc = build_local(s, o, err);
     }
-    if (rc) {
-        algo_lsgd_destroy(s);
-        return rc < 0 ? rc : SIM_EINTERNAL;
-    }
-    *out = s;
-    return 0;
+    return algo_lsgd_finish(s, rc, 0, out, err);
 }
 
 const algo_vt algo_slowmo =

@@ -110,6 +110,20 @@ static inline void h_free(harness *h)
     sim_config_release(&h->cfg);
 }
 
+/* Iteration times (a probe): h->probe = h_record_time, h->probe_ctx = an
+ * h_times. */
+typedef struct h_times {
+    double t[8192];
+    int n;
+} h_times;
+
+static inline void h_record_time(harness *h)
+{
+    h_times *ts = h->probe_ctx;
+    if (ts->n < 8192)
+        ts->t[ts->n++] = sim_time_to_s(sim_engine_now(h->eng));
+}
+
 /* sum_i x_i in double (the workers' models as the method reports them) */
 static inline void h_sum(harness *h, double *out)
 {

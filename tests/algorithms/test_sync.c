@@ -24,22 +24,10 @@ static void write_file(char *path, const char *text)
     fclose(f);
 }
 
-typedef struct times {
-    double t[4096];
-    int n;
-} times;
-
-static void record_time(harness *h)
-{
-    times *ts = h->probe_ctx;
-    if (ts->n < 4096)
-        ts->t[ts->n++] = sim_time_to_s(sim_engine_now(h->eng));
-}
-
 /* Runs allreduce_sgd with the given settings (plus the common ones) for
  * `iters` iterations, recording iteration times into ts; returns the
  * harness (the caller frees it). */
-static void run(harness *h, times *ts, const char *const *extra, int n_extra, int64_t iters)
+static void run(harness *h, h_times *ts, const char *const *extra, int n_extra, int64_t iters)
 {
     const char *sets[16] = {"algorithm.name=allreduce_sgd", "network.topology=complete",
                             "network.latency=20us", "network.bandwidth=1GB/s",
@@ -49,7 +37,7 @@ static void run(harness *h, times *ts, const char *const *extra, int n_extra, in
         sets[n++] = extra[i];
     ts->n = 0;
     h_build(h, base_ini, sets, n);
-    h->probe = record_time;
+    h->probe = h_record_time;
     h->probe_ctx = ts;
     h_run(h, iters);
 }
@@ -67,7 +55,7 @@ Test(sync, crashes_possible_but_none_is_the_plain_run)
     write_file(path, "time,event,target,value\n100s,crash,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     for (int k = 0; k < 2; k++) {
-        static times ta, tb;
+        static h_times ta, tb;
         harness a, b;
         const char *plain[] = {k ? "algorithm.bucket=1MB" : "algorithm.bucket=0"};
         const char *faulty[] = {plain[0], set};
@@ -103,7 +91,7 @@ Test(sync, bucket_crash_in_the_compute_step_costs_what_it_costs_without_buckets)
     char path[64], set[96];
     write_file(path, "time,event,target,value\n0.175s,crash,5,\n0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    static times ts;
+    static h_times ts;
     harness h;
     const char *extra[] = {set, "algorithm.bucket=8MB"};
     run(&h, &ts, extra, 2, 60);
@@ -139,7 +127,7 @@ Test(sync, bucket_crash_during_the_reduction_loses_the_partly_reduced_bucket)
     snprintf(sched, sizeof sched, "time,event,target,value\n%.9fs,crash,5,\n", tc);
     write_file(path, sched);
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    static times ts;
+    static h_times ts;
     harness h;
     const char *extra[] = {set, "algorithm.bucket=8MB"};
     run(&h, &ts, extra, 2, 30);

@@ -1,0 +1,74 @@
+/* The synchronous-round driver's state, shared by its two files: sync.c
+ * (the round, crashes and rejoins) and sync_state.c (life cycle and
+ * queries). Private to algorithms/drivers. */
+#ifndef DTSIM_ALGO_SYNC_IMPL_H
+#define DTSIM_ALGO_SYNC_IMPL_H
+
+#include "algorithms/drivers/local.h"
+#include "algorithms/drivers/overlap.h"
+#include "algorithms/drivers/sync.h"
+
+enum { S_OFF = 0, S_COMPUTING, S_ENCODING, S_WAITING, S_ENTERED, S_DECODING, S_JOINING };
+
+/* A collective's callback context: rank r of it is g->members[offset + r]. */
+typedef struct slot_ctx {
+    algo_sync *sy;
+    algo_group *g;
+    int slot;
+    int offset;
+} slot_ctx;
+
+/* What the driver adds to a group: its collectives, one per slot; a slot
+ * of kind ALGO_SYNC_HIER_INTRA has one per server instead (sub). */
+typedef struct gext {
+    slot_ctx ctx[ALGO_SYNC_SLOTS_MAX];
+    sim_coll *coll[ALGO_SYNC_SLOTS_MAX];
+    int n_sub[ALGO_SYNC_SLOTS_MAX];
+    sim_coll **sub[ALGO_SYNC_SLOTS_MAX];
+    slot_ctx *subctx[ALGO_SYNC_SLOTS_MAX];
+    algo_overlap *ov;    /* with buckets: phase 0's bucketed all-reduces */
+} gext;
+
+struct algo_sync {
+    algo_env *env;
+    algo_sync_desc d;
+    void *m;
+    algo_groups groups;
+    gext **ext;          /* per group id */
+    int ext_cap;
+    int bucketed;        /* [algorithm] bucket > 0 and desc.buckets */
+    int crashes;         /* env->crashes when created */
+    sim_time timeout;    /* [faults] sync_timeout */
+    int64_t round;       /* the oldest round not completed */
+    int formed;          /* phases of it formed */
+    int need, done;      /* completions it counts, and has */
+    int64_t samples;     /* its samples, summed at its last phase's form */
+    int64_t *wround;
+    int *wphase, *wstat, *pending, *scratch;
+    uint32_t *wgen, *tgen;
+    int64_t *late;       /* per worker: the step whose entry waits the timeout */
+    double *wbytes;      /* the message of the worker's current phase */
+    sim_time *wenc;      /* with buckets: encoding charged after the last bucket */
+    algo_overlap **wov;  /* with buckets: the overlap of the worker's step */
+    /* COUNT_STEPS: without crashes (steps; the round's held-back step is
+     * reported once: reported), with crashes possible (live) */
+    algo_local_steps steps;
+    algo_live_steps live;
+    int reported;
+    int *computed;       /* with buckets: its compute step has ended */
+};
+
+static inline uint64_t warg(const algo_sync *sy, int w)
+{
+    return algo_group_arg(w, sy->wgen[w]);
+}
+
+/* The phases of round (slots filled); desc.hooks.plan or one phase. */
+int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots);
+/* A new group of the given workers (ascending) from step first on, with
+ * its collectives; NULL on failure (reported through algo_env_fail). */
+algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_t first);
+/* Starts worker w on round (its work, phase 0). */
+void algo_sync_work_begin(algo_sync *sy, int w, int64_t round);
+
+#endif

@@ -1,0 +1,156 @@
+/* The synchronous-round driver's life cycle and queries (see sync.h and
+ * sync_impl.h). */
+#include "algorithms/drivers/sync_impl.h"
+
+#include <stdlib.h>
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+void algo_sync_destroy(algo_sync *sy)
+{
+    if (!sy)
+        return;
+    for (int i = 0; i < sy->groups.n; i++) {
+        if (!sy->ext || !sy->ext[i])
+            continue;
+        for (int s = 0; s < ALGO_SYNC_SLOTS_MAX; s++) {
+            sim_coll_destroy(sy->ext[i]->coll[s]);
+            for (int k = 0; k < sy->ext[i]->n_sub[s]; k++)
+                sim_coll_destroy(sy->ext[i]->sub[s][k]);
+            free(sy->ext[i]->sub[s]);
+            free(sy->ext[i]->subctx[s]);
+        }
+        algo_overlap_destroy(sy->ext[i]->ov);
+        free(sy->ext[i]);
+    }
+    free(sy->ext);
+    algo_groups_release(&sy->groups);
+    free(sy->wround);
+    free(sy->wphase);
+    free(sy->wstat);
+    free(sy->pending);
+    free(sy->scratch);
+    free(sy->wgen);
+    free(sy->tgen);
+    free(sy->late);
+    free(sy->wbytes);
+    free(sy->wenc);
+    free(sy->wov);
+    free(sy->computed);
+    algo_local_steps_release(&sy->steps);
+    algo_live_steps_release(&sy->live);
+    free(sy);
+}
+
+static int create_fail(algo_sync *sy, int rc, sim_err *err)
+{
+    algo_env *env = sy->env;
+    if (err && !err->code) {
+        if (env->error.code)
+            sim_err_set(err, env->error.code, "%s", env->error.msg);
+        else
+            sim_err_set(err, rc, "%s: out of memory", sy->d.who);
+    }
+    algo_sync_destroy(sy);
+    return err && err->code ? err->code : rc;
+}
+
+int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out, sim_err *err)
+{
+    const sim_config *cfg = env->cfg;
+    *out = NULL;
+    algo_sync *sy = calloc(1, sizeof *sy);
+    if (!sy)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", desc->who);
+    sy->env = env;
+    sy->d = *desc;
+    sy->m = desc->method;
+    sy->crashes = env->crashes;
+    sy->bucketed = desc->buckets && cfg->bucket > 0;
+    if (sy->crashes && desc->no_hier_crashes && env->allreduce_kind == SIM_COLL_HIER) {
+        algo_sync_destroy(sy);
+        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
+                                "the hierarchical collective does not support worker crashes "
+                                "([faults]); use ring, tree or ps");
+    }
+    if (sy->crashes) {
+        int rc = sim_config_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
+        if (rc < 0) {
+            algo_sync_destroy(sy);
+            return rc;
+        }
+        if (sy->timeout < 0) {
+            algo_sync_destroy(sy);
+            return sim_config_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
+                                    "must not be negative");
+        }
+    }
+    size_t n = (size_t)env->n;
+    sy->wround = calloc(n, sizeof *sy->wround);
+    sy->wphase = calloc(n, sizeof *sy->wphase);
+    sy->wstat = calloc(n, sizeof *sy->wstat);
+    sy->pending = calloc(n, sizeof *sy->pending);
+    sy->scratch = malloc(n * sizeof *sy->scratch);
+    sy->wgen = calloc(n, sizeof *sy->wgen);
+    sy->tgen = calloc(n, sizeof *sy->tgen);
+    sy->late = malloc(n * sizeof *sy->late);
+    sy->wbytes = calloc(n, sizeof *sy->wbytes);
+    sy->wenc = calloc(n, sizeof *sy->wenc);
+    sy->wov = calloc(n, sizeof *sy->wov);
+    sy->computed = calloc(n, sizeof *sy->computed);
+    if (!sy->wround || !sy->wphase || !sy->wstat || !sy->pending || !sy->scratch || !sy->wgen ||
+        !sy->tgen || !sy->late || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed)
+        return create_fail(sy, SIM_ENOMEM, err);
+    if (desc->count == ALGO_SYNC_COUNT_STEPS &&
+        (sy->crashes ? algo_live_steps_init(&sy->live, env->n, 2 * desc->span)
+                     : algo_local_steps_init(&sy->steps, env->n, desc->span)) < 0)
+        return create_fail(sy, SIM_ENOMEM, err);
+    for (int i = 0; i < env->n; i++) {
+        sy->late[i] = -1;
+        sy->scratch[i] = i;
+    }
+    if (!algo_sync_group_add(sy, sy->scratch, env->n, 0))
+        return create_fail(sy, SIM_ENOMEM, err);
+    sy->need = env->n;
+    *out = sy;
+    return 0;
+}
+
+int algo_sync_start(algo_sync *sy, sim_err *err)
+{
+    (void)err;
+    for (int w = 0; w < sy->env->n; w++)
+        algo_sync_work_begin(sy, w, 0);
+    return sy->env->error.code;
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+int64_t algo_sync_round(const algo_sync *sy) { return sy->round; }
+
+int algo_sync_phases_formed(const algo_sync *sy) { return sy->formed; }
+
+int algo_sync_formed(const algo_sync *sy)
+{
+    int slots[ALGO_SYNC_PHASES_MAX];
+    return sy->formed > 0 && sy->formed >= algo_sync_plan(sy, sy->round, slots);
+}
+
+int64_t algo_sync_worker_round(const algo_sync *sy, int w) { return sy->wround[w]; }
+
+int algo_sync_live(const algo_sync *sy, int w)
+{
+    return sy->wstat[w] != S_OFF && !sy->pending[w];
+}
+
+const algo_group *algo_sync_group(const algo_sync *sy, int64_t round)
+{
+    return algo_groups_for(&sy->groups, round * ALGO_SYNC_PHASES_MAX);
+}
+
+uint64_t algo_sync_arg(const algo_sync *sy, int w) { return warg(sy, w); }
+
+int algo_sync_current(const algo_sync *sy, uint64_t arg)
+{
+    return sy->wgen[algo_group_arg_w(arg)] == algo_group_arg_gen(arg);
+}

@@ -1,0 +1,111 @@
+/* hierarchical_local_sgd: Hierarchical Local SGD (docs/algorithms.md 1.8;
+ * Lin, Stich, Patel, Jaggi, "Don't Use Large Mini-Batches, Use Local SGD",
+ * ICLR 2020). Every worker takes local_steps = H local steps, then the
+ * workers of each server (worker w on server w / PER_NODE of the
+ * hierarchical(N, PER_NODE) network) average their models inside it (a
+ * reduce then a broadcast on the server's own links); every global_every
+ * such blocks the average is across all workers instead, with the
+ * configured collective. The round (optimizer states, buffers, crashes) is
+ * local_round.h's; this file is the update rule and its keys. */
+#include "algorithms/methods/local_round.h"
+
+#include <stdlib.h>
+
+typedef struct hier {
+    int64_t every;  /* global_every */
+    int p;          /* workers per server */
+    int global;     /* the current round averages across servers */
+    float *savg;    /* the servers' averages (d floats per server) */
+} hier;
+
+enum { SLOT_GLOBAL = 0, SLOT_SERVER = 1 };
+
+static const sim_key keys[] = {
+    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL,
+     "H: local steps between two averages inside each server (>= 1)"},
+    {"algorithm", "global_every", "2", SIM_KEY_INT, NULL,
+     "every this many server averages, the average is across all servers instead (>= 1)"},
+    {"algorithm", "buffers", "local", SIM_KEY_CHOICE, "local|reset",
+     "optimizer buffers at an average: kept local, or reset to 0"},
+    {0},
+};
+
+static int is_global(const hier *h, int64_t round) { return (round + 1) % h->every == 0; }
+
+static int plan(algo_lsgd *s, int64_t round)
+{
+    return is_global(s->ext, round) ? SLOT_GLOBAL : SLOT_SERVER;
+}
+
+/* The averages of round: across g, or inside each server of g (members
+ * ascending: a server's members are a run of them; worker-id order). */
+static void mean(algo_lsgd *s, const algo_group *g, int64_t round)
+{
+    hier *h = s->ext;
+    h->global = is_global(h, round);
+    if (h->global) {
+        for (int r = 0; r < g->n; r++)
+            s->ptrs[r] = s->env->w[g->members[r]].x;
+        algo_mean(s->avg, s->ptrs, g->n, s->d);
+        return;
+    }
+    for (int r = 0; r < g->n;) {
+        int e = r, server = g->members[r] / h->p;
+        while (e < g->n && g->members[e] / h->p == server) {
+            s->ptrs[e - r] = s->env->w[g->members[e]].x;
+            e++;
+        }
+        algo_mean(h->savg + (size_t)server * (size_t)s->d, s->ptrs, e - r, s->d);
+        r = e;
+    }
+}
+
+static const float *avg_of(algo_lsgd *s, int w)
+{
+    hier *h = s->ext;
+    return h->global ? s->avg : h->savg + (size_t)(w / h->p) * (size_t)s->d;
+}
+
+static void release(algo_lsgd *s)
+{
+    hier *h = s->ext;
+    if (h) {
+        free(h->savg);
+        free(h);
+    }
+}
+
+static int create(algo_env *env, void **out, sim_err *err)
+{
+    static const algo_lsgd_ops ops = {.release = release, .n_slots = 2,
+                                      .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_HIER_INTRA},
+                                      .plan = plan, .mean = mean, .avg_of = avg_of};
+    const sim_config *c = env->cfg;
+    algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
+    if (!s)
+        return err->code;
+    hier *h = calloc(1, sizeof *h);
+    s->ext = h;
+    int rc = h ? sim_config_get_int(c, "algorithm", "global_every", &h->every, err)
+               : sim_err_set(err, SIM_ENOMEM, "hierarchical_local_sgd: out of memory");
+    if (!rc && (h->every < 1 || h->every > 1000000))
+        rc = sim_config_error(c, "algorithm", "global_every", SIM_ECONFIG, err,
+                              "must be in [1, 1000000], got %lld", (long long)h->every);
+    if (!rc && env->per_node <= 0)
+        rc = sim_config_error(c, "network", "topology", SIM_ECONFIG, err,
+                              "hierarchical_local_sgd needs servers: a hierarchical(N, "
+                              "PER_NODE) network");
+    if (!rc) {
+        h->p = env->per_node;
+        h->savg = malloc((size_t)((env->n + h->p - 1) / h->p) * (size_t)env->d * sizeof(float));
+        if (!h->savg)
+            rc = sim_err_set(err, SIM_ENOMEM, "hierarchical_local_sgd: out of memory");
+    }
+    return algo_lsgd_finish(s, rc, 1, out, err);
+}
+
+const algo_vt algo_hierarchical_local_sgd = ALGO_LSGD_VT(
+    "hierarchical_local_sgd",
+    "Hierarchical Local SGD: H local steps, an average inside each server, every global_every "
+    "an average across servers",
+    "1.8", keys, create, 0);
