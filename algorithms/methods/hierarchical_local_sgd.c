@@ -5,8 +5,10 @@
  * hierarchical(N, PER_NODE) network) average their models inside it (a
  * reduce then a broadcast on the server's own links); every global_every
  * such blocks the average is across all workers instead, with the
- * configured collective. The round (optimizer states, buffers, crashes) is
- * local_round.h's; this file is the update rule and its keys. */
+ * configured collective. On a network without servers the cluster is one
+ * server whose every average is the configured collective: local_sgd. The
+ * round (optimizer states, buffers, crashes) is local_round.h's; this file
+ * is the update rule and its keys. */
 #include "algorithms/methods/local_round.h"
 
 #include <stdlib.h>
@@ -14,6 +16,8 @@
 typedef struct hier {
     int64_t every;  /* global_every */
     int p;          /* workers per server */
+    int flat;       /* no servers (not a hierarchical network): one server, every
+                       average across all workers: the method is local_sgd */
     int global;     /* the current round averages across servers */
     float *savg;    /* the servers' averages (d floats per server) */
 } hier;
@@ -30,7 +34,10 @@ static const sim_key keys[] = {
     {0},
 };
 
-static int is_global(const hier *h, int64_t round) { return (round + 1) % h->every == 0; }
+static int is_global(const hier *h, int64_t round)
+{
+    return h->flat || (round + 1) % h->every == 0;
+}
 
 static int plan(algo_lsgd *s, int64_t round)
 {
@@ -91,12 +98,9 @@ static int create(algo_env *env, void **out, sim_err *err)
     if (!rc && (h->every < 1 || h->every > 1000000))
         rc = sim_config_error(c, "algorithm", "global_every", SIM_ECONFIG, err,
                               "must be in [1, 1000000], got %lld", (long long)h->every);
-    if (!rc && env->per_node <= 0)
-        rc = sim_config_error(c, "network", "topology", SIM_ECONFIG, err,
-                              "hierarchical_local_sgd needs servers: a hierarchical(N, "
-                              "PER_NODE) network");
     if (!rc) {
-        h->p = env->per_node;
+        h->flat = env->per_node <= 0;
+        h->p = h->flat ? env->n : env->per_node;
         h->savg = malloc((size_t)((env->n + h->p - 1) / h->p) * (size_t)env->d * sizeof(float));
         if (!h->savg)
             rc = sim_err_set(err, SIM_ENOMEM, "hierarchical_local_sgd: out of memory");

@@ -126,3 +126,14 @@ Test(hierarchical_local_sgd, crash_and_rejoin)
     h_free(&h);
     unlink(path);
 }
+
+/* Without servers (a flat network) the cluster is one server and every
+ * average the configured collective: local_sgd. */
+Test(hierarchical_local_sgd, flat_network_is_local_sgd)
+{
+    const char *hier[] = {"algorithm.name=hierarchical_local_sgd", "algorithm.local_steps=3",
+                          "algorithm.global_every=4", "network.topology=complete"};
+    const char *local[] = {"algorithm.name=local_sgd", "algorithm.local_steps=3",
+                           "network.topology=complete"};
+    same_runs(hier, 4, local, 3);
+}
