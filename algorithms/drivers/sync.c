@@ -385,8 +385,13 @@ static void round_check(algo_sync *sy)
     sy->reported = 0;
     algo_group *g = group_for(sy, sy->round);
     sy->need = g ? g->n : 0;
-    if (sy->d.count == ALGO_SYNC_COUNT_LAST)
+    if (sy->d.count == ALGO_SYNC_COUNT_LAST) {
         algo_env_iteration(sy->env, samples);
+        if (sy->d.hooks.counted)
+            sy->d.hooks.counted(sy->m, group_for(sy, sy->round - 1), sy->round - 1);
+    }
+    if (sy->d.hooks.over)
+        sy->d.hooks.over(sy->m, sy->round - 1);
 }
 
 static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
@@ -413,7 +418,9 @@ static void joiners(algo_sync *sy, int w)
     int k = algo_group_members_joining(next, sy->pending, env, sy->scratch);
     if (!k || !algo_sync_group_add(sy, sy->scratch, k, step_of(sy->round + 1, 0)))
         return;
-    double bytes = sy->d.join_bytes > 0 ? sy->d.join_bytes : env->msg_bytes;
+    double bytes = sy->d.hooks.join_bytes ? sy->d.hooks.join_bytes(sy->m) : sy->d.join_bytes;
+    if (!(bytes > 0))
+        bytes = env->msg_bytes;
     for (int i = 0; i < env->n; i++) {
         if (!sy->pending[i] || env->w[i].down)
             continue;
@@ -441,8 +448,11 @@ static void finish(algo_sync *sy, int w)
         sy->samples = 0;
         for (int r = 0; r < g->n; r++)
             sy->samples += env->w[g->members[r]].grad_samples;
-        if (sy->d.count == ALGO_SYNC_COUNT_FIRST)
+        if (sy->d.count == ALGO_SYNC_COUNT_FIRST) {
             algo_env_iteration(env, sy->samples);
+            if (sy->d.hooks.counted)
+                sy->d.hooks.counted(sy->m, g, k);
+        }
     }
     if (sy->d.hooks.take)
         sy->d.hooks.take(sy->m, w, k, p);

@@ -211,6 +211,17 @@ typedef struct algo_sync_hooks {
      * group: msg->bytes is its message's size there (1-bit: the partition
      * of m members). NULL: the size it had. Nothing is re-encoded. */
     void (*reenter)(void *m, int w, int64_t round, int phase, algo_sync_msg *msg);
+    /* Right after the driver counted round k as an iteration (COUNT_FIRST,
+     * COUNT_LAST): statistics that read the count, the samples or the
+     * epoch (gravac's gains). NULL: nothing. */
+    void (*counted)(void *m, const algo_group *g, int64_t round);
+    /* Round k is complete (its last member completed it, or the last one
+     * it waited for crashed): the oldest round not completed is now
+     * k + 1. NULL: nothing. */
+    void (*over)(void *m, int64_t round);
+    /* The bytes sent to a joiner now, when they depend on the method's
+     * state (1-bit LAMB after its freeze). NULL: desc.join_bytes. */
+    double (*join_bytes)(void *m);
 } algo_sync_hooks;
 
 typedef struct algo_sync_desc {
@@ -227,6 +238,8 @@ typedef struct algo_sync_desc {
                                (1-bit); 0: at its first unformed phase */
     int span;               /* COUNT_STEPS: steps the workers may be apart */
     int joiner_idle;        /* 1: a rejoined worker is idle until it joins */
+    int no_hier_crashes;    /* 1: refuse the hierarchical collective under
+                               crashes (a config error naming it) */
 } algo_sync_desc;
 
 /* Builds the driver: one group of every worker from round 0 and its
