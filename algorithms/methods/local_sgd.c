@@ -37,7 +37,8 @@
  * that formed it sends it (S bytes); it starts the next round from it with
  * a fresh optimizer state. slowmo's outer state (x0, u) is shared and
  * stays. An iteration is then one local step of every live worker. slowmo
- * with base = dpsgd refuses crashes. Without crashes nothing of this runs. */
+ * with base = dpsgd follows the gossip driver's rules (gossip_group.c).
+ * Without crashes nothing of this runs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -689,6 +690,10 @@ static void g_rejoin(lsgd *s, int j)
 static void g_on_fault(void *p, const algo_fault *ev)
 {
     lsgd *s = p;
+    if (s->base) { /* base = dpsgd: the gossip driver's rules */
+        algo_gossip_fault(s->base, ev);
+        return;
+    }
     if (!s->f)
         return;
     if (ev->kind == ALGO_FAULT_CRASH)
@@ -896,12 +901,6 @@ static int create_mode(algo_env *env, void **out, sim_err *err, mode m)
     }
     const char *base = m == SLOWMO ? sim_config_get_string(env->cfg, "algorithm", "base") : NULL;
     if (base && strcmp(base, "dpsgd") == 0) {
-        if (env->crashes) {
-            destroy(s);
-            return sim_config_error(env->cfg, "algorithm", "base", SIM_ECONFIG, err,
-                                    "slowmo with base = dpsgd does not support worker crashes "
-                                    "([faults]); use base = local_sgd");
-        }
         if ((rc = algo_slowmo_dpsgd_create(env, &s->sp, &s->base, err)) < 0) {
             destroy(s);
             return rc;

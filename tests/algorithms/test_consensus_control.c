@@ -236,3 +236,64 @@ Test(consensus_control, random_crashes_give_the_same_rows_at_any_thread_count)
                           "algorithm.adaptive_phases=all", RANDOM};
     check_threads(sets, 9);
 }
+
+/* ---- slowmo with base = dpsgd (AWC D-PSGD, an exact average every 4
+ * iterations, after iterations 3, 7, 11, ...) ---------------------------- */
+
+/* Worker 3 down at 0.105 s: its message of iteration 10 was delivered at
+ * 0.1 s, so iteration 10 ends at 0.11 s for all; in iteration 11 its
+ * neighbours wait for it until 0.13 s, and the average after it, which the
+ * crash aborted, costs every survivor the timeout from when it entered
+ * (0.12 s or 0.13 s): it completes at 0.15 s over the 7 of them, who then
+ * hold the same model; every later iteration takes T. */
+Test(consensus_control, slowmo_dpsgd_averages_over_the_survivors)
+{
+    char path[64], set[96];
+    write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
+    const char *sets[] = {SM};
+    harness h;
+    times t = {0};
+    run(&h, sets, 3, set, 40, &t);
+    for (int K = 1; K <= 11; K++)
+        cr_assert_float_eq(t.at[K], 0.01 * K, 1e-12, "iteration %d at %g", K, t.at[K]);
+    for (int K = 12; K <= 40; K++)
+        cr_assert_float_eq(t.at[K], 0.15 + 0.01 * (K - 12), 1e-12, "iteration %d at %g", K,
+                           t.at[K]);
+    const float *x[8];
+    h.vt->worker_models(h.alg, x);
+    size_t bytes = (size_t)h.env->d * sizeof(float);
+    for (int i = 0; i < 8; i++)
+        if (i != 3)
+            cr_assert_eq(memcmp(x[i], x[0], bytes), 0, "worker %d", i);
+    cr_assert_neq(memcmp(x[3], x[0], bytes), 0);
+    h_free(&h);
+    unlink(path);
+}
+
+/* Down from 0.105 s to 0.2 s: the rejoin costs nobody a timeout and the
+ * joiner (from the outer model) is in the average after iteration 39. */
+Test(consensus_control, slowmo_dpsgd_joiner_takes_the_outer_model)
+{
+    char path[64], set[96];
+    write_schedule(path, set, sizeof set, "0.105s,crash,3,\n0.2s,rejoin,3,\n");
+    const char *sets[] = {SM};
+    harness h;
+    times t = {0};
+    run(&h, sets, 3, set, 40, &t);
+    for (int K = 12; K <= 40; K++)
+        cr_assert_float_eq(t.at[K], 0.15 + 0.01 * (K - 12), 1e-12, "iteration %d at %g", K,
+                           t.at[K]);
+    const float *x[8];
+    h.vt->worker_models(h.alg, x);
+    for (int i = 1; i < 8; i++)
+        cr_assert_eq(memcmp(x[i], x[0], (size_t)h.env->d * sizeof(float)), 0, "worker %d", i);
+    cr_assert_gt(h.env->w[3].steps, 11);
+    h_free(&h);
+    unlink(path);
+}
+
+Test(consensus_control, slowmo_dpsgd_random_crashes_give_the_same_rows_at_any_thread_count)
+{
+    const char *sets[] = {SM, "algorithm.buffers=average", RANDOM};
+    check_threads(sets, 10);
+}
