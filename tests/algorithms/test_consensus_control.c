@@ -16,17 +16,6 @@
 #include "sim/network.h"
 #include "tests/common.h"
 
-static void write_schedule(char *path, char *set, size_t cap, const char *rows)
-{
-    strcpy(path, "/tmp/dtsim_cc_XXXXXX");
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "time,event,target,value\n%s", rows);
-    fclose(f);
-    snprintf(set, cap, "faults.schedule=%s", path);
-}
-
 #define CC "algorithm.name=consensus_control"
 #define SM "algorithm.name=slowmo", "algorithm.base=dpsgd", "algorithm.local_steps=4"
 
@@ -40,6 +29,14 @@ static void probe_time(harness *h)
     times *t = h->probe_ctx;
     if (h->env->iterations < 256)
         t->at[h->env->iterations] = 1e-9 * (double)sim_engine_now(h->eng);
+}
+
+/* Iterations from..to were reached at t0 + T (K - k0), T = 10 ms. */
+static void assert_times(const times *t, int from, int to, double t0, int k0)
+{
+    for (int K = from; K <= to; K++)
+        cr_assert_float_eq(t->at[K], t0 + 0.01 * (K - k0), 1e-12, "iteration %d at %g", K,
+                           t->at[K]);
 }
 
 /* Runs the method (sets, then the schedule if any) for iters iterations. */
@@ -82,7 +79,7 @@ Test(consensus_control, a_crash_after_the_end_changes_no_bit)
     static const int np[] = {2, 2, 2, 3};
     for (int p = 0; p < 4; p++) {
         char path[64], set[96];
-        write_schedule(path, set, sizeof set, "100s,crash,3,\n");
+        h_write_schedule(path, set, sizeof set, "100s,crash,3,\n");
         harness a, b;
         run(&a, plans[p], np[p], NULL, 40, NULL);
         run(&b, plans[p], np[p], set, 40, NULL);
@@ -102,16 +99,13 @@ Test(consensus_control, a_crash_after_the_end_changes_no_bit)
 Test(consensus_control, a_crash_in_an_exact_phase_costs_the_timeout_once)
 {
     char path[64], set[96];
-    write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
+    h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
     const char *sets[] = {CC, "algorithm.exact_phases=all"};
     harness h;
     times t = {0};
     run(&h, sets, 2, set, 40, &t);
-    for (int K = 1; K <= 10; K++)
-        cr_assert_float_eq(t.at[K], 0.01 * K, 1e-12, "iteration %d at %g", K, t.at[K]);
-    for (int K = 11; K <= 40; K++)
-        cr_assert_float_eq(t.at[K], 0.13 + 0.01 * (K - 11), 1e-12, "iteration %d at %g", K,
-                           t.at[K]);
+    assert_times(&t, 1, 10, 0, 0);
+    assert_times(&t, 11, 40, 0.13, 11);
     /* the survivors took the mean of their own vectors: all equal, the
      * evaluated model is theirs, the crashed worker kept its own */
     const float *x[8];
@@ -139,17 +133,14 @@ Test(consensus_control, a_crash_in_an_exact_phase_costs_the_timeout_once)
 Test(consensus_control, adaptive_gossip_goes_on_over_the_survivors)
 {
     char path[64], set[96];
-    write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
+    h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
     const char *sets[] = {CC, "algorithm.adaptive_phases=all"};
     harness h;
     times t = {0};
     run(&h, sets, 2, set, 40, &t);
-    for (int K = 1; K <= 10; K++)
-        cr_assert_float_eq(t.at[K], 0.01 * K, 1e-12, "iteration %d at %g", K, t.at[K]);
+    assert_times(&t, 1, 10, 0, 0);
     cr_assert_float_eq(t.at[11], 0.15, 1e-12, "iteration 11 at %g", t.at[11]);
-    for (int K = 12; K <= 40; K++)
-        cr_assert_float_eq(t.at[K], 0.15 + 0.01 * (K - 11), 1e-12, "iteration %d at %g", K,
-                           t.at[K]);
+    assert_times(&t, 12, 40, 0.15, 11);
     h_free(&h);
     unlink(path);
 }
@@ -160,14 +151,12 @@ Test(consensus_control, adaptive_gossip_goes_on_over_the_survivors)
 Test(consensus_control, a_rejoining_worker_joins_the_average)
 {
     char path[64], set[96];
-    write_schedule(path, set, sizeof set, "0.105s,crash,3,\n0.2s,rejoin,3,\n");
+    h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n0.2s,rejoin,3,\n");
     const char *sets[] = {CC, "algorithm.exact_phases=all"};
     harness h;
     times t = {0};
     run(&h, sets, 2, set, 40, &t);
-    for (int K = 11; K <= 40; K++)
-        cr_assert_float_eq(t.at[K], 0.13 + 0.01 * (K - 11), 1e-12, "iteration %d at %g", K,
-                           t.at[K]);
+    assert_times(&t, 11, 40, 0.13, 11);
     const float *x[8];
     h.vt->worker_models(h.alg, x);
     for (int i = 1; i < 8; i++)
@@ -249,16 +238,13 @@ Test(consensus_control, random_crashes_give_the_same_rows_at_any_thread_count)
 Test(consensus_control, slowmo_dpsgd_averages_over_the_survivors)
 {
     char path[64], set[96];
-    write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
+    h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
     const char *sets[] = {SM};
     harness h;
     times t = {0};
     run(&h, sets, 3, set, 40, &t);
-    for (int K = 1; K <= 11; K++)
-        cr_assert_float_eq(t.at[K], 0.01 * K, 1e-12, "iteration %d at %g", K, t.at[K]);
-    for (int K = 12; K <= 40; K++)
-        cr_assert_float_eq(t.at[K], 0.15 + 0.01 * (K - 12), 1e-12, "iteration %d at %g", K,
-                           t.at[K]);
+    assert_times(&t, 1, 11, 0, 0);
+    assert_times(&t, 12, 40, 0.15, 12);
     const float *x[8];
     h.vt->worker_models(h.alg, x);
     size_t bytes = (size_t)h.env->d * sizeof(float);
@@ -275,14 +261,12 @@ Test(consensus_control, slowmo_dpsgd_averages_over_the_survivors)
 Test(consensus_control, slowmo_dpsgd_joiner_takes_the_outer_model)
 {
     char path[64], set[96];
-    write_schedule(path, set, sizeof set, "0.105s,crash,3,\n0.2s,rejoin,3,\n");
+    h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n0.2s,rejoin,3,\n");
     const char *sets[] = {SM};
     harness h;
     times t = {0};
     run(&h, sets, 3, set, 40, &t);
-    for (int K = 12; K <= 40; K++)
-        cr_assert_float_eq(t.at[K], 0.15 + 0.01 * (K - 12), 1e-12, "iteration %d at %g", K,
-                           t.at[K]);
+    assert_times(&t, 12, 40, 0.15, 12);
     const float *x[8];
     h.vt->worker_models(h.alg, x);
     for (int i = 1; i < 8; i++)
