@@ -145,6 +145,39 @@ Test(consensus_control, adaptive_gossip_goes_on_over_the_survivors)
     unlink(path);
 }
 
+/* The mean is over the survivors: with independent initial models and
+ * lr = 1e-30, worker 3 down at 5 ms (before the first exact average), the
+ * 7 survivors' model after it is the mean of their initial models (to
+ * 1e-6), not of all 8. */
+Test(consensus_control, the_exact_mean_is_over_the_survivors)
+{
+    char path[64], set[96];
+    h_write_schedule(path, set, sizeof set, "0.005s,crash,3,\n");
+    const char *sets[] = {CC, "algorithm.exact_phases=all", "algorithm.lr=1e-30",
+                          "workload.init=independent", "faults.sync_timeout=20ms", set};
+    harness h;
+    h_build(&h, base_ini, sets, 6);
+    const float *x[8];
+    h.vt->worker_models(h.alg, x);
+    int64_t d = h.env->d;
+    float want[64], all8[64];
+    for (int64_t e = 0; e < d; e++) {
+        double s7 = 0, s8 = 0;
+        for (int i = 0; i < 8; i++) {
+            s8 += x[i][e];
+            s7 += i == 3 ? 0 : x[i][e];
+        }
+        want[e] = (float)(s7 / 7);
+        all8[e] = (float)(s8 / 8);
+    }
+    h_run(&h, 3);
+    h.vt->worker_models(h.alg, x);
+    cr_assert_lt(max_rel_gap(want, x[0], d), 1e-6, "%g", max_rel_gap(want, x[0], d));
+    cr_assert_gt(max_rel_gap(all8, x[0], d), 1e-3);
+    h_free(&h);
+    unlink(path);
+}
+
 /* Worker 3 down from 0.105 s to 0.2 s, exact averaging: the rejoin costs
  * nobody a timeout (every iteration after the aborted one takes T), and the
  * joiner ends in the average with the others. */
