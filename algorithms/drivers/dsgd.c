@@ -72,6 +72,13 @@ static void awc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
     }
 }
 
+static void dsgd_reset(void *m, algo_env *env, int i)
+{
+    (void)env;
+    algo_local_optim *lo = m;
+    algo_optim_reset(lo->s[i]);
+}
+
 void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
 {
     *ops = (algo_gossip_ops){
@@ -83,14 +90,8 @@ void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
         .sends_model = form == ALGO_GOSSIP_AWC,
         .plan = NULL,
         .release = NULL,
+        .reset = dsgd_reset,
     };
-}
-
-static void dsgd_reset(void *m, algo_env *env, int i)
-{
-    (void)env;
-    algo_local_optim *lo = m;
-    algo_optim_reset(lo->s[i]);
 }
 
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
@@ -101,6 +102,5 @@ int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *
     algo_gossip_ops ops;
     algo_dsgd_ops(form, &ops);
     ops.release = algo_local_optim_destroy;
-    ops.reset = dsgd_reset;
     return algo_gossip_create_state(env, &ops, s, out, err);
 }

@@ -53,6 +53,7 @@ static int recv_add(gworker *w, int64_t t, int delta)
 }
 
 static void try_publish(algo_gossip *g, int i);
+static void coll_enter(algo_gossip *g, algo_gossip_coll kind, int i);
 
 int64_t algo_gossip_rounds(const algo_gossip *g, int i) { return g->w[i].rounds_total; }
 
@@ -89,7 +90,7 @@ static void finish_iter(algo_gossip *g, int i, int fused)
     }
     if (g->ops.sync_after && g->ops.sync_after(g->m, w->k)) {
         algo_env_idle_begin(env, i);
-        algo_env_coll_enter(env, g->coll_sync, i, env->msg_bytes);
+        coll_enter(g, ALGO_GC_SYNC, i);
         return;
     }
     end_iter(g, i);
@@ -201,7 +202,7 @@ static void complete_round(algo_gossip *g, int i)
         return;
     }
     if (w->plan.mode == ALGO_MIX_ADAPTIVE) {
-        algo_env_coll_enter(env, g->coll_scalar, i, 8.0);
+        coll_enter(g, ALGO_GC_SCALAR, i);
         return;
     }
     if (w->round < w->plan.rounds)
@@ -250,7 +251,7 @@ static void try_publish(algo_gossip *g, int i)
         memcpy(s, w->mix, (size_t)g->len * sizeof(float));
     }
     if (w->plan.mode == ALGO_MIX_EXACT) {
-        algo_env_coll_enter(env, g->coll_exact, i, g->msg_bytes);
+        coll_enter(g, ALGO_GC_EXACT, i);
         return;
     }
     w->published = 1;
@@ -316,6 +317,8 @@ void algo_gossip_begin_iter(algo_gossip *g, int i)
 {
     algo_env *env = g->env;
     gworker *w = &g->w[i];
+    if (g->gc) /* the joiners waiting for iteration k start with it */
+        algo_gossip_group_begin(g, i);
     algo_gossip_refresh_spi(g);
     w->lr = algo_lr_at(env->cfg, algo_gossip_epoch_at(g, w->k));
     plan_of(g, w->k, &w->plan);
@@ -333,68 +336,107 @@ void algo_gossip_begin_iter(algo_gossip *g, int i)
 
 /* ---- collectives -------------------------------------------------------- */
 
+/* The result of a collective, formed at its first completion (rank i's)
+ * over its members (NULL: every worker, nm = n), who have all entered:
+ * the exact mean of the sent vectors, the adaptive estimate, or the
+ * synchronization's (rewritten) mean, which every member then holds (a
+ * rank waiting for its own part already logically holds it). */
+void algo_gossip_coll_form(algo_gossip *g, algo_gossip_coll kind, int i, const int *members,
+                           int nm)
+{
+    gworker *w = &g->w[i];
+    double t0 = g->prof ? now_s() : 0;
+    if (kind == ALGO_GC_SCALAR) {
+        double s = 0;
+        for (int r = 0; r < nm; r++)
+            s += g->w[members ? members[r] : r].delta;
+        g->est = sqrt(s / nm);
+        if (w->round == 1)
+            g->est_first = g->est;
+        return;
+    }
+    const float **in = g->ptrs;
+    for (int r = 0; r < nm; r++) {
+        int j = members ? members[r] : r;
+        in[r] = kind == ALGO_GC_EXACT ? g->sp[w->t & 1][j] : g->w[j].x;
+    }
+    if (kind == ALGO_GC_EXACT) {
+        algo_mean(g->avg, in, nm, g->len);
+    } else {
+        algo_mean(g->savg, in, nm, g->d);
+        if (g->ops.sync_mean)
+            g->ops.sync_mean(g->m, g->env, w->k, w->lr, members, nm, g->savg);
+        for (int r = 0; r < nm; r++)
+            memcpy(g->w[members ? members[r] : r].x, g->savg, (size_t)g->d * sizeof(float));
+    }
+    if (g->prof)
+        g->prof->mix_s += now_s() - t0;
+}
+
+/* Worker i's part of a collective is over: it goes on. */
+void algo_gossip_part_done(algo_gossip *g, algo_gossip_coll kind, int i)
+{
+    gworker *w = &g->w[i];
+    if (kind == ALGO_GC_EXACT) {
+        mixing_done(g, i, g->avg);
+    } else if (kind == ALGO_GC_SYNC) {
+        end_iter(g, i);
+    } else {
+        double target = w->plan.target > 0 ? w->plan.target : w->plan.fraction * g->est_first;
+        if (g->est > target && w->round < w->plan.rounds)
+            try_publish(g, i);
+        else
+            mixing_done(g, i, w->mix);
+    }
+}
+
+/* Without crashes every worker is rank i of the collectives over all n. */
+static void coll_done(algo_gossip *g, algo_gossip_coll kind, int *count, int rank)
+{
+    if ((*count)++ == 0)
+        algo_gossip_coll_form(g, kind, rank, NULL, g->n);
+    if (*count == g->n)
+        *count = 0;
+    algo_gossip_part_done(g, kind, rank);
+}
+
 static void on_exact_done(sim_engine *eng, void *ctx, int rank)
 {
     (void)eng;
     algo_gossip *g = ctx;
-    gworker *w = &g->w[rank];
-    if (g->exact_done++ == 0) {
-        /* every rank has entered: all slots of this round are filled */
-        double t0 = g->prof ? now_s() : 0;
-        algo_mean(g->avg, g->sp[w->t & 1], g->n, g->len);
-        if (g->prof)
-            g->prof->mix_s += now_s() - t0;
-    }
-    if (g->exact_done == g->n)
-        g->exact_done = 0;
-    mixing_done(g, rank, g->avg);
+    coll_done(g, ALGO_GC_EXACT, &g->exact_done, rank);
 }
 
-/* Every rank has entered, so every x_j is x_j^{k+1}: the first completion
- * sets them all to the (rewritten) mean; a rank waiting for its own part
- * already logically holds it. */
 static void on_sync_done(sim_engine *eng, void *ctx, int rank)
 {
     (void)eng;
     algo_gossip *g = ctx;
-    gworker *w = &g->w[rank];
-    if (g->sync_done++ == 0) {
-        double t0 = g->prof ? now_s() : 0;
-        for (int j = 0; j < g->n; j++)
-            g->ptrs[j] = g->w[j].x;
-        algo_mean(g->savg, g->ptrs, g->n, g->d);
-        if (g->ops.sync_mean)
-            g->ops.sync_mean(g->m, g->env, w->k, w->lr, g->savg);
-        for (int j = 0; j < g->n; j++)
-            memcpy(g->w[j].x, g->savg, (size_t)g->d * sizeof(float));
-        if (g->prof)
-            g->prof->mix_s += now_s() - t0;
-    }
-    if (g->sync_done == g->n)
-        g->sync_done = 0;
-    end_iter(g, rank);
+    coll_done(g, ALGO_GC_SYNC, &g->sync_done, rank);
 }
 
 static void on_scalar_done(sim_engine *eng, void *ctx, int rank)
 {
     (void)eng;
     algo_gossip *g = ctx;
-    gworker *w = &g->w[rank];
-    if (g->scalar_done++ == 0) {
-        double s = 0;
-        for (int i = 0; i < g->n; i++)
-            s += g->w[i].delta;
-        g->est = sqrt(s / g->n);
-        if (w->round == 1)
-            g->est_first = g->est;
+    coll_done(g, ALGO_GC_SCALAR, &g->scalar_done, rank);
+}
+
+/* Worker i enters its next collective: over every worker, or in crash
+ * mode over the group of live workers (gossip_group.c). */
+static void coll_enter(algo_gossip *g, algo_gossip_coll kind, int i)
+{
+    if (g->gc) {
+        algo_gossip_group_enter(g, i, kind);
+        return;
     }
-    if (g->scalar_done == g->n)
-        g->scalar_done = 0;
-    double target = w->plan.target > 0 ? w->plan.target : w->plan.fraction * g->est_first;
-    if (g->est > target && w->round < w->plan.rounds)
-        try_publish(g, rank);
-    else
-        mixing_done(g, rank, w->mix);
+    sim_coll *c = kind == ALGO_GC_EXACT ? g->coll_exact
+                  : kind == ALGO_GC_SCALAR ? g->coll_scalar : g->coll_sync;
+    algo_env_coll_enter(g->env, c, i, algo_gossip_coll_bytes(g, kind));
+}
+
+double algo_gossip_coll_bytes(const algo_gossip *g, algo_gossip_coll kind)
+{
+    return kind == ALGO_GC_EXACT ? g->msg_bytes : kind == ALGO_GC_SCALAR ? 8.0 : g->env->msg_bytes;
 }
 
 /* ---- lifetime ----------------------------------------------------------- */
@@ -406,6 +448,7 @@ void algo_gossip_destroy(void *p)
         return;
     if (g->ops.release)
         g->ops.release(g->m);
+    algo_gossip_group_free(g);
     sim_coll_destroy(g->coll_exact);
     sim_coll_destroy(g->coll_scalar);
     sim_coll_destroy(g->coll_sync);
@@ -537,6 +580,8 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         if (!g->coll_sync)
             goto fail;
     }
+    if (g->crash && (ops->plan || ops->sync_after) && algo_gossip_group_init(g, err) < 0)
+        goto fail;
     return g;
 fail:
     algo_gossip_destroy(g);

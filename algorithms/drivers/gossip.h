@@ -94,8 +94,11 @@ typedef struct algo_gossip_ops {
      * evaluation snapshot taken) when the worker's part completes. */
     int (*sync_after)(void *m, int64_t k);
     /* Optional with sync_after: rewrites the mean (d floats) in place, once
-     * per synchronization; lr = iteration k's learning rate. */
-    void (*sync_mean)(void *m, algo_env *env, int64_t k, double lr, float *mean);
+     * per synchronization; lr = iteration k's learning rate. The mean is
+     * over the members (nm worker ids ascending; NULL: every worker, nm =
+     * n), who all take it. */
+    void (*sync_mean)(void *m, algo_env *env, int64_t k, double lr, const int *members, int nm,
+                      float *mean);
     /* Optional: the wire size of the message worker i has just prepared
      * (compressed gossip, choco.c); NULL = width x S bytes. */
     double (*bytes)(void *m, int i);
@@ -148,8 +151,10 @@ int algo_gossip_live_models(void *g, const float **xs);
  * its weight going to the diagonal; a rejoining worker takes its live
  * neighbours' mean and a fresh optimizer state (ops->reset); compressed
  * gossip (ops->bytes) resynchronizes the rejoiner's links with one dense
- * message each way. The create fails (a config error) without ops->reset,
- * with a plan or sync_after, and for compressed gossip on a time-varying
+ * message each way. With a plan or sync_after the collectives run over
+ * groups of live workers and a rejoining worker starts at the iteration
+ * after the latest begun (gossip_group.c). The create fails (a config
+ * error) without ops->reset and for compressed gossip on a time-varying
  * graph. */
 void algo_gossip_fault(void *g, const algo_fault *ev);
 
@@ -258,7 +263,8 @@ int algo_graph_bipartite(const topo_graph *g, int *colour);
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err);
 /* The gossip ops of that update in the given form, for a method state that
  * begins with an algo_local_optim (the callbacks read it); plan and release
- * are left NULL for the caller. */
+ * are left NULL for the caller; reset gives worker i a fresh optimizer
+ * state. */
 void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops);
 
 #endif

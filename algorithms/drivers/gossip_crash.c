@@ -406,6 +406,8 @@ static void crash(algo_gossip *g, int j)
     wj->gen++;
     wj->tseq++;
     wj->kc = wj->k;
+    if (g->gc && algo_gossip_group_crash(g, j))
+        return; /* a joiner that had not started: nothing in flight */
     g->iter_samples[wj->k % g->R] -= env->w[j].grad_samples; /* lost gradient */
     wj->published = 0;
     wj->wait_slot = 0;
@@ -485,7 +487,10 @@ static void rejoin(algo_gossip *g, int j)
         g->ptrs[up++] = g->w[r].x;
         k = later_iter(g, r, k);
     }
-    if (g->tv) { /* a sender anywhere along a cycle may reach j: start after all */
+    if (g->gc) { /* collectives: after the latest iteration begun (gossip_group.c) */
+        int64_t kj = algo_gossip_group_join_iter(g);
+        k = kj > k ? kj : k;
+    } else if (g->tv) { /* a sender anywhere along a cycle may reach j: start after all */
         wj->ntv = 0;
         for (int r = 0; r < g->n; r++)
             if (r != j && !env->w[r].down)
@@ -516,6 +521,10 @@ static void rejoin(algo_gossip *g, int j)
     wj->ready_last = 0;
     wj->wait_slot = 0;
     algo_gossip_complete_ready(g);
+    if (g->gc) {
+        algo_gossip_group_rejoin(g, j);
+        return;
+    }
     algo_gossip_begin_iter(g, j);
     if (g->tv) {
         for (int r = 0; r < g->n && !env->error.code; r++)
@@ -553,10 +562,6 @@ int algo_gossip_crash_init(algo_gossip *g, sim_err *err)
         why = "compressed gossip on a time-varying graph";
         sec = "algorithm";
         key = "compressor";
-    } else if (ops->plan) {
-        why = "exact averaging or adaptive gossip";
-    } else if (ops->sync_after) {
-        why = "periodic averaging";
     } else if (!ops->reset) {
         why = "this method's gossip";
     }

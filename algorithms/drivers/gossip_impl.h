@@ -1,8 +1,9 @@
 /* Private: the state of the synchronous gossip driver, shared by its
  * files: gossip.c (the iteration: gradient, publish, combine, the
  * collectives, lifetime), gossip_window.c (the iteration window,
- * iteration accounting and evaluation snapshots) and gossip_crash.c (every
- * crash and rejoin rule, docs/faults.md). Methods use gossip.h.
+ * iteration accounting and evaluation snapshots), gossip_crash.c (every
+ * crash and rejoin rule of the gossip steps, docs/faults.md) and
+ * gossip_group.c (the collectives under crashes). Methods use gossip.h.
  *
  * Per worker i the state is (k, t, round): its iteration, the global index
  * of its current gossip step and the steps done in iteration k. Invariants:
@@ -133,7 +134,16 @@ struct algo_gossip {
     gnb *nb_slab;
     int tv;                /* crash mode on a time-varying graph */
     int resync;            /* compressed gossip: a rejoin resynchronizes its pairs */
+    struct ggroups *gc;    /* crash mode with a plan or sync_after: the collectives
+                            * over groups of live workers (gossip_group.c) */
 };
+
+/* The driver's collectives. */
+typedef enum algo_gossip_coll {
+    ALGO_GC_EXACT = 0,     /* the exact mean of the sent vectors (width x S bytes) */
+    ALGO_GC_SCALAR,        /* the adaptive estimate (a ring all-reduce of 8 bytes) */
+    ALGO_GC_SYNC           /* sync_after's average of the models (S bytes) */
+} algo_gossip_coll;
 
 /* gossip.c */
 /* Stops the run as failed: "<method>: what". */
@@ -144,6 +154,15 @@ void algo_gossip_begin_iter(algo_gossip *g, int i);
 void algo_gossip_check_round(algo_gossip *g, int i);
 /* Receiver done with sender j's slot of parity p (flow control). */
 void algo_gossip_release(algo_gossip *g, int j, int p);
+
+/* Forms a collective's result at its first completion (rank i's) over
+ * its members (NULL: all, nm = n). */
+void algo_gossip_coll_form(algo_gossip *g, algo_gossip_coll kind, int i, const int *members,
+                           int nm);
+/* Worker i's part of a collective is over: it goes on. */
+void algo_gossip_part_done(algo_gossip *g, algo_gossip_coll kind, int i);
+/* What a worker sends into a collective of that kind. */
+double algo_gossip_coll_bytes(const algo_gossip *g, algo_gossip_coll kind);
 
 /* gossip_window.c */
 /* Sums the samples of one global iteration again after a batch change. */
@@ -180,5 +199,24 @@ void algo_gossip_crash_substitute(algo_gossip *g, int i, int64_t t, int *src, in
 void algo_gossip_crash_restore(algo_gossip *g, int i, int64_t t, int j0);
 /* Once i has moved past step t: the senders it combined are released. */
 void algo_gossip_crash_release(algo_gossip *g, int i, int64_t t, int src);
+
+/* gossip_group.c: the collectives in crash mode (docs/faults.md) */
+/* Builds g->gc: the group of every worker. 0 or an error code. */
+int algo_gossip_group_init(algo_gossip *g, sim_err *err);
+void algo_gossip_group_free(algo_gossip *g);
+/* Worker i enters its next collective (or first waits out sync_timeout
+ * when a crash aborted it). */
+void algo_gossip_group_enter(algo_gossip *g, int i, algo_gossip_coll kind);
+/* Worker i begins iteration w[i].k: the joiners waiting for it start. */
+void algo_gossip_group_begin(algo_gossip *g, int i);
+/* Worker c crashed: the first collective not formed is aborted. 1 when c
+ * was a joiner that had not started (nothing else of it to undo). */
+int algo_gossip_group_crash(algo_gossip *g, int c);
+/* Worker j rejoined (its model and iteration w[j].k are set): it waits for
+ * the first worker to begin that iteration, or starts alone. */
+void algo_gossip_group_rejoin(algo_gossip *g, int j);
+/* The iteration a worker rejoining now starts: the one after the latest
+ * begun. */
+int64_t algo_gossip_group_join_iter(const algo_gossip *g);
 
 #endif

@@ -56,7 +56,8 @@ algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, 
         if (!g->coll)
             return NULL;
         if (c->aux_done) {
-            g->aux = make_coll(env, g, env->allreduce_kind, c->aux_done, c->who);
+            g->aux = make_coll(env, g, c->aux_ring ? SIM_COLL_RING : env->allreduce_kind,
+                               c->aux_done, c->who);
             if (!g->aux)
                 return NULL;
         }

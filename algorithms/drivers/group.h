@@ -39,6 +39,7 @@ typedef struct algo_group_colls {
     sim_coll_done done;
     sim_coll_done aux_done; /* NULL: no second collective; else an all-reduce
                                of env->allreduce_kind */
+    int aux_ring;        /* 1: the second collective is a ring all-reduce */
     void *owner;
     const char *who;     /* method name for error messages */
     int none;            /* 1: no collective at all (the caller builds its own) */

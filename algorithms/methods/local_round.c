@@ -282,6 +282,10 @@ void algo_lsgd_worker_models(void *p, const float **xs)
 void algo_lsgd_fault(void *p, const algo_fault *ev)
 {
     algo_lsgd *s = p;
+    if (s->base) { /* slowmo with base = dpsgd: the gossip driver's rules */
+        algo_gossip_fault(s->base, ev);
+        return;
+    }
     if (s->sy)
         algo_sync_fault(s->sy, ev);
 }

@@ -2,9 +2,9 @@
  * Local SGD round (u <- beta u + (x0 - xbar)/lr, x0 <- x0 - alpha lr u),
  * or BMUF's block momentum (classic, nesterov). The round is
  * local_round.h's; with base = dpsgd the inner steps are D-PSGD steps on
- * the gossip driver (slowmo_dpsgd.c), which then runs the method (and
- * refuses crashes: docs/faults.md). x0 and u are shared and stay under
- * crashes. */
+ * the gossip driver (slowmo_dpsgd.c), which then runs the method, its
+ * crash rules included (gossip_group.c, docs/faults.md). x0 and u are
+ * shared and stay under crashes. */
 #include "algorithms/methods/local_round.h"
 
 #include <math.h>
@@ -102,12 +102,7 @@ static int create(algo_env *env, void **out, sim_err *err)
                : sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
     const char *base = sim_config_get_string(env->cfg, "algorithm", "base");
     if (!rc && base && strcmp(base, "dpsgd") == 0) {
-        if (algo_env_crashes(env))
-            rc = sim_config_error(env->cfg, "algorithm", "base", SIM_ECONFIG, err,
-                                  "slowmo with base = dpsgd does not support worker crashes "
-                                  "([faults]); use base = local_sgd");
-        else
-            rc = algo_slowmo_dpsgd_create(env, &o->sp, &s->base, err);
+        rc = algo_slowmo_dpsgd_create(env, &o->sp, &s->base, err);
     } else if (!rc) {
         rc = build_local(s, o, err);
     }

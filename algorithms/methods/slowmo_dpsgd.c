@@ -21,6 +21,7 @@ typedef struct smd {
     int64_t d;
     float *x0, *u;       /* outer iterate and slow momentum (BMUF: x_g and Delta) */
     float *avg_b;        /* buffers = average: the mean of one buffer kind */
+    float *xs;           /* the model the workers took at the last synchronization */
     const float **ptrs;
 } smd;
 
@@ -33,6 +34,7 @@ static void release(void *p)
     free(s->x0);
     free(s->u);
     free(s->avg_b);
+    free(s->xs);
     free(s->ptrs);
     free(s);
 }
@@ -43,31 +45,46 @@ static int sync_after(void *p, int64_t k)
     return (k + 1) % s->p.tau == 0;
 }
 
-static void mean_buffer(smd *s, float *(*get)(const algo_optim_state *))
+/* The mean of one buffer kind over the members (NULL: all nm = n), which
+ * all take it. */
+static void mean_buffer(smd *s, const int *members, int nm,
+                        float *(*get)(const algo_optim_state *))
 {
     if (!get(s->lo.s[0]))
         return;
-    for (int i = 0; i < s->n; i++)
-        s->ptrs[i] = get(s->lo.s[i]);
-    algo_mean(s->avg_b, s->ptrs, s->n, s->d);
-    for (int i = 0; i < s->n; i++)
-        memcpy(get(s->lo.s[i]), s->avg_b, (size_t)s->d * sizeof(float));
+    for (int r = 0; r < nm; r++)
+        s->ptrs[r] = get(s->lo.s[members ? members[r] : r]);
+    algo_mean(s->avg_b, s->ptrs, nm, s->d);
+    for (int r = 0; r < nm; r++)
+        memcpy(get(s->lo.s[members ? members[r] : r]), s->avg_b, (size_t)s->d * sizeof(float));
 }
 
-/* Every worker is in the all-reduce, so their buffers can be set here. */
-static void sync_mean(void *p, algo_env *env, int64_t k, double lr, float *mean)
+/* Every member is in the all-reduce, so their buffers can be set here. */
+static void sync_mean(void *p, algo_env *env, int64_t k, double lr, const int *members, int nm,
+                      float *mean)
 {
     (void)env;
     (void)k;
     smd *s = p;
     if (s->p.buffers == 1) {
-        mean_buffer(s, algo_optim_m);
-        mean_buffer(s, algo_optim_v);
+        mean_buffer(s, members, nm, algo_optim_m);
+        mean_buffer(s, members, nm, algo_optim_v);
     } else if (s->p.buffers == 2) {
-        for (int i = 0; i < s->n; i++)
-            algo_optim_reset(s->lo.s[i]);
+        for (int r = 0; r < nm; r++)
+            algo_optim_reset(s->lo.s[members ? members[r] : r]);
     }
     algo_slowmo_outer(&s->p, s->x0, s->u, mean, s->d, lr);
+    memcpy(s->xs, mean, (size_t)s->d * sizeof(float));
+}
+
+/* A rejoining worker (docs/faults.md): the current outer model (what the
+ * members took at the last synchronization) and a fresh optimizer state;
+ * the outer state (x0, u) is shared and stays. */
+static void reset(void *p, algo_env *env, int i)
+{
+    smd *s = p;
+    memcpy(env->w[i].x, s->xs, (size_t)s->d * sizeof(float));
+    algo_optim_reset(s->lo.s[i]);
 }
 
 int algo_slowmo_dpsgd_create(algo_env *env, const algo_slowmo_params *p, void **out,
@@ -90,18 +107,21 @@ int algo_slowmo_dpsgd_create(algo_env *env, const algo_slowmo_params *p, void **
     s->x0 = malloc(bytes);
     s->u = calloc((size_t)s->d, sizeof(float));
     s->avg_b = malloc(bytes);
+    s->xs = malloc(bytes);
     s->ptrs = malloc((size_t)s->n * sizeof *s->ptrs);
-    if (!s->x0 || !s->u || !s->avg_b || !s->ptrs) {
+    if (!s->x0 || !s->u || !s->avg_b || !s->xs || !s->ptrs) {
         release(s);
         return sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
     }
     for (int i = 0; i < s->n; i++)
         s->ptrs[i] = env->w[i].x;
     algo_mean(s->x0, s->ptrs, s->n, s->d);
+    memcpy(s->xs, s->x0, bytes);
     algo_gossip_ops ops;
     algo_dsgd_ops(algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC), &ops);
     ops.release = release;
     ops.sync_after = sync_after;
     ops.sync_mean = sync_mean;
+    ops.reset = reset;
     return algo_gossip_create_state(env, &ops, s, out, err);
 }

@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,19 @@ static const char *const base_ini = "[experiment]\n"
                               "model = softmax\n"
                               "dataset = blobs(4, 10, 4000)\n"
                               "partition = iid\n";
+
+/* Writes a fault schedule with the given rows (after the header) to a
+ * fresh file under /tmp (path, at least 64 bytes) and its --set into set. */
+static inline void h_write_schedule(char *path, char *set, size_t cap, const char *rows)
+{
+    strcpy(path, "/tmp/dtsim_sched_XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "time,event,target,value\n%s", rows);
+    fclose(f);
+    snprintf(set, cap, "faults.schedule=%s", path);
+}
 
 /* Two runs' rows agree in train_loss and test_accuracy within tol. */
 

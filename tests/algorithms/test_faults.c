@@ -119,17 +119,15 @@ Test(faults, missing_file_and_unsupported_method_are_config_errors)
     char path[64], set[96];
     write_file(path, "time,event,target,value\n1s,crash,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    const char *sets2[] = {set, "algorithm.name=consensus_control"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets2, 2, &cfg,
+    const char *sets2[] = {set, "algorithm.name=dpsgd", "algorithm.compressor=topk(0.5)",
+                           "topology.graph=one_peer_exponential"};
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets2, 4, &cfg,
                                         &err), 0);
     x = xp_env_create(&cfg, NULL, &err);
     cr_assert_not_null(x);
     cr_assert_lt(xp_env_algo_create(x, &err), 0);
-    char expect[256];
-    snprintf(expect, sizeof expect,
-             "--set faults.schedule: consensus_control: exact averaging or adaptive gossip does "
-             "not support worker crashes ([faults])");
-    cr_assert_str_eq(err.msg, expect);
+    cr_assert_str_eq(err.msg, "--set algorithm.compressor: dpsgd: compressed gossip on a "
+                              "time-varying graph does not support worker crashes ([faults])");
     xp_env_destroy(x);
     sim_config_release(&cfg);
     unlink(path);
@@ -774,9 +772,6 @@ Test(faults, random_fault_keys_are_checked)
         {{"algorithm.name=asgd", "faults.downtime=exponential(-1s)"},
          "--set faults.downtime: exponential: mean: expected a time such as 5us, got '-1s'",
          NULL, NULL},
-        {{"algorithm.name=consensus_control", "faults.mtbf=exponential(1s)"},
-         "--set faults.mtbf: consensus_control: exact averaging or adaptive gossip does not "
-         "support worker crashes ([faults])", NULL, NULL},
         {{"algorithm.name=dpsgd", "faults.mtbf=exponential(1s)"},
          "--set algorithm.compressor: dpsgd: compressed gossip on a time-varying graph does "
          "not support worker crashes ([faults])",
@@ -1259,35 +1254,6 @@ Test(faults, local_family_runs_through_random_crashes)
         h_free(&h);
     }
 }
-
-/* What the family does not support under crashes names its key. */
-Test(faults, local_family_refusals_name_the_key)
-{
-    struct {
-        const char *sets[5];
-        int n;
-        const char *want;
-    } cases[] = {
-        {{"algorithm.name=slowmo", "algorithm.base=dpsgd", "faults.mtbf=exponential(1s)"}, 3,
-         "--set algorithm.base: slowmo with base = dpsgd does not support worker crashes "
-         "([faults]); use base = local_sgd"},
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        sim_config cfg;
-        sim_err err = {0};
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini,
-                                            cases[k].sets, cases[k].n, &cfg,
-                                            &err),
-                     0, "%s", err.msg);
-        xp_env *x = xp_env_create(&cfg, NULL, &err);
-        cr_assert_not_null(x, "%s", err.msg);
-        cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG, "%s", err.msg);
-        cr_assert_str_eq(err.msg, cases[k].want);
-        xp_env_destroy(x);
-        sim_config_release(&cfg);
-    }
-}
-
 
 /* ---- the momentum gossip methods under crashes ------------------------- */
 

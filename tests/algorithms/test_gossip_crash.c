@@ -18,17 +18,6 @@
 #include "dec_harness.h"
 #include "sim/network.h"
 
-static void write_schedule(char *path, char *set, size_t cap, const char *rows)
-{
-    strcpy(path, "/tmp/dtsim_gcrash_XXXXXX");
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "time,event,target,value\n%s", rows);
-    fclose(f);
-    snprintf(set, cap, "faults.schedule=%s", path);
-}
-
 static const char *const methods[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc"};
 
 /* topk(0.1) of d = 44 keeps k = 4 values: b = 8k = 32 bytes a message,
@@ -59,7 +48,7 @@ Test(gossip_crash, choco_rejoin_sends_one_dense_message_each_way_per_link)
 {
     for (int m = 0; m < 2; m++) {
         char path[64], set[96];
-        write_schedule(path, set, sizeof set, "0.1s,crash,3,\n0.3s,rejoin,3,\n");
+        h_write_schedule(path, set, sizeof set, "0.1s,crash,3,\n0.3s,rejoin,3,\n");
         harness h;
         run_choco(methods[m], set, 60, &h);
         cr_assert_gt(h.env->w[3].steps, 0);
@@ -69,7 +58,7 @@ Test(gossip_crash, choco_rejoin_sends_one_dense_message_each_way_per_link)
         h_free(&h);
         unlink(path);
 
-        write_schedule(path, set, sizeof set, "0.1s,crash,3,\n");
+        h_write_schedule(path, set, sizeof set, "0.1s,crash,3,\n");
         run_choco(methods[m], set, 60, &h);
         cr_assert_float_eq(dense_messages(&h), 0.0, 1e-9, "%s", methods[m]);
         h_free(&h);
@@ -84,7 +73,7 @@ Test(gossip_crash, choco_rejoin_sends_one_dense_message_each_way_per_link)
 Test(gossip_crash, choco_each_rejoin_resynchronizes_its_links)
 {
     char path[64], set[96];
-    write_schedule(path, set, sizeof set,
+    h_write_schedule(path, set, sizeof set,
                    "0.1s,crash,3,\n0.1s,crash,4,\n0.25s,rejoin,3,\n0.35s,rejoin,4,\n");
     harness h;
     run_choco("algorithm.name=dsgd_atc", set, 60, &h);
@@ -99,7 +88,7 @@ Test(gossip_crash, choco_without_a_crash_equals_the_plain_run)
 {
     for (int m = 0; m < 2; m++) {
         char path[64], set[96];
-        write_schedule(path, set, sizeof set, "100s,crash,3,\n");
+        h_write_schedule(path, set, sizeof set, "100s,crash,3,\n");
         harness a, b;
         run_choco(methods[m], NULL, 40, &a);
         run_choco(methods[m], set, 40, &b);
@@ -149,7 +138,7 @@ Test(gossip_crash, choco_keeps_the_live_mean_and_reaches_consensus_after_a_rejoi
 {
     for (int m = 0; m < 2; m++) {
         char path[64], set[96];
-        write_schedule(path, set, sizeof set, "0.1s,crash,3,\n0.3s,rejoin,3,\n");
+        h_write_schedule(path, set, sizeof set, "0.1s,crash,3,\n0.3s,rejoin,3,\n");
         const char *sets[] = {set, methods[m], "algorithm.compressor=topk(0.25)",
                               "algorithm.consensus_step=0.5", "algorithm.lr=1e-30",
                               "workload.init=independent", "faults.sync_timeout=20ms",
