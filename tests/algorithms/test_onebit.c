@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "algorithms/compress/onebit.h"
-#include "dec_harness.h"
+#include "tests/algorithms/harness.h"
 
 Test(onebit, padding_and_sizes)
 {
@@ -102,7 +102,7 @@ Test(onebit, sign_vectors_pass_exactly)
 static void run_model(const char *const *sets, int nsets, int64_t iters, float *x)
 {
     harness h;
-    h_build(&h, base_ini, sets, nsets);
+    h_build(&h, test_base_ini, sets, nsets);
     h_run(&h, iters);
     float *scratch = malloc((size_t)h.env->d * sizeof *scratch);
     memcpy(x, h.vt->model(h.alg, scratch), (size_t)h.env->d * sizeof *x);
@@ -153,20 +153,6 @@ Test(onebit, warmup_only_equals_adamw_and_lamb)
     cr_assert_lt(gap, 0.5, "lamb compressed: gap %g", gap);
 }
 
-static sim_run_result run_ini(const char *ini, const char *const *sets, int nsets)
-{
-    sim_experiment_init();
-    sim_config cfg;
-    sim_err err = {0};
-    cr_assert_eq(sim_config_load_string("c.ini", ini, sets, nsets, &cfg, &err), 0, "%s",
-                 err.msg);
-    sim_run_opts opts = {0};
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, &opts, &res, &err), 0, "%s", err.msg);
-    sim_config_release(&cfg);
-    return res;
-}
-
 static const char *const star_ini = "[experiment]\n"
                                     "seed = 5\n"
                                     "max_epochs = 0\n"
@@ -194,17 +180,17 @@ Test(onebit, network_carries_exact_message_sizes)
 {
     const double n = 4, T = 50, W = 10, dw = 10000;
     const char *s1[] = {"algorithm.freeze_step=10"};
-    sim_run_result r = run_ini(star_ini, s1, 1);
+    sim_run_result r = test_run_ini(star_ini, s1, 1, NULL);
     cr_assert_eq(r.iterations, 50);
     double comp = n * 2 * (n - 1) * (10016.0 / 32 + 4);
     cr_assert_eq(r.bytes_sent, W * 2 * (n - 1) * 4 * dw + (T - W) * comp, "%g", r.bytes_sent);
 
     const char *s2[] = {"algorithm.freeze_step=10", "workload.wire_dtype=fp16"};
-    r = run_ini(star_ini, s2, 2);
+    r = test_run_ini(star_ini, s2, 2, NULL);
     cr_assert_eq(r.bytes_sent, W * 2 * (n - 1) * 2 * dw + (T - W) * comp, "%g", r.bytes_sent);
 
     const char *s3[] = {"algorithm.freeze_step=0", "algorithm.name=onebit_lamb"};
-    r = run_ini(star_ini, s3, 2);
+    r = test_run_ini(star_ini, s3, 2, NULL);
     cr_assert_eq(r.bytes_sent, T * comp, "%g", r.bytes_sent);
 }
 
@@ -390,7 +376,7 @@ Test(onebit, lamb_matches_a_hand_written_reference)
                           "workers.count=4", "workload.model=mlp(3)",
                           "algorithm.factor_threshold=0.02"};
     harness h;
-    h_build(&h, base_ini, sets, 7);
+    h_build(&h, test_base_ini, sets, 7);
     cr_assert_eq(h.env->d, RD);
     cr_assert_eq(h.env->n, RN);
     memset(&R, 0, sizeof R);

@@ -19,7 +19,7 @@
 #include "algorithms/optim/optim.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
-#include "tests/algorithms/dec_harness.h"
+#include "tests/algorithms/harness.h"
 
 /* ---- the update written out in double ----------------------------------- */
 
@@ -677,8 +677,8 @@ Test(optim, small_clip_bounds_every_gradient_of_the_env)
     const double C = 2.9;
     const char *clip_on[] = {"algorithm.clip=2.9"};
     harness a, b;
-    h_build(&a, base_ini, clip_on, 1);
-    h_build(&b, base_ini, NULL, 0);
+    h_build(&a, test_base_ini, clip_on, 1);
+    h_build(&b, test_base_ini, NULL, 0);
     int64_t d = a.env->d, expect = 0;
     float *ga = malloc((size_t)d * sizeof *ga), *gb = malloc((size_t)d * sizeof *gb);
     for (int k = 0; k < 200; k++) {
