@@ -82,18 +82,35 @@ void test_rows_collect(void *ctx, const an_metric_row *row)
         rs->r[rs->n++] = *row;
 }
 
-int test_run_try(const char *ini, const char *const *sets, int nsets, const sim_run_opts *opts,
-                 sim_run_result *res, sim_err *err)
+/* Loads and runs; a config error is returned, or asserted against when
+ * config_must_load. */
+static int run_config(const char *ini, const char *const *sets, int nsets,
+                      const sim_run_opts *opts, sim_run_result *res, sim_err *err,
+                      int config_must_load)
 {
     sim_experiment_init();
     sim_config cfg;
     int rc = sim_config_load_string("test.ini", ini, sets, nsets, &cfg, err);
+    if (config_must_load)
+        cr_assert_eq(rc, 0, "config: %s", err->msg);
     if (rc != 0)
         return rc;
     sim_run_opts none = {0};
     rc = sim_experiment_run(&cfg, opts ? opts : &none, res, err);
     sim_config_release(&cfg);
     return rc;
+}
+
+int test_run_try(const char *ini, const char *const *sets, int nsets, const sim_run_opts *opts,
+                 sim_run_result *res, sim_err *err)
+{
+    return run_config(ini, sets, nsets, opts, res, err, 0);
+}
+
+int test_run_loaded(const char *ini, const char *const *sets, int nsets,
+                    const sim_run_opts *opts, sim_run_result *res, sim_err *err)
+{
+    return run_config(ini, sets, nsets, opts, res, err, 1);
 }
 
 sim_run_result test_run_opts(const char *ini, const char *const *sets, int nsets,
@@ -145,32 +162,34 @@ void test_rows_assert_close(const test_rows *a, const test_rows *b, double tol,
 
 /* ---- SQL probes -------------------------------------------------------- */
 
-static sqlite3_stmt *sql_first_row(const char *path, const char *sql, sqlite3 **db)
+/* The first column of sql's first row on the database at path, as a
+ * double (real) or an integer. */
+static void sql_first(const char *path, const char *sql, int64_t *i, double *real)
 {
-    cr_assert_eq(sqlite3_open(path, db), SQLITE_OK);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
     sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_prepare_v2(*db, sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
     cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-    return st;
+    if (i)
+        *i = sqlite3_column_int64(st, 0);
+    if (real)
+        *real = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
 }
 
 int64_t test_sql_int(const char *path, const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *st = sql_first_row(path, sql, &db);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    int64_t v;
+    sql_first(path, sql, &v, NULL);
     return v;
 }
 
 double test_sql_real(const char *path, const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *st = sql_first_row(path, sql, &db);
-    double v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    double v;
+    sql_first(path, sql, NULL, &v);
     return v;
 }
 

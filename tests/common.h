@@ -44,8 +44,11 @@ void test_rows_collect(void *ctx, const an_metric_row *row);
  * error's code or the run's; the message is in err. */
 int test_run_try(const char *ini, const char *const *sets, int nsets, const sim_run_opts *opts,
                  sim_run_result *res, sim_err *err);
-/* The same, asserting success; rs (may be NULL) is cleared and collects
- * the metric rows. */
+/* The same, asserting that the config loads: returns the run's code. */
+int test_run_loaded(const char *ini, const char *const *sets, int nsets,
+                    const sim_run_opts *opts, sim_run_result *res, sim_err *err);
+/* Loads and runs ini with the overrides, asserting success; rs (may be
+ * NULL) is cleared and collects the metric rows. */
 sim_run_result test_run_ini(const char *ini, const char *const *sets, int nsets, test_rows *rs);
 /* As test_run_ini with opts given (its on_metric and ctx are kept). */
 sim_run_result test_run_opts(const char *ini, const char *const *sets, int nsets,

@@ -143,6 +143,29 @@ void mean_of_live(harness *h, double *out)
         out[e] /= up;
 }
 
+void live_mean_track(live_mean *lm, const double *m, int64_t d)
+{
+    if (!lm->have_ref) {
+        memcpy(lm->ref, m, (size_t)d * sizeof *m);
+        lm->have_ref = 1;
+        return;
+    }
+    for (int64_t e = 0; e < d; e++)
+        if (fabs(m[e] - lm->ref[e]) > lm->worst)
+            lm->worst = fabs(m[e] - lm->ref[e]);
+    lm->checked++;
+}
+
+void live_mean_track_model(harness *h, live_mean *lm)
+{
+    float x[64];
+    double m[64];
+    const float *xm = h->vt->model(h->alg, x);
+    for (int64_t e = 0; e < h->env->d; e++)
+        m[e] = xm[e];
+    live_mean_track(lm, m, h->env->d);
+}
+
 void probe_live_mean(harness *h)
 {
     live_mean *lm = h->probe_ctx;
@@ -150,13 +173,5 @@ void probe_live_mean(harness *h)
         return;
     double m[64];
     mean_of_live(h, m);
-    if (!lm->have_ref) {
-        memcpy(lm->ref, m, sizeof m);
-        lm->have_ref = 1;
-        return;
-    }
-    for (int64_t e = 0; e < h->env->d; e++)
-        if (fabs(m[e] - lm->ref[e]) > lm->worst)
-            lm->worst = fabs(m[e] - lm->ref[e]);
-    lm->checked++;
+    live_mean_track(lm, m, h->env->d);
 }

@@ -79,6 +79,11 @@ typedef struct live_mean {
 
 /* The mean of the models of the workers that are up. */
 void mean_of_live(harness *h, double *out);
+/* The first call keeps m[0..d) (d <= 64) as the reference; each later one
+ * counts a check and the largest deviation of m from it. */
+void live_mean_track(live_mean *lm, const double *m, int64_t d);
+/* live_mean_track of the model the method reports (its evaluated model). */
+void live_mean_track_model(harness *h, live_mean *lm);
 /* A harness probe (h->probe_ctx a live_mean): while worker 3 is down,
  * the largest deviation of the live mean from its value at the crash. */
 void probe_live_mean(harness *h);

@@ -530,18 +530,7 @@ static void probe_model_mean(harness *h)
     live_mean *lm = h->probe_ctx;
     if (!h->env->w[3].down)
         return;
-    float x[64];
-    const float *m = h->vt->model(h->alg, x);
-    if (!lm->have_ref) {
-        for (int64_t e = 0; e < h->env->d; e++)
-            lm->ref[e] = m[e];
-        lm->have_ref = 1;
-        return;
-    }
-    for (int64_t e = 0; e < h->env->d; e++)
-        if (fabs(m[e] - lm->ref[e]) > lm->worst)
-            lm->worst = fabs(m[e] - lm->ref[e]);
-    lm->checked++;
+    live_mean_track_model(h, lm);
 }
 
 /* dpsgd (AWC) and dsgd_atc on a ring of 8 with lr = 1e-30 and independent
@@ -807,14 +796,7 @@ static void probe_live_q(harness *h)
         for (int i = 0; i < 8; i++)
             for (int64_t e = 0; e < d && i != 3; e++)
                 m[e] += (xs[i][e] + c * ((double)xs[i][e] - q->prev[i][e])) / 7;
-        if (!q->lm.have_ref) {
-            memcpy(q->lm.ref, m, sizeof m);
-            q->lm.have_ref = 1;
-        } else {
-            for (int64_t e = 0; e < d; e++)
-                q->lm.worst = fmax(q->lm.worst, fabs(m[e] - q->lm.ref[e]));
-            q->lm.checked++;
-        }
+        live_mean_track(&q->lm, m, d);
     }
     for (int i = 0; i < 8; i++)
         memcpy(q->prev[i], xs[i], (size_t)d * sizeof(float));
@@ -990,11 +972,8 @@ Test(gossip, momentum_gossip_rejoin_starts_from_zero_momentum)
  * retaken at the first snapshot of the live workers after the set of down
  * workers changes. */
 typedef struct tv_mean {
-    double ref[64];
+    live_mean lm;
     unsigned down;        /* the down set of the reference */
-    int have_ref;
-    double worst;
-    int checked;
 } tv_mean;
 
 static void probe_tv_mean(harness *h)
@@ -1006,7 +985,7 @@ static void probe_tv_mean(harness *h)
             down |= 1u << i;
     if (down != tm->down) {
         tm->down = down;
-        tm->have_ref = 0;
+        tm->lm.have_ref = 0;
     }
     if (!down)
         return;
@@ -1018,18 +997,7 @@ static void probe_tv_mean(harness *h)
         live += !h->env->w[i].down;
     if (algo_gossip_live_models(h->alg, xs) != live)
         return;
-    float x[64];
-    const float *m = h->vt->model(h->alg, x);
-    if (!tm->have_ref) {
-        for (int64_t e = 0; e < h->env->d; e++)
-            tm->ref[e] = m[e];
-        tm->have_ref = 1;
-        return;
-    }
-    for (int64_t e = 0; e < h->env->d; e++)
-        if (fabs(m[e] - tm->ref[e]) > tm->worst)
-            tm->worst = fabs(m[e] - tm->ref[e]);
-    tm->checked++;
+    live_mean_track_model(h, &tm->lm);
 }
 
 /* one_peer_exponential on 8 workers (W_t = (I + P_t)/2, i receiving from
@@ -1067,8 +1035,9 @@ Test(gossip, gossip_keeps_the_live_mean_on_a_time_varying_graph)
         h.probe = probe_tv_mean;
         h.probe_ctx = &tm;
         h_run(&h, 60);
-        cr_assert_gt(tm.checked, 5, "%s", methods[m]);
-        cr_assert_lt(tm.worst, 1e-5, "%s: the live mean moved by %g", methods[m], tm.worst);
+        cr_assert_gt(tm.lm.checked, 5, "%s", methods[m]);
+        cr_assert_lt(tm.lm.worst, 1e-5, "%s: the live mean moved by %g", methods[m],
+                     tm.lm.worst);
         cr_assert_eq(h.env->w[3].down, 0);
         cr_assert_eq(h.env->w[4].down, 0);
         cr_assert_gt(h.env->w[3].steps, 0);

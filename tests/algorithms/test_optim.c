@@ -459,16 +459,10 @@ static const char *optim_ini = "[experiment]\n"
 static int try_run(const char *const *sets, int nsets, test_rows *rs, sim_run_result *res,
                    sim_err *err)
 {
-    sim_experiment_init();
-    sim_config cfg;
-    int rc = sim_config_load_string("test.ini", optim_ini, sets, nsets, &cfg, err);
-    cr_assert_eq(rc, 0, "config: %s", err->msg);
     if (rs)
         rs->n = 0;
     sim_run_opts opts = {.on_metric = rs ? test_rows_collect : NULL, .ctx = rs};
-    rc = sim_experiment_run(&cfg, &opts, res, err);
-    sim_config_release(&cfg);
-    return rc;
+    return test_run_loaded(optim_ini, sets, nsets, &opts, res, err);
 }
 
 static sim_run_result run(const char *const *sets, int nsets, test_rows *rs)
