@@ -171,7 +171,7 @@ int an_db_run_orphaned(an_db *db, int64_t run_id);
  * as 'failed' (its process is gone). *n_copied = runs copied. SIM_EDB
  * names the file. Used by rank 0 of an MPI sweep. */
 int an_db_merge(an_db *db, const char *src_path, int *n_copied, sim_err *err);
-/* The underlying connection, for read queries (analysis/report.c). */
+/* The underlying connection, for read queries (report, plot, scaling). */
 struct sqlite3 *an_db_sqlite(an_db *db);
 
 #endif

@@ -2,14 +2,14 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "config/config.h"
+#include "sim/err.h"
 
 const char *test_source_path(const char *rel)
 {
@@ -160,37 +160,79 @@ void test_rows_assert_close(const test_rows *a, const test_rows *b, double tol,
     }
 }
 
-/* ---- SQL probes -------------------------------------------------------- */
+/* ---- temporary databases and SQL probes --------------------------------- */
 
-/* The first column of sql's first row on the database at path, as a
- * double (real) or an integer. */
-static void sql_first(const char *path, const char *sql, int64_t *i, double *real)
+const char *test_db_path(const char *name)
 {
-    sqlite3 *db;
-    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-    sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
-    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-    if (i)
-        *i = sqlite3_column_int64(st, 0);
-    if (real)
-        *real = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    static char buf[8192];
+    const char *dir = test_tmpdir();
+    cr_assert_not_null(dir, "cannot create a temporary directory");
+    snprintf(buf, sizeof buf, "%s/%s", dir, name);
+    return buf;
+}
+
+/* Opens path read-only and steps sql to its first row (the caller finalizes
+ * *s and closes *c). */
+static void probe_open(const char *path, const char *sql, sqlite3 **c, sqlite3_stmt **s)
+{
+    cr_assert_eq(sqlite3_open_v2(path, c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "%s: %s",
+                 path, sqlite3_errmsg(*c));
+    cr_assert_eq(sqlite3_prepare_v2(*c, sql, -1, s, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(*c));
+    cr_assert_eq(sqlite3_step(*s), SQLITE_ROW, "%s", sql);
+}
+
+static void probe_close(sqlite3 *c, sqlite3_stmt *s)
+{
+    sqlite3_finalize(s);
+    sqlite3_close(c);
 }
 
 int64_t test_sql_int(const char *path, const char *sql)
 {
-    int64_t v;
-    sql_first(path, sql, &v, NULL);
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = NULL;
+    probe_open(path, sql, &c, &s);
+    int64_t v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 0);
+    probe_close(c, s);
     return v;
 }
 
 double test_sql_real(const char *path, const char *sql)
 {
-    double v;
-    sql_first(path, sql, NULL, &v);
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = NULL;
+    probe_open(path, sql, &c, &s);
+    double v = sqlite3_column_type(s, 0) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 0);
+    probe_close(c, s);
     return v;
+}
+
+void test_sql_text(const char *path, const char *sql, char *out, size_t size)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *s = NULL;
+    probe_open(path, sql, &c, &s);
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    snprintf(out, size, "%s", t ? t : "(null)");
+    probe_close(c, s);
+}
+
+void test_sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *c = NULL;
+    cr_assert_eq(sqlite3_open(path, &c), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(c, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(c));
+    sqlite3_close(c);
+}
+
+size_t test_stream_read(FILE *f, char *buf, size_t size)
+{
+    rewind(f);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    return n;
 }
 
 /* Library error handlers for every suite: GSL and igraph must not abort. */

@@ -351,12 +351,14 @@ sim_params = 100000"
         add_case "m_$m" "$base
 [algorithm]
 name = $m
+$([[ $m == post_local_sgd ]] && echo 'switch_epoch = 0.2')
 lr = 0.05
 momentum = 0.9
 batch = 16"
         add_case "f_$m" "$base
 [algorithm]
 name = $m
+$([[ $m == post_local_sgd ]] && echo 'switch_epoch = 0.2')
 lr = 0.05
 momentum = 0.9
 batch = 16
@@ -366,6 +368,7 @@ sync_timeout = 20ms"
         add_case "r_$m" "$base
 [algorithm]
 name = $m
+$([[ $m == post_local_sgd ]] && echo 'switch_epoch = 0.2')
 lr = 0.05
 momentum = 0
 batch = 16
@@ -485,7 +488,7 @@ dataset = fashion_mnist"
     add_case d_charlm "$nobase
 [workload]
 model = charlm(4, 8, 32)
-dataset = text(/usr/share/games/fortunes/fortunes)"
+dataset = text(/usr/share/games/fortunes/fortunes, 4)"
 }
 
 # ---- the experiments -------------------------------------------------------
