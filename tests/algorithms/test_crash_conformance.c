@@ -210,8 +210,9 @@ Test(crash_conformance, no_crash_equals_the_plain_run)
 }
 
 /* (b) A crash costs the timeout once: worker 5 crashes at 0.105 s (inside
- * its 11th step) for good, sync_timeout = 50 ms. The run completes its 60
- * iterations over the 7 survivors; worker 5 takes no step after the crash.
+ * its 11th step) for good, sync_timeout = 50 ms. The run completes 60
+ * steps' worth of iterations over the 7 survivors; worker 5 takes no step
+ * after the crash.
  * For a method whose workers wait for it, exactly one iteration takes at
  * least the timeout after the one before it (the affected round ends
  * sync_timeout after its start at the earliest; rounds over 7 may then be
