@@ -23,8 +23,8 @@ Test(allreduce_sgd, one_slowed_link_paces_the_ring_allreduce)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.5s,link,1-2,250MB/s\n"
-                     "1s,link,2-1,up\n");
+                          "0.5s,link,1-2,250MB/s\n"
+                          "1s,link,2-1,up\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=allreduce_sgd", "workers.count=4",
                           "network.topology=ring", "network.latency=20us",
@@ -69,8 +69,8 @@ Test(allreduce_sgd, allreduce_crash_costs_the_timeout_then_runs_over_the_survivo
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,5,\n"
-                     "0.6s,rejoin,5,\n");
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=allreduce_sgd", "network.topology=complete",
                           "network.latency=20us", "network.bandwidth=1GB/s",
@@ -111,8 +111,8 @@ Test(allreduce_sgd, allreduce_crash_charges_compression_time_over_the_survivors)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,5,\n"
-                     "0.6s,rejoin,5,\n");
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=allreduce_sgd", "network.topology=complete",
                           "network.latency=20us", "network.bandwidth=1GB/s",
@@ -215,10 +215,10 @@ Test(allreduce_sgd, allreduce_crash_with_the_hierarchical_collective_runs_over_t
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,6,\n"
-                     "0.175s,crash,7,\n"
-                     "0.6s,rejoin,6,\n"
-                     "0.6s,rejoin,7,\n");
+                          "0.175s,crash,6,\n"
+                          "0.175s,crash,7,\n"
+                          "0.6s,rejoin,6,\n"
+                          "0.6s,rejoin,7,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=allreduce_sgd",
                           "network.topology=hierarchical(4, 2)", "network.collective=hierarchical",

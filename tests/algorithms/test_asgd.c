@@ -286,9 +286,9 @@ Test(asgd, asgd_crash_removes_one_workers_rate_and_rejoin_restores_it)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "1.005s,crash,1,\n"
-                     "2.005s,rejoin,1,\n"
-                     "3.005s,slowdown,2,2\n");
+                          "1.005s,crash,1,\n"
+                          "2.005s,rejoin,1,\n"
+                          "3.005s,slowdown,2,2\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     for (int clip = 0; clip < 2; clip++) {
         const char *sets[] = {set, "algorithm.name=asgd", "workers.count=4", "algorithm.lr=0.01",
@@ -341,8 +341,8 @@ Test(asgd, asgd_random_jobs_are_reissued_after_a_crash)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "1.005s,crash,1,\n"
-                     "2.005s,rejoin,1,\n");
+                          "1.005s,crash,1,\n"
+                          "2.005s,rejoin,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=asgd", "workers.count=4", "algorithm.lr=0.01",
                           "algorithm.next_job=random", "faults.sync_timeout=50ms"};

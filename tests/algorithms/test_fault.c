@@ -150,8 +150,9 @@ Test(fault, random_fault_keys_are_checked)
         sim_config cfg;
         sim_err err = {0};
         const char *sets[3] = {cases[k].sets[0], cases[k].sets[1], cases[k].sets3};
-        cr_assert_eq(sim_config_load_string("h.ini", test_base_ini, sets, cases[k].sets3 ? 3 : 2, &cfg,
-                                            &err), 0, "%s", err.msg);
+        int nsets = cases[k].sets3 ? 3 : 2;
+        cr_assert_eq(sim_config_load_string("h.ini", test_base_ini, sets, nsets, &cfg, &err), 0,
+                     "%s", err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG);
@@ -363,13 +364,14 @@ Test(fault, a_run_whose_workers_are_all_down_for_good_fails)
 
     /* every worker crashes by the schedule, one rejoins later: no failure */
     test_write_temp(path, "time,event,target,value\n"
-                     "0.1s,crash,0,\n0.1s,crash,1,\n0.1s,crash,2,\n0.1s,crash,3,\n"
-                     "0.5s,rejoin,2,\n");
+                          "0.1s,crash,0,\n0.1s,crash,1,\n0.1s,crash,2,\n0.1s,crash,3,\n"
+                          "0.5s,rejoin,2,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *s2[] = {"algorithm.name=asgd", "workers.count=4", set,
                         "experiment.max_iterations=0", "experiment.max_time=1s",
                         "experiment.eval_every=100ms"};
-    cr_assert_eq(sim_config_load_string("h.ini", test_base_ini, s2, 6, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_config_load_string("h.ini", test_base_ini, s2, 6, &cfg, &err), 0, "%s",
+                 err.msg);
     cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
     /* 4 workers at 100 updates a second until 0.1 s, none until 0.5 s, then
      * worker 2 alone */

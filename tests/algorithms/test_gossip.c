@@ -543,8 +543,8 @@ Test(gossip, gossip_keeps_the_live_mean_while_a_worker_is_down)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.1s,crash,3,\n"
-                     "0.3s,rejoin,3,\n");
+                          "0.1s,crash,3,\n"
+                          "0.3s,rejoin,3,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *methods[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc"};
     for (int m = 0; m < 2; m++) {
@@ -652,12 +652,12 @@ Test(gossip, gossip_parts_of_a_cut_ring_drift_apart_and_rejoin)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.1s,crash,2,\n"
-                     "0.1s,crash,6,\n"
-                     "0.1s,slowdown,0,5\n"
-                     "1.1s,rejoin,2,\n"
-                     "1.1s,rejoin,6,\n"
-                     "1.1s,slowdown,0,1\n");
+                          "0.1s,crash,2,\n"
+                          "0.1s,crash,6,\n"
+                          "0.1s,slowdown,0,5\n"
+                          "1.1s,rejoin,2,\n"
+                          "1.1s,rejoin,6,\n"
+                          "1.1s,slowdown,0,1\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=dpsgd", "faults.sync_timeout=20ms"};
     static times ts;
@@ -711,8 +711,8 @@ Test(gossip, gossip_keeps_its_mean_over_a_down_link)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.05s,link,2-3,down\n"
-                     "0.25s,link,2-3,up\n");
+                          "0.05s,link,2-3,down\n"
+                          "0.25s,link,2-3,up\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=dpsgd", "algorithm.lr=1e-30",
                           "workload.init=independent", "faults.sync_timeout=20ms",
@@ -745,8 +745,8 @@ Test(gossip, dmsgd_keeps_the_live_mean_while_a_worker_is_down)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.1s,crash,3,\n"
-                     "0.3s,rejoin,3,\n");
+                          "0.1s,crash,3,\n"
+                          "0.3s,rejoin,3,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *forms[] = {"algorithm.form=atc", "algorithm.form=awc"};
     for (int f = 0; f < 2; f++) {
@@ -817,8 +817,8 @@ Test(gossip, momentum_gossip_keeps_the_live_invariant_while_a_worker_is_down)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.1s,crash,3,\n"
-                     "0.3s,rejoin,3,\n");
+                          "0.1s,crash,3,\n"
+                          "0.3s,rejoin,3,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *methods[][2] = {{"algorithm.name=decentlam", "algorithm.nesterov=false"},
                                 {"algorithm.name=momentum_consensus", "algorithm.overlap=true"},
@@ -899,8 +899,8 @@ Test(gossip, momentum_gossip_rejoin_starts_from_zero_momentum)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.105s,crash,3,\n"
-                     "0.305s,rejoin,3,\n");
+                          "0.105s,crash,3,\n"
+                          "0.305s,rejoin,3,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     struct {
         const char *name, *opt, *lr;
@@ -1015,10 +1015,10 @@ Test(gossip, gossip_keeps_the_live_mean_on_a_time_varying_graph)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.005s,crash,3,\n"
-                     "0.025s,crash,4,\n"
-                     "0.3s,rejoin,3,\n"
-                     "0.3s,rejoin,4,\n");
+                          "0.005s,crash,3,\n"
+                          "0.025s,crash,4,\n"
+                          "0.3s,rejoin,3,\n"
+                          "0.3s,rejoin,4,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *methods[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc",
                              "algorithm.name=dmsgd"};

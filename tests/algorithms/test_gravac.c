@@ -104,8 +104,8 @@ Test(gravac, gravac_crash_costs_the_timeout_then_runs_over_the_survivors)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,5,\n"
-                     "0.6s,rejoin,5,\n");
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=gravac", "network.topology=complete",
                           "network.latency=20us", "network.bandwidth=1GB/s",
@@ -205,8 +205,8 @@ Test(gravac, gravac_averages_the_survivors_and_a_joiner_starts_fresh)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,5,\n"
-                     "0.6s,rejoin,5,\n");
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     for (int mom = 0; mom < 2; mom++) {
         const char *sets[] = {set, "algorithm.name=gravac", "network.topology=complete",

@@ -613,8 +613,8 @@ Test(local_sgd, local_sgd_crash_costs_the_timeout_then_runs_over_the_survivors)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,5,\n"
-                     "0.6s,rejoin,5,\n");
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
                           "network.topology=complete", "network.latency=20us",
@@ -740,8 +740,8 @@ Test(local_sgd, local_sgd_averages_the_survivors_and_a_joiner_starts_fresh_from_
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.015s,crash,5,\n"
-                     "0.1s,rejoin,5,\n");
+                          "0.015s,crash,5,\n"
+                          "0.1s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     static local_probe p;
     for (int adam = 0; adam < 2; adam++) {
@@ -783,9 +783,9 @@ Test(local_sgd, slowmo_beta0_alpha1_equals_local_sgd_under_crashes)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.015s,crash,5,\n"
-                     "0.1s,rejoin,5,\n"
-                     "0.23s,crash,2,\n");
+                          "0.015s,crash,5,\n"
+                          "0.1s,rejoin,5,\n"
+                          "0.23s,crash,2,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *a[] = {set, "algorithm.name=slowmo", "algorithm.local_steps=4",
                        "algorithm.slow_momentum=0", "algorithm.slow_lr=1",
@@ -884,10 +884,10 @@ Test(local_sgd, local_sgd_crash_with_the_hierarchical_collective_runs_over_the_l
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,6,\n"
-                     "0.175s,crash,7,\n"
-                     "0.6s,rejoin,6,\n"
-                     "0.6s,rejoin,7,\n");
+                          "0.175s,crash,6,\n"
+                          "0.175s,crash,7,\n"
+                          "0.6s,rejoin,6,\n"
+                          "0.6s,rejoin,7,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
                           "network.topology=hierarchical(4, 2)",

@@ -376,8 +376,8 @@ Test(onebit_adam, onebit_warmup_under_crashes_is_allreduce_adamw)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.105s,crash,5,\n"
-                     "0.3s,rejoin,5,\n");
+                          "0.105s,crash,5,\n"
+                          "0.3s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     static times ta, tb;
     float xa[64], xb[64], s[64];
@@ -426,8 +426,8 @@ Test(onebit_adam, onebit_crash_costs_the_timeout_then_runs_over_the_survivors)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,5,\n"
-                     "0.6s,rejoin,5,\n");
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     static const char *const names[] = {"algorithm.name=onebit_adam",
                                         "algorithm.name=onebit_lamb"};
@@ -526,8 +526,8 @@ Test(onebit_adam, onebit_update_over_the_survivors_with_errors_reset_at_each_cha
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,5,\n"
-                     "0.6s,rejoin,5,\n");
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=onebit_adam", "network.topology=complete",
                           "faults.sync_timeout=50ms", "algorithm.freeze_step=0",

@@ -29,8 +29,8 @@ Test(overlap_local_sgd, overlap_local_sgd_crash_blocks_once_for_the_timeout)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.175s,crash,5,\n"
-                     "0.6s,rejoin,5,\n");
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets[] = {set, "algorithm.name=overlap_local_sgd", "algorithm.local_steps=4",
                           "network.topology=complete", "network.latency=20us",
@@ -136,8 +136,8 @@ Test(overlap_local_sgd, overlap_local_sgd_anchor_is_the_members_mean_and_a_joine
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.015s,crash,5,\n"
-                     "0.1s,rejoin,5,\n");
+                          "0.015s,crash,5,\n"
+                          "0.1s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     static overlap_probe p;
     for (int adam = 0; adam < 2; adam++) {

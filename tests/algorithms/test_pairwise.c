@@ -24,8 +24,8 @@ Test(pairwise, pairwise_methods_keep_the_live_mean_while_a_worker_is_down)
 {
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n"
-                     "0.1s,crash,3,\n"
-                     "0.3s,rejoin,3,\n");
+                          "0.1s,crash,3,\n"
+                          "0.3s,rejoin,3,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *methods[] = {"algorithm.name=ad_psgd", "algorithm.name=swarm_sgd"};
     for (int m = 0; m < 2; m++) {

@@ -49,29 +49,30 @@ Test(db_faults, random_crashes_are_recorded_deterministically_in_the_faults_tabl
     }
     an_db_close(db);
     int64_t crashes = test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1"
-                                    " AND event = 'crash'");
+                                           " AND event = 'crash'");
     cr_assert(crashes >= 25 && crashes <= 90, "%lld crashes", (long long)crashes);
-    cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND event = 'crash'"
-                               " AND value = 0.1"), crashes);
+    cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND"
+                                      " event = 'crash' AND value = 0.1"),
+                 crashes);
     /* each crash's rejoin 0.1 s later, same worker */
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults c WHERE c.run_id = 1 AND"
-                               " c.event = 'crash' AND c.sim_time < 3.9 AND NOT EXISTS"
-                               " (SELECT 1 FROM faults r WHERE r.run_id = 1 AND"
-                               " r.event = 'rejoin' AND r.target = c.target AND"
-                               " abs(r.sim_time - c.sim_time - 0.1) < 1e-9)"), 0);
+                                      " c.event = 'crash' AND c.sim_time < 3.9 AND NOT EXISTS"
+                                      " (SELECT 1 FROM faults r WHERE r.run_id = 1 AND"
+                                      " r.event = 'rejoin' AND r.target = c.target AND"
+                                      " abs(r.sim_time - c.sim_time - 0.1) < 1e-9)"), 0);
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND"
-                               " event = 'rejoin' AND value IS NULL"),
+                                      " event = 'rejoin' AND value IS NULL"),
                  test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND"
-                               " event = 'rejoin'"));
+                                      " event = 'rejoin'"));
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1 AND"
-                               " event = 'slowdown' AND target = '2' AND value = 3"
-                               " AND sim_time = 1"), 1);
+                                      " event = 'slowdown' AND target = '2' AND value = 3"
+                                      " AND sim_time = 1"), 1);
     /* both runs wrote the same rows */
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 2"),
                  test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1"));
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM (SELECT sim_time, event, target, value"
-                               " FROM faults WHERE run_id = 1 EXCEPT SELECT sim_time, event,"
-                               " target, value FROM faults WHERE run_id = 2)"), 0);
+                                      " FROM faults WHERE run_id = 1 EXCEPT SELECT sim_time, event,"
+                                      " target, value FROM faults WHERE run_id = 2)"), 0);
     unlink(dbpath);
     unlink(csv);
 }
@@ -105,25 +106,26 @@ Test(db_faults, lost_and_resent_messages_are_recorded_in_the_faults_table)
     sim_config_release(&cfg);
     an_db_close(db);
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'link' AND"
-                               " target = '2-3' AND value = 0 AND sim_time = 0.05"), 1);
+                                      " target = '2-3' AND value = 0 AND sim_time = 0.05"), 1);
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'link' AND"
-                               " target = '2-3' AND value = 10000 AND sim_time = 0.25"), 1);
+                                      " target = '2-3' AND value = 10000 AND sim_time = 0.25"), 1);
     int64_t lost = test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'lost'");
     int64_t resent = test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'resent'");
     cr_assert_gt(lost, 0);
     cr_assert_gt(resent, 0);
     cr_assert_leq(resent, lost);
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'lost' AND"
-                               " (value < 0 OR value > 176 OR sim_time < 0.05)"), 0);
+                                      " (value < 0 OR value > 176 OR sim_time < 0.05)"), 0);
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'resent' AND"
-                               " value <> 176"), 0);
+                                      " value <> 176"), 0);
     /* the lost messages were between 2 and 3 (both directions) */
-    cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event IN ('lost', 'resent')"
-                               " AND target NOT IN ('2-3', '3-2')"), 0);
+    cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event IN"
+                                      " ('lost', 'resent') AND target NOT IN ('2-3', '3-2')"),
+                 0);
     int64_t bytes = test_sql_int(dbpath, "SELECT bytes_sent FROM runs");
     cr_assert_eq(test_sql_int(dbpath, "SELECT sum(bytes_sent) FROM workers"), bytes);
     double whole = (double)bytes - test_sql_real(dbpath, "SELECT sum(value) FROM faults"
-                                                  " WHERE event = 'lost'");
+                                                         " WHERE event = 'lost'");
     cr_assert(fabs(whole - 176.0 * round(whole / 176.0)) <= 1.0, "%.3f bytes", whole);
     unlink(dbpath);
     unlink(csv);
