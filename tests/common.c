@@ -92,7 +92,8 @@ static int run_config(const char *ini, const char *const *sets, int nsets,
                       int config_must_load)
 {
     sim_config cfg;
-    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg, err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg,
+                                    err);
     if (config_must_load)
         cr_assert_eq(rc, 0, "config: %s", err->msg);
     if (rc != 0)

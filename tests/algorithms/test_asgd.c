@@ -45,7 +45,8 @@ static sim_run_result run_sets(const char *const *sets, int nsets, rows *rs)
 {
     sim_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), "t.ini", test_base_ini, sets, nsets, &cfg, &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "t.ini", test_base_ini, sets, nsets,
+                                    &cfg, &err);
     cr_assert_eq(rc, 0, "config: %s", err.msg);
     memset(rs, 0, sizeof *rs);
     sim_run_opts opts = {.on_metric = collect, .on_series = collect_series, .ctx = rs};
@@ -250,7 +251,8 @@ static void build_fails(const char *ini, const char *expect)
 {
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", ini, NULL, 0, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", ini, NULL, 0, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     xp_env *x = xp_env_create(&cfg, NULL, &err);
     cr_assert_null(x);

@@ -138,7 +138,8 @@ static void create_fails(const char *const *sets, int nsets, const char *want)
 {
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", test_base_ini, sets, nsets, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", test_base_ini, sets,
+                                        nsets, &cfg, &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG, "%s", sets[0]);

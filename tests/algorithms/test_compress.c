@@ -287,7 +287,8 @@ static void check_fails(const char *const *sets, int nsets, const char *want)
 {
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, sets, nsets, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, sets, nsets,
+                                        &cfg, &err), 0, "%s",
                  err.msg);
     cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), SIM_ECONFIG, "%s", sets[0]);
     cr_assert(strstr(err.msg, want), "%s: got '%s', want '%s'", sets[0], err.msg, want);
@@ -305,7 +306,8 @@ static void file_fails(const char *name, const char *lines, const char *want)
              star_ini, name, lines, at);
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", ini, NULL, 0, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", ini, NULL, 0, &cfg,
+                                        &err), 0, "%s", err.msg);
     cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, want), "got '%s', want '%s'", err.msg, want);
     sim_config_release(&cfg);
@@ -343,7 +345,8 @@ Test(compress, bad_specs_and_methods_are_config_errors)
     const char *as[] = {"algorithm.compressor=TopK(1)", "algorithm.name=asgd"};
     check_fails(as, 2, "asgd does not support compression");
     const char *ok[] = {"algorithm.compressor=None", "algorithm.name=dmsgd"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, ok, 2, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, ok, 2, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     cr_assert_str_eq(cfg.compressor, "none");
     cr_assert_eq(cfg.error_feedback, 1);
@@ -352,7 +355,8 @@ Test(compress, bad_specs_and_methods_are_config_errors)
 
     /* error feedback compresses a linear update: sgd only (refused at create) */
     const char *adam[] = {"algorithm.compressor=topk(0.1)", "algorithm.optimizer=adam"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, adam, 2, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, adam, 2, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG);
@@ -362,7 +366,8 @@ Test(compress, bad_specs_and_methods_are_config_errors)
     sim_config_release(&cfg);
 
     const char *canon[] = {"algorithm.compressor= TopK( 0.5 )", "algorithm.error_feedback=no"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, canon, 2, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, canon, 2, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     cr_assert_str_eq(cfg.compressor, "topk(0.5)");
     cr_assert_eq(cfg.error_feedback, 0);
@@ -555,7 +560,8 @@ Test(compress, compression_time_is_charged_in_closed_form)
                          "algorithm.compress_time_per_value=-1"};
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, bad, 2, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, bad, 2, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG);

@@ -227,7 +227,8 @@ static void check_threads(const char *const *sets, int nsets)
     static const int threads[] = {1, 2, 4};
     for (int r = 0; r < 3; r++) {
         sim_config cfg;
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, nsets,
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+                                            nsets,
                                             &cfg, &err), 0,
                      "%s", err.msg);
         sim_run_opts o = {.db = db, .threads = threads[r]};

@@ -363,7 +363,8 @@ Test(crash_conformance, scrash_methods_refuse_the_hierarchical_collective)
                               "network.collective=hierarchical"};
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 4, &cfg, &err), 0, "%s",
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+                                            4, &cfg, &err), 0, "%s",
                      err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);

@@ -308,7 +308,8 @@ static void expect_config_error(const char *const *sets, int nsets, const char *
 {
     sim_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", test_base_ini, sets, nsets, &cfg, &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", test_base_ini, sets,
+                                    nsets, &cfg, &err);
     if (rc == 0) {
         rc = sim_experiment_run(&cfg, NULL, NULL, &err);
         sim_config_release(&cfg);

@@ -94,7 +94,8 @@ Test(fault, missing_file_and_unsupported_method_are_config_errors)
     sim_config cfg;
     sim_err err = {0};
     const char *sets[] = {"faults.schedule=/nonexistent/f.csv", "algorithm.name=asgd"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 2, &cfg,
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 2,
+                                        &cfg,
                                         &err), 0);
     xp_env *x = xp_env_create(&cfg, NULL, &err);
     cr_assert_not_null(x);
@@ -109,7 +110,8 @@ Test(fault, missing_file_and_unsupported_method_are_config_errors)
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets2[] = {set, "algorithm.name=dpsgd", "algorithm.compressor=topk(0.5)",
                            "topology.graph=one_peer_exponential"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets2, 4, &cfg,
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets2, 4,
+                                        &cfg,
                                         &err), 0);
     x = xp_env_create(&cfg, NULL, &err);
     cr_assert_not_null(x);
@@ -169,7 +171,8 @@ Test(fault, link_rows_must_name_a_link)
         const char *sets[] = {set, "algorithm.name=dpsgd", "network.topology=ring"};
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 3, &cfg, &err), 0, "%s",
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+                                            3, &cfg, &err), 0, "%s",
                      err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
@@ -284,7 +287,8 @@ Test(fault, consensus_distance_covers_the_live_workers)
                                   "algorithm.momentum=0.9", "workload.init=independent", set};
             sim_config cfg;
             sim_err err = {0};
-            cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, run ? 6 : 5, &cfg,
+            cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini,
+                                                sets, run ? 6 : 5, &cfg,
                                                 &err), 0, "%s", err.msg);
             cd_n = 0;
             cd_rows *rs = run ? &crash : &plain;
@@ -336,7 +340,8 @@ Test(fault, a_run_whose_workers_are_all_down_for_good_fails)
                           "experiment.eval_every=100ms", NULL};
     sim_err err = {0};
     sim_config cfg;
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 6, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 6,
+                                        &cfg, &err), 0, "%s",
                  err.msg);
     sim_run_result res;
     cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), SIM_EINPUT, "%s", err.msg);
@@ -347,7 +352,8 @@ Test(fault, a_run_whose_workers_are_all_down_for_good_fails)
 
     /* the same crashes with a downtime: the run ends by its epochs */
     sets[6] = "faults.downtime=constant(0.2s)";
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 7, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 7,
+                                        &cfg, &err), 0, "%s",
                  err.msg);
     cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
     cr_assert_str_eq(res.status, "done");
@@ -361,7 +367,8 @@ Test(fault, a_run_whose_workers_are_all_down_for_good_fails)
     const char *s2[] = {"algorithm.name=asgd", "workers.count=4", set,
                         "experiment.max_iterations=0", "experiment.max_time=1s",
                         "experiment.eval_every=100ms"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, s2, 6, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, s2, 6,
+                                        &cfg, &err), 0, "%s",
                  err.msg);
     cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
     /* 4 workers at 100 updates a second until 0.1 s, none until 0.5 s, then

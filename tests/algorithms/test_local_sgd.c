@@ -432,7 +432,8 @@ Test(local_sgd, config_errors_name_the_key)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, cases[k], 3, &cfg, &err), 0);
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini,
+                                            cases[k], 3, &cfg, &err), 0);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_neq(xp_env_algo_create(x, &err), 0, "case %zu accepted", k);

@@ -119,7 +119,8 @@ Test(onebit_adam, bad_keys_are_config_errors)
     sim_config cfg;
     sim_err err = {0};
     const char *sets[] = {"algorithm.freeze_step=-1"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, sets, 1, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, sets, 1, &cfg,
+                                        &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     sim_run_result res;

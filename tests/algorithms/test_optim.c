@@ -565,7 +565,8 @@ static void load_fails(const char *text, const char *expect)
 {
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG,
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", text, NULL, 0, &cfg,
+                                        &err), SIM_ECONFIG,
                  "%s", text);
     cr_assert_str_eq(err.msg, expect);
 }
@@ -591,7 +592,8 @@ Test(optim, bad_optimizer_keys_are_config_errors_naming_the_key)
 
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", "[algorithm]\noptimizer = AdamW\n", NULL, 0,
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini",
+                                        "[algorithm]\noptimizer = AdamW\n", NULL, 0,
                                         &cfg, &err),
                  0, "%s", err.msg);
     cr_assert_str_eq(cfg.optimizer, "adamw");

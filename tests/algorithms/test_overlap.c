@@ -41,7 +41,8 @@ static int run_fails(const char *const *sets, int nsets, sim_err *err)
                              "[experiment]\nmax_epochs = 0\nmax_iterations = 2\n"
                              "[workload]\nmodel = softmax\ndataset = blobs(3, 5, 300)\n";
     sim_config cfg;
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg, err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets,
+                                        &cfg, err), 0, "%s",
                  err->msg);
     sim_run_opts opts = {0};
     sim_run_result res;

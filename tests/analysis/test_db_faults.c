@@ -39,7 +39,8 @@ Test(db_faults, random_crashes_are_recorded_deterministically_in_the_faults_tabl
     cr_assert_not_null(db, "%s", err.msg);
     for (int run = 0; run < 2; run++) {
         sim_config cfg;
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 7, &cfg, &err), 0, "%s",
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+                                            7, &cfg, &err), 0, "%s",
                      err.msg);
         sim_run_opts o = {.db = db};
         sim_run_result res;
@@ -96,7 +97,8 @@ Test(db_faults, lost_and_resent_messages_are_recorded_in_the_faults_table)
     an_db *db = an_db_open(dbpath, &err);
     cr_assert_not_null(db, "%s", err.msg);
     sim_config cfg;
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 7, &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 7,
+                                        &cfg, &err), 0, "%s",
                  err.msg);
     sim_run_opts o = {.db = db};
     sim_run_result res;
