@@ -6,13 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-
-#include <criterion/criterion.h>
-#include <sqlite3.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "config/config.h"
 #include "sim/err.h"
 
 const char *test_source_path(const char *rel)
@@ -44,6 +43,127 @@ const char *test_write_file(const char *dir, const char *name, const char *text)
     fclose(f);
     return buf;
 }
+
+void test_write_temp(char *path, const char *text)
+{
+    strcpy(path, "/tmp/dtsim_faults_XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* ---- running an experiment --------------------------------------------- */
+
+const char *const test_base_ini = "[experiment]\n"
+                                  "seed = 3\n"
+                                  "max_epochs = 0\n"
+                                  "max_iterations = 150\n"
+                                  "eval_every = 15\n"
+                                  "eval_train_samples = 600\n"
+                                  "[workers]\n"
+                                  "count = 8\n"
+                                  "compute = constant(10ms)\n"
+                                  "[network]\n"
+                                  "topology = ideal\n"
+                                  "[topology]\n"
+                                  "graph = ring\n"
+                                  "[algorithm]\n"
+                                  "name = dsgd_atc\n"
+                                  "lr = 0.1\n"
+                                  "batch = 16\n"
+                                  "[workload]\n"
+                                  "model = softmax\n"
+                                  "dataset = blobs(4, 10, 4000)\n"
+                                  "partition = iid\n";
+
+void test_rows_collect(void *ctx, const an_metric_row *row)
+{
+    test_rows *rs = ctx;
+    if (rs->n < TEST_ROWS_MAX)
+        rs->r[rs->n++] = *row;
+}
+
+/* Loads and runs; a config error is returned, or asserted against when
+ * config_must_load. */
+static int run_config(const char *ini, const char *const *sets, int nsets,
+                      const sim_run_opts *opts, sim_run_result *res, sim_err *err,
+                      int config_must_load)
+{
+    sim_config cfg;
+    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg,
+                                    err);
+    if (config_must_load)
+        cr_assert_eq(rc, 0, "config: %s", err->msg);
+    if (rc != 0)
+        return rc;
+    sim_run_opts none = {0};
+    rc = sim_experiment_run(&cfg, opts ? opts : &none, res, err);
+    sim_config_release(&cfg);
+    return rc;
+}
+
+int test_run_try(const char *ini, const char *const *sets, int nsets, const sim_run_opts *opts,
+                 sim_run_result *res, sim_err *err)
+{
+    return run_config(ini, sets, nsets, opts, res, err, 0);
+}
+
+int test_run_loaded(const char *ini, const char *const *sets, int nsets,
+                    const sim_run_opts *opts, sim_run_result *res, sim_err *err)
+{
+    return run_config(ini, sets, nsets, opts, res, err, 1);
+}
+
+sim_run_result test_run_opts(const char *ini, const char *const *sets, int nsets,
+                             const sim_run_opts *opts)
+{
+    sim_run_result res;
+    sim_err err = {0};
+    int rc = test_run_try(ini, sets, nsets, opts, &res, &err);
+    cr_assert_eq(rc, 0, "run: %s", err.msg);
+    return res;
+}
+
+sim_run_result test_run_ini(const char *ini, const char *const *sets, int nsets, test_rows *rs)
+{
+    if (rs)
+        rs->n = 0;
+    sim_run_opts opts = {.on_metric = rs ? test_rows_collect : NULL, .ctx = rs};
+    return test_run_opts(ini, sets, nsets, &opts);
+}
+
+void test_rows_assert_identical(const test_rows *a, const test_rows *b, const char *what)
+{
+    cr_assert_eq(a->n, b->n, "%s: %d vs %d rows", what, a->n, b->n);
+    cr_assert_gt(a->n, 3, "%s: too few rows", what);
+    for (int i = 0; i < a->n; i++) {
+        cr_assert_eq(a->r[i].iteration, b->r[i].iteration, "%s row %d", what, i);
+        cr_assert_eq(a->r[i].train_loss, b->r[i].train_loss, "%s row %d: %.17g vs %.17g", what,
+                     i, a->r[i].train_loss, b->r[i].train_loss);
+        cr_assert_eq(a->r[i].test_loss, b->r[i].test_loss, "%s row %d", what, i);
+        cr_assert_eq(a->r[i].test_accuracy, b->r[i].test_accuracy, "%s row %d", what, i);
+    }
+}
+
+void test_rows_assert_close(const test_rows *a, const test_rows *b, double tol,
+                            const char *what)
+{
+    cr_assert_eq(a->n, b->n, "%s: %d vs %d rows", what, a->n, b->n);
+    cr_assert_gt(a->n, 3, "%s: too few rows", what);
+    for (int i = 0; i < a->n; i++) {
+        cr_assert_eq(a->r[i].iteration, b->r[i].iteration, "%s: row %d", what, i);
+        cr_assert(fabs(a->r[i].train_loss - b->r[i].train_loss) <= tol,
+                  "%s: row %d (iteration %lld) train loss %.9g vs %.9g", what, i,
+                  (long long)a->r[i].iteration, a->r[i].train_loss, b->r[i].train_loss);
+        cr_assert(fabs(a->r[i].test_accuracy - b->r[i].test_accuracy) <= tol,
+                  "%s: row %d test accuracy %.9g vs %.9g", what, i, a->r[i].test_accuracy,
+                  b->r[i].test_accuracy);
+    }
+}
+
+/* ---- temporary databases and SQL probes --------------------------------- */
 
 const char *test_db_path(const char *name)
 {

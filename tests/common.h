@@ -1,4 +1,6 @@
-/* Helpers shared by the test suites. */
+/* The one harness shared by every test suite: paths and temporary files,
+ * running an experiment given as INI text (with overrides), its metric rows
+ * and their comparison, temporary databases and SQL probes. */
 #ifndef DTSIM_TESTS_COMMON_H
 #define DTSIM_TESTS_COMMON_H
 
@@ -6,7 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/db.h"
 #include "config/config.h"
+#include "experiment/experiment.h"
+#include "sim/err.h"
 
 /* Path below the source root (DTSIM_SOURCE_ROOT, set by meson test), in a
  * static buffer. */
@@ -38,6 +43,51 @@ void test_config_load_fails(const sim_config_schema *sc, const char *text,
                             const char *const *set, int n_set, int code, const char *want);
 /* The number of common keys (sim_config_keys). */
 int test_config_key_count(void);
+
+/* Writes text to a fresh temporary file (mkstemp); its name goes to path
+ * (at least 64 bytes). The caller unlinks it. */
+void test_write_temp(char *path, const char *text);
+
+/* ---- running an experiment --------------------------------------------- */
+
+/* The base experiment of the algorithm and fault suites: softmax on
+ * blobs(4, 10) (d = 44, S = 176 bytes), 8 workers with constant 10 ms
+ * steps on an ideal network, a ring graph, dsgd_atc, 150 iterations. */
+extern const char *const test_base_ini;
+
+enum { TEST_ROWS_MAX = 4096 };
+
+/* The metric rows of a run, in order (the first TEST_ROWS_MAX). */
+typedef struct test_rows {
+    an_metric_row r[TEST_ROWS_MAX];
+    int n;
+} test_rows;
+
+/* sim_run_opts.on_metric for a test_rows context. */
+void test_rows_collect(void *ctx, const an_metric_row *row);
+
+/* Loads ini (named "test.ini") with the overrides sets[0..nsets) and runs
+ * it with opts (NULL: no database, no callbacks). Returns 0, the config
+ * error's code or the run's; the message is in err. */
+int test_run_try(const char *ini, const char *const *sets, int nsets, const sim_run_opts *opts,
+                 sim_run_result *res, sim_err *err);
+/* The same, asserting that the config loads: returns the run's code. */
+int test_run_loaded(const char *ini, const char *const *sets, int nsets,
+                    const sim_run_opts *opts, sim_run_result *res, sim_err *err);
+/* Loads and runs ini with the overrides, asserting success; rs (may be
+ * NULL) is cleared and collects the metric rows. */
+sim_run_result test_run_ini(const char *ini, const char *const *sets, int nsets, test_rows *rs);
+/* As test_run_ini with opts given (its on_metric and ctx are kept). */
+sim_run_result test_run_opts(const char *ini, const char *const *sets, int nsets,
+                             const sim_run_opts *opts);
+
+/* Two runs' rows have the same iterations and bit-identical
+ * train loss, test loss and test accuracy (more than 3 rows). */
+void test_rows_assert_identical(const test_rows *a, const test_rows *b, const char *what);
+/* Two runs' rows have the same iterations; train loss and test accuracy
+ * agree within tol. */
+void test_rows_assert_close(const test_rows *a, const test_rows *b, double tol,
+                            const char *what);
 
 /* ---- temporary databases and SQL probes ----
  * Probes open their own connection (read-only, except test_sql_exec), so

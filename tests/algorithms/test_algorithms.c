@@ -11,35 +11,8 @@
 #include "config/config.h"
 #include "algorithms/core/algo.h"
 #include "experiment/experiment.h"
+#include "tests/common.h"
 #include "workloads/presets.h"
-
-typedef struct rows {
-    an_metric_row r[4096];
-    int n;
-} rows;
-
-static void collect(void *ctx, const an_metric_row *row)
-{
-    rows *rs = ctx;
-    if (rs->n < 4096)
-        rs->r[rs->n++] = *row;
-}
-
-/* Runs an experiment given as INI text plus overrides. */
-static sim_run_result run_text(const char *ini, const char *const *sets, int nsets, rows *rs)
-{
-    sim_config cfg;
-    sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg,
-                                    &err);
-    cr_assert_eq(rc, 0, "config: %s", err.msg);
-    sim_run_opts opts = {.on_metric = rs ? collect : NULL, .ctx = rs};
-    sim_run_result res;
-    rc = sim_experiment_run(&cfg, &opts, &res, &err);
-    cr_assert_eq(rc, 0, "run: %s", err.msg);
-    sim_config_release(&cfg);
-    return res;
-}
 
 static const char *base_ini = "[experiment]\n"
                               "seed = 7\n"
@@ -74,7 +47,7 @@ Test(algorithms, sync_rounds_with_exponential_compute_take_m_times_harmonic)
     const double m = 0.01;
     const char *sets[] = {"workers.compute=exponential(10ms)", "experiment.max_iterations=3000",
                           "workers.count=8", "experiment.eval_every=1000"};
-    sim_run_result r = run_text(base_ini, sets, 4, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 4, NULL);
     cr_assert_eq(r.iterations, iters);
     double per_iter = r.sim_time / iters;
     double mean = m * harmonic(n);
@@ -93,7 +66,7 @@ Test(algorithms, sync_round_time_is_max_compute_plus_ring_allreduce)
     const char *sets[] = {"workers.count=4", "network.topology=ring", "network.latency=20us",
                           "network.bandwidth=1GB/s", "workload.sim_params=1000000",
                           "experiment.max_iterations=50"};
-    sim_run_result r = run_text(base_ini, sets, 6, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 6, NULL);
     const double S = 4e6, B = 1e9, a = 20e-6;
     double expect = 0.01 + 2 * 3 * (a + S / (4 * B));
     double per_iter = r.sim_time / (double)r.iterations;
@@ -116,7 +89,7 @@ Test(algorithms, asgd_mean_staleness_identity_with_constant_compute)
     const char *sets[] = {"algorithm.name=asgd", "workers.count=4",
                           "experiment.max_iterations=4000", "experiment.eval_every=1000",
                           "algorithm.lr=0.01"};
-    sim_run_result r = run_text(base_ini, sets, 5, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 5, NULL);
     cr_assert_eq(r.iterations, 4000);
     double expect = (n - 1) - n * (n - 1) / 2.0 / (double)r.iterations;
     cr_assert(fabs(r.mean_staleness - expect) < 1e-12, "mean staleness %.9f, expected %.9f",
@@ -130,7 +103,7 @@ Test(algorithms, asgd_mean_staleness_is_n_minus_1_with_random_compute)
                           "workers.compute=exponential(10ms)",
                           "experiment.max_iterations=4000", "experiment.eval_every=1000",
                           "algorithm.lr=0.01"};
-    sim_run_result r = run_text(base_ini, sets, 5, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 5, NULL);
     cr_assert_eq(r.iterations, 4000);
     /* the end effect: n - 1 unapplied gradients, each having seen far fewer
      * than 4n updates with overwhelming probability */
@@ -143,10 +116,10 @@ Test(algorithms, asgd_with_one_worker_is_sequential_sgd)
 {
     const char *a_sets[] = {"algorithm.name=asgd", "workers.count=1"};
     const char *s_sets[] = {"algorithm.name=allreduce_sgd", "workers.count=1"};
-    static rows ra, rb;
+    static test_rows ra, rb;
     ra.n = rb.n = 0;
-    sim_run_result a = run_text(base_ini, a_sets, 2, &ra);
-    sim_run_result b = run_text(base_ini, s_sets, 2, &rb);
+    sim_run_result a = test_run_ini(base_ini, a_sets, 2, &ra);
+    sim_run_result b = test_run_ini(base_ini, s_sets, 2, &rb);
     cr_assert_eq(a.mean_staleness, 0.0);
     cr_assert_eq(a.iterations, b.iterations);
     cr_assert_eq(ra.n, rb.n);
@@ -163,10 +136,10 @@ Test(algorithms, same_experiment_twice_gives_identical_rows)
     const char *sets[] = {"workers.compute=lognormal(10ms, 0.5)", "network.topology=star",
                           "workers.transient_prob=0.1", "algorithm.momentum=0.9",
                           "experiment.eval_every=20"};
-    static rows ra, rb;
+    static test_rows ra, rb;
     ra.n = rb.n = 0;
-    run_text(base_ini, sets, 5, &ra);
-    run_text(base_ini, sets, 5, &rb);
+    test_run_ini(base_ini, sets, 5, &ra);
+    test_run_ini(base_ini, sets, 5, &rb);
     cr_assert_gt(ra.n, 5);
     cr_assert_eq(ra.n, rb.n);
     cr_assert_eq(memcmp(ra.r, rb.r, (size_t)ra.n * sizeof ra.r[0]), 0,
@@ -175,9 +148,9 @@ Test(algorithms, same_experiment_twice_gives_identical_rows)
 
 Test(algorithms, training_reduces_loss)
 {
-    static rows rs;
+    static test_rows rs;
     rs.n = 0;
-    run_text(base_ini, NULL, 0, &rs);
+    test_run_ini(base_ini, NULL, 0, &rs);
     cr_assert_gt(rs.n, 2);
     cr_assert_lt(rs.r[rs.n - 1].train_loss, 0.5 * rs.r[0].train_loss,
                  "loss %.4f -> %.4f", rs.r[0].train_loss, rs.r[rs.n - 1].train_loss);
@@ -188,7 +161,7 @@ Test(algorithms, huge_learning_rate_diverges)
 {
     const char *sets[] = {"workload.model=linreg", "workload.dataset=synthetic_linear(10, 2000)",
                           "algorithm.lr=1e6"};
-    sim_run_result r = run_text(base_ini, sets, 3, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 3, NULL);
     cr_assert_str_eq(r.status, "diverged");
     cr_assert_lt(r.iterations, 200);
 }
@@ -200,7 +173,7 @@ Test(algorithms, parameter_server_collective_costs_two_server_link_transfers)
     const char *sets[] = {"workers.count=4", "network.topology=star", "network.collective=ps",
                           "network.latency=10us", "network.bandwidth=1GB/s",
                           "workload.sim_params=250000", "experiment.max_iterations=20"};
-    sim_run_result r = run_text(base_ini, sets, 7, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 7, NULL);
     const double S = 1e6, B = 1e9, a = 10e-6;
     double expect = 0.01 + 2 * (2 * a + 4 * S / B);
     double per_iter = r.sim_time / (double)r.iterations;
@@ -234,7 +207,7 @@ Test(algorithms, proxy_and_device_presets_set_sizes_and_times)
                           "workers.efficiency=0.5", "workers.compute=model",
                           "workers.count=4", "network.topology=star",
                           "experiment.max_iterations=5"};
-    sim_run_result r = run_text(base_ini, sets, 7, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 7, NULL);
     const wl_proxy *p = wl_proxy_find("resnet50");
     cr_assert_not_null(p);
     cr_assert_eq(p->params, 25557032);
@@ -249,7 +222,7 @@ Test(algorithms, proxy_and_device_presets_set_sizes_and_times)
                            "workers.efficiency=0.5", "workers.compute=model",
                            "workers.count=4", "network.topology=ideal",
                            "experiment.max_iterations=5"};
-    r = run_text(base_ini, ideal, 7, NULL);
+    r = test_run_ini(base_ini, ideal, 7, NULL);
     cr_assert(fabs(r.sim_time / 5 - compute) < 2e-9, "per iteration %.9g, expected %.9g",
               r.sim_time / 5, compute);
 }
@@ -260,10 +233,10 @@ Test(algorithms, eval_model_worker0_differs_from_the_average_when_workers_differ
                               "workload.partition=contiguous"};
     const char *w0_sets[] = {"algorithm.name=dpsgd", "topology.graph=ring",
                              "workload.partition=contiguous", "experiment.eval_model=worker0"};
-    static rows ra, rb;
+    static test_rows ra, rb;
     ra.n = rb.n = 0;
-    run_text(base_ini, avg_sets, 3, &ra);
-    run_text(base_ini, w0_sets, 4, &rb);
+    test_run_ini(base_ini, avg_sets, 3, &ra);
+    test_run_ini(base_ini, w0_sets, 4, &rb);
     cr_assert_eq(ra.n, rb.n);
     /* the same run: the same start (the average of equal models equals them
      * up to float rounding) and identical consensus distances */
@@ -278,8 +251,8 @@ Test(algorithms, eval_model_worker0_differs_from_the_average_when_workers_differ
     /* a single-model method: worker 0 is the model */
     const char *s1[] = {"experiment.eval_model=worker0"};
     ra.n = rb.n = 0;
-    run_text(base_ini, NULL, 0, &ra);
-    run_text(base_ini, s1, 1, &rb);
+    test_run_ini(base_ini, NULL, 0, &ra);
+    test_run_ini(base_ini, s1, 1, &rb);
     for (int i = 0; i < ra.n; i++)
         cr_assert_eq(ra.r[i].train_loss, rb.r[i].train_loss);
 }
@@ -295,7 +268,7 @@ Test(algorithms, tree_allreduce_round_ends_when_the_last_rank_has_the_result)
                           "network.collective=tree", "network.latency=0",
                           "network.bandwidth=10Gbps", "workload.sim_params=3125000",
                           "workers.compute=constant(100ms)", "experiment.max_iterations=1"};
-    sim_run_result r = run_text(base_ini, sets, 8, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 8, NULL);
     const double S = 12.5e6, B = 1.25e9;
     double expect = 0.1 + 2 * 3 * S / B;
     cr_assert_eq(r.iterations, 1);
@@ -315,7 +288,7 @@ Test(algorithms, tree_allreduce_on_a_star_pays_for_the_shared_uplink_in_the_broa
                           "network.collective=tree", "network.latency=50us",
                           "network.bandwidth=10Gbps", "workload.sim_params=3125000",
                           "workers.compute=constant(100ms)", "experiment.max_iterations=1"};
-    sim_run_result r = run_text(base_ini, sets, 8, NULL);
+    sim_run_result r = test_run_ini(base_ini, sets, 8, NULL);
     const double S = 12.5e6, B = 1.25e9, a = 50e-6;
     double expect = 0.1 + 2 * 3 * 2 * a + (3 + 6) * S / B;
     cr_assert(fabs(r.sim_time - expect) < 1e-9, "round ends at %.9g s, expected %.9g",

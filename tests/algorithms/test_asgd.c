@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "algorithms/core/noise.h"
-#include "dec_harness.h"
+#include "tests/algorithms/harness.h"
+#include "algorithms/core/fault.h"
 #include "experiment/experiment.h"
 #include "sim/rng.h"
 
@@ -43,8 +45,8 @@ static sim_run_result run_sets(const char *const *sets, int nsets, rows *rs)
 {
     sim_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), "t.ini", base_ini, sets, nsets, &cfg,
-                                    &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "t.ini", test_base_ini, sets, nsets,
+                                    &cfg, &err);
     cr_assert_eq(rc, 0, "config: %s", err.msg);
     memset(rs, 0, sizeof *rs);
     sim_run_opts opts = {.on_metric = collect, .on_series = collect_series, .ctx = rs};
@@ -136,7 +138,7 @@ Test(asgd, per_worker_staleness_with_constant_times)
         const char *sets[] = {"algorithm.name=asgd", "workers.count=4", "workers.stragglers=1",
                               "workers.straggler_slowdown=3", "algorithm.lr=0.01",
                               clip ? "algorithm.clip=0.05" : "algorithm.clip=0"};
-        h_build(&h, base_ini, sets, 6);
+        h_build(&h, test_base_ini, sets, 6);
         h_run(&h, 6000);
         const double T[4] = {3, 1, 1, 1};
         double tot = 0, cnt = 0;
@@ -273,4 +275,128 @@ Test(asgd, bad_noise_specs_name_file_line_and_key)
     build_fails("[workload]\ngrad_noise = gaussian(1\n",
                 "exp.ini:2: [workload] grad_noise: expected none, gaussian(SIGMA) or "
                 "subweibull(THETA, SIGMA), got 'gaussian(1'");
+}
+
+/* ---- PS-ASGD under faults ---------------------------------------------- */
+
+/* 4 workers with 10 ms steps on an ideal network apply 400 updates a
+ * second; worker 1 crashes at 1.005 s (its step in flight is lost) and
+ * rejoins at 2.005 s; worker 2 is 2x slower from 3.005 s. */
+Test(asgd, asgd_crash_removes_one_workers_rate_and_rejoin_restores_it)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "1.005s,crash,1,\n"
+                          "2.005s,rejoin,1,\n"
+                          "3.005s,slowdown,2,2\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    for (int clip = 0; clip < 2; clip++) {
+        const char *sets[] = {set, "algorithm.name=asgd", "workers.count=4", "algorithm.lr=0.01",
+                              clip ? "algorithm.clip=0.05" : "algorithm.clip=0"};
+        static times ts;
+        ts.n = 0;
+        harness h;
+        h_build(&h, test_base_ini, sets, 5);
+        h.probe = record_time;
+        h.probe_ctx = &ts;
+        h_run(&h, 1700);
+        cr_assert_eq(count_in(&ts, 0.105, 1.005), 360);
+        cr_assert_eq(count_in(&ts, 1.105, 2.005), 270);
+        cr_assert_eq(count_in(&ts, 2.105, 3.005), 360);
+        cr_assert_eq(count_in(&ts, 3.105, 4.005), 315, "3 x 90 + 45");
+        cr_assert_eq(h.env->w[1].down, 0);
+        /* the lost step: worker 1 computed one gradient the server never applied */
+        cr_assert_eq(h.env->w[1].steps - h.env->w[1].staleness_n, 1 + 1);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* next_job = random: worker 1's jobs (computing, queued, on their way, its
+ * push in flight) are lost at its crash at 1.005 s and re-issued to live
+ * workers when the server learns of it (sync_timeout = 50 ms later); it
+ * rejoins at 2.005 s. While it is down the update rate falls (3 workers
+ * serve the 4 jobs) and worker 1 computes nothing; after the rejoin the
+ * rate is back to its level before the crash, which it could not be if a
+ * lost job had not been re-issued (4 jobs keep 4 workers busy only
+ * partly; with 2 or 3 jobs left the rate would fall by a quarter or more). */
+typedef struct rj_probe {
+    times ts;
+    int64_t steps_at_1_1, steps_at_2;
+} rj_probe;
+
+static void record_random_job(harness *h)
+{
+    rj_probe *p = h->probe_ctx;
+    double t = sim_time_to_s(sim_engine_now(h->eng));
+    if (p->ts.n < 8192)
+        p->ts.t[p->ts.n++] = t;
+    if (t < 1.1)
+        p->steps_at_1_1 = h->env->w[1].steps;
+    if (t < 2.0)
+        p->steps_at_2 = h->env->w[1].steps;
+}
+
+Test(asgd, asgd_random_jobs_are_reissued_after_a_crash)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "1.005s,crash,1,\n"
+                          "2.005s,rejoin,1,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=asgd", "workers.count=4", "algorithm.lr=0.01",
+                          "algorithm.next_job=random", "faults.sync_timeout=50ms"};
+    static rj_probe p, q;
+    harness h;
+    memset(&p, 0, sizeof p);
+    h_build(&h, test_base_ini, sets, 6);
+    h.probe = record_random_job;
+    h.probe_ctx = &p;
+    h_run(&h, 1600);
+    int c0 = count_in(&p.ts, 0.105, 1.005), c1 = count_in(&p.ts, 1.105, 2.005),
+        c2 = count_in(&p.ts, 2.105, 3.005);
+    cr_assert_leq(c0, 360);
+    cr_assert_leq(c1, 270, "3 live workers serve at most 300 updates a second");
+    cr_assert_lt(c1, c0, "%d vs %d", c1, c0);
+    cr_assert_gt(c1, c0 / 2, "%d vs %d", c1, c0);
+    cr_assert(c2 > 0.9 * c0 && c2 < 1.1 * c0, "rate after the rejoin %d vs before %d", c2, c0);
+    cr_assert_eq(p.steps_at_1_1, p.steps_at_2, "worker 1 computes nothing while down");
+    cr_assert_gt(h.env->w[1].steps, p.steps_at_2, "worker 1 works again after its rejoin");
+    h_free(&h);
+
+    /* the same schedule twice: the same update times */
+    memset(&q, 0, sizeof q);
+    h_build(&h, test_base_ini, sets, 6);
+    h.probe = record_random_job;
+    h.probe_ctx = &q;
+    h_run(&h, 1600);
+    cr_assert_eq(q.ts.n, p.ts.n);
+    cr_assert_eq(memcmp(q.ts.t, p.ts.t, sizeof(double) * (size_t)p.ts.n), 0);
+    h_free(&h);
+    unlink(path);
+
+    /* a crash after the end changes nothing: the draws over the workers
+     * not known to be down are those of a run without faults */
+    test_write_temp(path, "time,event,target,value\n100s,crash,1,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    memset(&q, 0, sizeof q);
+    h_build(&h, test_base_ini, sets, 6);
+    h.probe = record_random_job;
+    h.probe_ctx = &q;
+    h_run(&h, 300);
+    float xf[64];
+    const float *m = h.vt->model(h.alg, NULL);
+    cr_assert_leq(h.env->d, 64);
+    memcpy(xf, m, sizeof(float) * (size_t)h.env->d);
+    h_free(&h);
+    memset(&p, 0, sizeof p);
+    h_build(&h, test_base_ini, sets + 1, 5);
+    h.probe = record_random_job;
+    h.probe_ctx = &p;
+    h_run(&h, 300);
+    cr_assert_eq(q.ts.n, p.ts.n);
+    cr_assert_eq(memcmp(q.ts.t, p.ts.t, sizeof(double) * (size_t)p.ts.n), 0);
+    cr_assert_eq(memcmp(xf, h.vt->model(h.alg, NULL), sizeof(float) * (size_t)h.env->d), 0);
+    h_free(&h);
+    unlink(path);
 }

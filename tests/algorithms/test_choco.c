@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dec_harness.h"
+#include "tests/algorithms/harness.h"
 
 /* every worker's model after `iters` iterations into xs (n x d) */
 static void run_models(const char *const *sets, int nsets, int64_t iters, float *xs)
 {
     harness h;
-    h_build(&h, base_ini, sets, nsets);
+    h_build(&h, test_base_ini, sets, nsets);
     h_run(&h, iters);
     const int n = h.env->n;
     const int64_t d = h.env->d;
@@ -90,7 +90,7 @@ Test(choco, mean_is_preserved_and_models_reach_consensus)
             const char *sets[] = {methods[m], comps[c], "algorithm.lr=1e-20",
                                   "workload.init=independent", "algorithm.consensus_step=0.2"};
             harness h;
-            h_build(&h, base_ini, sets, 5);
+            h_build(&h, test_base_ini, sets, 5);
             h_sum(&h, g_sum0);
             double c0 = h_consensus(&h);
             g_worst = 0;
@@ -103,20 +103,6 @@ Test(choco, mean_is_preserved_and_models_reach_consensus)
                          comps[c], c0, c1);
             h_free(&h);
         }
-}
-
-static sim_run_result run_ini(const char *ini, const char *const *sets, int nsets)
-{
-    sim_config cfg;
-    sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", ini, sets, nsets, &cfg,
-                                        &err), 0, "%s",
-                 err.msg);
-    sim_run_opts opts = {0};
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, &opts, &res, &err), 0, "%s", err.msg);
-    sim_config_release(&cfg);
-    return res;
 }
 
 /* On a ring every worker sends one message to each of its 2 neighbours per
@@ -141,7 +127,7 @@ Test(choco, network_carries_one_compressed_message_per_neighbour)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *sets[] = {cases[c].method, cases[c].comp, "network.topology=star",
                               "workload.sim_params=10000", "algorithm.consensus_step=0.5"};
-        sim_run_result r = run_ini(base_ini, sets, 5);
+        sim_run_result r = test_run_ini(test_base_ini, sets, 5, NULL);
         cr_assert_eq(r.iterations, (int64_t)T);
         cr_assert_eq(r.bytes_sent, cases[c].sends * n * 2 * cases[c].bytes, "%s %s: %g", cases[c].method,
                      cases[c].comp, r.bytes_sent);
@@ -152,8 +138,8 @@ static void create_fails(const char *const *sets, int nsets, const char *want)
 {
     sim_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", base_ini, sets, nsets,
-                                        &cfg, &err), 0, "%s",
+    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", test_base_ini, sets,
+                                        nsets, &cfg, &err), 0, "%s",
                  err.msg);
     sim_run_opts opts = {0};
     cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG, "%s", sets[0]);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "algorithms/compress/compress.h"
-#include "dec_harness.h"
+#include "tests/algorithms/harness.h"
 
 static algo_compressor *make(const char *spec)
 {
@@ -201,7 +201,7 @@ Test(compress, topk_contracts_and_keeps_the_largest)
 static void run_model(const char *const *sets, int nsets, int64_t iters, float *x)
 {
     harness h;
-    h_build(&h, base_ini, sets, nsets);
+    h_build(&h, test_base_ini, sets, nsets);
     h_run(&h, iters);
     float *scratch = malloc((size_t)h.env->d * sizeof *scratch);
     memcpy(x, h.vt->model(h.alg, scratch), (size_t)h.env->d * sizeof *x);
@@ -242,20 +242,6 @@ Test(compress, allreduce_topk_ratio_one_matches_dense)
     cr_assert_gt(max_rel_gap(dense, topk, d), 1e-3);
 }
 
-static sim_run_result run_ini(const char *ini, const char *const *sets, int nsets)
-{
-    sim_config cfg;
-    sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", ini, sets, nsets, &cfg,
-                                        &err), 0, "%s",
-                 err.msg);
-    sim_run_opts opts = {0};
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, &opts, &res, &err), 0, "%s", err.msg);
-    sim_config_release(&cfg);
-    return res;
-}
-
 static const char *const star_ini = "[experiment]\n"
                                     "seed = 5\n"
                                     "max_epochs = 0\n"
@@ -281,17 +267,17 @@ Test(compress, network_carries_exact_message_sizes)
 {
     const int n = 4, T = 50;
     const char *s1[] = {"algorithm.compressor=topk(0.1)"};
-    sim_run_result r = run_ini(star_ini, s1, 1);
+    sim_run_result r = test_run_ini(star_ini, s1, 1, NULL);
     cr_assert_eq(r.iterations, T);
     cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * 8 * 4);
 
     const char *s2[] = {"algorithm.compressor=topk(0.01)", "workload.sim_params=10000"};
-    r = run_ini(star_ini, s2, 2);
+    r = test_run_ini(star_ini, s2, 2, NULL);
     cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * 8 * 100);
 
     /* none: the ring all-reduce of S = 4 d_wire bytes, 2(n-1) S per step */
     const char *s3[] = {"algorithm.compressor=none", "workload.sim_params=10000"};
-    r = run_ini(star_ini, s3, 2);
+    r = test_run_ini(star_ini, s3, 2, NULL);
     cr_assert_eq(r.bytes_sent, (double)T * 2 * (n - 1) * 4 * 10000);
 }
 
@@ -525,14 +511,14 @@ Test(compress, randomk_ratio_one_matches_dense_and_sizes)
 
     const int n = 4, T = 50;
     const char *s1[] = {"algorithm.compressor=randomk(0.01)", "workload.sim_params=10000"};
-    sim_run_result r = run_ini(star_ini, s1, 2);
+    sim_run_result r = test_run_ini(star_ini, s1, 2, NULL);
     cr_assert_eq(r.bytes_sent, (double)T * 2 * (n - 1) * 400);
     const char *s2[] = {"algorithm.compressor=qsgd(4)", "workload.sim_params=10000"};
-    r = run_ini(star_ini, s2, 2);
+    r = test_run_ini(star_ini, s2, 2, NULL);
     /* 20 buckets x 4 + 10000 x 4 bits */
     cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * (80 + 5000));
     const char *s3[] = {"algorithm.compressor=sign", "workload.sim_params=10000"};
-    r = run_ini(star_ini, s3, 2);
+    r = test_run_ini(star_ini, s3, 2, NULL);
     cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * (1250 + 4));
 }
 
@@ -548,14 +534,14 @@ Test(compress, compression_time_is_charged_in_closed_form)
     const char *s1[] = {"algorithm.compressor=topk(0.01)", "workload.sim_params=100000",
                         "network.bandwidth=64Mbps", "network.latency=1ms",
                         "algorithm.compress_time_per_value=1e-7"};
-    sim_run_result r = run_ini(star_ini, s1, 5);
+    sim_run_result r = test_run_ini(star_ini, s1, 5, NULL);
     cr_assert_eq(r.iterations, T);
     double step = compute + c * d_wire + (n - 1) * (8 * k / B + 2 * a) + c * n * k;
     cr_assert_float_eq(r.sim_time, T * step, 1e-9, "%.9f vs %.9f", r.sim_time, T * step);
 
     /* without the charge: compute + all-gather only */
     s1[4] = "algorithm.compress_time_per_value=0";
-    r = run_ini(star_ini, s1, 5);
+    r = test_run_ini(star_ini, s1, 5, NULL);
     step = compute + (n - 1) * (8 * k / B + 2 * a);
     cr_assert_float_eq(r.sim_time, T * step, 1e-9, "%.9f vs %.9f", r.sim_time, T * step);
 
@@ -563,9 +549,9 @@ Test(compress, compression_time_is_charged_in_closed_form)
      * so the charge is c (d_wire + k) per step over the uncharged run */
     const char *s2[] = {"algorithm.compressor=randomk(0.01)", "workload.sim_params=100000",
                         "algorithm.compress_time_per_value=0"};
-    sim_run_result r0 = run_ini(star_ini, s2, 3);
+    sim_run_result r0 = test_run_ini(star_ini, s2, 3, NULL);
     s2[2] = "algorithm.compress_time_per_value=1e-7";
-    sim_run_result r1 = run_ini(star_ini, s2, 3);
+    sim_run_result r1 = test_run_ini(star_ini, s2, 3, NULL);
     cr_assert_float_eq(r1.sim_time - r0.sim_time, T * c * (d_wire + k), 1e-9, "%.9f",
                        r1.sim_time - r0.sim_time);
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "analysis/db.h"
-#include "dec_harness.h"
+#include "tests/algorithms/harness.h"
 #include "sim/network.h"
 #include "tests/common.h"
 
@@ -20,19 +20,19 @@
 #define SM "algorithm.name=slowmo", "algorithm.base=dpsgd", "algorithm.local_steps=4"
 
 /* Simulated time at which each iteration count was reached. */
-typedef struct times {
+typedef struct iter_times {
     double at[256];
-} times;
+} iter_times;
 
 static void probe_time(harness *h)
 {
-    times *t = h->probe_ctx;
+    iter_times *t = h->probe_ctx;
     if (h->env->iterations < 256)
         t->at[h->env->iterations] = 1e-9 * (double)sim_engine_now(h->eng);
 }
 
 /* Iterations from..to were reached at t0 + T (K - k0), T = 10 ms. */
-static void assert_times(const times *t, int from, int to, double t0, int k0)
+static void assert_times(const iter_times *t, int from, int to, double t0, int k0)
 {
     for (int K = from; K <= to; K++)
         cr_assert_float_eq(t->at[K], t0 + 0.01 * (K - k0), 1e-12, "iteration %d at %g", K,
@@ -41,7 +41,7 @@ static void assert_times(const times *t, int from, int to, double t0, int k0)
 
 /* Runs the method (sets, then the schedule if any) for iters iterations. */
 static void run(harness *h, const char *const *sets, int nsets, const char *sched, int64_t iters,
-                times *t)
+                iter_times *t)
 {
     const char *all[12];
     int n = 0;
@@ -50,7 +50,7 @@ static void run(harness *h, const char *const *sets, int nsets, const char *sche
     all[n++] = "faults.sync_timeout=20ms";
     if (sched)
         all[n++] = sched;
-    h_build(h, base_ini, all, n);
+    h_build(h, test_base_ini, all, n);
     h->probe = t ? probe_time : NULL;
     h->probe_ctx = t;
     h_run(h, iters);
@@ -102,7 +102,7 @@ Test(consensus_control, a_crash_in_an_exact_phase_costs_the_timeout_once)
     h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
     const char *sets[] = {CC, "algorithm.exact_phases=all"};
     harness h;
-    times t = {0};
+    iter_times t = {0};
     run(&h, sets, 2, set, 40, &t);
     assert_times(&t, 1, 10, 0, 0);
     assert_times(&t, 11, 40, 0.13, 11);
@@ -136,7 +136,7 @@ Test(consensus_control, adaptive_gossip_goes_on_over_the_survivors)
     h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
     const char *sets[] = {CC, "algorithm.adaptive_phases=all"};
     harness h;
-    times t = {0};
+    iter_times t = {0};
     run(&h, sets, 2, set, 40, &t);
     assert_times(&t, 1, 10, 0, 0);
     cr_assert_float_eq(t.at[11], 0.15, 1e-12, "iteration 11 at %g", t.at[11]);
@@ -156,7 +156,7 @@ Test(consensus_control, the_exact_mean_is_over_the_survivors)
     const char *sets[] = {CC, "algorithm.exact_phases=all", "algorithm.lr=1e-30",
                           "workload.init=independent", "faults.sync_timeout=20ms", set};
     harness h;
-    h_build(&h, base_ini, sets, 6);
+    h_build(&h, test_base_ini, sets, 6);
     const float *x[8];
     h.vt->worker_models(h.alg, x);
     int64_t d = h.env->d;
@@ -187,7 +187,7 @@ Test(consensus_control, a_rejoining_worker_joins_the_average)
     h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n0.2s,rejoin,3,\n");
     const char *sets[] = {CC, "algorithm.exact_phases=all"};
     harness h;
-    times t = {0};
+    iter_times t = {0};
     run(&h, sets, 2, set, 40, &t);
     assert_times(&t, 11, 40, 0.13, 11);
     const float *x[8];
@@ -227,7 +227,8 @@ static void check_threads(const char *const *sets, int nsets)
     static const int threads[] = {1, 2, 4};
     for (int r = 0; r < 3; r++) {
         sim_config cfg;
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, sets, nsets,
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+                                            nsets,
                                             &cfg, &err), 0,
                      "%s", err.msg);
         sim_run_opts o = {.db = db, .threads = threads[r]};
@@ -274,7 +275,7 @@ Test(consensus_control, slowmo_dpsgd_averages_over_the_survivors)
     h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n");
     const char *sets[] = {SM};
     harness h;
-    times t = {0};
+    iter_times t = {0};
     run(&h, sets, 3, set, 40, &t);
     assert_times(&t, 1, 11, 0, 0);
     assert_times(&t, 12, 40, 0.15, 12);
@@ -297,7 +298,7 @@ Test(consensus_control, slowmo_dpsgd_joiner_takes_the_outer_model)
     h_write_schedule(path, set, sizeof set, "0.105s,crash,3,\n0.2s,rejoin,3,\n");
     const char *sets[] = {SM};
     harness h;
-    times t = {0};
+    iter_times t = {0};
     run(&h, sets, 3, set, 40, &t);
     assert_times(&t, 12, 40, 0.15, 12);
     const float *x[8];

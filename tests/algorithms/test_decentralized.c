@@ -19,63 +19,19 @@
 #include "config/config.h"
 #include "experiment/experiment.h"
 #include "sim/rng.h"
-#include "tests/algorithms/dec_harness.h"
+#include "tests/algorithms/harness.h"
 
 /* ---- runs through the experiment runner --------------------------------- */
 
-typedef struct rows {
-    an_metric_row r[2048];
-    int n;
-} rows;
-
-static void collect(void *ctx, const an_metric_row *row)
-{
-    rows *rs = ctx;
-    if (rs->n < 2048)
-        rs->r[rs->n++] = *row;
-}
-
-static sim_run_result run_text(const char *ini, const char *const *sets, int nsets, rows *rs)
-{
-    sim_config cfg;
-    sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg,
-                                    &err);
-    cr_assert_eq(rc, 0, "config: %s", err.msg);
-    if (rs)
-        rs->n = 0;
-    sim_run_opts opts = {.on_metric = rs ? collect : NULL, .ctx = rs};
-    sim_run_result res;
-    rc = sim_experiment_run(&cfg, &opts, &res, &err);
-    cr_assert_eq(rc, 0, "run: %s", err.msg);
-    sim_config_release(&cfg);
-    return res;
-}
-
-static void assert_rows_close(const rows *a, const rows *b, double tol, const char *what)
-{
-    cr_assert_eq(a->n, b->n, "%s: %d vs %d rows", what, a->n, b->n);
-    cr_assert_gt(a->n, 3, "%s: too few rows", what);
-    for (int i = 0; i < a->n; i++) {
-        cr_assert_eq(a->r[i].iteration, b->r[i].iteration, "%s: row %d", what, i);
-        cr_assert(fabs(a->r[i].train_loss - b->r[i].train_loss) <= tol,
-                  "%s: row %d (iteration %lld) train loss %.9g vs %.9g", what, i,
-                  (long long)a->r[i].iteration, a->r[i].train_loss, b->r[i].train_loss);
-        cr_assert(fabs(a->r[i].test_accuracy - b->r[i].test_accuracy) <= tol,
-                  "%s: row %d test accuracy %.9g vs %.9g", what, i, a->r[i].test_accuracy,
-                  b->r[i].test_accuracy);
-    }
-}
-
-static rows ra, rb;
+static test_rows ra, rb;
 
 Test(decentralized, decentlam_with_beta_0_equals_dsgd_atc)
 {
     const char *s1[] = {"algorithm.name=decentlam", "algorithm.momentum=0"};
     const char *s2[] = {"algorithm.name=dsgd_atc", "algorithm.momentum=0"};
-    run_text(base_ini, s1, 2, &ra);
-    run_text(base_ini, s2, 2, &rb);
-    assert_rows_close(&ra, &rb, 1e-5, "decentlam(beta=0) vs dsgd_atc");
+    test_run_ini(test_base_ini, s1, 2, &ra);
+    test_run_ini(test_base_ini, s2, 2, &rb);
+    test_rows_assert_close(&ra, &rb, 1e-5, "decentlam(beta=0) vs dsgd_atc");
     for (int i = 1; i < ra.n; i++)
         cr_assert(fabs(ra.r[i].consensus_distance - rb.r[i].consensus_distance) <=
                       1e-4 * rb.r[i].consensus_distance + 1e-7,
@@ -93,9 +49,9 @@ static void check_equals_allreduce(const char *name, const char *momentum, const
     const char *s1[] = {a1, a2, "topology.graph=complete", "algorithm.lr_milestones=0.3",
                         extra ? extra : "algorithm.lr=0.1"};
     const char *s2[] = {"algorithm.name=allreduce_sgd", a2, "algorithm.lr_milestones=0.3"};
-    run_text(base_ini, s1, 5, &ra);
-    run_text(base_ini, s2, 3, &rb);
-    assert_rows_close(&ra, &rb, 1e-5, name);
+    test_run_ini(test_base_ini, s1, 5, &ra);
+    test_run_ini(test_base_ini, s2, 3, &rb);
+    test_rows_assert_close(&ra, &rb, 1e-5, name);
 }
 
 Test(decentralized, dsgd_atc_with_w_equal_j_is_minibatch_sgd)
@@ -117,9 +73,9 @@ Test(decentralized, dmsgd_nesterov_with_w_equal_j_is_pmsgd_nesterov)
                         "algorithm.nesterov=true", "topology.graph=complete"};
     const char *s2[] = {"algorithm.name=allreduce_sgd", "algorithm.momentum=0.9",
                         "algorithm.nesterov=true"};
-    run_text(base_ini, s1, 4, &ra);
-    run_text(base_ini, s2, 3, &rb);
-    assert_rows_close(&ra, &rb, 1e-5, "dmsgd nesterov");
+    test_run_ini(test_base_ini, s1, 4, &ra);
+    test_run_ini(test_base_ini, s2, 3, &rb);
+    test_rows_assert_close(&ra, &rb, 1e-5, "dmsgd nesterov");
 }
 
 Test(decentralized, decentlam_with_w_equal_j_is_pmsgd)
@@ -132,7 +88,7 @@ Test(decentralized, dpsgd_atc_with_w_equal_j_is_minibatch_sgd_but_awc_is_not)
     check_equals_allreduce("dpsgd", "0", "algorithm.form=atc");
     /* AWC: x_i^{k+1} = xbar^k - lr g_i, the workers differ by their own step */
     const char *s1[] = {"algorithm.name=dpsgd", "topology.graph=complete"};
-    run_text(base_ini, s1, 2, &ra);
+    test_run_ini(test_base_ini, s1, 2, &ra);
     cr_assert_gt(ra.r[ra.n - 1].consensus_distance, 1e-3,
                  "AWC with W = J keeps a consensus distance of lr |g_i - gbar|");
 }
@@ -149,9 +105,9 @@ Test(decentralized, consensus_control_exact_phases_is_pmsgd_on_a_ring)
     const char *s1[] = {"algorithm.name=consensus_control", "algorithm.momentum=0.9",
                         "algorithm.exact_phases=all"};
     const char *s2[] = {"algorithm.name=allreduce_sgd", "algorithm.momentum=0.9"};
-    sim_run_result r1 = run_text(base_ini, s1, 3, &ra);
-    run_text(base_ini, s2, 2, &rb);
-    assert_rows_close(&ra, &rb, 1e-5, "consensus_control exact");
+    sim_run_result r1 = test_run_ini(test_base_ini, s1, 3, &ra);
+    test_run_ini(test_base_ini, s2, 2, &rb);
+    test_rows_assert_close(&ra, &rb, 1e-5, "consensus_control exact");
     for (int i = 0; i < ra.n; i++)
         cr_assert_eq(ra.r[i].consensus_distance, 0.0, "row %d", i);
     (void)r1;
@@ -161,9 +117,9 @@ Test(decentralized, momentum_consensus_with_beta_0_is_dpsgd_awc)
 {
     const char *s1[] = {"algorithm.name=momentum_consensus", "algorithm.momentum=0"};
     const char *s2[] = {"algorithm.name=dpsgd"};
-    sim_run_result a = run_text(base_ini, s1, 2, &ra);
-    sim_run_result b = run_text(base_ini, s2, 1, &rb);
-    assert_rows_close(&ra, &rb, 0.0, "momentum_consensus(beta=0) vs dpsgd");
+    sim_run_result a = test_run_ini(test_base_ini, s1, 2, &ra);
+    sim_run_result b = test_run_ini(test_base_ini, s2, 1, &rb);
+    test_rows_assert_close(&ra, &rb, 0.0, "momentum_consensus(beta=0) vs dpsgd");
     /* twice the bytes: x and v to every neighbour */
     cr_assert(fabs(a.bytes_sent - 2 * b.bytes_sent) < 1e-6 * a.bytes_sent, "%g vs 2 x %g",
               a.bytes_sent, b.bytes_sent);
@@ -190,9 +146,9 @@ Test(decentralized, rows_do_not_depend_on_stragglers_or_network)
                             "network.topology=star",
                             "network.latency=2ms",
                             "workers.compute=lognormal(10ms, 0.5)"};
-        run_text(base_ini, s1, 4, &ra);
-        run_text(base_ini, s2, 9, &rb);
-        assert_rows_close(&ra, &rb, 0.0, names[a]);
+        test_run_ini(test_base_ini, s1, 4, &ra);
+        test_run_ini(test_base_ini, s2, 9, &rb);
+        test_rows_assert_close(&ra, &rb, 0.0, names[a]);
         for (int i = 0; i < ra.n; i++)
             cr_assert_eq(ra.r[i].consensus_distance, rb.r[i].consensus_distance,
                          "%s row %d consensus", names[a], i);
@@ -218,10 +174,10 @@ Test(decentralized, one_peer_exponential_graph_runs_every_sync_method_timing_fre
                             "workers.compute=exponential(10ms)",
                             "network.topology=star",
                             "network.latency=1ms"};
-        sim_run_result r = run_text(base_ini, s1, 4, &ra);
-        run_text(base_ini, s2, 9, &rb);
+        sim_run_result r = test_run_ini(test_base_ini, s1, 4, &ra);
+        test_run_ini(test_base_ini, s2, 9, &rb);
         cr_assert_eq(r.iterations, 150, "%s", names[a]);
-        assert_rows_close(&ra, &rb, 0.0, names[a]);
+        test_rows_assert_close(&ra, &rb, 0.0, names[a]);
         cr_assert_lt(ra.r[ra.n - 1].train_loss, 0.5 * ra.r[0].train_loss, "%s learns",
                      names[a]);
     }
@@ -236,8 +192,8 @@ Test(decentralized, same_experiment_twice_gives_identical_rows)
         const char *s[] = {nm, "workers.compute=lognormal(10ms, 0.5)", "network.topology=star",
                            "network.latency=1ms", "algorithm.adaptive_phases=all"};
         int ns = strcmp(names[a], "consensus_control") == 0 ? 5 : 4;
-        run_text(base_ini, s, ns, &ra);
-        run_text(base_ini, s, ns, &rb);
+        test_run_ini(test_base_ini, s, ns, &ra);
+        test_run_ini(test_base_ini, s, ns, &rb);
         cr_assert_gt(ra.n, 5);
         cr_assert_eq(ra.n, rb.n);
         cr_assert_eq(memcmp(ra.r, rb.r, (size_t)ra.n * sizeof ra.r[0]), 0,
@@ -253,7 +209,7 @@ Test(decentralized, dpsgd_waits_only_for_neighbours)
 {
     const char *s[] = {"algorithm.name=dpsgd", "workers.stragglers=1",
                        "workers.straggler_slowdown=4", "experiment.max_iterations=100"};
-    sim_run_result r = run_text(base_ini, s, 4, &ra);
+    sim_run_result r = test_run_ini(test_base_ini, s, 4, &ra);
     cr_assert_eq(r.iterations, 100);
     cr_assert(fabs(r.sim_time - 4.0) < 1e-9, "sim time %.12g, expected 100 x 40 ms",
               r.sim_time);
@@ -303,17 +259,17 @@ Test(decentralized, gossip_bytes_per_iteration)
     const char *mc[] = {"algorithm.name=momentum_consensus"};
     const char *ex[] = {"algorithm.name=consensus_control", "algorithm.exact_phases=1"};
     sim_run_result r;
-    r = run_text(base_ini, atc, 1, NULL);
+    r = test_run_ini(test_base_ini, atc, 1, NULL);
     cr_assert_eq(r.bytes_sent, K * n * 2 * S, "ATC: %.0f", r.bytes_sent);
     /* AWC: iteration K + 1 has been sent when K completes */
-    r = run_text(base_ini, awc, 1, NULL);
+    r = test_run_ini(test_base_ini, awc, 1, NULL);
     cr_assert_eq(r.bytes_sent, (K + 1) * n * 2 * S, "AWC: %.0f", r.bytes_sent);
-    r = run_text(base_ini, q3, 2, NULL);
+    r = test_run_ini(test_base_ini, q3, 2, NULL);
     cr_assert_eq(r.bytes_sent, 3 * K * n * 2 * S, "q = 3: %.0f", r.bytes_sent);
-    r = run_text(base_ini, mc, 1, NULL);
+    r = test_run_ini(test_base_ini, mc, 1, NULL);
     cr_assert_eq(r.bytes_sent, (K + 1) * n * 2 * 2 * S, "x and v: %.0f", r.bytes_sent);
     /* exact averaging: a ring all-reduce of S, 2 (n - 1) S in all */
-    r = run_text(base_ini, ex, 2, NULL);
+    r = test_run_ini(test_base_ini, ex, 2, NULL);
     cr_assert(fabs(r.bytes_sent - K * 2 * (n - 1) * S) < 1e-6, "exact: %.0f", r.bytes_sent);
     cr_assert_eq(r.consensus_distance, 0.0);
 }
@@ -327,15 +283,15 @@ Test(decentralized, swarm_quantized_message_size)
     const char *quant1[] = {"algorithm.name=swarm_sgd", "algorithm.quant_levels=16",
                             "algorithm.quant_step=0.01", "algorithm.variant=one_sided"};
     /* d = 44 values of log2(16) = 4 bits: 22 bytes + a 64-byte header */
-    sim_run_result a = run_text(base_ini, full, 1, NULL);
-    sim_run_result b = run_text(base_ini, quant, 3, NULL);
+    sim_run_result a = test_run_ini(test_base_ini, full, 1, NULL);
+    sim_run_result b = test_run_ini(test_base_ini, quant, 3, NULL);
     cr_assert_gt(a.bytes_sent, 0);
     cr_assert(fabs(b.bytes_sent / a.bytes_sent - 86.0 / 176.0) < 1e-12, "ratio %.9f",
               b.bytes_sent / a.bytes_sent);
     /* one-sided: R read requests of 64 bytes and P replies of a model; the
      * same R and P in both runs (ideal network, same draws) */
-    sim_run_result c = run_text(base_ini, full1, 2, NULL);
-    sim_run_result e = run_text(base_ini, quant1, 4, NULL);
+    sim_run_result c = test_run_ini(test_base_ini, full1, 2, NULL);
+    sim_run_result e = test_run_ini(test_base_ini, quant1, 4, NULL);
     double P = (c.bytes_sent - e.bytes_sent) / (176.0 - 86.0);
     double R = (e.bytes_sent - 86.0 * P) / 64.0;
     cr_assert(P > 100 && P == floor(P) && R == floor(R), "R %.4f, P %.4f", R, P);
@@ -352,8 +308,8 @@ static void expect_config_error(const char *const *sets, int nsets, const char *
 {
     sim_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", base_ini, sets, nsets,
-                                    &cfg, &err);
+    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", test_base_ini, sets,
+                                    nsets, &cfg, &err);
     if (rc == 0) {
         rc = sim_experiment_run(&cfg, NULL, NULL, &err);
         sim_config_release(&cfg);

@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "algorithms/core/algo.h"
 #include "algorithms/drivers/gossip.h"
 #include "sim/rng.h"
-#include "tests/algorithms/dec_harness.h"
+#include "tests/algorithms/harness.h"
+#include "algorithms/core/fault.h"
 #include "tests/common.h"
 
 /* ---- fixed points on a heterogeneous least-squares problem -------------- */
@@ -236,7 +238,7 @@ static void check_mean_kept(const char *name, const char *graph, int iters)
     snprintf(gr, sizeof gr, "topology.graph=%s", graph);
     const char *sets[] = {gossip_sets_ring[0], gossip_sets_ring[1], gossip_sets_ring[2], nm, gr};
     harness h;
-    h_build(&h, base_ini, sets, 5);
+    h_build(&h, test_base_ini, sets, 5);
     int64_t d = h.env->d;
     double *s0 = malloc((size_t)d * sizeof *s0), *s1 = malloc((size_t)d * sizeof *s1);
     h_sum(&h, s0);
@@ -278,7 +280,7 @@ Test(gossip, one_peer_exponential_averages_exactly_in_log2_n_steps)
     const char *sets[] = {gossip_sets_ring[0], gossip_sets_ring[1], gossip_sets_ring[2],
                           "topology.graph=one_peer_exponential"};
     harness h;
-    h_build(&h, base_ini, sets, 4);
+    h_build(&h, test_base_ini, sets, 4);
     double c0 = h_consensus(&h);
     h_run(&h, 2);
     double c2 = h_consensus(&h);
@@ -290,7 +292,7 @@ Test(gossip, one_peer_exponential_averages_exactly_in_log2_n_steps)
     /* the same in one iteration of three gossip steps */
     const char *sets3[] = {gossip_sets_ring[0], gossip_sets_ring[1], gossip_sets_ring[2],
                            "topology.graph=one_peer_exponential", "algorithm.gossip_steps=3"};
-    h_build(&h, base_ini, sets3, 5);
+    h_build(&h, test_base_ini, sets3, 5);
     h_run(&h, 1);
     cr_assert_lt(h_consensus(&h), 1e-6 * c0);
     cr_assert_eq(algo_gossip_rounds(h.alg, 0), 3);
@@ -315,7 +317,7 @@ Test(gossip, pure_gossip_on_a_ring_contracts_at_lambda)
 {
     const char *sets[] = {gossip_sets_ring[0], gossip_sets_ring[1], gossip_sets_ring[2]};
     harness h;
-    h_build(&h, base_ini, sets, 3);
+    h_build(&h, test_base_ini, sets, 3);
     static xi_trace t;
     t.n = 0;
     h.probe = probe_xi;
@@ -350,7 +352,7 @@ Test(gossip, workers_far_from_a_straggler_run_ahead)
     const char *sets[] = {"algorithm.name=dpsgd", "workers.stragglers=1",
                           "workers.straggler_slowdown=4"};
     harness h;
-    h_build(&h, base_ini, sets, 3);
+    h_build(&h, test_base_ini, sets, 3);
     lead_ctx c = {1000};
     h.probe = probe_lead;
     h.probe_ctx = &c;
@@ -392,7 +394,7 @@ static void probe_sum(harness *h)
 static double pairwise_mean_error(const char *const *sets, int nsets, int iters)
 {
     harness h;
-    h_build(&h, base_ini, sets, nsets);
+    h_build(&h, test_base_ini, sets, nsets);
     sum_ctx c = {0};
     c.prev = malloc((size_t)h.env->d * sizeof(double));
     c.cur = malloc((size_t)h.env->d * sizeof(double));
@@ -446,7 +448,7 @@ Test(gossip, swarm_special_case_is_random_pairwise_gossip)
                           "topology.graph=complete", "algorithm.lr=1e-30",
                           "experiment.eval_every=1"};
     harness h;
-    h_build(&h, base_ini, sets, 5);
+    h_build(&h, test_base_ini, sets, 5);
     int64_t d = h.env->d;
     double *s0 = malloc((size_t)d * sizeof *s0), *s1 = malloc((size_t)d * sizeof *s1);
     h_sum(&h, s0);
@@ -469,7 +471,7 @@ Test(gossip, ad_psgd_bipartite_initiators_send_one_model_per_step)
     const char *sets[] = {"algorithm.name=ad_psgd", "workers.compute=exponential(10ms)",
                           "network.topology=star", "network.latency=1ms"};
     harness h;
-    h_build(&h, base_ini, sets, 4);
+    h_build(&h, test_base_ini, sets, 4);
     h_run(&h, 500);
     double S = h.env->msg_bytes, active = 0, passive = 0;
     for (int i = 0; i < 8; i++) {
@@ -496,7 +498,7 @@ Test(gossip, consensus_control_adaptive_gossip_steps)
                          "algorithm.target_fraction=0.5", "algorithm.max_gossip_steps=40"};
     const int K = 20;
     harness h;
-    h_build(&h, base_ini, loose, 3);
+    h_build(&h, test_base_ini, loose, 3);
     h_run(&h, K);
     for (int i = 0; i < 8; i++)
         cr_assert_eq(algo_gossip_rounds(h.alg, i), K, "worker %d", i);
@@ -505,17 +507,561 @@ Test(gossip, consensus_control_adaptive_gossip_steps)
     cr_assert(fabs(sim_net_bytes_sent_total(h.net) - expect) < 1e-6, "bytes %.3f vs %.3f",
               sim_net_bytes_sent_total(h.net), expect);
     h_free(&h);
-    h_build(&h, base_ini, tight, 4);
+    h_build(&h, test_base_ini, tight, 4);
     h_run(&h, K);
     for (int i = 0; i < 8; i++)
         cr_assert_eq(algo_gossip_rounds(h.alg, i), 5 * K, "worker %d", i);
     h_free(&h);
     /* relative: at least two steps (the first estimate is above half
      * itself), fewer than the cap; steady state log(1/2)/log(1/lambda) + 1 */
-    h_build(&h, base_ini, rel, 4);
+    h_build(&h, test_base_ini, rel, 4);
     h_run(&h, K);
     int64_t r0 = algo_gossip_rounds(h.alg, 0);
     cr_assert(r0 >= 2 * K && r0 < 40 * K, "rounds %lld", (long long)r0);
     h_free(&h);
 }
 
+/* ---- synchronous gossip under crashes ---------------------------------- */
+
+/* The evaluated model (every iteration: the live workers' x^{k+1}, a
+ * consistent cut) while worker 3 is down. */
+static void probe_model_mean(harness *h)
+{
+    live_mean *lm = h->probe_ctx;
+    if (!h->env->w[3].down)
+        return;
+    live_mean_track_model(h, lm);
+}
+
+/* dpsgd (AWC) and dsgd_atc on a ring of 8 with lr = 1e-30 and independent
+ * initial models: only the mixing moves the models. While worker 3 is down
+ * (0.1 s to 0.3 s) workers 2 and 4 skip it after the timeout and move its
+ * weight to their own (W stays doubly stochastic over the live path), so
+ * the live workers' mean stays what it was (float rounding: 1e-5). Worker 3
+ * computes nothing while down and the run goes on after its rejoin. */
+Test(gossip, gossip_keeps_the_live_mean_while_a_worker_is_down)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.1s,crash,3,\n"
+                          "0.3s,rejoin,3,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *methods[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {set, methods[m], "algorithm.lr=1e-30",
+                              "workload.init=independent", "faults.sync_timeout=20ms",
+                              "network.topology=star", "network.latency=100us",
+                              "experiment.eval_every=1"};
+        static live_mean lm;
+        memset(&lm, 0, sizeof lm);
+        harness h;
+        h_build(&h, test_base_ini, sets, 8);
+        cr_assert_leq(h.env->d, 64);
+        h.probe = probe_model_mean;
+        h.probe_ctx = &lm;
+        h_run(&h, 60);
+        cr_assert(lm.have_ref, "%s", methods[m]);
+        cr_assert_gt(lm.checked, 5, "%s", methods[m]);
+        cr_assert_lt(lm.worst, 1e-5, "%s: the live mean moved by %g", methods[m], lm.worst);
+        cr_assert_eq(h.env->w[3].down, 0);
+        cr_assert_gt(h.env->w[3].steps, 0);
+        /* 10 ms steps: about 0.2 s of them missing */
+        cr_assert_lt(h.env->w[3].steps, h.env->w[2].steps - 8, "%s", methods[m]);
+        cr_assert_eq(h.env->iterations, 60);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* A gossip method on a ring of 8 over an ideal network (messages take no
+ * time), constant T = 10 ms, worker 5 crashing at 0.105 s (inside
+ * iteration 10's compute), sync_timeout = 50 ms: iteration `slow` takes
+ * `cost` after the one before it, every other iteration T. */
+static void check_crash_cost(const char *const *method, int nmethod, int slow, double cost)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n0.105s,crash,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[8] = {set, "faults.sync_timeout=50ms"};
+    for (int a = 0; a < nmethod && a < 6; a++)
+        sets[2 + a] = method[a];
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, test_base_ini, sets, 2 + nmethod);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 30);
+    const double T = 0.01;
+    cr_assert_eq(ts.n, 30);
+    for (int i = 0; i < slow; i++)
+        cr_assert(fabs(ts.t[i] - T * (i + 1)) < 1e-9, "%s: iteration %d at %.9f", method[0], i,
+                  ts.t[i]);
+    cr_assert(fabs(ts.t[slow] - ts.t[slow - 1] - cost) < 1e-9, "%s: %.9f vs %.9f", method[0],
+              ts.t[slow] - ts.t[slow - 1], cost);
+    for (int i = slow + 1; i < 30; i++)
+        cr_assert(fabs(ts.t[i] - ts.t[i - 1] - T) < 1e-9, "%s: iteration %d: %.9f", method[0],
+                  i, ts.t[i] - ts.t[i - 1]);
+    cr_assert_eq(h.env->w[5].steps, 11, "%s", method[0]);
+    h_free(&h);
+    unlink(path);
+}
+
+/* dsgd_atc: worker 5's neighbours 4 and 6 finish their step at 0.11 s,
+ * publish and wait sync_timeout = 50 ms for it, so iteration 10 ends at
+ * 0.11 + 0.05 = 0.16 s (T + timeout after iteration 9). From then on they
+ * know it is dead and every iteration takes T again. */
+Test(gossip, gossip_crash_costs_the_timeout_once)
+{
+    const char *m[] = {"algorithm.name=dsgd_atc"};
+    check_crash_cost(m, 1, 10, 0.01 + 0.05);
+}
+
+/* The same for the momentum methods. ATC forms (dmsgd, decentlam,
+ * momentum_consensus with overlap = false): iteration 10 takes T + timeout.
+ * AWC forms (dmsgd form = awc, momentum_consensus overlap = true): worker 5
+ * sent its step-10 message at 0.10 s, before it crashed, so iteration 10
+ * completes on time; the neighbours' wait for its step-11 message starts
+ * when they send theirs (0.11 s) and overlaps their gradient, so
+ * iteration 11 takes the timeout (50 ms > T). */
+Test(gossip, momentum_gossip_crash_costs_the_timeout_once)
+{
+    const double T = 0.01, to = 0.05;
+    const char *atc[][3] = {{"algorithm.name=dmsgd", "algorithm.momentum=0.9"},
+                            {"algorithm.name=decentlam", "algorithm.momentum=0.9"},
+                            {"algorithm.name=momentum_consensus", "algorithm.momentum=0.9",
+                             "algorithm.overlap=false"}};
+    for (int m = 0; m < 3; m++)
+        check_crash_cost(atc[m], m == 2 ? 3 : 2, 10, T + to);
+    const char *awc[][3] = {{"algorithm.name=dmsgd", "algorithm.momentum=0.9",
+                             "algorithm.form=awc"},
+                            {"algorithm.name=momentum_consensus", "algorithm.momentum=0.9",
+                             "algorithm.overlap=true"}};
+    for (int m = 0; m < 2; m++)
+        check_crash_cost(awc[m], 3, 11, to);
+}
+
+/* A ring of 8 cut in two by the crashes of workers 2 and 6 for 1 s, one
+ * part paced by worker 0 slowed 5x: the parts drift about 80 iterations
+ * apart (more than the iteration window of n (period + 1) + 4 = 20, which
+ * then grows), the run completes after the rejoins, and the iteration
+ * count is that of the slow part: global iteration k waits for every live
+ * worker; after the rejoins the fast part waits for the slow one to catch
+ * up (the rejoined workers join at the fast part's iteration). */
+Test(gossip, gossip_parts_of_a_cut_ring_drift_apart_and_rejoin)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.1s,crash,2,\n"
+                          "0.1s,crash,6,\n"
+                          "0.1s,slowdown,0,5\n"
+                          "1.1s,rejoin,2,\n"
+                          "1.1s,rejoin,6,\n"
+                          "1.1s,slowdown,0,1\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=dpsgd", "faults.sync_timeout=20ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, test_base_ini, sets, 3);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 26); /* about 1 s */
+    /* the fast part ({3, 4, 5}) has run ahead of the slow one ({7, 0, 1}) */
+    cr_assert_lt(sim_time_to_s(sim_engine_now(h.eng)), 1.1);
+    cr_assert_gt(h.env->w[4].steps, h.env->w[0].steps + 40, "%lld vs %lld",
+                 (long long)h.env->w[4].steps, (long long)h.env->w[0].steps);
+    h_run(&h, 150);
+    /* while cut, the slow part sets the pace: 50 ms a step */
+    int slow = count_in(&ts, 0.3, 1.1);
+    cr_assert(slow >= 14 && slow <= 17, "%d iterations in 0.8 s", slow);
+    /* after the rejoins the parts are joined again: nobody is far ahead */
+    cr_assert_lt(h.env->w[4].steps, h.env->w[0].steps + 10);
+    cr_assert_eq(h.env->w[2].down, 0);
+    cr_assert_gt(h.env->w[2].steps, 20);
+    h_free(&h);
+    unlink(path);
+}
+
+/* The evaluated model at every iteration, against the first one. */
+static void probe_mean_kept(harness *h)
+{
+    live_mean *lm = h->probe_ctx;
+    float x[64];
+    const float *m = h->vt->model(h->alg, x);
+    if (!lm->have_ref) {
+        for (int64_t e = 0; e < h->env->d; e++)
+            lm->ref[e] = m[e];
+        lm->have_ref = 1;
+        return;
+    }
+    for (int64_t e = 0; e < h->env->d; e++)
+        if (fabs(m[e] - lm->ref[e]) > lm->worst)
+            lm->worst = fabs(m[e] - lm->ref[e]);
+    lm->checked++;
+}
+
+/* dpsgd on a physical ring of 8 (the gossip ring on it), lr = 1e-30 and
+ * independent initial models: only the mixing moves the models. The link
+ * 2-3 is down from 0.05 s to 0.25 s: messages 2 -> 3 and 3 -> 2 go the
+ * long way round (7 hops), the ones lost in flight are re-sent after the
+ * timeout and the receivers wait for them; no message is missing, so W is
+ * applied whole and the workers' mean stays what it was (1e-5). */
+Test(gossip, gossip_keeps_its_mean_over_a_down_link)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.05s,link,2-3,down\n"
+                          "0.25s,link,2-3,up\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=dpsgd", "algorithm.lr=1e-30",
+                          "workload.init=independent", "faults.sync_timeout=20ms",
+                          "network.topology=ring", "network.latency=100us",
+                          "network.bandwidth=10kB/s", "experiment.eval_every=1"};
+    static live_mean lm;
+    memset(&lm, 0, sizeof lm);
+    harness h;
+    h_build(&h, test_base_ini, sets, 9);
+    cr_assert_leq(h.env->d, 64);
+    h.probe = probe_mean_kept;
+    h.probe_ctx = &lm;
+    h_run(&h, 60);
+    cr_assert_eq(h.env->iterations, 60);
+    cr_assert_gt(lm.checked, 50);
+    cr_assert_lt(lm.worst, 1e-5, "the mean moved by %g", lm.worst);
+    cr_assert_gt(sim_net_lost_messages(h.net), 0);
+    cr_assert_gt(sim_net_resent_bytes(h.net), 0.0);
+    h_free(&h);
+    unlink(path);
+}
+
+
+/* ---- the momentum gossip methods under crashes ------------------------- */
+
+/* dmsgd (ATC and AWC) with lr = 1e-30: its momentum is driven by the
+ * gradients and vanishes, so the live workers' mean is kept as with
+ * dpsgd (the probe and set-up of gossip_keeps_the_live_mean_while_a_worker_is_down). */
+Test(gossip, dmsgd_keeps_the_live_mean_while_a_worker_is_down)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.1s,crash,3,\n"
+                          "0.3s,rejoin,3,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *forms[] = {"algorithm.form=atc", "algorithm.form=awc"};
+    for (int f = 0; f < 2; f++) {
+        const char *sets[] = {set, "algorithm.name=dmsgd", forms[f], "algorithm.momentum=0.9",
+                              "algorithm.lr=1e-30", "workload.init=independent",
+                              "faults.sync_timeout=20ms", "network.topology=star",
+                              "network.latency=100us", "experiment.eval_every=1"};
+        static live_mean lm;
+        memset(&lm, 0, sizeof lm);
+        harness h;
+        h_build(&h, test_base_ini, sets, 10);
+        h.probe = probe_model_mean;
+        h.probe_ctx = &lm;
+        h_run(&h, 60);
+        cr_assert(lm.have_ref, "%s", forms[f]);
+        cr_assert_gt(lm.checked, 5, "%s", forms[f]);
+        cr_assert_lt(lm.worst, 1e-5, "%s: the live mean moved by %g", forms[f], lm.worst);
+        cr_assert_eq(h.env->w[3].down, 0);
+        cr_assert_lt(h.env->w[3].steps, h.env->w[2].steps - 8, "%s", forms[f]);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* The live workers' Q = mean_i (x_i^K + beta/(1-beta) (x_i^K - x_i^{K-1}))
+ * at every evaluation snapshot K (worker 3 excluded) while worker 3 is
+ * down. */
+typedef struct live_q {
+    float prev[8][64];
+    int have_prev;       /* prev holds the snapshot of the previous iteration, 3 down */
+    double beta;
+    live_mean lm;
+} live_q;
+
+static void probe_live_q(harness *h)
+{
+    live_q *q = h->probe_ctx;
+    const float *xs[8];
+    int64_t d = h->env->d;
+    h->vt->worker_models(h->alg, xs);
+    if (!h->env->w[3].down) {
+        q->have_prev = 0;
+        return;
+    }
+    if (q->have_prev) {
+        double m[64] = {0}, c = q->beta / (1 - q->beta);
+        for (int i = 0; i < 8; i++)
+            for (int64_t e = 0; e < d && i != 3; e++)
+                m[e] += (xs[i][e] + c * ((double)xs[i][e] - q->prev[i][e])) / 7;
+        live_mean_track(&q->lm, m, d);
+    }
+    for (int i = 0; i < 8; i++)
+        memcpy(q->prev[i], xs[i], (size_t)d * sizeof(float));
+    q->have_prev = 1;
+}
+
+/* decentlam and momentum_consensus (both forms) on a ring of 8 with
+ * lr = 1e-30 and independent initial models. Their momentum carries the
+ * consensus moves (decentlam: lr m_i^{k+1} = x_i^k - x_i^{k+1};
+ * momentum_consensus: v_i^{k+1} = x_i^{k+1} - x_i^k), so what W (doubly
+ * stochastic over the live graph, the missing neighbours' x and v replaced
+ * by the worker's own) keeps is not the live mean of x but
+ * Q = mean_live (x + beta/(1-beta) v): sum x' = sum x + beta sum v and
+ * sum v' = beta sum v. A crashed worker takes its v with it, so the plain
+ * live mean moves by up to beta/(1-beta) |v_3| / 7, while Q stays within
+ * float rounding (1e-5) as long as worker 3 is down. */
+Test(gossip, momentum_gossip_keeps_the_live_invariant_while_a_worker_is_down)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.1s,crash,3,\n"
+                          "0.3s,rejoin,3,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *methods[][2] = {{"algorithm.name=decentlam", "algorithm.nesterov=false"},
+                                {"algorithm.name=momentum_consensus", "algorithm.overlap=true"},
+                                {"algorithm.name=momentum_consensus", "algorithm.overlap=false"}};
+    for (int m = 0; m < 3; m++) {
+        const char *sets[] = {set, methods[m][0], methods[m][1], "algorithm.momentum=0.8",
+                              "algorithm.lr=1e-30", "workload.init=independent",
+                              "faults.sync_timeout=20ms", "network.topology=star",
+                              "network.latency=100us", "experiment.eval_every=1"};
+        static live_q q;
+        memset(&q, 0, sizeof q);
+        q.beta = 0.8;
+        harness h;
+        h_build(&h, test_base_ini, sets, 10);
+        cr_assert_leq(h.env->d, 64);
+        h.probe = probe_live_q;
+        h.probe_ctx = &q;
+        h_run(&h, 60);
+        cr_assert(q.lm.have_ref, "%s", methods[m][1]);
+        cr_assert_gt(q.lm.checked, 5, "%s", methods[m][1]);
+        cr_assert_lt(q.lm.worst, 1e-5, "%s %s: Q moved by %g", methods[m][0], methods[m][1],
+                     q.lm.worst);
+        cr_assert_eq(h.env->w[3].down, 0);
+        cr_assert_lt(h.env->w[3].steps, h.env->w[2].steps - 8, "%s", methods[m][0]);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* A rejoin's fresh state, through the rejoining worker's first update.
+ * Worker 3 crashes at 0.105 s and rejoins at 0.305 s, when every live
+ * worker is inside a compute step of iteration k (ideal network, T =
+ * 10 ms). An event of the test at that instant (after the rejoin) reads
+ * the models, worker 3's rejoin model and the gradient it has just
+ * computed there. Worker 3 starts at iteration k0 = k (ATC: its
+ * neighbours have not published step k yet) or k + 1 (AWC: they have).
+ * Its x_3^{k0 + 1}, read at the next snapshot, must be the update from
+ * zero momentum:
+ *   dmsgd (awc):             sum_j W_3j x_j^{k0} - lr g_3         (m_3 = 0)
+ *   decentlam (lr ~ 0):      sum_j W_3j x_j^{k0}                  (m_3 = 0)
+ *   momentum_consensus:      sum_j W_3j x_j^{k0}
+ *       + beta (1 - omega) sum_{j != 3} W_3j (x_j^{k0} - x_j^{k0-1})  (v_3 = 0)
+ * With the momentum left from before the crash each is off by beta m_3
+ * (lr beta m_3 for decentlam, beta omega v_3 for momentum_consensus). */
+typedef struct rejoin_probe {
+    float hist[48][8][64];   /* worker models at the snapshot of iteration K */
+    float x[8][64];          /* current models at the rejoin instant */
+    float g3[64];
+    int64_t k_at;            /* completed iterations at the rejoin instant */
+    int seen;
+} rejoin_probe;
+
+static void probe_hist(harness *h)
+{
+    rejoin_probe *r = h->probe_ctx;
+    const float *xs[8];
+    h->vt->worker_models(h->alg, xs);
+    int64_t K = h->env->iterations;
+    for (int i = 0; i < 8 && K < 48; i++)
+        memcpy(r->hist[K][i], xs[i], (size_t)h->env->d * sizeof(float));
+}
+
+static void on_rejoin_probe(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)arg;
+    (void)payload;
+    harness *h = ctx;
+    rejoin_probe *r = h->probe_ctx;
+    r->k_at = h->env->iterations;
+    for (int i = 0; i < 8; i++)
+        memcpy(r->x[i], h->env->w[i].x, (size_t)h->env->d * sizeof(float));
+    memcpy(r->g3, h->env->w[3].grad, (size_t)h->env->d * sizeof(float));
+    r->seen = 1;
+}
+
+Test(gossip, momentum_gossip_rejoin_starts_from_zero_momentum)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.105s,crash,3,\n"
+                          "0.305s,rejoin,3,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    struct {
+        const char *name, *opt, *lr;
+        int awc, mc;     /* form; momentum_consensus */
+        double lr_v;
+    } cases[] = {
+        {"algorithm.name=dmsgd", "algorithm.form=awc", "algorithm.lr=0.1", 1, 0, 0.1},
+        {"algorithm.name=decentlam", "algorithm.nesterov=false", "algorithm.lr=1e-30", 0, 0, 0},
+        {"algorithm.name=momentum_consensus", "algorithm.overlap=false", "algorithm.lr=1e-30", 0,
+         1, 0},
+        {"algorithm.name=momentum_consensus", "algorithm.overlap=true", "algorithm.lr=1e-30", 1,
+         1, 0},
+    };
+    const double beta = 0.9, omega = 0.5;
+    for (int c = 0; c < 4; c++) {
+        const char *sets[] = {set, cases[c].name, cases[c].opt, cases[c].lr,
+                              "algorithm.momentum=0.9", "workload.init=independent",
+                              "faults.sync_timeout=50ms", "experiment.eval_every=1"};
+        static rejoin_probe r;
+        memset(&r, 0, sizeof r);
+        harness h;
+        h_build(&h, test_base_ini, sets, 8);
+        int64_t d = h.env->d;
+        cr_assert_leq(d, 64);
+        h.probe = probe_hist;
+        h.probe_ctx = &r;
+        cr_assert(sim_engine_schedule(h.eng, 305 * (SIM_NS_PER_S / 1000), on_rejoin_probe, &h, 0, NULL, NULL));
+        h_run(&h, 40);
+        cr_assert(r.seen);
+        int64_t k0 = r.k_at + cases[c].awc;
+        cr_assert(k0 > 10 && k0 + 1 < 40, "%s: k0 = %lld", cases[c].name, (long long)k0);
+        const topo_wmat *W = topo_mixing_at(h.mix, 0);
+        double worst = 0, scale = 0, moved = 0;
+        for (int64_t e = 0; e < d; e++) {
+            /* the model rule: the mean of the live neighbours' current models */
+            double mean = ((double)r.x[2][e] + r.x[4][e]) / 2;
+            cr_assert(fabs(r.x[3][e] - mean) < 1e-6, "%s: rejoin model %g vs %g", cases[c].name,
+                      r.x[3][e], mean);
+            double want = topo_wmat_get(W, 3, 3) * r.x[3][e];
+            for (int j = 2; j <= 4; j += 2) {
+                double xj = r.hist[k0][j][e], w = topo_wmat_get(W, 3, j);
+                if (!cases[c].awc) /* ATC: the neighbours are still at x^{k0} */
+                    cr_assert_eq(r.x[j][e], r.hist[k0][j][e]);
+                want += w * xj;
+                if (cases[c].mc)
+                    want += beta * (1 - omega) * w * (xj - r.hist[k0 - 1][j][e]);
+            }
+            want -= cases[c].lr_v * r.g3[e];
+            double got = r.hist[k0 + 1][3][e];
+            worst = fmax(worst, fabs(got - want));
+            scale = fmax(scale, fabs(want));
+            moved = fmax(moved, fabs((double)r.hist[10][3][e] - r.hist[9][3][e]));
+        }
+        cr_assert_lt(worst, 1e-5 * scale, "%s %s: off by %g", cases[c].name, cases[c].opt,
+                     worst);
+        /* worker 3 was moving before its crash (x_3^10 - x_3^9, its v or
+         * lr m there for the lr ~ 0 methods): its old momentum is not small */
+        cr_assert_gt(moved, 1e-3 * scale, "%s: worker 3's last move %g", cases[c].name, moved);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* ---- time-varying graphs (one_peer_exponential) under crashes ----------- */
+
+#include "algorithms/drivers/gossip.h"
+
+/* The live workers' mean over the evaluation snapshots, its reference
+ * retaken at the first snapshot of the live workers after the set of down
+ * workers changes. */
+typedef struct tv_mean {
+    live_mean lm;
+    unsigned down;        /* the down set of the reference */
+} tv_mean;
+
+static void probe_tv_mean(harness *h)
+{
+    tv_mean *tm = h->probe_ctx;
+    unsigned down = 0;
+    for (int i = 0; i < h->env->n; i++)
+        if (h->env->w[i].down)
+            down |= 1u << i;
+    if (down != tm->down) {
+        tm->down = down;
+        tm->lm.have_ref = 0;
+    }
+    if (!down)
+        return;
+    /* only the snapshots of iterations that the down workers took no part
+     * in (a worker that crashed inside iteration k may have completed k - 1) */
+    const float *xs[32];
+    int live = 0;
+    for (int i = 0; i < h->env->n; i++)
+        live += !h->env->w[i].down;
+    if (algo_gossip_live_models(h->alg, xs) != live)
+        return;
+    live_mean_track_model(h, &tm->lm);
+}
+
+/* one_peer_exponential on 8 workers (W_t = (I + P_t)/2, i receiving from
+ * i + 2^(t mod 3)), lr = 1e-30 and independent initial models: only the
+ * mixing moves the models. Worker 3 is down from 5 ms (inside iteration
+ * 0's compute, before the models reach consensus, which this graph does
+ * in 3 steps with every worker up), worker 4 (its successor on the cycles
+ * of shift 1) from 25 ms, both rejoin at 0.3 s.
+ * The dead workers are bypassed along P_t's cycle, so the live workers'
+ * mean stays what it was (float rounding: 1e-5). Moving a dead peer's
+ * weight to the receiver's diagonal instead keeps the rows stochastic but
+ * not the columns: the mean would move by (x_i - x_h)/2 per bypass, O(0.1)
+ * with these models. */
+Test(gossip, gossip_keeps_the_live_mean_on_a_time_varying_graph)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.005s,crash,3,\n"
+                          "0.025s,crash,4,\n"
+                          "0.3s,rejoin,3,\n"
+                          "0.3s,rejoin,4,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *methods[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc",
+                             "algorithm.name=dmsgd"};
+    for (int m = 0; m < 3; m++) {
+        const char *sets[] = {set, methods[m], "algorithm.lr=1e-30",
+                              "workload.init=independent", "faults.sync_timeout=20ms",
+                              "network.topology=star", "network.latency=100us",
+                              "experiment.eval_every=1", "topology.graph=one_peer_exponential"};
+        static tv_mean tm;
+        memset(&tm, 0, sizeof tm);
+        harness h;
+        h_build(&h, test_base_ini, sets, 9);
+        cr_assert_leq(h.env->d, 64);
+        h.probe = probe_tv_mean;
+        h.probe_ctx = &tm;
+        h_run(&h, 60);
+        cr_assert_gt(tm.lm.checked, 5, "%s", methods[m]);
+        cr_assert_lt(tm.lm.worst, 1e-5, "%s: the live mean moved by %g", methods[m],
+                     tm.lm.worst);
+        cr_assert_eq(h.env->w[3].down, 0);
+        cr_assert_eq(h.env->w[4].down, 0);
+        cr_assert_gt(h.env->w[3].steps, 0);
+        cr_assert_lt(h.env->w[3].steps, h.env->w[2].steps - 8, "%s", methods[m]);
+        /* worker 4 was up 20 ms longer */
+        cr_assert_gt(h.env->w[4].steps, h.env->w[3].steps, "%s", methods[m]);
+        cr_assert_lt(h.env->w[4].steps, h.env->w[2].steps - 8, "%s", methods[m]);
+        cr_assert_eq(h.env->iterations, 60);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* The crash costs one timeout on a time-varying graph too (constant T on an
+ * ideal network, worker 5 crashing inside iteration 10's compute): for
+ * dsgd_atc iteration 10 takes T + timeout (worker 5's receiver waits for it
+ * from 0.11 s); the receivers of the later steps, whose waits start later,
+ * are done by then, so every other iteration takes T. dpsgd (AWC): worker 5
+ * sent and combined step 10 before it crashed; the wait for its step-11
+ * message overlaps the gradient, so iteration 11 takes the timeout. */
+Test(gossip, time_varying_gossip_crash_costs_the_timeout_once)
+{
+    const char *atc[] = {"algorithm.name=dsgd_atc", "topology.graph=one_peer_exponential"};
+    check_crash_cost(atc, 2, 10, 0.01 + 0.05);
+    const char *awc[] = {"algorithm.name=dpsgd", "topology.graph=one_peer_exponential"};
+    check_crash_cost(awc, 2, 11, 0.05);
+}

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dec_harness.h"
+#include "tests/algorithms/harness.h"
 #include "sim/network.h"
 
 static const char *const methods[] = {"algorithm.name=dpsgd", "algorithm.name=dsgd_atc"};
@@ -36,7 +36,7 @@ static void run_choco(const char *method, const char *schedule_set, int64_t iter
 {
     const char *sets[] = {method, "algorithm.compressor=topk(0.1)", "faults.sync_timeout=20ms",
                           schedule_set};
-    h_build(h, base_ini, sets, schedule_set ? 4 : 3);
+    h_build(h, test_base_ini, sets, schedule_set ? 4 : 3);
     cr_assert_float_eq(h->env->msg_bytes, 176.0, 1e-9);
     h_run(h, iters);
 }
@@ -146,7 +146,7 @@ Test(gossip_crash, choco_keeps_the_live_mean_and_reaches_consensus_after_a_rejoi
                               "experiment.eval_every=1"};
         drift dr = {.seen = 0};
         harness h;
-        h_build(&h, base_ini, sets, 10);
+        h_build(&h, test_base_ini, sets, 10);
         cr_assert_leq(h.env->d, 64);
         double c0 = h_consensus(&h);
         h.probe = probe_drift;

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dec_harness.h"
+#include "tests/algorithms/harness.h"
 
-/* Runs base_ini with the network of the tests and the given settings. */
-static void run(harness *h, h_times *ts, const char *const *extra, int n_extra, int64_t iters)
+/* Runs test_base_ini with the network of the tests and the given settings. */
+static void run(harness *h, times *ts, const char *const *extra, int n_extra, int64_t iters)
 {
     const char *sets[16] = {"network.latency=5us", "network.bandwidth=1GB/s",
                             "network.intra_latency=1us", "network.intra_bandwidth=10GB/s",
@@ -22,8 +22,8 @@ static void run(harness *h, h_times *ts, const char *const *extra, int n_extra, 
     for (int i = 0; i < n_extra; i++)
         sets[n++] = extra[i];
     ts->n = 0;
-    h_build(h, base_ini, sets, n);
-    h->probe = h_record_time;
+    h_build(h, test_base_ini, sets, n);
+    h->probe = record_time;
     h->probe_ctx = ts;
     h_run(h, iters);
 }
@@ -31,7 +31,7 @@ static void run(harness *h, h_times *ts, const char *const *extra, int n_extra, 
 /* Two runs give the same models and iteration times, bit for bit. */
 static void same_runs(const char *const *a_sets, int na, const char *const *b_sets, int nb)
 {
-    static h_times ta, tb;
+    static times ta, tb;
     harness a, b;
     run(&a, &ta, a_sets, na, 60);
     run(&b, &tb, b_sets, nb, 60);
@@ -77,7 +77,7 @@ Test(hierarchical_local_sgd, global_every_1_is_local_sgd_with_the_hierarchical_c
  * H T + 2(2 ai + S/Bi) (a server average ends round k) or H T + h(4). */
 Test(hierarchical_local_sgd, round_times_in_closed_form)
 {
-    static h_times ts;
+    static times ts;
     harness h;
     const char *sets[] = {"algorithm.name=hierarchical_local_sgd", "algorithm.local_steps=2",
                           "algorithm.global_every=3", "network.topology=hierarchical(4, 2)",
@@ -107,7 +107,7 @@ Test(hierarchical_local_sgd, crash_and_rejoin)
     fputs("time,event,target,value\n0.175s,crash,7,\n0.6s,rejoin,7,\n", f);
     fclose(f);
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    static h_times ts;
+    static times ts;
     harness h;
     const char *sets[] = {set, "algorithm.name=hierarchical_local_sgd", "algorithm.local_steps=2",
                           "algorithm.global_every=2", "network.topology=hierarchical(4, 2)",

@@ -20,7 +20,7 @@
 #include "algorithms/optim/optim.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
-#include "tests/algorithms/dec_harness.h"
+#include "tests/algorithms/harness.h"
 
 /* ---- the update written out in double ----------------------------------- */
 
@@ -443,19 +443,7 @@ Test(optim, reset_freeze_and_steps)
 
 /* ---- runs through the experiment runner --------------------------------- */
 
-typedef struct rows {
-    an_metric_row r[512];
-    int n;
-} rows;
-
-static void collect(void *ctx, const an_metric_row *row)
-{
-    rows *rs = ctx;
-    if (rs->n < 512)
-        rs->r[rs->n++] = *row;
-}
-
-static const char *run_ini = "[experiment]\n"
+static const char *optim_ini = "[experiment]\n"
                              "seed = 7\n"
                              "max_epochs = 0\n"
                              "max_iterations = 200\n"
@@ -477,22 +465,16 @@ static const char *run_ini = "[experiment]\n"
                              "dataset = blobs(4, 10, 4000)\n";
 
 /* Runs; returns 0 or the error code (message in err). */
-static int try_run(const char *const *sets, int nsets, rows *rs, sim_run_result *res,
+static int try_run(const char *const *sets, int nsets, test_rows *rs, sim_run_result *res,
                    sim_err *err)
 {
-    sim_config cfg;
-    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", run_ini, sets, nsets,
-                                    &cfg, err);
-    cr_assert_eq(rc, 0, "config: %s", err->msg);
     if (rs)
         rs->n = 0;
-    sim_run_opts opts = {.on_metric = rs ? collect : NULL, .ctx = rs};
-    rc = sim_experiment_run(&cfg, &opts, res, err);
-    sim_config_release(&cfg);
-    return rc;
+    sim_run_opts opts = {.on_metric = rs ? test_rows_collect : NULL, .ctx = rs};
+    return test_run_loaded(optim_ini, sets, nsets, &opts, res, err);
 }
 
-static sim_run_result run(const char *const *sets, int nsets, rows *rs)
+static sim_run_result run(const char *const *sets, int nsets, test_rows *rs)
 {
     sim_run_result res;
     sim_err err = {0};
@@ -501,20 +483,7 @@ static sim_run_result run(const char *const *sets, int nsets, rows *rs)
     return res;
 }
 
-static void assert_rows_identical(const rows *a, const rows *b, const char *what)
-{
-    cr_assert_eq(a->n, b->n, "%s: %d vs %d rows", what, a->n, b->n);
-    cr_assert_gt(a->n, 3, "%s", what);
-    for (int i = 0; i < a->n; i++) {
-        cr_assert_eq(a->r[i].iteration, b->r[i].iteration, "%s row %d", what, i);
-        cr_assert_eq(a->r[i].train_loss, b->r[i].train_loss, "%s row %d: %.17g vs %.17g",
-                     what, i, a->r[i].train_loss, b->r[i].train_loss);
-        cr_assert_eq(a->r[i].test_loss, b->r[i].test_loss, "%s row %d", what, i);
-        cr_assert_eq(a->r[i].test_accuracy, b->r[i].test_accuracy, "%s row %d", what, i);
-    }
-}
-
-static rows ra, rb;
+static test_rows ra, rb;
 
 Test(optim, allreduce_adam_trains_a_softmax_model)
 {
@@ -567,7 +536,7 @@ Test(optim, one_worker_methods_equal_allreduce_for_every_optimizer)
             char what[160];
             snprintf(what, sizeof what, "%s %s %s", opts[o][0], methods[m][0],
                      methods[m][1] ? methods[m][1] : "");
-            assert_rows_identical(&ra, &rb, what);
+            test_rows_assert_identical(&ra, &rb, what);
         }
     }
 }
@@ -687,8 +656,8 @@ Test(optim, small_clip_bounds_every_gradient_of_the_env)
     const double C = 2.9;
     const char *clip_on[] = {"algorithm.clip=2.9"};
     harness a, b;
-    h_build(&a, base_ini, clip_on, 1);
-    h_build(&b, base_ini, NULL, 0);
+    h_build(&a, test_base_ini, clip_on, 1);
+    h_build(&b, test_base_ini, NULL, 0);
     int64_t d = a.env->d, expect = 0;
     float *ga = malloc((size_t)d * sizeof *ga), *gb = malloc((size_t)d * sizeof *gb);
     for (int k = 0; k < 200; k++) {

@@ -1,5 +1,7 @@
-/* Gradient buckets overlapping the backward pass and the hierarchical
- * all-reduce, through whole runs of allreduce_sgd against closed forms. */
+/* DDP's gradient buckets overlapping the backward pass
+ * (algorithms/drivers/overlap.c; not Overlap-Local-SGD, which is
+ * test_overlap_local_sgd.c) and the hierarchical all-reduce, through whole
+ * runs of allreduce_sgd against closed forms. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -7,6 +9,7 @@
 #include "algorithms/core/algo.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
+#include "tests/common.h"
 
 static sim_run_result run_sets(const char *const *sets, int nsets)
 {
@@ -29,16 +32,7 @@ static sim_run_result run_sets(const char *const *sets, int nsets)
                              "model = mlp(8)\n"
                              "dataset = blobs(4, 10, 2000)\n"
                              "sim_params = 1240000\n";
-    sim_config cfg;
-    sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets,
-                                        &cfg, &err), 0,
-                 "config: %s", err.msg);
-    sim_run_opts opts = {0};
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, &opts, &res, &err), 0, "run: %s", err.msg);
-    sim_config_release(&cfg);
-    return res;
+    return test_run_ini(ini, sets, nsets, NULL);
 }
 
 static int run_fails(const char *const *sets, int nsets, sim_err *err)

@@ -12,22 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dec_harness.h"
-
-static void write_file(char *path, const char *text)
-{
-    strcpy(path, "/tmp/dtsim_sync_XXXXXX");
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
-}
+#include "tests/algorithms/harness.h"
 
 /* Runs allreduce_sgd with the given settings (plus the common ones) for
  * `iters` iterations, recording iteration times into ts; returns the
  * harness (the caller frees it). */
-static void run(harness *h, h_times *ts, const char *const *extra, int n_extra, int64_t iters)
+static void run(harness *h, times *ts, const char *const *extra, int n_extra, int64_t iters)
 {
     const char *sets[16] = {"algorithm.name=allreduce_sgd", "network.topology=complete",
                             "network.latency=20us", "network.bandwidth=1GB/s",
@@ -36,8 +26,8 @@ static void run(harness *h, h_times *ts, const char *const *extra, int n_extra, 
     for (int i = 0; i < n_extra; i++)
         sets[n++] = extra[i];
     ts->n = 0;
-    h_build(h, base_ini, sets, n);
-    h->probe = h_record_time;
+    h_build(h, test_base_ini, sets, n);
+    h->probe = record_time;
     h->probe_ctx = ts;
     h_run(h, iters);
 }
@@ -52,10 +42,10 @@ static double c(int m) { return 2.0 * (m - 1) * (A + S / (m * B)); }
 Test(sync, crashes_possible_but_none_is_the_plain_run)
 {
     char path[64], set[96];
-    write_file(path, "time,event,target,value\n100s,crash,1,\n");
+    test_write_temp(path, "time,event,target,value\n100s,crash,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     for (int k = 0; k < 2; k++) {
-        static h_times ta, tb;
+        static times ta, tb;
         harness a, b;
         const char *plain[] = {k ? "algorithm.bucket=1MB" : "algorithm.bucket=0"};
         const char *faulty[] = {plain[0], set};
@@ -89,9 +79,9 @@ Test(sync, crashes_possible_but_none_is_the_plain_run)
 Test(sync, bucket_crash_in_the_compute_step_costs_what_it_costs_without_buckets)
 {
     char path[64], set[96];
-    write_file(path, "time,event,target,value\n0.175s,crash,5,\n0.6s,rejoin,5,\n");
+    test_write_temp(path, "time,event,target,value\n0.175s,crash,5,\n0.6s,rejoin,5,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    static h_times ts;
+    static times ts;
     harness h;
     const char *extra[] = {set, "algorithm.bucket=8MB"};
     run(&h, &ts, extra, 2, 60);
@@ -125,9 +115,9 @@ Test(sync, bucket_crash_during_the_reduction_loses_the_partly_reduced_bucket)
     const double start = 10 * before, tc = start + T + 0.5 * c(8);
     char path[64], set[96], sched[128];
     snprintf(sched, sizeof sched, "time,event,target,value\n%.9fs,crash,5,\n", tc);
-    write_file(path, sched);
+    test_write_temp(path, sched);
     snprintf(set, sizeof set, "faults.schedule=%s", path);
-    static h_times ts;
+    static times ts;
     harness h;
     const char *extra[] = {set, "algorithm.bucket=8MB"};
     run(&h, &ts, extra, 2, 30);

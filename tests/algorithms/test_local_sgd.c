@@ -19,7 +19,8 @@
 #include <math.h>
 
 #include "algorithms/drivers/local.h"
-#include "dec_harness.h"
+#include "tests/algorithms/harness.h"
+#include "algorithms/core/fault.h"
 #include "sim/rng.h"
 #include "tests/common.h"
 
@@ -38,9 +39,9 @@ static void assert_same_model(const char *const *a, int na, const char *const *b
                               int64_t iters, double tol)
 {
     harness ha, hb;
-    h_build(&ha, base_ini, a, na);
+    h_build(&ha, test_base_ini, a, na);
     h_run(&ha, iters);
-    h_build(&hb, base_ini, b, nb);
+    h_build(&hb, test_base_ini, b, nb);
     h_run(&hb, iters);
     int64_t d = ha.env->d;
     float *xa = malloc((size_t)d * sizeof *xa), *xb = malloc((size_t)d * sizeof *xb);
@@ -59,7 +60,7 @@ static void assert_same_model(const char *const *a, int na, const char *const *b
     h_free(&hb);
 }
 
-Test(local, local_sgd_h1_with_momentum_equals_allreduce_sgd)
+Test(local_sgd, local_sgd_h1_with_momentum_equals_allreduce_sgd)
 {
     const char *a[] = {"algorithm.name=local_sgd", "algorithm.local_steps=1",
                        "algorithm.momentum=0.9", "algorithm.weight_decay=0.001"};
@@ -73,7 +74,7 @@ Test(local, local_sgd_h1_with_momentum_equals_allreduce_sgd)
     assert_same_model(an, 4, bn, 3, 120, 1e-5);
 }
 
-Test(local, post_local_sgd_before_the_switch_equals_allreduce_sgd)
+Test(local_sgd, post_local_sgd_before_the_switch_equals_allreduce_sgd)
 {
     const char *a[] = {"algorithm.name=post_local_sgd", "algorithm.switch_epoch=100",
                        "algorithm.momentum=0.9"};
@@ -81,7 +82,7 @@ Test(local, post_local_sgd_before_the_switch_equals_allreduce_sgd)
     assert_same_model(a, 3, b, 2, 120, 1e-5);
 }
 
-Test(local, slowmo_beta0_alpha1_equals_local_sgd)
+Test(local_sgd, slowmo_beta0_alpha1_equals_local_sgd)
 {
     const char *a[] = {"algorithm.name=slowmo", "algorithm.local_steps=4",
                        "algorithm.slow_momentum=0", "algorithm.slow_lr=1",
@@ -91,7 +92,7 @@ Test(local, slowmo_beta0_alpha1_equals_local_sgd)
     assert_same_model(a, 5, b, 3, 120, 1e-5);
 }
 
-Test(local, slowmo_tau1_plain_sgd_equals_heavy_ball_allreduce_sgd)
+Test(local_sgd, slowmo_tau1_plain_sgd_equals_heavy_ball_allreduce_sgd)
 {
     const char *a[] = {"algorithm.name=slowmo", "algorithm.local_steps=1",
                        "algorithm.slow_momentum=0.9", "algorithm.slow_lr=1",
@@ -100,7 +101,7 @@ Test(local, slowmo_tau1_plain_sgd_equals_heavy_ball_allreduce_sgd)
     assert_same_model(a, 5, b, 2, 120, 1e-5);
 }
 
-Test(local, bmuf_classic_with_constant_lr_equals_slowmo)
+Test(local_sgd, bmuf_classic_with_constant_lr_equals_slowmo)
 {
     /* Delta = -alpha lr u: the same iterates up to rounding */
     const char *a[] = {"algorithm.name=slowmo", "algorithm.local_steps=3",
@@ -115,7 +116,7 @@ Test(local, bmuf_classic_with_constant_lr_equals_slowmo)
  * tau D-PSGD steps (gossip on the ring, local momentum) and then the exact
  * average: the same model as dpsgd's workers' mean after tau iterations,
  * where the dpsgd workers themselves still differ. */
-Test(local, slowmo_dpsgd_beta0_alpha1_is_dpsgd_then_the_exact_average)
+Test(local_sgd, slowmo_dpsgd_beta0_alpha1_is_dpsgd_then_the_exact_average)
 {
     const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
                        "algorithm.local_steps=6", "algorithm.slow_momentum=0",
@@ -125,7 +126,7 @@ Test(local, slowmo_dpsgd_beta0_alpha1_is_dpsgd_then_the_exact_average)
                        "experiment.eval_every=6"};
     assert_same_model(a, 7, b, 3, 6, 1e-5);
     harness h;
-    h_build(&h, base_ini, b, 3);
+    h_build(&h, test_base_ini, b, 3);
     h_run(&h, 6);
     cr_assert(h_consensus(&h) > 1e-6, "the dpsgd workers should still differ");
     h_free(&h);
@@ -133,14 +134,14 @@ Test(local, slowmo_dpsgd_beta0_alpha1_is_dpsgd_then_the_exact_average)
 
 /* After every tau-th iteration the workers hold one model (the exact
  * average and the outer step), in between D-PSGD lets them drift apart. */
-Test(local, slowmo_dpsgd_workers_agree_exactly_after_each_outer_step)
+Test(local_sgd, slowmo_dpsgd_workers_agree_exactly_after_each_outer_step)
 {
     const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
                        "algorithm.local_steps=5", "algorithm.slow_momentum=0.5",
                        "algorithm.momentum=0.9", "experiment.eval_every=1"};
     for (int64_t it = 9; it <= 11; it++) {
         harness h;
-        h_build(&h, base_ini, a, 6);
+        h_build(&h, test_base_ini, a, 6);
         h_run(&h, it);
         double c = h_consensus(&h);
         if (it == 10)
@@ -155,7 +156,7 @@ Test(local, slowmo_dpsgd_workers_agree_exactly_after_each_outer_step)
  * (the row of W sums to 1), so it is the local step, and the average is
  * Local SGD's round: SlowMo over D-PSGD equals SlowMo over Local SGD for
  * any (alpha, beta) and any graph, up to the rounding of sum_j W_ij x0. */
-Test(local, slowmo_dpsgd_tau1_equals_slowmo_local_sgd_tau1)
+Test(local_sgd, slowmo_dpsgd_tau1_equals_slowmo_local_sgd_tau1)
 {
     const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
                        "algorithm.local_steps=1", "algorithm.slow_momentum=0.6",
@@ -170,7 +171,7 @@ Test(local, slowmo_dpsgd_tau1_equals_slowmo_local_sgd_tau1)
  * (every worker holds the mean of the local steps), so with beta = 0,
  * alpha = 1 (the average of identical models changes nothing) SlowMo over
  * it is allreduce_sgd, over several outer iterations. */
-Test(local, slowmo_dpsgd_atc_complete_graph_equals_allreduce_sgd)
+Test(local_sgd, slowmo_dpsgd_atc_complete_graph_equals_allreduce_sgd)
 {
     const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
                        "algorithm.form=atc", "topology.graph=complete",
@@ -184,7 +185,7 @@ Test(local, slowmo_dpsgd_atc_complete_graph_equals_allreduce_sgd)
  * workers start from y = x_g + eta Delta, and x_g becomes their average,
  * which is Sutskever's Nesterov momentum, the same iterates as PyTorch's
  * Nesterov form (the evaluated point y is its x). */
-Test(local, bmuf_nesterov_tau1_equals_nesterov_allreduce_sgd)
+Test(local_sgd, bmuf_nesterov_tau1_equals_nesterov_allreduce_sgd)
 {
     const char *a[] = {"algorithm.name=slowmo", "algorithm.local_steps=1",
                        "algorithm.slow_momentum=0.9", "algorithm.slow_lr=1",
@@ -194,7 +195,7 @@ Test(local, bmuf_nesterov_tau1_equals_nesterov_allreduce_sgd)
     assert_same_model(a, 6, b, 3, 120, 1e-5);
 }
 
-Test(local, adaptive_with_infinite_eta_equals_local_sgd)
+Test(local_sgd, adaptive_with_infinite_eta_equals_local_sgd)
 {
     const char *a[] = {"algorithm.name=adaptive_local_sgd", "algorithm.local_steps=3",
                        "algorithm.eta=1e300", "algorithm.momentum=0.9"};
@@ -203,12 +204,12 @@ Test(local, adaptive_with_infinite_eta_equals_local_sgd)
     assert_same_model(a, 4, b, 3, 120, 1e-5);
 }
 
-Test(local, adaptive_batch_grows_and_never_shrinks)
+Test(local_sgd, adaptive_batch_grows_and_never_shrinks)
 {
     const char *a[] = {"algorithm.name=adaptive_local_sgd", "algorithm.local_steps=3",
                        "algorithm.eta=0.5", "algorithm.max_batch=48"};
     harness h;
-    h_build(&h, base_ini, a, 4);
+    h_build(&h, test_base_ini, a, 4);
     h_run(&h, 150);
     for (int i = 0; i < h.env->n; i++)
         cr_assert_eq(h.env->w[i].batch, h.env->w[0].batch);
@@ -218,16 +219,16 @@ Test(local, adaptive_batch_grows_and_never_shrinks)
     h_free(&h);
 }
 
-Test(local, overlap_alpha0_equals_independent_local_sgd)
+Test(local_sgd, overlap_alpha0_equals_independent_local_sgd)
 {
     const char *a[] = {"algorithm.name=overlap_local_sgd", "algorithm.local_steps=2",
                        "algorithm.pull=0", "algorithm.momentum=0.9"};
     const char *b[] = {"algorithm.name=local_sgd", "algorithm.local_steps=100000",
                        "algorithm.momentum=0.9"};
     harness ha, hb;
-    h_build(&ha, base_ini, a, 4);
+    h_build(&ha, test_base_ini, a, 4);
     h_run(&ha, 60);
-    h_build(&hb, base_ini, b, 3);
+    h_build(&hb, test_base_ini, b, 3);
     h_run(&hb, 60);
     int n = ha.env->n;
     const float **xa = malloc((size_t)n * sizeof *xa), **xb = malloc((size_t)n * sizeof *xb);
@@ -246,7 +247,7 @@ Test(local, overlap_alpha0_equals_independent_local_sgd)
 /* Four gradients in 2-D: a = (1,0), (3,0), (2,2), (2,-2); gbar = (2,0),
  * ||gbar||^2 = 4. With b - 1 = 3: V = (2 + 8)/3 = 10/3; q = 2, 6, 4, 4 so
  * V_ip = 8/3; o = (0,0), (0,0), (0,2), (0,-2) so V_o = 8/3. */
-Test(local, batch_tests_on_the_four_gradient_example)
+Test(local_sgd, batch_tests_on_the_four_gradient_example)
 {
     const double a[4][2] = {{1, 0}, {3, 0}, {2, 2}, {2, -2}};
     double g[2] = {0, 0};
@@ -297,11 +298,11 @@ Test(local, batch_tests_on_the_four_gradient_example)
 
 /* The worker's statistics go through wl_model_batch_stats: its b - 1
  * variance of a constant batch is 0, and the norm test then keeps b. */
-Test(local, batch_stats_of_identical_samples_have_no_variance)
+Test(local_sgd, batch_stats_of_identical_samples_have_no_variance)
 {
     harness h;
     const char *a[] = {"algorithm.name=local_sgd"};
-    h_build(&h, base_ini, a, 1);
+    h_build(&h, test_base_ini, a, 1);
     const wl_model *m = h.env->model;
     int dim = h.env->ds->dim;
     float *x = calloc((size_t)4 * dim, sizeof *x), y[4] = {1, 1, 1, 1};
@@ -329,14 +330,14 @@ static void probe_times(harness *h)
         probe_time[h->env->iterations] = sim_engine_now(h->eng);
 }
 
-Test(local, local_sgd_round_is_the_max_of_n_gamma_sums)
+Test(local_sgd, local_sgd_round_is_the_max_of_n_gamma_sums)
 {
     const int n = 8, H = 4, rounds = 500;
     const double m = 0.01;
     const char *a[] = {"algorithm.name=local_sgd", "algorithm.local_steps=4",
                        "workers.compute=exponential(10ms)"};
     harness h;
-    h_build(&h, base_ini, a, 3);
+    h_build(&h, test_base_ini, a, 3);
     h.probe = probe_times;
     h_run(&h, (int64_t)H * rounds);
     double per_round = sim_time_to_s(probe_time[H * rounds]) / rounds;
@@ -377,7 +378,7 @@ static void overlap_time(const char *compute, int tau, double T)
     const double T_ar = 2 * 3 * (20e-6 + 4e6 / (4 * 1e9));
     const int R = 20;
     harness h;
-    h_build(&h, base_ini, a, 8);
+    h_build(&h, test_base_ini, a, 8);
     h.probe = probe_times;
     h_run(&h, (int64_t)tau * R);
     double expect = tau * R * T + (R - 2) * fmax(0, T_ar - tau * T);
@@ -389,7 +390,7 @@ static void overlap_time(const char *compute, int tau, double T)
 /* SlowMo over D-PSGD costs one all-reduce per tau steps on top of D-PSGD:
  * with constant steps T longer than a neighbour exchange (which AWC hides
  * behind the gradient), R outer iterations take tau R T + R T_ar. */
-Test(local, slowmo_dpsgd_adds_one_allreduce_per_outer_iteration)
+Test(local_sgd, slowmo_dpsgd_adds_one_allreduce_per_outer_iteration)
 {
     const int tau = 3, R = 7;
     const char *a[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
@@ -398,7 +399,7 @@ Test(local, slowmo_dpsgd_adds_one_allreduce_per_outer_iteration)
                        "network.bandwidth=1GB/s", "workload.sim_params=1000000"};
     const double T = 0.01, T_ar = 2 * 3 * (20e-6 + 4e6 / (4 * 1e9));
     harness h;
-    h_build(&h, base_ini, a, 9);
+    h_build(&h, test_base_ini, a, 9);
     h.probe = probe_times;
     h_run(&h, (int64_t)tau * R);
     double expect = tau * R * T + R * T_ar;
@@ -409,14 +410,14 @@ Test(local, slowmo_dpsgd_adds_one_allreduce_per_outer_iteration)
     h_free(&h);
 }
 
-Test(local, overlap_blocks_only_when_the_allreduce_is_late)
+Test(local_sgd, overlap_blocks_only_when_the_allreduce_is_late)
 {
     overlap_time("constant(2ms)", 2, 0.002); /* T_ar = 6.12 ms > 4 ms: blocks 2.12 ms */
     overlap_time("constant(2ms)", 4, 0.002); /* 8 ms > T_ar: never blocks */
     overlap_time("constant(1ms)", 1, 0.001); /* blocks 5.12 ms */
 }
 
-Test(local, config_errors_name_the_key)
+Test(local_sgd, config_errors_name_the_key)
 {
     const char *cases[][3] = {
         {"algorithm.name=local_sgd", "algorithm.local_steps=0", "experiment.seed=3"},
@@ -431,8 +432,8 @@ Test(local, config_errors_name_the_key)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         sim_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", base_ini, cases[k],
-                                            3, &cfg, &err), 0);
+        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini,
+                                            cases[k], 3, &cfg, &err), 0);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_neq(xp_env_algo_create(x, &err), 0, "case %zu accepted", k);
@@ -580,12 +581,12 @@ static void check_drift(const char *const *extra, int nextra)
     h_free(&h);
 }
 
-Test(local, full_batch_local_sgd_converges_to_the_client_drift_point)
+Test(local_sgd, full_batch_local_sgd_converges_to_the_client_drift_point)
 {
     check_drift(NULL, 0);
 }
 
-Test(local, slowmo_converges_to_the_same_drift_point_for_any_alpha_beta)
+Test(local_sgd, slowmo_converges_to_the_same_drift_point_for_any_alpha_beta)
 {
     const char *a[] = {"algorithm.name=slowmo", "algorithm.local_steps=4",
                        "algorithm.slow_momentum=0.5", "algorithm.slow_lr=0.7"};
@@ -593,4 +594,322 @@ Test(local, slowmo_converges_to_the_same_drift_point_for_any_alpha_beta)
     const char *b[] = {"algorithm.name=slowmo", "algorithm.local_steps=4",
                        "algorithm.slow_momentum=0.2", "algorithm.slow_lr=1.5"};
     check_drift(b, 4);
+}
+
+/* ---- the Local SGD family under crashes -------------------------------- */
+
+/* local_sgd with H = 4 local steps on a complete network of 8 (ring
+ * all-reduce), constant T = 10 ms, c(m) = 2(m-1)(alpha + S/(mB)). Rounds
+ * take H T + c(8); worker 5 crashes at 0.175 s, inside round 3's local
+ * steps: the survivors finish theirs, enter, wait sync_timeout = 50 ms and
+ * re-form over 7 ranks (H T + timeout + c(7)); then H T + c(7) while it is
+ * down. It rejoins at 0.6 s: the next average is sent to it (alpha + S/B on
+ * its own link) and it starts the following round that much after the
+ * others, which wait for it in the collective: H T + alpha + S/B + c(8);
+ * then H T + c(8) again. An iteration is one local step of every live
+ * worker, the round's last one counted when the average is held: the
+ * rounds end at iterations 4, 8, ... */
+Test(local_sgd, local_sgd_crash_costs_the_timeout_then_runs_over_the_survivors)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.175s,crash,5,\n"
+                          "0.6s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
+                          "network.topology=complete", "network.latency=20us",
+                          "network.bandwidth=1GB/s", "workload.sim_params=1000000",
+                          "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, test_base_ini, sets, 8);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 120);
+    const double S = 4e6, a = 20e-6, B = 1e9, T = 0.01, to = 0.05, H = 4;
+    const double c8 = 2 * 7 * (a + S / (8 * B)), c7 = 2 * 6 * (a + S / (7 * B));
+    const double join = a + S / B;
+    /* round r ends at iteration 4(r + 1): ts.t[4r + 3] */
+    int rounds = ts.n / 4, aborted = -1, joined = -1;
+    double end[64];
+    cr_assert_eq(ts.n, 120);
+    for (int r = 0; r < rounds; r++)
+        end[r] = ts.t[4 * r + 3];
+    for (int r = 1; r < rounds; r++) {
+        if (end[r - 1] < 0.175 && end[r] > 0.175)
+            aborted = r;
+        if (end[r - 1] < 0.6 && end[r] > 0.6)
+            joined = r + 1; /* the joiner's first round */
+    }
+    cr_assert_eq(aborted, 3, "round 3 holds the crash (%d)", aborted);
+    cr_assert(end[0] - (H * T + c8) < 1e-9 && end[0] > H * T + c8 - 1e-9, "%.9f", end[0]);
+    for (int r = 1; r < aborted; r++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + c8)) < 1e-7, "round %d", r);
+    cr_assert(fabs(end[aborted] - end[aborted - 1] - (H * T + to + c7)) < 1e-7,
+              "%.9f vs %.9f", end[aborted] - end[aborted - 1], H * T + to + c7);
+    int checked = 0;
+    for (int r = aborted + 1; r < joined; r++, checked++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + c7)) < 1e-7, "round %d: %.9f vs %.9f", r,
+                  end[r] - end[r - 1], H * T + c7);
+    cr_assert_gt(checked, 5);
+    cr_assert(fabs(end[joined] - end[joined - 1] - (H * T + join + c8)) < 1e-7,
+              "the joiner's first round: %.9f vs %.9f", end[joined] - end[joined - 1],
+              H * T + join + c8);
+    checked = 0;
+    for (int r = joined + 1; r < rounds; r++, checked++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + c8)) < 1e-7, "round %d after the rejoin",
+                  r);
+    cr_assert_gt(checked, 5);
+    /* local steps inside a round: T apart */
+    cr_assert(fabs(ts.t[1] - ts.t[0] - T) < 1e-9 && fabs(ts.t[0] - T) < 1e-9);
+    /* 16 samples a step; worker 5 lost the 4 steps of round 3 and took
+     * part in the rounds from `joined` on */
+    int64_t w5 = h.env->w[5].steps;
+    cr_assert_eq(w5, 4 * (aborted + 1) + 4 * (rounds - joined) + 1, "%lld", (long long)w5);
+    cr_assert_eq(h.env->w[5].down, 0);
+    h_free(&h);
+    unlink(path);
+}
+
+typedef struct local_probe {
+    float x0[8][64];     /* the initial models */
+    float avg[64];       /* the average the joiner took */
+    double first_avg_err; /* |model - mean of the survivors' initial models| at iteration 4 */
+    double all_gap;      /* |mean of all 8 initial models - that mean| */
+    int joined;          /* 1: the joiner's average is recorded */
+    int took_avg;        /* the joiner's model equalled the average bit for bit */
+    int near_lr, coords; /* after its first step: coordinates moved by lr (1%) */
+    double lr;
+} local_probe;
+
+/* Iteration 4 is round 0's average, formed without worker 5 (crashed in
+ * round 0's local steps); later, the first sync iteration at which worker 5
+ * holds exactly worker 0's model is the one it joined at, and the next
+ * iteration is its first local step from it. */
+static void probe_local(harness *h)
+{
+    local_probe *p = h->probe_ctx;
+    const int64_t d = h->env->d;
+    const int64_t it = h->env->iterations;
+    if (it == 4) {
+        float scratch[64];
+        const float *m = h->vt->model(h->alg, scratch);
+        double err = 0, gap = 0;
+        for (int64_t j = 0; j < d; j++) {
+            double s7 = 0, s8 = 0;
+            for (int i = 0; i < 8; i++) {
+                s8 += p->x0[i][j];
+                if (i != 5)
+                    s7 += p->x0[i][j];
+            }
+            err = fmax(err, fabs(m[j] - s7 / 7));
+            gap = fmax(gap, fabs(s8 / 8 - s7 / 7));
+        }
+        p->first_avg_err = err;
+        p->all_gap = gap;
+    }
+    if (sim_time_to_s(sim_engine_now(h->eng)) < 0.1 || h->env->w[5].down)
+        return;
+    if (!p->joined && it % 4 == 0 &&
+        memcmp(h->env->w[5].x, h->env->w[0].x, (size_t)d * sizeof(float)) == 0) {
+        memcpy(p->avg, h->env->w[0].x, (size_t)d * sizeof(float));
+        p->joined = 1;
+        p->took_avg = 1;
+        return;
+    }
+    if (p->joined == 1) {
+        p->joined = 2;
+        for (int64_t j = 0; j < d; j++) {
+            double step = fabs((double)h->env->w[5].x[j] - p->avg[j]);
+            p->near_lr += fabs(step / p->lr - 1) < 0.01;
+            p->coords++;
+        }
+    }
+}
+
+/* local_sgd, H = 4, independent initial models, ideal network. Worker 5
+ * crashes at 15 ms (inside round 0's local steps) and rejoins at 0.1 s.
+ * With lr = 1e-30 the models do not move: the first average is exactly the
+ * mean of the 7 survivors' initial models (float rounding 1e-6), not that
+ * of all 8. With Adam (lr = 1e-3) the joiner's model is the formed average
+ * bit for bit and its first step from it moves every coordinate by lr
+ * (Adam's first step from a fresh state: lr g / (|g| + eps)); a kept
+ * state (bias-corrected moments of older gradients) would not. */
+Test(local_sgd, local_sgd_averages_the_survivors_and_a_joiner_starts_fresh_from_the_average)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.015s,crash,5,\n"
+                          "0.1s,rejoin,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    static local_probe p;
+    for (int adam = 0; adam < 2; adam++) {
+        const char *sets[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
+                              "workload.init=independent", "faults.sync_timeout=20ms",
+                              adam ? "algorithm.lr=1e-3" : "algorithm.lr=1e-30",
+                              adam ? "algorithm.optimizer=adam" : "algorithm.optimizer=sgd"};
+        memset(&p, 0, sizeof p);
+        p.lr = 1e-3;
+        harness h;
+        h_build(&h, test_base_ini, sets, 7);
+        cr_assert_leq(h.env->d, 64);
+        for (int i = 0; i < 8; i++)
+            memcpy(p.x0[i], h.env->w[i].x, (size_t)h.env->d * sizeof(float));
+        h.probe = probe_local;
+        h.probe_ctx = &p;
+        h_run(&h, 80);
+        if (!adam) {
+            cr_assert_lt(p.first_avg_err, 1e-6, "%g", p.first_avg_err);
+            cr_assert_gt(p.all_gap, 1e-3, "the 8-worker mean differs: %g", p.all_gap);
+            h_free(&h);
+            continue;
+        }
+        cr_assert(p.took_avg, "the joiner never held the average");
+        cr_assert_eq(p.joined, 2);
+        cr_assert_geq(p.near_lr, 0.9 * p.coords, "%d of %d coordinates moved by lr", p.near_lr,
+                      p.coords);
+        h_free(&h);
+    }
+    unlink(path);
+}
+
+/* slowmo's outer state (x0, u) is shared and stays through a crash: with
+ * beta = 0 and alpha = 1 its outer step returns the average, so under the
+ * same crash schedule (worker 5 down in round 0, back at 0.1 s) it is
+ * local_sgd with the same rounds, groups and joins (float rounding of
+ * (x0 - xbar)/lr: 1e-5, as without crashes). */
+Test(local_sgd, slowmo_beta0_alpha1_equals_local_sgd_under_crashes)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.015s,crash,5,\n"
+                          "0.1s,rejoin,5,\n"
+                          "0.23s,crash,2,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *a[] = {set, "algorithm.name=slowmo", "algorithm.local_steps=4",
+                       "algorithm.slow_momentum=0", "algorithm.slow_lr=1",
+                       "algorithm.momentum=0.9", "faults.sync_timeout=20ms"};
+    const char *b[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
+                       "algorithm.momentum=0.9", "faults.sync_timeout=20ms"};
+    harness ha, hb;
+    h_build(&ha, test_base_ini, a, 7);
+    h_run(&ha, 120);
+    h_build(&hb, test_base_ini, b, 5);
+    h_run(&hb, 120);
+    cr_assert_eq(sim_engine_now(ha.eng), sim_engine_now(hb.eng));
+    cr_assert_eq(ha.env->samples, hb.env->samples);
+    float sa[64], sb[64];
+    const float *xa = ha.vt->model(ha.alg, sa), *xb = hb.vt->model(hb.alg, sb);
+    double worst = 0, moved = 0;
+    for (int64_t j = 0; j < ha.env->d; j++) {
+        worst = fmax(worst, fabs((double)xa[j] - xb[j]));
+        moved = fmax(moved, fabs((double)xa[j]));
+    }
+    cr_assert_gt(moved, 1e-3);
+    cr_assert_leq(worst, 1e-5 * fmax(1, moved), "max |difference| %g", worst);
+    cr_assert_eq(ha.env->w[5].steps, hb.env->w[5].steps);
+    h_free(&ha);
+    h_free(&hb);
+    unlink(path);
+}
+
+/* Every method of the family under random crashes and rejoins (mtbf
+ * 60 ms per worker, downtime 25 ms, timeout 5 ms: crashes in local steps,
+ * in collectives and in adaptive_local_sgd's statistics phase) reaches its
+ * iteration count; every worker computes after a rejoin; the batch of
+ * adaptive_local_sgd stays the same on every worker. */
+Test(local_sgd, local_family_runs_through_random_crashes)
+{
+    const char *methods[][2] = {
+        {"algorithm.name=local_sgd", "algorithm.buffers=average"},
+        {"algorithm.name=local_sgd", "algorithm.buffers=reset"},
+        {"algorithm.name=post_local_sgd", "algorithm.switch_epoch=0.05"},
+        {"algorithm.name=adaptive_local_sgd", "algorithm.eta=0.5"},
+        {"algorithm.name=slowmo", "algorithm.bmuf=nesterov"},
+    };
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        const char *sets[] = {methods[m][0], methods[m][1], "faults.mtbf=exponential(60ms)",
+                              "faults.downtime=constant(25ms)", "faults.sync_timeout=5ms",
+                              "algorithm.local_steps=3", "algorithm.momentum=0.9"};
+        harness h;
+        h_build(&h, test_base_ini, sets, 7);
+        h_run(&h, 300);
+        for (int i = 0; i < h.env->n; i++) {
+            cr_assert_gt(h.env->w[i].steps, 20, "%s: worker %d", methods[m][0], i);
+            cr_assert_eq(h.env->w[i].batch, h.env->w[0].batch);
+        }
+        float s[64];
+        const float *x = h.vt->model(h.alg, s);
+        for (int64_t j = 0; j < h.env->d; j++)
+            cr_assert(isfinite(x[j]));
+        h_free(&h);
+    }
+}
+
+/* local_sgd (H = 4) on the same network and schedule: the round holding
+ * the crash costs H T + timeout + h(3), H T + h(3) while server 3 is down;
+ * the joiners' first round H T + j + h(4), where the rank that formed the
+ * average sends it to both joiners at once (two flows of S bytes sharing
+ * its server's interface: j = 2 ai + 2 ae + 2 S/Be), then H T + h(4). */
+Test(local_sgd, local_sgd_crash_with_the_hierarchical_collective_runs_over_the_live_servers)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n"
+                          "0.175s,crash,6,\n"
+                          "0.175s,crash,7,\n"
+                          "0.6s,rejoin,6,\n"
+                          "0.6s,rejoin,7,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set, "algorithm.name=local_sgd", "algorithm.local_steps=4",
+                          "network.topology=hierarchical(4, 2)",
+                          "network.collective=hierarchical", "network.latency=5us",
+                          "network.bandwidth=1GB/s", "network.intra_latency=1us",
+                          "network.intra_bandwidth=10GB/s", "workload.sim_params=1000000",
+                          "faults.sync_timeout=50ms"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, test_base_ini, sets, 11);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 120);
+    const double S = 4e6, ai = 1e-6, Bi = 1e10, ae = 5e-6, Be = 1e9, T = 0.01, to = 0.05;
+    const double H = 4, j = 2 * ai + 2 * ae + 2 * S / Be;
+    const double h4 = 2 * (2 * ai + S / Bi) + 2 * 3 * (2 * ai + 2 * ae + S / (4 * Be));
+    const double h3 = 2 * (2 * ai + S / Bi) + 2 * 2 * (2 * ai + 2 * ae + S / (3 * Be));
+    cr_assert_eq(ts.n, 120);
+    int rounds = ts.n / 4, aborted = -1, joined = -1;
+    double end[64];
+    for (int r = 0; r < rounds; r++)
+        end[r] = ts.t[4 * r + 3];
+    for (int r = 1; r < rounds; r++) {
+        if (end[r - 1] < 0.175 && end[r] > 0.175)
+            aborted = r;
+        if (end[r - 1] < 0.6 && end[r] > 0.6)
+            joined = r + 1;
+    }
+    cr_assert_eq(aborted, 3, "round 3 holds the crash (%d)", aborted);
+    cr_assert(fabs(end[0] - (H * T + h4)) < 1e-7, "%.9f", end[0]);
+    for (int r = 1; r < aborted; r++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + h4)) < 1e-7, "round %d", r);
+    cr_assert(fabs(end[aborted] - end[aborted - 1] - (H * T + to + h3)) < 1e-7,
+              "%.9f vs %.9f", end[aborted] - end[aborted - 1], H * T + to + h3);
+    int checked = 0;
+    for (int r = aborted + 1; r < joined; r++, checked++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + h3)) < 1e-7, "round %d: %.9f vs %.9f", r,
+                  end[r] - end[r - 1], H * T + h3);
+    cr_assert_gt(checked, 5);
+    cr_assert(fabs(end[joined] - end[joined - 1] - (H * T + j + h4)) < 1e-7,
+              "the joiners' first round: %.9f vs %.9f", end[joined] - end[joined - 1],
+              H * T + j + h4);
+    checked = 0;
+    for (int r = joined + 1; r < rounds; r++, checked++)
+        cr_assert(fabs(end[r] - end[r - 1] - (H * T + h4)) < 1e-7, "round %d after the rejoin",
+                  r);
+    cr_assert_gt(checked, 5);
+    cr_assert_eq(h.env->w[6].steps, h.env->w[7].steps);
+    cr_assert_eq(h.env->w[6].steps, 4 * (aborted + 1) + 4 * (rounds - joined) + 1);
+    h_free(&h);
+    unlink(path);
 }

@@ -64,7 +64,7 @@ static void expect(const char *spec, int n, int64_t edges, int dmin, int dmax, i
     topo_graph_release(&g);
 }
 
-Test(graphs, ring)
+Test(graph, ring)
 {
     expect("ring", 8, 8, 2, 2, 1);
     expect("ring", 3, 3, 2, 2, 1);
@@ -80,7 +80,7 @@ Test(graphs, ring)
     topo_graph_release(&g);
 }
 
-Test(graphs, torus)
+Test(graph, torus)
 {
     expect("torus(4, 4)", 16, 32, 4, 4, 1);
     expect("torus(3, 5)", 15, 30, 4, 4, 1);
@@ -118,7 +118,7 @@ static void expect_same_graph(const char *a, const char *b, int n)
 
 /* torus without arguments: the most square r x c = n with r <= c; a prime
  * n (no r, c >= 2) is an error that names ring and torus(1, n). */
-Test(graphs, torus_sizes_itself)
+Test(graph, torus_sizes_itself)
 {
     expect_same_graph("torus", "torus(4, 4)", 16);
     expect_same_graph("torus", "torus(3, 4)", 12);
@@ -132,7 +132,7 @@ Test(graphs, torus_sizes_itself)
     build_fails("torus", 0, SIM_ECONFIG, "torus without arguments needs the node count");
 }
 
-Test(graphs, hypercube)
+Test(graph, hypercube)
 {
     expect("hypercube", 16, 32, 4, 4, 1);
     expect("hypercube", 2, 1, 1, 1, 1);
@@ -140,7 +140,7 @@ Test(graphs, hypercube)
     build_fails("hypercube", 12, SIM_ECONFIG, "power-of-two number of nodes (workers), got 12");
 }
 
-Test(graphs, complete_and_star)
+Test(graph, complete_and_star)
 {
     expect("complete", 7, 21, 6, 6, 1);
     expect("star", 6, 5, 1, 5, 1);
@@ -153,7 +153,7 @@ Test(graphs, complete_and_star)
     topo_graph_release(&g);
 }
 
-Test(graphs, exponential_degrees)
+Test(graph, exponential_degrees)
 {
     /* n = 2^m: shifts +-1 .. +-2^(m-1), with +2^(m-1) = -2^(m-1): degree 2m - 1. */
     expect("exponential", 16, 16 * 7 / 2, 7, 7, 1);
@@ -170,7 +170,7 @@ Test(graphs, exponential_degrees)
     topo_graph_release(&g);
 }
 
-Test(graphs, one_peer_schedule)
+Test(graph, one_peer_schedule)
 {
     topo_graph g;
     build_ok(&g, "one_peer_exponential", 8, 1);
@@ -218,7 +218,7 @@ static int differs(const topo_graph *a, const topo_graph *b)
            memcmp(a->nbr, b->nbr, sizeof *a->nbr * (size_t)(2 * a->n_edges)) != 0;
 }
 
-Test(graphs, random_regular)
+Test(graph, random_regular)
 {
     topo_graph a, b, c;
     build_ok(&a, "random_regular(4)", 64, 7);
@@ -238,7 +238,7 @@ Test(graphs, random_regular)
     build_fails("random_regular", 8, SIM_ECONFIG, "random_regular(degree)");
 }
 
-Test(graphs, erdos_renyi)
+Test(graph, erdos_renyi)
 {
     topo_graph a, b;
     build_ok(&a, "erdos_renyi(0.3)", 30, 3);
@@ -254,7 +254,7 @@ Test(graphs, erdos_renyi)
     build_fails("erdos_renyi(0)", 10, SIM_ECONFIG, "probability");
 }
 
-Test(graphs, small_world)
+Test(graph, small_world)
 {
     topo_graph a, b, lattice;
     build_ok(&a, "small_world(4, 0.1)", 40, 5);
@@ -276,14 +276,14 @@ Test(graphs, small_world)
     build_fails("small_world(4)", 20, SIM_ECONFIG, "small_world(k, p)");
 }
 
-Test(graphs, spec_errors)
+Test(graph, spec_errors)
 {
     build_fails("moebius", 8, SIM_ECONFIG, "unknown graph 'moebius' (known: ring, torus");
     build_fails("ring(3)", 8, SIM_ECONFIG, "takes no arguments");
     build_fails("ring", -1, SIM_ECONFIG, "at least 1 node");
 }
 
-Test(graphs, natural_size)
+Test(graph, natural_size)
 {
     /* n = 0: a torus's r x c, a file's node count, else TOPO_GRAPH_DEFAULT_N */
     topo_graph g;
@@ -302,7 +302,7 @@ Test(graphs, natural_size)
     topo_graph_release(&g);
 }
 
-Test(graphs, edge_list_file)
+Test(graph, edge_list_file)
 {
     const char *dir = test_tmpdir();
     cr_assert_not_null(dir);
@@ -346,7 +346,7 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-Test(graphs, file_node_id_out_of_range)
+Test(graph, file_node_id_out_of_range)
 {
     /* 16 bytes naming node 399999999: refused at its line before igraph
      * allocates 400 million vertices. */
@@ -384,7 +384,7 @@ Test(graphs, file_node_id_out_of_range)
     build_fails(spec, 2, SIM_EINPUT, want);
 }
 
-Test(graphs, malformed_graphml)
+Test(graph, malformed_graphml)
 {
     const char *dir = test_tmpdir();
     char path[4096], spec[4200];
@@ -398,7 +398,7 @@ Test(graphs, malformed_graphml)
     build_fails(spec, 1, SIM_EINPUT, want);
 }
 
-Test(graphs, graphml_round_trip)
+Test(graph, graphml_round_trip)
 {
     const char *dir = test_tmpdir();
     char path[4096], spec[4200];
@@ -427,7 +427,7 @@ Test(graphs, graphml_round_trip)
     topo_graph_release(&a);
 }
 
-Test(graphs, file_disconnected_is_reported)
+Test(graph, file_disconnected_is_reported)
 {
     const char *dir = test_tmpdir();
     char spec[4200];
