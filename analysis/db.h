@@ -92,7 +92,7 @@ typedef struct an_run_info {
     /* params rows */
     int n_params;
     const char *const *param_keys;   /* "section.key" */
-    const char *const *param_values; /* as written (sim_config_entry_written) */
+    const char *const *param_values; /* as written (cfg_entry_written) */
     const double *param_nums;        /* SI numbers, NAN -> NULL; NULL: all NULL */
     /* 1: claim the configuration: begin only when no row of the same
      * config and seed is running, done or diverged (AN_DB_CLAIMED). */

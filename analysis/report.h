@@ -5,7 +5,7 @@
  *
  * The automatic baseline of a run is the lowest-id allreduce_sgd run with
  * status 'done' whose params equal this run's on every common config key
- * (sim_config_keys) except algorithm.name, the [topology] keys,
+ * (cfg_keys) except algorithm.name, the [topology] keys,
  * experiment.name and experiment.eval_model (a method's own keys do not
  * count); an explicit baseline applies to all rows. Without a target, each
  * run's own experiment.target_accuracy (when > 0) is the target. The library writes only to the FILE* it is given. */

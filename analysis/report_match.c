@@ -142,7 +142,7 @@ static int common_key(const char *key)
     if (!dot)
         return 0;
     size_t sl = (size_t)(dot - key);
-    for (const sim_key *k = sim_config_keys; k->key; k++)
+    for (const cfg_key *k = cfg_keys; k->key; k++)
         if (strlen(k->section) == sl && strncmp(k->section, key, sl) == 0 &&
             strcmp(k->key, dot + 1) == 0)
             return 1;

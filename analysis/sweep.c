@@ -251,8 +251,8 @@ static int point_fill(const an_sweep_opts *o, const grid_axis *axes, int n_axes,
 static int point_validate(const an_sweep_opts *o, an_sweep_point *p, int index, int total,
                           sim_err *err)
 {
-    sim_config cfg;
-    int ret = sim_config_load(o->schema, o->experiment, (const char *const *)p->overrides,
+    cfg_config cfg;
+    int ret = cfg_load(o->schema, o->experiment, (const char *const *)p->overrides,
                               p->n_overrides, &cfg, err);
     if (ret < 0) {
         for (int k = o->n_sets; k < p->n_overrides; k++) {
@@ -271,13 +271,13 @@ static int point_validate(const an_sweep_opts *o, an_sweep_point *p, int index, 
         return ret;
     }
     if (o->check && (ret = o->check(o->check_ctx, &cfg, err)) < 0) {
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
         if (p->label[0])
             sim_err_prefix(err, "sweep config %d of %d (%s)", index + 1, total, p->label);
         return ret;
     }
-    p->canonical = sim_config_canonical(&cfg);
-    sim_config_release(&cfg);
+    p->canonical = cfg_canonical(&cfg);
+    cfg_release(&cfg);
     if (!p->canonical)
         return sim_err_set(err, SIM_ENOMEM, "sweep: out of memory");
     return 0;
@@ -488,14 +488,14 @@ static int point_execute(sweep_state *st, int index, an_sweep_job *job,
     snprintf(out->status, sizeof out->status, "failed");
     out->sim_time = out->final_train_loss = out->final_test_accuracy = NAN;
     *skipped = 0;
-    sim_config cfg;
-    int ret = sim_config_load(o->schema, o->experiment, (const char *const *)p->overrides,
+    cfg_config cfg;
+    int ret = cfg_load(o->schema, o->experiment, (const char *const *)p->overrides,
                               p->n_overrides, &cfg, err);
     if (ret < 0)
         return ret;
     an_db *db = an_db_open(st->db_path, err);
     if (!db) {
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
         return err->code ? err->code : SIM_EDB;
     }
     int64_t done = 0;
@@ -517,7 +517,7 @@ static int point_execute(sweep_state *st, int index, an_sweep_job *job,
         }
     }
     an_db_close(db);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     return ret;
 }
 

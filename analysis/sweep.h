@@ -10,7 +10,7 @@
  * (OMPI_COMM_WORLD_SIZE set) ranks share the grid: see sweep_mpi.c.
  *
  * This layer never runs a simulation itself: the caller passes the
- * function that runs one experiment (the CLI wires sim_experiment_run), so
+ * function that runs one experiment (the CLI wires xp_experiment_run), so
  * analysis/ does not depend on the experiment builder. It never prints:
  * progress and results go to the caller's callbacks. */
 #ifndef DTSIM_AN_SWEEP_H
@@ -47,7 +47,7 @@ typedef struct an_sweep_outcome {
 
 /* Runs one experiment into db (the run row, metrics, ...). Returns 0 or a
  * negative SIM_E* code with err filled. May run in a forked process. */
-typedef int (*an_sweep_run_fn)(void *ctx, const sim_config *cfg, an_db *db,
+typedef int (*an_sweep_run_fn)(void *ctx, const cfg_config *cfg, an_db *db,
                                an_sweep_job *job, an_sweep_outcome *out, sim_err *err);
 
 /* One configuration that finished, failed, or was found already done. */
@@ -80,8 +80,8 @@ typedef struct an_sweep_status {
 
 typedef struct an_sweep_opts {
     const char *experiment;       /* the experiment file */
-    const sim_config_schema *schema; /* what it is validated against
-                                     (sim_experiment_schema()); NULL = none */
+    const cfg_schema *schema; /* what it is validated against
+                                     (xp_experiment_schema()); NULL = none */
     const char *const *grids;     /* "SECTION.KEY=V1,V2,..." (commas inside
                                      parentheses do not split) */
     int n_grids;
@@ -98,7 +98,7 @@ typedef struct an_sweep_opts {
     void *run_ctx;
     /* Optional: checks that a loaded config can be built (data, networks,
      * graphs), called for every config before anything runs. */
-    int (*check)(void *ctx, const sim_config *cfg, sim_err *err);
+    int (*check)(void *ctx, const cfg_config *cfg, sim_err *err);
     void *check_ctx;
     /* Optional callbacks, called in the sweep's own process. */
     void (*on_result)(void *ctx, const an_sweep_result *r);
@@ -107,7 +107,7 @@ typedef struct an_sweep_opts {
     /* Optional: when *interrupt becomes non-zero (the caller's SIGINT or
      * SIGTERM handler), no further configuration starts, the forked runs in
      * flight get SIGINT (their run function must stop and mark its run
-     * failed: the CLI passes its own flag to sim_experiment_run, which a
+     * failed: the CLI passes its own flag to xp_experiment_run, which a
      * child's copy of the handler sets), the sweep waits for them and
      * returns SIM_EINTR; summary.interrupted counts what was not started. */
     volatile sig_atomic_t *interrupt;

@@ -122,7 +122,7 @@ static uint64_t models_hash(const algo_env *env)
     return h;
 }
 
-static int run_once(const sim_config *cfg, wl_dataset *ds, const char *model_spec, int n,
+static int run_once(const cfg_config *cfg, wl_dataset *ds, const char *model_spec, int n,
                     int batch, int epochs, int threads, double t_load, outcome *out)
 {
     sim_err err = {0};
@@ -245,8 +245,8 @@ int main(int argc, char **argv)
              "[workload]\nmodel = %s\ndataset = fashion_mnist\npartition = iid\n",
              epochs, n, batch, model_spec);
     sim_err err = {0};
-    sim_config cfg;
-    if (sim_config_load_string(sim_experiment_schema(), "bench_dpsgd", ini, NULL, 0, &cfg,
+    cfg_config cfg;
+    if (cfg_load_string(xp_experiment_schema(), "bench_dpsgd", ini, NULL, 0, &cfg,
                                &err) < 0)
         return fail("config", &err);
 
@@ -273,6 +273,6 @@ int main(int argc, char **argv)
                    o[r].hash == o[0].hash ? "identical" : "DIFFERENT");
     }
     wl_dataset_destroy(ds);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     return 0;
 }

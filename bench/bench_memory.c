@@ -1,5 +1,5 @@
 /* Benchmark: memory per simulated worker. Each case runs in a child
- * process: it builds the experiment (the runner's sim_experiment_run, no
+ * process: it builds the experiment (the runner's xp_experiment_run, no
  * database) for N workers of a method and runs 2 iterations; its peak RSS
  * comes from wait4. The data set is the same in every case, so the
  * difference between two worker counts divided by the difference in
@@ -40,22 +40,22 @@ static int child(const char *method, const char *model, int n, int fd)
              "[algorithm]\nname = %s\nbatch = 32\nlr = 0.05\n"
              "[workload]\nmodel = %s\ndataset = blobs(10, 784, 20000)\n",
              n, method, model);
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    if (sim_config_load_string(sim_experiment_schema(), "bench_memory", ini, NULL, 0, &cfg,
+    if (cfg_load_string(xp_experiment_schema(), "bench_memory", ini, NULL, 0, &cfg,
                                &err) < 0) {
         fprintf(stderr, "bench_memory: %s\n", err.msg);
         return 1;
     }
-    sim_run_result r;
-    if (sim_experiment_run(&cfg, NULL, &r, &err) < 0) {
+    xp_run_result r;
+    if (xp_experiment_run(&cfg, NULL, &r, &err) < 0) {
         fprintf(stderr, "bench_memory: %s %d: %s\n", method, n, err.msg);
         return 1;
     }
     long long d = r.n_params;
     if (write(fd, &d, sizeof d) != (ssize_t)sizeof d)
         return 1;
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     return 0;
 }
 

@@ -180,19 +180,19 @@ static int run_dpsgd(const char *ini, int n, const char *sharing, double *wall, 
     snprintf(nset, sizeof nset, "workers.count=%d", n);
     snprintf(sset, sizeof sset, "network.sharing=%s", sharing);
     const char *over[2] = {nset, sset};
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    if (sim_config_load_string(sim_experiment_schema(), "bench_network", ini, over, 2, &cfg,
+    if (cfg_load_string(xp_experiment_schema(), "bench_network", ini, over, 2, &cfg,
                                &err) < 0) {
         fprintf(stderr, "bench_network: %s\n", err.msg);
         return -1;
     }
-    sim_run_result r;
-    sim_run_opts o = {.threads = run_threads};
+    xp_run_result r;
+    xp_run_opts o = {.threads = run_threads};
     double t0 = now_s();
-    int rc = sim_experiment_run(&cfg, &o, &r, &err);
+    int rc = xp_experiment_run(&cfg, &o, &r, &err);
     *wall = now_s() - t0;
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     if (rc < 0) {
         fprintf(stderr, "bench_network: %s\n", err.msg);
         return -1;

@@ -21,15 +21,15 @@ int main(int argc, char **argv)
     }
     sim_err_install_library_handlers();
     sim_err err = {0};
-    sim_config cfg;
-    if (sim_config_load(sim_experiment_schema(), path, NULL, 0, &cfg, &err) < 0) {
+    cfg_config cfg;
+    if (cfg_load(xp_experiment_schema(), path, NULL, 0, &cfg, &err) < 0) {
         fprintf(stderr, "bench_quickstart: %s\n", err.msg);
         return sim_err_exit_status(err.code);
     }
-    sim_run_result r;
-    if (sim_experiment_run(&cfg, NULL, &r, &err) < 0) {
+    xp_run_result r;
+    if (xp_experiment_run(&cfg, NULL, &r, &err) < 0) {
         fprintf(stderr, "bench_quickstart: %s\n", err.msg);
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
         return sim_err_exit_status(err.code);
     }
     struct rusage ru;
@@ -47,6 +47,6 @@ int main(int argc, char **argv)
     printf("final             train loss %.4f, test accuracy %.4f\n", r.final_train_loss,
            r.final_test_accuracy);
     printf("peak RSS          %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     return 0;
 }

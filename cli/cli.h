@@ -35,6 +35,6 @@ void cli_interrupt_install(void);
 
 /* Keys the user wrote that the experiment does not use: one warning line
  * each on standard error. */
-void cli_warnings_print(const sim_config *cfg);
+void cli_warnings_print(const cfg_config *cfg);
 
 #endif

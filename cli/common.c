@@ -49,10 +49,10 @@ void cli_interrupt_install(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-void cli_warnings_print(const sim_config *cfg)
+void cli_warnings_print(const cfg_config *cfg)
 {
     char buf[4096];
-    if (sim_experiment_warnings(cfg, buf, sizeof buf) == 0)
+    if (xp_experiment_warnings(cfg, buf, sizeof buf) == 0)
         return;
     for (char *line = buf, *nl; *line; line = nl + 1) {
         nl = strchr(line, '\n');

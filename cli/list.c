@@ -41,7 +41,7 @@ static void list_algorithms(void)
     for (int i = 0; algo_registry[i]; i++) {
         const algo_vt *vt = algo_registry[i];
         printf("  %-16s %s (docs/algorithms.md %s)\n", vt->name, vt->summary, vt->reference);
-        for (const sim_key *k = vt->keys; k && k->key; k++)
+        for (const cfg_key *k = vt->keys; k && k->key; k++)
             printf("      %-14s = %-10s %s\n", k->key, k->def, k->doc);
     }
 }
@@ -110,16 +110,16 @@ static void list_info(const char *title, const char *const *names, const char *c
  * kind is the value's type (time, rate, ... take units) or its choices
  * "a|b|c"; the default is followed by at least two spaces.
  * tools/gen_config_doc.sh parses this output into docs/configuration.md. */
-static const char *key_kind(const sim_key *k)
+static const char *key_kind(const cfg_key *k)
 {
     static const char *const kinds[] = {"integer", "number", "time", "rate", "size",
                                         "FLOP/s",  "bool",   "text"};
-    if (k->type == SIM_KEY_CHOICE && k->choices)
+    if (k->type == CFG_KEY_CHOICE && k->choices)
         return k->choices;
     return (unsigned)k->type < sizeof kinds / sizeof kinds[0] ? kinds[k->type] : "text";
 }
 
-static void list_key(const sim_key *k)
+static void list_key(const cfg_key *k)
 {
     char doc[1024];
     printf("    %-20s = %-14s  (%s) %s\n", k->key, k->def[0] ? k->def : "\"\"", key_kind(k),
@@ -130,7 +130,7 @@ static void list_keys(void)
 {
     printf("experiment-file keys ([section] key = default  (kind or choices) meaning):\n");
     const char *sec = "";
-    for (const sim_key *k = sim_config_keys; k->key; k++) {
+    for (const cfg_key *k = cfg_keys; k->key; k++) {
         if (strcmp(sec, k->section) != 0) {
             printf("  [%s]\n", k->section);
             sec = k->section;
@@ -143,7 +143,7 @@ static void list_keys(void)
         int has = vt->keys && vt->keys->key;
         printf("  [algorithm] name = %s (docs/algorithms.md %s)%s\n", vt->name, vt->reference,
                has ? ":" : ": no keys of its own");
-        for (const sim_key *k = vt->keys; k && k->key; k++)
+        for (const cfg_key *k = vt->keys; k && k->key; k++)
             list_key(k);
     }
 }
@@ -199,7 +199,7 @@ static void list_optimizers(void)
         printf("  %-8s %s; %s weight decay\n", o->name, o->summary,
                o->decoupled_wd ? "decoupled" : "coupled");
         for (const algo_optim *b = o; b; b = b->base)
-            for (const sim_key *k = b->keys; k && k->key; k++)
+            for (const cfg_key *k = b->keys; k && k->key; k++)
                 list_key(k);
     }
 }

@@ -34,7 +34,7 @@ static void format_bytes(double b, char *buf, size_t len)
     snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", b, u[i]);
 }
 
-static void on_progress(void *ctx, const sim_progress *p)
+static void on_progress(void *ctx, const xp_progress *p)
 {
     (void)ctx;
     char eta[32] = "?";
@@ -49,7 +49,7 @@ static void on_progress(void *ctx, const sim_progress *p)
     fflush(stderr);
 }
 
-static void print_summary(const sim_run_result *r, const char *dbpath)
+static void print_summary(const xp_run_result *r, const char *dbpath)
 {
     char bytes[32];
     format_bytes(r->bytes_sent, bytes, sizeof bytes);
@@ -91,29 +91,29 @@ int cli_run_main(int argc, char **argv)
         return 2;
 
     sim_err err = {0};
-    sim_config cfg;
-    if (sim_config_load(sim_experiment_schema(), file, sets, set_list.n, &cfg, &err) < 0)
+    cfg_config cfg;
+    if (cfg_load(xp_experiment_schema(), file, sets, set_list.n, &cfg, &err) < 0)
         return cli_fail(&err);
     cli_warnings_print(&cfg);
     an_db *db = an_db_open(dbpath, &err);
     if (!db) {
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
         return cli_fail(&err);
     }
     cli_interrupt_install();
-    sim_run_opts o = {
+    xp_run_opts o = {
         .interrupt = &cli_interrupted,
         .db = db,
         .on_progress = (!quiet && isatty(2)) ? on_progress : NULL,
         .progress_interval = 0.25,
         .threads = threads,
     };
-    sim_run_result r;
-    int rc = sim_experiment_run(&cfg, &o, &r, &err);
+    xp_run_result r;
+    int rc = xp_experiment_run(&cfg, &o, &r, &err);
     if (o.on_progress)
         fprintf(stderr, "\n");
     an_db_close(db);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     if (rc < 0)
         return cli_fail(&err);
     print_summary(&r, dbpath);

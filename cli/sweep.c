@@ -91,7 +91,7 @@ static void sweep_on_result(void *ctx, const an_sweep_result *r)
     fflush(stdout);
 }
 
-static void sweep_tick(void *ctx, const sim_progress *p)
+static void sweep_tick(void *ctx, const xp_progress *p)
 {
     an_sweep_tick t = {.iteration = p->iteration, .sim_time = p->sim_time,
                        .train_loss = p->train_loss, .test_accuracy = p->test_accuracy,
@@ -100,14 +100,14 @@ static void sweep_tick(void *ctx, const sim_progress *p)
 }
 
 /* The sweep's run function: one experiment through the experiment runner. */
-static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_job *job,
+static int sweep_run_one(void *ctx, const cfg_config *cfg, an_db *db, an_sweep_job *job,
                          an_sweep_outcome *out, sim_err *err)
 {
     const int *threads = ctx;
-    sim_run_opts o = {.db = db, .on_progress = sweep_tick, .progress_interval = 0.25,
+    xp_run_opts o = {.db = db, .on_progress = sweep_tick, .progress_interval = 0.25,
                       .ctx = job, .interrupt = &cli_interrupted, .threads = *threads};
-    sim_run_result r;
-    int rc = sim_experiment_run(cfg, &o, &r, err);
+    xp_run_result r;
+    int rc = xp_experiment_run(cfg, &o, &r, err);
     if (rc < 0)
         return rc;
     out->run_id = r.run_id;
@@ -119,20 +119,20 @@ static int sweep_run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_j
 }
 
 typedef struct sweep_check_ctx {
-    sim_check *chk;
+    xp_check *chk;
     int warned;
 } sweep_check_ctx;
 
 /* Checks every configuration; the warnings of the first one (the keys the
  * file and --set wrote that the method ignores) are printed once. */
-static int sweep_check_one(void *ctx, const sim_config *cfg, sim_err *err)
+static int sweep_check_one(void *ctx, const cfg_config *cfg, sim_err *err)
 {
     sweep_check_ctx *c = ctx;
     if (!c->warned) {
         c->warned = 1;
         cli_warnings_print(cfg);
     }
-    return sim_experiment_check(cfg, c->chk, err);
+    return xp_experiment_check(cfg, c->chk, err);
 }
 
 static void print_summary(const an_sweep_summary *sum, int rc, const char *db_path)
@@ -153,7 +153,7 @@ int cli_sweep_main(int argc, char **argv)
     const char *sets[MAX_SETS], *grids[MAX_SETS], *threads_opt = NULL;
     an_sweep_opts o = {.db_path = "results.db", .jobs = 1, .mpi = 1, .sets = sets,
                        .grids = grids, .run = sweep_run_one,
-                       .schema = sim_experiment_schema()};
+                       .schema = xp_experiment_schema()};
     cli_list grid_list = {.items = grids, .cap = MAX_SETS};
     cli_list set_list = {.items = sets, .cap = MAX_SETS};
     long long jobs = 1;
@@ -200,7 +200,7 @@ int cli_sweep_main(int argc, char **argv)
     o.on_result = sweep_on_result;
     o.on_status = c.progress ? sweep_on_status : NULL;
     o.ctx = &c;
-    sim_check *chk = sim_check_create();
+    xp_check *chk = xp_check_create();
     sweep_check_ctx cc = {.chk = chk};
     o.check = sweep_check_one;
     o.check_ctx = &cc;
@@ -209,7 +209,7 @@ int cli_sweep_main(int argc, char **argv)
     cli_interrupt_install();
     o.interrupt = &cli_interrupted;
     int rc = an_sweep_run(&o, &sum, &err);
-    sim_check_destroy(chk);
+    xp_check_destroy(chk);
     sweep_clear(&c);
     if (sum.rank == 0 && sum.total > 0)
         print_summary(&sum, rc, o.db_path);

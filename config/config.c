@@ -15,7 +15,7 @@
 
 #include "config/config_impl.h"
 
-void sim_config_release(sim_config *cfg)
+void cfg_release(cfg_config *cfg)
 {
     if (!cfg)
         return;
@@ -64,11 +64,11 @@ static size_t value_quote(char *out, const char *v)
     return n + 1;
 }
 
-char *sim_config_canonical(const sim_config *cfg)
+char *cfg_canonical(const cfg_config *cfg)
 {
     size_t len = 1;
     for (int i = 0; i < cfg->n_entries; i++) {
-        const sim_entry *e = &cfg->entries[i];
+        const cfg_entry *e = &cfg->entries[i];
         len += strlen(e->section) + 3 + strlen(e->key) + 3 + value_quote(NULL, e->value) + 1;
     }
     char *out = malloc(len);
@@ -77,7 +77,7 @@ char *sim_config_canonical(const sim_config *cfg)
     size_t used = 0;
     out[0] = '\0';
     for (int i = 0; i < cfg->n_entries; i++) {
-        const sim_entry *e = &cfg->entries[i];
+        const cfg_entry *e = &cfg->entries[i];
         if (i == 0 || strcmp(e->section, cfg->entries[i - 1].section) != 0)
             used += (size_t)snprintf(out + used, len - used, "[%s]\n", e->section);
         if (!value_needs_quotes(e->key, e->value)) {
@@ -92,7 +92,7 @@ char *sim_config_canonical(const sim_config *cfg)
     return out;
 }
 
-const sim_entry *sim_config_find(const sim_config *cfg, const char *section,
+const cfg_entry *cfg_find(const cfg_config *cfg, const char *section,
                                  const char *key)
 {
     for (int i = 0; i < cfg->n_entries; i++)
@@ -102,7 +102,7 @@ const sim_entry *sim_config_find(const sim_config *cfg, const char *section,
     return NULL;
 }
 
-int sim_config_error(const sim_config *cfg, const char *section, const char *key,
+int cfg_error(const cfg_config *cfg, const char *section, const char *key,
                      int code, sim_err *err, const char *fmt, ...)
 {
     char msg[sizeof err->msg];
@@ -110,7 +110,7 @@ int sim_config_error(const sim_config *cfg, const char *section, const char *key
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    const sim_entry *e = sim_config_find(cfg, section, key);
+    const cfg_entry *e = cfg_find(cfg, section, key);
     if (e && e->line > 0)
         return sim_err_set(err, code, "%s:%d: [%s] %s: %s", cfg->path, e->line, section, key,
                            msg);
@@ -123,53 +123,53 @@ int sim_config_error(const sim_config *cfg, const char *section, const char *key
 }
 
 /* Parses an entry's canonical text by type; errors name the entry. */
-static int get_typed(const sim_config *cfg, const char *section, const char *key,
-                     sim_key_type type, void *out, sim_err *err)
+static int get_typed(const cfg_config *cfg, const char *section, const char *key,
+                     cfg_key_type type, void *out, sim_err *err)
 {
     sim_err local;
     if (!err)
         err = &local;
-    const sim_entry *e = sim_config_find(cfg, section, key);
+    const cfg_entry *e = cfg_find(cfg, section, key);
     if (!e)
-        return sim_config_error(cfg, section, key, SIM_ECONFIG, err, "no such key");
-    int rc = type == SIM_KEY_INT    ? sim_parse_int(e->value, out, err)
-             : type == SIM_KEY_BOOL ? sim_parse_bool(e->value, out, err)
-             : type == SIM_KEY_TIME ? sim_parse_time(e->value, out, err)
+        return cfg_error(cfg, section, key, SIM_ECONFIG, err, "no such key");
+    int rc = type == CFG_KEY_INT    ? sim_parse_int(e->value, out, err)
+             : type == CFG_KEY_BOOL ? sim_parse_bool(e->value, out, err)
+             : type == CFG_KEY_TIME ? sim_parse_time(e->value, out, err)
                                     : sim_parse_double(e->value, out, err);
     if (!rc)
         return 0;
     char msg[sizeof err->msg];
     memcpy(msg, err->msg, sizeof msg);
-    return sim_config_error(cfg, section, key, SIM_ECONFIG, err, "%s", msg);
+    return cfg_error(cfg, section, key, SIM_ECONFIG, err, "%s", msg);
 }
 
-int sim_config_get_double(const sim_config *cfg, const char *section, const char *key,
+int cfg_get_double(const cfg_config *cfg, const char *section, const char *key,
                           double *out, sim_err *err)
 {
-    return get_typed(cfg, section, key, SIM_KEY_DOUBLE, out, err);
+    return get_typed(cfg, section, key, CFG_KEY_DOUBLE, out, err);
 }
 
-int sim_config_get_int(const sim_config *cfg, const char *section, const char *key,
+int cfg_get_int(const cfg_config *cfg, const char *section, const char *key,
                        int64_t *out, sim_err *err)
 {
-    return get_typed(cfg, section, key, SIM_KEY_INT, out, err);
+    return get_typed(cfg, section, key, CFG_KEY_INT, out, err);
 }
 
-int sim_config_get_bool(const sim_config *cfg, const char *section, const char *key,
+int cfg_get_bool(const cfg_config *cfg, const char *section, const char *key,
                         int *out, sim_err *err)
 {
-    return get_typed(cfg, section, key, SIM_KEY_BOOL, out, err);
+    return get_typed(cfg, section, key, CFG_KEY_BOOL, out, err);
 }
 
-int sim_config_get_time(const sim_config *cfg, const char *section, const char *key,
+int cfg_get_time(const cfg_config *cfg, const char *section, const char *key,
                         sim_time *out, sim_err *err)
 {
-    return get_typed(cfg, section, key, SIM_KEY_TIME, out, err);
+    return get_typed(cfg, section, key, CFG_KEY_TIME, out, err);
 }
 
-const char *sim_config_get_string(const sim_config *cfg, const char *section,
+const char *cfg_get_string(const cfg_config *cfg, const char *section,
                                   const char *key)
 {
-    const sim_entry *e = sim_config_find(cfg, section, key);
+    const cfg_entry *e = cfg_find(cfg, section, key);
     return e ? e->value : NULL;
 }

@@ -1,11 +1,11 @@
 /* Experiment configuration: INI file (parsed with inih) + --set overrides
- * -> a typed sim_config with every default filled in.
+ * -> a typed cfg_config with every default filled in.
  *
- * One schema table (sim_config_keys) drives parsing, defaults, validation,
+ * One schema table (cfg_keys) drives parsing, defaults, validation,
  * the canonical text, the params rows and `dtsim run --help`. Method-specific
  * [algorithm] keys are declared by each algorithm (algo_vt.keys, the same
- * sim_key type) and stored as resolved text entries; an algorithm reads them
- * with sim_config_get_*. Unknown sections or keys are errors naming
+ * cfg_key type) and stored as resolved text entries; an algorithm reads them
+ * with cfg_get_*. Unknown sections or keys are errors naming
  * file:line and the key; so are values that do not parse.
  *
  * Canonical text: "[section]\nkey = value\n" for every key of the schema
@@ -27,69 +27,69 @@
 #include "sim/network.h"
 #include "sim/units.h"
 
-typedef enum sim_key_type {
-    SIM_KEY_INT,     /* int64 */
-    SIM_KEY_DOUBLE,  /* plain number */
-    SIM_KEY_TIME,    /* sim_time (ns) */
-    SIM_KEY_RATE,    /* bytes per second */
-    SIM_KEY_SIZE,    /* bytes */
-    SIM_KEY_FLOPS,   /* FLOP/s */
-    SIM_KEY_BOOL,    /* int 0/1 */
-    SIM_KEY_STRING,  /* free text / spec, validated by its consumer */
-    SIM_KEY_CHOICE   /* one of `choices` ("a|b|c"), stored as its enum value (int) */
-} sim_key_type;
+typedef enum cfg_key_type {
+    CFG_KEY_INT,     /* int64 */
+    CFG_KEY_DOUBLE,  /* plain number */
+    CFG_KEY_TIME,    /* sim_time (ns) */
+    CFG_KEY_RATE,    /* bytes per second */
+    CFG_KEY_SIZE,    /* bytes */
+    CFG_KEY_FLOPS,   /* FLOP/s */
+    CFG_KEY_BOOL,    /* int 0/1 */
+    CFG_KEY_STRING,  /* free text / spec, validated by its consumer */
+    CFG_KEY_CHOICE   /* one of `choices` ("a|b|c"), stored as its enum value (int) */
+} cfg_key_type;
 
 /* One word of a choice key and the enum value it stands for. */
-typedef struct sim_choice {
+typedef struct cfg_choice {
     const char *name;
     int value;
-} sim_choice;
+} cfg_choice;
 
-typedef struct sim_key {
+typedef struct cfg_key {
     const char *section;  /* "experiment", "workers", ... */
     const char *key;
     const char *def;      /* default as text */
-    sim_key_type type;
-    const char *choices;  /* SIM_KEY_CHOICE: "ring|tree|ps" */
+    cfg_key_type type;
+    const char *choices;  /* CFG_KEY_CHOICE: "ring|tree|ps" */
     const char *doc;      /* one line, for --help and the README */
-} sim_key;
+} cfg_key;
 
 /* Enums of the common choice keys that no lower layer defines ([network]
  * sharing and collective are sim_sharing and sim_coll_kind). */
-typedef enum sim_eval_model { SIM_EVAL_AVERAGE = 0, SIM_EVAL_WORKER0 = 1 } sim_eval_model;
-typedef enum sim_weights_kind {
-    SIM_WEIGHTS_METROPOLIS = 0,
-    SIM_WEIGHTS_UNIFORM = 1,
-    SIM_WEIGHTS_METROPOLIS_LAZY = 2
-} sim_weights_kind;
-typedef enum sim_normalize_kind {
-    SIM_NORMALIZE_NONE = 0,
-    SIM_NORMALIZE_STANDARD = 1
-} sim_normalize_kind;
-typedef enum sim_sparse_mode {
-    SIM_SPARSE_AUTO = 0, /* sparse rows for models with sparse kernels */
-    SIM_SPARSE_OFF = 1   /* always a dense copy */
-} sim_sparse_mode;
-typedef enum sim_init_kind { SIM_INIT_SAME = 0, SIM_INIT_INDEPENDENT = 1 } sim_init_kind;
-typedef enum sim_wire_dtype {
-    SIM_WIRE_FP32 = 0,
-    SIM_WIRE_FP16 = 1,
-    SIM_WIRE_BF16 = 2
-} sim_wire_dtype;
+typedef enum cfg_eval_model { CFG_EVAL_AVERAGE = 0, CFG_EVAL_WORKER0 = 1 } cfg_eval_model;
+typedef enum cfg_weights_kind {
+    CFG_WEIGHTS_METROPOLIS = 0,
+    CFG_WEIGHTS_UNIFORM = 1,
+    CFG_WEIGHTS_METROPOLIS_LAZY = 2
+} cfg_weights_kind;
+typedef enum cfg_normalize_kind {
+    CFG_NORMALIZE_NONE = 0,
+    CFG_NORMALIZE_STANDARD = 1
+} cfg_normalize_kind;
+typedef enum cfg_sparse_mode {
+    CFG_SPARSE_AUTO = 0, /* sparse rows for models with sparse kernels */
+    CFG_SPARSE_OFF = 1   /* always a dense copy */
+} cfg_sparse_mode;
+typedef enum cfg_init_kind { CFG_INIT_SAME = 0, CFG_INIT_INDEPENDENT = 1 } cfg_init_kind;
+typedef enum cfg_wire_dtype {
+    CFG_WIRE_FP32 = 0,
+    CFG_WIRE_FP16 = 1,
+    CFG_WIRE_BF16 = 2
+} cfg_wire_dtype;
 
 /* One resolved key: canonical value text and where it came from. */
-typedef struct sim_entry {
+typedef struct cfg_entry {
     char section[32];
     char key[48];
     char value[512];      /* canonical text */
     char raw[512];        /* as written by the user (or the default) */
     int line;             /* line in the file, 0 = default, -1 = --set */
-} sim_entry;
+} cfg_entry;
 
-#define SIM_CFG_EVAL_ALL (-1)
-#define SIM_CFG_MAX_MILESTONES 16
+#define CFG_EVAL_ALL (-1)
+#define CFG_MAX_MILESTONES 16
 
-typedef struct sim_config {
+typedef struct cfg_config {
     char path[512];              /* the experiment file, for messages */
 
     /* [experiment] */
@@ -101,8 +101,8 @@ typedef struct sim_config {
     double target_accuracy;      /* 0 = none */
     int64_t eval_every_iters;    /* > 0 when eval_every is a count */
     sim_time eval_every_time;    /* > 0 when eval_every is a time */
-    int64_t eval_train_samples;  /* SIM_CFG_EVAL_ALL or a count */
-    sim_eval_model eval_model;   /* the workers' average or worker 0's model */
+    int64_t eval_train_samples;  /* CFG_EVAL_ALL or a count */
+    cfg_eval_model eval_model;   /* the workers' average or worker 0's model */
 
     /* [workers] */
     int n_workers;
@@ -120,7 +120,7 @@ typedef struct sim_config {
 
     /* [topology] */
     char graph[512];             /* spec text */
-    sim_weights_kind weights;
+    cfg_weights_kind weights;
 
     /* [algorithm] (common keys) */
     char algorithm[64];
@@ -139,7 +139,7 @@ typedef struct sim_config {
     int batch;                   /* per worker; 0 = full shard */
     char compressor[128];        /* spec text, e.g. "none", "topk(0.01)" */
     int error_feedback;          /* 1: compressors keep a per-worker residual */
-    double lr_milestones[SIM_CFG_MAX_MILESTONES]; /* epochs, increasing */
+    double lr_milestones[CFG_MAX_MILESTONES]; /* epochs, increasing */
     int n_lr_milestones;
     double lr_decay;             /* factor at each milestone, (0, 1] */
     double warmup_epochs;        /* linear warm-up from lr/10 to lr */
@@ -148,40 +148,40 @@ typedef struct sim_config {
     char model[256];
     char dataset[1024];
     double test_fraction;
-    sim_normalize_kind normalize;
-    sim_sparse_mode sparse;      /* LIBSVM rows: kept sparse or a dense copy */
+    cfg_normalize_kind normalize;
+    cfg_sparse_mode sparse;      /* LIBSVM rows: kept sparse or a dense copy */
     char partition[128];
-    sim_init_kind init;          /* one initial model, or a draw per worker */
+    cfg_init_kind init;          /* one initial model, or a draw per worker */
     char proxy[64];
     int64_t sim_params;          /* 0 = the model's own */
     double sim_flops;            /* 0 = the model's own, FLOPs per sample */
     int wire_bytes;              /* 4 fp32, 2 fp16/bf16 */
-    sim_wire_dtype wire_dtype;
+    cfg_wire_dtype wire_dtype;
 
     /* every resolved key in canonical order, incl. the algorithm's own */
-    sim_entry *entries;
+    cfg_entry *entries;
     int n_entries;
-} sim_config;
+} cfg_config;
 
 /* The schema of the common keys, NULL-key terminated. */
-extern const sim_key sim_config_keys[];
+extern const cfg_key cfg_keys[];
 /* The {word, enum value} table of a common choice key, NULL-name
  * terminated: the value stored for a word is looked up by name, so the
  * order of the words in choices carries no meaning. NULL for other keys
- * (a method's choice keys are read as text with sim_config_get_string). */
-const sim_choice *sim_config_choice_values(const char *section, const char *key);
+ * (a method's choice keys are read as text with cfg_get_string). */
+const cfg_choice *cfg_choice_values(const char *section, const char *key);
 
 /* What the config layer needs from the layers above it (the registries
  * of methods, optimizers and devices), handed to every load so that this
- * layer holds no global state. sim_experiment_schema()
+ * layer holds no global state. xp_experiment_schema()
  * (experiment/experiment.h) returns the standard one. A NULL schema, or a
  * NULL member, means no such registry: any algorithm name, with its
  * [algorithm] keys kept as text; any optimizer name (the method's builder
  * rejects an unknown one); no named devices. */
-typedef struct sim_config_schema {
+typedef struct cfg_schema {
     /* The method's own keys (NULL-key terminated, section "algorithm"),
      * or NULL for an unknown name. */
-    const sim_key *(*algo_keys)(const char *algorithm);
+    const cfg_key *(*algo_keys)(const char *algorithm);
     /* The i-th known algorithm name, NULL past the end (for the message
      * about an unknown one). */
     const char *(*algo_name)(int i);
@@ -191,25 +191,25 @@ typedef struct sim_config_schema {
     /* Named speeds for FLOPS keys ([workers] device = v100): FLOP/s > 0
      * for a known name, else 0. */
     double (*device_flops)(const char *name);
-} sim_config_schema;
+} cfg_schema;
 
 /* Loads path, applies overrides ("section.key=value", n_overrides of them),
  * fills every default, validating against schema (may be NULL, see
  * above). On error returns SIM_ECONFIG (or SIM_EINPUT if the file cannot
  * be read) with "path:line: [section] key: what" in err, and leaves *cfg
  * released. */
-int sim_config_load(const sim_config_schema *schema, const char *path,
-                    const char *const *overrides, int n_overrides, sim_config *cfg,
+int cfg_load(const cfg_schema *schema, const char *path,
+                    const char *const *overrides, int n_overrides, cfg_config *cfg,
                     sim_err *err);
 /* The same from text in memory (name is used in messages as the file, and
  * its folder is the one relative paths of the experiment resolve against). */
-int sim_config_load_string(const sim_config_schema *schema, const char *name,
+int cfg_load_string(const cfg_schema *schema, const char *name,
                            const char *text, const char *const *overrides, int n_overrides,
-                           sim_config *cfg, sim_err *err);
-void sim_config_release(sim_config *cfg);
+                           cfg_config *cfg, sim_err *err);
+void cfg_release(cfg_config *cfg);
 
 /* Canonical text (malloc'd, caller frees). */
-char *sim_config_canonical(const sim_config *cfg);
+char *cfg_canonical(const cfg_config *cfg);
 
 /* The entry's value as the user wrote it (or its default as the schema
  * writes it), normalized only in spacing: blanks trimmed, none between a
@@ -217,31 +217,31 @@ char *sim_config_canonical(const sim_config *cfg);
  * lists separated by ", " ("torus( 4,4 )" -> "torus(4, 4)"). An empty text
  * (experiment.name's default) gives the canonical value. The params table
  * stores this. */
-void sim_config_entry_written(const sim_entry *e, char *out, size_t len);
+void cfg_entry_written(const cfg_entry *e, char *out, size_t len);
 /* The entry's value as one number in SI base units when it is one: plain
  * numbers as they are, times in seconds, rates in bytes/s, sizes in bytes,
  * speeds in FLOP/s. Returns 1 and sets *out, or 0 (text, choice, bool,
  * spec, a list, "full", "all"). The params table's num column. */
-int sim_config_entry_number(const sim_entry *e, double *out);
+int cfg_entry_number(const cfg_entry *e, double *out);
 
 /* Resolved entry lookup (any section); NULL if absent. */
-const sim_entry *sim_config_find(const sim_config *cfg, const char *section,
+const cfg_entry *cfg_find(const cfg_config *cfg, const char *section,
                                  const char *key);
 /* Typed getters of resolved entries (method keys). They return 0, or
  * SIM_ECONFIG naming path:line and key when the value does not parse. */
-int sim_config_get_double(const sim_config *cfg, const char *section, const char *key,
+int cfg_get_double(const cfg_config *cfg, const char *section, const char *key,
                           double *out, sim_err *err);
-int sim_config_get_int(const sim_config *cfg, const char *section, const char *key,
+int cfg_get_int(const cfg_config *cfg, const char *section, const char *key,
                        int64_t *out, sim_err *err);
-int sim_config_get_bool(const sim_config *cfg, const char *section, const char *key,
+int cfg_get_bool(const cfg_config *cfg, const char *section, const char *key,
                         int *out, sim_err *err);
-int sim_config_get_time(const sim_config *cfg, const char *section, const char *key,
+int cfg_get_time(const cfg_config *cfg, const char *section, const char *key,
                         sim_time *out, sim_err *err);
-const char *sim_config_get_string(const sim_config *cfg, const char *section,
+const char *cfg_get_string(const cfg_config *cfg, const char *section,
                                   const char *key);
 /* An error about a resolved entry, formatted "path:line: [section] key: msg"
  * (or "--set section.key=value: msg" / "path: [section] key (default): msg"). */
-int sim_config_error(const sim_config *cfg, const char *section, const char *key,
+int cfg_error(const cfg_config *cfg, const char *section, const char *key,
                      int code, sim_err *err, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 

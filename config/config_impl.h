@@ -2,8 +2,8 @@
  * config_load.c (reading and resolving), config_values.c (one value:
  * parse, canonical text, typed field) and config.c (the resolved
  * entries). */
-#ifndef DTSIM_SIM_CONFIG_IMPL_H
-#define DTSIM_SIM_CONFIG_IMPL_H
+#ifndef DTSIM_CONFIG_CONFIG_IMPL_H
+#define DTSIM_CONFIG_CONFIG_IMPL_H
 
 #include <stddef.h>
 #include <string.h>
@@ -11,24 +11,24 @@
 #include "config/config.h"
 
 /* k is [section] key (exact spelling, as in the schema). */
-static inline int sim_config_is_key(const sim_key *k, const char *section, const char *key)
+static inline int cfg_is_key(const cfg_key *k, const char *section, const char *key)
 {
     return strcmp(k->section, section) == 0 && strcmp(k->key, key) == 0;
 }
 
 /* The common key [section] key (case-insensitive), or NULL. */
-const sim_key *sim_config_key_find(const char *section, const char *key);
+const cfg_key *cfg_key_find(const char *section, const char *key);
 
 /* For a message about an unknown key: "did you mean 'lr'?" (an alias or a
  * close name among the section's common keys and extra, a method's keys,
  * which may be NULL), "did you mean [algorithm] lr?" (a key of another
  * section), else "known: ..." the section's keys. */
-void sim_config_key_suggest(const char *section, const char *key, const sim_key *extra,
+void cfg_key_suggest(const char *section, const char *key, const cfg_key *extra,
                             char *buf, size_t len);
 
 /* Copies s without its leading and trailing blanks into buf; returns -1 if
  * it does not fit. */
-int sim_config_copy_trimmed(char *buf, size_t len, const char *s);
+int cfg_copy_trimmed(char *buf, size_t len, const char *s);
 
 /* Resolves key k's raw text (trimmed) against the registries of sc (never
  * NULL): parses it by its type (common keys: also their special forms),
@@ -36,7 +36,7 @@ int sim_config_copy_trimmed(char *buf, size_t len, const char *s);
  * checks its range and stores it into its field of cfg. Returns 0, or a
  * code with the reason in err (the caller prefixes where the value came
  * from). */
-int sim_config_value_resolve(const sim_config_schema *sc, sim_config *cfg, const sim_key *k,
+int cfg_value_resolve(const cfg_schema *sc, cfg_config *cfg, const cfg_key *k,
                              const char *raw, char *out, size_t len, int common, sim_err *err);
 
 #endif

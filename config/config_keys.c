@@ -9,99 +9,99 @@
 #include "config/config_impl.h"
 
 /* The enum value of every word of the common choice keys. */
-static const sim_choice eval_model_values[] = {
-    {"average", SIM_EVAL_AVERAGE}, {"worker0", SIM_EVAL_WORKER0}, {NULL, 0}};
-static const sim_choice sharing_values[] = {
+static const cfg_choice eval_model_values[] = {
+    {"average", CFG_EVAL_AVERAGE}, {"worker0", CFG_EVAL_WORKER0}, {NULL, 0}};
+static const cfg_choice sharing_values[] = {
     {"fair", SIM_SHARE_FAIR}, {"none", SIM_SHARE_NONE}, {NULL, 0}};
-static const sim_choice routing_values[] = {
+static const cfg_choice routing_values[] = {
     {"shortest", SIM_ROUTE_SHORTEST}, {"ecmp", SIM_ROUTE_ECMP}, {NULL, 0}};
-static const sim_choice collective_values[] = {
+static const cfg_choice collective_values[] = {
     {"ring", SIM_COLL_RING}, {"tree", SIM_COLL_TREE}, {"ps", SIM_COLL_PS},
     {"hierarchical", SIM_COLL_HIER}, {NULL, 0}};
-static const sim_choice weights_values[] = {
-    {"metropolis", SIM_WEIGHTS_METROPOLIS}, {"uniform", SIM_WEIGHTS_UNIFORM},
-    {"metropolis_lazy", SIM_WEIGHTS_METROPOLIS_LAZY}, {NULL, 0}};
-static const sim_choice sparse_values[] = {
-    {"auto", SIM_SPARSE_AUTO}, {"off", SIM_SPARSE_OFF}, {NULL, 0}};
-static const sim_choice normalize_values[] = {
-    {"none", SIM_NORMALIZE_NONE}, {"standard", SIM_NORMALIZE_STANDARD}, {NULL, 0}};
-static const sim_choice init_values[] = {
-    {"same", SIM_INIT_SAME}, {"independent", SIM_INIT_INDEPENDENT}, {NULL, 0}};
-static const sim_choice wire_dtype_values[] = {
-    {"fp32", SIM_WIRE_FP32}, {"fp16", SIM_WIRE_FP16}, {"bf16", SIM_WIRE_BF16}, {NULL, 0}};
+static const cfg_choice weights_values[] = {
+    {"metropolis", CFG_WEIGHTS_METROPOLIS}, {"uniform", CFG_WEIGHTS_UNIFORM},
+    {"metropolis_lazy", CFG_WEIGHTS_METROPOLIS_LAZY}, {NULL, 0}};
+static const cfg_choice sparse_values[] = {
+    {"auto", CFG_SPARSE_AUTO}, {"off", CFG_SPARSE_OFF}, {NULL, 0}};
+static const cfg_choice normalize_values[] = {
+    {"none", CFG_NORMALIZE_NONE}, {"standard", CFG_NORMALIZE_STANDARD}, {NULL, 0}};
+static const cfg_choice init_values[] = {
+    {"same", CFG_INIT_SAME}, {"independent", CFG_INIT_INDEPENDENT}, {NULL, 0}};
+static const cfg_choice wire_dtype_values[] = {
+    {"fp32", CFG_WIRE_FP32}, {"fp16", CFG_WIRE_FP16}, {"bf16", CFG_WIRE_BF16}, {NULL, 0}};
 
 /* clang-format off */
-const sim_key sim_config_keys[] = {
-    {"experiment", "name", "", SIM_KEY_STRING, NULL, "run name (default: the file's base name)"},
-    {"experiment", "seed", "1", SIM_KEY_INT, NULL, "master seed; every random stream derives from it"},
-    {"experiment", "max_iterations", "0", SIM_KEY_INT, NULL, "synchronous rounds or applied updates (0 = no limit)"},
-    {"experiment", "max_time", "0", SIM_KEY_TIME, NULL, "simulated time limit (0 = no limit)"},
-    {"experiment", "max_epochs", "1", SIM_KEY_DOUBLE, NULL, "passes over the training set, summed over workers (0 = no limit); the default 1 applies only when no other limit is set"},
-    {"experiment", "target_accuracy", "0", SIM_KEY_DOUBLE, NULL, "stop when the evaluated model reaches it (0 = none)"},
-    {"experiment", "eval_every", "50", SIM_KEY_STRING, NULL, "evaluate every N iterations, or every simulated time such as 2s"},
-    {"experiment", "eval_train_samples", "10000", SIM_KEY_STRING, NULL, "training samples used for train_loss, or all"},
-    {"experiment", "eval_model", "average", SIM_KEY_CHOICE, "average|worker0", "evaluated model of decentralized and local methods: the workers' average or worker 0's"},
-    {"workers", "count", "8", SIM_KEY_INT, NULL, "number of workers (1..65536)"},
-    {"workers", "compute", "model", SIM_KEY_STRING, NULL, "model, or a distribution of seconds per step such as lognormal(10ms, 0.5)"},
-    {"workers", "device", "15.7TFLOPS", SIM_KEY_FLOPS, NULL, "device peak speed, used when compute = model"},
-    {"workers", "efficiency", "0.5", SIM_KEY_DOUBLE, NULL, "fraction of device peak reached, in (0, 1]"},
-    {"workers", "stragglers", "0", SIM_KEY_INT, NULL, "number of persistently slow workers (workers 0..stragglers-1)"},
-    {"workers", "straggler_slowdown", "5", SIM_KEY_DOUBLE, NULL, "compute-time factor of the stragglers (>= 1)"},
-    {"workers", "transient_prob", "0", SIM_KEY_DOUBLE, NULL, "chance that one step is slowed, in [0, 1]"},
-    {"workers", "transient_slowdown", "10", SIM_KEY_DOUBLE, NULL, "compute-time factor of a slowed step (>= 1)"},
-    {"network", "topology", "star", SIM_KEY_STRING, NULL, "physical network: star | ring | torus(4, 4) | complete | fat_tree(4) | ideal | file(NET.graphml) | hierarchical(NODES, PER_NODE) | dgx1_v100(NODES) | dgx_a100(NODES) | pcie4(NODES)"},
-    {"network", "latency", "5us", SIM_KEY_TIME, NULL, "latency per link"},
-    {"network", "bandwidth", "10Gbps", SIM_KEY_RATE, NULL, "bandwidth per link"},
-    {"network", "sharing", "fair", SIM_KEY_CHOICE, "fair|none", "fair: max-min fair sharing of links; none: alpha-beta"},
-    {"network", "routing", "shortest", SIM_KEY_CHOICE, "shortest|ecmp", "shortest: one shortest path per host pair; ecmp: each message hashed over the equal-cost paths (fat trees)"},
-    {"network", "collective", "ring", SIM_KEY_CHOICE, "ring|tree|ps|hierarchical", "all-reduce algorithm (hierarchical: reduce inside each server, ring among servers, broadcast inside; needs servers of GPUs)"},
-    {"network", "intra_latency", "1us", SIM_KEY_TIME, NULL, "latency of a link inside a server of hierarchical(NODES, PER_NODE)"},
-    {"network", "intra_bandwidth", "150GB/s", SIM_KEY_RATE, NULL, "bandwidth of each GPU's link inside a server of hierarchical(NODES, PER_NODE) (NVLink class)"},
-    {"topology", "graph", "ring", SIM_KEY_STRING, NULL, "logical gossip graph"},
-    {"topology", "weights", "metropolis", SIM_KEY_CHOICE, "metropolis|uniform|metropolis_lazy", "mixing weights: metropolis (any graph), uniform (regular graphs), metropolis_lazy ((I + W) / 2 of metropolis: eigenvalues in [0, 1])"},
-    {"algorithm", "name", "allreduce_sgd", SIM_KEY_STRING, NULL, "training method (dtsim list algorithms)"},
-    {"algorithm", "lr", "0.1", SIM_KEY_DOUBLE, NULL, "learning rate (>= 0; 0 = no gradient steps, e.g. pure gossip)"},
-    {"algorithm", "momentum", "0", SIM_KEY_DOUBLE, NULL, "momentum, in [0, 1)"},
-    {"algorithm", "nesterov", "false", SIM_KEY_BOOL, NULL, "Nesterov momentum"},
-    {"algorithm", "weight_decay", "0", SIM_KEY_DOUBLE, NULL, "L2 weight decay (>= 0)"},
-    {"algorithm", "optimizer", "sgd", SIM_KEY_STRING, NULL, "update rule"},
-    {"algorithm", "beta1", "0.9", SIM_KEY_DOUBLE, NULL, "adam, adamw, lamb: first-moment decay, in [0, 1) (sgd uses momentum)"},
-    {"algorithm", "beta2", "0.999", SIM_KEY_DOUBLE, NULL, "adam, adamw, lamb: second-moment decay, in [0, 1)"},
-    {"algorithm", "eps", "1e-8", SIM_KEY_DOUBLE, NULL, "adam, adamw, lamb: added to sqrt(v), > 0"},
-    {"algorithm", "bias_correction", "true", SIM_KEY_BOOL, NULL, "adam, adamw, lamb: divide m and v by 1 - beta^t (DeepSpeed's 1-bit methods: false)"},
-    {"algorithm", "lamb_min_trust", "0.01", SIM_KEY_DOUBLE, NULL, "lamb: lower bound of the per-layer trust ratio (>= 0)"},
-    {"algorithm", "lamb_max_trust", "10", SIM_KEY_DOUBLE, NULL, "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
-    {"algorithm", "clip", "0", SIM_KEY_DOUBLE, NULL, "clip every stochastic gradient to this Euclidean norm (0 = off)"},
-    {"algorithm", "bucket", "0", SIM_KEY_SIZE, NULL, "gradient bucket size: bucket all-reduces overlap the backward pass (PyTorch DDP: 25MiB); 0 = one all-reduce after it"},
-    {"algorithm", "batch", "32", SIM_KEY_STRING, NULL, "samples per worker step, or full (the worker's whole shard)"},
-    {"algorithm", "compressor", "none", SIM_KEY_STRING, NULL, "message compressor"},
-    {"algorithm", "error_feedback", "true", SIM_KEY_BOOL, NULL, "compressors keep each worker's residual and add it to its next message"},
-    {"algorithm", "lr_milestones", "none", SIM_KEY_STRING, NULL, "epochs at which lr is multiplied by lr_decay, e.g. 5, 8 (none = constant)"},
-    {"algorithm", "lr_decay", "0.1", SIM_KEY_DOUBLE, NULL, "factor applied at each milestone, in (0, 1]"},
-    {"algorithm", "warmup_epochs", "0", SIM_KEY_DOUBLE, NULL, "linear warm-up from lr/10 to lr over this many epochs"},
-    {"workload", "model", "softmax", SIM_KEY_STRING, NULL, "model trained"},
-    {"workload", "dataset", "fashion_mnist", SIM_KEY_STRING, NULL, "data set"},
-    {"workload", "test_fraction", "0.1", SIM_KEY_DOUBLE, NULL, "held out when the dataset has no test part, in [0, 1)"},
-    {"workload", "normalize", "none", SIM_KEY_CHOICE, "none|standard", "feature normalisation"},
-    {"workload", "sparse", "auto", SIM_KEY_CHOICE, "auto|off", "LIBSVM rows: auto = kept sparse (CSR) for linreg, logreg and softmax, a dense copy for other models; off = always a dense copy (at most 2^28 values)"},
-    {"workload", "partition", "iid", SIM_KEY_STRING, NULL, "split of the training set across workers"},
-    {"workload", "init", "same", SIM_KEY_CHOICE, "same|independent", "same: one initial model; independent: a draw per worker"},
-    {"workload", "proxy", "none", SIM_KEY_STRING, NULL, "none | resnet50 | vgg16 | bert_large | gpt2 | ..."},
-    {"workload", "sim_params", "0", SIM_KEY_INT, NULL, "if > 0: parameter count used for message sizes"},
-    {"workload", "sim_flops", "0", SIM_KEY_DOUBLE, NULL, "if > 0: training FLOPs per sample used for compute time"},
-    {"workload", "wire_dtype", "fp32", SIM_KEY_CHOICE, "fp32|fp16|bf16", "bytes per value on the wire"},
-    {"workload", "grad_noise", "none", SIM_KEY_STRING, NULL, "noise added to every stochastic gradient: none | gaussian(SIGMA) | subweibull(THETA, SIGMA)"},
-    {"faults", "schedule", "none", SIM_KEY_STRING, NULL, "fault events: none, or a CSV file time,event,target,value (crash, rejoin, slowdown, link)"},
-    {"faults", "mtbf", "none", SIM_KEY_STRING, NULL, "random crashes: none, or each worker's up-time distribution, e.g. exponential(300s)"},
-    {"faults", "downtime", "none", SIM_KEY_STRING, NULL, "time a randomly crashed worker stays down before it rejoins: none (never) or a distribution, e.g. constant(30s); unused without mtbf"},
-    {"faults", "sync_timeout", "1s", SIM_KEY_TIME, NULL, "synchronous methods: how long a collective or a gossip step waits for a crashed peer before the survivors go on; the network re-sends a message lost on a down link this long after the loss"},
-    {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
+const cfg_key cfg_keys[] = {
+    {"experiment", "name", "", CFG_KEY_STRING, NULL, "run name (default: the file's base name)"},
+    {"experiment", "seed", "1", CFG_KEY_INT, NULL, "master seed; every random stream derives from it"},
+    {"experiment", "max_iterations", "0", CFG_KEY_INT, NULL, "synchronous rounds or applied updates (0 = no limit)"},
+    {"experiment", "max_time", "0", CFG_KEY_TIME, NULL, "simulated time limit (0 = no limit)"},
+    {"experiment", "max_epochs", "1", CFG_KEY_DOUBLE, NULL, "passes over the training set, summed over workers (0 = no limit); the default 1 applies only when no other limit is set"},
+    {"experiment", "target_accuracy", "0", CFG_KEY_DOUBLE, NULL, "stop when the evaluated model reaches it (0 = none)"},
+    {"experiment", "eval_every", "50", CFG_KEY_STRING, NULL, "evaluate every N iterations, or every simulated time such as 2s"},
+    {"experiment", "eval_train_samples", "10000", CFG_KEY_STRING, NULL, "training samples used for train_loss, or all"},
+    {"experiment", "eval_model", "average", CFG_KEY_CHOICE, "average|worker0", "evaluated model of decentralized and local methods: the workers' average or worker 0's"},
+    {"workers", "count", "8", CFG_KEY_INT, NULL, "number of workers (1..65536)"},
+    {"workers", "compute", "model", CFG_KEY_STRING, NULL, "model, or a distribution of seconds per step such as lognormal(10ms, 0.5)"},
+    {"workers", "device", "15.7TFLOPS", CFG_KEY_FLOPS, NULL, "device peak speed, used when compute = model"},
+    {"workers", "efficiency", "0.5", CFG_KEY_DOUBLE, NULL, "fraction of device peak reached, in (0, 1]"},
+    {"workers", "stragglers", "0", CFG_KEY_INT, NULL, "number of persistently slow workers (workers 0..stragglers-1)"},
+    {"workers", "straggler_slowdown", "5", CFG_KEY_DOUBLE, NULL, "compute-time factor of the stragglers (>= 1)"},
+    {"workers", "transient_prob", "0", CFG_KEY_DOUBLE, NULL, "chance that one step is slowed, in [0, 1]"},
+    {"workers", "transient_slowdown", "10", CFG_KEY_DOUBLE, NULL, "compute-time factor of a slowed step (>= 1)"},
+    {"network", "topology", "star", CFG_KEY_STRING, NULL, "physical network: star | ring | torus(4, 4) | complete | fat_tree(4) | ideal | file(NET.graphml) | hierarchical(NODES, PER_NODE) | dgx1_v100(NODES) | dgx_a100(NODES) | pcie4(NODES)"},
+    {"network", "latency", "5us", CFG_KEY_TIME, NULL, "latency per link"},
+    {"network", "bandwidth", "10Gbps", CFG_KEY_RATE, NULL, "bandwidth per link"},
+    {"network", "sharing", "fair", CFG_KEY_CHOICE, "fair|none", "fair: max-min fair sharing of links; none: alpha-beta"},
+    {"network", "routing", "shortest", CFG_KEY_CHOICE, "shortest|ecmp", "shortest: one shortest path per host pair; ecmp: each message hashed over the equal-cost paths (fat trees)"},
+    {"network", "collective", "ring", CFG_KEY_CHOICE, "ring|tree|ps|hierarchical", "all-reduce algorithm (hierarchical: reduce inside each server, ring among servers, broadcast inside; needs servers of GPUs)"},
+    {"network", "intra_latency", "1us", CFG_KEY_TIME, NULL, "latency of a link inside a server of hierarchical(NODES, PER_NODE)"},
+    {"network", "intra_bandwidth", "150GB/s", CFG_KEY_RATE, NULL, "bandwidth of each GPU's link inside a server of hierarchical(NODES, PER_NODE) (NVLink class)"},
+    {"topology", "graph", "ring", CFG_KEY_STRING, NULL, "logical gossip graph"},
+    {"topology", "weights", "metropolis", CFG_KEY_CHOICE, "metropolis|uniform|metropolis_lazy", "mixing weights: metropolis (any graph), uniform (regular graphs), metropolis_lazy ((I + W) / 2 of metropolis: eigenvalues in [0, 1])"},
+    {"algorithm", "name", "allreduce_sgd", CFG_KEY_STRING, NULL, "training method (dtsim list algorithms)"},
+    {"algorithm", "lr", "0.1", CFG_KEY_DOUBLE, NULL, "learning rate (>= 0; 0 = no gradient steps, e.g. pure gossip)"},
+    {"algorithm", "momentum", "0", CFG_KEY_DOUBLE, NULL, "momentum, in [0, 1)"},
+    {"algorithm", "nesterov", "false", CFG_KEY_BOOL, NULL, "Nesterov momentum"},
+    {"algorithm", "weight_decay", "0", CFG_KEY_DOUBLE, NULL, "L2 weight decay (>= 0)"},
+    {"algorithm", "optimizer", "sgd", CFG_KEY_STRING, NULL, "update rule"},
+    {"algorithm", "beta1", "0.9", CFG_KEY_DOUBLE, NULL, "adam, adamw, lamb: first-moment decay, in [0, 1) (sgd uses momentum)"},
+    {"algorithm", "beta2", "0.999", CFG_KEY_DOUBLE, NULL, "adam, adamw, lamb: second-moment decay, in [0, 1)"},
+    {"algorithm", "eps", "1e-8", CFG_KEY_DOUBLE, NULL, "adam, adamw, lamb: added to sqrt(v), > 0"},
+    {"algorithm", "bias_correction", "true", CFG_KEY_BOOL, NULL, "adam, adamw, lamb: divide m and v by 1 - beta^t (DeepSpeed's 1-bit methods: false)"},
+    {"algorithm", "lamb_min_trust", "0.01", CFG_KEY_DOUBLE, NULL, "lamb: lower bound of the per-layer trust ratio (>= 0)"},
+    {"algorithm", "lamb_max_trust", "10", CFG_KEY_DOUBLE, NULL, "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
+    {"algorithm", "clip", "0", CFG_KEY_DOUBLE, NULL, "clip every stochastic gradient to this Euclidean norm (0 = off)"},
+    {"algorithm", "bucket", "0", CFG_KEY_SIZE, NULL, "gradient bucket size: bucket all-reduces overlap the backward pass (PyTorch DDP: 25MiB); 0 = one all-reduce after it"},
+    {"algorithm", "batch", "32", CFG_KEY_STRING, NULL, "samples per worker step, or full (the worker's whole shard)"},
+    {"algorithm", "compressor", "none", CFG_KEY_STRING, NULL, "message compressor"},
+    {"algorithm", "error_feedback", "true", CFG_KEY_BOOL, NULL, "compressors keep each worker's residual and add it to its next message"},
+    {"algorithm", "lr_milestones", "none", CFG_KEY_STRING, NULL, "epochs at which lr is multiplied by lr_decay, e.g. 5, 8 (none = constant)"},
+    {"algorithm", "lr_decay", "0.1", CFG_KEY_DOUBLE, NULL, "factor applied at each milestone, in (0, 1]"},
+    {"algorithm", "warmup_epochs", "0", CFG_KEY_DOUBLE, NULL, "linear warm-up from lr/10 to lr over this many epochs"},
+    {"workload", "model", "softmax", CFG_KEY_STRING, NULL, "model trained"},
+    {"workload", "dataset", "fashion_mnist", CFG_KEY_STRING, NULL, "data set"},
+    {"workload", "test_fraction", "0.1", CFG_KEY_DOUBLE, NULL, "held out when the dataset has no test part, in [0, 1)"},
+    {"workload", "normalize", "none", CFG_KEY_CHOICE, "none|standard", "feature normalisation"},
+    {"workload", "sparse", "auto", CFG_KEY_CHOICE, "auto|off", "LIBSVM rows: auto = kept sparse (CSR) for linreg, logreg and softmax, a dense copy for other models; off = always a dense copy (at most 2^28 values)"},
+    {"workload", "partition", "iid", CFG_KEY_STRING, NULL, "split of the training set across workers"},
+    {"workload", "init", "same", CFG_KEY_CHOICE, "same|independent", "same: one initial model; independent: a draw per worker"},
+    {"workload", "proxy", "none", CFG_KEY_STRING, NULL, "none | resnet50 | vgg16 | bert_large | gpt2 | ..."},
+    {"workload", "sim_params", "0", CFG_KEY_INT, NULL, "if > 0: parameter count used for message sizes"},
+    {"workload", "sim_flops", "0", CFG_KEY_DOUBLE, NULL, "if > 0: training FLOPs per sample used for compute time"},
+    {"workload", "wire_dtype", "fp32", CFG_KEY_CHOICE, "fp32|fp16|bf16", "bytes per value on the wire"},
+    {"workload", "grad_noise", "none", CFG_KEY_STRING, NULL, "noise added to every stochastic gradient: none | gaussian(SIGMA) | subweibull(THETA, SIGMA)"},
+    {"faults", "schedule", "none", CFG_KEY_STRING, NULL, "fault events: none, or a CSV file time,event,target,value (crash, rejoin, slowdown, link)"},
+    {"faults", "mtbf", "none", CFG_KEY_STRING, NULL, "random crashes: none, or each worker's up-time distribution, e.g. exponential(300s)"},
+    {"faults", "downtime", "none", CFG_KEY_STRING, NULL, "time a randomly crashed worker stays down before it rejoins: none (never) or a distribution, e.g. constant(30s); unused without mtbf"},
+    {"faults", "sync_timeout", "1s", CFG_KEY_TIME, NULL, "synchronous methods: how long a collective or a gossip step waits for a crashed peer before the survivors go on; the network re-sends a message lost on a down link this long after the loss"},
+    {NULL, NULL, NULL, CFG_KEY_STRING, NULL, NULL},
 };
 /* clang-format on */
 
 static const struct {
     const char *section, *key;
-    const sim_choice *values;
+    const cfg_choice *values;
 } choice_tables[] = {
     {"experiment", "eval_model", eval_model_values},
     {"network", "sharing", sharing_values},
@@ -114,7 +114,7 @@ static const struct {
     {"workload", "wire_dtype", wire_dtype_values},
 };
 
-const sim_choice *sim_config_choice_values(const char *section, const char *key)
+const cfg_choice *cfg_choice_values(const char *section, const char *key)
 {
     for (size_t i = 0; i < sizeof choice_tables / sizeof choice_tables[0]; i++)
         if (strcmp(choice_tables[i].section, section) == 0 &&
@@ -123,9 +123,9 @@ const sim_choice *sim_config_choice_values(const char *section, const char *key)
     return NULL;
 }
 
-const sim_key *sim_config_key_find(const char *section, const char *key)
+const cfg_key *cfg_key_find(const char *section, const char *key)
 {
-    for (const sim_key *k = sim_config_keys; k->key; k++)
+    for (const cfg_key *k = cfg_keys; k->key; k++)
         if (strcasecmp(k->section, section) == 0 && strcasecmp(k->key, key) == 0)
             return k;
     return NULL;
@@ -150,7 +150,7 @@ static const struct {
     {"mixing", "topology", "weights"},     {"data", "workload", "dataset"},
 };
 
-void sim_config_key_suggest(const char *section, const char *key, const sim_key *extra,
+void cfg_key_suggest(const char *section, const char *key, const cfg_key *extra,
                             char *buf, size_t len)
 {
     for (size_t i = 0; i < sizeof key_aliases / sizeof key_aliases[0]; i++)
@@ -168,12 +168,12 @@ void sim_config_key_suggest(const char *section, const char *key, const sim_key 
     char known[1024];
     size_t used = 0;
     known[0] = '\0';
-    for (const sim_key *k = sim_config_keys; k->key && used < sizeof known; k++)
+    for (const cfg_key *k = cfg_keys; k->key && used < sizeof known; k++)
         if (strcmp(k->section, section) == 0)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
                                      used ? ", " : "", k->key);
-    for (const sim_key *k = extra; k && k->key && used < sizeof known; k++)
-        if (!sim_config_key_find(section, k->key))
+    for (const cfg_key *k = extra; k && k->key && used < sizeof known; k++)
+        if (!cfg_key_find(section, k->key))
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
                                      used ? ", " : "", k->key);
     char hint[96];
@@ -183,7 +183,7 @@ void sim_config_key_suggest(const char *section, const char *key, const sim_key 
         return;
     }
     /* a key of another section? */
-    for (const sim_key *k = sim_config_keys; k->key; k++)
+    for (const cfg_key *k = cfg_keys; k->key; k++)
         if (strcasecmp(k->key, key) == 0) {
             snprintf(buf, len, "did you mean [%s] %s?", k->section, k->key);
             return;

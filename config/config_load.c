@@ -36,9 +36,9 @@ static int section_index(const char *s)
     return -1;
 }
 
-static const sim_key *table_find(const sim_key *table, const char *key)
+static const cfg_key *table_find(const cfg_key *table, const char *key)
 {
-    for (const sim_key *k = table; k && k->key; k++)
+    for (const cfg_key *k = table; k && k->key; k++)
         if (strcasecmp(k->key, key) == 0)
             return k;
     return NULL;
@@ -52,11 +52,11 @@ typedef struct item {
     char value[512];
     char set_text[600]; /* the --set argument, for messages */
     int line;           /* > 0 file line, -1 --set */
-    int is_common;      /* a key of sim_config_keys */
+    int is_common;      /* a key of cfg_keys */
 } item;
 
 typedef struct loader {
-    const sim_config_schema *schema; /* never NULL (an empty one instead) */
+    const cfg_schema *schema; /* never NULL (an empty one instead) */
     const char *path;
     const char *text;
     size_t pos;
@@ -115,10 +115,10 @@ static int item_record(loader *l, const char *section, const char *key, const ch
         return fail(l, SIM_ECONFIG, "--set %s: unknown section '%s' (known: %s)", set_text,
                     section, KNOWN_SECTIONS);
     section = sections[si];
-    const sim_key *k = sim_config_key_find(section, key);
+    const cfg_key *k = cfg_key_find(section, key);
     if (!k && strcmp(section, "algorithm") != 0) {
         char hint[1100];
-        sim_config_key_suggest(section, key, NULL, hint, sizeof hint);
+        cfg_key_suggest(section, key, NULL, hint, sizeof hint);
         return fail(l, SIM_ECONFIG, "%s: unknown key (%s)", where, hint);
     }
     if (k)
@@ -145,7 +145,7 @@ static int item_record(loader *l, const char *section, const char *key, const ch
         snprintf(it->key, sizeof it->key, "%s", key);
         it->is_common = k != NULL;
     }
-    if (sim_config_copy_trimmed(it->value, sizeof it->value, value))
+    if (cfg_copy_trimmed(it->value, sizeof it->value, value))
         return fail(l, SIM_ECONFIG, "%s: value too long (max %zu characters)", where,
                     sizeof it->value - 1);
     it->line = line;
@@ -336,19 +336,19 @@ static int apply_override(loader *l, const char *text)
 
 /* Fills entry e for key k from its item (or default), parsing the value;
  * store_common: also set the typed field. */
-static int resolve(loader *l, sim_config *cfg, const sim_key *k, sim_entry *e,
+static int resolve(loader *l, cfg_config *cfg, const cfg_key *k, cfg_entry *e,
                    int store_common)
 {
     item *it = item_find(l, store_common ? k->section : "algorithm", k->key);
     const char *raw = it ? it->value : k->def;
     snprintf(e->section, sizeof e->section, "%s", store_common ? k->section : "algorithm");
     snprintf(e->key, sizeof e->key, "%s", k->key);
-    if (sim_config_copy_trimmed(e->raw, sizeof e->raw, raw))
+    if (cfg_copy_trimmed(e->raw, sizeof e->raw, raw))
         e->raw[0] = '\0';
     e->line = it ? it->line : 0;
 
     sim_err *err = l->err;
-    int rc = sim_config_value_resolve(l->schema, cfg, k, e->raw, e->value, sizeof e->value,
+    int rc = cfg_value_resolve(l->schema, cfg, k, e->raw, e->value, sizeof e->value,
                                       store_common, err);
     if (rc) {
         char where[700];
@@ -365,22 +365,22 @@ static int resolve(loader *l, sim_config *cfg, const sim_key *k, sim_entry *e,
 
 static int cmp_entry_key(const void *a, const void *b)
 {
-    return strcmp(((const sim_entry *)a)->key, ((const sim_entry *)b)->key);
+    return strcmp(((const cfg_entry *)a)->key, ((const cfg_entry *)b)->key);
 }
 
 /* Resolves the method keys into m (allocated); returns count or < 0. */
-static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entry,
-                          sim_entry **m)
+static int resolve_method(loader *l, cfg_config *cfg, const cfg_entry *name_entry,
+                          cfg_entry **m)
 {
-    const sim_key *table = NULL;
+    const cfg_key *table = NULL;
     int n = 0;
     *m = NULL;
-    const sim_config_schema *sc = l->schema;
+    const cfg_schema *sc = l->schema;
     if (sc->algo_keys) {
         table = sc->algo_keys(cfg->algorithm);
         if (!table) {
-            sim_config tmp = *cfg;
-            tmp.entries = (sim_entry *)name_entry;
+            cfg_config tmp = *cfg;
+            tmp.entries = (cfg_entry *)name_entry;
             tmp.n_entries = 1;
             l->failed = 1;
             char known[1024] = "", hint[96];
@@ -390,10 +390,10 @@ static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entr
                                          i ? ", " : "", sc->algo_name(i));
             sim_suggest(cfg->algorithm, known, hint, sizeof hint);
             if (!known[0])
-                return sim_config_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
+                return cfg_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
                                         "unknown algorithm '%s' (dtsim list algorithms)",
                                         cfg->algorithm);
-            return sim_config_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
+            return cfg_error(&tmp, "algorithm", "name", SIM_ECONFIG, l->err,
                                     "unknown algorithm '%s' (%sknown: %s)", cfg->algorithm,
                                     hint, known);
         }
@@ -403,13 +403,13 @@ static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entr
                 continue;
             if (!table_find(table, it->key)) {
                 char where[700], hint[1100];
-                sim_config_key_suggest("algorithm", it->key, table, hint, sizeof hint);
+                cfg_key_suggest("algorithm", it->key, table, hint, sizeof hint);
                 item_where(l, it, where, sizeof where);
                 return fail(l, SIM_ECONFIG, "%s: unknown key for algorithm '%s' (%s)", where,
                             cfg->algorithm, hint);
             }
         }
-        for (const sim_key *k = table; k->key; k++)
+        for (const cfg_key *k = table; k->key; k++)
             n++;
     } else {
         for (int i = 0; i < l->n_items; i++)
@@ -422,8 +422,8 @@ static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entr
         return fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
     int got = 0;
     if (table) {
-        for (const sim_key *k = table; k->key; k++) {
-            if (sim_config_key_find("algorithm", k->key) || strlen(k->key) >= sizeof (*m)->key)
+        for (const cfg_key *k = table; k->key; k++) {
+            if (cfg_key_find("algorithm", k->key) || strlen(k->key) >= sizeof (*m)->key)
                 continue; /* a method cannot redefine a common key */
             if (resolve(l, cfg, k, &(*m)[got], 0))
                 return l->err->code;
@@ -434,7 +434,7 @@ static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entr
             item *it = &l->items[i];
             if (it->is_common || strcmp(it->section, "algorithm") != 0)
                 continue;
-            sim_key k = {"algorithm", it->key, "", SIM_KEY_STRING, NULL, NULL};
+            cfg_key k = {"algorithm", it->key, "", CFG_KEY_STRING, NULL, NULL};
             if (resolve(l, cfg, &k, &(*m)[got], 0))
                 return l->err->code;
             got++;
@@ -444,22 +444,22 @@ static int resolve_method(loader *l, sim_config *cfg, const sim_entry *name_entr
     return got;
 }
 
-static int resolve_all(loader *l, sim_config *cfg)
+static int resolve_all(loader *l, cfg_config *cfg)
 {
     int n_schema = 0, last_algo = -1, name_idx = -1;
-    for (const sim_key *k = sim_config_keys; k->key; k++, n_schema++) {
+    for (const cfg_key *k = cfg_keys; k->key; k++, n_schema++) {
         if (!strcmp(k->section, "algorithm"))
             last_algo = n_schema;
-        if (sim_config_is_key(k, "algorithm", "name"))
+        if (cfg_is_key(k, "algorithm", "name"))
             name_idx = n_schema;
     }
-    sim_entry *common = calloc((size_t)n_schema, sizeof *common);
-    sim_entry *method = NULL;
+    cfg_entry *common = calloc((size_t)n_schema, sizeof *common);
+    cfg_entry *method = NULL;
     if (!common)
         return fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
     int rc = 0;
     for (int i = 0; i < n_schema && !rc; i++)
-        rc = resolve(l, cfg, &sim_config_keys[i], &common[i], 1);
+        rc = resolve(l, cfg, &cfg_keys[i], &common[i], 1);
     int n_method = rc ? 0 : resolve_method(l, cfg, &common[name_idx], &method);
     if (n_method < 0)
         rc = n_method;
@@ -487,7 +487,7 @@ static int resolve_all(loader *l, sim_config *cfg)
  * own: a file that writes a non-zero max_iterations, max_time or
  * target_accuracy but no max_epochs runs until that limit (max_epochs
  * becomes 0, and so reads its canonical text). */
-static void default_limit(loader *l, sim_config *cfg)
+static void default_limit(loader *l, cfg_config *cfg)
 {
     static const char *const limits[] = {"max_iterations", "max_time", "target_accuracy"};
     if (item_find(l, "experiment", "max_epochs"))
@@ -495,13 +495,13 @@ static void default_limit(loader *l, sim_config *cfg)
     int own = 0;
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
         const item *it = item_find(l, "experiment", limits[i]);
-        const sim_entry *e = sim_config_find(cfg, "experiment", limits[i]);
+        const cfg_entry *e = cfg_find(cfg, "experiment", limits[i]);
         own |= it && e && strcmp(e->value, "0") != 0 && strcmp(e->value, "0ns") != 0;
     }
     if (!own)
         return;
     for (int i = 0; i < cfg->n_entries; i++) {
-        sim_entry *e = &cfg->entries[i];
+        cfg_entry *e = &cfg->entries[i];
         if (strcmp(e->section, "experiment") == 0 && strcmp(e->key, "max_epochs") == 0) {
             snprintf(e->value, sizeof e->value, "0");
             snprintf(e->raw, sizeof e->raw, "0");
@@ -512,11 +512,11 @@ static void default_limit(loader *l, sim_config *cfg)
 
 /* ---- public ---- */
 
-int sim_config_load_string(const sim_config_schema *schema, const char *name,
+int cfg_load_string(const cfg_schema *schema, const char *name,
                            const char *text, const char *const *overrides, int n_overrides,
-                           sim_config *cfg, sim_err *err)
+                           cfg_config *cfg, sim_err *err)
 {
-    static const sim_config_schema no_registries = {NULL, NULL, NULL, NULL};
+    static const cfg_schema no_registries = {NULL, NULL, NULL, NULL};
     sim_err local;
     if (!err)
         err = &local;
@@ -548,14 +548,14 @@ int sim_config_load_string(const sim_config_schema *schema, const char *name,
              l.path);
     free(l.items);
     if (l.failed) {
-        sim_config_release(cfg);
+        cfg_release(cfg);
         return err->code ? err->code : SIM_ECONFIG;
     }
     return 0;
 }
 
-int sim_config_load(const sim_config_schema *schema, const char *path,
-                    const char *const *overrides, int n_overrides, sim_config *cfg,
+int cfg_load(const cfg_schema *schema, const char *path,
+                    const char *const *overrides, int n_overrides, cfg_config *cfg,
                     sim_err *err)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -575,9 +575,9 @@ int sim_config_load(const sim_config_schema *schema, const char *path,
     }
     if (n < 0) { /* empty file */
         free(text);
-        return sim_config_load_string(schema, path, "", overrides, n_overrides, cfg, err);
+        return cfg_load_string(schema, path, "", overrides, n_overrides, cfg, err);
     }
-    int rc = sim_config_load_string(schema, path, text, overrides, n_overrides, cfg, err);
+    int rc = cfg_load_string(schema, path, text, overrides, n_overrides, cfg, err);
     free(text);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* One configuration value (see config.h and config_impl.h): parsing the
  * raw text by the key's type or its special form, the canonical text, the
- * range checks and the store into the typed field of sim_config. The
+ * range checks and the store into the typed field of cfg_config. The
  * canonical text is what makes two runs the same experiment, so every
  * formatter here is exact: numbers print in the shortest form that reads
  * back to the same double. */
@@ -15,7 +15,7 @@
 
 #include "config/config_impl.h"
 
-int sim_config_copy_trimmed(char *buf, size_t len, const char *s)
+int cfg_copy_trimmed(char *buf, size_t len, const char *s)
 {
     while (isspace((unsigned char)*s))
         s++;
@@ -55,7 +55,7 @@ typedef struct tval {
     sim_time t;
     int choice;
     sim_dist dist; /* [workers] compute */
-    double milestones[SIM_CFG_MAX_MILESTONES]; /* [algorithm] lr_milestones */
+    double milestones[CFG_MAX_MILESTONES]; /* [algorithm] lr_milestones */
     int n_milestones;
 } tval;
 
@@ -73,7 +73,7 @@ static int canon_spec(const char *raw, char *out, size_t len)
 {
     sim_spec *sp = malloc(sizeof *sp);
     if (!sp)
-        return sim_config_copy_trimmed(out, len, raw);
+        return cfg_copy_trimmed(out, len, raw);
     int rc = 0;
     if (sim_spec_parse(raw, sp, NULL) == 0 && sp->name[0]) {
         lower_ident(sp->name);
@@ -85,7 +85,7 @@ static int canon_spec(const char *raw, char *out, size_t len)
             used += (size_t)snprintf(out + used, len - used, ")");
         rc = used < len ? 0 : -1;
     } else {
-        rc = sim_config_copy_trimmed(out, len, raw);
+        rc = cfg_copy_trimmed(out, len, raw);
     }
     free(sp);
     return rc;
@@ -95,7 +95,7 @@ static int choice_parse(const char *choices, const char *raw, int *index, char *
                         size_t len, sim_err *err)
 {
     char buf[128];
-    if (sim_config_copy_trimmed(buf, sizeof buf, raw))
+    if (cfg_copy_trimmed(buf, sizeof buf, raw))
         buf[0] = '\0';
     int i = 0;
     for (const char *p = choices; *p; i++) {
@@ -114,12 +114,12 @@ static int choice_parse(const char *choices, const char *raw, int *index, char *
 /* The enum value of a choice word (the canonical spelling, from choices):
  * looked up by name in the key's value table, so that the order of
  * choices carries no meaning. Without a table the index stays. */
-static int choice_value(const sim_key *k, const char *word, int *value, sim_err *err)
+static int choice_value(const cfg_key *k, const char *word, int *value, sim_err *err)
 {
-    const sim_choice *values = sim_config_choice_values(k->section, k->key);
+    const cfg_choice *values = cfg_choice_values(k->section, k->key);
     if (!values)
         return 0;
-    for (const sim_choice *c = values; c->name; c++)
+    for (const cfg_choice *c = values; c->name; c++)
         if (strcmp(c->name, word) == 0) {
             *value = c->value;
             return 0;
@@ -135,34 +135,34 @@ static int finite_or_fail(double x, const char *raw, sim_err *err)
 }
 
 /* Parses raw by type into v and writes the canonical text. */
-static int canon_typed(const sim_config_schema *sc, const sim_key *k, const char *raw,
+static int canon_typed(const cfg_schema *sc, const cfg_key *k, const char *raw,
                        char *out, size_t len, tval *v, sim_err *err)
 {
     char num[64];
     switch (k->type) {
-    case SIM_KEY_INT:
+    case CFG_KEY_INT:
         if (sim_parse_int(raw, &v->i, err))
             return err->code;
         snprintf(out, len, "%lld", (long long)v->i);
         return 0;
-    case SIM_KEY_DOUBLE:
+    case CFG_KEY_DOUBLE:
         if (sim_parse_double(raw, &v->d, err) || finite_or_fail(v->d, raw, err))
             return err->code;
         format_number(v->d, out, len);
         return 0;
-    case SIM_KEY_TIME:
+    case CFG_KEY_TIME:
         if (sim_parse_time(raw, &v->t, err))
             return err->code;
         v->d = (double)v->t / 1e9;
         snprintf(out, len, "%lldns", (long long)v->t);
         return 0;
-    case SIM_KEY_RATE:
-    case SIM_KEY_SIZE:
-    case SIM_KEY_FLOPS: {
-        int rc = k->type == SIM_KEY_RATE   ? sim_parse_rate(raw, &v->d, err)
-                 : k->type == SIM_KEY_SIZE ? sim_parse_size(raw, &v->d, err)
+    case CFG_KEY_RATE:
+    case CFG_KEY_SIZE:
+    case CFG_KEY_FLOPS: {
+        int rc = k->type == CFG_KEY_RATE   ? sim_parse_rate(raw, &v->d, err)
+                 : k->type == CFG_KEY_SIZE ? sim_parse_size(raw, &v->d, err)
                                            : sim_parse_flops(raw, &v->d, err);
-        if (rc && k->type == SIM_KEY_FLOPS) {
+        if (rc && k->type == CFG_KEY_FLOPS) {
             double named = sc->device_flops ? sc->device_flops(raw) : 0.0;
             if (named > 0) {
                 rc = 0;
@@ -178,10 +178,10 @@ static int canon_typed(const sim_config_schema *sc, const sim_key *k, const char
             return err->code;
         format_number(v->d, num, sizeof num);
         snprintf(out, len, "%s%s", num,
-                 k->type == SIM_KEY_RATE ? "B/s" : k->type == SIM_KEY_SIZE ? "B" : "FLOPS");
+                 k->type == CFG_KEY_RATE ? "B/s" : k->type == CFG_KEY_SIZE ? "B" : "FLOPS");
         return 0;
     }
-    case SIM_KEY_BOOL: {
+    case CFG_KEY_BOOL: {
         int b;
         if (sim_parse_bool(raw, &b, err))
             return err->code;
@@ -189,11 +189,11 @@ static int canon_typed(const sim_config_schema *sc, const sim_key *k, const char
         snprintf(out, len, "%s", b ? "true" : "false");
         return 0;
     }
-    case SIM_KEY_CHOICE:
+    case CFG_KEY_CHOICE:
         if (choice_parse(k->choices ? k->choices : "", raw, &v->choice, out, len, err))
             return err->code;
         return choice_value(k, out, &v->choice, err);
-    case SIM_KEY_STRING:
+    case CFG_KEY_STRING:
         if (canon_spec(raw, out, len))
             return sim_err_set(err, SIM_ECONFIG, "value too long (max %zu characters)",
                                len - 1);
@@ -226,19 +226,19 @@ static void file_stem(const char *path, char *buf, size_t len)
     } while (0)
 
 /* Keys whose value is not a plain typed value: parsed here. */
-static int canon_special(const sim_config_schema *sc, const sim_config *cfg,
-                         const sim_key *k, const char *raw, char *out, size_t len, tval *v,
+static int canon_special(const cfg_schema *sc, const cfg_config *cfg,
+                         const cfg_key *k, const char *raw, char *out, size_t len, tval *v,
                          sim_err *err, int *handled)
 {
     *handled = 1;
-    if (sim_config_is_key(k, "experiment", "name")) {
+    if (cfg_is_key(k, "experiment", "name")) {
         if (!*raw)
             file_stem(cfg->path, out, len);
-        else if (sim_config_copy_trimmed(out, len, raw))
+        else if (cfg_copy_trimmed(out, len, raw))
             return sim_err_set(err, SIM_ECONFIG, "too long");
         return 0;
     }
-    if (sim_config_is_key(k, "experiment", "eval_every")) {
+    if (cfg_is_key(k, "experiment", "eval_every")) {
         /* a value with a unit is a simulated time, a bare integer a count */
         int is_time = has_alpha(raw);
         if (is_time ? sim_parse_time(raw, &v->t, err) : sim_parse_int(raw, &v->i, err))
@@ -252,9 +252,9 @@ static int canon_special(const sim_config_schema *sc, const sim_config *cfg,
             snprintf(out, len, "%lld", (long long)v->i);
         return 0;
     }
-    if (sim_config_is_key(k, "experiment", "eval_train_samples")) {
+    if (cfg_is_key(k, "experiment", "eval_train_samples")) {
         if (strcasecmp(raw, "all") == 0) {
-            v->i = SIM_CFG_EVAL_ALL;
+            v->i = CFG_EVAL_ALL;
             snprintf(out, len, "all");
             return 0;
         }
@@ -265,8 +265,8 @@ static int canon_special(const sim_config_schema *sc, const sim_config *cfg,
         snprintf(out, len, "%lld", (long long)v->i);
         return 0;
     }
-    if (sim_config_is_key(k, "algorithm", "optimizer")) {
-        if (sim_config_copy_trimmed(out, len, raw))
+    if (cfg_is_key(k, "algorithm", "optimizer")) {
+        if (cfg_copy_trimmed(out, len, raw))
             return sim_err_set(err, SIM_ECONFIG, "too long");
         for (char *c = out; *c; c++)
             *c = (char)tolower((unsigned char)*c);
@@ -284,7 +284,7 @@ static int canon_special(const sim_config_schema *sc, const sim_config *cfg,
         return sim_err_set(err, SIM_ECONFIG, "unknown optimizer '%s' (%sknown: %s)", raw,
                            sim_suggest(out, known, hint, sizeof hint), known);
     }
-    if (sim_config_is_key(k, "algorithm", "batch")) {
+    if (cfg_is_key(k, "algorithm", "batch")) {
         if (strcasecmp(raw, "full") == 0) {
             v->i = 0;
             snprintf(out, len, "full");
@@ -297,7 +297,7 @@ static int canon_special(const sim_config_schema *sc, const sim_config *cfg,
         snprintf(out, len, "%lld", (long long)v->i);
         return 0;
     }
-    if (sim_config_is_key(k, "algorithm", "lr_milestones")) {
+    if (cfg_is_key(k, "algorithm", "lr_milestones")) {
         v->n_milestones = 0;
         if (strcasecmp(raw, "none") == 0 || raw[0] == '\0') {
             snprintf(out, len, "none");
@@ -319,11 +319,11 @@ static int canon_special(const sim_config_schema *sc, const sim_config *cfg,
                 return sim_err_set(err, SIM_ECONFIG,
                                    "expected increasing positive epochs such as 5, 8, got '%s'",
                                    raw);
-            if (v->n_milestones == SIM_CFG_MAX_MILESTONES ||
+            if (v->n_milestones == CFG_MAX_MILESTONES ||
                 (v->n_milestones > 0 && x <= v->milestones[v->n_milestones - 1]))
                 return sim_err_set(err, SIM_ECONFIG,
                                    "expected at most %d increasing positive epochs, got '%s'",
-                                   SIM_CFG_MAX_MILESTONES, raw);
+                                   CFG_MAX_MILESTONES, raw);
             v->milestones[v->n_milestones++] = x;
             int w = snprintf(out + used, len - used, "%s%.17g", used ? ", " : "", x);
             if (w < 0 || (size_t)w >= len - used)
@@ -334,7 +334,7 @@ static int canon_special(const sim_config_schema *sc, const sim_config *cfg,
             snprintf(out, len, "none");
         return 0;
     }
-    if (sim_config_is_key(k, "workers", "compute")) {
+    if (cfg_is_key(k, "workers", "compute")) {
         if (sim_dist_parse(raw, &v->dist, err))
             return err->code;
         sim_dist_format(&v->dist, out, (int)len);
@@ -357,10 +357,10 @@ typedef struct field {
     const char *range;
 } field;
 
-#define FS(sec, k, m) {sec, k, offsetof(sim_config, m), sizeof(((sim_config *)0)->m), 's', NULL}
-#define FN(sec, k, m, kind, range) {sec, k, offsetof(sim_config, m), 0, kind, range}
+#define FS(sec, k, m) {sec, k, offsetof(cfg_config, m), sizeof(((cfg_config *)0)->m), 's', NULL}
+#define FN(sec, k, m, kind, range) {sec, k, offsetof(cfg_config, m), 0, kind, range}
 /* a choice: an enum field, written as an int (the size is checked) */
-#define FC(sec, k, m) {sec, k, offsetof(sim_config, m), sizeof(((sim_config *)0)->m), 'c', NULL}
+#define FC(sec, k, m) {sec, k, offsetof(cfg_config, m), sizeof(((cfg_config *)0)->m), 'c', NULL}
 static const field fields[] = {
     FS("experiment", "name", name),
     FN("experiment", "seed", seed, 'u', ">= 0"),
@@ -436,33 +436,33 @@ static int range_ok(const char *range, double x)
 }
 
 /* Stores a resolved common key into its typed field, checking its range. */
-static int store(sim_config *cfg, const sim_key *k, const char *raw, const char *value,
+static int store(cfg_config *cfg, const cfg_key *k, const char *raw, const char *value,
                  const tval *v, sim_err *err)
 {
-    if (sim_config_is_key(k, "experiment", "eval_every")) {
+    if (cfg_is_key(k, "experiment", "eval_every")) {
         cfg->eval_every_iters = v->i;
         cfg->eval_every_time = v->t;
-    } else if (sim_config_is_key(k, "workers", "compute")) {
+    } else if (cfg_is_key(k, "workers", "compute")) {
         cfg->compute.dist = v->dist;
-    } else if (sim_config_is_key(k, "algorithm", "lr_milestones")) {
+    } else if (cfg_is_key(k, "algorithm", "lr_milestones")) {
         cfg->n_lr_milestones = v->n_milestones;
         memcpy(cfg->lr_milestones, v->milestones, sizeof cfg->lr_milestones);
-    } else if (sim_config_is_key(k, "workers", "stragglers")) {
+    } else if (cfg_is_key(k, "workers", "stragglers")) {
         if (v->i < 0 || v->i > cfg->n_workers)
             return sim_err_set(err, SIM_ECONFIG,
                                "must be in [0, %d] (the worker count), got %s", cfg->n_workers,
                                raw);
         cfg->compute.stragglers = (int)v->i;
-    } else if (sim_config_is_key(k, "algorithm", "lamb_max_trust")) {
+    } else if (cfg_is_key(k, "algorithm", "lamb_max_trust")) {
         if (v->d < cfg->lamb_min_trust)
             return sim_err_set(err, SIM_ECONFIG, "must be >= lamb_min_trust (%g), got %s",
                                cfg->lamb_min_trust, raw);
-    } else if (sim_config_is_key(k, "workload", "wire_dtype")) {
-        cfg->wire_bytes = v->choice == SIM_WIRE_FP32 ? 4 : 2;
+    } else if (cfg_is_key(k, "workload", "wire_dtype")) {
+        cfg->wire_bytes = v->choice == CFG_WIRE_FP32 ? 4 : 2;
     }
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         const field *f = &fields[i];
-        if (!sim_config_is_key(k, f->section, f->key))
+        if (!cfg_is_key(k, f->section, f->key))
             continue;
         char *at = (char *)cfg + f->offset;
         double x = f->kind == 'd' ? v->d : f->kind == 't' ? (double)v->t : (double)v->i;
@@ -491,7 +491,7 @@ static int store(sim_config *cfg, const sim_key *k, const char *raw, const char 
     return 0;
 }
 
-int sim_config_value_resolve(const sim_config_schema *sc, sim_config *cfg, const sim_key *k,
+int cfg_value_resolve(const cfg_schema *sc, cfg_config *cfg, const cfg_key *k,
                              const char *raw, char *out, size_t len, int common, sim_err *err)
 {
     tval v;
@@ -500,7 +500,7 @@ int sim_config_value_resolve(const sim_config_schema *sc, sim_config *cfg, const
     int rc = common ? canon_special(sc, cfg, k, raw, out, len, &v, err, &handled) : 0;
     if (!rc && !handled)
         rc = canon_typed(sc, k, raw, out, len, &v, err);
-    if (!rc && common && k->type == SIM_KEY_STRING && !handled && !out[0])
+    if (!rc && common && k->type == CFG_KEY_STRING && !handled && !out[0])
         rc = sim_err_set(err, SIM_ECONFIG, "must not be empty");
     if (!rc && common)
         rc = store(cfg, k, raw, out, &v, err);
@@ -539,12 +539,12 @@ static void written_plain(const char *s, char *out, size_t len)
     out[n] = '\0';
 }
 
-void sim_config_entry_written(const sim_entry *e, char *out, size_t len)
+void cfg_entry_written(const cfg_entry *e, char *out, size_t len)
 {
     if (!len)
         return;
     char raw[sizeof e->raw];
-    if (sim_config_copy_trimmed(raw, sizeof raw, e->raw) || !raw[0]) {
+    if (cfg_copy_trimmed(raw, sizeof raw, e->raw) || !raw[0]) {
         snprintf(out, len, "%s", e->value);
         return;
     }
@@ -566,7 +566,7 @@ void sim_config_entry_written(const sim_entry *e, char *out, size_t len)
     free(sp);
 }
 
-int sim_config_entry_number(const sim_entry *e, double *out)
+int cfg_entry_number(const cfg_entry *e, double *out)
 {
     static const struct {
         const char *suffix;

@@ -17,23 +17,23 @@
 #include "sim/rng.h"
 #include "workloads/presets.h"
 
-int xp_env_key_error(const sim_config *c, const char *section, const char *key, sim_err *err)
+int xp_env_key_error(const cfg_config *c, const char *section, const char *key, sim_err *err)
 {
     char msg[sizeof err->msg];
     int code = err->code ? err->code : SIM_EINTERNAL;
     memcpy(msg, err->msg, sizeof msg);
-    return sim_config_error(c, section, key, code, err, "%s", msg);
+    return cfg_error(c, section, key, code, err, "%s", msg);
 }
 
 /* 1 when the user wrote [section] key (in the file or with --set). */
-static int user_wrote(const sim_config *c, const char *section, const char *key)
+static int user_wrote(const cfg_config *c, const char *section, const char *key)
 {
-    const sim_entry *e = sim_config_find(c, section, key);
+    const cfg_entry *e = cfg_find(c, section, key);
     return e && e->line != 0;
 }
 
 /* The proxy preset, if any: NULL for none; SIM_ECONFIG for an unknown name. */
-static int find_proxy(const sim_config *c, const wl_proxy **out, sim_err *err)
+static int find_proxy(const cfg_config *c, const wl_proxy **out, sim_err *err)
 {
     *out = NULL;
     if (strcmp(c->proxy, "none") == 0)
@@ -47,33 +47,33 @@ static int find_proxy(const sim_config *c, const wl_proxy **out, sim_err *err)
         used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                  wl_proxy_table[i].name);
     char hint[96];
-    return sim_config_error(c, "workload", "proxy", SIM_ECONFIG, err,
+    return cfg_error(c, "workload", "proxy", SIM_ECONFIG, err,
                             "unknown proxy '%s' (%sknown: none, %s)", c->proxy,
                             sim_suggest(c->proxy, known, hint, sizeof hint), known);
 }
 
 /* [topology] weights, mapped by name (the config's enum is not topology's). */
-static topo_weights weights_of(sim_weights_kind k)
+static topo_weights weights_of(cfg_weights_kind k)
 {
     switch (k) {
-    case SIM_WEIGHTS_UNIFORM:
+    case CFG_WEIGHTS_UNIFORM:
         return TOPO_WEIGHTS_UNIFORM;
-    case SIM_WEIGHTS_METROPOLIS_LAZY:
+    case CFG_WEIGHTS_METROPOLIS_LAZY:
         return TOPO_WEIGHTS_METROPOLIS_LAZY;
-    case SIM_WEIGHTS_METROPOLIS:
+    case CFG_WEIGHTS_METROPOLIS:
         break;
     }
     return TOPO_WEIGHTS_METROPOLIS;
 }
 
-static wl_dataset *load_dataset(const sim_config *c, gsl_rng *rng, sim_err *err)
+static wl_dataset *load_dataset(const cfg_config *c, gsl_rng *rng, sim_err *err)
 {
     char dir[SIM_PATH_MAX];
     sim_path_dir(c->path, dir, sizeof dir);
     wl_dataset_opts dso = {
         .spec = c->dataset,
         .test_fraction = c->test_fraction,
-        .normalize = c->normalize == SIM_NORMALIZE_STANDARD,
+        .normalize = c->normalize == CFG_NORMALIZE_STANDARD,
         .rng = rng,
         .data_dir = NULL,
         .dir = dir,
@@ -84,7 +84,7 @@ static wl_dataset *load_dataset(const sim_config *c, gsl_rng *rng, sim_err *err)
     return ds;
 }
 
-wl_dataset *xp_env_dataset_create(const sim_config *cfg, sim_err *err)
+wl_dataset *xp_env_dataset_create(const cfg_config *cfg, sim_err *err)
 {
     gsl_rng *rng = sim_rng_create(cfg->seed, SIM_STREAM_DATA, 0);
     if (!rng) {
@@ -102,10 +102,10 @@ wl_dataset *xp_env_dataset_create(const sim_config *cfg, sim_err *err)
  * is then left as it is). */
 static int dense_rows(xp_env *x, sim_err *err)
 {
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     if (!x->ds->sparse)
         return 0;
-    int off = c->sparse == SIM_SPARSE_OFF;
+    int off = c->sparse == CFG_SPARSE_OFF;
     if (!off && wl_model_sparse(x->model))
         return 0;
     char why[160];
@@ -125,7 +125,7 @@ static int dense_rows(xp_env *x, sim_err *err)
 static int build_workers(xp_env *x, sim_err *err)
 {
     algo_env *env = &x->env;
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     int n = env->n;
     int64_t d = env->d;
     int dim = x->ds->dim;
@@ -178,7 +178,7 @@ static int build_workers(xp_env *x, sim_err *err)
             if (!w->rng_noise || !w->rng_noise_tmp)
                 return sim_err_set(err, SIM_ENOMEM, "out of memory for worker %d", i);
         }
-        if (c->init == SIM_INIT_INDEPENDENT) {
+        if (c->init == CFG_INIT_INDEPENDENT) {
             gsl_rng *ri = sim_rng_create(c->seed, SIM_STREAM_INIT, (uint64_t)i);
             if (!ri)
                 return sim_err_set(err, SIM_ENOMEM, "out of memory");
@@ -225,7 +225,7 @@ static void free_workers(algo_env *env)
  * over a proxy preset, which wins over the model's own numbers). */
 static int fill_env(xp_env *x, const wl_proxy *proxy, int server, sim_err *err)
 {
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     algo_env *env = &x->env;
     env->cfg = c;
     env->eng = x->eng;
@@ -260,15 +260,15 @@ static int fill_env(xp_env *x, const wl_proxy *proxy, int server, sim_err *err)
  * keys that need servers or a method that supports them. */
 static int check_servers(xp_env *x, sim_err *err)
 {
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     topo_physnet_set_intra(&x->pn, c->intra_latency, c->intra_bandwidth);
     if (c->collective == SIM_COLL_HIER && x->pn.per_node < 1)
-        return sim_config_error(c, "network", "collective", SIM_ECONFIG, err,
+        return cfg_error(c, "network", "collective", SIM_ECONFIG, err,
                                 "hierarchical needs servers of GPUs: topology = "
                                 "hierarchical(NODES, PER_NODE) or a server preset, got '%s'",
                                 c->net_topology);
     if (c->collective == SIM_COLL_HIER && c->n_workers % x->pn.per_node != 0)
-        return sim_config_error(c, "network", "collective", SIM_ECONFIG, err,
+        return cfg_error(c, "network", "collective", SIM_ECONFIG, err,
                                 "hierarchical needs whole servers: %d workers on servers of %d",
                                 c->n_workers, x->pn.per_node);
     return algo_bucket_check(x->vt, c, err);
@@ -278,7 +278,7 @@ static int check_servers(xp_env *x, sim_err *err)
  * in one step: an error naming the smallest shard. */
 static int check_batch(xp_env *x, sim_err *err)
 {
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     if (c->batch <= 0)
         return 0;
     int small = 0;
@@ -288,7 +288,7 @@ static int check_batch(xp_env *x, sim_err *err)
     int64_t shard = wl_partition_size(x->part, small);
     if (c->batch <= shard)
         return 0;
-    return sim_config_error(c, "algorithm", "batch", SIM_ECONFIG, err,
+    return cfg_error(c, "algorithm", "batch", SIM_ECONFIG, err,
                             "%d is larger than worker %d's shard of %lld samples (%lld "
                             "training samples over %d workers, partition %s); use at most "
                             "%lld, or full",
@@ -318,7 +318,7 @@ static int start_pool(xp_env *x, sim_err *err)
 
 static int build(xp_env *x, sim_err *err)
 {
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     const wl_proxy *proxy;
     int rc = find_proxy(c, &proxy, err);
     if (rc < 0)
@@ -326,7 +326,7 @@ static int build(xp_env *x, sim_err *err)
     if (!x->vt)
         x->vt = algo_find(c->algorithm);
     if (!x->vt)
-        return sim_config_error(c, "algorithm", "name", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "name", SIM_ECONFIG, err,
                                 "unknown algorithm '%s'", c->algorithm);
     rc = algo_compress_check(x->vt, c, err);
     if (rc < 0)
@@ -375,7 +375,7 @@ static int build(xp_env *x, sim_err *err)
     nd.routing = c->routing;
     /* a lost message is re-sent when the methods' timeout fires */
     sim_time rto = 0;
-    rc = sim_config_get_time(c, "faults", "sync_timeout", &rto, err);
+    rc = cfg_get_time(c, "faults", "sync_timeout", &rto, err);
     if (rc < 0)
         return rc;
     nd.retransmit_timeout = sim_time_to_s(rto);
@@ -414,9 +414,9 @@ static int build(xp_env *x, sim_err *err)
     if (!x->compute)
         return xp_env_key_error(c, "workers", "compute", err);
     char why[256];
-    const char *spec = sim_config_get_string(c, "workload", "grad_noise");
+    const char *spec = cfg_get_string(c, "workload", "grad_noise");
     if (algo_noise_parse(spec, &x->env.noise, why, sizeof why) < 0)
-        return sim_config_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
+        return cfg_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
     if (x->check_only)
         return xp_env_faults_check(x, err);
     rc = fill_env(x, proxy, server, err);
@@ -425,7 +425,7 @@ static int build(xp_env *x, sim_err *err)
     return start_pool(x, err);
 }
 
-xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *err)
+xp_env *xp_env_create(const cfg_config *cfg, const xp_env_opts *opts, sim_err *err)
 {
     xp_env *x = calloc(1, sizeof *x);
     if (!x) {
@@ -509,7 +509,7 @@ void xp_env_destroy(xp_env *x)
 algo_env *xp_env_algo_env(xp_env *x) { return &x->env; }
 const algo_vt *xp_env_vt(const xp_env *x) { return x->vt; }
 void *xp_env_state(const xp_env *x) { return x->alg; }
-const sim_config *xp_env_config(const xp_env *x) { return x->cfg; }
+const cfg_config *xp_env_config(const xp_env *x) { return x->cfg; }
 sim_engine *xp_env_engine(const xp_env *x) { return x->eng; }
 sim_net *xp_env_net(const xp_env *x) { return x->net; }
 wl_model *xp_env_model(const xp_env *x) { return x->model; }

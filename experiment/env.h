@@ -1,4 +1,4 @@
-/* The environment builder: one sim_config -> the random streams, dataset,
+/* The environment builder: one cfg_config -> the random streams, dataset,
  * model, partition, physical network, engine, network model, logical graph
  * and mixing matrices, compute model and workers, gathered in the algo_env
  * a method runs in. The runner, the tests and the benchmarks all build
@@ -33,7 +33,7 @@ typedef struct xp_env_opts {
      * (xp_env_dataset_create makes it). NULL: loaded from cfg. */
     wl_dataset *dataset;
     /* The method; NULL: cfg's [algorithm] name from algo_registry. Tests
-     * pass a vtable of their own here (or through sim_run_opts). */
+     * pass a vtable of their own here (or through xp_run_opts). */
     const algo_vt *vt;
     /* 1: build only up to the compute model (no workers, no algo_env), to
      * check that the experiment can be built. */
@@ -49,7 +49,7 @@ typedef struct xp_env_opts {
  * they come from (path:line: [section] key: ...): SIM_ECONFIG, SIM_EINPUT
  * (a data or network file, e.g. a network whose hosts are not all
  * connected), SIM_ENOMEM. On error nothing is left to free. */
-xp_env *xp_env_create(const sim_config *cfg, const xp_env_opts *opts, sim_err *err);
+xp_env *xp_env_create(const cfg_config *cfg, const xp_env_opts *opts, sim_err *err);
 /* Destroys the method's state (if created), then the rest in reverse
  * build order. destroy(NULL) is a no-op. */
 void xp_env_destroy(xp_env *x);
@@ -58,13 +58,13 @@ int xp_env_algo_create(xp_env *x, sim_err *err);
 
 /* The dataset cfg names, loaded as xp_env_create would (its own data
  * stream); errors name [workload] dataset. */
-wl_dataset *xp_env_dataset_create(const sim_config *cfg, sim_err *err);
+wl_dataset *xp_env_dataset_create(const cfg_config *cfg, sim_err *err);
 
 /* Accessors (borrowed pointers, valid until xp_env_destroy). */
 algo_env *xp_env_algo_env(xp_env *x);
 const algo_vt *xp_env_vt(const xp_env *x);
 void *xp_env_state(const xp_env *x);    /* the method's state, NULL before algo_create */
-const sim_config *xp_env_config(const xp_env *x);
+const cfg_config *xp_env_config(const xp_env *x);
 sim_engine *xp_env_engine(const xp_env *x);
 sim_net *xp_env_net(const xp_env *x);
 wl_model *xp_env_model(const xp_env *x); /* mutable: a benchmark may wrap its vtable */

@@ -181,19 +181,19 @@ static void on_random_crash(sim_engine *eng, void *ctx, uint64_t arg, void *payl
 /* Parses a [faults] distribution key; *set = 0 for none. */
 static int fault_dist(xp_env *x, const char *key, sim_dist *d, int *set, sim_err *err)
 {
-    const sim_config *c = x->cfg;
-    const char *spec = sim_config_get_string(c, "faults", key);
+    const cfg_config *c = x->cfg;
+    const char *spec = cfg_get_string(c, "faults", key);
     *set = 0;
     if (!spec || !spec[0] || strcmp(spec, "none") == 0)
         return 0;
     if (sim_dist_parse(spec, d, err) < 0)
         return xp_env_key_error(c, "faults", key, err);
     if (d->kind == SIM_DIST_MODEL || d->kind == SIM_DIST_TRACE)
-        return sim_config_error(c, "faults", key, SIM_ECONFIG, err,
+        return cfg_error(c, "faults", key, SIM_ECONFIG, err,
                                 "expected none or a distribution of times such as "
                                 "exponential(300s), got '%s'", spec);
     if (!(sim_dist_mean(d) > 0))
-        return sim_config_error(c, "faults", key, SIM_ECONFIG, err,
+        return cfg_error(c, "faults", key, SIM_ECONFIG, err,
                                 "the mean must be positive, got '%s'", spec);
     *set = 1;
     return 0;
@@ -204,14 +204,14 @@ static int fault_dist(xp_env *x, const char *key, sim_dist *d, int *set, sim_err
  * for them, and the fault events pile up. Refused with both values. */
 static int mtbf_check(xp_env *x, sim_err *err)
 {
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     sim_time timeout = 0;
-    int rc = sim_config_get_time(c, "faults", "sync_timeout", &timeout, err);
+    int rc = cfg_get_time(c, "faults", "sync_timeout", &timeout, err);
     if (rc < 0)
         return rc;
     double mean = sim_dist_mean(&x->mtbf), limit = sim_time_to_s(timeout) / 10;
     if (mean < limit)
-        return sim_config_error(c, "faults", "mtbf", SIM_ECONFIG, err,
+        return cfg_error(c, "faults", "mtbf", SIM_ECONFIG, err,
                                 "mean up-time %g s is far below faults.sync_timeout (%g s):"
                                 " the workers would crash faster than a step gives up on"
                                 " them (at least %g s)", mean, sim_time_to_s(timeout), limit);
@@ -251,7 +251,7 @@ static int faults_random_load(xp_env *x, sim_err *err)
  * code naming the key. */
 static int schedule_path(const xp_env *x, char *path, sim_err *err)
 {
-    const char *name = sim_config_get_string(x->cfg, "faults", "schedule");
+    const char *name = cfg_get_string(x->cfg, "faults", "schedule");
     if (!name || !name[0] || strcmp(name, "none") == 0)
         return 0;
     if (sim_path_resolve(x->dir, name, path, SIM_PATH_MAX, err))
@@ -263,7 +263,7 @@ static int schedule_path(const xp_env *x, char *path, sim_err *err)
  * crashes: run.crashes says whether any can happen). */
 static int faults_schedule_load(xp_env *x, sim_err *err)
 {
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     char path[SIM_PATH_MAX];
     int has = schedule_path(x, path, err);
     if (has <= 0)
@@ -285,7 +285,7 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
         if (ev->kind == ALGO_FAULT_LINK) {
             x->fault_rate0[i] = sim_net_link_rate(x->net, ev->target, ev->target2);
             if (x->fault_rate0[i] <= 0)
-                return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+                return cfg_error(c, "faults", "schedule", SIM_ECONFIG, err,
                                         "%s: no link %d-%d in the physical network", path,
                                         ev->target, ev->target2);
         } else if (ev->kind == ALGO_FAULT_CRASH || ev->kind == ALGO_FAULT_REJOIN) {
@@ -298,19 +298,19 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
 /* Whether the method supports the faults loaded. */
 static int faults_supported(xp_env *x, sim_err *err)
 {
-    const sim_config *c = x->cfg;
+    const cfg_config *c = x->cfg;
     char path[SIM_PATH_MAX];
     if (x->n_faults > 0 && schedule_path(x, path, err) < 0)
         return err->code;
     for (int i = 0; i < x->n_faults; i++) {
         const algo_fault *ev = &x->faults[i];
         if (!x->vt->fault && (ev->kind == ALGO_FAULT_CRASH || ev->kind == ALGO_FAULT_REJOIN))
-            return sim_config_error(c, "faults", "schedule", SIM_ECONFIG, err,
+            return cfg_error(c, "faults", "schedule", SIM_ECONFIG, err,
                                     "%s: %s does not support %s events", path, x->vt->name,
                                     algo_fault_kind_name(ev->kind));
     }
     if (x->has_mtbf && !x->vt->fault)
-        return sim_config_error(c, "faults", "mtbf", SIM_ECONFIG, err,
+        return cfg_error(c, "faults", "mtbf", SIM_ECONFIG, err,
                                 "%s does not support worker crashes", x->vt->name);
     return 0;
 }

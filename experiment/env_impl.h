@@ -16,7 +16,7 @@
 #include "topology/physnet.h"
 
 struct xp_env {
-    const sim_config *cfg;
+    const cfg_config *cfg;
     char dir[SIM_PATH_MAX]; /* the experiment file's folder: the file names
                                it writes resolve against it (sim/path.h) */
     const algo_vt *vt;
@@ -52,7 +52,7 @@ struct xp_env {
 };
 
 /* Prefixes err's message with the config key it came from; returns its code. */
-int xp_env_key_error(const sim_config *c, const char *section, const char *key, sim_err *err);
+int xp_env_key_error(const cfg_config *c, const char *section, const char *key, sim_err *err);
 
 /* The network's loss hook: a message lost on a down link, into the fault log. */
 void xp_env_on_net_loss(void *ctx, int src, int dst, double bytes, int resent);

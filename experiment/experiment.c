@@ -41,8 +41,8 @@ void openblas_set_num_threads(int num_threads);
 enum { RUNNING, STOP_LIMIT, STOP_TARGET, STOP_DIVERGED };
 
 typedef struct run_state {
-    const sim_config *cfg;
-    const sim_run_opts *opts;
+    const cfg_config *cfg;
+    const xp_run_opts *opts;
     an_db *db;              /* opts->db or NULL */
     xp_env *x;
     algo_env *env;
@@ -95,9 +95,9 @@ static double device_flops(const char *name)
     return d ? d->peak_flops : 0.0;
 }
 
-const sim_config_schema *sim_experiment_schema(void)
+const cfg_schema *xp_experiment_schema(void)
 {
-    static const sim_config_schema schema = {
+    static const cfg_schema schema = {
         .algo_keys = algo_keys,
         .algo_name = algo_name_at,
         .optim_name = algo_optim_name_at,
@@ -112,7 +112,7 @@ const sim_config_schema *sim_experiment_schema(void)
  * or worker 0's model with eval_model = worker0. */
 static const float *evaluated_model(run_state *e)
 {
-    if (e->cfg->eval_model == SIM_EVAL_WORKER0 && e->vt->worker_models) {
+    if (e->cfg->eval_model == CFG_EVAL_WORKER0 && e->vt->worker_models) {
         e->vt->worker_models(e->alg, e->xs);
         return e->xs[0];
     }
@@ -215,7 +215,7 @@ static void evaluate(run_state *e)
 
 static double progress_fraction(run_state *e)
 {
-    const sim_config *c = e->cfg;
+    const cfg_config *c = e->cfg;
     double f = -1;
     if (c->max_iterations > 0)
         f = fmax(f, (double)e->env->iterations / (double)c->max_iterations);
@@ -228,14 +228,14 @@ static double progress_fraction(run_state *e)
 
 static void report_progress(run_state *e, int force)
 {
-    const sim_run_opts *o = e->opts;
+    const xp_run_opts *o = e->opts;
     if (!o || !o->on_progress)
         return;
     double wall = wall_since(&e->wall0);
     if (!force && wall - e->last_progress_wall < o->progress_interval)
         return;
     e->last_progress_wall = wall;
-    sim_progress p = {
+    xp_progress p = {
         .iteration = e->env->iterations,
         .sim_time = sim_time_to_s(sim_engine_now(e->eng)),
         .epoch = (double)e->env->samples / (double)e->ds->train.n,
@@ -280,7 +280,7 @@ static void stall_check(run_state *e)
 static void on_iteration(void *p)
 {
     run_state *e = p;
-    const sim_config *c = e->cfg;
+    const cfg_config *c = e->cfg;
     algo_env_grad_join(e->env); /* env->diverged counts every gradient so far */
     if (e->env->error.code || interrupted(e))
         return;
@@ -340,7 +340,7 @@ static int build_eval_subset(run_state *e, sim_err *err)
 {
     const wl_split *tr = &e->ds->train;
     int64_t k = e->cfg->eval_train_samples;
-    if (k == SIM_CFG_EVAL_ALL || k > tr->n)
+    if (k == CFG_EVAL_ALL || k > tr->n)
         k = tr->n;
     int dim = e->ds->dim;
     const int sparse = e->ds->sparse;
@@ -417,7 +417,7 @@ static void teardown(run_state *e)
 
 /* ---- running ------------------------------------------------------------ */
 
-static void fill_result(run_state *e, sim_run_result *r, const char *status)
+static void fill_result(run_state *e, xp_run_result *r, const char *status)
 {
     algo_env *env = e->env;
     memset(r, 0, sizeof *r);
@@ -477,7 +477,7 @@ static int run_failed(run_state *e, sim_err *err)
     return err->code;
 }
 
-int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_result *res,
+int xp_experiment_run(const cfg_config *cfg, const xp_run_opts *opts, xp_run_result *res,
                        sim_err *err)
 {
     sim_err local;
@@ -551,7 +551,7 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
         return run_failed(&e, err);
     if (diverged)
         e.stop_reason = STOP_DIVERGED;
-    sim_run_result r;
+    xp_run_result r;
     fill_result(&e, &r, e.stop_reason == STOP_DIVERGED ? "diverged" : "done");
     report_progress(&e, 1);
     if (e.db && e.run_id > 0) {
@@ -567,15 +567,15 @@ int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts, sim_run_
 
 /* ---- checking ----------------------------------------------------------- */
 
-struct sim_check {
+struct xp_check {
     char key[1800];  /* dataset spec, the folder its file names resolve against,
                         test fraction, normalize of the cached ds */
     wl_dataset *ds;
 };
 
-sim_check *sim_check_create(void) { return calloc(1, sizeof(sim_check)); }
+xp_check *xp_check_create(void) { return calloc(1, sizeof(xp_check)); }
 
-void sim_check_destroy(sim_check *chk)
+void xp_check_destroy(xp_check *chk)
 {
     if (!chk)
         return;
@@ -584,10 +584,10 @@ void sim_check_destroy(sim_check *chk)
 }
 
 /* Appends one warning about [section] key if the user wrote it. */
-static int warn_key(const sim_config *cfg, const char *section, const char *key, char *buf,
+static int warn_key(const cfg_config *cfg, const char *section, const char *key, char *buf,
                     size_t len, size_t *used, const char *why)
 {
-    const sim_entry *e = sim_config_find(cfg, section, key);
+    const cfg_entry *e = cfg_find(cfg, section, key);
     if (!e || e->line == 0)
         return 0;
     int n;
@@ -606,12 +606,12 @@ static int warn_key(const sim_config *cfg, const char *section, const char *key,
  * optimizer nor the method's own (vt->optimizer) reads: "lamb only" when
  * one optimizer reads it, else "optimizer = sgd (adam, adamw and lamb use
  * it)". */
-static int warn_optimizer_keys(const sim_config *cfg, const algo_vt *vt, char *buf, size_t len,
+static int warn_optimizer_keys(const cfg_config *cfg, const algo_vt *vt, char *buf, size_t len,
                                size_t *used)
 {
     int n = 0;
     for (int i = 0; algo_optim_registry[i]; i++) {
-        for (const sim_key *k = algo_optim_registry[i]->keys; k && k->key; k++) {
+        for (const cfg_key *k = algo_optim_registry[i]->keys; k && k->key; k++) {
             if (algo_reads_optimizer_key(vt, cfg, k->key))
                 continue;
             const char *who[16];
@@ -634,7 +634,7 @@ static int warn_optimizer_keys(const sim_config *cfg, const algo_vt *vt, char *b
     return n;
 }
 
-int sim_experiment_warnings(const sim_config *cfg, char *buf, size_t len)
+int xp_experiment_warnings(const cfg_config *cfg, char *buf, size_t len)
 {
     if (!buf || len == 0)
         return 0;
@@ -683,7 +683,7 @@ int sim_experiment_warnings(const sim_config *cfg, char *buf, size_t len)
     return n;
 }
 
-int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err)
+int xp_experiment_check(const cfg_config *cfg, xp_check *chk, sim_err *err)
 {
     sim_err local;
     if (!err)

@@ -6,7 +6,7 @@
  *
  * Failures: an error inside an event reaches the runner through
  * algo_env_fail (algorithms/algo.h); the run is then marked 'failed' in
- * the database with the message (runs.error) and sim_experiment_run
+ * the database with the message (runs.error) and xp_experiment_run
  * returns its code with the message in err, prefixed with the experiment
  * file, the method and the simulated time. */
 #ifndef DTSIM_EXPERIMENT_EXPERIMENT_H
@@ -21,7 +21,7 @@ struct algo_vt;
 #include "config/config.h"
 #include "sim/err.h"
 
-typedef struct sim_progress {
+typedef struct xp_progress {
     int64_t iteration;
     double sim_time;      /* simulated seconds */
     double epoch;
@@ -29,9 +29,9 @@ typedef struct sim_progress {
     double test_accuracy; /* last evaluated */
     double wall_seconds;
     double fraction;      /* estimated fraction done in [0, 1], or -1 */
-} sim_progress;
+} xp_progress;
 
-typedef struct sim_run_opts {
+typedef struct xp_run_opts {
     an_db *db;            /* NULL: nothing written */
     /* Called for every metric row (after it is recorded). */
     void (*on_metric)(void *ctx, const an_metric_row *row);
@@ -39,7 +39,7 @@ typedef struct sim_run_opts {
      * after it is recorded. */
     void (*on_series)(void *ctx, const an_series_row *row);
     /* Called at most every progress_interval wall seconds. */
-    void (*on_progress)(void *ctx, const sim_progress *p);
+    void (*on_progress)(void *ctx, const xp_progress *p);
     double progress_interval;
     void *ctx;
     /* When set and *interrupt becomes non-zero (a signal handler), the run
@@ -57,9 +57,9 @@ typedef struct sim_run_opts {
     /* Threads computing the workers' gradients (xp_env_opts.threads):
      * 0 or 1 = serial. Any value gives the same rows. */
     int threads;
-} sim_run_opts;
+} xp_run_opts;
 
-typedef struct sim_run_result {
+typedef struct xp_run_result {
     int64_t run_id;       /* 0 when no database */
     char status[16];      /* done | diverged | failed | skipped (claim) */
     double sim_time;
@@ -78,22 +78,22 @@ typedef struct sim_run_result {
     int64_t n_params;       /* model parameters computed on */
     int n_workers;
     char algorithm[64];
-} sim_run_result;
+} xp_run_result;
 
 /* The configuration schema of the registries (methods and their keys,
- * optimizers, device presets), to hand to sim_config_load: every caller
+ * optimizers, device presets), to hand to cfg_load: every caller
  * that loads an experiment to run it passes this one. Static storage. */
-const sim_config_schema *sim_experiment_schema(void);
+const cfg_schema *xp_experiment_schema(void);
 
 /* Checks that an experiment can be built without running it: algorithm,
  * proxy, data set (and its fit with the model and partition), physical
  * network, logical graph and weights, compute model. The same errors as
- * sim_experiment_run's set-up. chk (may be NULL) caches the last data set
+ * xp_experiment_run's set-up. chk (may be NULL) caches the last data set
  * loaded, so checking a grid that shares one loads it once. */
-typedef struct sim_check sim_check;
-sim_check *sim_check_create(void);
-void sim_check_destroy(sim_check *chk);
-int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err);
+typedef struct xp_check xp_check;
+xp_check *xp_check_create(void);
+void xp_check_destroy(xp_check *chk);
+int xp_experiment_check(const cfg_config *cfg, xp_check *chk, sim_err *err);
 
 /* Keys the user wrote (in the file or with --set) that this experiment
  * does not use, one line each into buf ("exp.ini:12: [topology] graph:
@@ -101,14 +101,14 @@ int sim_experiment_check(const sim_config *cfg, sim_check *chk, sim_err *err);
  * them as warnings (the library never prints). Returns how many. Keys
  * left at their defaults never warn (the canonical config stores them
  * all). */
-int sim_experiment_warnings(const sim_config *cfg, char *buf, size_t len);
+int xp_experiment_warnings(const cfg_config *cfg, char *buf, size_t len);
 
 /* Runs the experiment. Errors before the run row exists (building the
  * environment: bad input is SIM_ECONFIG or SIM_EINPUT) leave the database
  * untouched; errors after it mark the run 'failed' with the message. A run
  * whose loss becomes NaN or infinite stops with status 'diverged' and
  * returns 0. */
-int sim_experiment_run(const sim_config *cfg, const sim_run_opts *opts,
-                       sim_run_result *res, sim_err *err);
+int xp_experiment_run(const cfg_config *cfg, const xp_run_opts *opts,
+                       xp_run_result *res, sim_err *err);
 
 #endif

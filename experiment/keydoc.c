@@ -52,7 +52,7 @@ static const struct {
     {"workload", "partition", "partitions", partition_entry},
 };
 
-const char *xp_key_doc(const sim_key *k, char *buf, size_t len)
+const char *xp_key_doc(const cfg_key *k, char *buf, size_t len)
 {
     if (!buf || len == 0)
         return "";

@@ -13,6 +13,6 @@
  * graph and [workload] model, dataset and partition by ": a | b(x) | ...
  * (dtsim list KIND)". Writes into buf (len bytes, truncated to fit) and
  * returns it; "" when k has no doc. */
-const char *xp_key_doc(const sim_key *k, char *buf, size_t len);
+const char *xp_key_doc(const cfg_key *k, char *buf, size_t len);
 
 #endif

@@ -10,9 +10,9 @@
 
 /* The workers' models: count x n_params x XP_MODEL_COPIES floats. */
 #define XP_MODEL_COPIES 4 /* model, gradient, and two of the method's (momentum, residual) */
-double xp_memory_workers(const sim_config *cfg, int64_t n_params);
+double xp_memory_workers(const cfg_config *cfg, int64_t n_params);
 /* 0, or SIM_ECONFIG naming [workload] model and [workers] count when the
  * estimate exceeds sim_memory_limit(). */
-int xp_memory_check(const sim_config *cfg, int64_t n_params, sim_err *err);
+int xp_memory_check(const cfg_config *cfg, int64_t n_params, sim_err *err);
 
 #endif

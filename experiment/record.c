@@ -33,8 +33,8 @@ static int record_labels(an_db *db, int64_t run_id, xp_env *x, sim_err *err)
 
 int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *err)
 {
-    const sim_config *c = xp_env_config(x);
-    char *canon = sim_config_canonical(c);
+    const cfg_config *c = xp_env_config(x);
+    char *canon = cfg_canonical(c);
     const char **keys = malloc((size_t)c->n_entries * sizeof *keys);
     const char **vals = malloc((size_t)c->n_entries * sizeof *vals);
     char *keybuf = malloc((size_t)c->n_entries * 96);
@@ -51,9 +51,9 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
         snprintf(k, 96, "%s.%s", c->entries[i].section, c->entries[i].key);
         keys[i] = k;
         char *v = valbuf + (size_t)i * VAL_LEN;
-        sim_config_entry_written(&c->entries[i], v, VAL_LEN);
+        cfg_entry_written(&c->entries[i], v, VAL_LEN);
         vals[i] = v;
-        if (!sim_config_entry_number(&c->entries[i], &nums[i]))
+        if (!cfg_entry_number(&c->entries[i], &nums[i]))
             nums[i] = NAN;
     }
     an_run_info info = {
@@ -136,7 +136,7 @@ out:
     return rc;
 }
 
-int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const sim_run_result *r,
+int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const xp_run_result *r,
                      sim_err *err)
 {
     algo_env *env = xp_env_algo_env(x);

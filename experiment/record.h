@@ -19,7 +19,7 @@
 int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *err);
 /* Writes the workers, links and staleness rows and the summary with r's
  * status, in the run's final transactions. */
-int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const sim_run_result *r,
+int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const xp_run_result *r,
                      sim_err *err);
 /* Appends the faults logged since the last call (targets as text: a
  * worker id, or "A-B") and empties the log. */

@@ -88,49 +88,49 @@ void test_rows_collect(void *ctx, const an_metric_row *row)
 /* Loads and runs; a config error is returned, or asserted against when
  * config_must_load. */
 static int run_config(const char *ini, const char *const *sets, int nsets,
-                      const sim_run_opts *opts, sim_run_result *res, sim_err *err,
+                      const xp_run_opts *opts, xp_run_result *res, sim_err *err,
                       int config_must_load)
 {
-    sim_config cfg;
-    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets, &cfg,
+    cfg_config cfg;
+    int rc = cfg_load_string(xp_experiment_schema(), "test.ini", ini, sets, nsets, &cfg,
                                     err);
     if (config_must_load)
         cr_assert_eq(rc, 0, "config: %s", err->msg);
     if (rc != 0)
         return rc;
-    sim_run_opts none = {0};
-    rc = sim_experiment_run(&cfg, opts ? opts : &none, res, err);
-    sim_config_release(&cfg);
+    xp_run_opts none = {0};
+    rc = xp_experiment_run(&cfg, opts ? opts : &none, res, err);
+    cfg_release(&cfg);
     return rc;
 }
 
-int test_run_try(const char *ini, const char *const *sets, int nsets, const sim_run_opts *opts,
-                 sim_run_result *res, sim_err *err)
+int test_run_try(const char *ini, const char *const *sets, int nsets, const xp_run_opts *opts,
+                 xp_run_result *res, sim_err *err)
 {
     return run_config(ini, sets, nsets, opts, res, err, 0);
 }
 
 int test_run_loaded(const char *ini, const char *const *sets, int nsets,
-                    const sim_run_opts *opts, sim_run_result *res, sim_err *err)
+                    const xp_run_opts *opts, xp_run_result *res, sim_err *err)
 {
     return run_config(ini, sets, nsets, opts, res, err, 1);
 }
 
-sim_run_result test_run_opts(const char *ini, const char *const *sets, int nsets,
-                             const sim_run_opts *opts)
+xp_run_result test_run_opts(const char *ini, const char *const *sets, int nsets,
+                             const xp_run_opts *opts)
 {
-    sim_run_result res;
+    xp_run_result res;
     sim_err err = {0};
     int rc = test_run_try(ini, sets, nsets, opts, &res, &err);
     cr_assert_eq(rc, 0, "run: %s", err.msg);
     return res;
 }
 
-sim_run_result test_run_ini(const char *ini, const char *const *sets, int nsets, test_rows *rs)
+xp_run_result test_run_ini(const char *ini, const char *const *sets, int nsets, test_rows *rs)
 {
     if (rs)
         rs->n = 0;
-    sim_run_opts opts = {.on_metric = rs ? test_rows_collect : NULL, .ctx = rs};
+    xp_run_opts opts = {.on_metric = rs ? test_rows_collect : NULL, .ctx = rs};
     return test_run_opts(ini, sets, nsets, &opts);
 }
 
@@ -261,16 +261,16 @@ __attribute__((constructor)) static void test_init_handlers(void)
 
 /* ---- configurations ---- */
 
-static const sim_key local_keys[] = {
-    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL, "steps between averages"},
-    {"algorithm", "sync", "1ms", SIM_KEY_TIME, NULL, "barrier time"},
-    {"algorithm", "mode", "avg", SIM_KEY_CHOICE, "avg|sum", "how to merge"},
-    {"algorithm", "codec", "none", SIM_KEY_STRING, NULL, "codec spec"},
-    {NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL},
+static const cfg_key local_keys[] = {
+    {"algorithm", "local_steps", "4", CFG_KEY_INT, NULL, "steps between averages"},
+    {"algorithm", "sync", "1ms", CFG_KEY_TIME, NULL, "barrier time"},
+    {"algorithm", "mode", "avg", CFG_KEY_CHOICE, "avg|sum", "how to merge"},
+    {"algorithm", "codec", "none", CFG_KEY_STRING, NULL, "codec spec"},
+    {NULL, NULL, NULL, CFG_KEY_STRING, NULL, NULL},
 };
-static const sim_key no_keys[] = {{NULL, NULL, NULL, SIM_KEY_STRING, NULL, NULL}};
+static const cfg_key no_keys[] = {{NULL, NULL, NULL, CFG_KEY_STRING, NULL, NULL}};
 
-static const sim_key *stand_in_algo_keys(const char *name)
+static const cfg_key *stand_in_algo_keys(const char *name)
 {
     if (strcmp(name, "local_sgd") == 0)
         return local_keys;
@@ -290,28 +290,28 @@ static double stand_in_device(const char *name)
     return strcasecmp(name, "v100") == 0 ? 15.7e12 : 0.0;
 }
 
-const sim_config_schema test_config_registries = {
+const cfg_schema test_config_registries = {
     .algo_keys = stand_in_algo_keys,
     .optim_name = stand_in_optim_at,
     .device_flops = stand_in_device,
 };
 
-void test_config_load_ok(const sim_config_schema *sc, const char *text, const char *const *set,
-                         int n_set, sim_config *cfg)
+void test_config_load_ok(const cfg_schema *sc, const char *text, const char *const *set,
+                         int n_set, cfg_config *cfg)
 {
     sim_err err;
     sim_err_clear(&err);
-    int rc = sim_config_load_string(sc, "exp.ini", text, set, n_set, cfg, &err);
+    int rc = cfg_load_string(sc, "exp.ini", text, set, n_set, cfg, &err);
     cr_assert_eq(rc, 0, "load failed: %s", err.msg);
 }
 
-void test_config_load_fails(const sim_config_schema *sc, const char *text,
+void test_config_load_fails(const cfg_schema *sc, const char *text,
                             const char *const *set, int n_set, int code, const char *want)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err;
     sim_err_clear(&err);
-    int rc = sim_config_load_string(sc, "exp.ini", text, set, n_set, &cfg, &err);
+    int rc = cfg_load_string(sc, "exp.ini", text, set, n_set, &cfg, &err);
     cr_assert_eq(rc, code, "rc %d (%s), want %d", rc, err.msg, code);
     cr_assert_eq(err.code, code);
     cr_assert_str_eq(err.msg, want);
@@ -323,7 +323,7 @@ void test_config_load_fails(const sim_config_schema *sc, const char *text,
 int test_config_key_count(void)
 {
     int n = 0;
-    while (sim_config_keys[n].key)
+    while (cfg_keys[n].key)
         n++;
     return n;
 }

@@ -29,19 +29,19 @@ const char *test_experiment_dir(const char *ini);
 /* ---- configurations ---- */
 
 /* A stand-in for the registries the experiment layer hands the config
- * layer (sim_experiment_schema): methods local_sgd (keys local_steps,
+ * layer (xp_experiment_schema): methods local_sgd (keys local_steps,
  * sync, mode, codec) and allreduce_sgd (none), optimizers sgd, adam,
  * adamw, lamb, device v100 (15.7 TFLOPS, any case). */
-extern const sim_config_schema test_config_registries;
+extern const cfg_schema test_config_registries;
 /* Loads text as "exp.ini" with schema sc (NULL: no registries) and the
  * --set values set; fails the test on an error. */
-void test_config_load_ok(const sim_config_schema *sc, const char *text, const char *const *set,
-                         int n_set, sim_config *cfg);
+void test_config_load_ok(const cfg_schema *sc, const char *text, const char *const *set,
+                         int n_set, cfg_config *cfg);
 /* The same expecting error code with exactly the message want, and the
  * config left released. */
-void test_config_load_fails(const sim_config_schema *sc, const char *text,
+void test_config_load_fails(const cfg_schema *sc, const char *text,
                             const char *const *set, int n_set, int code, const char *want);
-/* The number of common keys (sim_config_keys). */
+/* The number of common keys (cfg_keys). */
 int test_config_key_count(void);
 
 /* Writes text to a fresh temporary file (mkstemp); its name goes to path
@@ -63,23 +63,23 @@ typedef struct test_rows {
     int n;
 } test_rows;
 
-/* sim_run_opts.on_metric for a test_rows context. */
+/* xp_run_opts.on_metric for a test_rows context. */
 void test_rows_collect(void *ctx, const an_metric_row *row);
 
 /* Loads ini (named "test.ini") with the overrides sets[0..nsets) and runs
  * it with opts (NULL: no database, no callbacks). Returns 0, the config
  * error's code or the run's; the message is in err. */
-int test_run_try(const char *ini, const char *const *sets, int nsets, const sim_run_opts *opts,
-                 sim_run_result *res, sim_err *err);
+int test_run_try(const char *ini, const char *const *sets, int nsets, const xp_run_opts *opts,
+                 xp_run_result *res, sim_err *err);
 /* The same, asserting that the config loads: returns the run's code. */
 int test_run_loaded(const char *ini, const char *const *sets, int nsets,
-                    const sim_run_opts *opts, sim_run_result *res, sim_err *err);
+                    const xp_run_opts *opts, xp_run_result *res, sim_err *err);
 /* Loads and runs ini with the overrides, asserting success; rs (may be
  * NULL) is cleared and collects the metric rows. */
-sim_run_result test_run_ini(const char *ini, const char *const *sets, int nsets, test_rows *rs);
+xp_run_result test_run_ini(const char *ini, const char *const *sets, int nsets, test_rows *rs);
 /* As test_run_ini with opts given (its on_metric and ctx are kept). */
-sim_run_result test_run_opts(const char *ini, const char *const *sets, int nsets,
-                             const sim_run_opts *opts);
+xp_run_result test_run_opts(const char *ini, const char *const *sets, int nsets,
+                             const xp_run_opts *opts);
 
 /* Two runs' rows have the same iterations and bit-identical
  * train loss, test loss and test accuracy (more than 3 rows). */

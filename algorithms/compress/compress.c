@@ -84,7 +84,7 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err)
 
 void algo_compress_destroy(algo_compressor *c) { free(c); }
 
-algo_compressor *algo_compress_from_config(const sim_config *cfg, sim_err *err)
+algo_compressor *algo_compress_from_config(const cfg_config *cfg, sim_err *err)
 {
     sim_err local;
     if (!err)
@@ -94,7 +94,7 @@ algo_compressor *algo_compress_from_config(const sim_config *cfg, sim_err *err)
         char msg[sizeof err->msg];
         int code = err->code ? err->code : SIM_ECONFIG;
         memcpy(msg, err->msg, sizeof msg);
-        sim_config_error(cfg, "algorithm", "compressor", code, err, "%s", msg);
+        cfg_error(cfg, "algorithm", "compressor", code, err, "%s", msg);
     } else {
         c->error_feedback = cfg->error_feedback;
     }

@@ -91,7 +91,7 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err);
 void algo_compress_destroy(algo_compressor *c);
 /* The same from [algorithm] compressor, errors as "file:line: [algorithm]
  * compressor: ...". */
-algo_compressor *algo_compress_from_config(const sim_config *cfg, sim_err *err);
+algo_compressor *algo_compress_from_config(const cfg_config *cfg, sim_err *err);
 
 /* Wire size of a message for d parameters. */
 double algo_compress_wire_bytes(const algo_compressor *c, int64_t d, int value_bytes);

@@ -305,7 +305,7 @@ double algo_env_epoch(const algo_env *env)
     return (double)env->samples / (double)env->ds->train.n;
 }
 
-double algo_lr_at(const sim_config *cfg, double epoch)
+double algo_lr_at(const cfg_config *cfg, double epoch)
 {
     double lr = cfg->lr;
     for (int i = 0; i < cfg->n_lr_milestones; i++)

@@ -85,7 +85,7 @@ typedef struct algo_worker {
 typedef struct algo_runner algo_runner;
 
 struct algo_env {
-    const sim_config *cfg;
+    const cfg_config *cfg;
     sim_engine *eng;
     sim_net *net;
     sim_compute *compute;
@@ -196,7 +196,7 @@ void algo_env_series(algo_env *env, int worker, const char *name, double value);
  * samples. */
 double algo_env_lr(const algo_env *env);
 /* The same at a given epoch. */
-double algo_lr_at(const sim_config *cfg, double epoch);
+double algo_lr_at(const cfg_config *cfg, double epoch);
 /* Epochs of training applied so far (env->samples / training samples). */
 double algo_env_epoch(const algo_env *env);
 
@@ -215,7 +215,7 @@ typedef struct algo_vt {
     const char *name;
     const char *summary;
     const char *reference;   /* docs/algorithms.md section, e.g. "1.1" */
-    const sim_key *keys;     /* method-specific [algorithm] keys, NULL-key terminated; may be NULL */
+    const cfg_key *keys;     /* method-specific [algorithm] keys, NULL-key terminated; may be NULL */
     int async;               /* 1: an iteration is one applied update */
     int uses_graph;          /* 1: the environment builds the logical graph and W */
     int worker_rng;          /* 1: the method draws from its workers' rng_algo
@@ -250,19 +250,19 @@ typedef struct algo_vt {
 
 extern const algo_vt *const algo_registry[]; /* NULL-terminated */
 const algo_vt *algo_find(const char *name);
-/* Key table of a method by name (for the config schema, sim_experiment_schema). */
-const sim_key *algo_keys(const char *name);
+/* Key table of a method by name (for the config schema, xp_experiment_schema). */
+const cfg_key *algo_keys(const char *name);
 /* The one place that checks [algorithm] compressor for a method: the spec
  * must be valid, and a method without vt->supports_compression accepts
  * only the identity (none). 0 or SIM_ECONFIG. */
-int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err);
+int algo_compress_check(const algo_vt *vt, const cfg_config *cfg, sim_err *err);
 /* The same for [algorithm] bucket: a method without vt->supports_bucket
  * accepts only 0. 0 or SIM_ECONFIG naming the key and the methods that do. */
-int algo_bucket_check(const algo_vt *vt, const sim_config *cfg, sim_err *err);
+int algo_bucket_check(const algo_vt *vt, const cfg_config *cfg, sim_err *err);
 /* 1 when the method needs a parameter-server host for this config. */
-int algo_needs_server(const algo_vt *vt, const sim_config *cfg);
+int algo_needs_server(const algo_vt *vt, const cfg_config *cfg);
 /* 1 when the [algorithm] key (an optimizer's hyper-parameter) is read by
  * the configured optimizer or by the method's own (vt->optimizer). */
-int algo_reads_optimizer_key(const algo_vt *vt, const sim_config *cfg, const char *key);
+int algo_reads_optimizer_key(const algo_vt *vt, const cfg_config *cfg, const char *key);
 
 #endif

@@ -140,7 +140,7 @@ static void choco_reset(void *p, algo_env *env, int i)
 
 int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
-    const sim_config *cfg = env->cfg;
+    const cfg_config *cfg = env->cfg;
     algo_compressor *wanted = algo_compress_from_config(cfg, err);
     if (!wanted)
         return err && err->code ? err->code : SIM_ECONFIG;
@@ -149,23 +149,23 @@ int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err 
     if (identity)
         return algo_dsgd_create(env, form, out, err);
     double gamma;
-    int rc = sim_config_get_double(cfg, "algorithm", "consensus_step", &gamma, err);
+    int rc = cfg_get_double(cfg, "algorithm", "consensus_step", &gamma, err);
     if (rc)
         return rc;
     if (!(gamma > 0 && gamma <= 1))
-        return sim_config_error(cfg, "algorithm", "consensus_step", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "consensus_step", SIM_ECONFIG, err,
                                 "must be in (0, 1], got %g", gamma);
     if (!cfg->error_feedback)
-        return sim_config_error(cfg, "algorithm", "error_feedback", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "error_feedback", SIM_ECONFIG, err,
                                 "%s with a compressor keeps public copies x_hat (CHOCO), "
                                 "which are its error feedback; false is not supported",
                                 cfg->algorithm);
     int64_t steps = 1;
-    if (sim_config_find(cfg, "algorithm", "gossip_steps") &&
-        (rc = sim_config_get_int(cfg, "algorithm", "gossip_steps", &steps, err)) < 0)
+    if (cfg_find(cfg, "algorithm", "gossip_steps") &&
+        (rc = cfg_get_int(cfg, "algorithm", "gossip_steps", &steps, err)) < 0)
         return rc;
     if (steps != 1)
-        return sim_config_error(cfg, "algorithm", "gossip_steps", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "gossip_steps", SIM_ECONFIG, err,
                                 "%s with a compressor takes one gossip step per iteration, "
                                 "got %lld",
                                 cfg->algorithm, (long long)steps);

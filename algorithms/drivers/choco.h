@@ -7,7 +7,7 @@
 
 /* The consensus step key of the methods that compress their gossip. */
 #define ALGO_CHOCO_STEP_KEY                                                                \
-    {"algorithm", "consensus_step", "0.2", SIM_KEY_DOUBLE, NULL,                           \
+    {"algorithm", "consensus_step", "0.2", CFG_KEY_DOUBLE, NULL,                           \
      "gamma, in (0, 1]: with a compressor, x <- x + gamma (W x_hat - x_hat) (CHOCO)"}
 
 /* dsgd's update (algo_dsgd_create, same local optimizer, same form) with

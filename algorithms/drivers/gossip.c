@@ -492,11 +492,11 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         goto fail;
     }
     int64_t steps = 1;
-    if (sim_config_find(env->cfg, "algorithm", "gossip_steps") &&
-        sim_config_get_int(env->cfg, "algorithm", "gossip_steps", &steps, err) < 0)
+    if (cfg_find(env->cfg, "algorithm", "gossip_steps") &&
+        cfg_get_int(env->cfg, "algorithm", "gossip_steps", &steps, err) < 0)
         goto fail;
     if (steps < 0 || steps > 1000000) {
-        sim_config_error(env->cfg, "algorithm", "gossip_steps", SIM_ECONFIG, err,
+        cfg_error(env->cfg, "algorithm", "gossip_steps", SIM_ECONFIG, err,
                          "must be in [0, 1000000], got %lld", (long long)steps);
         goto fail;
     }

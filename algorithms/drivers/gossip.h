@@ -117,15 +117,15 @@ typedef struct algo_gossip_profile {
 
 /* Key rows shared by the synchronous gossip methods (for their key tables). */
 #define ALGO_GOSSIP_STEPS_KEY                                                              \
-    {"algorithm", "gossip_steps", "1", SIM_KEY_INT, NULL,                                  \
+    {"algorithm", "gossip_steps", "1", CFG_KEY_INT, NULL,                                  \
      "gossip steps q per iteration (X <- W^q X; each one neighbour exchange of S bytes)"}
 #define ALGO_GOSSIP_FORM_KEY(def)                                                          \
-    {"algorithm", "form", def, SIM_KEY_CHOICE, "atc|awc",                                  \
+    {"algorithm", "form", def, CFG_KEY_CHOICE, "atc|awc",                                  \
      "atc: x <- W(x - lr d) (blocking); awc: x <- Wx - lr d (exchange overlaps the gradient)"}
 
 /* The form named by the [algorithm] form key (ALGO_GOSSIP_FORM_KEY): atc or
  * awc, else dflt. */
-algo_gossip_form algo_gossip_form_read(const sim_config *cfg, algo_gossip_form dflt);
+algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form dflt);
 
 /* Builds the driver for env (which must have a graph and W). Takes ownership
  * of m (released through ops->release, also on failure). Reads gossip_steps
@@ -196,7 +196,7 @@ void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int
  * for phase p = 1..30; all = every bit). Returns 0 or SIM_ECONFIG. */
 int algo_phase_mask(const char *text, uint32_t *mask);
 /* Phase of an epoch: 1 + the number of lr milestones at or before it. */
-int algo_phase_at(const sim_config *cfg, double epoch);
+int algo_phase_at(const cfg_config *cfg, double epoch);
 
 /* Local momentum buffers (docs/algorithms.md 0.2) of the decentralized methods:
  * one heavy-ball buffer per worker and the common momentum (beta), nesterov

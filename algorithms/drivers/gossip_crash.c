@@ -555,7 +555,7 @@ int algo_gossip_crash_init(algo_gossip *g, sim_err *err)
     algo_env *env = g->env;
     const algo_gossip_ops *ops = &g->ops;
     const char *why = NULL, *sec = "faults", *key = "schedule";
-    const char *sched = sim_config_get_string(env->cfg, "faults", "schedule");
+    const char *sched = cfg_get_string(env->cfg, "faults", "schedule");
     if (!sched || !strcmp(sched, "none")) /* the crashes come from mtbf */
         key = "mtbf";
     if (ops->bytes && topo_graph_period(env->graph) != 1) {
@@ -566,10 +566,10 @@ int algo_gossip_crash_init(algo_gossip *g, sim_err *err)
         why = "this method's gossip";
     }
     if (why)
-        return sim_config_error(env->cfg, sec, key, SIM_ECONFIG, err,
+        return cfg_error(env->cfg, sec, key, SIM_ECONFIG, err,
                                 "%s: %s does not support worker crashes ([faults])",
                                 env->cfg->algorithm, why);
-    int rc = sim_config_get_time(env->cfg, "faults", "sync_timeout", &g->timeout, err);
+    int rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &g->timeout, err);
     if (rc < 0)
         return rc;
     g->tv = topo_graph_period(env->graph) != 1;

@@ -79,7 +79,7 @@ void algo_gossip_row(const topo_wmat *W, int i, const float *const *in, int64_t 
 
 int algo_momentum_init(algo_momentum *mo, const algo_env *env)
 {
-    const sim_config *c = env->cfg;
+    const cfg_config *c = env->cfg;
     *mo = (algo_momentum){.m = NULL, .d = env->d, .beta = c->momentum,
                           .wd = c->weight_decay, .nesterov = c->nesterov};
     if (c->momentum != 0) {
@@ -181,9 +181,9 @@ void algo_local_optim_destroy(void *p)
     free(lo);
 }
 
-algo_gossip_form algo_gossip_form_read(const sim_config *cfg, algo_gossip_form dflt)
+algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form dflt)
 {
-    const char *f = sim_config_get_string(cfg, "algorithm", "form");
+    const char *f = cfg_get_string(cfg, "algorithm", "form");
     if (f && strcmp(f, "atc") == 0)
         return ALGO_GOSSIP_ATC;
     if (f && strcmp(f, "awc") == 0)
@@ -225,7 +225,7 @@ int algo_phase_mask(const char *text, uint32_t *mask)
     return 0;
 }
 
-int algo_phase_at(const sim_config *cfg, double epoch)
+int algo_phase_at(const cfg_config *cfg, double epoch)
 {
     int p = 1;
     for (int i = 0; i < cfg->n_lr_milestones; i++)

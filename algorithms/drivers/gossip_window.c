@@ -39,7 +39,7 @@ double algo_gossip_epoch_at(const algo_gossip *g, int64_t k)
  * eval_every count, max_iterations and max_epochs rules). */
 static int need_snapshot(const algo_gossip *g, int64_t k)
 {
-    const sim_config *c = g->env->cfg;
+    const cfg_config *c = g->env->cfg;
     int64_t it = k + 1;
     if (c->eval_every_iters > 0 && it % c->eval_every_iters == 0)
         return 1;

@@ -21,7 +21,7 @@ int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *sta
     pw->gen = calloc(n, sizeof *pw->gen);
     if (!pw->ver || !pw->grad_ver || !pw->ptrs || !pw->live || !pw->gen)
         return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-    return sim_config_get_time(env->cfg, "faults", "sync_timeout", &pw->timeout, err);
+    return cfg_get_time(env->cfg, "faults", "sync_timeout", &pw->timeout, err);
 }
 
 void algo_pairwise_release(algo_pairwise *pw)

@@ -57,7 +57,7 @@ static int create_fail(algo_sync *sy, int rc, sim_err *err)
 
 int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out, sim_err *err)
 {
-    const sim_config *cfg = env->cfg;
+    const cfg_config *cfg = env->cfg;
     *out = NULL;
     algo_sync *sy = calloc(1, sizeof *sy);
     if (!sy)
@@ -69,19 +69,19 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->bucketed = desc->buckets && cfg->bucket > 0;
     if (sy->crashes && desc->no_hier_crashes && env->allreduce_kind == SIM_COLL_HIER) {
         algo_sync_destroy(sy);
-        return sim_config_error(cfg, "network", "collective", SIM_ECONFIG, err,
+        return cfg_error(cfg, "network", "collective", SIM_ECONFIG, err,
                                 "the hierarchical collective does not support worker crashes "
                                 "([faults]); use ring, tree or ps");
     }
     if (sy->crashes) {
-        int rc = sim_config_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
+        int rc = cfg_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
         if (rc < 0) {
             algo_sync_destroy(sy);
             return rc;
         }
         if (sy->timeout < 0) {
             algo_sync_destroy(sy);
-            return sim_config_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
+            return cfg_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
                                     "must not be negative");
         }
     }

@@ -163,15 +163,15 @@ static void destroy(void *p)
     free(s);
 }
 
-static const sim_key keys[] = {
-    {"algorithm", "active", "auto", SIM_KEY_CHOICE, "auto|even|all",
+static const cfg_key keys[] = {
+    {"algorithm", "active", "auto", CFG_KEY_CHOICE, "auto|even|all",
      "initiators: auto = bipartite colour 0 (all workers if not bipartite), even ids, or all"},
     {0},
 };
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const sim_config *c = env->cfg;
+    const cfg_config *c = env->cfg;
     if (!env->graph)
         return sim_err_set(err, SIM_EINTERNAL, "ad_psgd: no logical graph");
     apsgd *s = calloc(1, sizeof *s);
@@ -191,7 +191,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     }
-    const char *rule = sim_config_get_string(c, "algorithm", "active");
+    const char *rule = cfg_get_string(c, "algorithm", "active");
     if (rule && strcmp(rule, "even") == 0) {
         for (int i = 0; i < env->n; i++)
             s->active[i] = i % 2 == 0;

@@ -17,18 +17,18 @@ typedef struct adaptive {
     float *stats_ws;
 } adaptive;
 
-static const sim_key keys[] = {
-    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "local_steps", "4", CFG_KEY_INT, NULL,
      "H: local steps between two averages (>= 1)"},
     ALGO_LSGD_KEY_BUFFERS,
-    {"algorithm", "batch_test", "norm", SIM_KEY_CHOICE, "norm|inner_product|augmented",
+    {"algorithm", "batch_test", "norm", CFG_KEY_CHOICE, "norm|inner_product|augmented",
      "variance test that grows the local batch at each synchronization"},
-    {"algorithm", "eta", "0.1", SIM_KEY_DOUBLE, NULL, "norm test constant (> 0)"},
-    {"algorithm", "theta", "0.5", SIM_KEY_DOUBLE, NULL, "inner-product test constant (> 0)"},
-    {"algorithm", "nu", "1", SIM_KEY_DOUBLE, NULL, "orthogonality test constant (> 0)"},
-    {"algorithm", "max_batch", "4096", SIM_KEY_INT, NULL,
+    {"algorithm", "eta", "0.1", CFG_KEY_DOUBLE, NULL, "norm test constant (> 0)"},
+    {"algorithm", "theta", "0.5", CFG_KEY_DOUBLE, NULL, "inner-product test constant (> 0)"},
+    {"algorithm", "nu", "1", CFG_KEY_DOUBLE, NULL, "orthogonality test constant (> 0)"},
+    {"algorithm", "max_batch", "4096", CFG_KEY_INT, NULL,
      "largest local batch the test may set (0 = no cap)"},
-    {"algorithm", "test_samples", "64", SIM_KEY_INT, NULL,
+    {"algorithm", "test_samples", "64", CFG_KEY_INT, NULL,
      "per-sample gradients per worker and test (at most the batch; >= 2)"},
     {0},
 };
@@ -86,32 +86,32 @@ static void release(algo_lsgd *s)
     }
 }
 
-static int read_keys(adaptive *a, const sim_config *c, sim_err *err)
+static int read_keys(adaptive *a, const cfg_config *c, sim_err *err)
 {
     static const char *const tw[] = {"norm", "inner_product", "augmented", NULL};
     a->test = (algo_batch_test)algo_lsgd_choice(c, "batch_test", tw);
     int64_t mb, ts;
     int rc;
-    if ((rc = sim_config_get_double(c, "algorithm", "eta", &a->eta, err)) ||
-        (rc = sim_config_get_double(c, "algorithm", "theta", &a->theta, err)) ||
-        (rc = sim_config_get_double(c, "algorithm", "nu", &a->nu, err)) ||
-        (rc = sim_config_get_int(c, "algorithm", "max_batch", &mb, err)) ||
-        (rc = sim_config_get_int(c, "algorithm", "test_samples", &ts, err)))
+    if ((rc = cfg_get_double(c, "algorithm", "eta", &a->eta, err)) ||
+        (rc = cfg_get_double(c, "algorithm", "theta", &a->theta, err)) ||
+        (rc = cfg_get_double(c, "algorithm", "nu", &a->nu, err)) ||
+        (rc = cfg_get_int(c, "algorithm", "max_batch", &mb, err)) ||
+        (rc = cfg_get_int(c, "algorithm", "test_samples", &ts, err)))
         return rc;
     if (!(a->eta > 0))
-        return sim_config_error(c, "algorithm", "eta", SIM_ECONFIG, err, "must be > 0");
+        return cfg_error(c, "algorithm", "eta", SIM_ECONFIG, err, "must be > 0");
     if (!(a->theta > 0))
-        return sim_config_error(c, "algorithm", "theta", SIM_ECONFIG, err, "must be > 0");
+        return cfg_error(c, "algorithm", "theta", SIM_ECONFIG, err, "must be > 0");
     if (!(a->nu > 0))
-        return sim_config_error(c, "algorithm", "nu", SIM_ECONFIG, err, "must be > 0");
+        return cfg_error(c, "algorithm", "nu", SIM_ECONFIG, err, "must be > 0");
     if (mb < 0 || mb > 100000000)
-        return sim_config_error(c, "algorithm", "max_batch", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "max_batch", SIM_ECONFIG, err,
                                 "must be in [0, 1e8], got %lld", (long long)mb);
     if (ts < 2 || ts > 1000000)
-        return sim_config_error(c, "algorithm", "test_samples", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "test_samples", SIM_ECONFIG, err,
                                 "must be in [2, 1000000], got %lld", (long long)ts);
     if (c->batch == 0)
-        return sim_config_error(c, "algorithm", "batch", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "batch", SIM_ECONFIG, err,
                                 "adaptive_local_sgd needs a batch size, not the full shard");
     a->max_batch = (int)mb;
     a->test_samples = (int)ts;
@@ -130,7 +130,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     int rc = a ? read_keys(a, env->cfg, err)
                : sim_err_set(err, SIM_ENOMEM, "adaptive_local_sgd: out of memory");
     if (!rc && env->ds->sparse) /* the batch statistics read dense rows (w->bx) */
-        rc = sim_config_error(env->cfg, "workload", "sparse", SIM_ECONFIG, err,
+        rc = cfg_error(env->cfg, "workload", "sparse", SIM_ECONFIG, err,
                               "adaptive_local_sgd needs dense rows for its batch "
                               "statistics: set [workload] sparse = off");
     if (!rc) {

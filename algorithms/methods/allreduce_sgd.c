@@ -81,8 +81,8 @@ typedef struct state {
     double dec_cost;           /* decoding seconds per message (c x entries(d_wire)) */
 } state;
 
-static const sim_key keys[] = {
-    {"algorithm", "compress_time_per_value", "1e-9", SIM_KEY_DOUBLE, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,
      "compute seconds per parameter (d_wire) encoded or value decoded, with a compressor (>= 0)"},
     {0},
 };
@@ -162,7 +162,7 @@ static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)
 static int compressed_create(state *st, sim_err *err)
 {
     algo_env *env = st->env;
-    const sim_config *cfg = env->cfg;
+    const cfg_config *cfg = env->cfg;
     algo_compressor *c = algo_compress_from_config(cfg, err);
     if (!c)
         return err && err->code ? err->code : SIM_ECONFIG;
@@ -193,11 +193,11 @@ static int compressed_create(state *st, sim_err *err)
             return rc;
     }
     double cost;
-    rc = sim_config_get_double(cfg, "algorithm", "compress_time_per_value", &cost, err);
+    rc = cfg_get_double(cfg, "algorithm", "compress_time_per_value", &cost, err);
     if (rc)
         return rc;
     if (!(cost >= 0) || !isfinite(cost))
-        return sim_config_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
                                 "must be >= 0, got %g", cost);
     /* encode: one pass over d_wire values; decode: the values received */
     double decoded = (double)c->vt->entries(c, d_wire);

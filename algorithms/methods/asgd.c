@@ -396,12 +396,12 @@ static void destroy(void *p)
     free(st);
 }
 
-static const sim_key keys[] = {
-    {"algorithm", "staleness_lr", "constant", SIM_KEY_CHOICE, "constant|inverse",
+static const cfg_key keys[] = {
+    {"algorithm", "staleness_lr", "constant", CFG_KEY_CHOICE, "constant|inverse",
      "constant: lr for every update; inverse: lr / max(1, staleness)"},
-    {"algorithm", "max_staleness", "0", SIM_KEY_INT, NULL,
+    {"algorithm", "max_staleness", "0", CFG_KEY_INT, NULL,
      "0 = unbounded; K > 0: the server drops gradients staler than K"},
-    {"algorithm", "next_job", "same", SIM_KEY_CHOICE, "same|random",
+    {"algorithm", "next_job", "same", CFG_KEY_CHOICE, "same|random",
      "same: the pushing worker gets the new model; random: a uniformly drawn worker (queues when busy)"},
     {0},
 };
@@ -426,7 +426,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     }
     memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
     algo_env_defer_clip(env);
-    const char *nj = sim_config_get_string(env->cfg, "algorithm", "next_job");
+    const char *nj = cfg_get_string(env->cfg, "algorithm", "next_job");
     st->random_job = nj && strcmp(nj, "random") == 0;
     if (st->random_job) {
         int n = env->n;
@@ -450,15 +450,15 @@ static int create(algo_env *env, void **out, sim_err *err)
         }
     }
     if (st->random_job && algo_env_crashes(env)) {
-        int rc = sim_config_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
+        int rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
         if (rc < 0) {
             destroy(st);
             return rc;
         }
     }
-    const char *pol = sim_config_get_string(env->cfg, "algorithm", "staleness_lr");
+    const char *pol = cfg_get_string(env->cfg, "algorithm", "staleness_lr");
     st->inverse_lr = pol && strcmp(pol, "inverse") == 0;
-    int rc = sim_config_get_int(env->cfg, "algorithm", "max_staleness", &st->max_staleness,
+    int rc = cfg_get_int(env->cfg, "algorithm", "max_staleness", &st->max_staleness,
                                 err);
     if (rc < 0) {
         destroy(st);
@@ -467,7 +467,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     if (st->max_staleness < 0) {
         long long bad = (long long)st->max_staleness;
         destroy(st);
-        return sim_config_error(env->cfg, "algorithm", "max_staleness", SIM_ECONFIG, err,
+        return cfg_error(env->cfg, "algorithm", "max_staleness", SIM_ECONFIG, err,
                                 "must be >= 0, got %lld", bad);
     }
     *out = st;

@@ -25,7 +25,7 @@
 
 typedef struct cc {
     algo_local_optim lo; /* first: the dsgd callbacks read it */
-    const sim_config *cfg;
+    const cfg_config *cfg;
     uint32_t exact_mask, adaptive_mask, gossip_mask;
     double exact_until;
     int steps, max_steps;
@@ -58,36 +58,36 @@ static void plan(void *p, int64_t k, double epoch, algo_gossip_plan *out)
     }
 }
 
-static const sim_key keys[] = {
+static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
-    {"algorithm", "gossip_phases", "all", SIM_KEY_STRING, NULL,
+    {"algorithm", "gossip_phases", "all", CFG_KEY_STRING, NULL,
      "lr phases (1 = before the first milestone) that take gossip_steps steps; others take 1"},
-    {"algorithm", "exact_phases", "none", SIM_KEY_STRING, NULL,
+    {"algorithm", "exact_phases", "none", CFG_KEY_STRING, NULL,
      "lr phases with exact averaging (all-reduce of S bytes) instead of gossip, e.g. 1"},
-    {"algorithm", "exact_until_epoch", "0", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "exact_until_epoch", "0", CFG_KEY_DOUBLE, NULL,
      "exact averaging while the epoch is below this (0 = off)"},
-    {"algorithm", "adaptive_phases", "none", SIM_KEY_STRING, NULL,
+    {"algorithm", "adaptive_phases", "none", CFG_KEY_STRING, NULL,
      "lr phases with adaptive gossip until the consensus estimate meets the target"},
-    {"algorithm", "target_consensus", "0", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "target_consensus", "0", CFG_KEY_DOUBLE, NULL,
      "adaptive: absolute target on Xi_hat = sqrt(mean_i ||y_i - (Wy)_i||^2); 0 = use the fraction"},
-    {"algorithm", "target_fraction", "0.5", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "target_fraction", "0.5", CFG_KEY_DOUBLE, NULL,
      "adaptive: target = fraction x Xi_hat of the iteration's first gossip step"},
-    {"algorithm", "max_gossip_steps", "64", SIM_KEY_INT, NULL,
+    {"algorithm", "max_gossip_steps", "64", CFG_KEY_INT, NULL,
      "adaptive: at most this many gossip steps per iteration"},
     {0},
 };
 
-static int phases(const sim_config *c, const char *key, uint32_t *mask, sim_err *err)
+static int phases(const cfg_config *c, const char *key, uint32_t *mask, sim_err *err)
 {
-    const char *t = sim_config_get_string(c, "algorithm", key);
+    const char *t = cfg_get_string(c, "algorithm", key);
     if (algo_phase_mask(t ? t : "none", mask) < 0)
-        return sim_config_error(c, "algorithm", key, SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", key, SIM_ECONFIG, err,
                                 "expected none, all or a list of phases 1..30 such as "
                                 "'1, 3', got '%s'", t ? t : "");
     return 0;
 }
 
-static int read_keys(cc *s, const sim_config *c, sim_err *err)
+static int read_keys(cc *s, const cfg_config *c, sim_err *err)
 {
     int64_t steps, max_steps;
     int rc = phases(c, "gossip_phases", &s->gossip_mask, err);
@@ -96,25 +96,25 @@ static int read_keys(cc *s, const sim_config *c, sim_err *err)
     if (rc == 0)
         rc = phases(c, "adaptive_phases", &s->adaptive_mask, err);
     if (rc == 0)
-        rc = sim_config_get_double(c, "algorithm", "exact_until_epoch", &s->exact_until, err);
+        rc = cfg_get_double(c, "algorithm", "exact_until_epoch", &s->exact_until, err);
     if (rc == 0)
-        rc = sim_config_get_double(c, "algorithm", "target_consensus", &s->target, err);
+        rc = cfg_get_double(c, "algorithm", "target_consensus", &s->target, err);
     if (rc == 0)
-        rc = sim_config_get_double(c, "algorithm", "target_fraction", &s->fraction, err);
+        rc = cfg_get_double(c, "algorithm", "target_fraction", &s->fraction, err);
     if (rc == 0)
-        rc = sim_config_get_int(c, "algorithm", "max_gossip_steps", &max_steps, err);
+        rc = cfg_get_int(c, "algorithm", "max_gossip_steps", &max_steps, err);
     if (rc == 0)
-        rc = sim_config_get_int(c, "algorithm", "gossip_steps", &steps, err);
+        rc = cfg_get_int(c, "algorithm", "gossip_steps", &steps, err);
     if (rc < 0)
         return rc;
     if (!(s->target >= 0))
-        return sim_config_error(c, "algorithm", "target_consensus", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "target_consensus", SIM_ECONFIG, err,
                                 "must be >= 0, got %g", s->target);
     if (!(s->fraction > 0 && s->fraction < 1))
-        return sim_config_error(c, "algorithm", "target_fraction", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "target_fraction", SIM_ECONFIG, err,
                                 "must be in (0, 1), got %g", s->fraction);
     if (max_steps < 1 || max_steps > 100000)
-        return sim_config_error(c, "algorithm", "max_gossip_steps", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "max_gossip_steps", SIM_ECONFIG, err,
                                 "must be in [1, 100000], got %lld", (long long)max_steps);
     s->max_steps = (int)max_steps;
     s->steps = (int)(steps < 0 ? 0 : steps > 1000000 ? 1000000 : steps);
@@ -123,7 +123,7 @@ static int read_keys(cc *s, const sim_config *c, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const sim_config *c = env->cfg;
+    const cfg_config *c = env->cfg;
     cc *s = calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "consensus_control: out of memory");

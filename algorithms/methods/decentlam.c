@@ -80,7 +80,7 @@ static void reset(void *p, algo_env *env, int i)
         memset(m, 0, (size_t)s->d * sizeof(float));
 }
 
-static const sim_key keys[] = {
+static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
     {0},
 };

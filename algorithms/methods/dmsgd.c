@@ -11,7 +11,7 @@
  * optimizer state reset of algo_dsgd_create). */
 #include "algorithms/drivers/gossip.h"
 
-static const sim_key keys[] = {
+static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
     ALGO_GOSSIP_FORM_KEY("atc"),
     {0},

@@ -8,7 +8,7 @@
  * compressed gossip (choco.c) in the same form. */
 #include "algorithms/drivers/choco.h"
 
-static const sim_key keys[] = {
+static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
     ALGO_GOSSIP_FORM_KEY("awc"),
     ALGO_CHOCO_STEP_KEY,

@@ -6,7 +6,7 @@
  * than none the exchange is CHOCO's compressed gossip (choco.c). */
 #include "algorithms/drivers/choco.h"
 
-static const sim_key keys[] = {
+static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
     ALGO_CHOCO_STEP_KEY,
     {0},

@@ -79,22 +79,22 @@ typedef struct state {
 /* The driver's collective slots: the dense all-reduce and the all-gather. */
 enum { SLOT_DENSE = 0, SLOT_GATHER = 1 };
 
-static const sim_key keys[] = {
-    {"algorithm", "theta_min", "0.1", SIM_KEY_DOUBLE, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "theta_min", "0.1", CFG_KEY_DOUBLE, NULL,
      "least compression: keep fraction of the fallback compressor, in (0, 1]"},
-    {"algorithm", "theta_max", "1e-4", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "theta_max", "1e-4", CFG_KEY_DOUBLE, NULL,
      "most compression the search may reach, in (0, theta_min]"},
-    {"algorithm", "gain_threshold", "0.75", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "gain_threshold", "0.75", CFG_KEY_DOUBLE, NULL,
      "epsilon: least compression gain for a keep fraction to be used"},
-    {"algorithm", "window", "25", SIM_KEY_INT, NULL,
+    {"algorithm", "window", "25", CFG_KEY_INT, NULL,
      "w: rounds at theta_min before the gains decide (>= 0)"},
-    {"algorithm", "ewma_alpha", "0.05", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "ewma_alpha", "0.05", CFG_KEY_DOUBLE, NULL,
      "a: EWMA rate of the norms, in (0, 1]"},
-    {"algorithm", "ct_tolerance", "0.05", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "ct_tolerance", "0.05", CFG_KEY_DOUBLE, NULL,
      "omega: the search stops when the two best throughputs differ by less"},
-    {"algorithm", "cf_step", "0.5", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "cf_step", "0.5", CFG_KEY_DOUBLE, NULL,
      "the candidate keep fraction is multiplied by this each epoch, in (0, 1)"},
-    {"algorithm", "compress_time_per_value", "1e-9", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,
      "compute seconds per parameter (d_wire) of one Top-k call (>= 0)"},
     {0},
 };
@@ -357,29 +357,29 @@ static void destroy(void *p)
     free(st);
 }
 
-static int bad(const sim_config *cfg, const char *key, const char *what, double v, sim_err *err)
+static int bad(const cfg_config *cfg, const char *key, const char *what, double v, sim_err *err)
 {
-    return sim_config_error(cfg, "algorithm", key, SIM_ECONFIG, err, "must be %s, got %g", what,
+    return cfg_error(cfg, "algorithm", key, SIM_ECONFIG, err, "must be %s, got %g", what,
                             v);
 }
 
-static int read_keys(state *st, const sim_config *cfg, sim_err *err)
+static int read_keys(state *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = sim_config_get_double(cfg, "algorithm", "theta_min", &st->theta_min, err);
+    int rc = cfg_get_double(cfg, "algorithm", "theta_min", &st->theta_min, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "theta_max", &st->theta_max, err);
+        rc = cfg_get_double(cfg, "algorithm", "theta_max", &st->theta_max, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "gain_threshold", &st->threshold, err);
+        rc = cfg_get_double(cfg, "algorithm", "gain_threshold", &st->threshold, err);
     if (!rc)
-        rc = sim_config_get_int(cfg, "algorithm", "window", &st->window, err);
+        rc = cfg_get_int(cfg, "algorithm", "window", &st->window, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "ewma_alpha", &st->alpha, err);
+        rc = cfg_get_double(cfg, "algorithm", "ewma_alpha", &st->alpha, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "ct_tolerance", &st->omega, err);
+        rc = cfg_get_double(cfg, "algorithm", "ct_tolerance", &st->omega, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "cf_step", &st->cf_step, err);
+        rc = cfg_get_double(cfg, "algorithm", "cf_step", &st->cf_step, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "compress_time_per_value",
+        rc = cfg_get_double(cfg, "algorithm", "compress_time_per_value",
                                    &st->cost_per_value, err);
     if (rc)
         return rc;
@@ -402,7 +402,7 @@ static int read_keys(state *st, const sim_config *cfg, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const sim_config *cfg = env->cfg;
+    const cfg_config *cfg = env->cfg;
     state *st = calloc(1, sizeof *st);
     if (!st)
         return sim_err_set(err, SIM_ENOMEM, "gravac: out of memory");

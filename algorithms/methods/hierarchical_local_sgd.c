@@ -24,12 +24,12 @@ typedef struct hier {
 
 enum { SLOT_GLOBAL = 0, SLOT_SERVER = 1 };
 
-static const sim_key keys[] = {
-    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "local_steps", "4", CFG_KEY_INT, NULL,
      "H: local steps between two averages inside each server (>= 1)"},
-    {"algorithm", "global_every", "2", SIM_KEY_INT, NULL,
+    {"algorithm", "global_every", "2", CFG_KEY_INT, NULL,
      "every this many server averages, the average is across all servers instead (>= 1)"},
-    {"algorithm", "buffers", "local", SIM_KEY_CHOICE, "local|reset",
+    {"algorithm", "buffers", "local", CFG_KEY_CHOICE, "local|reset",
      "optimizer buffers at an average: kept local, or reset to 0"},
     {0},
 };
@@ -87,16 +87,16 @@ static int create(algo_env *env, void **out, sim_err *err)
     static const algo_lsgd_ops ops = {.release = release, .n_slots = 2,
                                       .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_HIER_INTRA},
                                       .plan = plan, .mean = mean, .avg_of = avg_of};
-    const sim_config *c = env->cfg;
+    const cfg_config *c = env->cfg;
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
     hier *h = calloc(1, sizeof *h);
     s->ext = h;
-    int rc = h ? sim_config_get_int(c, "algorithm", "global_every", &h->every, err)
+    int rc = h ? cfg_get_int(c, "algorithm", "global_every", &h->every, err)
                : sim_err_set(err, SIM_ENOMEM, "hierarchical_local_sgd: out of memory");
     if (!rc && (h->every < 1 || h->every > 1000000))
-        rc = sim_config_error(c, "algorithm", "global_every", SIM_ECONFIG, err,
+        rc = cfg_error(c, "algorithm", "global_every", SIM_ECONFIG, err,
                               "must be in [1, 1000000], got %lld", (long long)h->every);
     if (!rc) {
         h->flat = env->per_node <= 0;

@@ -125,9 +125,9 @@ static void h_join(void *m, int j, int sender)
     algo_optim_reset(s->lo.s[j]);
 }
 
-int algo_lsgd_choice(const sim_config *c, const char *key, const char *const *words)
+int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *words)
 {
-    const char *v = sim_config_get_string(c, "algorithm", key);
+    const char *v = cfg_get_string(c, "algorithm", key);
     for (int k = 0; v && words[k]; k++)
         if (strcmp(v, words[k]) == 0)
             return k;
@@ -136,7 +136,7 @@ int algo_lsgd_choice(const sim_config *c, const char *key, const char *const *wo
 
 algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err)
 {
-    const sim_config *c = env->cfg;
+    const cfg_config *c = env->cfg;
     algo_lsgd *s = calloc(1, sizeof *s);
     if (!s) {
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
@@ -147,12 +147,12 @@ algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err
     s->d = env->d;
     s->ops = *ops;
     int64_t H;
-    if (sim_config_get_int(c, "algorithm", "local_steps", &H, err) < 0) {
+    if (cfg_get_int(c, "algorithm", "local_steps", &H, err) < 0) {
         algo_lsgd_destroy(s);
         return NULL;
     }
     if (H < 1 || H > 1000000) {
-        sim_config_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
+        cfg_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
                          "must be in [1, 1000000], got %lld", (long long)H);
         algo_lsgd_destroy(s);
         return NULL;

@@ -88,10 +88,10 @@ const float *algo_lsgd_model(void *p, float *scratch);
 void algo_lsgd_worker_models(void *p, const float **xs);
 void algo_lsgd_fault(void *p, const algo_fault *ev);
 /* A choice key's index in words (0 when unset or unknown). */
-int algo_lsgd_choice(const sim_config *c, const char *key, const char *const *words);
+int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *words);
 
 #define ALGO_LSGD_KEY_BUFFERS                                                                   \
-    {"algorithm", "buffers", "local", SIM_KEY_CHOICE, "local|average|reset",                   \
+    {"algorithm", "buffers", "local", CFG_KEY_CHOICE, "local|average|reset",                   \
      "optimizer buffers at a synchronization: kept local, averaged like x, or reset to 0"}
 
 #define ALGO_LSGD_VT(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                   \

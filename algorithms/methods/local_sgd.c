@@ -3,8 +3,8 @@
  * synchronous-round driver; this file is its keys. */
 #include "algorithms/methods/local_round.h"
 
-static const sim_key keys[] = {
-    {"algorithm", "local_steps", "4", SIM_KEY_INT, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "local_steps", "4", CFG_KEY_INT, NULL,
      "H: local steps between two blocking averages of the parameters (>= 1)"},
     ALGO_LSGD_KEY_BUFFERS,
     {0},

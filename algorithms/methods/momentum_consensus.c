@@ -93,18 +93,18 @@ static void reset(void *p, algo_env *env, int i)
     memset(s->v + (int64_t)i * s->d, 0, (size_t)s->d * sizeof(float));
 }
 
-static const sim_key keys[] = {
+static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
-    {"algorithm", "omega", "0.5", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "omega", "0.5", CFG_KEY_DOUBLE, NULL,
      "[U] weight of the own v_i against the neighbours' average sum_j W_ij v_j, in [0, 1]"},
-    {"algorithm", "overlap", "true", SIM_KEY_BOOL, NULL,
+    {"algorithm", "overlap", "true", CFG_KEY_BOOL, NULL,
      "true: the (x, v) exchange overlaps the gradient; false: sent after it, blocking [U]"},
     {0},
 };
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const sim_config *c = env->cfg;
+    const cfg_config *c = env->cfg;
     double omega;
     int overlap;
     int rc = algo_optim_require_sgd(c,
@@ -112,13 +112,13 @@ static int create(algo_env *env, void **out, sim_err *err)
                                     "docs/algorithms.md section 5",
                                     err);
     if (rc == 0)
-        rc = sim_config_get_double(c, "algorithm", "omega", &omega, err);
+        rc = cfg_get_double(c, "algorithm", "omega", &omega, err);
     if (rc == 0)
-        rc = sim_config_get_bool(c, "algorithm", "overlap", &overlap, err);
+        rc = cfg_get_bool(c, "algorithm", "overlap", &overlap, err);
     if (rc < 0)
         return rc;
     if (!(omega >= 0 && omega <= 1))
-        return sim_config_error(c, "algorithm", "omega", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "omega", SIM_ECONFIG, err,
                                 "must be in [0, 1], got %g", omega);
     mc *s = calloc(1, sizeof *s);
     if (s)

@@ -9,18 +9,18 @@
 
 #include "algorithms/methods/onebit_round.h"
 
-static const sim_key lamb_keys[] = {
-    {"algorithm", "freeze_step", "100000", SIM_KEY_INT, NULL,
+static const cfg_key lamb_keys[] = {
+    {"algorithm", "freeze_step", "100000", CFG_KEY_INT, NULL,
      "rounds of dense warm-up before v and the trust ratios are frozen (>= 0)"},
-    {"algorithm", "compress_time_per_value", "1e-9", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,
      "compute seconds per parameter (d_wire) to compress one message (>= 0)"},
-    {"algorithm", "coeff_beta", "0.9", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "coeff_beta", "0.9", CFG_KEY_DOUBLE, NULL,
      "EWMA rate of the warm-up trust ratio c_l, in [0, 1)"},
-    {"algorithm", "factor_max", "4.0", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "factor_max", "4.0", CFG_KEY_DOUBLE, NULL,
      "upper bound of the trust-ratio correction factor f"},
-    {"algorithm", "factor_min", "0.5", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "factor_min", "0.5", CFG_KEY_DOUBLE, NULL,
      "lower bound of f (<= factor_max)"},
-    {"algorithm", "factor_threshold", "0.1", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "factor_threshold", "0.1", CFG_KEY_DOUBLE, NULL,
      "phi: f moves by at most a factor 1 +- phi per step"},
     {0},
 };
@@ -102,26 +102,26 @@ static void lamb_update(algo_obit *st)
     }
 }
 
-static int lamb_read_keys(algo_obit *st, const sim_config *cfg, sim_err *err)
+static int lamb_read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = sim_config_get_double(cfg, "algorithm", "coeff_beta", &st->coeff_beta, err);
+    int rc = cfg_get_double(cfg, "algorithm", "coeff_beta", &st->coeff_beta, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "factor_max", &st->factor_max, err);
+        rc = cfg_get_double(cfg, "algorithm", "factor_max", &st->factor_max, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "factor_min", &st->factor_min, err);
+        rc = cfg_get_double(cfg, "algorithm", "factor_min", &st->factor_min, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "factor_threshold", &st->factor_threshold,
+        rc = cfg_get_double(cfg, "algorithm", "factor_threshold", &st->factor_threshold,
                                    err);
     if (rc)
         return rc;
     if (!(st->coeff_beta >= 0 && st->coeff_beta < 1))
-        return sim_config_error(cfg, "algorithm", "coeff_beta", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "coeff_beta", SIM_ECONFIG, err,
                                 "must be in [0, 1), got %g", st->coeff_beta);
     if (!(st->factor_min > 0 && st->factor_min <= st->factor_max))
-        return sim_config_error(cfg, "algorithm", "factor_min", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "factor_min", SIM_ECONFIG, err,
                                 "must be in (0, factor_max], got %g", st->factor_min);
     if (!(st->factor_threshold >= 0))
-        return sim_config_error(cfg, "algorithm", "factor_threshold", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "factor_threshold", SIM_ECONFIG, err,
                                 "must be >= 0, got %g", st->factor_threshold);
     return 0;
 }

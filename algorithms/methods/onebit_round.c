@@ -156,18 +156,18 @@ void algo_obit_destroy(void *p)
     free(st);
 }
 
-static int read_keys(algo_obit *st, const sim_config *cfg, sim_err *err)
+static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = sim_config_get_int(cfg, "algorithm", "freeze_step", &st->freeze_step, err);
+    int rc = cfg_get_int(cfg, "algorithm", "freeze_step", &st->freeze_step, err);
     if (!rc)
-        rc = sim_config_get_double(cfg, "algorithm", "compress_time_per_value", &st->cost, err);
+        rc = cfg_get_double(cfg, "algorithm", "compress_time_per_value", &st->cost, err);
     if (rc)
         return rc;
     if (st->freeze_step < 0)
-        return sim_config_error(cfg, "algorithm", "freeze_step", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "freeze_step", SIM_ECONFIG, err,
                                 "must be >= 0, got %lld", (long long)st->freeze_step);
     if (!(st->cost >= 0))
-        return sim_config_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
                                 "must be >= 0, got %g", st->cost);
     int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
     st->cost *= (double)d_wire;
@@ -176,7 +176,7 @@ static int read_keys(algo_obit *st, const sim_config *cfg, sim_err *err)
 
 int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_err *err)
 {
-    const sim_config *cfg = env->cfg;
+    const cfg_config *cfg = env->cfg;
     algo_obit *st = calloc(1, sizeof *st);
     if (!st)
         return sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");

@@ -59,7 +59,7 @@ typedef struct algo_obit_ops {
     /* At the freeze, v frozen (lamb: v_fresh and kappa_l). NULL: nothing. */
     void (*freeze)(algo_obit *st);
     /* The method's own keys. NULL: none. */
-    int (*read_keys)(algo_obit *st, const sim_config *cfg, sim_err *err);
+    int (*read_keys)(algo_obit *st, const cfg_config *cfg, sim_err *err);
 } algo_obit_ops;
 
 struct algo_obit {

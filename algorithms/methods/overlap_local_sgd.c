@@ -520,16 +520,16 @@ static void o_free(ofaults *f)
 static int o_create(overlap *s, sim_err *err)
 {
     algo_env *env = s->env;
-    const sim_config *cfg = env->cfg;
+    const cfg_config *cfg = env->cfg;
     ofaults *f = calloc(1, sizeof *f);
     if (!f)
         return sim_err_set(err, SIM_ENOMEM, "overlap_local_sgd: out of memory");
     s->f = f;
-    int rc = sim_config_get_time(cfg, "faults", "sync_timeout", &f->timeout, err);
+    int rc = cfg_get_time(cfg, "faults", "sync_timeout", &f->timeout, err);
     if (rc < 0)
         return rc;
     if (f->timeout < 0)
-        return sim_config_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
+        return cfg_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
                                 "must not be negative");
     size_t n = (size_t)s->n;
     f->span = 2 * s->tau + 4;
@@ -591,22 +591,22 @@ static void destroy(void *p)
     free(s);
 }
 
-static int read_keys(overlap *s, const sim_config *c, sim_err *err)
+static int read_keys(overlap *s, const cfg_config *c, sim_err *err)
 {
     int64_t H;
     int rc;
-    if ((rc = sim_config_get_int(c, "algorithm", "local_steps", &H, err)) ||
-        (rc = sim_config_get_double(c, "algorithm", "pull", &s->alpha, err)) ||
-        (rc = sim_config_get_double(c, "algorithm", "anchor_momentum", &s->gmf, err)))
+    if ((rc = cfg_get_int(c, "algorithm", "local_steps", &H, err)) ||
+        (rc = cfg_get_double(c, "algorithm", "pull", &s->alpha, err)) ||
+        (rc = cfg_get_double(c, "algorithm", "anchor_momentum", &s->gmf, err)))
         return rc;
     if (H < 1 || H > 1000000)
-        return sim_config_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
                                 "must be in [1, 1000000], got %lld", (long long)H);
     if (!(s->alpha >= 0 && s->alpha <= 1))
-        return sim_config_error(c, "algorithm", "pull", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "pull", SIM_ECONFIG, err,
                                 "must be in [0, 1], got %g", s->alpha);
     if (!(s->gmf >= 0 && s->gmf < 1))
-        return sim_config_error(c, "algorithm", "anchor_momentum", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "anchor_momentum", SIM_ECONFIG, err,
                                 "must be in [0, 1), got %g", s->gmf);
     s->tau = (int)H;
     return 0;
@@ -702,12 +702,12 @@ static void worker_models(void *p, const float **xs)
         xs[i] = s->env->w[i].x;
 }
 
-static const sim_key keys[] = {
-    {"algorithm", "local_steps", "2", SIM_KEY_INT, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "local_steps", "2", CFG_KEY_INT, NULL,
      "tau: local steps between two syncs (>= 1)"},
-    {"algorithm", "pull", "0.2", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "pull", "0.2", CFG_KEY_DOUBLE, NULL,
      "alpha: pull toward the anchor at a sync, x <- (1 - alpha) x + alpha z, in [0, 1]"},
-    {"algorithm", "anchor_momentum", "0", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "anchor_momentum", "0", CFG_KEY_DOUBLE, NULL,
      "gmf: momentum of the anchor update in [0, 1) (0: the anchor is the mean of the pulled models)"},
     {0},
 };

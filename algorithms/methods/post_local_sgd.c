@@ -5,10 +5,10 @@
 
 #include <stdlib.h>
 
-static const sim_key keys[] = {
-    {"algorithm", "local_steps", "16", SIM_KEY_INT, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "local_steps", "16", CFG_KEY_INT, NULL,
      "H after the switch: local steps between two averages (>= 1)"},
-    {"algorithm", "switch_epoch", "-1", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "switch_epoch", "-1", CFG_KEY_DOUBLE, NULL,
      "epoch from which local_steps applies (synchronous SGD before); < 0: the first lr milestone"},
     ALGO_LSGD_KEY_BUFFERS,
     {0},
@@ -26,7 +26,7 @@ static void release(algo_lsgd *s) { free(s->ext); }
 static int create(algo_env *env, void **out, sim_err *err)
 {
     static const algo_lsgd_ops ops = {.formed = formed, .release = release};
-    const sim_config *c = env->cfg;
+    const cfg_config *c = env->cfg;
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
@@ -34,10 +34,10 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->ext = sw;
     int rc = sw ? 0 : sim_err_set(err, SIM_ENOMEM, "post_local_sgd: out of memory");
     if (!rc)
-        rc = sim_config_get_double(c, "algorithm", "switch_epoch", sw, err);
+        rc = cfg_get_double(c, "algorithm", "switch_epoch", sw, err);
     if (!rc && *sw < 0) {
         if (c->n_lr_milestones == 0)
-            rc = sim_config_error(c, "algorithm", "switch_epoch", SIM_ECONFIG, err,
+            rc = cfg_error(c, "algorithm", "switch_epoch", SIM_ECONFIG, err,
                                   "is not set and there is no lr milestone to default to");
         else
             *sw = c->lr_milestones[0];

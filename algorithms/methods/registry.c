@@ -18,7 +18,7 @@ const algo_vt *const algo_registry[] = {
     NULL,
 };
 
-static const sim_key no_keys[] = {{0}};
+static const cfg_key no_keys[] = {{0}};
 
 const algo_vt *algo_find(const char *name)
 {
@@ -28,7 +28,7 @@ const algo_vt *algo_find(const char *name)
     return NULL;
 }
 
-const sim_key *algo_keys(const char *name)
+const cfg_key *algo_keys(const char *name)
 {
     const algo_vt *vt = algo_find(name);
     if (!vt)
@@ -50,7 +50,7 @@ static void methods_with(int (*has)(const algo_vt *vt), char *list, size_t cap)
 static int has_compression(const algo_vt *vt) { return vt->supports_compression; }
 static int has_bucket(const algo_vt *vt) { return vt->supports_bucket; }
 
-int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
+int algo_compress_check(const algo_vt *vt, const cfg_config *cfg, sim_err *err)
 {
     algo_compressor *c = algo_compress_from_config(cfg, err);
     if (!c)
@@ -60,7 +60,7 @@ int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
     if (!identity && !vt->supports_compression) {
         char list[256];
         methods_with(has_compression, list, sizeof list);
-        return sim_config_error(cfg, "algorithm", "compressor", SIM_ECONFIG, err,
+        return cfg_error(cfg, "algorithm", "compressor", SIM_ECONFIG, err,
                                 "%s does not support compression (methods that do: %s; "
                                 "docs/compressors.md says why)",
                                 vt->name, list);
@@ -69,25 +69,25 @@ int algo_compress_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
 }
 
 
-int algo_bucket_check(const algo_vt *vt, const sim_config *cfg, sim_err *err)
+int algo_bucket_check(const algo_vt *vt, const cfg_config *cfg, sim_err *err)
 {
     if (cfg->bucket <= 0 || vt->supports_bucket)
         return 0;
     char list[256];
     methods_with(has_bucket, list, sizeof list);
-    return sim_config_error(cfg, "algorithm", "bucket", SIM_ECONFIG, err,
+    return cfg_error(cfg, "algorithm", "bucket", SIM_ECONFIG, err,
                             "gradient buckets are implemented for %s only, not %s "
                             "(use bucket = 0)",
                             list, vt->name);
 }
 
-int algo_needs_server(const algo_vt *vt, const sim_config *cfg)
+int algo_needs_server(const algo_vt *vt, const cfg_config *cfg)
 {
     return vt->server == ALGO_SERVER_ALWAYS ||
            (vt->server == ALGO_SERVER_PS && cfg->collective == SIM_COLL_PS);
 }
 
-int algo_reads_optimizer_key(const algo_vt *vt, const sim_config *cfg, const char *key)
+int algo_reads_optimizer_key(const algo_vt *vt, const cfg_config *cfg, const char *key)
 {
     const algo_optim *own = vt && vt->optimizer ? algo_optim_find(vt->optimizer) : NULL;
     const algo_optim *o = algo_optim_find(cfg->optimizer);

@@ -16,21 +16,21 @@ typedef struct slowmo {
     float *x0, *u; /* outer iterate and slow momentum (or BMUF's x_g and Delta) */
 } slowmo;
 
-static const sim_key keys[] = {
-    {"algorithm", "local_steps", "12", SIM_KEY_INT, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "local_steps", "12", CFG_KEY_INT, NULL,
      "tau: base steps per outer iteration (>= 1)"},
     ALGO_LSGD_KEY_BUFFERS,
-    {"algorithm", "slow_momentum", "0.5", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "slow_momentum", "0.5", CFG_KEY_DOUBLE, NULL,
      "beta: slow (outer) momentum, or BMUF's block momentum eta, in [0, 1)"},
-    {"algorithm", "slow_lr", "1", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "slow_lr", "1", CFG_KEY_DOUBLE, NULL,
      "alpha: slow learning rate, or BMUF's block learning rate zeta (> 0)"},
-    {"algorithm", "bmuf", "none", SIM_KEY_CHOICE, "none|classic|nesterov",
+    {"algorithm", "bmuf", "none", CFG_KEY_CHOICE, "none|classic|nesterov",
      "none: SlowMo's update in gradient units; classic or nesterov: BMUF block momentum"},
-    {"algorithm", "base", "local_sgd", SIM_KEY_CHOICE, "local_sgd|dpsgd",
+    {"algorithm", "base", "local_sgd", CFG_KEY_CHOICE, "local_sgd|dpsgd",
      "base of the inner steps: local optimizer steps, or D-PSGD steps on the [topology] graph"},
-    {"algorithm", "form", "awc", SIM_KEY_CHOICE, "atc|awc",
+    {"algorithm", "form", "awc", CFG_KEY_CHOICE, "atc|awc",
      "base = dpsgd: awc x <- Wx - lr d (exchange overlaps the gradient), atc x <- W(x - lr d)"},
-    {"algorithm", "gossip_steps", "1", SIM_KEY_INT, NULL,
+    {"algorithm", "gossip_steps", "1", CFG_KEY_INT, NULL,
      "base = dpsgd: gossip steps q per base step (each a neighbour exchange of S bytes)"},
     {0},
 };
@@ -53,18 +53,18 @@ static void release(algo_lsgd *s)
     }
 }
 
-static int read_keys(algo_lsgd *s, slowmo *o, const sim_config *c, sim_err *err)
+static int read_keys(algo_lsgd *s, slowmo *o, const cfg_config *c, sim_err *err)
 {
     algo_slowmo_params *sp = &o->sp;
     int rc;
-    if ((rc = sim_config_get_double(c, "algorithm", "slow_momentum", &sp->beta, err)) ||
-        (rc = sim_config_get_double(c, "algorithm", "slow_lr", &sp->alpha, err)))
+    if ((rc = cfg_get_double(c, "algorithm", "slow_momentum", &sp->beta, err)) ||
+        (rc = cfg_get_double(c, "algorithm", "slow_lr", &sp->alpha, err)))
         return rc;
     if (!(sp->beta >= 0 && sp->beta < 1))
-        return sim_config_error(c, "algorithm", "slow_momentum", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "slow_momentum", SIM_ECONFIG, err,
                                 "must be in [0, 1), got %g", sp->beta);
     if (!(sp->alpha > 0) || !isfinite(sp->alpha))
-        return sim_config_error(c, "algorithm", "slow_lr", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "slow_lr", SIM_ECONFIG, err,
                                 "must be > 0, got %g", sp->alpha);
     static const char *const bw[] = {"none", "classic", "nesterov", NULL};
     sp->bmuf = (algo_bmuf)algo_lsgd_choice(c, "bmuf", bw);
@@ -100,7 +100,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->ext = o;
     int rc = o ? read_keys(s, o, env->cfg, err)
                : sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
-    const char *base = sim_config_get_string(env->cfg, "algorithm", "base");
+    const char *base = cfg_get_string(env->cfg, "algorithm", "base");
     if (!rc && base && strcmp(base, "dpsgd") == 0) {
         rc = algo_slowmo_dpsgd_create(env, &o->sp, &s->base, err);
     } else if (!rc) {

@@ -266,56 +266,56 @@ static void destroy(void *p)
     free(s);
 }
 
-static const sim_key keys[] = {
-    {"algorithm", "local_steps", "1", SIM_KEY_INT, NULL,
+static const cfg_key keys[] = {
+    {"algorithm", "local_steps", "1", CFG_KEY_INT, NULL,
      "H: local SGD steps between two interactions of a worker (>= 1)"},
-    {"algorithm", "local_steps_dist", "fixed", SIM_KEY_CHOICE, "fixed|geometric",
+    {"algorithm", "local_steps_dist", "fixed", CFG_KEY_CHOICE, "fixed|geometric",
      "fixed: exactly H steps; geometric: a fresh draw with mean H for every period"},
-    {"algorithm", "variant", "symmetric", SIM_KEY_CHOICE, "symmetric|one_sided",
+    {"algorithm", "variant", "symmetric", CFG_KEY_CHOICE, "symmetric|one_sided",
      "symmetric: both partners average (mean kept); one_sided: the initiator reads p_j"},
-    {"algorithm", "quant_levels", "0", SIM_KEY_INT, NULL,
+    {"algorithm", "quant_levels", "0", CFG_KEY_INT, NULL,
      "lattice quantization levels q (a power of two >= 2; 0 = off): log2(q) bits per value"},
-    {"algorithm", "quant_step", "0.001", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "quant_step", "0.001", CFG_KEY_DOUBLE, NULL,
      "lattice spacing s_q (> 0); decoding is exact to s_q while |x - ref| < q s_q / 2"},
-    {"algorithm", "header_bytes", "64B", SIM_KEY_SIZE, NULL,
+    {"algorithm", "header_bytes", "64B", CFG_KEY_SIZE, NULL,
      "bytes of a read request, added to every quantized message"},
     {0},
 };
 
-static int read_keys(swarm *s, const sim_config *c, sim_err *err)
+static int read_keys(swarm *s, const cfg_config *c, sim_err *err)
 {
     int64_t H, q;
-    int rc = sim_config_get_int(c, "algorithm", "local_steps", &H, err);
+    int rc = cfg_get_int(c, "algorithm", "local_steps", &H, err);
     if (rc == 0)
-        rc = sim_config_get_int(c, "algorithm", "quant_levels", &q, err);
+        rc = cfg_get_int(c, "algorithm", "quant_levels", &q, err);
     if (rc == 0)
-        rc = sim_config_get_double(c, "algorithm", "quant_step", &s->s_q, err);
+        rc = cfg_get_double(c, "algorithm", "quant_step", &s->s_q, err);
     if (rc < 0)
         return rc;
-    const sim_entry *e = sim_config_find(c, "algorithm", "header_bytes");
+    const cfg_entry *e = cfg_find(c, "algorithm", "header_bytes");
     s->header = e ? strtod(e->value, NULL) : 64.0;
     if (H < 1 || H > 1000000)
-        return sim_config_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
                                 "must be in [1, 1000000], got %lld", (long long)H);
     if (q != 0 && (q < 2 || q > (1 << 24) || !topo_is_pow2(q)))
-        return sim_config_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
                                 "must be 0 or a power of two in [2, 2^24], got %lld",
                                 (long long)q);
     if (!(s->s_q > 0) || !isfinite(s->s_q))
-        return sim_config_error(c, "algorithm", "quant_step", SIM_ECONFIG, err,
+        return cfg_error(c, "algorithm", "quant_step", SIM_ECONFIG, err,
                                 "must be > 0, got %g", s->s_q);
     s->H = (int)H;
     s->q = (int)q;
-    const char *v = sim_config_get_string(c, "algorithm", "variant");
+    const char *v = cfg_get_string(c, "algorithm", "variant");
     s->one_sided = v && strcmp(v, "one_sided") == 0;
-    const char *dist = sim_config_get_string(c, "algorithm", "local_steps_dist");
+    const char *dist = cfg_get_string(c, "algorithm", "local_steps_dist");
     s->geometric = dist && strcmp(dist, "geometric") == 0;
     return 0;
 }
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const sim_config *c = env->cfg;
+    const cfg_config *c = env->cfg;
     swarm *s = calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");

@@ -39,13 +39,13 @@ const char *algo_optim_name_at(int i)
 int algo_optim_reads_key(const algo_optim *o, const char *key)
 {
     for (; o; o = o->base)
-        for (const sim_key *k = o->keys; k && k->key; k++)
+        for (const cfg_key *k = o->keys; k && k->key; k++)
             if (strcmp(k->key, key) == 0)
                 return 1;
     return 0;
 }
 
-void algo_optim_hp_from_config(const sim_config *cfg, algo_optim_hp *hp)
+void algo_optim_hp_from_config(const cfg_config *cfg, algo_optim_hp *hp)
 {
     *hp = (algo_optim_hp){
         .momentum = cfg->momentum,
@@ -60,7 +60,7 @@ void algo_optim_hp_from_config(const sim_config *cfg, algo_optim_hp *hp)
     };
 }
 
-const algo_optim *algo_optim_from_config(const sim_config *cfg, sim_err *err)
+const algo_optim *algo_optim_from_config(const cfg_config *cfg, sim_err *err)
 {
     const algo_optim *o = algo_optim_find(cfg->optimizer);
     if (o)
@@ -70,19 +70,19 @@ const algo_optim *algo_optim_from_config(const sim_config *cfg, sim_err *err)
     for (int i = 0; algo_optim_registry[i] && used < sizeof known - 32; i++)
         used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                  algo_optim_registry[i]->name);
-    sim_config_error(cfg, "algorithm", "optimizer", SIM_ECONFIG, err,
+    cfg_error(cfg, "algorithm", "optimizer", SIM_ECONFIG, err,
                      "unknown optimizer '%s' (known: %s)", cfg->optimizer, known);
     return NULL;
 }
 
-int algo_optim_require_sgd(const sim_config *cfg, const char *why, sim_err *err)
+int algo_optim_require_sgd(const cfg_config *cfg, const char *why, sim_err *err)
 {
     const algo_optim *o = algo_optim_from_config(cfg, err);
     if (!o)
         return err && err->code ? err->code : SIM_ECONFIG;
     if (strcmp(o->name, "sgd") == 0)
         return 0;
-    return sim_config_error(cfg, "algorithm", "optimizer", SIM_ECONFIG, err,
+    return cfg_error(cfg, "algorithm", "optimizer", SIM_ECONFIG, err,
                             "%s takes only sgd (%s), got '%s'", cfg->algorithm, why, o->name);
 }
 
@@ -155,7 +155,7 @@ fail:
     return NULL;
 }
 
-algo_optim_state *algo_optim_state_from_config(const sim_config *cfg, const wl_model *model,
+algo_optim_state *algo_optim_state_from_config(const cfg_config *cfg, const wl_model *model,
                                                int64_t d, sim_err *err)
 {
     const algo_optim *o = algo_optim_from_config(cfg, err);

@@ -49,7 +49,7 @@ typedef struct algo_optim {
     /* Its own [algorithm] hyper-parameter keys, NULL-key terminated (NULL:
      * none), and an optimizer whose keys it reads too (adamw and lamb read
      * adam's moment keys), or NULL. */
-    const sim_key *keys;
+    const cfg_key *keys;
     const struct algo_optim *base;
     /* State vectors of d floats (0..ALGO_OPTIM_MAX_VECTORS) for these
      * hyper-parameters: vector 0 is the first moment m, vector 1 the
@@ -75,14 +75,14 @@ const char *algo_optim_name_at(int i);
 int algo_optim_reads_key(const algo_optim *o, const char *key);
 
 /* The hyper-parameters of a configuration's common keys. */
-void algo_optim_hp_from_config(const sim_config *cfg, algo_optim_hp *hp);
+void algo_optim_hp_from_config(const cfg_config *cfg, algo_optim_hp *hp);
 /* The configured optimizer ([algorithm] optimizer), or NULL with a config
  * error naming the key and the known names. */
-const algo_optim *algo_optim_from_config(const sim_config *cfg, sim_err *err);
+const algo_optim *algo_optim_from_config(const cfg_config *cfg, sim_err *err);
 /* For a method whose update rule is momentum SGD by definition: 0 when the
  * configured optimizer is sgd, else SIM_ECONFIG naming [algorithm]
  * optimizer, the method and why (a short phrase). */
-int algo_optim_require_sgd(const sim_config *cfg, const char *why, sim_err *err);
+int algo_optim_require_sgd(const cfg_config *cfg, const char *why, sim_err *err);
 
 /* A state for vectors of d floats. layers[0..n_layers-1] (offset/size in
  * order, covering [0, d)) drive per-layer rules; n_layers = 0 means one
@@ -92,7 +92,7 @@ algo_optim_state *algo_optim_state_create(const algo_optim *o, const algo_optim_
                                           int64_t d, const wl_layer *layers, int n_layers,
                                           sim_err *err);
 /* The configured optimizer for one copy of model (d = its parameters). */
-algo_optim_state *algo_optim_state_from_config(const sim_config *cfg, const wl_model *model,
+algo_optim_state *algo_optim_state_from_config(const cfg_config *cfg, const wl_model *model,
                                                int64_t d, sim_err *err);
 void algo_optim_state_destroy(algo_optim_state *s);
 

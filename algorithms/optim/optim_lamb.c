@@ -52,10 +52,10 @@ static void direction(algo_optim_state *s, const float *x, float *g)
     }
 }
 
-static const sim_key lamb_keys[] = {
-    {"algorithm", "lamb_min_trust", "0.01", SIM_KEY_DOUBLE, NULL,
+static const cfg_key lamb_keys[] = {
+    {"algorithm", "lamb_min_trust", "0.01", CFG_KEY_DOUBLE, NULL,
      "lamb: lower bound of the per-layer trust ratio (>= 0)"},
-    {"algorithm", "lamb_max_trust", "10", SIM_KEY_DOUBLE, NULL,
+    {"algorithm", "lamb_max_trust", "10", CFG_KEY_DOUBLE, NULL,
      "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
     {0},
 };

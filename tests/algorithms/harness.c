@@ -15,7 +15,7 @@ void h_build(harness *h, const char *ini, const char *const *sets, int nsets)
 {
     memset(h, 0, sizeof *h);
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", ini, sets, nsets,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", ini, sets, nsets,
                                         &h->cfg, &err),
                  0, "%s", err.msg);
     h->x = xp_env_create(&h->cfg, NULL, &err);
@@ -48,7 +48,7 @@ void h_run(harness *h, int64_t iterations)
 void h_free(harness *h)
 {
     xp_env_destroy(h->x);
-    sim_config_release(&h->cfg);
+    cfg_release(&h->cfg);
 }
 
 void h_sum(harness *h, double *out)

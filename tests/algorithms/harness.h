@@ -23,7 +23,7 @@
 #include "workloads/dataset.h"
 
 typedef struct harness {
-    sim_config cfg;
+    cfg_config cfg;
     xp_env *x;                       /* the environment, built as the runner builds it */
     /* borrowed from x */
     algo_env *env;

@@ -47,7 +47,7 @@ Test(algorithms, sync_rounds_with_exponential_compute_take_m_times_harmonic)
     const double m = 0.01;
     const char *sets[] = {"workers.compute=exponential(10ms)", "experiment.max_iterations=3000",
                           "workers.count=8", "experiment.eval_every=1000"};
-    sim_run_result r = test_run_ini(base_ini, sets, 4, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 4, NULL);
     cr_assert_eq(r.iterations, iters);
     double per_iter = r.sim_time / iters;
     double mean = m * harmonic(n);
@@ -66,7 +66,7 @@ Test(algorithms, sync_round_time_is_max_compute_plus_ring_allreduce)
     const char *sets[] = {"workers.count=4", "network.topology=ring", "network.latency=20us",
                           "network.bandwidth=1GB/s", "workload.sim_params=1000000",
                           "experiment.max_iterations=50"};
-    sim_run_result r = test_run_ini(base_ini, sets, 6, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 6, NULL);
     const double S = 4e6, B = 1e9, a = 20e-6;
     double expect = 0.01 + 2 * 3 * (a + S / (4 * B));
     double per_iter = r.sim_time / (double)r.iterations;
@@ -89,7 +89,7 @@ Test(algorithms, asgd_mean_staleness_identity_with_constant_compute)
     const char *sets[] = {"algorithm.name=asgd", "workers.count=4",
                           "experiment.max_iterations=4000", "experiment.eval_every=1000",
                           "algorithm.lr=0.01"};
-    sim_run_result r = test_run_ini(base_ini, sets, 5, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 5, NULL);
     cr_assert_eq(r.iterations, 4000);
     double expect = (n - 1) - n * (n - 1) / 2.0 / (double)r.iterations;
     cr_assert(fabs(r.mean_staleness - expect) < 1e-12, "mean staleness %.9f, expected %.9f",
@@ -103,7 +103,7 @@ Test(algorithms, asgd_mean_staleness_is_n_minus_1_with_random_compute)
                           "workers.compute=exponential(10ms)",
                           "experiment.max_iterations=4000", "experiment.eval_every=1000",
                           "algorithm.lr=0.01"};
-    sim_run_result r = test_run_ini(base_ini, sets, 5, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 5, NULL);
     cr_assert_eq(r.iterations, 4000);
     /* the end effect: n - 1 unapplied gradients, each having seen far fewer
      * than 4n updates with overwhelming probability */
@@ -118,8 +118,8 @@ Test(algorithms, asgd_with_one_worker_is_sequential_sgd)
     const char *s_sets[] = {"algorithm.name=allreduce_sgd", "workers.count=1"};
     static test_rows ra, rb;
     ra.n = rb.n = 0;
-    sim_run_result a = test_run_ini(base_ini, a_sets, 2, &ra);
-    sim_run_result b = test_run_ini(base_ini, s_sets, 2, &rb);
+    xp_run_result a = test_run_ini(base_ini, a_sets, 2, &ra);
+    xp_run_result b = test_run_ini(base_ini, s_sets, 2, &rb);
     cr_assert_eq(a.mean_staleness, 0.0);
     cr_assert_eq(a.iterations, b.iterations);
     cr_assert_eq(ra.n, rb.n);
@@ -161,7 +161,7 @@ Test(algorithms, huge_learning_rate_diverges)
 {
     const char *sets[] = {"workload.model=linreg", "workload.dataset=synthetic_linear(10, 2000)",
                           "algorithm.lr=1e6"};
-    sim_run_result r = test_run_ini(base_ini, sets, 3, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 3, NULL);
     cr_assert_str_eq(r.status, "diverged");
     cr_assert_lt(r.iterations, 200);
 }
@@ -173,7 +173,7 @@ Test(algorithms, parameter_server_collective_costs_two_server_link_transfers)
     const char *sets[] = {"workers.count=4", "network.topology=star", "network.collective=ps",
                           "network.latency=10us", "network.bandwidth=1GB/s",
                           "workload.sim_params=250000", "experiment.max_iterations=20"};
-    sim_run_result r = test_run_ini(base_ini, sets, 7, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 7, NULL);
     const double S = 1e6, B = 1e9, a = 10e-6;
     double expect = 0.01 + 2 * (2 * a + 4 * S / B);
     double per_iter = r.sim_time / (double)r.iterations;
@@ -183,7 +183,7 @@ Test(algorithms, parameter_server_collective_costs_two_server_link_transfers)
 
 Test(algorithms, learning_rate_schedule)
 {
-    sim_config cfg = {0};
+    cfg_config cfg = {0};
     cfg.lr = 0.4;
     cfg.lr_decay = 0.1;
     cfg.n_lr_milestones = 2;
@@ -207,7 +207,7 @@ Test(algorithms, proxy_and_device_presets_set_sizes_and_times)
                           "workers.efficiency=0.5", "workers.compute=model",
                           "workers.count=4", "network.topology=star",
                           "experiment.max_iterations=5"};
-    sim_run_result r = test_run_ini(base_ini, sets, 7, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 7, NULL);
     const wl_proxy *p = wl_proxy_find("resnet50");
     cr_assert_not_null(p);
     cr_assert_eq(p->params, 25557032);
@@ -268,7 +268,7 @@ Test(algorithms, tree_allreduce_round_ends_when_the_last_rank_has_the_result)
                           "network.collective=tree", "network.latency=0",
                           "network.bandwidth=10Gbps", "workload.sim_params=3125000",
                           "workers.compute=constant(100ms)", "experiment.max_iterations=1"};
-    sim_run_result r = test_run_ini(base_ini, sets, 8, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 8, NULL);
     const double S = 12.5e6, B = 1.25e9;
     double expect = 0.1 + 2 * 3 * S / B;
     cr_assert_eq(r.iterations, 1);
@@ -288,7 +288,7 @@ Test(algorithms, tree_allreduce_on_a_star_pays_for_the_shared_uplink_in_the_broa
                           "network.collective=tree", "network.latency=50us",
                           "network.bandwidth=10Gbps", "workload.sim_params=3125000",
                           "workers.compute=constant(100ms)", "experiment.max_iterations=1"};
-    sim_run_result r = test_run_ini(base_ini, sets, 8, NULL);
+    xp_run_result r = test_run_ini(base_ini, sets, 8, NULL);
     const double S = 12.5e6, B = 1.25e9, a = 50e-6;
     double expect = 0.1 + 2 * 3 * 2 * a + (3 + 6) * S / B;
     cr_assert(fabs(r.sim_time - expect) < 1e-9, "round ends at %.9g s, expected %.9g",

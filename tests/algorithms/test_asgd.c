@@ -41,19 +41,19 @@ static void collect_series(void *ctx, const an_series_row *row)
     }
 }
 
-static sim_run_result run_sets(const char *const *sets, int nsets, rows *rs)
+static xp_run_result run_sets(const char *const *sets, int nsets, rows *rs)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), "t.ini", test_base_ini, sets, nsets,
+    int rc = cfg_load_string(xp_experiment_schema(), "t.ini", test_base_ini, sets, nsets,
                                     &cfg, &err);
     cr_assert_eq(rc, 0, "config: %s", err.msg);
     memset(rs, 0, sizeof *rs);
-    sim_run_opts opts = {.on_metric = collect, .on_series = collect_series, .ctx = rs};
-    sim_run_result res;
-    rc = sim_experiment_run(&cfg, &opts, &res, &err);
+    xp_run_opts opts = {.on_metric = collect, .on_series = collect_series, .ctx = rs};
+    xp_run_result res;
+    rc = xp_experiment_run(&cfg, &opts, &res, &err);
     cr_assert_eq(rc, 0, "run: %s", err.msg);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     return res;
 }
 
@@ -77,8 +77,8 @@ Test(asgd, infinite_clip_equals_asgd_exactly_under_noise)
                         "workers.compute=exponential(10ms)"};
     const char *sb[] = {"algorithm.name=asgd", "workload.grad_noise=subweibull(1, 2)",
                         "workers.compute=exponential(10ms)", "algorithm.clip=1e300"};
-    sim_run_result ra = run_sets(sa, 3, &a);
-    sim_run_result rb = run_sets(sb, 4, &b);
+    xp_run_result ra = run_sets(sa, 3, &a);
+    xp_run_result rb = run_sets(sb, 4, &b);
     same_rows(&a, &b);
     cr_assert_eq(ra.mean_staleness, rb.mean_staleness);
     cr_assert_eq(b.n_fraction, 150, "one clipped_fraction per applied update");
@@ -107,8 +107,8 @@ Test(asgd, one_worker_clipped_is_sequential_clipped_sgd)
                         "workload.grad_noise=subweibull(2, 0.5)"};
     const char *sb[] = {"algorithm.name=allreduce_sgd", "workers.count=1",
                         "algorithm.clip=0.3", "workload.grad_noise=subweibull(2, 0.5)"};
-    sim_run_result ra = run_sets(sa, 4, &a);
-    sim_run_result rb = run_sets(sb, 4, &b);
+    xp_run_result ra = run_sets(sa, 4, &a);
+    xp_run_result rb = run_sets(sb, 4, &b);
     cr_assert_eq(ra.mean_staleness, 0.0);
     cr_assert_eq(ra.iterations, rb.iterations);
     cr_assert_eq(a.n, b.n);
@@ -173,12 +173,12 @@ Test(asgd, random_next_job_keeps_n_jobs_in_flight)
     const char *sa[] = {"algorithm.name=asgd", "workers.count=4", "algorithm.next_job=random",
                         "workers.compute=exponential(10ms)", "experiment.max_iterations=4000",
                         "experiment.eval_every=1000", "algorithm.lr=0.01"};
-    sim_run_result r = run_sets(sa, 7, &a);
+    xp_run_result r = run_sets(sa, 7, &a);
     cr_assert_eq(r.iterations, 4000);
     double bound = 3 * 16.0 * 4 / 4000.0;
     cr_assert(r.mean_staleness <= 3 + 1e-12 && r.mean_staleness >= 3 - bound,
               "mean staleness %.5f", r.mean_staleness);
-    sim_run_result r2 = run_sets(sa, 7, &b);
+    xp_run_result r2 = run_sets(sa, 7, &b);
     same_rows(&a, &b);
     cr_assert_eq(r.mean_staleness, r2.mean_staleness);
 }
@@ -249,16 +249,16 @@ Test(asgd, noise_vector_norm_and_direction)
 
 static void build_fails(const char *ini, const char *expect)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", ini, NULL, 0, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "exp.ini", ini, NULL, 0, &cfg,
                                         &err), 0, "%s",
                  err.msg);
     xp_env *x = xp_env_create(&cfg, NULL, &err);
     cr_assert_null(x);
     cr_assert_eq(err.code, SIM_ECONFIG);
     cr_assert_str_eq(err.msg, expect);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(asgd, bad_noise_specs_name_file_line_and_key)

@@ -127,7 +127,7 @@ Test(choco, network_carries_one_compressed_message_per_neighbour)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *sets[] = {cases[c].method, cases[c].comp, "network.topology=star",
                               "workload.sim_params=10000", "algorithm.consensus_step=0.5"};
-        sim_run_result r = test_run_ini(test_base_ini, sets, 5, NULL);
+        xp_run_result r = test_run_ini(test_base_ini, sets, 5, NULL);
         cr_assert_eq(r.iterations, (int64_t)T);
         cr_assert_eq(r.bytes_sent, cases[c].sends * n * 2 * cases[c].bytes, "%s %s: %g", cases[c].method,
                      cases[c].comp, r.bytes_sent);
@@ -136,15 +136,15 @@ Test(choco, network_carries_one_compressed_message_per_neighbour)
 
 static void create_fails(const char *const *sets, int nsets, const char *want)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", test_base_ini, sets,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", test_base_ini, sets,
                                         nsets, &cfg, &err), 0, "%s",
                  err.msg);
-    sim_run_opts opts = {0};
-    cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG, "%s", sets[0]);
+    xp_run_opts opts = {0};
+    cr_assert_eq(xp_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG, "%s", sets[0]);
     cr_assert(strstr(err.msg, want), "got '%s', want '%s'", err.msg, want);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(choco, bad_keys_are_config_errors)

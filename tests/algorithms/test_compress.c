@@ -267,7 +267,7 @@ Test(compress, network_carries_exact_message_sizes)
 {
     const int n = 4, T = 50;
     const char *s1[] = {"algorithm.compressor=topk(0.1)"};
-    sim_run_result r = test_run_ini(star_ini, s1, 1, NULL);
+    xp_run_result r = test_run_ini(star_ini, s1, 1, NULL);
     cr_assert_eq(r.iterations, T);
     cr_assert_eq(r.bytes_sent, (double)T * n * (n - 1) * 8 * 4);
 
@@ -285,14 +285,14 @@ Test(compress, network_carries_exact_message_sizes)
 
 static void check_fails(const char *const *sets, int nsets, const char *want)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, sets, nsets,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", star_ini, sets, nsets,
                                         &cfg, &err), 0, "%s",
                  err.msg);
-    cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), SIM_ECONFIG, "%s", sets[0]);
+    cr_assert_eq(xp_experiment_check(&cfg, NULL, &err), SIM_ECONFIG, "%s", sets[0]);
     cr_assert(strstr(err.msg, want), "%s: got '%s', want '%s'", sets[0], err.msg, want);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 /* star_ini with method `name` and lines added to its [algorithm] section
@@ -304,13 +304,13 @@ static void file_fails(const char *name, const char *lines, const char *want)
     const char *at = strstr(star_ini, "batch = 16\n") + strlen("batch = 16\n");
     snprintf(ini, sizeof ini, "%.*sname = %s\nbatch = 16\n%s%s", (int)(nm - star_ini),
              star_ini, name, lines, at);
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", ini, NULL, 0, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", ini, NULL, 0, &cfg,
                                         &err), 0, "%s", err.msg);
-    cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), SIM_ECONFIG);
+    cr_assert_eq(xp_experiment_check(&cfg, NULL, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, want), "got '%s', want '%s'", err.msg, want);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(compress, bad_specs_and_methods_are_config_errors)
@@ -331,7 +331,7 @@ Test(compress, bad_specs_and_methods_are_config_errors)
         check_fails(&cases[i][0], 1, cases[i][1]);
 
     /* from the file: path:line */
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
     file_fails("allreduce_sgd", "compressor = topk(0)\n",
                "c.ini:15: [algorithm] compressor: topk: ratio");
@@ -345,33 +345,33 @@ Test(compress, bad_specs_and_methods_are_config_errors)
     const char *as[] = {"algorithm.compressor=TopK(1)", "algorithm.name=asgd"};
     check_fails(as, 2, "asgd does not support compression");
     const char *ok[] = {"algorithm.compressor=None", "algorithm.name=dmsgd"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, ok, 2, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", star_ini, ok, 2, &cfg,
                                         &err), 0, "%s",
                  err.msg);
     cr_assert_str_eq(cfg.compressor, "none");
     cr_assert_eq(cfg.error_feedback, 1);
-    cr_assert_eq(sim_experiment_check(&cfg, NULL, &err), 0, "%s", err.msg);
-    sim_config_release(&cfg);
+    cr_assert_eq(xp_experiment_check(&cfg, NULL, &err), 0, "%s", err.msg);
+    cfg_release(&cfg);
 
     /* error feedback compresses a linear update: sgd only (refused at create) */
     const char *adam[] = {"algorithm.compressor=topk(0.1)", "algorithm.optimizer=adam"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, adam, 2, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", star_ini, adam, 2, &cfg,
                                         &err), 0, "%s",
                  err.msg);
-    sim_run_opts opts = {0};
-    cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG);
+    xp_run_opts opts = {0};
+    cr_assert_eq(xp_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, "--set algorithm.optimizer: allreduce_sgd takes only sgd (with a "
                               "compressor"),
               "%s", err.msg);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     const char *canon[] = {"algorithm.compressor= TopK( 0.5 )", "algorithm.error_feedback=no"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, canon, 2, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", star_ini, canon, 2, &cfg,
                                         &err), 0, "%s",
                  err.msg);
     cr_assert_str_eq(cfg.compressor, "topk(0.5)");
     cr_assert_eq(cfg.error_feedback, 0);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 /* ---- randomk, qsgd, sign ---- */
@@ -511,7 +511,7 @@ Test(compress, randomk_ratio_one_matches_dense_and_sizes)
 
     const int n = 4, T = 50;
     const char *s1[] = {"algorithm.compressor=randomk(0.01)", "workload.sim_params=10000"};
-    sim_run_result r = test_run_ini(star_ini, s1, 2, NULL);
+    xp_run_result r = test_run_ini(star_ini, s1, 2, NULL);
     cr_assert_eq(r.bytes_sent, (double)T * 2 * (n - 1) * 400);
     const char *s2[] = {"algorithm.compressor=qsgd(4)", "workload.sim_params=10000"};
     r = test_run_ini(star_ini, s2, 2, NULL);
@@ -534,7 +534,7 @@ Test(compress, compression_time_is_charged_in_closed_form)
     const char *s1[] = {"algorithm.compressor=topk(0.01)", "workload.sim_params=100000",
                         "network.bandwidth=64Mbps", "network.latency=1ms",
                         "algorithm.compress_time_per_value=1e-7"};
-    sim_run_result r = test_run_ini(star_ini, s1, 5, NULL);
+    xp_run_result r = test_run_ini(star_ini, s1, 5, NULL);
     cr_assert_eq(r.iterations, T);
     double step = compute + c * d_wire + (n - 1) * (8 * k / B + 2 * a) + c * n * k;
     cr_assert_float_eq(r.sim_time, T * step, 1e-9, "%.9f vs %.9f", r.sim_time, T * step);
@@ -549,23 +549,23 @@ Test(compress, compression_time_is_charged_in_closed_form)
      * so the charge is c (d_wire + k) per step over the uncharged run */
     const char *s2[] = {"algorithm.compressor=randomk(0.01)", "workload.sim_params=100000",
                         "algorithm.compress_time_per_value=0"};
-    sim_run_result r0 = test_run_ini(star_ini, s2, 3, NULL);
+    xp_run_result r0 = test_run_ini(star_ini, s2, 3, NULL);
     s2[2] = "algorithm.compress_time_per_value=1e-7";
-    sim_run_result r1 = test_run_ini(star_ini, s2, 3, NULL);
+    xp_run_result r1 = test_run_ini(star_ini, s2, 3, NULL);
     cr_assert_float_eq(r1.sim_time - r0.sim_time, T * c * (d_wire + k), 1e-9, "%.9f",
                        r1.sim_time - r0.sim_time);
 
     /* a negative cost is a configuration error naming the key */
     const char *bad[] = {"algorithm.compressor=topk(0.01)",
                          "algorithm.compress_time_per_value=-1"};
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, bad, 2, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", star_ini, bad, 2, &cfg,
                                         &err), 0, "%s",
                  err.msg);
-    sim_run_opts opts = {0};
-    cr_assert_eq(sim_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG);
+    xp_run_opts opts = {0};
+    cr_assert_eq(xp_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, "--set algorithm.compress_time_per_value: must be >= 0"), "%s",
               err.msg);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }

@@ -226,16 +226,16 @@ static void check_threads(const char *const *sets, int nsets)
     cr_assert_not_null(db, "%s", err.msg);
     static const int threads[] = {1, 2, 4};
     for (int r = 0; r < 3; r++) {
-        sim_config cfg;
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+        cfg_config cfg;
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets,
                                             nsets,
                                             &cfg, &err), 0,
                      "%s", err.msg);
-        sim_run_opts o = {.db = db, .threads = threads[r]};
-        sim_run_result res;
-        cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+        xp_run_opts o = {.db = db, .threads = threads[r]};
+        xp_run_result res;
+        cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
         cr_assert_str_eq(res.status, "done");
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
     }
     an_db_close(db);
     static char a[1 << 18], b[1 << 18];

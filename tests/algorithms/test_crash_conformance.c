@@ -122,8 +122,8 @@ static void run_row(const crash_row *row, const char *const *extra, int nextra, 
     const char *sets[MAX_SETS];
     int n = row_sets(row, extra, nextra, sets);
     rs->n = 0;
-    sim_run_opts opts = {.on_metric = test_rows_collect, .ctx = rs, .threads = threads};
-    sim_run_result res;
+    xp_run_opts opts = {.on_metric = test_rows_collect, .ctx = rs, .threads = threads};
+    xp_run_result res;
     sim_err err = {0};
     int rc = test_run_try(test_base_ini, sets, n, &opts, &res, &err);
     cr_assert_eq(rc, 0, "%s: %s", row->name, err.msg);
@@ -311,7 +311,7 @@ Test(crash_conformance, a_refusal_names_the_key)
             for (int k = 0; k < row->nsets; k++)
                 sets[n++] = row->sets[k];
             sets[n++] = faults[f];
-            sim_run_result res;
+            xp_run_result res;
             sim_err err = {0};
             int rc = test_run_try(test_base_ini, sets, n, NULL, &res, &err);
             cr_assert_neq(rc, 0, "%s accepted %s", row->name, faults[f]);
@@ -361,9 +361,9 @@ Test(crash_conformance, scrash_methods_refuse_the_hierarchical_collective)
         const char *sets[] = {names[k], "faults.mtbf=exponential(1s)",
                               "network.topology=hierarchical(2, 4)",
                               "network.collective=hierarchical"};
-        sim_config cfg;
+        cfg_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets,
                                             4, &cfg, &err), 0, "%s",
                      err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
@@ -372,6 +372,6 @@ Test(crash_conformance, scrash_methods_refuse_the_hierarchical_collective)
         cr_assert_str_eq(err.msg, "--set network.collective: the hierarchical collective does "
                                   "not support worker crashes ([faults]); use ring, tree or ps");
         xp_env_destroy(x);
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
     }
 }

@@ -105,7 +105,7 @@ Test(decentralized, consensus_control_exact_phases_is_pmsgd_on_a_ring)
     const char *s1[] = {"algorithm.name=consensus_control", "algorithm.momentum=0.9",
                         "algorithm.exact_phases=all"};
     const char *s2[] = {"algorithm.name=allreduce_sgd", "algorithm.momentum=0.9"};
-    sim_run_result r1 = test_run_ini(test_base_ini, s1, 3, &ra);
+    xp_run_result r1 = test_run_ini(test_base_ini, s1, 3, &ra);
     test_run_ini(test_base_ini, s2, 2, &rb);
     test_rows_assert_close(&ra, &rb, 1e-5, "consensus_control exact");
     for (int i = 0; i < ra.n; i++)
@@ -117,8 +117,8 @@ Test(decentralized, momentum_consensus_with_beta_0_is_dpsgd_awc)
 {
     const char *s1[] = {"algorithm.name=momentum_consensus", "algorithm.momentum=0"};
     const char *s2[] = {"algorithm.name=dpsgd"};
-    sim_run_result a = test_run_ini(test_base_ini, s1, 2, &ra);
-    sim_run_result b = test_run_ini(test_base_ini, s2, 1, &rb);
+    xp_run_result a = test_run_ini(test_base_ini, s1, 2, &ra);
+    xp_run_result b = test_run_ini(test_base_ini, s2, 1, &rb);
     test_rows_assert_close(&ra, &rb, 0.0, "momentum_consensus(beta=0) vs dpsgd");
     /* twice the bytes: x and v to every neighbour */
     cr_assert(fabs(a.bytes_sent - 2 * b.bytes_sent) < 1e-6 * a.bytes_sent, "%g vs 2 x %g",
@@ -174,7 +174,7 @@ Test(decentralized, one_peer_exponential_graph_runs_every_sync_method_timing_fre
                             "workers.compute=exponential(10ms)",
                             "network.topology=star",
                             "network.latency=1ms"};
-        sim_run_result r = test_run_ini(test_base_ini, s1, 4, &ra);
+        xp_run_result r = test_run_ini(test_base_ini, s1, 4, &ra);
         test_run_ini(test_base_ini, s2, 9, &rb);
         cr_assert_eq(r.iterations, 150, "%s", names[a]);
         test_rows_assert_close(&ra, &rb, 0.0, names[a]);
@@ -209,7 +209,7 @@ Test(decentralized, dpsgd_waits_only_for_neighbours)
 {
     const char *s[] = {"algorithm.name=dpsgd", "workers.stragglers=1",
                        "workers.straggler_slowdown=4", "experiment.max_iterations=100"};
-    sim_run_result r = test_run_ini(test_base_ini, s, 4, &ra);
+    xp_run_result r = test_run_ini(test_base_ini, s, 4, &ra);
     cr_assert_eq(r.iterations, 100);
     cr_assert(fabs(r.sim_time - 4.0) < 1e-9, "sim time %.12g, expected 100 x 40 ms",
               r.sim_time);
@@ -258,7 +258,7 @@ Test(decentralized, gossip_bytes_per_iteration)
     const char *q3[] = {"algorithm.name=decentlam", "algorithm.gossip_steps=3"};
     const char *mc[] = {"algorithm.name=momentum_consensus"};
     const char *ex[] = {"algorithm.name=consensus_control", "algorithm.exact_phases=1"};
-    sim_run_result r;
+    xp_run_result r;
     r = test_run_ini(test_base_ini, atc, 1, NULL);
     cr_assert_eq(r.bytes_sent, K * n * 2 * S, "ATC: %.0f", r.bytes_sent);
     /* AWC: iteration K + 1 has been sent when K completes */
@@ -283,15 +283,15 @@ Test(decentralized, swarm_quantized_message_size)
     const char *quant1[] = {"algorithm.name=swarm_sgd", "algorithm.quant_levels=16",
                             "algorithm.quant_step=0.01", "algorithm.variant=one_sided"};
     /* d = 44 values of log2(16) = 4 bits: 22 bytes + a 64-byte header */
-    sim_run_result a = test_run_ini(test_base_ini, full, 1, NULL);
-    sim_run_result b = test_run_ini(test_base_ini, quant, 3, NULL);
+    xp_run_result a = test_run_ini(test_base_ini, full, 1, NULL);
+    xp_run_result b = test_run_ini(test_base_ini, quant, 3, NULL);
     cr_assert_gt(a.bytes_sent, 0);
     cr_assert(fabs(b.bytes_sent / a.bytes_sent - 86.0 / 176.0) < 1e-12, "ratio %.9f",
               b.bytes_sent / a.bytes_sent);
     /* one-sided: R read requests of 64 bytes and P replies of a model; the
      * same R and P in both runs (ideal network, same draws) */
-    sim_run_result c = test_run_ini(test_base_ini, full1, 2, NULL);
-    sim_run_result e = test_run_ini(test_base_ini, quant1, 4, NULL);
+    xp_run_result c = test_run_ini(test_base_ini, full1, 2, NULL);
+    xp_run_result e = test_run_ini(test_base_ini, quant1, 4, NULL);
     double P = (c.bytes_sent - e.bytes_sent) / (176.0 - 86.0);
     double R = (e.bytes_sent - 86.0 * P) / 64.0;
     cr_assert(P > 100 && P == floor(P) && R == floor(R), "R %.4f, P %.4f", R, P);
@@ -306,13 +306,13 @@ Test(decentralized, swarm_quantized_message_size)
 
 static void expect_config_error(const char *const *sets, int nsets, const char *key)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), "test.ini", test_base_ini, sets,
+    int rc = cfg_load_string(xp_experiment_schema(), "test.ini", test_base_ini, sets,
                                     nsets, &cfg, &err);
     if (rc == 0) {
-        rc = sim_experiment_run(&cfg, NULL, NULL, &err);
-        sim_config_release(&cfg);
+        rc = xp_experiment_run(&cfg, NULL, NULL, &err);
+        cfg_release(&cfg);
     }
     cr_assert_eq(rc, SIM_ECONFIG, "%s: rc %d (%s)", key, rc, err.msg);
     cr_assert_not_null(strstr(err.msg, key), "message '%s' does not name %s", err.msg, key);

@@ -91,10 +91,10 @@ Test(fault, parser_errors_name_file_line_and_column)
 
 Test(fault, missing_file_and_unsupported_method_are_config_errors)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
     const char *sets[] = {"faults.schedule=/nonexistent/f.csv", "algorithm.name=asgd"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 2,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets, 2,
                                         &cfg,
                                         &err), 0);
     xp_env *x = xp_env_create(&cfg, NULL, &err);
@@ -103,14 +103,14 @@ Test(fault, missing_file_and_unsupported_method_are_config_errors)
     cr_assert_str_eq(err.msg, "--set faults.schedule: /nonexistent/f.csv: "
                               "cannot open the fault schedule");
     xp_env_destroy(x);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     char path[64], set[96];
     test_write_temp(path, "time,event,target,value\n1s,crash,1,\n");
     snprintf(set, sizeof set, "faults.schedule=%s", path);
     const char *sets2[] = {set, "algorithm.name=dpsgd", "algorithm.compressor=topk(0.5)",
                            "topology.graph=one_peer_exponential"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets2, 4,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets2, 4,
                                         &cfg,
                                         &err), 0);
     x = xp_env_create(&cfg, NULL, &err);
@@ -119,7 +119,7 @@ Test(fault, missing_file_and_unsupported_method_are_config_errors)
     cr_assert_str_eq(err.msg, "--set algorithm.compressor: dpsgd: compressed gossip on a "
                               "time-varying graph does not support worker crashes ([faults])");
     xp_env_destroy(x);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     unlink(path);
 }
 
@@ -142,19 +142,19 @@ Test(fault, random_fault_keys_are_checked)
          "algorithm.compressor=topk(0.5)", "topology.graph=one_peer_exponential"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        sim_config cfg;
+        cfg_config cfg;
         sim_err err = {0};
         const char *sets[4] = {cases[k].sets[0], cases[k].sets[1], cases[k].sets3,
                                cases[k].sets4};
         int nsets = 2 + (cases[k].sets3 != NULL) + (cases[k].sets4 != NULL);
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets,
                                             nsets, &cfg, &err), 0, "%s", err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_eq(xp_env_algo_create(x, &err), SIM_ECONFIG);
         cr_assert_str_eq(err.msg, cases[k].want);
         xp_env_destroy(x);
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
     }
 }
 
@@ -169,9 +169,9 @@ Test(fault, link_rows_must_name_a_link)
         test_write_temp(path, text);
         snprintf(set, sizeof set, "faults.schedule=%s", path);
         const char *sets[] = {set, "algorithm.name=dpsgd", "network.topology=ring"};
-        sim_config cfg;
+        cfg_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets,
                                             3, &cfg, &err), 0, "%s",
                      err.msg);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
@@ -181,7 +181,7 @@ Test(fault, link_rows_must_name_a_link)
                  "--set faults.schedule: %s: no link 0-2 in the physical network", path);
         cr_assert_str_eq(err.msg, expect);
         xp_env_destroy(x);
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
         unlink(path);
     }
 }
@@ -285,16 +285,16 @@ Test(fault, consensus_distance_covers_the_live_workers)
         for (int run = 0; run < 2; run++) {
             const char *sets[] = {methods[m][0], methods[m][1], methods[m][2],
                                   "algorithm.momentum=0.9", "workload.init=independent", set};
-            sim_config cfg;
+            cfg_config cfg;
             sim_err err = {0};
-            cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini,
+            cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini,
                                                 sets, run ? 6 : 5, &cfg,
                                                 &err), 0, "%s", err.msg);
             cd_n = 0;
             cd_rows *rs = run ? &crash : &plain;
-            sim_run_opts o = {.algorithm = &vt, .on_metric = cd_collect, .ctx = rs};
-            sim_run_result res;
-            cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+            xp_run_opts o = {.algorithm = &vt, .on_metric = cd_collect, .ctx = rs};
+            xp_run_result res;
+            cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
             cr_assert_str_eq(res.status, "done");
             cr_assert_eq(rs->n, 31, "%s: %d rows", methods[m][0], rs->n);
             cr_assert_eq(cd_n, rs->n);
@@ -319,7 +319,7 @@ Test(fault, consensus_distance_covers_the_live_workers)
             if (run)
                 cr_assert(before >= 5 && after >= 10, "%s: %d rows before the crash, %d after",
                           methods[m][0], before, after);
-            sim_config_release(&cfg);
+            cfg_release(&cfg);
         }
     }
     unlink(path);
@@ -339,25 +339,25 @@ Test(fault, a_run_whose_workers_are_all_down_for_good_fails)
                           "experiment.max_iterations=0", "experiment.max_epochs=5",
                           "experiment.eval_every=100ms", NULL};
     sim_err err = {0};
-    sim_config cfg;
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 6,
+    cfg_config cfg;
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets, 6,
                                         &cfg, &err), 0, "%s",
                  err.msg);
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), SIM_EINPUT, "%s", err.msg);
+    xp_run_result res;
+    cr_assert_eq(xp_experiment_run(&cfg, NULL, &res, &err), SIM_EINPUT, "%s", err.msg);
     cr_assert(strstr(err.msg, "[faults]: every worker is down at ") &&
                   strstr(err.msg, "none rejoins"),
               "%s", err.msg);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     /* the same crashes with a downtime: the run ends by its epochs */
     sets[6] = "faults.downtime=constant(0.2s)";
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 7,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets, 7,
                                         &cfg, &err), 0, "%s",
                  err.msg);
-    cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(xp_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
     cr_assert_str_eq(res.status, "done");
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     /* every worker crashes by the schedule, one rejoins later: no failure */
     test_write_temp(path, "time,event,target,value\n"
@@ -367,14 +367,14 @@ Test(fault, a_run_whose_workers_are_all_down_for_good_fails)
     const char *s2[] = {"algorithm.name=asgd", "workers.count=4", set,
                         "experiment.max_iterations=0", "experiment.max_time=1s",
                         "experiment.eval_every=100ms"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, s2, 6,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, s2, 6,
                                         &cfg, &err), 0, "%s",
                  err.msg);
-    cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(xp_experiment_run(&cfg, NULL, &res, &err), 0, "%s", err.msg);
     /* 4 workers at 100 updates a second until 0.1 s, none until 0.5 s, then
      * worker 2 alone */
     cr_assert(res.iterations > 80 && res.iterations < 95, "%lld", (long long)res.iterations);
     cr_assert_float_eq(res.sim_time, 1.0, 1e-9);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     unlink(path);
 }

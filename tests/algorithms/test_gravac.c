@@ -63,7 +63,7 @@ Test(gravac, window_then_dense_fallback_bytes)
 {
     const double n = 4, T = 50, k = 1000; /* theta_min 0.1 of d_wire 10000 */
     const char *s1[] = {"algorithm.window=1000"};
-    sim_run_result r = test_run_ini(star_ini, s1, 1, NULL);
+    xp_run_result r = test_run_ini(star_ini, s1, 1, NULL);
     cr_assert_eq(r.iterations, 50);
     cr_assert_eq(r.bytes_sent, T * n * (n - 1) * 8 * k, "%g", r.bytes_sent);
     /* gain < 100 (it can pass 1 with error feedback): after 10 rounds at theta_min, dense ring all-reduce */
@@ -83,7 +83,7 @@ Test(gravac, compression_time_is_charged)
                         "network.topology=ideal", "experiment.max_iterations=30"};
     const char *s1[] = {"algorithm.window=1000", "algorithm.compress_time_per_value=1e-6",
                         "network.topology=ideal", "experiment.max_iterations=30"};
-    sim_run_result a = test_run_ini(star_ini, s0, 4, NULL), b = test_run_ini(star_ini, s1, 4, NULL);
+    xp_run_result a = test_run_ini(star_ini, s0, 4, NULL), b = test_run_ini(star_ini, s1, 4, NULL);
     cr_assert_float_eq(b.sim_time, 2 * a.sim_time, 1e-6 * a.sim_time, "%g vs %g", b.sim_time,
                        a.sim_time);
     s1[3] = "experiment.max_iterations=50";

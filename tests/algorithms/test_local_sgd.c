@@ -430,16 +430,16 @@ Test(local_sgd, config_errors_name_the_key)
     const char *keys[] = {"local_steps", "switch_epoch", "slow_momentum", "gossip_steps",
                           "test_samples", "pull"};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        sim_config cfg;
+        cfg_config cfg;
         sim_err err = {0};
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini,
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini,
                                             cases[k], 3, &cfg, &err), 0);
         xp_env *x = xp_env_create(&cfg, NULL, &err);
         cr_assert_not_null(x, "%s", err.msg);
         cr_assert_neq(xp_env_algo_create(x, &err), 0, "case %zu accepted", k);
         cr_assert(strstr(err.msg, keys[k]), "case %zu: %s", k, err.msg);
         xp_env_destroy(x);
-        sim_config_release(&cfg);
+        cfg_release(&cfg);
     }
 }
 

@@ -100,7 +100,7 @@ Test(onebit_adam, network_carries_exact_message_sizes)
 {
     const double n = 4, T = 50, W = 10, dw = 10000;
     const char *s1[] = {"algorithm.freeze_step=10"};
-    sim_run_result r = test_run_ini(star_ini, s1, 1, NULL);
+    xp_run_result r = test_run_ini(star_ini, s1, 1, NULL);
     cr_assert_eq(r.iterations, 50);
     double comp = n * 2 * (n - 1) * (10016.0 / 32 + 4);
     cr_assert_eq(r.bytes_sent, W * 2 * (n - 1) * 4 * dw + (T - W) * comp, "%g", r.bytes_sent);
@@ -116,17 +116,17 @@ Test(onebit_adam, network_carries_exact_message_sizes)
 
 Test(onebit_adam, bad_keys_are_config_errors)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
     const char *sets[] = {"algorithm.freeze_step=-1"};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "c.ini", star_ini, sets, 1, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", star_ini, sets, 1, &cfg,
                                         &err), 0, "%s",
                  err.msg);
-    sim_run_opts opts = {0};
-    sim_run_result res;
-    cr_assert_neq(sim_experiment_run(&cfg, &opts, &res, &err), 0);
+    xp_run_opts opts = {0};
+    xp_run_result res;
+    cr_assert_neq(xp_experiment_run(&cfg, &opts, &res, &err), 0);
     cr_assert_not_null(strstr(err.msg, "freeze_step"), "%s", err.msg);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 /* ---- onebit_lamb against a hand-written reference ----

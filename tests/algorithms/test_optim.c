@@ -465,18 +465,18 @@ static const char *optim_ini = "[experiment]\n"
                              "dataset = blobs(4, 10, 4000)\n";
 
 /* Runs; returns 0 or the error code (message in err). */
-static int try_run(const char *const *sets, int nsets, test_rows *rs, sim_run_result *res,
+static int try_run(const char *const *sets, int nsets, test_rows *rs, xp_run_result *res,
                    sim_err *err)
 {
     if (rs)
         rs->n = 0;
-    sim_run_opts opts = {.on_metric = rs ? test_rows_collect : NULL, .ctx = rs};
+    xp_run_opts opts = {.on_metric = rs ? test_rows_collect : NULL, .ctx = rs};
     return test_run_loaded(optim_ini, sets, nsets, &opts, res, err);
 }
 
-static sim_run_result run(const char *const *sets, int nsets, test_rows *rs)
+static xp_run_result run(const char *const *sets, int nsets, test_rows *rs)
 {
-    sim_run_result res;
+    xp_run_result res;
     sim_err err = {0};
     int rc = try_run(sets, nsets, rs, &res, &err);
     cr_assert_eq(rc, 0, "run: %s", err.msg);
@@ -489,8 +489,8 @@ Test(optim, allreduce_adam_trains_a_softmax_model)
 {
     const char *adam[] = {"algorithm.optimizer=adam"};
     const char *sgd[] = {"algorithm.optimizer=sgd"};
-    sim_run_result a = run(adam, 1, &ra);
-    sim_run_result s = run(sgd, 1, &rb);
+    xp_run_result a = run(adam, 1, &ra);
+    xp_run_result s = run(sgd, 1, &rb);
     cr_assert_gt(ra.r[0].train_loss, 1.2, "starts near ln 4, got %g", ra.r[0].train_loss);
     cr_assert_lt(a.final_train_loss, 0.03, "adam final loss %g", a.final_train_loss);
     /* at this small lr plain sgd is far behind: the optimizer is used */
@@ -548,7 +548,7 @@ Test(optim, momentum_methods_refuse_other_optimizers)
         char a[64];
         snprintf(a, sizeof a, "algorithm.name=%s", names[i]);
         const char *sets[] = {a, "algorithm.optimizer=adam"};
-        sim_run_result res;
+        xp_run_result res;
         sim_err err = {0};
         cr_assert_eq(try_run(sets, 2, NULL, &res, &err), SIM_ECONFIG, "%s", names[i]);
         cr_assert(strstr(err.msg, "algorithm.optimizer") &&
@@ -563,9 +563,9 @@ Test(optim, momentum_methods_refuse_other_optimizers)
 
 static void load_fails(const char *text, const char *expect)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini", text, NULL, 0, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "exp.ini", text, NULL, 0, &cfg,
                                         &err), SIM_ECONFIG,
                  "%s", text);
     cr_assert_str_eq(err.msg, expect);
@@ -590,20 +590,20 @@ Test(optim, bad_optimizer_keys_are_config_errors_naming_the_key)
                "exp.ini:2: [algorithm] bias_correction: expected a boolean such as true, got "
                "'sometimes'");
 
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "exp.ini",
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "exp.ini",
                                         "[algorithm]\noptimizer = AdamW\n", NULL, 0,
                                         &cfg, &err),
                  0, "%s", err.msg);
     cr_assert_str_eq(cfg.optimizer, "adamw");
-    char *canon = sim_config_canonical(&cfg);
+    char *canon = cfg_canonical(&cfg);
     cr_assert(strstr(canon, "optimizer = adamw\nbeta1 = 0.9\nbeta2 = 0.999\neps = 1e-08\n"
                             "bias_correction = true\nlamb_min_trust = 0.01\n"
                             "lamb_max_trust = 10\nclip = 0\n"),
               "%s", canon);
     free(canon);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 /* ---- clipping ------------------------------------------------------------ */

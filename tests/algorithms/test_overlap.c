@@ -11,7 +11,7 @@
 #include "experiment/experiment.h"
 #include "tests/common.h"
 
-static sim_run_result run_sets(const char *const *sets, int nsets)
+static xp_run_result run_sets(const char *const *sets, int nsets)
 {
     static const char *ini = "[experiment]\n"
                              "seed = 3\n"
@@ -40,14 +40,14 @@ static int run_fails(const char *const *sets, int nsets, sim_err *err)
     static const char *ini = "[workers]\ncount = 4\ncompute = constant(1ms)\n"
                              "[experiment]\nmax_epochs = 0\nmax_iterations = 2\n"
                              "[workload]\nmodel = softmax\ndataset = blobs(3, 5, 300)\n";
-    sim_config cfg;
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "test.ini", ini, sets, nsets,
+    cfg_config cfg;
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "test.ini", ini, sets, nsets,
                                         &cfg, err), 0, "%s",
                  err->msg);
-    sim_run_opts opts = {0};
-    sim_run_result res;
-    int rc = sim_experiment_run(&cfg, &opts, &res, err);
-    sim_config_release(&cfg);
+    xp_run_opts opts = {0};
+    xp_run_result res;
+    int rc = xp_experiment_run(&cfg, &opts, &res, err);
+    cfg_release(&cfg);
     return rc;
 }
 
@@ -69,7 +69,7 @@ Test(overlap, two_buckets_against_the_closed_form)
     const double B[2] = {1e9, 0.25e9};
     for (int k = 0; k < 2; k++) {
         const char *sets[] = {bws[k], "algorithm.bucket=1B"};
-        sim_run_result r = run_sets(sets, 2);
+        xp_run_result r = run_sets(sets, 2);
         double f1 = r1 * T + ring_ar(S1, a, B[k]);
         double want = fmax(T, f1) + ring_ar(S2, a, B[k]);
         cr_assert(k == 0 ? f1 < T : f1 > T);
@@ -78,7 +78,7 @@ Test(overlap, two_buckets_against_the_closed_form)
                   B[k], got, want);
         /* no buckets: T + A(S) */
         const char *none[] = {bws[k]};
-        sim_run_result r0 = run_sets(none, 1);
+        xp_run_result r0 = run_sets(none, 1);
         double want0 = T + ring_ar(S, a, B[k]);
         got = r0.sim_time / (double)r0.iterations;
         cr_assert(fabs(got - want0) <= 1e-6 * want0, "%.9g vs %.9g", got, want0);
@@ -86,7 +86,7 @@ Test(overlap, two_buckets_against_the_closed_form)
         cr_assert(fabs(r.bytes_sent - r0.bytes_sent) <= 1e-9 * r0.bytes_sent);
         /* one bucket larger than the model: the unbucketed timing exactly */
         const char *one[] = {bws[k], "algorithm.bucket=1GB"};
-        sim_run_result r1b = run_sets(one, 2);
+        xp_run_result r1b = run_sets(one, 2);
         cr_assert_eq(r1b.sim_time, r0.sim_time);
         /* the gradients and the updates do not depend on the buckets */
         cr_assert_eq(r.final_train_loss, r0.final_train_loss);
@@ -101,7 +101,7 @@ Test(overlap, hierarchical_collective_in_a_run)
                           "network.collective=hierarchical", "network.intra_latency=1us",
                           "network.intra_bandwidth=100GB/s", "network.latency=5us",
                           "network.bandwidth=12.5GB/s"};
-    sim_run_result r = run_sets(sets, 7);
+    xp_run_result r = run_sets(sets, 7);
     const double T = 0.01, S = 4.96e6, ai = 1e-6, Bi = 100e9, ae = 5e-6, Be = 12.5e9;
     double want = T + 2 * 2 * (2 * ai + S / Bi) + 2 * (2 * ai + 2 * ae + S / (2 * Be));
     double got = r.sim_time / (double)r.iterations;

@@ -21,22 +21,22 @@ static int args_ok(const char *args)
 /* Every key of a plug-in's table is documented: a section, a name, a
  * default, a one-line doc, choices for a choice key; and it does not
  * shadow a common key of the same section. */
-static void check_keys(const char *owner, const sim_key *keys, const char *section)
+static void check_keys(const char *owner, const cfg_key *keys, const char *section)
 {
     for (int k = 0; keys && keys[k].key; k++) {
-        const sim_key *key = &keys[k];
+        const cfg_key *key = &keys[k];
         cr_assert_str_eq(key->section, section, "%s.%s", owner, key->key);
         cr_assert(key->key[0], "%s: key %d has no name", owner, k);
         cr_assert_not_null(key->def, "%s.%s has no default", owner, key->key);
         cr_assert(key->doc && key->doc[0] && !strchr(key->doc, '\n'),
                   "%s.%s has no one-line doc", owner, key->key);
-        if (key->type == SIM_KEY_CHOICE)
+        if (key->type == CFG_KEY_CHOICE)
             cr_assert(key->choices && key->choices[0], "%s.%s: no choices", owner, key->key);
         for (int j = 0; j < k; j++)
             cr_assert_str_neq(keys[j].key, key->key, "%s: key twice", owner);
-        for (int c = 0; sim_config_keys[c].key; c++)
-            cr_assert(strcmp(sim_config_keys[c].section, section) != 0 ||
-                          strcmp(sim_config_keys[c].key, key->key) != 0,
+        for (int c = 0; cfg_keys[c].key; c++)
+            cr_assert(strcmp(cfg_keys[c].section, section) != 0 ||
+                          strcmp(cfg_keys[c].key, key->key) != 0,
                       "%s.%s shadows a common key", owner, key->key);
     }
 }
@@ -99,15 +99,15 @@ Test(registry, every_optimizer_key_is_documented_and_agrees_with_the_schema)
 {
     for (int i = 0; algo_optim_registry[i]; i++) {
         const algo_optim *o = algo_optim_registry[i];
-        for (const sim_key *k = o->keys; k && k->key; k++) {
+        for (const cfg_key *k = o->keys; k && k->key; k++) {
             cr_assert_str_eq(k->section, "algorithm", "%s.%s", o->name, k->key);
             cr_assert(k->def && k->doc && k->doc[0], "%s.%s", o->name, k->key);
             cr_assert(algo_optim_reads_key(o, k->key), "%s.%s", o->name, k->key);
             for (int j = 0; algo_optim_registry[j]; j++)
-                for (const sim_key *q = algo_optim_registry[j]->keys; j != i && q && q->key; q++)
+                for (const cfg_key *q = algo_optim_registry[j]->keys; j != i && q && q->key; q++)
                     cr_assert_str_neq(q->key, k->key, "%s declared twice", k->key);
-            for (int c = 0; sim_config_keys[c].key; c++) {
-                const sim_key *s = &sim_config_keys[c];
+            for (int c = 0; cfg_keys[c].key; c++) {
+                const cfg_key *s = &cfg_keys[c];
                 if (strcmp(s->section, "algorithm") || strcmp(s->key, k->key))
                     continue;
                 cr_assert_str_eq(s->def, k->def, "%s", k->key);
@@ -122,7 +122,7 @@ Test(registry, every_optimizer_key_is_documented_and_agrees_with_the_schema)
  * server rule, bucket support, the optimizer whose keys it reads. */
 Test(registry, method_facts_are_vtable_data)
 {
-    sim_config cfg;
+    cfg_config cfg;
     memset(&cfg, 0, sizeof cfg);
     snprintf(cfg.optimizer, sizeof cfg.optimizer, "sgd");
     for (int i = 0; algo_registry[i]; i++) {
@@ -155,7 +155,7 @@ Test(registry, method_facts_are_vtable_data)
  * (with its base's), and those of the method's own optimizer. */
 Test(registry, optimizer_keys_read_by_the_optimizer_or_the_method)
 {
-    sim_config cfg;
+    cfg_config cfg;
     memset(&cfg, 0, sizeof cfg);
     snprintf(cfg.optimizer, sizeof cfg.optimizer, "sgd");
     const algo_vt plain = {.name = "plain"}, own = {.name = "own", .optimizer = "lamb"};

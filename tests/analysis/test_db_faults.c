@@ -38,14 +38,14 @@ Test(db_faults, random_crashes_are_recorded_deterministically_in_the_faults_tabl
     an_db *db = an_db_open(dbpath, &err);
     cr_assert_not_null(db, "%s", err.msg);
     for (int run = 0; run < 2; run++) {
-        sim_config cfg;
-        cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets,
+        cfg_config cfg;
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets,
                                             7, &cfg, &err), 0, "%s",
                      err.msg);
-        sim_run_opts o = {.db = db};
-        sim_run_result res;
-        cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
-        sim_config_release(&cfg);
+        xp_run_opts o = {.db = db};
+        xp_run_result res;
+        cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+        cfg_release(&cfg);
     }
     an_db_close(db);
     int64_t crashes = test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE run_id = 1"
@@ -96,14 +96,14 @@ Test(db_faults, lost_and_resent_messages_are_recorded_in_the_faults_table)
     sim_err err = {0};
     an_db *db = an_db_open(dbpath, &err);
     cr_assert_not_null(db, "%s", err.msg);
-    sim_config cfg;
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "h.ini", test_base_ini, sets, 7,
+    cfg_config cfg;
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "h.ini", test_base_ini, sets, 7,
                                         &cfg, &err), 0, "%s",
                  err.msg);
-    sim_run_opts o = {.db = db};
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
-    sim_config_release(&cfg);
+    xp_run_opts o = {.db = db};
+    xp_run_result res;
+    cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    cfg_release(&cfg);
     an_db_close(db);
     cr_assert_eq(test_sql_int(dbpath, "SELECT count(*) FROM faults WHERE event = 'link' AND"
                                       " target = '2-3' AND value = 0 AND sim_time = 0.05"), 1);

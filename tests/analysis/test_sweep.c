@@ -45,7 +45,7 @@ typedef struct run_ctx {
     int fd;
 } run_ctx;
 
-static void kill_tick(void *ctx, const sim_progress *p)
+static void kill_tick(void *ctx, const xp_progress *p)
 {
     (void)ctx;
     (void)p;
@@ -54,7 +54,7 @@ static void kill_tick(void *ctx, const sim_progress *p)
 
 /* After the run row exists: tell the test this process's id, then wait
  * to be killed. */
-static void block_tick(void *ctx, const sim_progress *p)
+static void block_tick(void *ctx, const xp_progress *p)
 {
     (void)p;
     const run_ctx *rc = ctx;
@@ -65,7 +65,7 @@ static void block_tick(void *ctx, const sim_progress *p)
         pause();
 }
 
-static int run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_job *job,
+static int run_one(void *ctx, const cfg_config *cfg, an_db *db, an_sweep_job *job,
                    an_sweep_outcome *out, sim_err *err)
 {
     (void)job;
@@ -81,7 +81,7 @@ static int run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_job *jo
         sqlite3_finalize(s);
         index = (int)n;
     }
-    sim_run_opts o = {.db = db};
+    xp_run_opts o = {.db = db};
     if (rc && rc->kill_at >= 0 && index == rc->kill_at) {
         o.on_progress = kill_tick;
         o.progress_interval = 0;
@@ -91,8 +91,8 @@ static int run_one(void *ctx, const sim_config *cfg, an_db *db, an_sweep_job *jo
         o.ctx = rc;
         o.progress_interval = 0;
     }
-    sim_run_result r;
-    int ret = sim_experiment_run(cfg, &o, &r, err);
+    xp_run_result r;
+    int ret = xp_experiment_run(cfg, &o, &r, err);
     if (ret < 0)
         return ret;
     out->run_id = r.run_id;
@@ -110,7 +110,7 @@ static an_sweep_opts sweep_opts(const char *dir, const char *db, run_ctx *ctx)
     char *path = dbp[next++ % 4];  /* callers hold up to four at once */
     snprintf(ini, sizeof ini, "%s", test_write_file(dir, "tiny.ini", tiny_ini));
     snprintf(path, sizeof dbp[0], "%s/%s", dir, db);
-    an_sweep_opts o = {.experiment = ini, .schema = sim_experiment_schema(), .grids = grid_2x2,
+    an_sweep_opts o = {.experiment = ini, .schema = xp_experiment_schema(), .grids = grid_2x2,
                        .n_grids = 2, .seeds = "1-2", .jobs = 1, .db_path = path,
                        .run = run_one, .run_ctx = ctx};
     return o;

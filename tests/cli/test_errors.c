@@ -162,7 +162,7 @@ Test(errors, configuration_errors_write_no_row)
 /* Every key, common and per method, with values a user may get wrong: a
  * run that fails before it starts simulating (no "s simulated" in its
  * message) leaves no row. */
-static void walk_key(const char *dir, const char *method, const sim_key *k)
+static void walk_key(const char *dir, const char *method, const cfg_key *k)
 {
     static const char *const bad[] = {"bogus", "-1", "1e300"};
     for (size_t v = 0; v < N(bad); v++) {
@@ -185,10 +185,10 @@ static void walk_key(const char *dir, const char *method, const sim_key *k)
 Test(errors, every_key_bad_value_writes_no_row_before_the_run, .timeout = 600)
 {
     const char *dir = case_dir();
-    for (const sim_key *k = sim_config_keys; k->key; k++)
+    for (const cfg_key *k = cfg_keys; k->key; k++)
         walk_key(dir, NULL, k);
     for (const algo_vt *const *vt = algo_registry; *vt; vt++)
-        for (const sim_key *k = (*vt)->keys; k && k->key; k++)
+        for (const cfg_key *k = (*vt)->keys; k && k->key; k++)
             walk_key(dir, (*vt)->name, k);
 }
 

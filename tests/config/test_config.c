@@ -47,10 +47,10 @@ static const char *text_b = "; the same experiment, spelled differently\n"
 
 Test(config, canonical_is_equal_for_equivalent_spellings)
 {
-    sim_config a, b;
+    cfg_config a, b;
     test_config_load_ok(NULL, text_a, NULL, 0, &a);
     test_config_load_ok(NULL, text_b, NULL, 0, &b);
-    char *ca = sim_config_canonical(&a), *cb = sim_config_canonical(&b);
+    char *ca = cfg_canonical(&a), *cb = cfg_canonical(&b);
     cr_assert_str_eq(ca, cb);
     const char *head = "[experiment]\nname = same\nseed = 1\n";
     cr_assert(strncmp(ca, head, strlen(head)) == 0, "%s", ca);
@@ -71,27 +71,27 @@ Test(config, canonical_is_equal_for_equivalent_spellings)
 
     /* a changed value changes the canonical text */
     const char *set = "network.bandwidth=25Gbps";
-    sim_config c;
+    cfg_config c;
     test_config_load_ok(NULL, text_a, &set, 1, &c);
-    char *cc = sim_config_canonical(&c);
+    char *cc = cfg_canonical(&c);
     cr_assert_str_neq(ca, cc);
     cr_assert(strstr(cc, "bandwidth = 3125000000B/s\n"), "%s", cc);
     free(ca);
     free(cb);
     free(cc);
-    sim_config_release(&a);
-    sim_config_release(&b);
-    sim_config_release(&c);
+    cfg_release(&a);
+    cfg_release(&b);
+    cfg_release(&c);
 }
 
 Test(config, release_is_safe_on_zeroed_and_twice)
 {
-    sim_config cfg;
+    cfg_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     test_config_load_ok(NULL, "", NULL, 0, &cfg);
-    sim_config_release(&cfg);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
+    cfg_release(&cfg);
     cr_assert_null(cfg.entries);
     cr_assert_eq(cfg.n_workers, 0);
 }
@@ -111,32 +111,32 @@ Test(config, canonical_text_round_trips_nasty_values)
         char set[256];
         snprintf(set, sizeof set, "experiment.name=%s", nasty[i]);
         const char *sets[] = {set};
-        sim_config a, b;
+        cfg_config a, b;
         test_config_load_ok(NULL, "[experiment]\nmax_iterations = 3\n", sets, 1, &a);
         cr_assert_str_eq(a.name, nasty[i]);
-        char *text = sim_config_canonical(&a);
+        char *text = cfg_canonical(&a);
         cr_assert_not_null(text);
         test_config_load_ok(NULL, text, NULL, 0, &b);
         cr_assert_str_eq(b.name, nasty[i], "value %zu from:\n%s", i, text);
-        char *again = sim_config_canonical(&b);
+        char *again = cfg_canonical(&b);
         cr_assert_str_eq(again, text);
         free(again);
         free(text);
-        sim_config_release(&a);
-        sim_config_release(&b);
+        cfg_release(&a);
+        cfg_release(&b);
     }
     /* a plain value keeps its unquoted canonical form */
-    sim_config c;
+    cfg_config c;
     test_config_load_ok(NULL, "[experiment]\nname = run one\nmax_iterations = 3\n", NULL, 0, &c);
-    char *text = sim_config_canonical(&c);
+    char *text = cfg_canonical(&c);
     cr_assert(strstr(text, "\nname = run one\n"), "%s", text);
     free(text);
-    sim_config_release(&c);
+    cfg_release(&c);
     /* quoted values in a file: a comment may follow; errors name the line */
     test_config_load_ok(NULL, "[experiment]\nname = \"a ;b\" ; note\nmax_iterations = 3\n", NULL,
                         0, &c);
     cr_assert_str_eq(c.name, "a ;b");
-    sim_config_release(&c);
+    cfg_release(&c);
     test_config_load_fails(NULL, "[experiment]\nname = \"open\n", NULL, 0, SIM_ECONFIG,
                            "exp.ini:2: bad quoted value (a closing '\"' is missing, an escape is not one"
                            " of \\\" \\\\ \\n \\r \\t, or it is too long)");

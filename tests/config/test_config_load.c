@@ -14,7 +14,7 @@
 
 Test(config_load, defaults_are_all_filled)
 {
-    sim_config cfg;
+    cfg_config cfg;
     test_config_load_ok(NULL, "", NULL, 0, &cfg);
     cr_assert_str_eq(cfg.name, "exp");
     cr_assert_eq(cfg.seed, 1);
@@ -40,7 +40,7 @@ Test(config_load, defaults_are_all_filled)
     cr_assert_eq(cfg.routing, SIM_ROUTE_SHORTEST);
     cr_assert_eq(cfg.collective, SIM_COLL_RING);
     cr_assert_str_eq(cfg.graph, "ring");
-    cr_assert_eq(cfg.weights, SIM_WEIGHTS_METROPOLIS);
+    cr_assert_eq(cfg.weights, CFG_WEIGHTS_METROPOLIS);
     cr_assert_str_eq(cfg.algorithm, "allreduce_sgd");
     cr_assert_eq(cfg.lr, 0.1);
     cr_assert_eq(cfg.momentum, 0.0);
@@ -63,14 +63,14 @@ Test(config_load, defaults_are_all_filled)
     cr_assert_str_eq(cfg.model, "softmax");
     cr_assert_str_eq(cfg.dataset, "fashion_mnist");
     cr_assert_eq(cfg.test_fraction, 0.1);
-    cr_assert_eq(cfg.normalize, SIM_NORMALIZE_NONE);
-    cr_assert_eq(cfg.sparse, SIM_SPARSE_AUTO);
+    cr_assert_eq(cfg.normalize, CFG_NORMALIZE_NONE);
+    cr_assert_eq(cfg.sparse, CFG_SPARSE_AUTO);
     cr_assert_str_eq(cfg.partition, "iid");
-    cr_assert_eq(cfg.init, SIM_INIT_SAME);
+    cr_assert_eq(cfg.init, CFG_INIT_SAME);
     cr_assert_str_eq(cfg.proxy, "none");
     cr_assert_eq(cfg.sim_params, 0);
     cr_assert_eq(cfg.sim_flops, 0.0);
-    cr_assert_eq(cfg.wire_dtype, SIM_WIRE_FP32);
+    cr_assert_eq(cfg.wire_dtype, CFG_WIRE_FP32);
     cr_assert_eq(cfg.wire_bytes, 4);
 
     /* one entry per schema key, in schema order, all defaults */
@@ -78,21 +78,21 @@ Test(config_load, defaults_are_all_filled)
     cr_assert_eq(n, 63); /* 9 + 8 + 8 + 2 + 20 + 12 + 4 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
-        const sim_key *k = &sim_config_keys[i];
-        const sim_entry *e = &cfg.entries[i];
+        const cfg_key *k = &cfg_keys[i];
+        const cfg_entry *e = &cfg.entries[i];
         cr_assert_str_eq(e->section, k->section);
         cr_assert_str_eq(e->key, k->key);
         cr_assert_eq(e->line, 0, "%s", k->key);
         cr_assert_str_eq(e->raw, k->def);
-        cr_assert_eq(sim_config_find(&cfg, k->section, k->key), e);
+        cr_assert_eq(cfg_find(&cfg, k->section, k->key), e);
     }
-    cr_assert_str_eq(sim_config_get_string(&cfg, "network", "latency"), "5000ns");
-    cr_assert_str_eq(sim_config_get_string(&cfg, "network", "bandwidth"), "1250000000B/s");
-    cr_assert_str_eq(sim_config_get_string(&cfg, "workers", "device"), "15700000000000FLOPS");
-    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "nesterov"), "false");
-    cr_assert_str_eq(sim_config_get_string(&cfg, "experiment", "max_time"), "0ns");
-    cr_assert_null(sim_config_find(&cfg, "network", "nope"));
-    sim_config_release(&cfg);
+    cr_assert_str_eq(cfg_get_string(&cfg, "network", "latency"), "5000ns");
+    cr_assert_str_eq(cfg_get_string(&cfg, "network", "bandwidth"), "1250000000B/s");
+    cr_assert_str_eq(cfg_get_string(&cfg, "workers", "device"), "15700000000000FLOPS");
+    cr_assert_str_eq(cfg_get_string(&cfg, "algorithm", "nesterov"), "false");
+    cr_assert_str_eq(cfg_get_string(&cfg, "experiment", "max_time"), "0ns");
+    cr_assert_null(cfg_find(&cfg, "network", "nope"));
+    cfg_release(&cfg);
     cr_assert_null(cfg.entries);
     cr_assert_eq(cfg.n_entries, 0);
 }
@@ -100,7 +100,7 @@ Test(config_load, defaults_are_all_filled)
 Test(config_load, interface_example_with_inline_comments_loads)
 {
     /* the example of docs/configuration.md, comments and continuation lines included */
-    sim_config cfg;
+    cfg_config cfg;
     test_config_load_ok(NULL, "[experiment]\n"
                         "name = quickstart\n"
                         "seed = 1                ; master seed; every random stream derives from it\n"
@@ -133,9 +133,9 @@ Test(config_load, interface_example_with_inline_comments_loads)
     cr_assert_eq(cfg.n_workers, 16);
     cr_assert_str_eq(cfg.net_topology, "star");
     cr_assert_str_eq(cfg.dataset, "libsvm(data/a9a, data/a9a.t)");
-    cr_assert_eq(sim_config_find(&cfg, "network", "sharing")->line, 20);
-    cr_assert_eq(sim_config_find(&cfg, "workload", "sim_flops")->line, 24);
-    sim_config_release(&cfg);
+    cr_assert_eq(cfg_find(&cfg, "network", "sharing")->line, 20);
+    cr_assert_eq(cfg_find(&cfg, "workload", "sim_flops")->line, 24);
+    cfg_release(&cfg);
 }
 
 Test(config_load, load_from_file_names_run_after_file)
@@ -145,65 +145,65 @@ Test(config_load, load_from_file_names_run_after_file)
     char path[1024];
     snprintf(path, sizeof path, "%s",
              test_write_file(dir, "my_run.ini", "[workers]\ncount = 4\n"));
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err;
-    cr_assert_eq(sim_config_load(NULL, path, NULL, 0, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg_load(NULL, path, NULL, 0, &cfg, &err), 0, "%s", err.msg);
     cr_assert_str_eq(cfg.name, "my_run");
     cr_assert_str_eq(cfg.path, path);
     cr_assert_eq(cfg.n_workers, 4);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     /* the repository's quick-start experiment loads (it names a device
      * preset, resolved by the experiment layer; a stand-in here) */
-    cr_assert_eq(sim_config_load(&test_config_registries,
+    cr_assert_eq(cfg_load(&test_config_registries,
                                  test_source_path("experiments/quickstart.ini"), NULL,
                                  0,
                                  &cfg, &err),
                  0, "%s", err.msg);
     cr_assert_eq(cfg.n_workers, 16);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(config_load, overrides_replace_file_values)
 {
     const char *set[] = {"network.bandwidth = 1Gbps", "workers.count=3",
                          "experiment.eval_every=10", "network.bandwidth=25GB/s"};
-    sim_config cfg;
+    cfg_config cfg;
     test_config_load_ok(NULL, "[workers]\ncount = 16\n[network]\nbandwidth = 10Gbps\n", set, 4,
                         &cfg);
     cr_assert_eq(cfg.bandwidth, 25e9);
     cr_assert_eq(cfg.n_workers, 3);
     cr_assert_eq(cfg.eval_every_iters, 10);
-    const sim_entry *e = sim_config_find(&cfg, "network", "bandwidth");
+    const cfg_entry *e = cfg_find(&cfg, "network", "bandwidth");
     cr_assert_eq(e->line, -1);
     cr_assert_str_eq(e->raw, "25GB/s");
-    cr_assert_eq(sim_config_find(&cfg, "workers", "count")->line, -1);
-    cr_assert_eq(sim_config_find(&cfg, "experiment", "seed")->line, 0);
+    cr_assert_eq(cfg_find(&cfg, "workers", "count")->line, -1);
+    cr_assert_eq(cfg_find(&cfg, "experiment", "seed")->line, 0);
     cr_assert_eq(cfg.n_entries, test_config_key_count());
 
     /* an override gives the same canonical text as writing it in the file */
-    sim_config f;
+    cfg_config f;
     test_config_load_ok(NULL, "[workers]\ncount = 3\n[network]\nbandwidth = 200Gbps\n[experiment]\n"
                         "eval_every = 10\n",
                         NULL, 0, &f);
-    char *c1 = sim_config_canonical(&cfg), *c2 = sim_config_canonical(&f);
+    char *c1 = cfg_canonical(&cfg), *c2 = cfg_canonical(&f);
     cr_assert_str_eq(c1, c2);
     free(c1);
     free(c2);
 
     sim_err err;
-    cr_assert_eq(sim_config_error(&cfg, "network", "bandwidth", SIM_ECONFIG, &err, "too %s",
+    cr_assert_eq(cfg_error(&cfg, "network", "bandwidth", SIM_ECONFIG, &err, "too %s",
                                   "fast"),
                  SIM_ECONFIG);
     cr_assert_str_eq(err.msg, "--set network.bandwidth: too fast");
-    cr_assert_eq(sim_config_error(&f, "workers", "count", SIM_EINPUT, &err, "bad"),
+    cr_assert_eq(cfg_error(&f, "workers", "count", SIM_EINPUT, &err, "bad"),
                  SIM_EINPUT);
     cr_assert_eq(err.code, SIM_EINPUT);
     cr_assert_str_eq(err.msg, "exp.ini:2: [workers] count: bad");
-    sim_config_error(&f, "network", "latency", SIM_ECONFIG, &err, "no route");
+    cfg_error(&f, "network", "latency", SIM_ECONFIG, &err, "no route");
     cr_assert_str_eq(err.msg, "exp.ini: [network] latency (default): no route");
-    sim_config_release(&cfg);
-    sim_config_release(&f);
+    cfg_release(&cfg);
+    cfg_release(&f);
 }
 
 Test(config_load, override_errors)
@@ -301,19 +301,19 @@ Test(config_load, file_errors_name_file_line_and_key)
     /* a line too long for inih's buffer is an error, not a silent split */
     char text[600];
     snprintf(text, sizeof text, "[workload]\ndataset = text(%0300d)\n", 0);
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err;
-    cr_assert_eq(sim_config_load_string(NULL, "exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG);
+    cr_assert_eq(cfg_load_string(NULL, "exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, "exp.ini:2: line too long"), "%s", err.msg);
 
-    cr_assert_eq(sim_config_load(NULL, "/nonexistent/exp.ini", NULL, 0, &cfg, &err), SIM_EINPUT);
+    cr_assert_eq(cfg_load(NULL, "/nonexistent/exp.ini", NULL, 0, &cfg, &err), SIM_EINPUT);
     cr_assert_str_eq(err.msg, "/nonexistent/exp.ini: cannot open: No such file or directory");
     cr_assert_null(cfg.entries);
 }
 
 Test(config_load, method_keys_from_the_schema)
 {
-    sim_config cfg;
+    cfg_config cfg;
     test_config_load_ok(&test_config_registries, "[algorithm]\nname = local_sgd\nlr = 0.2\n", NULL,
                         0, &cfg);
     int n = test_config_key_count();
@@ -333,14 +333,14 @@ Test(config_load, method_keys_from_the_schema)
     cr_assert_str_eq(cfg.entries[batch + 5].section, "workload");
     int64_t steps;
     sim_err err;
-    cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
+    cr_assert_eq(cfg_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
     cr_assert_eq(steps, 4);
-    char *canon = sim_config_canonical(&cfg);
+    char *canon = cfg_canonical(&cfg);
     cr_assert(strstr(canon, "warmup_epochs = 0\nlocal_steps = 4\nsync = 1000000ns\nmode = avg\n"
                             "codec = none\n[workload]\n"),
               "%s", canon);
     free(canon);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     /* file and --set values of method keys, parsed by type */
     const char *set = "algorithm.local_steps=16";
@@ -348,22 +348,22 @@ Test(config_load, method_keys_from_the_schema)
                         "[algorithm]\nsync = 2ms\nname = local_sgd\ncodec = TopK( 0.01 )\n"
                         "mode = SUM\nlocal_steps = 8\n",
                         &set, 1, &cfg);
-    cr_assert_eq(sim_config_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
+    cr_assert_eq(cfg_get_int(&cfg, "algorithm", "local_steps", &steps, &err), 0);
     cr_assert_eq(steps, 16);
-    cr_assert_eq(sim_config_find(&cfg, "algorithm", "local_steps")->line, -1);
+    cr_assert_eq(cfg_find(&cfg, "algorithm", "local_steps")->line, -1);
     sim_time t;
-    cr_assert_eq(sim_config_get_time(&cfg, "algorithm", "sync", &t, &err), 0);
+    cr_assert_eq(cfg_get_time(&cfg, "algorithm", "sync", &t, &err), 0);
     cr_assert_eq(t, 2000000);
-    cr_assert_eq(sim_config_find(&cfg, "algorithm", "sync")->line, 2);
-    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "mode"), "sum");
-    cr_assert_str_eq(sim_config_get_string(&cfg, "algorithm", "codec"), "topk(0.01)");
-    sim_config_release(&cfg);
+    cr_assert_eq(cfg_find(&cfg, "algorithm", "sync")->line, 2);
+    cr_assert_str_eq(cfg_get_string(&cfg, "algorithm", "mode"), "sum");
+    cr_assert_str_eq(cfg_get_string(&cfg, "algorithm", "codec"), "topk(0.01)");
+    cfg_release(&cfg);
 
     /* a method with no keys of its own adds no entries */
     test_config_load_ok(&test_config_registries, "[algorithm]\nname = allreduce_sgd\n", NULL, 0,
                         &cfg);
     cr_assert_eq(cfg.n_entries, n);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(config_load, method_key_errors)
@@ -421,22 +421,22 @@ Test(config_load, method_key_errors)
 
 Test(config_load, without_registries_any_algorithm_and_keys_are_strings)
 {
-    sim_config a, b;
+    cfg_config a, b;
     test_config_load_ok(NULL, "[algorithm]\nname = my_method\nzeta = 1\nalpha = topk( 3 )\n", NULL,
                         0, &a);
     test_config_load_ok(NULL, "[algorithm]\nalpha = topk(3)\nzeta = 1\nname = my_method\n", NULL,
                         0, &b);
     cr_assert_str_eq(a.algorithm, "my_method");
     cr_assert_eq(a.n_entries, test_config_key_count() + 2);
-    cr_assert_str_eq(sim_config_get_string(&a, "algorithm", "alpha"), "topk(3)");
-    cr_assert_str_eq(sim_config_get_string(&a, "algorithm", "zeta"), "1");
-    char *ca = sim_config_canonical(&a), *cb = sim_config_canonical(&b);
+    cr_assert_str_eq(cfg_get_string(&a, "algorithm", "alpha"), "topk(3)");
+    cr_assert_str_eq(cfg_get_string(&a, "algorithm", "zeta"), "1");
+    char *ca = cfg_canonical(&a), *cb = cfg_canonical(&b);
     cr_assert_str_eq(ca, cb);
     cr_assert(strstr(ca, "warmup_epochs = 0\nalpha = topk(3)\nzeta = 1\n[workload]\n"), "%s", ca);
     free(ca);
     free(cb);
-    sim_config_release(&a);
-    sim_config_release(&b);
+    cfg_release(&a);
+    cfg_release(&b);
 }
 
 /* max_epochs' default of 1 applies only to a file that sets no limit of
@@ -444,35 +444,35 @@ Test(config_load, without_registries_any_algorithm_and_keys_are_strings)
 
 Test(config_load, default_epoch_limit_only_without_a_limit_of_its_own)
 {
-    sim_config cfg;
+    cfg_config cfg;
     test_config_load_ok(NULL, "[workers]\ncount = 4\n", NULL, 0, &cfg);
     cr_assert_eq(cfg.max_epochs, 1);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     test_config_load_ok(NULL, "[experiment]\nmax_iterations = 300\n", NULL, 0, &cfg);
     cr_assert_eq(cfg.max_epochs, 0);
     cr_assert_eq(cfg.max_iterations, 300);
-    cr_assert_str_eq(sim_config_find(&cfg, "experiment", "max_epochs")->value, "0");
-    char *canon = sim_config_canonical(&cfg);
+    cr_assert_str_eq(cfg_find(&cfg, "experiment", "max_epochs")->value, "0");
+    char *canon = cfg_canonical(&cfg);
     cr_assert(strstr(canon, "max_epochs = 0\n"), "%s", canon);
     free(canon);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     const char *set = "experiment.max_time=10s";
     test_config_load_ok(NULL, "", &set, 1, &cfg);
     cr_assert_eq(cfg.max_epochs, 0);
     cr_assert_eq(cfg.max_time, 10 * SIM_NS_PER_S);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     test_config_load_ok(NULL, "[experiment]\ntarget_accuracy = 0.8\n", NULL, 0, &cfg);
     cr_assert_eq(cfg.max_epochs, 0);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     /* a limit of its own and max_epochs: both stay */
     test_config_load_ok(NULL, "[experiment]\nmax_iterations = 300\nmax_epochs = 2\n", NULL, 0,
                         &cfg);
     cr_assert_eq(cfg.max_epochs, 2);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     /* a limit written as 0 is no limit: the default applies */
     test_config_load_ok(NULL, "[experiment]\nmax_iterations = 0\n", NULL, 0, &cfg);
     cr_assert_eq(cfg.max_epochs, 1);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     /* max_epochs = 0 alone is still no stopping condition */
     test_config_load_fails(NULL, "[experiment]\nmax_epochs = 0\n", NULL, 0, SIM_ECONFIG,
                            "exp.ini: [experiment]: no stopping condition (set max_iterations, max_time, "

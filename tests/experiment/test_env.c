@@ -34,15 +34,15 @@ static const char *const env_ini = "[experiment]\n"
                                    "model = softmax\n"
                                    "dataset = blobs(3, 5, 600)\n";
 
-static void load(sim_config *cfg, const char *const *sets, int nsets)
+static void load(cfg_config *cfg, const char *const *sets, int nsets)
 {
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "e.ini", env_ini, sets, nsets,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "e.ini", env_ini, sets, nsets,
                                         cfg, &err), 0, "%s",
                  err.msg);
 }
 
-static xp_env *build_ok(const sim_config *cfg, const xp_env_opts *o)
+static xp_env *build_ok(const cfg_config *cfg, const xp_env_opts *o)
 {
     sim_err err = {0};
     xp_env *x = xp_env_create(cfg, o, &err);
@@ -54,7 +54,7 @@ Test(env, sizes_follow_the_config)
 {
     const wl_proxy *p = wl_proxy_find("resnet50");
     cr_assert_not_null(p);
-    sim_config cfg;
+    cfg_config cfg;
     const char *sets[] = {"algorithm.name=asgd", "workload.proxy=resnet50",
                           "workload.wire_dtype=fp16", "network.collective=tree"};
     load(&cfg, sets, 4);
@@ -81,7 +81,7 @@ Test(env, sizes_follow_the_config)
     }
     cr_assert_null(xp_env_state(x));
     xp_env_destroy(x);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     /* dpsgd: no server, the logical graph and its mixing matrices */
     const char *sets2[] = {"workload.init=independent", "algorithm.batch=full"};
@@ -104,12 +104,12 @@ Test(env, sizes_follow_the_config)
     cr_assert_eq(xp_env_algo_create(x, &err), 0, "%s", err.msg);
     cr_assert_not_null(xp_env_state(x));
     xp_env_destroy(x); /* the method's state too */
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(env, check_only_builds_no_workers_and_datasets_can_be_borrowed)
 {
-    sim_config cfg;
+    cfg_config cfg;
     load(&cfg, NULL, 0);
     sim_err err = {0};
     wl_dataset *ds = xp_env_dataset_create(&cfg, &err);
@@ -129,18 +129,18 @@ Test(env, check_only_builds_no_workers_and_datasets_can_be_borrowed)
     xp_env_destroy(x);
     cr_assert_eq(ds->train.n, 600);
     wl_dataset_destroy(ds);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 static void build_fails(const char *const *sets, int nsets, int code, const char *want)
 {
-    sim_config cfg;
+    cfg_config cfg;
     load(&cfg, sets, nsets);
     sim_err err = {0};
     cr_assert_null(xp_env_create(&cfg, NULL, &err));
     cr_assert_eq(err.code, code, "%s", err.msg);
     cr_assert(strstr(err.msg, want), "'%s' lacks '%s'", err.msg, want);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(env, errors_name_their_key)
@@ -169,15 +169,15 @@ Test(env, errors_name_their_key)
     const char *weights[] = {"algorithm.name=allreduce_sgd", "topology.graph=torus(3, 3)"};
     build_fails(weights, 2, SIM_ECONFIG, "--set topology.graph:");
     const char *fits[] = {"algorithm.batch=150"};
-    sim_config cfg;
+    cfg_config cfg;
     load(&cfg, fits, 1);
     xp_env_destroy(build_ok(&cfg, NULL));
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(env, batch_buffers_grow_only_past_their_capacity)
 {
-    sim_config cfg;
+    cfg_config cfg;
     load(&cfg, NULL, 0);
     xp_env *x = build_ok(&cfg, NULL);
     algo_env *env = xp_env_algo_env(x);
@@ -207,7 +207,7 @@ Test(env, batch_buffers_grow_only_past_their_capacity)
     cr_assert_eq(algo_env_set_batch(env, 1, -2), SIM_EINTERNAL);
     cr_assert(strstr(env->error.msg, "worker 1: invalid batch -2"), "%s", env->error.msg);
     xp_env_destroy(x);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 typedef struct probe {
@@ -241,7 +241,7 @@ static void on_late(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 
 Test(env, fail_keeps_the_first_error_and_stops_the_engine)
 {
-    sim_config cfg;
+    cfg_config cfg;
     load(&cfg, NULL, 0);
     xp_env *x = build_ok(&cfg, NULL);
     algo_env *env = xp_env_algo_env(x);
@@ -261,7 +261,7 @@ Test(env, fail_keeps_the_first_error_and_stops_the_engine)
     cr_assert_eq(env->error.code, rc);
     cr_assert(strstr(env->error.msg, "from host 0 to host 99"), "%s", env->error.msg);
     xp_env_destroy(x);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 static void on_series(void *exp, double t, int64_t it, int worker, const char *name,
@@ -290,7 +290,7 @@ static void on_record(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 
 Test(env, series_are_stamped_with_time_and_iteration)
 {
-    sim_config cfg;
+    cfg_config cfg;
     load(&cfg, NULL, 0);
     xp_env *x = build_ok(&cfg, NULL);
     algo_env *env = xp_env_algo_env(x);
@@ -309,7 +309,7 @@ Test(env, series_are_stamped_with_time_and_iteration)
     cr_assert_eq(p.worker[1], -1, "any negative worker is a global value");
     cr_assert_str_eq(p.name[1], "dropped");
     xp_env_destroy(x);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 /* A LIBSVM data set stays sparse for softmax (CSR rows, no dense batch
@@ -335,7 +335,7 @@ Test(env, sparse_rows_match_their_dense_copy)
     free(text);
     snprintf(dense_spec, sizeof dense_spec, "%s", spec);
     const char *sets_sparse[] = {spec}, *sets_dense[] = {dense_spec, off};
-    sim_config cs, cd;
+    cfg_config cs, cd;
     load(&cs, sets_sparse, 1);
     load(&cd, sets_dense, 2);
     xp_env *xs = build_ok(&cs, NULL), *xd = build_ok(&cd, NULL);
@@ -356,15 +356,15 @@ Test(env, sparse_rows_match_their_dense_copy)
     cr_assert_eq(es->w[2].grad_samples, 40);
     xp_env_destroy(xs);
     xp_env_destroy(xd);
-    sim_config_release(&cs);
-    sim_config_release(&cd);
+    cfg_release(&cs);
+    cfg_release(&cd);
     /* mlp has no sparse kernel: a dense copy */
     const char *sets_mlp[] = {spec, "workload.model=mlp(4)"};
     load(&cs, sets_mlp, 2);
     xs = build_ok(&cs, NULL);
     cr_assert_eq(xp_env_algo_env(xs)->ds->sparse, 0);
     xp_env_destroy(xs);
-    sim_config_release(&cs);
+    cfg_release(&cs);
     /* 30 samples x 10^7 features is too big for a dense copy */
     char wide[64 * 30 + 1] = "";
     for (int i = 0; i < 30; i++)
@@ -384,7 +384,7 @@ Test(env, sparse_rows_match_their_dense_copy)
     algo_env_grad(e, 0, e->w[0].x, e->w[0].grad);
     cr_assert(isfinite(e->last_batch_loss));
     xp_env_destroy(xs);
-    sim_config_release(&cs);
+    cfg_release(&cs);
 }
 
 /* ---- file names resolve against the experiment file's folder ---- */
@@ -423,13 +423,13 @@ static const char *paths_setup(void)
 static int paths_build(const char *ini, const char *const *sets, int nsets, xp_env **x,
                        sim_err *err)
 {
-    sim_config *cfg = calloc(1, sizeof *cfg);
+    cfg_config *cfg = calloc(1, sizeof *cfg);
     cr_assert_not_null(cfg);
-    cr_assert_eq(sim_config_load(sim_experiment_schema(), ini, sets, nsets, cfg, err), 0, "%s",
+    cr_assert_eq(cfg_load(xp_experiment_schema(), ini, sets, nsets, cfg, err), 0, "%s",
                  err->msg);
     *x = xp_env_create(cfg, NULL, err);
     if (!*x) {
-        sim_config_release(cfg);
+        cfg_release(cfg);
         free(cfg);
         return err->code;
     }
@@ -438,9 +438,9 @@ static int paths_build(const char *ini, const char *const *sets, int nsets, xp_e
 
 static void paths_destroy(xp_env *x)
 {
-    sim_config *cfg = (sim_config *)xp_env_config(x);
+    cfg_config *cfg = (cfg_config *)xp_env_config(x);
     xp_env_destroy(x);
-    sim_config_release(cfg);
+    cfg_release(cfg);
     free(cfg);
 }
 

@@ -42,15 +42,15 @@ static const char *setup(void)
  * crash event), or the error. */
 static int load_schedule(const char *const *sets, int nsets, int *crashes, sim_err *err)
 {
-    sim_config cfg;
-    cr_assert_eq(sim_config_load(sim_experiment_schema(), "../exp/e.ini", sets, nsets, &cfg,
+    cfg_config cfg;
+    cr_assert_eq(cfg_load(xp_experiment_schema(), "../exp/e.ini", sets, nsets, &cfg,
                                  err), 0, "%s", err->msg);
     xp_env *x = xp_env_create(&cfg, NULL, err);
     cr_assert_not_null(x, "%s", err->msg);
     int rc = xp_env_algo_create(x, err);
     *crashes = algo_env_crashes(xp_env_algo_env(x));
     xp_env_destroy(x);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     return rc;
 }
 

@@ -1,4 +1,4 @@
-/* The runner (experiment/experiment.c) with methods of the test's own (sim_run_opts.algorithm): a
+/* The runner (experiment/experiment.c) with methods of the test's own (xp_run_opts.algorithm): a
  * failure injected inside an event ends the run 'failed' with its message;
  * a method that doubles the workers' batches mid-run keeps samples and
  * epochs exact; asgd's dropped gradients land in the series table
@@ -33,10 +33,10 @@ static void count_series(void *ctx, const an_series_row *row)
     ((rows *)ctx)->n_series++;
 }
 
-static void load(const char *ini, const char *const *sets, int nsets, sim_config *cfg)
+static void load(const char *ini, const char *const *sets, int nsets, cfg_config *cfg)
 {
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "t.ini", ini, sets, nsets, cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "t.ini", ini, sets, nsets, cfg,
                                         &err), 0, "%s",
                  err.msg);
 }
@@ -126,12 +126,12 @@ Test(experiment, failure_inside_an_event_fails_the_run_with_its_message)
     sim_err err = {0};
     an_db *db = an_db_open(path, &err);
     cr_assert_not_null(db, "%s", err.msg);
-    sim_config cfg;
+    cfg_config cfg;
     load(small_ini, NULL, 0, &cfg);
     rows rs = {0};
-    sim_run_opts o = {.db = db, .algorithm = &failer_vt, .on_metric = collect, .ctx = &rs};
-    sim_run_result res;
-    int rc = sim_experiment_run(&cfg, &o, &res, &err);
+    xp_run_opts o = {.db = db, .algorithm = &failer_vt, .on_metric = collect, .ctx = &rs};
+    xp_run_result res;
+    int rc = xp_experiment_run(&cfg, &o, &res, &err);
     cr_assert_eq(rc, SIM_EINTERNAL, "rc %d: %s", rc, err.msg);
     cr_assert_eq(err.code, rc);
     const char *want = "t.ini: failer: at 0.03 s simulated, iteration 2: injected failure "
@@ -143,12 +143,12 @@ Test(experiment, failure_inside_an_event_fails_the_run_with_its_message)
 
     /* the same with an input error: its code, so the CLI exits 2 */
     failer_code = SIM_EINPUT;
-    rc = sim_experiment_run(&cfg, &o, &res, &err);
+    rc = xp_experiment_run(&cfg, &o, &res, &err);
     failer_code = SIM_EINTERNAL;
     cr_assert_eq(rc, SIM_EINPUT, "rc %d: %s", rc, err.msg);
     cr_assert_eq(sim_err_exit_status(rc), 2);
     an_db_close(db);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     cr_assert_eq(test_sql_int(path, "select count(*) from runs where status = 'failed'"), 2);
     char text[1024];
@@ -248,13 +248,13 @@ static void check_doubling(const char *method, const algo_vt *vt)
     /* max_epochs = 1 (600 training samples) stops at iteration 13 (640
      * samples); constant batches would have needed 19 */
     const char *sets[] = {name, "experiment.max_iterations=0", "experiment.max_epochs=1"};
-    sim_config cfg;
+    cfg_config cfg;
     load(small_ini, sets, 3, &cfg);
     rows rs = {0};
-    sim_run_opts o = {.algorithm = vt, .on_metric = collect, .ctx = &rs};
-    sim_run_result res;
+    xp_run_opts o = {.algorithm = vt, .on_metric = collect, .ctx = &rs};
+    xp_run_result res;
     sim_err err = {0};
-    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s: %s", method, err.msg);
+    cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s: %s", method, err.msg);
     cr_assert_str_eq(res.status, "done");
     cr_assert_eq(res.iterations, 13, "%s: %lld iterations", method, (long long)res.iterations);
     cr_assert_eq(rs.n, 14, "%s", method);
@@ -269,7 +269,7 @@ static void check_doubling(const char *method, const algo_vt *vt)
                      method, k, r->sim_time);
     }
     cr_assert_eq(res.epochs, 640.0 / 600.0);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 Test(experiment, doubling_the_batch_mid_run_keeps_epochs_exact)
@@ -294,14 +294,14 @@ Test(experiment, asgd_records_its_dropped_gradients)
                           "workers.count=8", "workers.compute=lognormal(10ms, 0.5)",
                           "workers.stragglers=2", "workers.straggler_slowdown=4",
                           "network.topology=star"};
-    sim_config cfg;
+    cfg_config cfg;
     load(small_ini, sets, 9, &cfg);
     rows rs = {0};
-    sim_run_opts o = {.db = db, .on_series = count_series, .ctx = &rs};
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    xp_run_opts o = {.db = db, .on_series = count_series, .ctx = &rs};
+    xp_run_result res;
+    cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
     an_db_close(db);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     int64_t dropped = test_sql_int(path, "select count(*) from series where name = 'dropped'");
     cr_assert_gt(dropped, 0, "the stragglers' gradients are staler than 4");
@@ -327,20 +327,20 @@ Test(experiment, a_registry_method_passed_as_override_gives_the_same_rows)
     extern const algo_vt algo_dpsgd;
     const char *sets[] = {"algorithm.name=dpsgd", "workers.compute=lognormal(10ms, 0.5)",
                           "network.topology=ring"};
-    sim_config cfg;
+    cfg_config cfg;
     load(small_ini, sets, 3, &cfg);
     rows *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
-    sim_run_opts oa = {.on_metric = collect, .ctx = a};
-    sim_run_opts ob = {.on_metric = collect, .ctx = b, .algorithm = &algo_dpsgd};
+    xp_run_opts oa = {.on_metric = collect, .ctx = a};
+    xp_run_opts ob = {.on_metric = collect, .ctx = b, .algorithm = &algo_dpsgd};
     sim_err err = {0};
-    cr_assert_eq(sim_experiment_run(&cfg, &oa, NULL, &err), 0, "%s", err.msg);
-    cr_assert_eq(sim_experiment_run(&cfg, &ob, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(xp_experiment_run(&cfg, &oa, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(xp_experiment_run(&cfg, &ob, NULL, &err), 0, "%s", err.msg);
     cr_assert_eq(a->n, 13);
     cr_assert_eq(b->n, a->n);
     cr_assert_eq(memcmp(a->r, b->r, (size_t)a->n * sizeof a->r[0]), 0);
     free(a);
     free(b);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 /* ---- livelock: the clock never moves ------------------------------------ */
@@ -363,19 +363,19 @@ Test(experiment, a_run_whose_clock_stands_still_fails_with_what_to_set, .timeout
     fputs("0,0\n0,0\n", f);
     fclose(f);
     snprintf(set_trace, sizeof set_trace, "workers.compute=trace(%s)", trace);
-    sim_config cfg;
+    cfg_config cfg;
     const char *sets[] = {set_trace, "experiment.max_iterations=0",
                           "experiment.max_epochs=0", "experiment.max_time=10s",
                           "experiment.eval_every=5s", "workers.count=2"};
     load(small_ini, sets, 6, &cfg);
-    sim_run_opts o = {.db = db};
-    sim_run_result res;
-    int rc = sim_experiment_run(&cfg, &o, &res, &err);
+    xp_run_opts o = {.db = db};
+    xp_run_result res;
+    int rc = xp_experiment_run(&cfg, &o, &res, &err);
     cr_assert_eq(rc, SIM_ECONFIG, "rc %d: %s", rc, err.msg);
     cr_assert(strstr(err.msg, "no simulated progress: 100000 iterations"), "%s", err.msg);
     cr_assert(strstr(err.msg, "max_iterations or max_epochs"), "%s", err.msg);
     an_db_close(db);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     cr_assert_eq(test_sql_int(path, "select count(*) from runs where status = 'failed'"), 1);
     cr_assert_eq(test_sql_int(path, "select iterations is null from runs"), 1);
     char text[1024];
@@ -388,10 +388,10 @@ Test(experiment, a_run_whose_clock_stands_still_fails_with_what_to_set, .timeout
                            "workers.count=2"};
     load(small_ini, sets2, 5, &cfg);
     o.db = NULL;
-    rc = sim_experiment_run(&cfg, &o, &res, &err);
+    rc = xp_experiment_run(&cfg, &o, &res, &err);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_eq(res.iterations, 200000);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 /* ---- zero is a legitimate what-if ---------------------------------------- */
@@ -403,12 +403,12 @@ Test(experiment, lr_zero_dpsgd_keeps_the_mean_and_shrinks_the_consensus_distance
 {
     const char *sets[] = {"algorithm.name=dpsgd", "algorithm.lr=0", "workload.init=independent",
                           "network.topology=ring", "experiment.eval_train_samples=all"};
-    sim_config cfg;
+    cfg_config cfg;
     load(small_ini, sets, 5, &cfg);
     rows *a = calloc(1, sizeof *a);
-    sim_run_opts o = {.on_metric = collect, .ctx = a};
+    xp_run_opts o = {.on_metric = collect, .ctx = a};
     sim_err err = {0};
-    cr_assert_eq(sim_experiment_run(&cfg, &o, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(xp_experiment_run(&cfg, &o, NULL, &err), 0, "%s", err.msg);
     cr_assert_eq(a->n, 13);
     cr_assert(a->r[0].consensus_distance > 0);
     for (int i = 1; i < a->n; i++) {
@@ -421,7 +421,7 @@ Test(experiment, lr_zero_dpsgd_keeps_the_mean_and_shrinks_the_consensus_distance
     }
     cr_assert(a->r[a->n - 1].consensus_distance < 0.5 * a->r[0].consensus_distance);
     free(a);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }
 
 /* compute = constant(0): a synchronous run's simulated time is its
@@ -432,22 +432,22 @@ Test(experiment, constant_zero_compute_leaves_communication_only)
                           "network.latency=5us", "network.bandwidth=1Gbps"};
     const char *ten[] = {"workers.compute=constant(10ms)", "network.topology=star",
                          "network.latency=5us", "network.bandwidth=1Gbps"};
-    sim_config cz, ct;
+    cfg_config cz, ct;
     load(small_ini, zero, 4, &cz);
     load(small_ini, ten, 4, &ct);
-    sim_run_result rz, rt;
-    sim_run_opts o = {0};
+    xp_run_result rz, rt;
+    xp_run_opts o = {0};
     sim_err err = {0};
-    cr_assert_eq(sim_experiment_run(&cz, &o, &rz, &err), 0, "%s", err.msg);
-    cr_assert_eq(sim_experiment_run(&ct, &o, &rt, &err), 0, "%s", err.msg);
+    cr_assert_eq(xp_experiment_run(&cz, &o, &rz, &err), 0, "%s", err.msg);
+    cr_assert_eq(xp_experiment_run(&ct, &o, &rt, &err), 0, "%s", err.msg);
     cr_assert_eq(rz.iterations, 12);
     cr_assert_eq(rt.iterations, 12);
     cr_assert(rz.sim_time > 0);
     cr_assert_float_eq(rt.sim_time - rz.sim_time, 12 * 0.01, 1e-9, "%.12g vs %.12g",
                        rt.sim_time, rz.sim_time);
     cr_assert_float_eq(rz.bytes_sent, rt.bytes_sent, 0);
-    sim_config_release(&cz);
-    sim_config_release(&ct);
+    cfg_release(&cz);
+    cfg_release(&ct);
 }
 /* ---- random faults in bounded memory ------------------------------------ */
 
@@ -481,14 +481,14 @@ Test(experiment, random_faults_are_written_as_they_happen, .timeout = 120)
                           "experiment.max_iterations=3000", "experiment.eval_every=100",
                           "workers.count=8", "faults.mtbf=exponential(20ms)",
                           "faults.downtime=constant(5ms)", "faults.sync_timeout=2ms"};
-    sim_config cfg;
+    cfg_config cfg;
     load(small_ini, sets, 8, &cfg);
     fault_watch w = {.path = path};
-    sim_run_opts o = {.db = db, .on_metric = watch_faults, .ctx = &w};
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    xp_run_opts o = {.db = db, .on_metric = watch_faults, .ctx = &w};
+    xp_run_result res;
+    cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
     an_db_close(db);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     int64_t total = test_sql_int(path, "select count(*) from faults");
     cr_assert_gt(total, 1000, "%lld faults", (long long)total);
     /* before the last evaluation (the end of the run), rows were there */
@@ -503,11 +503,11 @@ Test(experiment, random_faults_are_written_as_they_happen, .timeout = 120)
 Test(experiment, an_mtbf_far_below_sync_timeout_is_refused)
 {
     const char *sets[] = {"faults.mtbf=constant(1ns)"};
-    sim_config cfg;
+    cfg_config cfg;
     load(small_ini, sets, 1, &cfg);
     sim_err err = {0};
-    sim_run_result res;
-    cr_assert_eq(sim_experiment_run(&cfg, NULL, &res, &err), SIM_ECONFIG);
+    xp_run_result res;
+    cr_assert_eq(xp_experiment_run(&cfg, NULL, &res, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, "faults.mtbf") && strstr(err.msg, "far below"), "%s", err.msg);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 }

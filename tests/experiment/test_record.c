@@ -28,13 +28,13 @@ Test(record, params_keep_values_as_written)
     cr_assert_not_null(db, "%s", err.msg);
     const char *sets[] = {"network.bandwidth=10 Gbps", "network.latency=5us",
                           "network.topology=star"};
-    sim_config cfg;
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "r.ini", record_ini, sets, 3,
+    cfg_config cfg;
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "r.ini", record_ini, sets, 3,
                                         &cfg, &err), 0, "%s", err.msg);
-    sim_run_opts o = {.db = db};
-    cr_assert_eq(sim_experiment_run(&cfg, &o, NULL, &err), 0, "%s", err.msg);
+    xp_run_opts o = {.db = db};
+    cr_assert_eq(xp_experiment_run(&cfg, &o, NULL, &err), 0, "%s", err.msg);
     an_db_close(db);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
     char text[256];
     test_sql_text(path, "select value from params where key = 'network.bandwidth'", text,
            sizeof text);

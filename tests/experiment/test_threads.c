@@ -1,4 +1,4 @@
-/* Gradients on a thread pool (sim_run_opts.threads) change no result: the
+/* Gradients on a thread pool (xp_run_opts.threads) change no result: the
  * same experiment run with 1, 2 and 4 threads gives the same rows in every
  * result table, every column compared bit for bit (REAL values by their
  * IEEE-754 bits), for synchronous, local, decentralized and asynchronous
@@ -71,22 +71,22 @@ static const char *const runs_skip[] = {"id", "started_at", "finished_at", "wall
 static char *run_dump(const char *ini, const char *const *sets, int nsets, int threads,
                       const char *db_path)
 {
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "t.ini", ini, sets, nsets, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "t.ini", ini, sets, nsets, &cfg,
                                         &err), 0, "%s",
                  err.msg);
     an_db *db = an_db_open(db_path, &err);
     cr_assert_not_null(db, "%s", err.msg);
-    sim_run_opts o = {.db = db, .threads = threads};
-    sim_run_result r;
-    int rc = sim_experiment_run(&cfg, &o, &r, &err);
+    xp_run_opts o = {.db = db, .threads = threads};
+    xp_run_result r;
+    int rc = xp_experiment_run(&cfg, &o, &r, &err);
     cr_assert_eq(rc, 0, "threads %d: %s", threads, err.msg);
     cr_assert(strcmp(r.status, "done") == 0 || strcmp(r.status, "diverged") == 0, "%s",
               r.status);
     cr_assert_gt(r.iterations, 0);
     an_db_close(db);
-    sim_config_release(&cfg);
+    cfg_release(&cfg);
 
     sqlite3 *c = NULL;
     cr_assert_eq(sqlite3_open_v2(db_path, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);

@@ -1,4 +1,4 @@
-/* sim_experiment_warnings: a key the user wrote that the configuration
+/* xp_experiment_warnings: a key the user wrote that the configuration
  * does not read gets one warning. The facts come from vtable data (the
  * method's optimizer, the optimizers' key tables, the compressor's
  * identity flag), never from method names. */
@@ -13,12 +13,12 @@ static int warnings_of(const char *algorithm_lines, char *buf, size_t len)
 {
     char text[1024];
     snprintf(text, sizeof text, "[algorithm]\n%s", algorithm_lines);
-    sim_config cfg;
+    cfg_config cfg;
     sim_err err = {0};
-    cr_assert_eq(sim_config_load_string(sim_experiment_schema(), "w.ini", text, NULL, 0, &cfg,
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "w.ini", text, NULL, 0, &cfg,
                                         &err), 0, "%s", err.msg);
-    int n = sim_experiment_warnings(&cfg, buf, len);
-    sim_config_release(&cfg);
+    int n = xp_experiment_warnings(&cfg, buf, len);
+    cfg_release(&cfg);
     return n;
 }
 

@@ -1,5 +1,5 @@
 /* Fuzz target: experiment files. The input is the text of an experiment
- * file. It is loaded with sim_config_load_string; when it loads, its
+ * file. It is loaded with cfg_load_string; when it loads, its
  * canonical text must load again and give the same canonical text (the
  * round trip that makes equal canonical texts the same experiment). Every
  * "key = value" line's value is also fed to the unit parsers, the spec
@@ -34,25 +34,25 @@ static int lines_fit(const char *text)
 
 static void round_trip(const char *text)
 {
-    sim_config cfg, again;
+    cfg_config cfg, again;
     sim_err err = {0};
-    int rc = sim_config_load_string(sim_experiment_schema(), NAME, text, NULL, 0, &cfg, &err);
-    fuzz_report("sim_config_load_string", rc, &err);
+    int rc = cfg_load_string(xp_experiment_schema(), NAME, text, NULL, 0, &cfg, &err);
+    fuzz_report("cfg_load_string", rc, &err);
     if (rc != 0)
         return;
-    char *canon = sim_config_canonical(&cfg);
-    sim_config_release(&cfg);
+    char *canon = cfg_canonical(&cfg);
+    cfg_release(&cfg);
     if (!canon || !lines_fit(canon)) {
         free(canon); /* out of memory, or past the line limit */
         return;
     }
-    if (sim_config_load_string(sim_experiment_schema(), NAME, canon, NULL, 0, &again, &err) != 0) {
+    if (cfg_load_string(xp_experiment_schema(), NAME, canon, NULL, 0, &again, &err) != 0) {
         fprintf(stderr, "canonical text does not load: %s\n--- canonical text:\n%s", err.msg,
                 canon);
         abort();
     }
-    char *canon2 = sim_config_canonical(&again);
-    sim_config_release(&again);
+    char *canon2 = cfg_canonical(&again);
+    cfg_release(&again);
     if (canon2 && strcmp(canon, canon2) != 0) {
         fprintf(stderr, "canonical text changed on reload\n--- first:\n%s--- second:\n%s", canon,
                 canon2);

@@ -23,8 +23,8 @@ src=$scratch
 # place 1: the files.
 cat >"$src/algorithms/methods/zz_method.c" <<'EOF'
 #include "algorithms/core/algo.h"
-static const sim_key keys[] = {
-    {"algorithm", "zz_knob", "1", SIM_KEY_INT, NULL, "a throwaway method's key"},
+static const cfg_key keys[] = {
+    {"algorithm", "zz_knob", "1", CFG_KEY_INT, NULL, "a throwaway method's key"},
     {0},
 };
 static int create(algo_env *env, void **state, sim_err *err)
