@@ -18,8 +18,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_RUN_INSERT] = "INSERT INTO runs(name, algorithm, status, seed, n_workers, config,"
-                      " started_at, version, pid, host) VALUES(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7,"
-                      " ?8, ?9)",
+                      " started_at, version, pid, host, commit_id, blas, cpu, threads)"
+                      " VALUES(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [ST_PARAM_INSERT] = "INSERT INTO params(run_id, key, value, num) VALUES(?1, ?2, ?3, ?4)",
     [ST_METRIC_INSERT] = "INSERT INTO metrics(run_id, sim_time, iteration, epoch, samples,"
                          " train_loss, test_loss, test_accuracy, consensus_distance,"

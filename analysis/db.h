@@ -89,6 +89,11 @@ typedef struct an_run_info {
     int n_workers;
     const char *config;     /* canonical text */
     const char *version;
+    /* provenance (NULL: column NULL) */
+    const char *commit;  /* git describe of the build */
+    const char *blas;    /* BLAS library, version and kernel (workloads/blas.h) */
+    const char *cpu;     /* CPU model name */
+    int threads;         /* gradient threads of the run (0: NULL) */
     /* params rows */
     int n_params;
     const char *const *param_keys;   /* "section.key" */

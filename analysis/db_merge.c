@@ -10,17 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The runs row; %s is the source's error column, or NULL for a source
- * older than it. */
+/* The runs row; the first %s is the source's error column, or NULL for a
+ * source older than it; the second its provenance columns or NULLs. */
 static const char merge_runs_sql[] =
     "INSERT INTO main.runs(name, algorithm, status, seed, n_workers, config, started_at,"
     " finished_at, version, sim_time, iterations, wall_seconds, bytes_sent,"
     " final_train_loss, final_test_accuracy, mean_staleness, idle_fraction,"
-    " consensus_distance, error) SELECT name, algorithm,"
+    " consensus_distance, error, commit_id, blas, cpu, threads) SELECT name, algorithm,"
     " CASE status WHEN 'running' THEN 'failed' ELSE status END, seed, n_workers, config,"
     " started_at, finished_at, version, sim_time, iterations, wall_seconds, bytes_sent,"
     " final_train_loss, final_test_accuracy, mean_staleness, idle_fraction,"
-    " consensus_distance, %s FROM merge_src.runs WHERE id = ?2";
+    " consensus_distance, %s, %s FROM merge_src.runs WHERE id = ?2";
 
 /* The rows of a run, per table (merge_table[k] for merge_sql[k]). */
 static const char *const merge_table[] = {"params", "metrics", "workers", "staleness",
@@ -90,10 +90,12 @@ static int merge_all(an_db *db, int *n_copied, sim_err *err)
 {
     sqlite3_stmt *st[N_MERGE] = {0}, *list = NULL;
     int ret = 0;
-    char runs_sql[sizeof merge_runs_sql + 16];
+    char runs_sql[sizeof merge_runs_sql + 64];
     int has_error = merge_src_has(db, "runs", "error");
-    snprintf(runs_sql, sizeof runs_sql, merge_runs_sql, has_error == 1 ? "error" : "NULL");
-    if (has_error < 0 ||
+    int has_prov = merge_src_has(db, "runs", "blas");
+    snprintf(runs_sql, sizeof runs_sql, merge_runs_sql, has_error == 1 ? "error" : "NULL",
+             has_prov == 1 ? "commit_id, blas, cpu, threads" : "NULL, NULL, NULL, NULL");
+    if (has_error < 0 || has_prov < 0 ||
         sqlite3_prepare_v2(db->conn, runs_sql, -1, &st[0], NULL) != SQLITE_OK)
         ret = db_error(db, err);
     for (int k = 1; ret == 0 && k < N_MERGE; k++) {

@@ -22,7 +22,8 @@ static const char schema_sql[] =
     " finished_at TEXT, version TEXT, sim_time REAL, iterations INTEGER,"
     " wall_seconds REAL, bytes_sent INTEGER, final_train_loss REAL,"
     " final_test_accuracy REAL, mean_staleness REAL, idle_fraction REAL,"
-    " consensus_distance REAL, error TEXT, pid INTEGER, host TEXT);"
+    " consensus_distance REAL, error TEXT, pid INTEGER, host TEXT, commit_id TEXT,"
+    " blas TEXT, cpu TEXT, threads INTEGER);"
     "CREATE TABLE IF NOT EXISTS params(run_id INTEGER, key TEXT, value TEXT, num REAL);"
     "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER, sim_time REAL, iteration INTEGER,"
     " epoch REAL, samples INTEGER, train_loss REAL, test_loss REAL, test_accuracy REAL,"
@@ -59,7 +60,8 @@ static const char *const table_names[] = {"meta", "runs", "params", "metrics",
 
 /* Columns added to runs after the first schema, in the order they came. */
 static const char *const newer_columns[][2] = {
-    {"error", "TEXT"}, {"pid", "INTEGER"}, {"host", "TEXT"}};
+    {"error", "TEXT"},  {"pid", "INTEGER"}, {"host", "TEXT"},   {"commit_id", "TEXT"},
+    {"blas", "TEXT"},   {"cpu", "TEXT"},    {"threads", "INTEGER"}};
 #define N_NEWER_COLUMNS ((int)(sizeof newer_columns / sizeof newer_columns[0]))
 
 int db_has_runs_column(an_db *db, const char *name)

@@ -51,6 +51,13 @@ int an_db_run_begin(an_db *db, const an_run_info *info, int64_t *run_id, sim_err
     db_bind_text(run, 7, info->version);
     sqlite3_bind_int64(run, 8, (sqlite3_int64)getpid());
     db_bind_text(run, 9, host[0] ? host : NULL);
+    db_bind_text(run, 10, info->commit);
+    db_bind_text(run, 11, info->blas);
+    db_bind_text(run, 12, info->cpu);
+    if (info->threads > 0)
+        sqlite3_bind_int(run, 13, info->threads);
+    else
+        sqlite3_bind_null(run, 13);
     ret = db_stmt_run(db, run, err);
     int64_t id = sqlite3_last_insert_rowid(db->conn);
     for (int i = 0; ret == 0 && i < info->n_params; i++) {

@@ -508,6 +508,7 @@ void xp_env_destroy(xp_env *x)
 
 algo_env *xp_env_algo_env(xp_env *x) { return &x->env; }
 const algo_vt *xp_env_vt(const xp_env *x) { return x->vt; }
+int xp_env_threads(const xp_env *x) { return x->threads > 1 ? x->threads : 1; }
 void *xp_env_state(const xp_env *x) { return x->alg; }
 const cfg_config *xp_env_config(const xp_env *x) { return x->cfg; }
 sim_engine *xp_env_engine(const xp_env *x) { return x->eng; }

@@ -63,6 +63,8 @@ wl_dataset *xp_env_dataset_create(const cfg_config *cfg, sim_err *err);
 /* Accessors (borrowed pointers, valid until xp_env_destroy). */
 algo_env *xp_env_algo_env(xp_env *x);
 const algo_vt *xp_env_vt(const xp_env *x);
+/* The gradient threads of the run (xp_env_opts.threads, at least 1). */
+int xp_env_threads(const xp_env *x);
 void *xp_env_state(const xp_env *x);    /* the method's state, NULL before algo_create */
 const cfg_config *xp_env_config(const xp_env *x);
 sim_engine *xp_env_engine(const xp_env *x);

@@ -10,6 +10,9 @@
 
 #include "algorithms/core/runner.h"
 #include "sim/network.h"
+#include "workloads/blas.h"
+
+extern const char xp_commit_id[]; /* commit.c, generated */
 
 /* The label histogram of every worker's shard (classification data). */
 static int record_labels(an_db *db, int64_t run_id, xp_env *x, sim_err *err)
@@ -56,6 +59,9 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
         if (!cfg_entry_number(&c->entries[i], &nums[i]))
             nums[i] = NAN;
     }
+    char blas[160], cpu[160];
+    wl_blas_describe(blas, sizeof blas);
+    wl_cpu_model(cpu, sizeof cpu);
     an_run_info info = {
         .name = c->name,
         .algorithm = xp_env_vt(x)->name,
@@ -63,6 +69,10 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
         .n_workers = c->n_workers,
         .config = canon,
         .version = DTSIM_VERSION,
+        .commit = xp_commit_id,
+        .blas = blas,
+        .cpu = cpu,
+        .threads = xp_env_threads(x),
         .n_params = c->n_entries,
         .param_keys = keys,
         .param_values = vals,
