@@ -1,6 +1,6 @@
 #!/bin/sh
 # The MPI sweep (TAP): `mpirun -np 2 dtsim sweep` on a 2 x 2 x 2 grid lands
-# every run exactly once in the database the user named, with nothing left
+# every run exactly once in the database the user named (with its provenance), with nothing left
 # in the shards; a second launch adds nothing. Skipped (not passed) when
 # mpirun was not found at configure time.
 # Usage: test_mpi.sh DTSIM_EXE MPIRUN SQLITE3
@@ -13,7 +13,7 @@ if [ -z "$sqlite" ] || [ ! -x "$sqlite" ]; then
     echo "1..0 # SKIP the sqlite3 shell was not found at configure time"
     exit 0
 fi
-echo "1..6"
+echo "1..7"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/dtsim-mpi-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cat > "$dir/tiny.ini" <<'INI'
@@ -54,3 +54,5 @@ check 4 "integrity_check" ok "$(q "pragma integrity_check")"
 check 5 "shards merged and removed" "" "$(cd "$dir" && ls | grep rank)"
 sweep
 check 6 "a second launch adds nothing" "0|8" "$(q "select $?, count(*) from runs")"
+check 7 "each merged run keeps its provenance" 8 \
+    "$(q "select count(*) from runs where blas like 'OpenBLAS %' and threads >= 1 and cpu is not null and commit_id is not null")"
