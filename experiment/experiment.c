@@ -586,7 +586,7 @@ int xp_experiment_check(const cfg_config *cfg, xp_check *chk, sim_err *err)
     sim_err local;
     if (!err)
         err = &local;
-    xp_env_opts xo = {.check_only = 1};
+    xp_env_opts xo = {.check_only = 1, .check_method = 1};
     if (chk) {
         char key[sizeof chk->key], dir[sizeof cfg->path];
         sim_path_dir(cfg->path, dir, sizeof dir);
@@ -605,6 +605,7 @@ int xp_experiment_check(const cfg_config *cfg, xp_check *chk, sim_err *err)
     xp_env *x = xp_env_create(cfg, &xo, err);
     if (!x)
         return err->code ? too_large(err->code, err) : SIM_EINTERNAL;
+    int rc = too_large(xp_env_algo_create(x, err), err);
     xp_env_destroy(x);
-    return 0;
+    return rc;
 }

@@ -104,7 +104,8 @@ Test(errors, clock_overflow_is_refused_or_fails_the_run)
 }
 
 /* A sweep checks every point before anything runs, [faults] values and
- * files included: a bad point leaves no row at all. */
+ * files and the method's own create-time refusals included: a bad point
+ * leaves no row at all. */
 Test(errors, grids_are_checked_whole_before_running)
 {
     static const bad_case cases[] = {
@@ -116,6 +117,14 @@ Test(errors, grids_are_checked_whole_before_running)
         {"sweep small.ini --grid faults.schedule=none,adir", 2, "adir: is a directory", ""},
         {"sweep small.ini --grid faults.schedule=none,badlink.csv", 2, "badlink.csv:2:10", ""},
         {"sweep small.ini --grid 'faults.mtbf=none,constant(1ns)'", 2, "far below", ""},
+        /* refusals only the method's create finds, at the second point */
+        {"sweep small.ini --set algorithm.name=local_sgd --grid algorithm.local_steps=4,0", 2,
+         "sweep config 2 of 2 (algorithm.local_steps=0): --set algorithm.local_steps: must be"
+         " in [1, 1000000], got 0", ""},
+        {"sweep small.ini --set algorithm.name=gravac --set algorithm.theta_max=0.5"
+         " --grid algorithm.theta_min=0.9,0.1", 2,
+         "sweep config 2 of 2 (algorithm.theta_min=0.1): --set algorithm.theta_max: must be in"
+         " (0, theta_min], got 0.5", ""},
     };
     run_cases(cases, N(cases));
 }
