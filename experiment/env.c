@@ -78,6 +78,8 @@ static wl_dataset *load_dataset(const cfg_config *c, gsl_rng *rng, sim_err *err)
         .data_dir = NULL,
         .dir = dir,
     };
+    if (xp_memory_check_dataset(c, err) < 0)
+        return NULL;
     wl_dataset *ds = wl_dataset_create(&dso, err);
     if (!ds)
         xp_env_key_error(c, "workload", "dataset", err);
