@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/options.h"
@@ -85,6 +86,11 @@ int cli_topo_main(int argc, char **argv)
     topo_graph g;
     int rc = topo_graph_build(&g, spec, (int)n, rng, &err);
     gsl_rng_free(rng);
+    if (rc < 0 && err.code == SIM_EINPUT && n > 0 && strncmp(spec, "file", 4) != 0) {
+        /* an input error of a generated graph is its size: name the option */
+        fprintf(stderr, "dtsim: topo: --n %lld: %s\n", n, err.msg);
+        return sim_err_exit_status(err.code);
+    }
     if (rc < 0)
         return cli_fail(&err);
     topo_graph_props p;

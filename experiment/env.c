@@ -78,6 +78,8 @@ static wl_dataset *load_dataset(const cfg_config *c, gsl_rng *rng, sim_err *err)
         .data_dir = NULL,
         .dir = dir,
     };
+    if (xp_memory_check_dataset(c, err) < 0)
+        return NULL;
     wl_dataset *ds = wl_dataset_create(&dso, err);
     if (!ds)
         xp_env_key_error(c, "workload", "dataset", err);
@@ -417,8 +419,11 @@ static int build(xp_env *x, sim_err *err)
     const char *spec = cfg_get_string(c, "workload", "grad_noise");
     if (algo_noise_parse(spec, &x->env.noise, why, sizeof why) < 0)
         return cfg_error(c, "workload", "grad_noise", SIM_ECONFIG, err, "%s", why);
-    if (x->check_only)
-        return xp_env_faults_check(x, err);
+    if (x->check_only) {
+        rc = xp_env_faults_check(x, err);
+        if (rc < 0 || !x->check_method)
+            return rc;
+    }
     rc = fill_env(x, proxy, server, err);
     if (rc < 0)
         return rc;
@@ -437,7 +442,8 @@ xp_env *xp_env_create(const cfg_config *cfg, const xp_env_opts *opts, sim_err *e
     x->env.run = &x->run;
     if (opts) {
         x->vt = opts->vt;
-        x->check_only = opts->check_only;
+        x->check_only = opts->check_only || opts->check_method;
+        x->check_method = opts->check_method;
         x->ds = opts->dataset;
         x->ds_borrowed = opts->dataset != NULL;
         x->threads = opts->threads;
@@ -452,7 +458,7 @@ xp_env *xp_env_create(const cfg_config *cfg, const xp_env_opts *opts, sim_err *e
 
 int xp_env_algo_create(xp_env *x, sim_err *err)
 {
-    if (x->check_only || x->alg)
+    if ((x->check_only && !x->check_method) || x->alg)
         return sim_err_set(err, SIM_EINTERNAL, "%s: environment not ready for the method",
                            x->vt->name);
     int rc = xp_env_faults_load(x, err);

@@ -38,6 +38,11 @@ typedef struct xp_env_opts {
     /* 1: build only up to the compute model (no workers, no algo_env), to
      * check that the experiment can be built. */
     int check_only;
+    /* With check_only: then also build the workers and create the method
+     * (xp_env_algo_create), for the refusals only its create finds (a
+     * method key out of range, keys that disagree); nothing runs. A
+     * borrowed sparse data set is still only checked, not densified. */
+    int check_method;
     /* Threads computing the workers' gradients (algorithms/algo.h): <= 1
      * computes them serially in the engine's thread, exactly as without a
      * pool; more starts a pool of that many threads (with the caller's),

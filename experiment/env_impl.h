@@ -21,7 +21,7 @@ struct xp_env {
                                it writes resolve against it (sim/path.h) */
     const algo_vt *vt;
     void *alg;              /* the method's state */
-    int check_only;
+    int check_only, check_method;
     gsl_rng *rng_data, *rng_part, *rng_init, *rng_topo;
     wl_dataset *ds;
     int ds_borrowed;

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "algorithms/compress/compress.h"
 #include "algorithms/core/algo.h"
 #include "algorithms/core/runner.h"
 #include "experiment/env.h"
@@ -24,7 +23,6 @@
 #include "sim/network.h"
 #include "sim/path.h"
 #include "topology/mixing.h"
-#include "topology/physnet.h"
 #include "workloads/dataset.h"
 #include "workloads/model.h"
 #include "workloads/presets.h"
@@ -583,112 +581,12 @@ void xp_check_destroy(xp_check *chk)
     free(chk);
 }
 
-/* Appends one warning about [section] key if the user wrote it. */
-static int warn_key(const cfg_config *cfg, const char *section, const char *key, char *buf,
-                    size_t len, size_t *used, const char *why)
-{
-    const cfg_entry *e = cfg_find(cfg, section, key);
-    if (!e || e->line == 0)
-        return 0;
-    int n;
-    if (e->line > 0)
-        n = snprintf(buf + *used, len - *used, "%s:%d: [%s] %s: ignored: %s\n", cfg->path,
-                     e->line, section, key, why);
-    else
-        n = snprintf(buf + *used, len - *used, "--set %s.%s: ignored: %s\n", section, key,
-                     why);
-    if (n > 0)
-        *used = (size_t)n < len - *used ? *used + (size_t)n : len - 1;
-    return 1;
-}
-
-/* The optimizers' own keys (algo_optim.keys) that neither the configured
- * optimizer nor the method's own (vt->optimizer) reads: "lamb only" when
- * one optimizer reads it, else "optimizer = sgd (adam, adamw and lamb use
- * it)". */
-static int warn_optimizer_keys(const cfg_config *cfg, const algo_vt *vt, char *buf, size_t len,
-                               size_t *used)
-{
-    int n = 0;
-    for (int i = 0; algo_optim_registry[i]; i++) {
-        for (const cfg_key *k = algo_optim_registry[i]->keys; k && k->key; k++) {
-            if (algo_reads_optimizer_key(vt, cfg, k->key))
-                continue;
-            const char *who[16];
-            int m = 0;
-            for (int j = 0; algo_optim_registry[j] && m < 16; j++)
-                if (algo_optim_reads_key(algo_optim_registry[j], k->key))
-                    who[m++] = algo_optim_registry[j]->name;
-            char list[160] = "", why[256];
-            size_t at = 0;
-            for (int j = 0; j < m && at < sizeof list; j++)
-                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s",
-                                       j == 0 ? "" : j == m - 1 ? " and " : ", ", who[j]);
-            if (m == 1)
-                snprintf(why, sizeof why, "%s only", list);
-            else
-                snprintf(why, sizeof why, "optimizer = %s (%s use it)", cfg->optimizer, list);
-            n += warn_key(cfg, "algorithm", k->key, buf, len, used, why);
-        }
-    }
-    return n;
-}
-
-int xp_experiment_warnings(const cfg_config *cfg, char *buf, size_t len)
-{
-    if (!buf || len == 0)
-        return 0;
-    buf[0] = '\0';
-    size_t used = 0;
-    int n = 0;
-    char why[256];
-    const algo_vt *vt = algo_find(cfg->algorithm);
-    if (vt && !vt->uses_graph) {
-        snprintf(why, sizeof why, "%s uses no logical graph", vt->name);
-        n += warn_key(cfg, "topology", "graph", buf, len, &used, why);
-        n += warn_key(cfg, "topology", "weights", buf, len, &used, why);
-    }
-    sim_err cerr = {0};
-    algo_compressor *comp = algo_compress_create(cfg->compressor, &cerr);
-    if (comp && comp->vt->identity) {
-        snprintf(why, sizeof why, "no compressor (compressor = %s)", comp->vt->name);
-        n += warn_key(cfg, "algorithm", "error_feedback", buf, len, &used, why);
-    }
-    algo_compress_destroy(comp);
-    n += warn_optimizer_keys(cfg, vt, buf, len, &used);
-    if (cfg->n_lr_milestones == 0)
-        n += warn_key(cfg, "algorithm", "lr_decay", buf, len, &used,
-                      "no lr_milestones");
-    if (cfg->compute.dist.kind != SIM_DIST_MODEL) {
-        n += warn_key(cfg, "workers", "device", buf, len, &used,
-                      "compute is a distribution, not model");
-        n += warn_key(cfg, "workers", "efficiency", buf, len, &used,
-                      "compute is a distribution, not model");
-    }
-    if (cfg->compute.stragglers == 0)
-        n += warn_key(cfg, "workers", "straggler_slowdown", buf, len, &used,
-                      "stragglers = 0");
-    if (cfg->compute.transient_prob == 0)
-        n += warn_key(cfg, "workers", "transient_slowdown", buf, len, &used,
-                      "transient_prob = 0");
-    sim_spec spec;
-    if (sim_spec_parse(cfg->net_topology, &spec, NULL) == 0 &&
-        strcmp(spec.name, "hierarchical") != 0 && strcmp(spec.name, "file") != 0 &&
-        !topo_server_find(spec.name)) {
-        n += warn_key(cfg, "network", "intra_latency", buf, len, &used,
-                      "the network has no servers of GPUs");
-        n += warn_key(cfg, "network", "intra_bandwidth", buf, len, &used,
-                      "the network has no servers of GPUs");
-    }
-    return n;
-}
-
 int xp_experiment_check(const cfg_config *cfg, xp_check *chk, sim_err *err)
 {
     sim_err local;
     if (!err)
         err = &local;
-    xp_env_opts xo = {.check_only = 1};
+    xp_env_opts xo = {.check_only = 1, .check_method = 1};
     if (chk) {
         char key[sizeof chk->key], dir[sizeof cfg->path];
         sim_path_dir(cfg->path, dir, sizeof dir);
@@ -707,6 +605,7 @@ int xp_experiment_check(const cfg_config *cfg, xp_check *chk, sim_err *err)
     xp_env *x = xp_env_create(cfg, &xo, err);
     if (!x)
         return err->code ? too_large(err->code, err) : SIM_EINTERNAL;
+    int rc = too_large(xp_env_algo_create(x, err), err);
     xp_env_destroy(x);
-    return 0;
+    return rc;
 }

@@ -87,8 +87,10 @@ const cfg_schema *xp_experiment_schema(void);
 
 /* Checks that an experiment can be built without running it: algorithm,
  * proxy, data set (and its fit with the model and partition), physical
- * network, logical graph and weights, compute model. The same errors as
- * xp_experiment_run's set-up. chk (may be NULL) caches the last data set
+ * network, logical graph and weights, compute model, faults, and the
+ * method itself (its create, with the workers built: a method key out of
+ * range or keys that disagree, a crash it refuses). The same errors as
+ * xp_experiment_run's set-up, before the run row exists. chk (may be NULL) caches the last data set
  * loaded, so checking a grid that shares one loads it once. */
 typedef struct xp_check xp_check;
 xp_check *xp_check_create(void);

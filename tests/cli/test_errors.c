@@ -104,7 +104,8 @@ Test(errors, clock_overflow_is_refused_or_fails_the_run)
 }
 
 /* A sweep checks every point before anything runs, [faults] values and
- * files included: a bad point leaves no row at all. */
+ * files and the method's own create-time refusals included: a bad point
+ * leaves no row at all. */
 Test(errors, grids_are_checked_whole_before_running)
 {
     static const bad_case cases[] = {
@@ -116,6 +117,14 @@ Test(errors, grids_are_checked_whole_before_running)
         {"sweep small.ini --grid faults.schedule=none,adir", 2, "adir: is a directory", ""},
         {"sweep small.ini --grid faults.schedule=none,badlink.csv", 2, "badlink.csv:2:10", ""},
         {"sweep small.ini --grid 'faults.mtbf=none,constant(1ns)'", 2, "far below", ""},
+        /* refusals only the method's create finds, at the second point */
+        {"sweep small.ini --set algorithm.name=local_sgd --grid algorithm.local_steps=4,0", 2,
+         "sweep config 2 of 2 (algorithm.local_steps=0): --set algorithm.local_steps: must be"
+         " in [1, 1000000], got 0", ""},
+        {"sweep small.ini --set algorithm.name=gravac --set algorithm.theta_max=0.5"
+         " --grid algorithm.theta_min=0.9,0.1", 2,
+         "sweep config 2 of 2 (algorithm.theta_min=0.1): --set algorithm.theta_max: must be in"
+         " (0, theta_min], got 0.5", ""},
     };
     run_cases(cases, N(cases));
 }
@@ -198,7 +207,9 @@ Test(errors, every_key_bad_value_writes_no_row_before_the_run, .timeout = 600)
 Test(errors, oversized_configurations_are_refused_up_front)
 {
     static const bad_case real[] = {
-        {"topo complete --n 65536", 2, "graph 'complete' on 65536 nodes", ""},
+        {"topo complete --n 65536", 2, "topo: --n 65536: graph 'complete' on 65536 nodes", ""},
+        {"run small.ini --set 'workload.dataset=blobs(10, 10, 100000000000)'", 2,
+         "workload.dataset: 100000000000 samples of 10 features need about", ""},
         {"run small.ini --set 'workload.model=mlp(100000, 100000)'", 2, "need about", ""},
     };
     run_cases(real, N(real));
@@ -209,6 +220,16 @@ Test(errors, oversized_configurations_are_refused_up_front)
          "workload.model: 4 workers (workers.count) of 4020003 parameters need about", ""},
         {"sweep small.ini --grid 'workload.model=softmax,mlp(2000, 2000)'", 2, "need about",
          ""},
+        /* a data set estimated from its spec before it is drawn */
+        {"run small.ini --set 'workload.dataset=blobs(10, 10, 2000000)'", 2,
+         "workload.dataset: 2000000 samples of 10 features need about 83.9 MB, more than the"
+         " 64.0 MB", ""},
+        {"sweep small.ini --grid 'workload.dataset=blobs(3, 5, 600),blobs(3, 5, 4000000)'", 2,
+         "workload.dataset: 4000000 samples of 5 features need about", ""},
+        /* models and data together */
+        {"run small.ini --set 'workload.dataset=blobs(10, 100, 120000)'"
+         " --set 'workload.model=mlp(3000)'", 2,
+         "(4 copies of each model) and the data set (workload.dataset, 46.2 MB) need about", ""},
     };
     run_cases(small, N(small));
     unsetenv("DTSIM_MAX_MEMORY");

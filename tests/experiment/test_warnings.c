@@ -59,3 +59,85 @@ Test(warnings, error_feedback_without_a_compressor)
                              buf, sizeof buf),
                  0, "%s", buf);
 }
+
+/* The warnings of a whole file's text (sections and all). */
+static int warnings_of_file(const char *text, char *buf, size_t len)
+{
+    cfg_config cfg;
+    sim_err err = {0};
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "w.ini", text, NULL, 0, &cfg, &err), 0,
+                 "%s", err.msg);
+    int n = xp_experiment_warnings(&cfg, buf, len);
+    cfg_release(&cfg);
+    return n;
+}
+
+Test(warnings, an_empty_file_runs_every_default_and_says_so)
+{
+    char buf[2048];
+    cr_assert_eq(warnings_of_file("", buf, sizeof buf), 1, "%s", buf);
+    cr_assert(strstr(buf, "w.ini: the file sets no key: every key not given with --set takes its"
+                          " default"),
+              "%s", buf);
+    /* comments and section headers alone set nothing either */
+    cr_assert_eq(warnings_of_file("; nothing\n[experiment]\n[workers]\n", buf, sizeof buf), 1,
+                 "%s", buf);
+    cr_assert_eq(warnings_of_file("[experiment]\nseed = 2\n", buf, sizeof buf), 0, "%s", buf);
+}
+
+Test(warnings, a_network_with_more_hosts_than_the_run_names_the_idle_ones)
+{
+    char buf[2048];
+    cr_assert_eq(warnings_of_file("[workers]\ncount = 16\n[network]\n"
+                                  "topology = hierarchical(4, 8)\n",
+                                  buf, sizeof buf),
+                 1, "%s", buf);
+    cr_assert(strstr(buf, "w.ini:4: [network] topology: hierarchical(4, 8) has 32 hosts, the run"
+                          " uses 16 (workers.count = 16): hosts 16-31 (servers 2-3) stay idle"),
+              "%s", buf);
+    /* a server half used is no idle server; one host left is named alone */
+    cr_assert_eq(warnings_of_file("[workers]\ncount = 12\n[network]\n"
+                                  "topology = hierarchical(2, 8)\n",
+                                  buf, sizeof buf),
+                 1, "%s", buf);
+    cr_assert(strstr(buf, "hosts 12-15 stay idle"), "%s", buf);
+    cr_assert_eq(warnings_of_file("[workers]\ncount = 15\n[network]\ntopology = torus(4, 4)\n",
+                                  buf, sizeof buf),
+                 1, "%s", buf);
+    cr_assert(strstr(buf, "has 16 hosts, the run uses 15 (workers.count = 15): host 15 stay"),
+              "%s", buf);
+    /* every host used: nothing; a parameter server counts as a host */
+    cr_assert_eq(warnings_of_file("[workers]\ncount = 32\n[network]\n"
+                                  "topology = hierarchical(4, 8)\n",
+                                  buf, sizeof buf),
+                 0, "%s", buf);
+    cr_assert_eq(warnings_of_file("[workers]\ncount = 15\n[network]\ntopology = torus(4, 4)\n"
+                                  "[algorithm]\nname = asgd\n",
+                                  buf, sizeof buf),
+                 0, "%s", buf);
+    cr_assert_eq(warnings_of_file("[workers]\ncount = 16\n[network]\ntopology = star\n", buf,
+                                  sizeof buf),
+                 0, "%s", buf);
+}
+
+Test(warnings, compression_with_error_feedback_under_momentum)
+{
+    char buf[2048];
+    cr_assert_eq(warnings_of("name = allreduce_sgd\ncompressor = topk(0.01)\nmomentum = 0.9\n"
+                             "lr = 0.1\n",
+                             buf, sizeof buf),
+                 1, "%s", buf);
+    cr_assert(strstr(buf, "w.ini:3: [algorithm] compressor: topk(0.01) with error_feedback = true"
+                          " and momentum = 0.9 can oscillate at the dense method's lr = 0.1"),
+              "%s", buf);
+    cr_assert(strstr(buf, "docs/compressors.md"), "%s", buf);
+    /* without error feedback, without momentum, without a compressor: none */
+    cr_assert_eq(warnings_of("name = allreduce_sgd\ncompressor = topk(0.01)\nmomentum = 0.9\n"
+                             "error_feedback = false\n",
+                             buf, sizeof buf),
+                 0, "%s", buf);
+    cr_assert_eq(warnings_of("name = allreduce_sgd\ncompressor = topk(0.01)\n", buf, sizeof buf),
+                 0, "%s", buf);
+    cr_assert_eq(warnings_of("name = allreduce_sgd\nmomentum = 0.9\n", buf, sizeof buf), 0, "%s",
+                 buf);
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Top-k with error feedback and heavy-ball momentum at the quick start's
+# settings (docs/compressors.md, "Top-k, error feedback and momentum"):
+# experiments/quickstart.ini (16 workers, lr 0.1, momentum 0.9) with
+# topk(0.01) with and without error feedback, the same at lr 0.01, and the
+# dense baseline; the database and the figure docs/compress_momentum.png.
+# Usage: experiments/compress_momentum.sh [BUILD_DIR] [OUT_DIR]
+# About a minute on one core (5 runs).
+set -e
+B=${1:-build}
+O=${2:-results-compress}
+mkdir -p "$O"
+D="$B/dtsim"
+DB="$O/compress_momentum.db"
+rm -f "$DB"
+X=experiments/quickstart.ini
+run() { # NAME [--set K=V]...
+    name=$1
+    shift
+    "$D" run "$X" --db "$DB" --quiet --set experiment.name="$name" "$@"
+}
+run "dense, lr 0.1"
+run "topk(0.01) EF, lr 0.1" --set algorithm.compressor="topk(0.01)"
+run "topk(0.01) no EF, lr 0.1" --set algorithm.compressor="topk(0.01)" \
+    --set algorithm.error_feedback=false
+run "topk(0.01) EF, lr 0.01" --set algorithm.compressor="topk(0.01)" --set algorithm.lr=0.01
+run "topk(0.01) EF, momentum 0" --set algorithm.compressor="topk(0.01)" \
+    --set algorithm.momentum=0
+"$D" report "$DB"
+"$D" plot "$DB" --y train_loss --x iteration --logy --by name \
+    --title "Top-k(0.01) with error feedback and momentum 0.9: train loss" \
+    -o docs/compress_momentum.png
