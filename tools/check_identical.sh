@@ -31,7 +31,8 @@
 # only in one tree), 2 usage or build error.
 #
 # Compared per experiment: runs (all columns but id, config, started_at,
-# finished_at, version, wall_seconds, pid, host), metrics, workers, staleness, labels,
+# finished_at, version, wall_seconds, pid, host and the provenance columns commit_id,
+# blas, cpu, threads), metrics, workers, staleness, labels,
 # links (all columns but run_id), series and faults (when both databases
 # have them), and dtsim's exit status and standard error (with the line
 # numbers of experiment files masked: a comment added to a file moves its
@@ -236,7 +237,7 @@ has_table() { # DB TABLE
     [[ -f $1 ]] && [[ $(q "$1" "select count(*) from sqlite_master where type='table' and name='$2'" 2>/dev/null) == 1 ]]
 }
 
-excluded=" run_id id config started_at finished_at version wall_seconds pid host "
+excluded=" run_id id config started_at finished_at version wall_seconds pid host commit_id blas cpu threads "
 
 dump() { # TREE NAME MODE(exact|show) -> stdout
     local tree=$1 name=$2 mode=$3 t ref cols c fmt sel order n out

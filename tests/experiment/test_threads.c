@@ -64,7 +64,8 @@ static void dump_table(sqlite3 *c, const char *table, int64_t run_id, const char
 }
 
 static const char *const runs_skip[] = {"id", "started_at", "finished_at", "wall_seconds",
-                                        "version", "pid", "host", NULL};
+                                        "version", "pid", "host", "commit_id", "blas",
+                                        "cpu", "threads", NULL};
 
 /* Runs ini (with sets) on `threads` threads into db; returns the dump of
  * every result table of the run (malloc'ed). */
