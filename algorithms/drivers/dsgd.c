@@ -88,8 +88,6 @@ void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
         .finish = form == ALGO_GOSSIP_ATC ? atc_finish : awc_finish,
         .combine_finish = form == ALGO_GOSSIP_ATC ? atc_combine : awc_combine,
         .sends_model = form == ALGO_GOSSIP_AWC,
-        .plan = NULL,
-        .release = NULL,
         .reset = dsgd_reset,
     };
 }

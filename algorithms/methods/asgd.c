@@ -510,6 +510,5 @@ const algo_vt algo_asgd = {
     .destroy = destroy,
     .start = start,
     .model = model,
-    .worker_models = NULL,
     .fault = on_fault,
 };

@@ -102,7 +102,6 @@ static int create(algo_env *env, void **out, sim_err *err)
         .prepare = prepare,
         .finish = finish,
         .combine_finish = combine,
-        .plan = NULL,
         .release = algo_momentum_destroy,
         .reset = reset,
     };

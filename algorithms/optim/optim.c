@@ -132,7 +132,7 @@ algo_optim_state *algo_optim_state_create(const algo_optim *o, const algo_optim_
     s->o = o;
     s->hp = *hp;
     s->d = d;
-    s->n_vec = o->vectors(hp);
+    s->n_vec = o->vectors ? o->vectors(hp) : ALGO_OPTIM_MAX_VECTORS;
     if (s->n_vec < 0 || s->n_vec > ALGO_OPTIM_MAX_VECTORS) {
         sim_err_set(err, SIM_EINTERNAL, "optimizer %s: %d state vectors", o->name, s->n_vec);
         goto fail;

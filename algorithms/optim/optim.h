@@ -53,7 +53,7 @@ typedef struct algo_optim {
     const struct algo_optim *base;
     /* State vectors of d floats (0..ALGO_OPTIM_MAX_VECTORS) for these
      * hyper-parameters: vector 0 is the first moment m, vector 1 the
-     * second moment v. */
+     * second moment v. NULL: both. */
     int (*vectors)(const algo_optim_hp *hp);
     /* g <- dir for the gradient g at x (the step count is already
      * advanced); updates the state. x and g must not overlap. */
