@@ -11,6 +11,7 @@
  * (ops->reset) and the first iteration none of them has published a step
  * of. */
 #include "algorithms/drivers/gossip_impl.h"
+#include "algorithms/drivers/group.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -166,9 +167,9 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)eng;
     (void)payload;
     algo_gossip *g = ctx;
-    int i = (int)(arg & 0xffffffffu);
+    int i = algo_group_arg_w(arg);
     gworker *w = &g->w[i];
-    if (g->env->w[i].down || w->tseq != (uint32_t)(arg >> 32) || !w->published)
+    if (g->env->w[i].down || w->tseq != algo_group_arg_gen(arg) || !w->published)
         return;
     w->timed_out = 1;
     algo_gossip_check_round(g, i);
@@ -281,13 +282,10 @@ void algo_gossip_crash_send(algo_gossip *g, int i, int p, double bytes)
                           msg_arg(w->t, w->gen, g->w[out[a]].gen)) < 0)
             return;
     }
-    if (algo_gossip_crash_ready(g, i)) {
+    if (algo_gossip_crash_ready(g, i))
         algo_gossip_check_round(g, i);
-    } else if (!sim_engine_schedule(env->eng, g->timeout, on_timeout, g,
-                                    (uint64_t)(uint32_t)i | (uint64_t)(++w->tseq) << 32, NULL,
-                                    NULL)) {
-        algo_gossip_fail(g, SIM_ENOMEM, "cannot schedule a timeout");
-    }
+    else
+        algo_group_timeout(env, g->timeout, on_timeout, g, i, ++w->tseq);
 }
 
 void algo_gossip_crash_substitute(algo_gossip *g, int i, int64_t t, int *src, int *j0)
