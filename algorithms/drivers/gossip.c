@@ -523,8 +523,13 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         n_recv += 2 * (size_t)topo_graph_neighbors(env->graph, i, &nb) + 2;
     }
     g->recv_slab = malloc(n_recv * sizeof *g->recv_slab);
+    if (ops->plan) /* the method may use exact or adaptive mixing */
+        g->avg = malloc(len * sizeof(float));
+    if (ops->sync_after)
+        g->savg = malloc((size_t)env->d * sizeof(float));
     if (!g->w || !g->slab || !g->sp[0] || !g->sp[1] || !g->ptrs || !g->done_cnt ||
-        !g->iter_samples || !g->recv_slab) {
+        !g->iter_samples || !g->recv_slab || (ops->plan && !g->avg) ||
+        (ops->sync_after && !g->savg)) {
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory for %d workers", env->cfg->algorithm,
                     env->n);
         goto fail;
@@ -557,12 +562,7 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
             w->x = w->slot[0];
         }
     }
-    if (ops->plan) { /* the method may use exact or adaptive mixing */
-        g->avg = malloc(len * sizeof(float));
-        if (!g->avg) {
-            sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-            goto fail;
-        }
+    if (ops->plan) {
         g->coll_exact = algo_env_coll(env, env->allreduce_kind, on_exact_done, g, err);
         if (!g->coll_exact)
             goto fail;
@@ -571,11 +571,6 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
             goto fail;
     }
     if (ops->sync_after) {
-        g->savg = malloc((size_t)env->d * sizeof(float));
-        if (!g->savg) {
-            sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-            goto fail;
-        }
         g->coll_sync = algo_env_coll(env, env->allreduce_kind, on_sync_done, g, err);
         if (!g->coll_sync)
             goto fail;

@@ -346,6 +346,21 @@ void algo_gossip_crash_release(algo_gossip *g, int i, int64_t t, int src)
 
 /* ---- crashes and rejoins ------------------------------------------------ */
 
+/* After a crash or rejoin of j: the live workers that may have waited for
+ * j re-check their round (on a time-varying graph any worker, else j's
+ * neighbours). */
+static void recheck(algo_gossip *g, int j)
+{
+    algo_env *env = g->env;
+    gworker *wj = &g->w[j];
+    int n = g->tv ? g->n : wj->nnb;
+    for (int a = 0; a < n && !(g->tv && env->error.code); a++) {
+        int r = g->tv ? a : wj->nb[a].j;
+        if (r != j && g->w[r].published && !env->w[r].down)
+            algo_gossip_check_round(g, r);
+    }
+}
+
 /* Time-varying graph: worker j has just crashed (see "time-varying graphs"
  * above for the rules). */
 static void tv_crash(algo_gossip *g, int j)
@@ -387,9 +402,7 @@ static void tv_crash(algo_gossip *g, int j)
             }
         }
     }
-    for (int r = 0; r < g->n && !env->error.code; r++)
-        if (g->w[r].published && !env->w[r].down)
-            algo_gossip_check_round(g, r);
+    recheck(g, j);
     algo_gossip_complete_ready(g);
 }
 
@@ -437,11 +450,7 @@ static void crash(algo_gossip *g, int j)
                 wj->pend[p]--;
         }
     }
-    for (int a = 0; a < wj->nnb; a++) {
-        gworker *wa = &g->w[wj->nb[a].j];
-        if (wa->published && !env->w[wj->nb[a].j].down)
-            algo_gossip_check_round(g, wj->nb[a].j);
-    }
+    recheck(g, j);
     algo_gossip_complete_ready(g);
 }
 
@@ -524,17 +533,7 @@ static void rejoin(algo_gossip *g, int j)
         return;
     }
     algo_gossip_begin_iter(g, j);
-    if (g->tv) {
-        for (int r = 0; r < g->n && !env->error.code; r++)
-            if (r != j && g->w[r].published && !env->w[r].down)
-                algo_gossip_check_round(g, r);
-        return;
-    }
-    for (int a = 0; a < wj->nnb; a++) {
-        int r = wj->nb[a].j;
-        if (g->w[r].published && !env->w[r].down)
-            algo_gossip_check_round(g, r);
-    }
+    recheck(g, j);
 }
 
 void algo_gossip_fault(void *p, const algo_fault *ev)
