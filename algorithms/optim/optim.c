@@ -230,7 +230,6 @@ void algo_optim_reset(algo_optim_state *s)
     s->t = 0;
 }
 
-const algo_optim *algo_optim_of(const algo_optim_state *s) { return s->o; }
 const algo_optim_hp *algo_optim_params(const algo_optim_state *s) { return &s->hp; }
 int64_t algo_optim_dim(const algo_optim_state *s) { return s->d; }
 float *algo_optim_m(const algo_optim_state *s) { return s->vec[0]; }

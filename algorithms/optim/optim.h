@@ -109,7 +109,6 @@ void algo_optim_direction(algo_optim_state *s, const float *x, float *g);
 
 /* Zeroes every buffer and the step count. */
 void algo_optim_reset(algo_optim_state *s);
-const algo_optim *algo_optim_of(const algo_optim_state *s);
 const algo_optim_hp *algo_optim_params(const algo_optim_state *s);
 int64_t algo_optim_dim(const algo_optim_state *s);
 /* First and second moment buffers (d floats, writable: a method may average
