@@ -214,10 +214,6 @@ typedef struct algo_local_optim {
 int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapshot_decay,
                           sim_err *err);
 void algo_local_optim_release(algo_local_optim *lo);
-/* Heap form for a gossip ops state: NULL with err filled on error; destroy
- * accepts NULL (a release slot). */
-algo_local_optim *algo_local_optim_create(const algo_env *env, sim_err *err);
-void algo_local_optim_destroy(void *lo);
 
 /* Lattice quantization (docs/algorithms.md 6), q a power of two >= 2, step s:
  * code c = round(x / s) mod q (stored as a float in [0, q)); decoding

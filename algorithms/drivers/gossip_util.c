@@ -115,29 +115,6 @@ void algo_local_optim_release(algo_local_optim *lo)
     lo->s = NULL;
 }
 
-algo_local_optim *algo_local_optim_create(const algo_env *env, sim_err *err)
-{
-    algo_local_optim *lo = malloc(sizeof *lo);
-    if (!lo) {
-        sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-        return NULL;
-    }
-    if (algo_local_optim_init(lo, env, 0, err) < 0) {
-        free(lo);
-        return NULL;
-    }
-    return lo;
-}
-
-void algo_local_optim_destroy(void *p)
-{
-    algo_local_optim *lo = p;
-    if (!lo)
-        return;
-    algo_local_optim_release(lo);
-    free(lo);
-}
-
 algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form dflt)
 {
     const char *f = cfg_get_string(cfg, "algorithm", "form");
