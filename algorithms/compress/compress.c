@@ -5,6 +5,7 @@
  * coordinates of a sparsifier, since x - x = 0 in floating point). */
 #include "algorithms/compress/compress.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +76,11 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err)
     }
     if (sp.nargs > 0 && used < sizeof c->spec)
         snprintf(c->spec + used, sizeof c->spec - used, ")");
-    if (vt->parse(c, args, sp.nargs, err) != 0) {
+    int rc = vt->parse ? vt->parse(c, args, sp.nargs, err)
+             : sp.nargs != 0 ? sim_err_set(err, SIM_ECONFIG, "%s takes no arguments, got %d",
+                                           vt->name, sp.nargs)
+                             : 0;
+    if (rc != 0) {
         free(c);
         return NULL;
     }
@@ -101,6 +106,50 @@ algo_compressor *algo_compress_from_config(const cfg_config *cfg, sim_err *err)
     return c;
 }
 
+int64_t algo_compress_entries(const algo_compressor *c, int64_t d)
+{
+    return c->vt->entries ? c->vt->entries(c, d) : d;
+}
+
+int algo_compress_parse_ratio(algo_compressor *c, const char *const *args, int nargs,
+                              sim_err *err)
+{
+    const char *name = c->vt->name;
+    if (nargs != 1)
+        return sim_err_set(err, SIM_ECONFIG,
+                           "%s takes one argument, the kept fraction, such as %s(0.01); got %d",
+                           name, name, nargs);
+    double r;
+    if (sim_parse_double(args[0], &r, err) != 0)
+        return sim_err_set(err, SIM_ECONFIG, "%s: expected a ratio such as 0.01, got '%s'",
+                           name, args[0]);
+    if (!(r > 0.0 && r <= 1.0))
+        return sim_err_set(err, SIM_ECONFIG, "%s: ratio must be in (0, 1], got %s", name,
+                           args[0]);
+    c->param[0] = r;
+    return 0;
+}
+
+int64_t algo_compress_ratio_entries(const algo_compressor *c, int64_t d)
+{
+    if (d <= 0)
+        return 0;
+    long long k = llround(c->param[0] * (double)d);
+    if (k < 1)
+        k = 1;
+    return k > d ? d : (int64_t)k;
+}
+
+void algo_compress_add_sparse(const algo_compressor *c, const algo_compress_msg *msg,
+                              float scale, float *out)
+{
+    (void)c;
+    const float *v = msg->values;
+    const int32_t *idx = msg->indices;
+    for (int64_t i = 0; i < msg->nnz; i++)
+        out[idx[i]] += scale * v[i];
+}
+
 double algo_compress_wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
 {
     return c->vt->wire_bytes(c, d, value_bytes);
@@ -114,7 +163,7 @@ int algo_compress_msg_init(algo_compress_msg *msg, const algo_compressor *c, int
         return sim_err_set(err, SIM_EINPUT,
                            "compressor %s: %lld parameters do not fit int32 indices", c->spec,
                            (long long)d);
-    int64_t cap = c->vt->entries(c, d);
+    int64_t cap = algo_compress_entries(c, d);
     msg->d = d;
     msg->cap = cap;
     msg->values = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *msg->values);
@@ -140,7 +189,13 @@ void algo_compress_msg_release(algo_compress_msg *msg)
 void algo_compress_decode_add(const algo_compressor *c, const algo_compress_msg *msg,
                               float scale, float *out)
 {
-    c->vt->decode_add(c, msg, scale, out);
+    if (c->vt->decode_add) {
+        c->vt->decode_add(c, msg, scale, out);
+        return;
+    }
+    const float *v = msg->values;
+    for (int64_t j = 0; j < msg->nnz; j++)
+        out[j] += scale * v[j];
 }
 
 int algo_compress_worker_init(algo_compress_worker *w, const algo_compressor *c, int64_t d,
@@ -192,7 +247,7 @@ const algo_compress_msg *algo_compress_worker_encode(algo_compress_worker *w,
         for (int64_t j = 0; j < d; j++)
             e[j] += input[j];              /* e now holds p = u + e */
         c->vt->encode(c, e, d, w->rng, &w->msg);
-        c->vt->decode_add(c, &w->msg, -1.0f, e); /* e = p - C(p) */
+        algo_compress_decode_add(c, &w->msg, -1.0f, e); /* e = p - C(p) */
     }
     w->msg.bytes = c->vt->wire_bytes(c, w->d_wire, w->value_bytes);
     return &w->msg;

@@ -56,9 +56,11 @@ typedef struct algo_compress_vt {
     algo_compress_agg agg;
     int identity;          /* 1: C(v) = v, messages are the dense vector */
     int random;            /* 1: encode draws from the worker's compressor stream */
-    /* Reads and checks the spec's arguments into c->param. */
+    /* A NULL slot below means the default named with it. */
+    /* Reads and checks the spec's arguments into c->param (NULL: takes none). */
     int (*parse)(algo_compressor *c, const char *const *args, int nargs, sim_err *err);
-    /* Entries (values, and indices when sparse) of a message for d parameters. */
+    /* Entries (values, and indices when sparse) of a message for d
+     * parameters (NULL: d, a dense message). */
     int64_t (*entries)(const algo_compressor *c, int64_t d);
     /* Exact wire size in bytes of a message for d parameters; value_bytes is
      * the dense value size of [workload] wire_dtype (4 fp32, 2 fp16/bf16). */
@@ -67,7 +69,8 @@ typedef struct algo_compress_vt {
      * the worker's compressor stream (NULL unless vt->random). */
     void (*encode)(const algo_compressor *c, const float *v, int64_t d, gsl_rng *rng,
                    algo_compress_msg *msg);
-    /* out += scale * decode(msg) (out has msg->d floats). */
+    /* out += scale * decode(msg) (out has msg->d floats; NULL: the values
+     * are dense, out[j] += scale * values[j] for j < nnz). */
     void (*decode_add)(const algo_compressor *c, const algo_compress_msg *msg, float scale,
                        float *out);
     int shared_random;     /* 1: every worker draws from the same stream (randomk) */
@@ -92,6 +95,18 @@ void algo_compress_destroy(algo_compressor *c);
 /* The same from [algorithm] compressor, errors as "file:line: [algorithm]
  * compressor: ...". */
 algo_compressor *algo_compress_from_config(const cfg_config *cfg, sim_err *err);
+
+/* Entries of a message for d parameters (vt->entries or its default). */
+int64_t algo_compress_entries(const algo_compressor *c, int64_t d);
+/* The pieces the sparsifiers share (topk, randomk): one argument, the kept
+ * fraction r in (0, 1], into c->param[0]; k = min(d, max(1, round(r d)))
+ * with round-half-away (llround), 0 for d <= 0; and the sparse decode
+ * out[indices[i]] += scale * values[i]. */
+int algo_compress_parse_ratio(algo_compressor *c, const char *const *args, int nargs,
+                              sim_err *err);
+int64_t algo_compress_ratio_entries(const algo_compressor *c, int64_t d);
+void algo_compress_add_sparse(const algo_compressor *c, const algo_compress_msg *msg,
+                              float scale, float *out);
 
 /* Wire size of a message for d parameters. */
 double algo_compress_wire_bytes(const algo_compressor *c, int64_t d, int value_bytes);

@@ -34,12 +34,6 @@ static int parse(algo_compressor *c, const char *const *args, int nargs, sim_err
     return 0;
 }
 
-static int64_t entries(const algo_compressor *c, int64_t d)
-{
-    (void)c;
-    return d;
-}
-
 /* 1 + ceil(log2(s + 1)) bits per coordinate */
 static int64_t bits_per_value(int64_t s)
 {
@@ -85,26 +79,14 @@ static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng 
     msg->d = d;
 }
 
-static void decode_add(const algo_compressor *c, const algo_compress_msg *msg, float scale,
-                       float *out)
-{
-    (void)c;
-    for (int64_t j = 0; j < msg->nnz; j++)
-        out[j] += scale * msg->values[j];
-}
-
 const algo_compress_vt algo_compress_qsgd = {
     .name = "qsgd",
     .args = "(levels[, bucket])",
     .summary = "QSGD stochastic quantization to s levels per bucket (default 512), unbiased",
     .size_rule = "4 ceil(d/b) + ceil(d (1 + ceil(log2(s+1))) / 8) bytes, gathered",
     .agg = ALGO_COMPRESS_ALLGATHER,
-    .identity = 0,
     .random = 1,
     .parse = parse,
-    .entries = entries,
     .wire_bytes = wire_bytes,
     .encode = encode,
-    .decode_add = decode_add,
-    .shared_random = 0,
 };

@@ -10,50 +10,20 @@
  * Selection sampling (Knuth's algorithm S): coordinate j is kept with
  * probability (k - kept) / (d - j); one uniform per coordinate, indices
  * come out increasing, nothing allocates. */
-#include <math.h>
 #include <stdint.h>
 
 #include "algorithms/compress/compress.h"
-#include "sim/units.h"
-
-static int parse(algo_compressor *c, const char *const *args, int nargs, sim_err *err)
-{
-    if (nargs != 1)
-        return sim_err_set(err, SIM_ECONFIG,
-                           "randomk takes one argument, the kept fraction, such as "
-                           "randomk(0.01); got %d",
-                           nargs);
-    double r;
-    if (sim_parse_double(args[0], &r, err) != 0)
-        return sim_err_set(err, SIM_ECONFIG, "randomk: expected a ratio such as 0.01, got '%s'",
-                           args[0]);
-    if (!(r > 0.0 && r <= 1.0))
-        return sim_err_set(err, SIM_ECONFIG, "randomk: ratio must be in (0, 1], got %s",
-                           args[0]);
-    c->param[0] = r;
-    return 0;
-}
-
-static int64_t entries(const algo_compressor *c, int64_t d)
-{
-    if (d <= 0)
-        return 0;
-    long long k = llround(c->param[0] * (double)d);
-    if (k < 1)
-        k = 1;
-    return k > d ? d : (int64_t)k;
-}
 
 static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
 {
     (void)value_bytes;
-    return 4.0 * (double)entries(c, d);
+    return 4.0 * (double)algo_compress_ratio_entries(c, d);
 }
 
 static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng *rng,
                    algo_compress_msg *msg)
 {
-    const int64_t k = entries(c, d);
+    const int64_t k = algo_compress_ratio_entries(c, d);
     const float scale = c->error_feedback ? 1.0f : (float)((double)d / (double)k);
     msg->d = d;
     int64_t n = 0;
@@ -67,14 +37,6 @@ static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng 
     msg->nnz = n;
 }
 
-static void decode_add(const algo_compressor *c, const algo_compress_msg *msg, float scale,
-                       float *out)
-{
-    (void)c;
-    for (int64_t i = 0; i < msg->nnz; i++)
-        out[msg->indices[i]] += scale * msg->values[i];
-}
-
 const algo_compress_vt algo_compress_randomk = {
     .name = "randomk",
     .args = "(ratio)",
@@ -82,12 +44,11 @@ const algo_compress_vt algo_compress_randomk = {
                "error feedback",
     .size_rule = "4k bytes (fp32 values; indices from the shared seed), all-reduced",
     .agg = ALGO_COMPRESS_ALLREDUCE,
-    .identity = 0,
     .random = 1,
-    .parse = parse,
-    .entries = entries,
+    .parse = algo_compress_parse_ratio,
+    .entries = algo_compress_ratio_entries,
     .wire_bytes = wire_bytes,
     .encode = encode,
-    .decode_add = decode_add,
+    .decode_add = algo_compress_add_sparse,
     .shared_random = 1,
 };

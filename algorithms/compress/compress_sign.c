@@ -8,21 +8,6 @@
 
 #include "algorithms/compress/compress.h"
 
-static int parse(algo_compressor *c, const char *const *args, int nargs, sim_err *err)
-{
-    (void)c;
-    (void)args;
-    if (nargs != 0)
-        return sim_err_set(err, SIM_ECONFIG, "sign takes no arguments, got %d", nargs);
-    return 0;
-}
-
-static int64_t entries(const algo_compressor *c, int64_t d)
-{
-    (void)c;
-    return d;
-}
-
 static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
 {
     (void)c;
@@ -45,26 +30,12 @@ static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng 
     msg->d = d;
 }
 
-static void decode_add(const algo_compressor *c, const algo_compress_msg *msg, float scale,
-                       float *out)
-{
-    (void)c;
-    for (int64_t j = 0; j < msg->nnz; j++)
-        out[j] += scale * msg->values[j];
-}
-
 const algo_compress_vt algo_compress_sign = {
     .name = "sign",
     .args = "",
     .summary = "scaled sign: (|v|_1 / d) sign(v), biased (use error feedback)",
     .size_rule = "ceil(d/8) + 4 bytes (sign bits + fp32 scale), gathered",
     .agg = ALGO_COMPRESS_ALLGATHER,
-    .identity = 0,
-    .random = 0,
-    .parse = parse,
-    .entries = entries,
     .wire_bytes = wire_bytes,
     .encode = encode,
-    .decode_add = decode_add,
-    .shared_random = 0,
 };

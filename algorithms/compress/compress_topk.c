@@ -10,45 +10,15 @@
  * every entry above t and the first entries equal to t in index order
  * until k are kept. O(d), no workspace, deterministic; indices come out
  * increasing. A NaN has the largest pattern and is kept first. */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "algorithms/compress/compress.h"
-#include "sim/units.h"
-
-static int parse(algo_compressor *c, const char *const *args, int nargs, sim_err *err)
-{
-    if (nargs != 1)
-        return sim_err_set(err, SIM_ECONFIG,
-                           "topk takes one argument, the kept fraction, such as topk(0.01); "
-                           "got %d",
-                           nargs);
-    double r;
-    if (sim_parse_double(args[0], &r, err) != 0)
-        return sim_err_set(err, SIM_ECONFIG, "topk: expected a ratio such as 0.01, got '%s'",
-                           args[0]);
-    if (!(r > 0.0 && r <= 1.0))
-        return sim_err_set(err, SIM_ECONFIG, "topk: ratio must be in (0, 1], got %s",
-                           args[0]);
-    c->param[0] = r;
-    return 0;
-}
-
-static int64_t entries(const algo_compressor *c, int64_t d)
-{
-    if (d <= 0)
-        return 0;
-    long long k = llround(c->param[0] * (double)d);
-    if (k < 1)
-        k = 1;
-    return k > d ? d : (int64_t)k;
-}
 
 static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
 {
     (void)value_bytes;
-    return 8.0 * (double)entries(c, d);
+    return 8.0 * (double)algo_compress_ratio_entries(c, d);
 }
 
 static inline uint32_t mag_key(float v)
@@ -62,7 +32,7 @@ static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng 
                    algo_compress_msg *msg)
 {
     (void)rng;
-    int64_t k = entries(c, d);
+    int64_t k = algo_compress_ratio_entries(c, d);
     msg->d = d;
     msg->nnz = k;
     if (k == d) {
@@ -104,27 +74,15 @@ static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng 
     }
 }
 
-static void decode_add(const algo_compressor *c, const algo_compress_msg *msg, float scale,
-                       float *out)
-{
-    (void)c;
-    const float *v = msg->values;
-    const int32_t *idx = msg->indices;
-    for (int64_t i = 0; i < msg->nnz; i++)
-        out[idx[i]] += scale * v[i];
-}
-
 const algo_compress_vt algo_compress_topk = {
     .name = "topk",
     .args = "(ratio)",
     .summary = "top-k sparsification: the k entries of largest |v|, ratio in (0, 1]",
     .size_rule = "8k bytes (fp32 value + int32 index), k = min(d, max(1, round(ratio x d)))",
     .agg = ALGO_COMPRESS_ALLGATHER,
-    .identity = 0,
-    .random = 0,
-    .parse = parse,
-    .entries = entries,
+    .parse = algo_compress_parse_ratio,
+    .entries = algo_compress_ratio_entries,
     .wire_bytes = wire_bytes,
     .encode = encode,
-    .decode_add = decode_add,
+    .decode_add = algo_compress_add_sparse,
 };

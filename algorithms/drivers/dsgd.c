@@ -9,6 +9,7 @@
  * direction g_i + beta m_i). With q gossip steps W becomes W^q. Optimizer
  * buffers stay local. The callbacks' state is, or begins with, an
  * algo_local_optim. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/drivers/gossip.h"
@@ -88,19 +89,29 @@ void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
         .finish = form == ALGO_GOSSIP_ATC ? atc_finish : awc_finish,
         .combine_finish = form == ALGO_GOSSIP_ATC ? atc_combine : awc_combine,
         .sends_model = form == ALGO_GOSSIP_AWC,
-        .plan = NULL,
-        .release = NULL,
         .reset = dsgd_reset,
     };
 }
 
+static void dsgd_release(void *m)
+{
+    if (m)
+        algo_local_optim_release(m);
+    free(m);
+}
+
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
-    algo_local_optim *s = algo_local_optim_create(env, err);
+    algo_local_optim *s = malloc(sizeof *s);
     if (!s)
-        return err && err->code ? err->code : SIM_ENOMEM;
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+    int rc = algo_local_optim_init(s, env, 0, err);
+    if (rc < 0) {
+        free(s);
+        return rc;
+    }
     algo_gossip_ops ops;
     algo_dsgd_ops(form, &ops);
-    ops.release = algo_local_optim_destroy;
+    ops.release = dsgd_release;
     return algo_gossip_create_state(env, &ops, s, out, err);
 }

@@ -391,34 +391,24 @@ void algo_gossip_part_done(algo_gossip *g, algo_gossip_coll kind, int i)
 }
 
 /* Without crashes every worker is rank i of the collectives over all n. */
-static void coll_done(algo_gossip *g, algo_gossip_coll kind, int *count, int rank)
-{
-    if ((*count)++ == 0)
-        algo_gossip_coll_form(g, kind, rank, NULL, g->n);
-    if (*count == g->n)
-        *count = 0;
-    algo_gossip_part_done(g, kind, rank);
-}
-
-static void on_exact_done(sim_engine *eng, void *ctx, int rank)
+static void on_coll_done(sim_engine *eng, void *ctx, int rank)
 {
     (void)eng;
-    algo_gossip *g = ctx;
-    coll_done(g, ALGO_GC_EXACT, &g->exact_done, rank);
+    struct gcoll *c = ctx;
+    algo_gossip *g = c->g;
+    if (c->done++ == 0)
+        algo_gossip_coll_form(g, (algo_gossip_coll)c->kind, rank, NULL, g->n);
+    if (c->done == g->n)
+        c->done = 0;
+    algo_gossip_part_done(g, (algo_gossip_coll)c->kind, rank);
 }
 
-static void on_sync_done(sim_engine *eng, void *ctx, int rank)
+/* The collective of a kind over all n workers; 0 or -1 with err filled. */
+static int make_coll(algo_gossip *g, algo_gossip_coll kind, sim_coll_kind ck, sim_err *err)
 {
-    (void)eng;
-    algo_gossip *g = ctx;
-    coll_done(g, ALGO_GC_SYNC, &g->sync_done, rank);
-}
-
-static void on_scalar_done(sim_engine *eng, void *ctx, int rank)
-{
-    (void)eng;
-    algo_gossip *g = ctx;
-    coll_done(g, ALGO_GC_SCALAR, &g->scalar_done, rank);
+    g->cctx[kind] = (struct gcoll){.g = g, .kind = (int)kind, .done = 0};
+    g->coll[kind] = algo_env_coll(g->env, ck, on_coll_done, &g->cctx[kind], err);
+    return g->coll[kind] ? 0 : -1;
 }
 
 /* Worker i enters its next collective: over every worker, or in crash
@@ -429,9 +419,7 @@ static void coll_enter(algo_gossip *g, algo_gossip_coll kind, int i)
         algo_gossip_group_enter(g, i, kind);
         return;
     }
-    sim_coll *c = kind == ALGO_GC_EXACT ? g->coll_exact
-                  : kind == ALGO_GC_SCALAR ? g->coll_scalar : g->coll_sync;
-    algo_env_coll_enter(g->env, c, i, algo_gossip_coll_bytes(g, kind));
+    algo_env_coll_enter(g->env, g->coll[kind], i, algo_gossip_coll_bytes(g, kind));
 }
 
 double algo_gossip_coll_bytes(const algo_gossip *g, algo_gossip_coll kind)
@@ -449,9 +437,8 @@ void algo_gossip_destroy(void *p)
     if (g->ops.release)
         g->ops.release(g->m);
     algo_gossip_group_free(g);
-    sim_coll_destroy(g->coll_exact);
-    sim_coll_destroy(g->coll_scalar);
-    sim_coll_destroy(g->coll_sync);
+    for (int k = 0; k < 3; k++)
+        sim_coll_destroy(g->coll[k]);
     free(g->savg);
     free(g->nb_slab);
     for (int i = 0; g->w && i < g->n; i++)
@@ -523,8 +510,13 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
         n_recv += 2 * (size_t)topo_graph_neighbors(env->graph, i, &nb) + 2;
     }
     g->recv_slab = malloc(n_recv * sizeof *g->recv_slab);
+    if (ops->plan) /* the method may use exact or adaptive mixing */
+        g->avg = malloc(len * sizeof(float));
+    if (ops->sync_after)
+        g->savg = malloc((size_t)env->d * sizeof(float));
     if (!g->w || !g->slab || !g->sp[0] || !g->sp[1] || !g->ptrs || !g->done_cnt ||
-        !g->iter_samples || !g->recv_slab) {
+        !g->iter_samples || !g->recv_slab || (ops->plan && !g->avg) ||
+        (ops->sync_after && !g->savg)) {
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory for %d workers", env->cfg->algorithm,
                     env->n);
         goto fail;
@@ -557,29 +549,11 @@ algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void 
             w->x = w->slot[0];
         }
     }
-    if (ops->plan) { /* the method may use exact or adaptive mixing */
-        g->avg = malloc(len * sizeof(float));
-        if (!g->avg) {
-            sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-            goto fail;
-        }
-        g->coll_exact = algo_env_coll(env, env->allreduce_kind, on_exact_done, g, err);
-        if (!g->coll_exact)
-            goto fail;
-        g->coll_scalar = algo_env_coll(env, SIM_COLL_RING, on_scalar_done, g, err);
-        if (!g->coll_scalar)
-            goto fail;
-    }
-    if (ops->sync_after) {
-        g->savg = malloc((size_t)env->d * sizeof(float));
-        if (!g->savg) {
-            sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-            goto fail;
-        }
-        g->coll_sync = algo_env_coll(env, env->allreduce_kind, on_sync_done, g, err);
-        if (!g->coll_sync)
-            goto fail;
-    }
+    if (ops->plan && (make_coll(g, ALGO_GC_EXACT, env->allreduce_kind, err) < 0 ||
+                      make_coll(g, ALGO_GC_SCALAR, SIM_COLL_RING, err) < 0))
+        goto fail;
+    if (ops->sync_after && make_coll(g, ALGO_GC_SYNC, env->allreduce_kind, err) < 0)
+        goto fail;
     if (g->crash && (ops->plan || ops->sync_after) && algo_gossip_group_init(g, err) < 0)
         goto fail;
     return g;

@@ -198,27 +198,6 @@ int algo_phase_mask(const char *text, uint32_t *mask);
 /* Phase of an epoch: 1 + the number of lr milestones at or before it. */
 int algo_phase_at(const cfg_config *cfg, double epoch);
 
-/* Local momentum buffers (docs/algorithms.md 0.2) of the decentralized methods:
- * one heavy-ball buffer per worker and the common momentum (beta), nesterov
- * and weight_decay keys. */
-typedef struct algo_momentum {
-    float *m;        /* n x d buffers (zeros at the start), NULL without momentum */
-    int64_t d;       /* floats per buffer (env->d) */
-    double beta, wd; /* momentum and weight decay of env->cfg */
-    int nesterov;
-} algo_momentum;
-
-/* Reads the keys of env->cfg into mo and allocates the buffers when
- * momentum != 0. Returns 0 or SIM_ENOMEM (nothing left to release). */
-int algo_momentum_init(algo_momentum *mo, const algo_env *env);
-void algo_momentum_release(algo_momentum *mo);
-/* The same on the heap: NULL when out of memory; destroy takes the
- * algo_momentum (a gossip ops release slot) and accepts NULL. */
-algo_momentum *algo_momentum_create(const algo_env *env);
-void algo_momentum_destroy(void *mo);
-/* Worker i's buffer, or NULL without momentum. */
-float *algo_momentum_of(const algo_momentum *mo, int i);
-
 /* Local optimizer states of the local-step methods: one state of the
  * configured [algorithm] optimizer per worker (docs/optimizers.md). */
 typedef struct algo_local_optim {
@@ -235,10 +214,6 @@ typedef struct algo_local_optim {
 int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapshot_decay,
                           sim_err *err);
 void algo_local_optim_release(algo_local_optim *lo);
-/* Heap form for a gossip ops state: NULL with err filled on error; destroy
- * accepts NULL (a release slot). */
-algo_local_optim *algo_local_optim_create(const algo_env *env, sim_err *err);
-void algo_local_optim_destroy(void *lo);
 
 /* Lattice quantization (docs/algorithms.md 6), q a power of two >= 2, step s:
  * code c = round(x / s) mod q (stored as a float in [0, q)); decoding

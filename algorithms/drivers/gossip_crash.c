@@ -11,6 +11,7 @@
  * (ops->reset) and the first iteration none of them has published a step
  * of. */
 #include "algorithms/drivers/gossip_impl.h"
+#include "algorithms/drivers/group.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -166,9 +167,9 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)eng;
     (void)payload;
     algo_gossip *g = ctx;
-    int i = (int)(arg & 0xffffffffu);
+    int i = algo_group_arg_w(arg);
     gworker *w = &g->w[i];
-    if (g->env->w[i].down || w->tseq != (uint32_t)(arg >> 32) || !w->published)
+    if (g->env->w[i].down || w->tseq != algo_group_arg_gen(arg) || !w->published)
         return;
     w->timed_out = 1;
     algo_gossip_check_round(g, i);
@@ -281,13 +282,10 @@ void algo_gossip_crash_send(algo_gossip *g, int i, int p, double bytes)
                           msg_arg(w->t, w->gen, g->w[out[a]].gen)) < 0)
             return;
     }
-    if (algo_gossip_crash_ready(g, i)) {
+    if (algo_gossip_crash_ready(g, i))
         algo_gossip_check_round(g, i);
-    } else if (!sim_engine_schedule(env->eng, g->timeout, on_timeout, g,
-                                    (uint64_t)(uint32_t)i | (uint64_t)(++w->tseq) << 32, NULL,
-                                    NULL)) {
-        algo_gossip_fail(g, SIM_ENOMEM, "cannot schedule a timeout");
-    }
+    else
+        algo_group_timeout(env, g->timeout, on_timeout, g, i, ++w->tseq);
 }
 
 void algo_gossip_crash_substitute(algo_gossip *g, int i, int64_t t, int *src, int *j0)
@@ -348,6 +346,21 @@ void algo_gossip_crash_release(algo_gossip *g, int i, int64_t t, int src)
 
 /* ---- crashes and rejoins ------------------------------------------------ */
 
+/* After a crash or rejoin of j: the live workers that may have waited for
+ * j re-check their round (on a time-varying graph any worker, else j's
+ * neighbours). */
+static void recheck(algo_gossip *g, int j)
+{
+    algo_env *env = g->env;
+    gworker *wj = &g->w[j];
+    int n = g->tv ? g->n : wj->nnb;
+    for (int a = 0; a < n && !(g->tv && env->error.code); a++) {
+        int r = g->tv ? a : wj->nb[a].j;
+        if (r != j && g->w[r].published && !env->w[r].down)
+            algo_gossip_check_round(g, r);
+    }
+}
+
 /* Time-varying graph: worker j has just crashed (see "time-varying graphs"
  * above for the rules). */
 static void tv_crash(algo_gossip *g, int j)
@@ -389,9 +402,7 @@ static void tv_crash(algo_gossip *g, int j)
             }
         }
     }
-    for (int r = 0; r < g->n && !env->error.code; r++)
-        if (g->w[r].published && !env->w[r].down)
-            algo_gossip_check_round(g, r);
+    recheck(g, j);
     algo_gossip_complete_ready(g);
 }
 
@@ -439,11 +450,7 @@ static void crash(algo_gossip *g, int j)
                 wj->pend[p]--;
         }
     }
-    for (int a = 0; a < wj->nnb; a++) {
-        gworker *wa = &g->w[wj->nb[a].j];
-        if (wa->published && !env->w[wj->nb[a].j].down)
-            algo_gossip_check_round(g, wj->nb[a].j);
-    }
+    recheck(g, j);
     algo_gossip_complete_ready(g);
 }
 
@@ -526,17 +533,7 @@ static void rejoin(algo_gossip *g, int j)
         return;
     }
     algo_gossip_begin_iter(g, j);
-    if (g->tv) {
-        for (int r = 0; r < g->n && !env->error.code; r++)
-            if (r != j && g->w[r].published && !env->w[r].down)
-                algo_gossip_check_round(g, r);
-        return;
-    }
-    for (int a = 0; a < wj->nnb; a++) {
-        int r = wj->nb[a].j;
-        if (g->w[r].published && !env->w[r].down)
-            algo_gossip_check_round(g, r);
-    }
+    recheck(g, j);
 }
 
 void algo_gossip_fault(void *p, const algo_fault *ev)

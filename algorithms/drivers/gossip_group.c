@@ -129,10 +129,7 @@ static void wait_timeout(algo_gossip *g, int w)
 {
     ggroups *f = g->gc;
     f->wstat[w] = G_WAITING;
-    f->tgen[w]++;
-    if (!sim_engine_schedule(g->env->eng, g->timeout, on_timeout, g,
-                             algo_group_arg(w, f->tgen[w]), NULL, NULL))
-        algo_gossip_fail(g, SIM_ENOMEM, "cannot schedule a timeout");
+    algo_group_timeout(g->env, g->timeout, on_timeout, g, w, ++f->tgen[w]);
 }
 
 void algo_gossip_group_enter(algo_gossip *g, int i, algo_gossip_coll kind)

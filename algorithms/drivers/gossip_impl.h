@@ -113,10 +113,13 @@ struct algo_gossip {
     float *slab;           /* every worker's slots and mix */
     const float **sp[2];   /* sp[p][j] = w[j].slot[p] */
     const float **ptrs;    /* scratch: n model pointers */
-    sim_coll *coll_exact, *coll_scalar, *coll_sync;
+    /* Without crashes, per algo_gossip_coll kind: the collective over all
+     * n workers (NULL when unused), its callbacks' context and the ranks
+     * done with its current instance. */
+    sim_coll *coll[3];
+    struct gcoll { struct algo_gossip *g; int kind, done; } cctx[3];
     float *avg;            /* exact mean of the current exact round */
     float *savg;           /* the mean of the current synchronization (sync_after) */
-    int exact_done, scalar_done, sync_done;
     double est, est_first; /* adaptive: estimate of the current step, of the first */
     int64_t spi;           /* samples of one global iteration at the current batches */
     int64_t spi_changes;   /* env->batch_changes when spi was summed */

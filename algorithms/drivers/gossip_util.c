@@ -77,49 +77,6 @@ void algo_gossip_row(const topo_wmat *W, int i, const float *const *in, int64_t 
     algo_gossip_row_step(W, i, in, off, len, out, NULL, 0.0);
 }
 
-int algo_momentum_init(algo_momentum *mo, const algo_env *env)
-{
-    const cfg_config *c = env->cfg;
-    *mo = (algo_momentum){.m = NULL, .d = env->d, .beta = c->momentum,
-                          .wd = c->weight_decay, .nesterov = c->nesterov};
-    if (c->momentum != 0) {
-        mo->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
-        if (!mo->m)
-            return SIM_ENOMEM;
-    }
-    return 0;
-}
-
-void algo_momentum_release(algo_momentum *mo)
-{
-    free(mo->m);
-    mo->m = NULL;
-}
-
-algo_momentum *algo_momentum_create(const algo_env *env)
-{
-    algo_momentum *mo = malloc(sizeof *mo);
-    if (mo && algo_momentum_init(mo, env) < 0) {
-        free(mo);
-        return NULL;
-    }
-    return mo;
-}
-
-void algo_momentum_destroy(void *p)
-{
-    algo_momentum *mo = p;
-    if (!mo)
-        return;
-    algo_momentum_release(mo);
-    free(mo);
-}
-
-float *algo_momentum_of(const algo_momentum *mo, int i)
-{
-    return mo->m ? mo->m + (int64_t)i * mo->d : NULL;
-}
-
 int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapshot_decay,
                           sim_err *err)
 {
@@ -156,29 +113,6 @@ void algo_local_optim_release(algo_local_optim *lo)
             algo_optim_state_destroy(lo->s[i]);
     free(lo->s);
     lo->s = NULL;
-}
-
-algo_local_optim *algo_local_optim_create(const algo_env *env, sim_err *err)
-{
-    algo_local_optim *lo = malloc(sizeof *lo);
-    if (!lo) {
-        sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-        return NULL;
-    }
-    if (algo_local_optim_init(lo, env, 0, err) < 0) {
-        free(lo);
-        return NULL;
-    }
-    return lo;
-}
-
-void algo_local_optim_destroy(void *p)
-{
-    algo_local_optim *lo = p;
-    if (!lo)
-        return;
-    algo_local_optim_release(lo);
-    free(lo);
 }
 
 algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form dflt)

@@ -73,6 +73,14 @@ algo_group *algo_groups_for(const algo_groups *gs, int64_t round)
     return NULL;
 }
 
+int algo_group_timeout(algo_env *env, sim_time delay, sim_handler fn, void *ctx, int w,
+                       uint32_t gen)
+{
+    if (sim_engine_schedule(env->eng, delay, fn, ctx, algo_group_arg(w, gen), NULL, NULL))
+        return 0;
+    return algo_env_fail(env, SIM_ENOMEM, "%s: cannot schedule a timeout", env->cfg->algorithm);
+}
+
 void algo_groups_release(algo_groups *gs)
 {
     for (int i = 0; i < gs->n; i++)
@@ -109,37 +117,34 @@ int algo_group_members_joining(const algo_group *next, const int *pending, const
 sim_coll *algo_group_coll(algo_env *env, algo_group *g, int alltoall, sim_coll_kind kind,
                           sim_coll_done done, void *ctx, const char *who)
 {
-    if (!alltoall) {
-        sim_coll_desc desc = {.kind = kind, .n = g->n, .hosts = g->members,
-                              .ps_host = env->server_host, .per_node = env->per_node,
-                              .done = done, .ctx = ctx};
-        sim_err e = {0};
-        sim_coll *c = sim_coll_create(env->net, &desc, &e);
-        if (!c)
-            algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who, e.msg);
-        return c;
-    }
-    if (g->n < 2)
-        return NULL; /* nothing to exchange */
-    int *off = malloc((size_t)(g->n + 1) * sizeof *off);
-    int *nbr = malloc((size_t)g->n * (size_t)g->n * sizeof *nbr);
-    if (!off || !nbr) {
-        free(off);
-        free(nbr);
-        algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who);
-        return NULL;
-    }
-    int k = 0;
-    for (int i = 0; i < g->n; i++) {
-        off[i] = k;
-        for (int j = 0; j < g->n; j++)
-            if (j != i)
-                nbr[k++] = j;
-    }
-    off[g->n] = k;
-    sim_coll_desc desc = {.kind = SIM_COLL_NEIGHBOR, .n = g->n, .hosts = g->members,
-                          .ps_host = env->server_host, .nbr_off = off, .nbr = nbr,
+    sim_coll_desc desc = {.kind = kind, .n = g->n, .hosts = g->members,
+                          .ps_host = env->server_host, .per_node = env->per_node,
                           .done = done, .ctx = ctx};
+    int *off = NULL, *nbr = NULL;
+    if (alltoall) {
+        if (g->n < 2)
+            return NULL; /* nothing to exchange */
+        off = malloc((size_t)(g->n + 1) * sizeof *off);
+        nbr = malloc((size_t)g->n * (size_t)g->n * sizeof *nbr);
+        if (!off || !nbr) {
+            free(off);
+            free(nbr);
+            algo_env_fail(env, SIM_ENOMEM, "%s: out of memory for a group", who);
+            return NULL;
+        }
+        int k = 0;
+        for (int i = 0; i < g->n; i++) {
+            off[i] = k;
+            for (int j = 0; j < g->n; j++)
+                if (j != i)
+                    nbr[k++] = j;
+        }
+        off[g->n] = k;
+        desc.kind = SIM_COLL_NEIGHBOR;
+        desc.per_node = 0;
+        desc.nbr_off = off;
+        desc.nbr = nbr;
+    }
     sim_err e = {0};
     sim_coll *c = sim_coll_create(env->net, &desc, &e);
     free(off);

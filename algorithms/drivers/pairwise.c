@@ -121,12 +121,6 @@ void algo_pairwise_average(algo_pairwise *pw, int i, int j)
     algo_pairwise_mark(pw, j);
 }
 
-void algo_pairwise_send(algo_pairwise *pw, int src, int dst, double bytes,
-                        sim_net_deliver fn, void *ctx)
-{
-    algo_env_send(pw->env, src, dst, bytes, fn, ctx, 0);
-}
-
 int algo_pairwise_start(void *state, sim_err *err)
 {
     (void)err;

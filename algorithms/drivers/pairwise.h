@@ -63,9 +63,6 @@ int algo_pairwise_rejoin(algo_pairwise *pw, int i);
  * model of j (algo_pairwise_rejoin's result, S bytes) reaches it, unless
  * it has crashed again by then. */
 void algo_pairwise_resume(algo_pairwise *pw, int i, int j);
-/* Sends a message; a refusal of the network stops the run as failed. */
-void algo_pairwise_send(algo_pairwise *pw, int src, int dst, double bytes,
-                        sim_net_deliver fn, void *ctx);
 
 /* Vtable slots for a state that begins with its algo_pairwise. */
 #define ALGO_PAIRWISE_SLOTS                                                                \

@@ -111,9 +111,8 @@ static void begin_step(void *p, int i)
         s->pending[i] = 1;
         uint64_t arg = algo_group_arg(i, ++s->reqgen[i]);
         algo_env_send(env, i, j, env->msg_bytes, on_request, s, arg);
-        if (algo_env_crashes(env) &&
-            !sim_engine_schedule(env->eng, s->core.timeout, on_timeout, s, arg, NULL, NULL))
-            algo_env_fail(env, SIM_ENOMEM, "ad_psgd: cannot schedule a timeout");
+        if (algo_env_crashes(env))
+            algo_group_timeout(env, s->core.timeout, on_timeout, s, i, s->reqgen[i]);
     }
     algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s,
                      algo_group_arg(i, s->core.gen[i]));

@@ -200,12 +200,12 @@ static int compressed_create(state *st, sim_err *err)
         return cfg_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
                                 "must be >= 0, got %g", cost);
     /* encode: one pass over d_wire values; decode: the values received */
-    double decoded = (double)c->vt->entries(c, d_wire);
+    double decoded = (double)algo_compress_entries(c, d_wire);
     if (c->vt->agg == ALGO_COMPRESS_ALLGATHER)
         decoded *= env->n;
     st->enc_dt = sim_time_from_s(cost * (double)d_wire);
     st->dec_dt = sim_time_from_s(cost * decoded);
-    st->dec_cost = cost * (double)c->vt->entries(c, d_wire);
+    st->dec_cost = cost * (double)algo_compress_entries(c, d_wire);
     return 0;
 }
 

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "algorithms/core/algo.h"
+#include "algorithms/drivers/group.h"
 
 /* A job of the random-worker variant: the model it was given, its version
  * and the gradient computed on it. */
@@ -355,9 +356,7 @@ static void job_fault(state *st, const algo_fault *ev)
     st->q_head[w] = st->q_tail[w] = -1;
     if (ev->kind == ALGO_FAULT_CRASH) {
         algo_env_idle_end(env, w);
-        if (!sim_engine_schedule(env->eng, st->timeout, on_crash_known, st,
-                                 (uint64_t)w | ((uint64_t)old << 32), NULL, NULL))
-            algo_env_fail(env, SIM_ENOMEM, "asgd: cannot schedule a timeout");
+        algo_group_timeout(env, st->timeout, on_crash_known, st, w, old);
         return;
     }
     if (ev->kind != ALGO_FAULT_REJOIN)
@@ -510,6 +509,5 @@ const algo_vt algo_asgd = {
     .destroy = destroy,
     .start = start,
     .model = model,
-    .worker_models = NULL,
     .fault = on_fault,
 };

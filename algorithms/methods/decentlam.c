@@ -6,24 +6,48 @@
  * Weight decay is added to g. beta = 0 is exactly ATC-DSGD; W = J with equal
  * starting points is PmSGD; the full-batch fixed point is ATC-DSGD's at
  * step lr whatever beta is. With q gossip steps, W^q replaces W. The
- * state is an algo_momentum (gossip.h). The momentum on the corrected
+ * state is one heavy-ball buffer per worker. The momentum on the corrected
  * gradient is the method, so [algorithm] optimizer must be sgd.
  * Crashes ([faults], docs/faults.md): the gossip driver's rules; a
  * rejoining worker takes its live neighbours' mean and m_i = 0. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/drivers/gossip.h"
 
+/* The common momentum (beta), nesterov and weight_decay keys and one
+ * heavy-ball buffer per worker (zeros at the start). */
+typedef struct momentum {
+    float *m;        /* n x d buffers, NULL without momentum */
+    int64_t d;       /* floats per buffer (env->d) */
+    double beta, wd; /* momentum and weight decay of env->cfg */
+    int nesterov;
+} momentum;
+
+/* Worker i's buffer, or NULL without momentum. */
+static float *momentum_of(const momentum *mo, int i)
+{
+    return mo->m ? mo->m + (int64_t)i * mo->d : NULL;
+}
+
+static void release(void *p)
+{
+    momentum *mo = p;
+    if (mo)
+        free(mo->m);
+    free(mo);
+}
+
 static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
 {
     (void)k;
-    const algo_momentum *s = p;
+    const momentum *s = p;
     algo_worker *w = &env->w[i];
     algo_local_step(send, w->x, w->x, w->grad, NULL, s->d, lr, 0, 0, s->wd);
 }
 
 /* gt = (x - mixed) / lr; m = beta m + gt; x -= lr m (or lr (gt + beta m)). */
-static void update(const algo_momentum *s, float *restrict x, const float *restrict mixed,
+static void update(const momentum *s, float *restrict x, const float *restrict mixed,
                    float *restrict m, int64_t len, double lr)
 {
     const float flr = (float)lr, fb = (float)s->beta;
@@ -50,8 +74,8 @@ static void update(const algo_momentum *s, float *restrict x, const float *restr
 static void finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
 {
     (void)k;
-    const algo_momentum *s = p;
-    update(s, env->w[i].x, mixed, algo_momentum_of(s, i), s->d, lr);
+    const momentum *s = p;
+    update(s, env->w[i].x, mixed, momentum_of(s, i), s->d, lr);
 }
 
 static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const topo_wmat *W,
@@ -60,8 +84,8 @@ static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const t
     (void)env;
     (void)k;
     (void)x_old;
-    const algo_momentum *s = p;
-    float *x = x_new, *m = algo_momentum_of(s, i);
+    const momentum *s = p;
+    float *x = x_new, *m = momentum_of(s, i);
     float tmp[ALGO_ROW_CHUNK];
     for (int64_t c = 0; c < s->d; c += ALGO_ROW_CHUNK) {
         int64_t len = s->d - c < ALGO_ROW_CHUNK ? s->d - c : ALGO_ROW_CHUNK;
@@ -74,8 +98,8 @@ static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const t
 static void reset(void *p, algo_env *env, int i)
 {
     (void)env;
-    const algo_momentum *s = p;
-    float *m = algo_momentum_of(s, i);
+    const momentum *s = p;
+    float *m = momentum_of(s, i);
     if (m)
         memset(m, 0, (size_t)s->d * sizeof(float));
 }
@@ -93,17 +117,23 @@ static int create(algo_env *env, void **out, sim_err *err)
                                     err);
     if (rc < 0)
         return rc;
-    algo_momentum *s = algo_momentum_create(env);
+    const cfg_config *c = env->cfg;
+    momentum *s = malloc(sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "decentlam: out of memory");
+    *s = (momentum){.m = NULL, .d = env->d, .beta = c->momentum, .wd = c->weight_decay,
+                    .nesterov = c->nesterov};
+    if (c->momentum != 0 && !(s->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float)))) {
+        release(s);
+        return sim_err_set(err, SIM_ENOMEM, "decentlam: out of memory");
+    }
     algo_gossip_ops ops = {
         .form = ALGO_GOSSIP_ATC,
         .width = 1,
         .prepare = prepare,
         .finish = finish,
         .combine_finish = combine,
-        .plan = NULL,
-        .release = algo_momentum_destroy,
+        .release = release,
         .reset = reset,
     };
     return algo_gossip_create_state(env, &ops, s, out, err);

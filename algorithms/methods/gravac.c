@@ -503,13 +503,10 @@ const algo_vt algo_gravac = {
     .summary = "GraVAC: Top-k with error feedback, keep fraction chosen online from the gain",
     .reference = "9",
     .keys = keys,
-    .async = 0,
-    .supports_compression = 0,
     .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = destroy,
     .start = start,
     .model = model,
-    .worker_models = NULL,
     .fault = on_fault,
 };

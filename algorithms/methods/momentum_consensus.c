@@ -137,7 +137,6 @@ static int create(algo_env *env, void **out, sim_err *err)
         .prepare = prepare,
         .finish = finish,
         .combine_finish = combine,
-        .plan = NULL,
         .release = release,
         .reset = reset,
     };

@@ -188,9 +188,8 @@ static void interact(swarm *s, int i)
         algo_env_send(env, i, j, s->header, on_read, s, arg);
     else
         algo_env_send(env, i, j, s->model_bytes, on_request, s, arg);
-    if (algo_env_crashes(env) &&
-        !sim_engine_schedule(env->eng, s->core.timeout, on_timeout, s, arg, NULL, NULL))
-        algo_env_fail(env, SIM_ENOMEM, "swarm_sgd: cannot schedule a timeout");
+    if (algo_env_crashes(env))
+        algo_group_timeout(env, s->core.timeout, on_timeout, s, i, s->igen[i]);
 }
 
 /* Worker i's interaction has not completed within the timeout. */

@@ -132,7 +132,7 @@ algo_optim_state *algo_optim_state_create(const algo_optim *o, const algo_optim_
     s->o = o;
     s->hp = *hp;
     s->d = d;
-    s->n_vec = o->vectors(hp);
+    s->n_vec = o->vectors ? o->vectors(hp) : ALGO_OPTIM_MAX_VECTORS;
     if (s->n_vec < 0 || s->n_vec > ALGO_OPTIM_MAX_VECTORS) {
         sim_err_set(err, SIM_EINTERNAL, "optimizer %s: %d state vectors", o->name, s->n_vec);
         goto fail;
@@ -230,7 +230,6 @@ void algo_optim_reset(algo_optim_state *s)
     s->t = 0;
 }
 
-const algo_optim *algo_optim_of(const algo_optim_state *s) { return s->o; }
 const algo_optim_hp *algo_optim_params(const algo_optim_state *s) { return &s->hp; }
 int64_t algo_optim_dim(const algo_optim_state *s) { return s->d; }
 float *algo_optim_m(const algo_optim_state *s) { return s->vec[0]; }

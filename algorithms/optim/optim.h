@@ -53,7 +53,7 @@ typedef struct algo_optim {
     const struct algo_optim *base;
     /* State vectors of d floats (0..ALGO_OPTIM_MAX_VECTORS) for these
      * hyper-parameters: vector 0 is the first moment m, vector 1 the
-     * second moment v. */
+     * second moment v. NULL: both. */
     int (*vectors)(const algo_optim_hp *hp);
     /* g <- dir for the gradient g at x (the step count is already
      * advanced); updates the state. x and g must not overlap. */
@@ -109,7 +109,6 @@ void algo_optim_direction(algo_optim_state *s, const float *x, float *g);
 
 /* Zeroes every buffer and the step count. */
 void algo_optim_reset(algo_optim_state *s);
-const algo_optim *algo_optim_of(const algo_optim_state *s);
 const algo_optim_hp *algo_optim_params(const algo_optim_state *s);
 int64_t algo_optim_dim(const algo_optim_state *s);
 /* First and second moment buffers (d floats, writable: a method may average

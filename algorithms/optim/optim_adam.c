@@ -49,12 +49,6 @@ static void add_decay(float *restrict g, const float *restrict x, double wd, int
         g[j] += fwd * x[j];
 }
 
-static int vectors(const algo_optim_hp *hp)
-{
-    (void)hp;
-    return 2;
-}
-
 static void adam_direction(algo_optim_state *s, const float *x, float *g)
 {
     if (s->hp.weight_decay != 0)
@@ -85,23 +79,14 @@ static const cfg_key adam_keys[] = {
 const algo_optim algo_optim_adam = {
     .name = "adam",
     .summary = "Adam like torch.optim.Adam (beta1, beta2, eps, bias_correction)",
-    .decoupled_wd = 0,
-    .trust_ratio = 0,
     .keys = adam_keys,
-    .vectors = vectors,
     .direction = adam_direction,
-    .step = NULL,
-    .step_from = NULL,
 };
 
 const algo_optim algo_optim_adamw = {
     .name = "adamw",
     .summary = "Adam, decay outside: x -= lr (m_hat / (sqrt(v_hat) + eps) + wd x)",
     .decoupled_wd = 1,
-    .trust_ratio = 0,
     .base = &algo_optim_adam,
-    .vectors = vectors,
     .direction = adamw_direction,
-    .step = NULL,
-    .step_from = NULL,
 };

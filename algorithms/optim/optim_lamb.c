@@ -11,12 +11,6 @@
 
 #include "algorithms/optim/optim_impl.h"
 
-static int vectors(const algo_optim_hp *hp)
-{
-    (void)hp;
-    return 2;
-}
-
 static void direction(algo_optim_state *s, const float *x, float *g)
 {
     algo_optim_adam_dir(s, g, 0, s->d);
@@ -67,8 +61,5 @@ const algo_optim algo_optim_lamb = {
     .trust_ratio = 1,
     .keys = lamb_keys,
     .base = &algo_optim_adam,
-    .vectors = vectors,
     .direction = direction,
-    .step = NULL,
-    .step_from = NULL,
 };

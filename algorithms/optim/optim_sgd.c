@@ -31,8 +31,6 @@ static void step_from(algo_optim_state *s, float *out, const float *base, const 
 const algo_optim algo_optim_sgd = {
     .name = "sgd",
     .summary = "SGD with heavy-ball or Nesterov momentum (momentum, nesterov)",
-    .decoupled_wd = 0,
-    .trust_ratio = 0,
     .vectors = vectors,
     .direction = direction,
     .step = step,

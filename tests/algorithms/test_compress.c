@@ -38,13 +38,15 @@ Test(compress, k_rule_and_wire_sizes)
     const int64_t d[6] = {1, 10, 50, 70, 1000, 25557032};
     const int64_t k[6] = {1, 1, 3, 4, 50, 1277852};
     for (int i = 0; i < 6; i++) {
-        cr_assert_eq(t->vt->entries(t, d[i]), k[i], "d = %lld", (long long)d[i]);
+        cr_assert_eq(algo_compress_entries(t, d[i]), k[i], "d = %lld", (long long)d[i]);
         cr_assert_eq(algo_compress_wire_bytes(t, d[i], 2), 8.0 * (double)k[i]);
         cr_assert_eq(algo_compress_wire_bytes(none, d[i], 4), 4.0 * (double)d[i]);
         cr_assert_eq(algo_compress_wire_bytes(none, d[i], 2), 2.0 * (double)d[i]);
     }
-    algo_compressor *one = make("topk(1)");
-    cr_assert_eq(one->vt->entries(one, 44), 44);
+    algo_compressor *one = make("topk(1)"), *q = make("qsgd(4)");
+    cr_assert_eq(algo_compress_entries(one, 44), 44);
+    cr_assert_eq(algo_compress_entries(q, 44), 44); /* a NULL entries slot: dense */
+    algo_compress_destroy(q);
     algo_compress_destroy(t);
     algo_compress_destroy(none);
     algo_compress_destroy(one);
@@ -155,7 +157,7 @@ Test(compress, topk_contracts_and_keeps_the_largest)
                     for (int64_t j = 0; j < d; j++)
                         v[j] = v[j] < 0 ? -1.0f : 1.0f;
                 c->vt->encode(c, v, d, NULL, &m);
-                int64_t k = c->vt->entries(c, d);
+                int64_t k = algo_compress_entries(c, d);
                 cr_assert_eq(m.nnz, k);
                 memset(kept, 0, (size_t)d);
                 float min_kept = INFINITY, max_dropped = 0;
@@ -323,6 +325,10 @@ Test(compress, bad_specs_and_methods_are_config_errors)
         {"algorithm.compressor=topk", "--set algorithm.compressor: topk takes one argument"},
         {"algorithm.compressor=topk(0.1, 2)", "topk takes one argument"},
         {"algorithm.compressor=none(1)", "none takes no arguments"},
+        {"algorithm.compressor=sign(1, 2)", "sign takes no arguments, got 2"},
+        {"algorithm.compressor=randomk(0)", "randomk: ratio must be in (0, 1], got 0"},
+        {"algorithm.compressor=randomk", "randomk takes one argument, the kept fraction, such as "
+                                         "randomk(0.01); got 0"},
         {"algorithm.compressor=foo(1)",
          "--set algorithm.compressor: unknown compressor 'foo' (known: none, topk, randomk, qsgd, sign)"},
         {"algorithm.compressor=topk((0.1)", "--set algorithm.compressor: compressor 'topk((0.1)'"},
