@@ -75,7 +75,7 @@ Test(config_load, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = test_config_key_count();
-    cr_assert_eq(n, 63); /* 9 + 8 + 8 + 2 + 20 + 12 + 4 */
+    cr_assert_eq(n, 69); /* 9 + 8 + 14 + 2 + 20 + 12 + 4 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const cfg_key *k = &cfg_keys[i];
@@ -244,7 +244,9 @@ Test(config_load, file_errors_name_file_line_and_key)
                             "'bandwidth'?)");
     test_config_load_fails(NULL, "[network]\nspeed = 1Gbps\n", NULL, 0, SIM_ECONFIG,
                            "exp.ini:2: [network] speed: unknown key (known: topology, latency, "
-                           "bandwidth, sharing, routing, collective, intra_latency, intra_bandwidth)");
+                           "bandwidth, sharing, routing, collective, intra_latency, intra_bandwidth, "
+                           "efficiency, message_overhead, collective_overhead, "
+                           "efficiency_by_size, overhead_by_size, calibration)");
     test_config_load_fails(NULL,
                            "[experiment]\nseed = 3\n[network]\nlatency = 5us\nbandwidth = fast\n", NULL,
                            0, SIM_ECONFIG,
