@@ -214,6 +214,10 @@ int cfg_load_string(const cfg_schema *schema, const char *name,
                            cfg_config *cfg, sim_err *err);
 void cfg_release(cfg_config *cfg);
 
+/* Copies the [network] transport parameters (efficiency, message and
+ * collective overheads, the tables by size) into a network description. */
+void cfg_net_transport(const cfg_config *cfg, sim_net_desc *d);
+
 /* Canonical text (malloc'd, caller frees). */
 char *cfg_canonical(const cfg_config *cfg);
 
