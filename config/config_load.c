@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 
@@ -553,7 +554,10 @@ static int load_calibration(loader *l)
     item_where(l, it, where, sizeof where);
     sim_path_dir(l->path, dir, sizeof dir);
     char *text = NULL;
+    struct stat st;
     if (sim_path_resolve(dir, name, l->calib, sizeof l->calib, l->err) ||
+        (stat(l->calib, &st) == 0 && !S_ISREG(st.st_mode) &&
+         sim_err_set(l->err, SIM_EINPUT, "%s: not a regular file", l->calib)) ||
         read_whole(l->calib, &text, l->err)) {
         l->failed = 1;
         return sim_err_prefix(l->err, "%s", where);

@@ -542,6 +542,12 @@ Test(config_load, calibration_and_transport_key_errors)
              "%s:2: [network] calibration: %s/nope.ini: cannot open: No such file or directory",
              path, dir);
     cr_assert_str_eq(err.msg, want);
+    /* a folder is refused before it is read */
+    test_write_file(dir, "e.ini", "[network]\ncalibration = .\n");
+    cr_assert_eq(cfg_load(NULL, path, NULL, 0, &cfg, &err), SIM_EINPUT);
+    snprintf(want, sizeof want, "%s:2: [network] calibration: %s/.: not a regular file", path,
+             dir);
+    cr_assert_str_eq(err.msg, want);
 
     const struct {
         const char *frag, *msg;
