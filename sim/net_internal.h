@@ -144,6 +144,10 @@ int net_grow_ints(int **a, int *cap, int need);
 /* The vertex a directed link leaves from. */
 int net_link_tail(const sim_net *net, int l);
 
+/* net_size.c: checks and copies the transport parameters of d (efficiency,
+ * overheads, tables by size); SIM_ECONFIG for a value out of range. */
+int net_transport_init(sim_net *net, const sim_net_desc *d, sim_err *err);
+
 /* net_route.c */
 int net_route_init(sim_net *net);
 void net_route_release(sim_net *net);

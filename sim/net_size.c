@@ -1,6 +1,7 @@
-/* Values by message size (network.h, sim_net_by_size): the piecewise
- * tables of [network] efficiency_by_size and overhead_by_size, their
- * parser, canonical text and lookup. */
+/* The network's transport parameters (network.h): efficiency, the message
+ * and collective overheads, and the values by message size
+ * (sim_net_by_size: the piecewise tables of [network] efficiency_by_size
+ * and overhead_by_size, their parser, canonical text and lookup). */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,11 +9,46 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sim/net_internal.h"
 #include "sim/network.h"
 #include "sim/units.h"
 
 #define EXAMPLE_EFF "0:0.5, 64KiB:0.8, 1MiB:0.94"
 #define EXAMPLE_TIME "0:20us, 64KiB:30us"
+
+static int table_ok(const sim_net_by_size *t, int time)
+{
+    if (t->n < 0 || t->n > SIM_NET_BY_SIZE_MAX || (t->n > 0 && t->from[0] != 0))
+        return 0;
+    for (int i = 0; i < t->n; i++)
+        if ((i > 0 && !(t->from[i] > t->from[i - 1])) || !isfinite(t->value[i]) ||
+            (time ? !(t->value[i] >= 0) : !(t->value[i] > 0 && t->value[i] <= 1)))
+            return 0;
+    return 1;
+}
+
+int net_transport_init(sim_net *net, const sim_net_desc *d, sim_err *err)
+{
+    if (!(d->efficiency <= 1.0 && isfinite(d->efficiency)) ||
+        !(d->message_overhead >= 0.0 && isfinite(d->message_overhead)) ||
+        !(d->collective_overhead >= 0.0 && isfinite(d->collective_overhead)))
+        return sim_err_set(err, SIM_ECONFIG,
+                           "network: efficiency must be in (0, 1] and the overheads finite "
+                           "times >= 0, got %g, %g s and %g s", d->efficiency,
+                           d->message_overhead, d->collective_overhead);
+    if (!table_ok(&d->efficiency_by_size, 0) || !table_ok(&d->overhead_by_size, 1))
+        return sim_err_set(err, SIM_ECONFIG,
+                           "network: a table by size must start at 0 bytes, increase, and "
+                           "hold efficiencies in (0, 1] or times >= 0");
+    net->efficiency = d->efficiency > 0.0 ? d->efficiency : 1.0;
+    net->msg_overhead = d->message_overhead;
+    net->coll_overhead = d->collective_overhead;
+    net->eff_tab = d->efficiency_by_size;
+    net->ovh_tab = d->overhead_by_size;
+    return 0;
+}
+
+double sim_net_collective_overhead(const sim_net *net) { return net->coll_overhead; }
 
 double sim_net_by_size_at(const sim_net_by_size *t, double bytes, double otherwise)
 {

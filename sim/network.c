@@ -113,15 +113,6 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
                     d->default_bandwidth);
         return NULL;
     }
-    if (!(d->efficiency <= 1.0 && isfinite(d->efficiency)) ||
-        !(d->message_overhead >= 0.0 && isfinite(d->message_overhead)) ||
-        !(d->collective_overhead >= 0.0 && isfinite(d->collective_overhead))) {
-        sim_err_set(err, SIM_ECONFIG,
-                    "network: efficiency must be in (0, 1] and the overheads finite times >= 0,"
-                    " got %g, %g s and %g s", d->efficiency, d->message_overhead,
-                    d->collective_overhead);
-        return NULL;
-    }
     if (d->routing != SIM_ROUTE_SHORTEST && d->routing != SIM_ROUTE_ECMP) {
         sim_err_set(err, SIM_ECONFIG, "network: unknown routing %d", (int)d->routing);
         return NULL;
@@ -135,11 +126,10 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
     net->routing = d->routing;
     net->full_solve = d->full_solve ? 1 : 0;
     net->n_hosts = d->n_hosts;
-    net->efficiency = d->efficiency > 0.0 ? d->efficiency : 1.0;
-    net->msg_overhead = d->message_overhead;
-    net->coll_overhead = d->collective_overhead;
-    net->eff_tab = d->efficiency_by_size;
-    net->ovh_tab = d->overhead_by_size;
+    if (net_transport_init(net, d, err)) {
+        free(net);
+        return NULL;
+    }
     net->free_head = -1;
     net->act_head = net->act_tail = -1;
     net->pend_thr = INFINITY;
@@ -511,6 +501,18 @@ nomem:
     return -1;
 }
 
+/* Starts flow fi (already filled) on a route computed now; 0, or -1 when
+ * there is no up route or no memory to compute it or start the flow. */
+static int flow_start_now(sim_net *net, int fi)
+{
+    const net_flow *f = &net->flows[fi];
+    const int *path = NULL;
+    int hops = 0;
+    int rc = net_route_get(net, f->src, f->dst, net->routing == SIM_ROUTE_ECMP, net->messages,
+                           &path, &hops);
+    return rc == 0 && flow_launch(net, fi, 0, path, hops) == 0 ? 0 : -1;
+}
+
 /* A lost message's re-send: a new attempt on a route computed now. */
 static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 {
@@ -521,13 +523,9 @@ static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     net_flow *f = &net->flows[fi];
     f->ev = 0;
     f->waiting = 0;
-    const int *path = NULL;
-    int hops = 0;
-    int rc = net_route_get(net, f->src, f->dst, net->routing == SIM_ROUTE_ECMP, net->messages,
-                           &path, &hops);
     /* No up route (or no memory to compute one, or to start the flow): this
      * attempt is lost at once, the next goes after another timeout. */
-    if (rc == 0 && flow_launch(net, fi, 0, path, hops) == 0) {
+    if (flow_start_now(net, fi) == 0) {
         net->resent_bytes += f->bytes;
         if (net->loss_fn)
             net->loss_fn(net->loss_ctx, f->src, f->dst, f->bytes, 1);
@@ -544,18 +542,10 @@ static void on_start(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     sim_net *net = ctx;
     int fi = (int)arg;
-    net_flow *f = &net->flows[fi];
-    f->ev = 0;
-    const int *path = NULL;
-    int hops = 0;
-    int rc = net_route_get(net, f->src, f->dst, net->routing == SIM_ROUTE_ECMP, net->messages,
-                           &path, &hops);
-    if (rc == 0 && flow_launch(net, fi, 0, path, hops) == 0)
-        return;
-    flow_wait_resend(net, fi, 0.0);
+    net->flows[fi].ev = 0;
+    if (flow_start_now(net, fi))
+        flow_wait_resend(net, fi, 0.0);
 }
-
-double sim_net_collective_overhead(const sim_net *net) { return net->coll_overhead; }
 
 int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
                  void *ctx, uint64_t arg, sim_err *err)

@@ -1066,6 +1066,10 @@ Test(network, transport_parameter_errors)
     d.message_overhead = 0;
     d.collective_overhead = NAN;
     cr_assert_null(sim_net_create(eng, &d, &err));
+    d.collective_overhead = 0;
+    d.efficiency_by_size = (sim_net_by_size){.n = 1, .from = {5}, .value = {0.5}};
+    cr_assert_null(sim_net_create(eng, &d, &err));
+    cr_assert(strstr(err.msg, "must start at 0 bytes"), "%s", err.msg);
     topo_physnet_release(&pn);
     sim_engine_destroy(eng);
 }
