@@ -173,3 +173,12 @@ const char *cfg_get_string(const cfg_config *cfg, const char *section,
     const cfg_entry *e = cfg_find(cfg, section, key);
     return e ? e->value : NULL;
 }
+
+void cfg_net_transport(const cfg_config *cfg, sim_net_desc *d)
+{
+    d->efficiency = cfg->net_efficiency;
+    d->message_overhead = cfg->message_overhead;
+    d->collective_overhead = cfg->collective_overhead;
+    d->efficiency_by_size = cfg->efficiency_by_size;
+    d->overhead_by_size = cfg->overhead_by_size;
+}

@@ -375,6 +375,7 @@ static int build(xp_env *x, sim_err *err)
     sim_net_desc nd;
     topo_physnet_desc(&x->pn, c->latency, c->bandwidth, c->sharing, &nd);
     nd.routing = c->routing;
+    cfg_net_transport(c, &nd);
     /* a lost message is re-sent when the methods' timeout fires */
     sim_time rto = 0;
     rc = cfg_get_time(c, "faults", "sync_timeout", &rto, err);

@@ -126,6 +126,10 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
     net->routing = d->routing;
     net->full_solve = d->full_solve ? 1 : 0;
     net->n_hosts = d->n_hosts;
+    if (net_transport_init(net, d, err)) {
+        free(net);
+        return NULL;
+    }
     net->free_head = -1;
     net->act_head = net->act_tail = -1;
     net->pend_thr = INFINITY;
@@ -437,7 +441,8 @@ static int flow_launch(sim_net *net, int fi, int local, const int *path, int hop
     net_flow *f = &net->flows[fi];
     int src = f->src, dst = f->dst;
     double bytes = f->bytes;
-    f->remaining = bytes;
+    f->eff = sim_net_by_size_at(&net->eff_tab, bytes, net->efficiency);
+    f->remaining = bytes / f->eff;
     f->latency = 0;
     f->rate = 0.0;
     f->n_hops = 0;
@@ -496,6 +501,18 @@ nomem:
     return -1;
 }
 
+/* Starts flow fi (already filled) on a route computed now; 0, or -1 when
+ * there is no up route or no memory to compute it or start the flow. */
+static int flow_start_now(sim_net *net, int fi)
+{
+    const net_flow *f = &net->flows[fi];
+    const int *path = NULL;
+    int hops = 0;
+    int rc = net_route_get(net, f->src, f->dst, net->routing == SIM_ROUTE_ECMP, net->messages,
+                           &path, &hops);
+    return rc == 0 && flow_launch(net, fi, 0, path, hops) == 0 ? 0 : -1;
+}
+
 /* A lost message's re-send: a new attempt on a route computed now. */
 static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 {
@@ -506,19 +523,28 @@ static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     net_flow *f = &net->flows[fi];
     f->ev = 0;
     f->waiting = 0;
-    const int *path = NULL;
-    int hops = 0;
-    int rc = net_route_get(net, f->src, f->dst, net->routing == SIM_ROUTE_ECMP, net->messages,
-                           &path, &hops);
     /* No up route (or no memory to compute one, or to start the flow): this
      * attempt is lost at once, the next goes after another timeout. */
-    if (rc == 0 && flow_launch(net, fi, 0, path, hops) == 0) {
+    if (flow_start_now(net, fi) == 0) {
         net->resent_bytes += f->bytes;
         if (net->loss_fn)
             net->loss_fn(net->loss_ctx, f->src, f->dst, f->bytes, 1);
         return;
     }
     flow_wait_resend(net, fi, 0.0);
+}
+
+/* A message's start after its sender's overhead: on a route computed now,
+ * or lost at once (and re-sent after a timeout) when there is none. */
+static void on_start(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    sim_net *net = ctx;
+    int fi = (int)arg;
+    net->flows[fi].ev = 0;
+    if (flow_start_now(net, fi))
+        flow_wait_resend(net, fi, 0.0);
 }
 
 int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
@@ -554,6 +580,15 @@ int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver o
     f->arg = arg;
     f->src = src;
     f->dst = dst;
+    double ovh = local ? 0.0 : sim_net_by_size_at(&net->ovh_tab, bytes, net->msg_overhead);
+    if (ovh > 0.0) {
+        f->ev = sim_engine_schedule(net->eng, net_ns_from_s(ovh), on_start, net, (uint64_t)fi,
+                                    NULL, NULL);
+        if (f->ev)
+            return 0;
+        flow_free(net, fi);
+        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+    }
     if (cut ? flow_wait_resend(net, fi, 0.0) : flow_launch(net, fi, local, path, hops)) {
         flow_free(net, fi);
         return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
@@ -571,6 +606,7 @@ static int flow_lose(sim_net *net, int fi)
     double rem = f->remaining;
     if (f->rate > 0.0 && now > f->last)
         rem -= f->rate * sim_time_to_s(now - f->last);
+    rem *= f->eff; /* payload bytes */
     if (rem < 0.0)
         rem = 0.0;
     if (rem > f->bytes)
@@ -589,7 +625,7 @@ static int flow_lose(sim_net *net, int fi)
     net->total_bytes -= rem;
     for (int h = 0; h < f->n_hops; h++)
         net->links[f->hop_link[h]].bytes += sent;
-    f->remaining = f->bytes;
+    f->remaining = f->bytes / f->eff;
     f->rate = 0.0;
     f->last = now;
     if (flow_wait_resend(net, fi, sent))

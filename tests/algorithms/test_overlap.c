@@ -93,6 +93,29 @@ Test(overlap, two_buckets_against_the_closed_form)
     }
 }
 
+/* The same two buckets with the transport parameters: each bucket's
+ * all-reduce is one collective call and pays its launch c, every message
+ * its overhead o, and payload gets e of the rate:
+ * A'(x) = c + 2(n-1)(o + a + x/(n e B)); step = max(T, r_1 T + A'(S_1)) +
+ * A'(S_2), against T + A'(S) unbucketed: bucketing costs one more launch. */
+Test(overlap, two_buckets_pay_a_launch_each)
+{
+    const double T = 0.01, a = 20e-6, S = 4.96e6, B = 1e9, c = 150e-6, o = 8e-6, e = 0.9;
+    const double S1 = S * 36 / 124, S2 = S - S1, r1 = 1.0 / 3 + 2.0 / 3 * 36 / 124;
+    const char *base[] = {"network.bandwidth=1GB/s", "network.collective_overhead=150us",
+                          "network.message_overhead=8us", "network.efficiency=0.9",
+                          "algorithm.bucket=1B"};
+    xp_run_result r = run_sets(base, 5);
+    double f1 = r1 * T + c + ring_ar(S1, a + o, e * B);
+    double want = fmax(T, f1) + c + ring_ar(S2, a + o, e * B);
+    double got = r.sim_time / (double)r.iterations;
+    cr_assert(fabs(got - want) <= 1e-6 * want, "%.9g s per step, want %.9g", got, want);
+    xp_run_result r0 = run_sets(base, 4);
+    double want0 = T + c + ring_ar(S, a + o, e * B);
+    got = r0.sim_time / (double)r0.iterations;
+    cr_assert(fabs(got - want0) <= 1e-6 * want0, "%.9g vs %.9g", got, want0);
+}
+
 /* Hierarchical all-reduce in a run: 2 servers of 4 workers, per step
  * T + 2 log2(4) (2 ai + S/Bi) + 2 (2 ai + 2 ae + S/(2 Be)). */
 Test(overlap, hierarchical_collective_in_a_run)

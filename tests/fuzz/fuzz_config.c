@@ -3,8 +3,8 @@
  * canonical text must load again and give the same canonical text (the
  * round trip that makes equal canonical texts the same experiment). Every
  * "key = value" line's value is also fed to the unit parsers, the spec
- * splitter and the compute-distribution parser, whose canonical form must
- * parse back to itself. A broken round trip aborts (a finding). */
+ * splitter, the compute-distribution parser and the parser of tables by
+ * message size, whose canonical forms must parse back to themselves. A broken round trip aborts (a finding). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "experiment/experiment.h"
 #include "sim/compute.h"
+#include "sim/network.h"
 #include "sim/units.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -62,6 +63,24 @@ static void round_trip(const char *text)
     free(canon);
 }
 
+/* A table by size (efficiency_by_size, overhead_by_size): its canonical
+ * text must parse back to the same table. */
+static void by_size(const char *v, sim_net_by_size_kind kind)
+{
+    sim_net_by_size t, back;
+    char canon[1100], canon2[1100];
+    if (sim_net_by_size_parse(v, kind, &t, NULL) != 0 ||
+        sim_net_by_size_format(&t, kind, canon, sizeof canon) != 0)
+        return;
+    if (sim_net_by_size_parse(canon, kind, &back, NULL) != 0 ||
+        sim_net_by_size_format(&back, kind, canon2, sizeof canon2) != 0 ||
+        strcmp(canon, canon2) != 0) {
+        fprintf(stderr, "table by size '%s' formats as '%s', which does not read back\n", v,
+                canon);
+        abort();
+    }
+}
+
 /* One value as every kind of value the schema has. */
 static void values(const char *v)
 {
@@ -81,6 +100,8 @@ static void values(const char *v)
         (void)sim_spec_parse(v, sp, NULL);
         free(sp);
     }
+    by_size(v, SIM_BY_SIZE_EFFICIENCY);
+    by_size(v, SIM_BY_SIZE_TIME);
     sim_dist dist, back;
     if (sim_dist_parse(v, &dist, NULL) == 0) {
         char canon[600], canon2[600];
