@@ -565,3 +565,19 @@ Test(env, published_efficiency_errors_name_the_key)
                              "workers.efficiency=published"};
     build_fails(noproxy, 3, SIM_ECONFIG, "published needs [workload] proxy");
 }
+
+/* A synchronous run on an ideal network with devices per worker: every
+ * round waits for the slowest device, so an iteration takes the P100's
+ * batch x FLOPs / (10.6 TFLOPS x efficiency), the closed form. */
+Test(env, a_round_waits_for_the_slowest_device)
+{
+    const wl_proxy *p = wl_proxy_find("resnet50");
+    const char *sets[] = {"algorithm.name=allreduce_sgd", "workers.compute=model",
+                          "workers.device=a100*2, p100*1, v100*1", "workers.efficiency=0.5",
+                          "workload.proxy=resnet50", "network.topology=ideal",
+                          "experiment.max_iterations=3"};
+    xp_run_result r = test_run_ini(env_ini, sets, 7, NULL);
+    double per_iter = 8 * p->flops_per_sample / (10.6e12 * 0.5);
+    cr_assert(fabs(r.sim_time / 3 - per_iter) < 2e-9, "per iteration %.9g, expected %.9g",
+              r.sim_time / 3, per_iter);
+}
