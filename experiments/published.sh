@@ -2,8 +2,8 @@
 # Predicts the published cluster measurements of docs/cluster-prediction.md
 # section 5 with inputs from independent sources (the experiment files name
 # each) and prints measured beside predicted. Databases go to OUT (default
-# results-published/). About a minute on 2 cores (the 512-GPU runs take
-# most of it).
+# results-published/). About a minute on 2 cores (50-56 s measured; the
+# six 512-GPU runs take most of it).
 #   experiments/published.sh [OUT]
 set -eu
 cd "$(dirname "$0")/.."
