@@ -159,12 +159,27 @@ static void list_presets(void)
         printf("  %-12s %14lld %16.4g %6d  %s; %s\n", p->name, (long long)p->params,
                p->flops_per_sample, wl_proxy_layers(p, NULL, 0), p->sample, p->source);
     }
-    printf("devices ([workers] device = NAME, or a speed such as 15.7TFLOPS):\n");
+    printf("devices ([workers] device = NAME or NAME*COUNT, ..., or a speed such as "
+           "15.7TFLOPS;\n  peak FLOP/s at [workers] precision, - = no such unit):\n");
+    printf("  %-12s %10s %10s %10s %10s  %s\n", "name", "fp32", "tf32", "fp16", "bf16",
+           "source");
     for (int i = 0; wl_device_table[i].name; i++) {
         const wl_device *d = &wl_device_table[i];
-        printf("  %-12s %12.4g FLOP/s  %s; %s\n", d->name, d->peak_flops, d->precision,
-               d->source);
+        printf("  %-12s", d->name);
+        for (int p = 0; p < WL_PRECISIONS; p++)
+            if (d->peak[p] > 0)
+                printf(" %10.4g", d->peak[p]);
+            else
+                printf(" %10s", "-");
+        printf("  %s\n", d->source);
     }
+    printf("published throughputs ([workers] efficiency = published: images/s x training "
+           "FLOPs / peak):\n");
+    for (const wl_throughput *t = wl_throughput_table; t->device; t++)
+        printf("  %-6s %-12s %s %7.1f/s  efficiency %.3f%s; %s\n", t->device, t->proxy,
+               wl_precision_name((int)t->precision), t->samples_per_s,
+               wl_device_efficiency(t->device, wl_proxy_find(t->proxy), (int)t->precision),
+               t->confirmed ? "" : " (not confirmed)", t->source);
 }
 
 static void list_compressors(void)

@@ -77,6 +77,25 @@ typedef enum cfg_wire_dtype {
     CFG_WIRE_BF16 = 2
 } cfg_wire_dtype;
 
+/* [workers] precision: the arithmetic of the device peaks (the values of
+ * workloads' wl_precision). */
+typedef enum cfg_precision {
+    CFG_PRECISION_FP32 = 0,
+    CFG_PRECISION_TF32 = 1,
+    CFG_PRECISION_FP16 = 2,
+    CFG_PRECISION_BF16 = 3
+} cfg_precision;
+
+/* [workers] device given by name: `count` consecutive workers with that
+ * device (groups in worker order; one group when one name is given). */
+typedef struct cfg_device_group {
+    char name[24];               /* the preset's name, lower case */
+    int count;                   /* workers */
+    double flops;                /* its peak at [workers] precision, FLOP/s */
+} cfg_device_group;
+
+#define CFG_MAX_DEVICE_GROUPS 16
+
 /* One resolved key: canonical value text and where it came from. */
 typedef struct cfg_entry {
     char section[32];
@@ -106,7 +125,13 @@ typedef struct cfg_config {
 
     /* [workers] */
     int n_workers;
-    sim_compute_opts compute;    /* dist, device, efficiency, stragglers... */
+    sim_compute_opts compute;    /* dist, device, efficiency, stragglers...
+                                  * (device_flops: the first group's peak) */
+    cfg_precision precision;     /* [workers] precision */
+    int n_device_groups;         /* 0: device is a speed; else named groups */
+    cfg_device_group device_groups[CFG_MAX_DEVICE_GROUPS];
+    int efficiency_published;    /* 1: efficiency = published (per device and
+                                  * proxy, resolved by the experiment) */
 
     /* [network] */
     char net_topology[512];      /* spec text, e.g. "star", "torus(4, 4)" */
@@ -194,9 +219,11 @@ typedef struct cfg_schema {
     /* The i-th known optimizer name ([algorithm] optimizer), NULL past the
      * end. */
     const char *(*optim_name)(int i);
-    /* Named speeds for FLOPS keys ([workers] device = v100): FLOP/s > 0
-     * for a known name, else 0. */
-    double (*device_flops)(const char *name);
+    /* Named speeds for FLOPS keys ([workers] device = v100) at a precision
+     * (cfg_precision): FLOP/s > 0 for a known name, 0 for an unknown one,
+     * -1 for a device without that precision; then, when names is not
+     * NULL, it receives the precisions the device has ("fp32, fp16"). */
+    double (*device_flops)(const char *name, int precision, char *names, size_t len);
 } cfg_schema;
 
 /* Loads path, applies overrides ("section.key=value", n_overrides of them),

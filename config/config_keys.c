@@ -27,6 +27,9 @@ static const cfg_choice normalize_values[] = {
     {"none", CFG_NORMALIZE_NONE}, {"standard", CFG_NORMALIZE_STANDARD}, {NULL, 0}};
 static const cfg_choice init_values[] = {
     {"same", CFG_INIT_SAME}, {"independent", CFG_INIT_INDEPENDENT}, {NULL, 0}};
+static const cfg_choice precision_values[] = {
+    {"fp32", CFG_PRECISION_FP32}, {"tf32", CFG_PRECISION_TF32}, {"fp16", CFG_PRECISION_FP16},
+    {"bf16", CFG_PRECISION_BF16}, {NULL, 0}};
 static const cfg_choice wire_dtype_values[] = {
     {"fp32", CFG_WIRE_FP32}, {"fp16", CFG_WIRE_FP16}, {"bf16", CFG_WIRE_BF16}, {NULL, 0}};
 
@@ -43,8 +46,9 @@ const cfg_key cfg_keys[] = {
     {"experiment", "eval_model", "average", CFG_KEY_CHOICE, "average|worker0", "evaluated model of decentralized and local methods: the workers' average or worker 0's"},
     {"workers", "count", "8", CFG_KEY_INT, NULL, "number of workers (1..65536)"},
     {"workers", "compute", "model", CFG_KEY_STRING, NULL, "model, or a distribution of seconds per step such as lognormal(10ms, 0.5)"},
-    {"workers", "device", "15.7TFLOPS", CFG_KEY_FLOPS, NULL, "device peak speed, used when compute = model"},
-    {"workers", "efficiency", "0.5", CFG_KEY_DOUBLE, NULL, "fraction of device peak reached, in (0, 1]"},
+    {"workers", "precision", "fp32", CFG_KEY_CHOICE, "fp32|tf32|fp16|bf16", "arithmetic of the named devices' peaks (tf32, fp16, bf16: tensor cores; a device without that unit is an error)"},
+    {"workers", "device", "15.7TFLOPS", CFG_KEY_FLOPS, NULL, "device peak speed or preset (v100), or presets per worker in worker order (v100*8, a100*8; the counts add up to count); used when compute = model"},
+    {"workers", "efficiency", "0.5", CFG_KEY_DOUBLE, NULL, "fraction of device peak reached, in (0, 1], or published: from a published single-device throughput of the proxy on each device (dtsim list presets)"},
     {"workers", "stragglers", "0", CFG_KEY_INT, NULL, "number of persistently slow workers (workers 0..stragglers-1)"},
     {"workers", "straggler_slowdown", "5", CFG_KEY_DOUBLE, NULL, "compute-time factor of the stragglers (>= 1)"},
     {"workers", "transient_prob", "0", CFG_KEY_DOUBLE, NULL, "chance that one step is slowed, in [0, 1]"},
@@ -118,6 +122,7 @@ static const struct {
     {"workload", "sparse", sparse_values},
     {"workload", "init", init_values},
     {"workload", "wire_dtype", wire_dtype_values},
+    {"workers", "precision", precision_values},
 };
 
 const cfg_choice *cfg_choice_values(const char *section, const char *key)

@@ -58,6 +58,8 @@ typedef struct tval {
     sim_net_by_size by_size; /* [network] efficiency_by_size, overhead_by_size */
     double milestones[CFG_MAX_MILESTONES]; /* [algorithm] lr_milestones */
     int n_milestones;
+    cfg_device_group groups[CFG_MAX_DEVICE_GROUPS]; /* [workers] device by name */
+    int n_groups;
 } tval;
 
 static void lower_ident(char *s)
@@ -164,7 +166,7 @@ static int canon_typed(const cfg_schema *sc, const cfg_key *k, const char *raw,
                  : k->type == CFG_KEY_SIZE ? sim_parse_size(raw, &v->d, err)
                                            : sim_parse_flops(raw, &v->d, err);
         if (rc && k->type == CFG_KEY_FLOPS) {
-            double named = sc->device_flops ? sc->device_flops(raw) : 0.0;
+            double named = sc->device_flops ? sc->device_flops(raw, 0, NULL, 0) : 0.0;
             if (named > 0) {
                 rc = 0;
                 v->d = named;
@@ -225,6 +227,108 @@ static void file_stem(const char *path, char *buf, size_t len)
         if (!(cond))                                                                    \
             return sim_err_set(err, SIM_ECONFIG, "must be %s, got %s", text, raw);      \
     } while (0)
+
+/* One item of [workers] device: "name" or "name*count" (blanks allowed
+ * around the star). Fills g (count 0 when none is written). */
+static int device_item(const cfg_schema *sc, const cfg_config *cfg, const char *item,
+                       cfg_device_group *g, sim_err *err)
+{
+    char buf[128];
+    if (cfg_copy_trimmed(buf, sizeof buf, item))
+        return sim_err_set(err, SIM_ECONFIG, "device name too long in '%s'", item);
+    char *star = strchr(buf, '*');
+    g->count = 0;
+    if (star) {
+        *star = '\0';
+        char *end;
+        long n = strtol(star + 1, &end, 10);
+        while (*end == ' ' || *end == '\t')
+            end++;
+        if (end == star + 1 || *end || n < 1 || n > 65536)
+            return sim_err_set(err, SIM_ECONFIG,
+                               "expected NAME*COUNT with a count >= 1 such as v100*8, got '%s'",
+                               item);
+        g->count = (int)n;
+    }
+    char name[128];
+    if (cfg_copy_trimmed(name, sizeof name, buf) || strlen(name) >= sizeof g->name || !*name)
+        return sim_err_set(err, SIM_ECONFIG, "expected a device preset name, got '%s'", item);
+    lower_ident(name);
+    char has[64] = "";
+    double f = sc->device_flops ? sc->device_flops(name, (int)cfg->precision, has, sizeof has)
+                                : 0.0;
+    if (f == 0)
+        return sim_err_set(err, SIM_ECONFIG,
+                           "expected a speed such as 15.7TFLOPS or a device preset "
+                           "(dtsim list presets), got '%s'",
+                           name);
+    if (f < 0) {
+        static const char *const prec[] = {"fp32", "tf32", "fp16", "bf16"};
+        return sim_err_set(err, SIM_ECONFIG,
+                           "%s has no %s peak ([workers] precision = %s); it has %s", name,
+                           prec[cfg->precision & 3], prec[cfg->precision & 3], has);
+    }
+    snprintf(g->name, sizeof g->name, "%s", name);
+    g->flops = f;
+    return 0;
+}
+
+/* [workers] device: a speed (15.7TFLOPS), one preset (v100: its peak at
+ * [workers] precision, written as that speed) or presets per worker in
+ * worker order (v100*8, a100*8) whose counts add up to [workers] count. */
+static int device_parse(const cfg_schema *sc, const cfg_config *cfg, const char *raw,
+                        char *out, size_t len, tval *v, sim_err *err)
+{
+    char num[64];
+    if (sim_parse_flops(raw, &v->d, err) == 0) {
+        if (finite_or_fail(v->d, raw, err))
+            return err->code;
+        format_number(v->d, num, sizeof num);
+        snprintf(out, len, "%sFLOPS", num);
+        return 0;
+    }
+    char list[512];
+    if (cfg_copy_trimmed(list, sizeof list, raw))
+        return sim_err_set(err, SIM_ECONFIG, "too long");
+    int total = 0, counted = 0;
+    v->n_groups = 0;
+    for (char *save = NULL, *item = strtok_r(list, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        if (v->n_groups == CFG_MAX_DEVICE_GROUPS)
+            return sim_err_set(err, SIM_ECONFIG, "more than %d device groups in '%s'",
+                               CFG_MAX_DEVICE_GROUPS, raw);
+        cfg_device_group *g = &v->groups[v->n_groups++];
+        if (device_item(sc, cfg, item, g, err))
+            return err->code;
+        counted += g->count > 0;
+        total += g->count;
+    }
+    if (v->n_groups == 0)
+        return sim_err_set(err, SIM_ECONFIG, "expected a speed or a device preset, got '%s'",
+                           raw);
+    v->d = v->groups[0].flops;
+    if (v->n_groups == 1 && counted == 0) { /* one device for every worker */
+        v->groups[0].count = cfg->n_workers;
+        format_number(v->d, num, sizeof num);
+        snprintf(out, len, "%sFLOPS", num);
+        return 0;
+    }
+    if (counted != v->n_groups)
+        return sim_err_set(err, SIM_ECONFIG,
+                           "every device of a list needs its count (NAME*COUNT), got '%s'", raw);
+    if (total != cfg->n_workers)
+        return sim_err_set(err, SIM_ECONFIG,
+                           "the device counts add up to %d workers, but [workers] count is %d",
+                           total, cfg->n_workers);
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < v->n_groups && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s*%d", i ? ", " : "",
+                                 v->groups[i].name, v->groups[i].count);
+    if (used >= len)
+        return sim_err_set(err, SIM_ECONFIG, "too long");
+    return 0;
+}
 
 /* Keys whose value is not a plain typed value: parsed here. */
 static int canon_special(const cfg_schema *sc, const cfg_config *cfg,
@@ -335,6 +439,20 @@ static int canon_special(const cfg_schema *sc, const cfg_config *cfg,
             snprintf(out, len, "none");
         return 0;
     }
+    if (cfg_is_key(k, "workers", "device"))
+        return device_parse(sc, cfg, raw, out, len, v, err);
+    if (cfg_is_key(k, "workers", "efficiency")) {
+        if (strcasecmp(raw, "published") == 0) {
+            v->d = 1.0; /* in range; the experiment sets each worker's own */
+            snprintf(out, len, "published");
+            return 0;
+        }
+        if (sim_parse_double(raw, &v->d, err) || !isfinite(v->d))
+            return sim_err_set(err, SIM_ECONFIG,
+                               "expected a fraction such as 0.5 or published, got '%s'", raw);
+        format_number(v->d, out, len);
+        return 0;
+    }
     if (cfg_is_key(k, "network", "efficiency_by_size") ||
         cfg_is_key(k, "network", "overhead_by_size")) {
         sim_net_by_size_kind kind = cfg_is_key(k, "network", "overhead_by_size")
@@ -383,6 +501,7 @@ static const field fields[] = {
     FN("experiment", "eval_train_samples", eval_train_samples, 'I', NULL),
     FC("experiment", "eval_model", eval_model),
     FN("workers", "count", n_workers, 'i', "[1, 65536]"),
+    FC("workers", "precision", precision),
     FN("workers", "device", compute.device_flops, 'd', "> 0"),
     FN("workers", "efficiency", compute.efficiency, 'd', "(0, 1]"),
     FN("workers", "straggler_slowdown", compute.straggler_slowdown, 'd', "[1, 1e6]"),
@@ -479,6 +598,11 @@ static int store(cfg_config *cfg, const cfg_key *k, const char *raw, const char 
         cfg->overhead_by_size = v->by_size;
     } else if (cfg_is_key(k, "workload", "wire_dtype")) {
         cfg->wire_bytes = v->choice == CFG_WIRE_FP32 ? 4 : 2;
+    } else if (cfg_is_key(k, "workers", "device")) {
+        cfg->n_device_groups = v->n_groups;
+        memcpy(cfg->device_groups, v->groups, sizeof cfg->device_groups);
+    } else if (cfg_is_key(k, "workers", "efficiency")) {
+        cfg->efficiency_published = strcmp(value, "published") == 0;
     }
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         const field *f = &fields[i];

@@ -260,6 +260,55 @@ static int fill_env(xp_env *x, const wl_proxy *proxy, int server, sim_err *err)
 
 /* Multi-GPU servers: the intra-server links of hierarchical(...), and the
  * keys that need servers or a method that supports them. */
+/* [workers] device and efficiency per worker (docs/models-and-data.md):
+ * with several device groups, every worker's FLOP/s reached, its group's
+ * peak x efficiency, into *speeds (malloc'd, NULL otherwise) and co; with
+ * efficiency = published, each device's efficiency from its published
+ * throughput of the proxy. One device with a number: co unchanged, so
+ * the step time is the one expression it always was. */
+static int device_speeds(const cfg_config *c, const wl_proxy *proxy, sim_compute_opts *co,
+                         double **speeds, sim_err *err)
+{
+    *speeds = NULL;
+    if (co->dist.kind != SIM_DIST_MODEL || (!c->efficiency_published && c->n_device_groups <= 1))
+        return 0;
+    if (c->efficiency_published && c->n_device_groups == 0)
+        return cfg_error(c, "workers", "efficiency", SIM_ECONFIG, err,
+                         "published needs [workers] device by name (dtsim list presets), "
+                         "not a speed");
+    if (c->efficiency_published && !proxy)
+        return cfg_error(c, "workers", "efficiency", SIM_ECONFIG, err,
+                         "published needs [workload] proxy (the model whose published "
+                         "throughput sets the efficiency)");
+    double eff[CFG_MAX_DEVICE_GROUPS];
+    for (int g = 0; g < c->n_device_groups; g++) {
+        const cfg_device_group *d = &c->device_groups[g];
+        eff[g] = c->compute.efficiency;
+        if (!c->efficiency_published)
+            continue;
+        eff[g] = wl_device_efficiency(d->name, proxy, (int)c->precision);
+        if (!(eff[g] > 0))
+            return cfg_error(c, "workers", "efficiency", SIM_ECONFIG, err,
+                             "published: no published throughput of %s on %s in %s (dtsim "
+                             "list presets lists those known); give a number",
+                             proxy->name, d->name, wl_precision_name((int)c->precision));
+    }
+    if (c->n_device_groups == 1) {
+        co->efficiency = eff[0];
+        return 0;
+    }
+    double *s = malloc((size_t)c->n_workers * sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int w = 0;
+    for (int g = 0; g < c->n_device_groups; g++)
+        for (int k = 0; k < c->device_groups[g].count && w < c->n_workers; k++)
+            s[w++] = c->device_groups[g].flops * eff[g];
+    co->worker_speed = s;
+    *speeds = s;
+    return 0;
+}
+
 static int check_servers(xp_env *x, sim_err *err)
 {
     const cfg_config *c = x->cfg;
@@ -413,7 +462,12 @@ static int build(xp_env *x, sim_err *err)
         sim_path_resolve(x->dir, c->compute.dist.trace_path, co.dist.trace_path,
                          sizeof co.dist.trace_path, err))
         return xp_env_key_error(c, "workers", "compute", err);
+    double *speeds;
+    rc = device_speeds(c, proxy, &co, &speeds, err);
+    if (rc < 0)
+        return rc;
     x->compute = sim_compute_create(&co, c->n_workers, err);
+    free(speeds);
     if (!x->compute)
         return xp_env_key_error(c, "workers", "compute", err);
     char why[256];

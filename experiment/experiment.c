@@ -11,6 +11,7 @@
 #include "experiment/experiment.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -87,10 +88,25 @@ static const char *algo_name_at(int i)
     return NULL;
 }
 
-static double device_flops(const char *name)
+/* cfg_precision and wl_precision name the same arithmetic by the same values. */
+_Static_assert(CFG_PRECISION_FP32 == (int)WL_FP32 && CFG_PRECISION_TF32 == (int)WL_TF32 &&
+                   CFG_PRECISION_FP16 == (int)WL_FP16 && CFG_PRECISION_BF16 == (int)WL_BF16,
+               "cfg_precision and wl_precision differ");
+
+static double device_flops(const char *name, int precision, char *names, size_t len)
 {
     const wl_device *d = wl_device_find(name);
-    return d ? d->peak_flops : 0.0;
+    if (!d)
+        return 0.0;
+    double peak = wl_device_peak(d, precision);
+    if (peak > 0)
+        return peak;
+    size_t used = 0;
+    for (int p = 0; names && p < WL_PRECISIONS && used < len; p++)
+        if (wl_device_peak(d, p) > 0)
+            used += (size_t)snprintf(names + used, len - used, "%s%s", used ? ", " : "",
+                                     wl_precision_name(p));
+    return -1.0;
 }
 
 const cfg_schema *xp_experiment_schema(void)

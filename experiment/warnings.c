@@ -191,6 +191,11 @@ int xp_experiment_warnings(const cfg_config *cfg, char *buf, size_t len)
                       "compute is a distribution, not model");
         n += warn_key(cfg, "workers", "efficiency", buf, len, &used,
                       "compute is a distribution, not model");
+        n += warn_key(cfg, "workers", "precision", buf, len, &used,
+                      "compute is a distribution, not model");
+    } else if (cfg->n_device_groups == 0) {
+        n += warn_key(cfg, "workers", "precision", buf, len, &used,
+                      "device is a speed, not a preset name");
     }
     if (cfg->compute.stragglers == 0)
         n += warn_key(cfg, "workers", "straggler_slowdown", buf, len, &used,

@@ -19,6 +19,7 @@ struct sim_compute {
     sim_compute_opts opts;
     int n_workers;
     double *trace;   /* rows x cols seconds, row-major; NULL unless TRACE */
+    double *speed;   /* per-worker FLOP/s (opts.worker_speed copied), or NULL */
     int64_t rows;
     int cols;
 };
@@ -382,7 +383,25 @@ sim_compute *sim_compute_create(const sim_compute_opts *opts, int n_workers, sim
         return NULL;
     }
     c->opts = *opts;
+    c->opts.worker_speed = NULL;
     c->n_workers = n_workers;
+    if (opts->dist.kind == SIM_DIST_MODEL && opts->worker_speed) {
+        c->speed = malloc((size_t)n_workers * sizeof *c->speed);
+        if (!c->speed) {
+            sim_compute_destroy(c);
+            sim_err_set(err, SIM_ENOMEM, "compute: out of memory");
+            return NULL;
+        }
+        for (int i = 0; i < n_workers; i++) {
+            if (!(opts->worker_speed[i] > 0)) {
+                sim_compute_destroy(c);
+                sim_err_set(err, SIM_ECONFIG,
+                            "compute: worker %d: device speed x efficiency must be > 0", i);
+                return NULL;
+            }
+            c->speed[i] = opts->worker_speed[i];
+        }
+    }
     if (opts->dist.kind == SIM_DIST_TRACE && trace_load(c, opts->dist.trace_path, err)) {
         sim_compute_destroy(c);
         return NULL;
@@ -395,6 +414,7 @@ void sim_compute_destroy(sim_compute *c)
     if (!c)
         return;
     free(c->trace);
+    free(c->speed);
     free(c);
 }
 
@@ -442,7 +462,8 @@ double sim_compute_step_time(sim_compute *c, int worker, int64_t step, int sampl
     double t = 0;
     switch (d->kind) {
     case SIM_DIST_MODEL:
-        t = (double)samples * flops_per_sample / (o->device_flops * o->efficiency);
+        t = (double)samples * flops_per_sample /
+            (c->speed ? c->speed[worker] : o->device_flops * o->efficiency);
         break;
     case SIM_DIST_CONSTANT:
         t = d->a;

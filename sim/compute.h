@@ -52,6 +52,10 @@ typedef struct sim_compute_opts {
     double straggler_slowdown;/* factor >= 1 */
     double transient_prob;    /* [0, 1] */
     double transient_slowdown;/* factor >= 1 */
+    const double *worker_speed; /* NULL, or per worker FLOP/s reached (device x
+                                 * efficiency; heterogeneous devices): used
+                                 * instead of device_flops x efficiency; copied
+                                 * by sim_compute_create */
 } sim_compute_opts;
 
 typedef struct sim_compute sim_compute;

@@ -285,9 +285,17 @@ static const char *stand_in_optim_at(int i)
     return i >= 0 && i < 4 ? names[i] : NULL;
 }
 
-static double stand_in_device(const char *name)
+/* v100 as the presets have it: fp32 15.7, fp16 125 TFLOPS, no tf32, bf16 */
+static double stand_in_device(const char *name, int precision, char *names, size_t len)
 {
-    return strcasecmp(name, "v100") == 0 ? 15.7e12 : 0.0;
+    static const double peak[4] = {15.7e12, 0, 125e12, 0};
+    if (strcasecmp(name, "v100") != 0)
+        return 0.0;
+    if (peak[precision & 3] > 0)
+        return peak[precision & 3];
+    if (names)
+        snprintf(names, len, "fp32, fp16");
+    return -1.0;
 }
 
 const cfg_schema test_config_registries = {

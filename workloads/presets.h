@@ -22,19 +22,57 @@ typedef struct wl_proxy {
     const char *source;      /* where the numbers come from */
 } wl_proxy;
 
+/* The arithmetic a device computes in ([workers] precision). */
+typedef enum wl_precision {
+    WL_FP32 = 0,
+    WL_TF32 = 1,
+    WL_FP16 = 2,
+    WL_BF16 = 3,
+    WL_PRECISIONS = 4
+} wl_precision;
+
 typedef struct wl_device {
     const char *name;
-    double peak_flops;       /* FLOP/s */
-    const char *precision;   /* the arithmetic the peak is for */
-    const char *source;
+    double peak_flops;       /* FLOP/s in fp32 (= peak[WL_FP32]) */
+    const char *precision;   /* the arithmetic peak_flops is for: "fp32" */
+    const char *source;      /* the datasheet figure of every peak */
+    double peak[WL_PRECISIONS]; /* FLOP/s per precision (dense, tensor cores where the
+                                 * device has them); 0 = the device has no such unit */
 } wl_device;
+
+/* A published single-device training throughput: the samples per second
+ * that one device of that kind reached on that proxy at that precision,
+ * from which the compute efficiency follows (wl_device_efficiency). */
+typedef struct wl_throughput {
+    const char *device, *proxy;
+    wl_precision precision;
+    double samples_per_s;    /* samples (images) per second on one device */
+    int batch;               /* per-device batch of the measurement */
+    int confirmed;           /* 1: read in the source; 0: derived, see source */
+    const char *source;
+} wl_throughput;
 
 extern const wl_proxy wl_proxy_table[];   /* terminated by name == NULL */
 extern const wl_device wl_device_table[]; /* terminated by name == NULL */
+extern const wl_throughput wl_throughput_table[]; /* terminated by device == NULL */
 
 /* The entry with that name, or NULL (also for NULL or "none"). */
 const wl_proxy *wl_proxy_find(const char *name);
 const wl_device *wl_device_find(const char *name);
+
+/* The precision named "fp32", "tf32", "fp16" or "bf16" (any case), or -1;
+ * its name (NULL out of range). */
+int wl_precision_find(const char *name);
+const char *wl_precision_name(int precision);
+/* d's peak FLOP/s in that precision; 0 when d has none (or d is NULL). */
+double wl_device_peak(const wl_device *d, int precision);
+/* The published throughput of proxy on device at precision, or NULL. */
+const wl_throughput *wl_throughput_find(const char *device, const char *proxy, int precision);
+/* Compute efficiency from a published throughput: samples/s x training
+ * FLOPs per sample / peak at that precision (may exceed 1: cuDNN's Winograd
+ * and FFT convolutions do fewer FLOPs than the direct count); 0 when there
+ * is no entry or no peak. */
+double wl_device_efficiency(const char *device, const wl_proxy *proxy, int precision);
 
 /* One layer of a proxy's layer profile: the parameters whose gradient it
  * produces and its FLOPs per sample. */

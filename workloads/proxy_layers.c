@@ -12,6 +12,15 @@
  *     and shift; fc with bias. Sums: 11,689,512 / 25,557,032 / 44,549,160
  *     parameters and 1,814,073,344 / 4,089,184,256 / 7,801,405,440 MACs
  *     (conv and fc), the torchvision model-card figures.
+ *   Inception V3: Szegedy et al. 2016 (arXiv:1512.00567), as in
+ *     torchvision.models.inception_v3 without the auxiliary classifier
+ *     (used in training only, its loss weighted 0.3; not counted): 299x299
+ *     input, conv + batch norm without bias throughout (factorized 1x7 /
+ *     7x1 and 1x3 / 3x1 convolutions), fc 2048 x 1000 with bias; one layer
+ *     per convolution, named module.branch. Sums: 23,834,568 parameters
+ *     (torchvision's 27,161,264 less the AuxLogits head's 3,326,696) and
+ *     5,713,216,096 MACs (torchvision's model card: 5.71 GFLOPS, which are
+ *     MACs).
  *   VGG-16: Simonyan & Zisserman 2015 (arXiv:1409.1556) configuration D, as
  *     in torchvision.models.vgg16: 13 3x3 convs and 3 fc, all with bias;
  *     138,357,544 parameters, 15,470,264,320 MACs.
@@ -126,6 +135,85 @@ static void resnet(raw_profile *r, const int blocks[4], int bottleneck)
     add(r, cin * 1000 + 1000, 2 * cin * 1000, "fc");
 }
 
+/* A kh x kw convolution with batch norm at output size h x h. */
+static void conv_kk(raw_profile *r, int kh, int kw, int64_t cin, int64_t cout, int64_t h,
+                    const char *block, const char *name)
+{
+    add(r, kh * kw * cin * cout + 2 * cout, 2 * kh * kw * cin * cout * h * h, "%s.%s", block,
+        name);
+}
+
+/* Inception V3 blocks as torchvision names them (35x35, 17x17, 8x8 grids). */
+static void inception_a(raw_profile *r, const char *b, int64_t cin, int64_t pool)
+{
+    conv_kk(r, 1, 1, cin, 64, 35, b, "branch1x1");
+    conv_kk(r, 1, 1, cin, 48, 35, b, "branch5x5_1");
+    conv_kk(r, 5, 5, 48, 64, 35, b, "branch5x5_2");
+    conv_kk(r, 1, 1, cin, 64, 35, b, "branch3x3dbl_1");
+    conv_kk(r, 3, 3, 64, 96, 35, b, "branch3x3dbl_2");
+    conv_kk(r, 3, 3, 96, 96, 35, b, "branch3x3dbl_3");
+    conv_kk(r, 1, 1, cin, pool, 35, b, "branch_pool");
+}
+
+static void inception_c(raw_profile *r, const char *b, int64_t c7)
+{
+    conv_kk(r, 1, 1, 768, 192, 17, b, "branch1x1");
+    conv_kk(r, 1, 1, 768, c7, 17, b, "branch7x7_1");
+    conv_kk(r, 1, 7, c7, c7, 17, b, "branch7x7_2");
+    conv_kk(r, 7, 1, c7, 192, 17, b, "branch7x7_3");
+    conv_kk(r, 1, 1, 768, c7, 17, b, "branch7x7dbl_1");
+    conv_kk(r, 7, 1, c7, c7, 17, b, "branch7x7dbl_2");
+    conv_kk(r, 1, 7, c7, c7, 17, b, "branch7x7dbl_3");
+    conv_kk(r, 7, 1, c7, c7, 17, b, "branch7x7dbl_4");
+    conv_kk(r, 1, 7, c7, 192, 17, b, "branch7x7dbl_5");
+    conv_kk(r, 1, 1, 768, 192, 17, b, "branch_pool");
+}
+
+static void inception_e(raw_profile *r, const char *b, int64_t cin)
+{
+    conv_kk(r, 1, 1, cin, 320, 8, b, "branch1x1");
+    conv_kk(r, 1, 1, cin, 384, 8, b, "branch3x3_1");
+    conv_kk(r, 1, 3, 384, 384, 8, b, "branch3x3_2a");
+    conv_kk(r, 3, 1, 384, 384, 8, b, "branch3x3_2b");
+    conv_kk(r, 1, 1, cin, 448, 8, b, "branch3x3dbl_1");
+    conv_kk(r, 3, 3, 448, 384, 8, b, "branch3x3dbl_2");
+    conv_kk(r, 1, 3, 384, 384, 8, b, "branch3x3dbl_3a");
+    conv_kk(r, 3, 1, 384, 384, 8, b, "branch3x3dbl_3b");
+    conv_kk(r, 1, 1, cin, 192, 8, b, "branch_pool");
+}
+
+static void inception_v3(raw_profile *r)
+{
+    /* stem: 299 -> 149 -> 147 -> 147, pool -> 73, 73 -> 71, pool -> 35 */
+    conv_kk(r, 3, 3, 3, 32, 149, "Conv2d_1a_3x3", "conv");
+    conv_kk(r, 3, 3, 32, 32, 147, "Conv2d_2a_3x3", "conv");
+    conv_kk(r, 3, 3, 32, 64, 147, "Conv2d_2b_3x3", "conv");
+    conv_kk(r, 1, 1, 64, 80, 73, "Conv2d_3b_1x1", "conv");
+    conv_kk(r, 3, 3, 80, 192, 71, "Conv2d_4a_3x3", "conv");
+    inception_a(r, "Mixed_5b", 192, 32);
+    inception_a(r, "Mixed_5c", 256, 64);
+    inception_a(r, "Mixed_5d", 288, 64);
+    /* Mixed_6a (grid reduction 35 -> 17) */
+    conv_kk(r, 3, 3, 288, 384, 17, "Mixed_6a", "branch3x3");
+    conv_kk(r, 1, 1, 288, 64, 35, "Mixed_6a", "branch3x3dbl_1");
+    conv_kk(r, 3, 3, 64, 96, 35, "Mixed_6a", "branch3x3dbl_2");
+    conv_kk(r, 3, 3, 96, 96, 17, "Mixed_6a", "branch3x3dbl_3");
+    inception_c(r, "Mixed_6b", 128);
+    inception_c(r, "Mixed_6c", 160);
+    inception_c(r, "Mixed_6d", 160);
+    inception_c(r, "Mixed_6e", 192);
+    /* Mixed_7a (grid reduction 17 -> 8) */
+    conv_kk(r, 1, 1, 768, 192, 17, "Mixed_7a", "branch3x3_1");
+    conv_kk(r, 3, 3, 192, 320, 8, "Mixed_7a", "branch3x3_2");
+    conv_kk(r, 1, 1, 768, 192, 17, "Mixed_7a", "branch7x7x3_1");
+    conv_kk(r, 1, 7, 192, 192, 17, "Mixed_7a", "branch7x7x3_2");
+    conv_kk(r, 7, 1, 192, 192, 17, "Mixed_7a", "branch7x7x3_3");
+    conv_kk(r, 3, 3, 192, 192, 8, "Mixed_7a", "branch7x7x3_4");
+    inception_e(r, "Mixed_7b", 1280);
+    inception_e(r, "Mixed_7c", 2048);
+    add(r, 2048 * 1000 + 1000, 2 * 2048 * 1000, "fc");
+}
+
 static void resnet18(raw_profile *r)
 {
     static const int blocks[4] = {2, 2, 2, 2};
@@ -216,6 +304,7 @@ static const struct {
     void (*build)(raw_profile *r);
 } arch_table[] = {
     {"resnet18", resnet18}, {"resnet50", resnet50}, {"resnet101", resnet101},
+    {"inception_v3", inception_v3},
     {"vgg16", vgg16},       {"lstm_ptb", lstm_ptb}, {"bert_base", bert_base},
     {"bert_large", bert_large}, {"gpt2", gpt2},     {"gpt2_xl", gpt2_xl},
     {"llama_7b", llama_7b}, {NULL, NULL},

@@ -76,7 +76,7 @@ Test(config_load, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = test_config_key_count();
-    cr_assert_eq(n, 69); /* 9 + 8 + 14 + 2 + 20 + 12 + 4 */
+    cr_assert_eq(n, 70); /* 9 + 9 + 14 + 2 + 20 + 12 + 4 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const cfg_key *k = &cfg_keys[i];
@@ -480,6 +480,75 @@ Test(config_load, default_epoch_limit_only_without_a_limit_of_its_own)
     test_config_load_fails(NULL, "[experiment]\nmax_epochs = 0\n", NULL, 0, SIM_ECONFIG,
                            "exp.ini: [experiment]: no stopping condition (set max_iterations, max_time, "
                            "max_epochs or target_accuracy)");
+}
+
+/* [workers] precision picks each named device's peak; device lists give
+ * each group of workers its own, in worker order (the stand-in v100 of
+ * tests/common.c: fp32 15.7, fp16 125 TFLOPS). */
+Test(config_load, precision_and_devices_per_worker)
+{
+    cfg_config cfg;
+    test_config_load_ok(&test_config_registries, "[workers]\ncount = 4\ndevice = v100\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.precision, CFG_PRECISION_FP32);
+    cr_assert_eq(cfg.compute.device_flops, 15.7e12);
+    cr_assert_eq(cfg.n_device_groups, 1);
+    cr_assert_str_eq(cfg.device_groups[0].name, "v100");
+    cr_assert_eq(cfg.device_groups[0].count, 4);
+    cr_assert_str_eq(cfg_find(&cfg, "workers", "device")->value, "15700000000000FLOPS");
+    cr_assert_eq(cfg.efficiency_published, 0);
+    cfg_release(&cfg);
+    test_config_load_ok(&test_config_registries, "[workers]\ncount = 4\nprecision = FP16\ndevice = V100\n", NULL, 0,
+                        &cfg);
+    cr_assert_eq(cfg.precision, CFG_PRECISION_FP16);
+    cr_assert_eq(cfg.compute.device_flops, 125e12);
+    cr_assert_str_eq(cfg_find(&cfg, "workers", "precision")->value, "fp16");
+    cfg_release(&cfg);
+    /* a speed stays a speed, whatever the precision */
+    test_config_load_ok(&test_config_registries, "[workers]\nprecision = fp16\ndevice = 10TFLOPS\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.compute.device_flops, 10e12);
+    cr_assert_eq(cfg.n_device_groups, 0);
+    cfg_release(&cfg);
+    test_config_load_ok(&test_config_registries,
+                        "[workers]\ncount = 5\ndevice = v100 * 2, V100*3\nefficiency = published\n",
+                        NULL, 0, &cfg);
+    cr_assert_eq(cfg.n_device_groups, 2);
+    cr_assert_eq(cfg.device_groups[0].count, 2);
+    cr_assert_eq(cfg.device_groups[1].count, 3);
+    cr_assert_eq(cfg.device_groups[1].flops, 15.7e12);
+    cr_assert_str_eq(cfg_find(&cfg, "workers", "device")->value, "v100*2, v100*3");
+    cr_assert_str_eq(cfg_find(&cfg, "workers", "efficiency")->value, "published");
+    cr_assert_eq(cfg.efficiency_published, 1);
+    cfg_release(&cfg);
+}
+
+Test(config_load, device_errors_name_the_key)
+{
+    test_config_load_fails(&test_config_registries, "[workers]\ncount = 16\ndevice = v100*8, v100*4\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:3: [workers] device: the device counts add up to 12 "
+                           "workers, but [workers] count is 16");
+    test_config_load_fails(&test_config_registries, "[workers]\ncount = 8\nprecision = tf32\ndevice = v100\n",
+                           NULL, 0, SIM_ECONFIG,
+                           "exp.ini:4: [workers] device: v100 has no tf32 peak ([workers] "
+                           "precision = tf32); it has fp32, fp16");
+    test_config_load_fails(&test_config_registries, "[workers]\ncount = 8\ndevice = v100*4, tpu*4\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:3: [workers] device: expected a speed such as 15.7TFLOPS or "
+                           "a device preset (dtsim list presets), got 'tpu'");
+    test_config_load_fails(&test_config_registries, "[workers]\ncount = 8\ndevice = v100*4, v100\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:3: [workers] device: every device of a list needs its "
+                           "count (NAME*COUNT), got 'v100*4, v100'");
+    test_config_load_fails(&test_config_registries, "[workers]\ncount = 8\ndevice = v100*0, v100*8\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:3: [workers] device: expected NAME*COUNT with a count >= 1 "
+                           "such as v100*8, got 'v100*0'");
+    test_config_load_fails(&test_config_registries, "[workers]\nprecision = fp8\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [workers] precision: expected one of "
+                           "fp32|tf32|fp16|bf16, got 'fp8'");
+    test_config_load_fails(&test_config_registries, "[workers]\nefficiency = publish\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [workers] efficiency: expected a fraction such as 0.5 "
+                           "or published, got 'publish'");
 }
 
 /* [network] calibration = FILE: the fragment's keys load (the path

@@ -503,3 +503,81 @@ Test(env, absolute_file_names_stay_and_errors_name_the_resolved_file)
         cr_assert(strncmp(err.msg, cases[i].want, strlen(cases[i].want)) == 0, "%s", err.msg);
     }
 }
+
+/* Devices per worker: each worker's step takes batch x FLOPs per sample /
+ * (its device's peak at [workers] precision x efficiency); with efficiency
+ * = published, each device's efficiency is its published throughput of
+ * the proxy (wl_device_efficiency). */
+Test(env, devices_per_worker_set_each_workers_compute_time)
+{
+    const wl_proxy *p = wl_proxy_find("resnet50");
+    const char *sets[] = {"workers.compute=model", "workers.device=v100*1, a100*2, p100*1",
+                          "workers.efficiency=0.4", "workload.proxy=resnet50"};
+    cfg_config cfg;
+    load(&cfg, sets, 4);
+    xp_env *x = build_ok(&cfg, NULL);
+    algo_env *env = xp_env_algo_env(x);
+    static const double peak[4] = {15.7e12, 19.5e12, 19.5e12, 10.6e12};
+    for (int w = 0; w < 4; w++)
+        cr_assert_eq(sim_compute_step_time(env->compute, w, 0, 8, p->flops_per_sample, NULL),
+                     8 * p->flops_per_sample / (peak[w] * 0.4), "worker %d", w);
+    xp_env_destroy(x);
+    cfg_release(&cfg);
+
+    /* published: V100 fp16 1200 images/s, A100 fp16 2470 images/s */
+    const char *pub[] = {"workers.compute=model", "workers.device=v100*2, a100*2",
+                         "workers.precision=fp16", "workers.efficiency=published",
+                         "workload.proxy=resnet50"};
+    load(&cfg, pub, 5);
+    x = build_ok(&cfg, NULL);
+    env = xp_env_algo_env(x);
+    static const double rate[4] = {1200, 1200, 2470, 2470};
+    for (int w = 0; w < 4; w++) {
+        double t = sim_compute_step_time(env->compute, w, 0, 8, p->flops_per_sample, NULL);
+        cr_assert_float_eq(t, 8 / rate[w], 1e-15, "worker %d: %.17g", w, t);
+    }
+    xp_env_destroy(x);
+    cfg_release(&cfg);
+
+    /* one device, published: the scalar path, V100 fp32 367 images/s */
+    const char *one[] = {"workers.compute=model", "workers.device=v100",
+                         "workers.efficiency=published", "workload.proxy=resnet50"};
+    load(&cfg, one, 4);
+    x = build_ok(&cfg, NULL);
+    env = xp_env_algo_env(x);
+    cr_assert_float_eq(sim_compute_step_time(env->compute, 3, 0, 367, p->flops_per_sample, NULL),
+                       1.0, 1e-12);
+    xp_env_destroy(x);
+    cfg_release(&cfg);
+}
+
+Test(env, published_efficiency_errors_name_the_key)
+{
+    const char *none[] = {"workers.compute=model", "workers.device=h100",
+                          "workers.efficiency=published", "workload.proxy=resnet50"};
+    build_fails(none, 4, SIM_ECONFIG,
+                "--set workers.efficiency: published: no published throughput of resnet50 on "
+                "h100 in fp32");
+    const char *speed[] = {"workers.compute=model", "workers.device=10TFLOPS",
+                           "workers.efficiency=published", "workload.proxy=resnet50"};
+    build_fails(speed, 4, SIM_ECONFIG, "published needs [workers] device by name");
+    const char *noproxy[] = {"workers.compute=model", "workers.device=v100",
+                             "workers.efficiency=published"};
+    build_fails(noproxy, 3, SIM_ECONFIG, "published needs [workload] proxy");
+}
+
+/* A synchronous run on an ideal network with devices per worker: every
+ * round waits for the slowest device, so an iteration takes the P100's
+ * batch x FLOPs / (10.6 TFLOPS x efficiency), the closed form. */
+Test(env, a_round_waits_for_the_slowest_device)
+{
+    const wl_proxy *p = wl_proxy_find("resnet50");
+    const char *sets[] = {"algorithm.name=allreduce_sgd", "workers.compute=model",
+                          "workers.device=a100*2, p100*1, v100*1", "workers.efficiency=0.5",
+                          "workload.proxy=resnet50", "network.topology=ideal",
+                          "experiment.max_iterations=3"};
+    xp_run_result r = test_run_ini(env_ini, sets, 7, NULL);
+    double per_iter = 8 * p->flops_per_sample / (10.6e12 * 0.5);
+    cr_assert(fabs(r.sim_time / 3 - per_iter) < 2e-9, "per iteration %.9g, expected %.9g",
+              r.sim_time / 3, per_iter);
+}

@@ -140,4 +140,33 @@ Test(warnings, compression_with_error_feedback_under_momentum)
                  0, "%s", buf);
     cr_assert_eq(warnings_of("name = allreduce_sgd\nmomentum = 0.9\n", buf, sizeof buf), 0, "%s",
                  buf);
+/* [workers] precision picks a named device's peak: ignored for a speed
+ * and for a distribution of step times. */
+Test(warnings, precision_needs_a_named_device)
+{
+    static const struct {
+        const char *workers;
+        int n;
+        const char *why;
+    } cases[] = {
+        {"device = 10TFLOPS\nprecision = fp16\n", 1, "device is a speed, not a preset name"},
+        {"compute = constant(1ms)\nprecision = fp16\n", 1,
+         "compute is a distribution, not model"},
+        {"device = v100*4, a100*4\nprecision = fp16\n", 0, NULL},
+        {"device = a100\nprecision = tf32\n", 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512], buf[2048];
+        snprintf(text, sizeof text, "[workers]\ncount = 8\n%s", cases[i].workers);
+        cfg_config cfg;
+        sim_err err = {0};
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "w.ini", text, NULL, 0, &cfg, &err),
+                     0, "%s", err.msg);
+        cr_assert_eq(xp_experiment_warnings(&cfg, buf, sizeof buf), cases[i].n, "%s: %s",
+                     cases[i].workers, buf);
+        if (cases[i].why)
+            cr_assert(strstr(buf, "[workers] precision: ignored: ") && strstr(buf, cases[i].why),
+                      "%s", buf);
+        cfg_release(&cfg);
+    }
 }
