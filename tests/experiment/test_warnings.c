@@ -140,6 +140,8 @@ Test(warnings, compression_with_error_feedback_under_momentum)
                  0, "%s", buf);
     cr_assert_eq(warnings_of("name = allreduce_sgd\nmomentum = 0.9\n", buf, sizeof buf), 0, "%s",
                  buf);
+}
+
 /* [workers] precision picks a named device's peak: ignored for a speed
  * and for a distribution of step times. */
 Test(warnings, precision_needs_a_named_device)
