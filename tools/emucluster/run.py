@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Measures and predicts the patterns on an emulated cluster that is up
+(emucluster.sh sets it up: namespaces NS0..NS{n-1} at 10.77.0.1..n, every
+host's uplink and downlink shaped to --rate Mbit/s).
+
+1. Calibration: point-to-point messages of S/64, S/16, S/4 and S (S the
+   pattern size: 40 KB per Mbit/s, so about 0.3 s on the shaped link),
+   fitted as t = o + S / (e B) (least squares): o is the fixed
+   cost of a message (the `[network] message_overhead` plus the path
+   latency), e the payload's share of the shaped rate B (`efficiency`).
+2. Each pattern (p2p, ring all-reduce, incast, gossip round) over --reps
+   repetitions: measured median, min, max; dtsim's prediction with the
+   nominal network (rate B, no overhead) and with the calibration; the
+   ratio measured / calibrated prediction. `rate` is the bottleneck link's
+   payload rate achieved over the shaped rate; `cpu` the largest share of
+   the wall time a host's process spent on the CPU. A row is flagged CPU
+   when a process used more than half of the wall time (the host, not the
+   shaped link, may be the bottleneck) or when the payload got under 80%
+   of the shaped rate.
+3. --perturb: 12 gossip rounds, host 0 waits two round times before round
+   4; per-round time before (rounds 1-3) and after (rounds 8-11), measured
+   and predicted with per-connection FIFO messages (as TCP does) and with
+   every message a flow of its own (dtsim's gossip driver before the fix).
+--dry-run prints the predictions only (no root, no cluster).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATTERNS = ["p2p", "allreduce", "incast", "gossip"]
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description="emulated cluster: measure and predict")
+    ap.add_argument("--hosts", type=int, required=True)
+    ap.add_argument("--rate", type=int, required=True, help="Mbit/s")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--predict", required=True, help="the emu_predict program")
+    ap.add_argument("--ns", default="dtemu")
+    ap.add_argument("--patterns", default=",".join(PATTERNS),
+                    help="comma-separated, of " + ", ".join(PATTERNS))
+    ap.add_argument("--perturb", action="store_true")
+    ap.add_argument("--verbose", action="store_true", help="every repetition's JSON line")
+    ap.add_argument("--dry-run", action="store_true")
+    a = ap.parse_args(argv)
+    if a.hosts < 2 or a.rate < 1 or a.reps < 1:
+        ap.error("need --hosts >= 2, --rate >= 1, --reps >= 1")
+    a.patterns = a.patterns.split(",")
+    if any(p not in PATTERNS for p in a.patterns):
+        ap.error("--patterns: each of " + ", ".join(PATTERNS))
+    return a
+
+
+def pattern_bytes(rate_mbit):
+    """40 KB per Mbit/s: 4 MB at 100 Mbit/s, 40 MB at 1 Gbit/s."""
+    return 40000 * rate_mbit
+
+
+def bottleneck_bytes(pattern, n, s):
+    """Payload bytes the busiest link carries in one run of the pattern."""
+    return {"p2p": s, "incast": (n - 1) * s, "allreduce": 2 * (n - 1) * (s // n),
+            "gossip": 2 * s if n > 2 else s}[pattern]
+
+
+def fit(points):
+    """t = o + b s by ordinary least squares (the large messages, which the
+    link-bound patterns are made of, set the slope); returns (o, b)."""
+    k = len(points)
+    sx = sum(s for s, _ in points)
+    sy = sum(t for _, t in points)
+    sxx = sum(s * s for s, _ in points)
+    sxy = sum(s * t for s, t in points)
+    b = (k * sxy - sx * sy) / (k * sxx - sx * sx)
+    return max(0.0, (sy - b * sx) / k), b
+
+
+def predict(a, pattern, s, eff=1.0, overhead=0.0, extra=()):
+    cmd = [a.predict, pattern, str(a.hosts), str(s), str(a.rate * 1e6), "--efficiency",
+           "%.6f" % min(1.0, eff), "--overhead", "%.9f" % overhead, *extra]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    res = {"rounds": [], "arrivals": []}
+    for line in out.splitlines():
+        f = line.split()
+        if f[0] == "time":
+            res["time"] = float(f[1])
+        elif f[0] == "round":
+            res["rounds"].append(float(f[2]))
+        elif f[0] == "arrive":
+            res["arrivals"].append(float(f[3]))
+    return res
+
+
+def measure(a, pattern, s, reps, extra=()):
+    """Runs peer.py in every namespace; returns rank 0's JSON lines."""
+    procs = []
+    for i in reversed(range(a.hosts)):
+        cmd = ["ip", "netns", "exec", "%s%d" % (a.ns, i), sys.executable,
+               os.path.join(HERE, "peer.py"), "--rank", str(i), "--n", str(a.hosts),
+               "--pattern", pattern, "--bytes", str(s), "--reps", str(reps), *extra]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE if i == 0 else
+                                      subprocess.DEVNULL, text=True))
+    out, _ = procs[-1].communicate(timeout=600)
+    for p in procs[:-1]:
+        p.wait(timeout=60)
+    if any(p.returncode for p in procs):
+        raise RuntimeError("a peer failed (%s, %d bytes)" % (pattern, s))
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def spread(rep):
+    """Incast: last arrival minus first over the total."""
+    ts = sorted(x[2] for x in rep["arrivals"])
+    return (ts[-1] - ts[0]) / ts[-1]
+
+
+def calibrate(a):
+    s = pattern_bytes(a.rate)
+    pts = []
+    for size in (s // 64, s // 16, s // 4, s):
+        reps = measure(a, "p2p", size, max(3, a.reps))
+        pts.append((size, statistics.median(r["time"] for r in reps)))
+    o, b = fit(pts)
+    eff = 8.0 / (b * a.rate * 1e6)
+    print("# calibration (p2p, %d sizes): overhead+latency %.6f s, efficiency %.4f "
+          "(payload %.1f Mbit/s of %d)" % (len(pts), o, eff, eff * a.rate, a.rate))
+    for size, t in pts:
+        print("#   %10d B  measured %.6f s  fit %.6f s  residual %+.1f%%" %
+              (size, t, o + b * size, 100 * (o + b * size - t) / t))
+    return eff, o
+
+
+def row(a, pattern, s, eff, o):
+    nominal = predict(a, pattern, s)["time"]
+    cal = predict(a, pattern, s, eff, o, ("--fifo",))["time"]
+    if a.dry_run:
+        print("%-9s %2d %5d %10d %8s %8s %8s %8.4f %8.4f" %
+              (pattern, a.hosts, a.rate, s, "-", "-", "-", nominal, cal))
+        return
+    reps = measure(a, pattern, s, a.reps)
+    if a.verbose:
+        for r in reps:
+            print("# " + json.dumps(r))
+    ts = [r["time"] for r in reps]
+    med = statistics.median(ts)
+    cpu = max(max(c / r["wall"] for c in r["cpu"]) for r in reps)
+    rate = bottleneck_bytes(pattern, a.hosts, s) * 8 / med / (a.rate * 1e6)
+    flag = "CPU" if cpu > 0.5 or rate < 0.8 else ""
+    note = ""
+    if pattern == "incast":
+        note = " spread %.0f%%" % (100 * statistics.median(spread(r) for r in reps))
+    print("%-9s %2d %5d %10d %8.4f %8.4f %8.4f %8.4f %8.4f %6.3f %5.2f %4.2f %-3s%s" %
+          (pattern, a.hosts, a.rate, s, med, min(ts), max(ts), nominal, cal, med / cal, rate,
+           cpu, flag, note))
+
+
+def perturb(a, eff, o):
+    s = pattern_bytes(a.rate)
+    rounds = 12
+    one = predict(a, "gossip", s, eff, o, ("--fifo",))["time"]
+    ex = ("--rounds", str(rounds), "--delay", "4,%.6f" % (2 * one))
+
+    def per_round(r):
+        before = (r[3] - r[0]) / 3
+        after = (r[11] - r[7]) / 4
+        return before, after
+
+    fifo = per_round(predict(a, "gossip", s, eff, o, ex + ("--fifo",))["rounds"])
+    flows = per_round(predict(a, "gossip", s, eff, o, ex)["rounds"])
+    print("# gossip, %d rounds, host 0 waits %.3f s before round 4: s per round "
+          "before (1-3) / after (8-11)" % (rounds, 2 * one))
+    print("#   predicted, one connection per pair (FIFO): %.4f / %.4f" % fifo)
+    print("#   predicted, every message its own flow:     %.4f / %.4f" % flows)
+    if a.dry_run:
+        return
+    reps = measure(a, "gossip", s, a.reps, ex)
+    m = [per_round(r["rounds"]) for r in reps]
+    print("#   measured (median of %d):                   %.4f / %.4f" %
+          (len(m), statistics.median(x[0] for x in m), statistics.median(x[1] for x in m)))
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    if a.dry_run:
+        eff, o = 0.94, 0.0
+    else:
+        eff, o = calibrate(a)
+    print("%-9s %2s %5s %10s %8s %8s %8s %8s %8s %6s %5s %4s %s" %
+          ("pattern", "n", "Mbit", "bytes", "median", "min", "max", "nominal", "calib",
+           "ratio", "rate", "cpu", "flag"))
+    s = pattern_bytes(a.rate)
+    for p in a.patterns:
+        row(a, p, s, eff, o)
+    if a.perturb:
+        perturb(a, eff, o)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
