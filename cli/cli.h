@@ -18,6 +18,7 @@ int cli_report_main(int argc, char **argv);
 int cli_plot_main(int argc, char **argv);
 int cli_topo_main(int argc, char **argv);
 int cli_list_main(int argc, char **argv);
+int cli_calibrate_main(int argc, char **argv);
 
 /* Prints "dtsim: " and the error's message to standard error; returns the
  * exit status of its code. */

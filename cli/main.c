@@ -16,6 +16,7 @@ static const struct {
     {"run", cli_run_main},       {"list", cli_list_main},
     {"report", cli_report_main}, {"sweep", cli_sweep_main},
     {"plot", cli_plot_main},     {"topo", cli_topo_main},
+    {"calibrate", cli_calibrate_main},
 };
 
 static void help_main(FILE *f)
@@ -36,6 +37,9 @@ static void help_main(FILE *f)
             "              [--size WxH] -o FILE.png|.svg|.pdf\n"
             "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform|metropolis_lazy]\n"
             "              [--seed S] [--export FILE.graphml|.dot]\n"
+            "  mpirun -np N dtsim calibrate [-o FILE] [--min-size SIZE] [--max-size SIZE]\n"
+            "              [--factor F] [--reps R] [--hops H] [--bandwidth RATE] [--latency TIME]\n"
+            "              [--by-size] [--quiet]\n"
             "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|\n"
             "              presets|compressors|optimizers|keys]\n"
             "  dtsim --version | --help     (every subcommand has --help too)\n\n"

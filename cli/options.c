@@ -100,14 +100,14 @@ int cli_options_parse(const cli_spec *spec, int argc, char **argv, int *status)
         } else if (a[0] == '-' && a[1]) {
             *status = cli_usage_error(spec->command, "unknown option '%s'", a);
             return 1;
-        } else if (!*spec->operand) {
+        } else if (spec->operand && !*spec->operand) {
             *spec->operand = a;
         } else {
             *status = cli_usage_error(spec->command, "unexpected argument '%s'", a);
             return 1;
         }
     }
-    if (!*spec->operand) {
+    if (spec->operand && !*spec->operand) {
         *status = cli_usage_error(spec->command, "%s", spec->missing);
         return 1;
     }

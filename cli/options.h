@@ -63,7 +63,7 @@ typedef struct cli_spec {
     const char *head;      /* the help text before the options */
     const cli_opt *opts;   /* ends with CLI_END */
     const char *tail;      /* the help text after them, or NULL */
-    const char **operand;  /* where the one operand goes */
+    const char **operand;  /* where the one operand goes; NULL: the command takes none */
     const char *missing;   /* the usage error without it: "missing DB" */
 } cli_spec;
 

@@ -117,6 +117,12 @@ typedef struct cfg_config {
     sim_coll_kind collective;    /* SIM_COLL_RING, SIM_COLL_TREE, SIM_COLL_PS or SIM_COLL_HIER */
     double intra_latency;        /* seconds per link inside a server */
     double intra_bandwidth;      /* bytes per second per GPU link inside a server */
+    double net_efficiency;       /* payload fraction of a link's rate, (0, 1] */
+    double message_overhead;     /* seconds per message at its sender */
+    double collective_overhead;  /* seconds per collective call */
+    sim_net_by_size efficiency_by_size; /* by message size; n = 0: none */
+    sim_net_by_size overhead_by_size;   /* seconds by message size; n = 0: none */
+    char calibration[512];       /* the fragment's path as written, or "none" */
 
     /* [topology] */
     char graph[512];             /* spec text */

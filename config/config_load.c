@@ -20,6 +20,7 @@
 #include <ini.h>
 
 #include "config/config_impl.h"
+#include "sim/path.h"
 
 static const char *const sections[] = {"experiment", "workers",   "network",
                                        "topology",   "algorithm", "workload", "faults"};
@@ -53,6 +54,7 @@ typedef struct item {
     char set_text[600]; /* the --set argument, for messages */
     int line;           /* > 0 file line, -1 --set */
     int is_common;      /* a key of cfg_keys */
+    const char *file;   /* NULL: the experiment file; else the calibration fragment */
 } item;
 
 typedef struct loader {
@@ -65,6 +67,7 @@ typedef struct loader {
     item *items;
     int n_items, cap_items;
     sim_err *err;
+    char calib[SIM_PATH_MAX]; /* the calibration fragment's resolved path */
     /* a double-quoted value read by reader(), which hands inih "key ="
      * and the handler this instead */
     int quoted_pending;
@@ -76,7 +79,8 @@ static void item_where(const loader *l, const item *it, char *buf, size_t len)
     if (it->line < 0)
         snprintf(buf, len, "--set %s", it->set_text);
     else
-        snprintf(buf, len, "%s:%d: [%s] %s", l->path, it->line, it->section, it->key);
+        snprintf(buf, len, "%s:%d: [%s] %s", it->file ? it->file : l->path, it->line,
+                 it->section, it->key);
 }
 
 static int fail(loader *l, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -345,7 +349,7 @@ static int resolve(loader *l, cfg_config *cfg, const cfg_key *k, cfg_entry *e,
     snprintf(e->key, sizeof e->key, "%s", k->key);
     if (cfg_copy_trimmed(e->raw, sizeof e->raw, raw))
         e->raw[0] = '\0';
-    e->line = it ? it->line : 0;
+    e->line = it && !it->file ? it->line : 0; /* a calibration key counts as a default */
 
     sim_err *err = l->err;
     int rc = cfg_value_resolve(l->schema, cfg, k, e->raw, e->value, sizeof e->value,
@@ -510,6 +514,82 @@ static void default_limit(loader *l, cfg_config *cfg)
     cfg->max_epochs = 0;
 }
 
+/* The whole file at path into *text (malloc'd; NULL for an empty file;
+ * text stops at a NUL byte, which no INI has). */
+static int read_whole(const char *path, char **text, sim_err *err)
+{
+    *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_err_set(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 0;
+    ssize_t n = getdelim(text, &cap, '\0', f);
+    int bad = ferror(f), saved = errno;
+    fclose(f);
+    if (bad || (n < 0 && saved == ENOMEM)) {
+        free(*text);
+        *text = NULL;
+        return sim_err_set(err, bad ? SIM_EINPUT : SIM_ENOMEM, "%s: cannot read: %s", path,
+                           strerror(saved));
+    }
+    if (n < 0) {
+        free(*text);
+        *text = NULL;
+    }
+    return 0;
+}
+
+/* [network] calibration = FILE: the fragment's [network] keys join the
+ * items, except those the experiment (or --set) gives itself. The file
+ * resolves against the experiment file's folder. */
+static int load_calibration(loader *l)
+{
+    item *it = item_find(l, "network", "calibration");
+    char name[512];
+    if (!it || cfg_copy_trimmed(name, sizeof name, it->value) || !name[0] ||
+        strcasecmp(name, "none") == 0)
+        return 0;
+    char where[700], dir[SIM_PATH_MAX];
+    item_where(l, it, where, sizeof where);
+    sim_path_dir(l->path, dir, sizeof dir);
+    char *text = NULL;
+    if (sim_path_resolve(dir, name, l->calib, sizeof l->calib, l->err) ||
+        read_whole(l->calib, &text, l->err)) {
+        l->failed = 1;
+        return sim_err_prefix(l->err, "%s", where);
+    }
+    loader c;
+    memset(&c, 0, sizeof c);
+    c.schema = l->schema;
+    c.path = l->calib;
+    c.text = text ? text : "";
+    c.err = l->err;
+    int rc = ini_parse_stream(reader, &c, handler, &c);
+    if (!c.failed && rc != 0)
+        fail(&c, SIM_ECONFIG, "%s:%d: cannot parse this line", c.path, rc > 0 ? rc : c.lineno);
+    for (int i = 0; i < c.n_items && !c.failed; i++) {
+        item *ci = &c.items[i];
+        if (strcmp(ci->section, "network") != 0 || strcmp(ci->key, "calibration") == 0)
+            fail(&c, SIM_ECONFIG, "%s:%d: [%s] %s: a calibration file holds [network] keys only"
+                 " (and no calibration)", c.path, ci->line, ci->section, ci->key);
+    }
+    for (int i = 0; i < c.n_items && !c.failed; i++) {
+        item *ci = &c.items[i];
+        if (item_find(l, ci->section, ci->key))
+            continue;
+        if (item_record(l, ci->section, ci->key, ci->value, ci->line, NULL))
+            break;
+        item_find(l, ci->section, ci->key)->file = l->calib;
+    }
+    free(c.items);
+    free(text);
+    if (c.failed) {
+        l->failed = 1;
+        return sim_err_prefix(l->err, "%s", where);
+    }
+    return l->failed ? l->err->code : 0;
+}
+
 /* ---- public ---- */
 
 int cfg_load_string(const cfg_schema *schema, const char *name,
@@ -537,6 +617,8 @@ int cfg_load_string(const cfg_schema *schema, const char *name,
     for (int i = 0; i < n_overrides && !l.failed; i++)
         apply_override(&l, overrides[i]);
     if (!l.failed)
+        load_calibration(&l);
+    if (!l.failed)
         resolve_all(&l, cfg);
     if (!l.failed)
         default_limit(&l, cfg);
@@ -559,24 +641,11 @@ int cfg_load(const cfg_schema *schema, const char *path,
                     sim_err *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_err_set(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    /* the whole file at once (text stops at a NUL byte, which no INI has) */
     char *text = NULL;
-    size_t cap = 0;
-    ssize_t n = getdelim(&text, &cap, '\0', f);
-    int bad = ferror(f), saved = errno;
-    fclose(f);
-    if (bad || (n < 0 && saved == ENOMEM)) {
-        free(text);
-        return sim_err_set(err, bad ? SIM_EINPUT : SIM_ENOMEM, "%s: cannot read: %s", path,
-                           strerror(saved));
-    }
-    if (n < 0) { /* empty file */
-        free(text);
+    if (read_whole(path, &text, err))
+        return err->code;
+    if (!text)
         return cfg_load_string(schema, path, "", overrides, n_overrides, cfg, err);
-    }
     int rc = cfg_load_string(schema, path, text, overrides, n_overrides, cfg, err);
     free(text);
     return rc;

@@ -55,6 +55,7 @@ typedef struct tval {
     sim_time t;
     int choice;
     sim_dist dist; /* [workers] compute */
+    sim_net_by_size by_size; /* [network] efficiency_by_size, overhead_by_size */
     double milestones[CFG_MAX_MILESTONES]; /* [algorithm] lr_milestones */
     int n_milestones;
 } tval;
@@ -334,6 +335,17 @@ static int canon_special(const cfg_schema *sc, const cfg_config *cfg,
             snprintf(out, len, "none");
         return 0;
     }
+    if (cfg_is_key(k, "network", "efficiency_by_size") ||
+        cfg_is_key(k, "network", "overhead_by_size")) {
+        sim_net_by_size_kind kind = cfg_is_key(k, "network", "overhead_by_size")
+                                        ? SIM_BY_SIZE_TIME
+                                        : SIM_BY_SIZE_EFFICIENCY;
+        if (sim_net_by_size_parse(raw, kind, &v->by_size, err))
+            return err->code;
+        if (sim_net_by_size_format(&v->by_size, kind, out, len))
+            return sim_err_set(err, SIM_ECONFIG, "too long to store");
+        return 0;
+    }
     if (cfg_is_key(k, "workers", "compute")) {
         if (sim_dist_parse(raw, &v->dist, err))
             return err->code;
@@ -384,6 +396,10 @@ static const field fields[] = {
     FC("network", "collective", collective),
     FN("network", "intra_latency", intra_latency, 'd', ">= 0"),
     FN("network", "intra_bandwidth", intra_bandwidth, 'd', "> 0"),
+    FN("network", "efficiency", net_efficiency, 'd', "(0, 1]"),
+    FN("network", "message_overhead", message_overhead, 'd', ">= 0"),
+    FN("network", "collective_overhead", collective_overhead, 'd', ">= 0"),
+    FS("network", "calibration", calibration),
     FS("topology", "graph", graph),
     FC("topology", "weights", weights),
     FS("algorithm", "name", algorithm),
@@ -457,6 +473,10 @@ static int store(cfg_config *cfg, const cfg_key *k, const char *raw, const char 
         if (v->d < cfg->lamb_min_trust)
             return sim_err_set(err, SIM_ECONFIG, "must be >= lamb_min_trust (%g), got %s",
                                cfg->lamb_min_trust, raw);
+    } else if (cfg_is_key(k, "network", "efficiency_by_size")) {
+        cfg->efficiency_by_size = v->by_size;
+    } else if (cfg_is_key(k, "network", "overhead_by_size")) {
+        cfg->overhead_by_size = v->by_size;
     } else if (cfg_is_key(k, "workload", "wire_dtype")) {
         cfg->wire_bytes = v->choice == CFG_WIRE_FP32 ? 4 : 2;
     }

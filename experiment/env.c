@@ -373,6 +373,11 @@ static int build(xp_env *x, sim_err *err)
     sim_net_desc nd;
     topo_physnet_desc(&x->pn, c->latency, c->bandwidth, c->sharing, &nd);
     nd.routing = c->routing;
+    nd.efficiency = c->net_efficiency;
+    nd.message_overhead = c->message_overhead;
+    nd.collective_overhead = c->collective_overhead;
+    nd.efficiency_by_size = c->efficiency_by_size;
+    nd.overhead_by_size = c->overhead_by_size;
     /* a lost message is re-sent when the methods' timeout fires */
     sim_time rto = 0;
     rc = cfg_get_time(c, "faults", "sync_timeout", &rto, err);

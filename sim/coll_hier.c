@@ -159,7 +159,7 @@ coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hos
         h->ctx[2 * s] = (hier_ctx){h, s, PHASE_REDUCE};
         h->ctx[2 * s + 1] = (hier_ctx){h, s, PHASE_BCAST};
         sim_coll_desc r = {.kind = SIM_COLL_REDUCE, .n = m, .hosts = sub,
-                           .done = on_child_done, .ctx = &h->ctx[2 * s]};
+                           .no_launch = 1, .done = on_child_done, .ctx = &h->ctx[2 * s]};
         h->reduce[s] = sim_coll_create(net, &r, err);
         if (!h->reduce[s])
             goto fail;
@@ -175,7 +175,7 @@ coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hos
             sub[s] = hosts[h->off[s]];
         h->ctx[2 * ns] = (hier_ctx){h, -1, PHASE_RING};
         sim_coll_desc g = {.kind = SIM_COLL_RING, .n = ns, .hosts = sub,
-                           .done = on_child_done, .ctx = &h->ctx[2 * ns]};
+                           .no_launch = 1, .done = on_child_done, .ctx = &h->ctx[2 * ns]};
         h->ring = sim_coll_create(net, &g, err);
         if (!h->ring)
             goto fail;

@@ -56,7 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { RANK_IDLE = 0, RANK_ACTIVE, RANK_PENDING };
+enum { RANK_IDLE = 0, RANK_ACTIVE, RANK_PENDING, RANK_LAUNCH };
 enum { TYPE_UP = 0, TYPE_DOWN = 1 }; /* tree reduce/bcast, PS push/pull */
 #define RANK_MAX 0x1fffffff
 
@@ -96,6 +96,7 @@ struct sim_coll {
     nbr_lists pending;
     int64_t max_round;     /* highest round any rank has entered, -1 none */
     coll_hier *hier;       /* HIER: the composite doing the work */
+    sim_time launch;       /* ns from a rank's enter to its start (collective_overhead) */
     int failed;
     sim_err err;           /* sticky failure from inside an event */
 };
@@ -464,6 +465,10 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
     c->done = d->done;
     c->ctx = d->ctx;
     c->max_round = -1;
+    /* a launch per call of an all-reduce-like collective; the point-to-point
+     * kinds (PS, NEIGHBOR) pay message_overhead per message instead */
+    if (!d->no_launch && d->kind != SIM_COLL_PS && d->kind != SIM_COLL_NEIGHBOR)
+        c->launch = sim_time_from_s(sim_net_collective_overhead(net));
     c->hosts = malloc(sizeof *c->hosts * (size_t)d->n);
     c->rank = calloc((size_t)d->n, sizeof *c->rank);
     if (!c->hosts || !c->rank)
@@ -565,6 +570,9 @@ static int lists_install(sim_coll *c, int64_t k, sim_err *err)
     return 0;
 }
 
+static void on_launch(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+static int enter_now(sim_coll *c, int rank, double bytes, sim_err *err);
+
 int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err)
 {
     if (c->failed) {
@@ -578,6 +586,41 @@ int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err)
     if (!(bytes >= 0.0 && isfinite(bytes)))
         return sim_err_set(err, SIM_EINPUT, "collective: rank %d: size must be >= 0 bytes, got %g",
                            rank, bytes);
+    if (c->launch > 0) {
+        coll_rank *R = &c->rank[rank];
+        if (R->state != RANK_IDLE && !c->hier)
+            return sim_err_set(err, SIM_EINTERNAL,
+                               "collective: rank %d entered round %lld before finishing round"
+                               " %lld", rank, (long long)R->rounds, (long long)(R->rounds - 1));
+        R->state = RANK_LAUNCH;
+        R->bytes = bytes;
+        if (!sim_engine_schedule(sim_net_engine(c->net), c->launch, on_launch, c,
+                                 (uint64_t)rank, NULL, NULL))
+            return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
+        return 0;
+    }
+    return enter_now(c, rank, bytes, err);
+}
+
+/* A rank's launch is over: it enters the round it called. */
+static void on_launch(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    sim_coll *c = ctx;
+    int rank = (int)arg;
+    coll_rank *R = &c->rank[rank];
+    R->state = RANK_IDLE;
+    sim_err e = {0};
+    if (!c->failed && enter_now(c, rank, R->bytes, &e) < 0 && !c->failed) {
+        c->failed = 1;
+        c->err = e;
+    }
+}
+
+/* Rank enters its next round now (checked by sim_coll_enter). */
+static int enter_now(sim_coll *c, int rank, double bytes, sim_err *err)
+{
     if (c->hier)
         return coll_hier_enter(c->hier, rank, bytes, err);
     coll_rank *R = &c->rank[rank];

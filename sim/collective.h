@@ -35,7 +35,13 @@
  *             among those first ranks (across the servers' interfaces), a
  *             BCAST inside each server (sim/coll_hier.c).
  *
- * Ranks map to hosts through hosts[] (rank r runs on host hosts[r]). */
+ * Ranks map to hosts through hosts[] (rank r runs on host hosts[r]).
+ *
+ * Launch: with the network's collective_overhead c > 0 (sim_net_desc), a
+ * rank of RING, TREE, ALLGATHER, REDUCE, BCAST or HIER starts its round c
+ * after its sim_coll_enter (one launch per call: HIER's parts pay none);
+ * PS and NEIGHBOR are point-to-point exchanges and pay none (their
+ * messages pay message_overhead). */
 #ifndef DTSIM_SIM_COLLECTIVE_H
 #define DTSIM_SIM_COLLECTIVE_H
 
@@ -67,6 +73,7 @@ typedef struct sim_coll_desc {
     const int *nbr_off;
     const int *nbr;
     int per_node;          /* HIER: ranks per server (divides n without hosts) */
+    int no_launch;         /* 1: no collective_overhead (the parts of a composite) */
     sim_coll_done done;
     void *ctx;
 } sim_coll_desc;

@@ -33,7 +33,8 @@ typedef struct net_link {
 
 typedef struct net_flow {
     double bytes;      /* message size */
-    double remaining;  /* bytes still to drain as of `last` */
+    double remaining;  /* link bytes still to drain as of `last` (payload / eff) */
+    double eff;        /* the payload fraction of the link rate for this message */
     double rate;       /* bytes per second */
     double new_rate;   /* solver scratch; < 0 while unfixed */
     sim_time last;     /* ns */
@@ -72,6 +73,12 @@ struct sim_net {
     sim_routing routing;
     int full_solve;
     int n_hosts, n_nodes, n_links;
+    /* Transport parameters (network.h): a message of S bytes drains S / eff
+     * link bytes, and starts overhead(S) after its send. */
+    double efficiency;
+    double msg_overhead;     /* seconds */
+    double coll_overhead;    /* seconds, read by the collectives */
+    sim_net_by_size eff_tab, ovh_tab;
     igraph_t graph;
     int has_graph;
     igraph_inclist_t inc;

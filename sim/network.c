@@ -113,6 +113,15 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
                     d->default_bandwidth);
         return NULL;
     }
+    if (!(d->efficiency <= 1.0 && isfinite(d->efficiency)) ||
+        !(d->message_overhead >= 0.0 && isfinite(d->message_overhead)) ||
+        !(d->collective_overhead >= 0.0 && isfinite(d->collective_overhead))) {
+        sim_err_set(err, SIM_ECONFIG,
+                    "network: efficiency must be in (0, 1] and the overheads finite times >= 0,"
+                    " got %g, %g s and %g s", d->efficiency, d->message_overhead,
+                    d->collective_overhead);
+        return NULL;
+    }
     if (d->routing != SIM_ROUTE_SHORTEST && d->routing != SIM_ROUTE_ECMP) {
         sim_err_set(err, SIM_ECONFIG, "network: unknown routing %d", (int)d->routing);
         return NULL;
@@ -126,6 +135,11 @@ sim_net *sim_net_create(sim_engine *eng, const sim_net_desc *d, sim_err *err)
     net->routing = d->routing;
     net->full_solve = d->full_solve ? 1 : 0;
     net->n_hosts = d->n_hosts;
+    net->efficiency = d->efficiency > 0.0 ? d->efficiency : 1.0;
+    net->msg_overhead = d->message_overhead;
+    net->coll_overhead = d->collective_overhead;
+    net->eff_tab = d->efficiency_by_size;
+    net->ovh_tab = d->overhead_by_size;
     net->free_head = -1;
     net->act_head = net->act_tail = -1;
     net->pend_thr = INFINITY;
@@ -437,7 +451,8 @@ static int flow_launch(sim_net *net, int fi, int local, const int *path, int hop
     net_flow *f = &net->flows[fi];
     int src = f->src, dst = f->dst;
     double bytes = f->bytes;
-    f->remaining = bytes;
+    f->eff = sim_net_by_size_at(&net->eff_tab, bytes, net->efficiency);
+    f->remaining = bytes / f->eff;
     f->latency = 0;
     f->rate = 0.0;
     f->n_hops = 0;
@@ -521,6 +536,27 @@ static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     flow_wait_resend(net, fi, 0.0);
 }
 
+/* A message's start after its sender's overhead: on a route computed now,
+ * or lost at once (and re-sent after a timeout) when there is none. */
+static void on_start(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)eng;
+    (void)payload;
+    sim_net *net = ctx;
+    int fi = (int)arg;
+    net_flow *f = &net->flows[fi];
+    f->ev = 0;
+    const int *path = NULL;
+    int hops = 0;
+    int rc = net_route_get(net, f->src, f->dst, net->routing == SIM_ROUTE_ECMP, net->messages,
+                           &path, &hops);
+    if (rc == 0 && flow_launch(net, fi, 0, path, hops) == 0)
+        return;
+    flow_wait_resend(net, fi, 0.0);
+}
+
+double sim_net_collective_overhead(const sim_net *net) { return net->coll_overhead; }
+
 int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
                  void *ctx, uint64_t arg, sim_err *err)
 {
@@ -554,6 +590,15 @@ int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver o
     f->arg = arg;
     f->src = src;
     f->dst = dst;
+    double ovh = local ? 0.0 : sim_net_by_size_at(&net->ovh_tab, bytes, net->msg_overhead);
+    if (ovh > 0.0) {
+        f->ev = sim_engine_schedule(net->eng, net_ns_from_s(ovh), on_start, net, (uint64_t)fi,
+                                    NULL, NULL);
+        if (f->ev)
+            return 0;
+        flow_free(net, fi);
+        return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
+    }
     if (cut ? flow_wait_resend(net, fi, 0.0) : flow_launch(net, fi, local, path, hops)) {
         flow_free(net, fi);
         return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
@@ -571,6 +616,7 @@ static int flow_lose(sim_net *net, int fi)
     double rem = f->remaining;
     if (f->rate > 0.0 && now > f->last)
         rem -= f->rate * sim_time_to_s(now - f->last);
+    rem *= f->eff; /* payload bytes */
     if (rem < 0.0)
         rem = 0.0;
     if (rem > f->bytes)
@@ -589,7 +635,7 @@ static int flow_lose(sim_net *net, int fi)
     net->total_bytes -= rem;
     for (int h = 0; h < f->n_hops; h++)
         net->links[f->hop_link[h]].bytes += sent;
-    f->remaining = f->bytes;
+    f->remaining = f->bytes / f->eff;
     f->rate = 0.0;
     f->last = now;
     if (flow_wait_resend(net, fi, sent))

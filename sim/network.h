@@ -33,6 +33,7 @@
 #define DTSIM_SIM_NETWORK_H
 
 #include <igraph.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/engine.h"
@@ -42,6 +43,21 @@ typedef struct sim_net sim_net;
 
 typedef enum sim_sharing { SIM_SHARE_FAIR = 0, SIM_SHARE_NONE = 1 } sim_sharing;
 typedef enum sim_routing { SIM_ROUTE_SHORTEST = 0, SIM_ROUTE_ECMP = 1 } sim_routing;
+
+/* A value by message size, piecewise constant, as SimGrid's SMPI factors
+ * (smpi/bw-factor): piece i covers sizes [from[i], from[i+1]) bytes, the
+ * last one up to infinity; from[0] = 0 and from increases. n = 0: none. */
+#define SIM_NET_BY_SIZE_MAX 32
+typedef struct sim_net_by_size {
+    int n;                            /* pieces; 0 = no table */
+    double from[SIM_NET_BY_SIZE_MAX]; /* bytes */
+    double value[SIM_NET_BY_SIZE_MAX];/* an efficiency, or an overhead in seconds */
+} sim_net_by_size;
+
+typedef enum sim_net_by_size_kind {
+    SIM_BY_SIZE_EFFICIENCY = 0, /* values plain numbers in (0, 1] */
+    SIM_BY_SIZE_TIME = 1        /* values times such as 5us, >= 0 (rounded to ns) */
+} sim_net_by_size_kind;
 
 typedef struct sim_net_desc {
     const igraph_t *graph;  /* borrowed; copied by sim_net_create */
@@ -56,6 +72,14 @@ typedef struct sim_net_desc {
     int full_solve;         /* 1: reference max-min solver (slow); default 0 */
     double retransmit_timeout; /* seconds after a loss that the sender re-sends;
                                   <= 0: 1 s */
+    /* Transport parameters (docs/network.md); zeros keep the pure model. */
+    double efficiency;        /* payload fraction of a link's rate, (0, 1]; <= 0: 1 */
+    double message_overhead;  /* seconds per message at its sender, before its
+                                 bytes start; >= 0 */
+    double collective_overhead; /* seconds per collective call (a launch), paid
+                                   by each rank when it enters (collective.h) */
+    sim_net_by_size efficiency_by_size; /* n > 0: the efficiency by size instead */
+    sim_net_by_size overhead_by_size;   /* n > 0: message_overhead by size instead */
 } sim_net_desc;
 
 /* Called (from an engine event) when a message has fully arrived at dst. */
@@ -75,6 +99,21 @@ void sim_net_destroy(sim_net *net);
  * memory) with err filled. */
 int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
                  void *ctx, uint64_t arg, sim_err *err);
+
+/* The value of table t for a message of `bytes`, or `otherwise` when t
+ * has no pieces. */
+double sim_net_by_size_at(const sim_net_by_size *t, double bytes, double otherwise);
+/* Parses "SIZE:VALUE, SIZE:VALUE, ..." (sizes as 0, 64KiB, 1MiB, from 0
+ * and increasing; values by kind), or "none" / "" for no table. Returns 0
+ * or SIM_ECONFIG with a message naming the bad piece. */
+int sim_net_by_size_parse(const char *text, sim_net_by_size_kind kind, sim_net_by_size *out,
+                          sim_err *err);
+/* The canonical text ("none", or "0B:0.5, 64KiB:0.8"; times in ns) into
+ * out; returns 0, or -1 when it does not fit in len. */
+int sim_net_by_size_format(const sim_net_by_size *t, sim_net_by_size_kind kind, char *out,
+                           size_t len);
+/* The per-collective overhead of the description (seconds). */
+double sim_net_collective_overhead(const sim_net *net);
 
 int sim_net_n_hosts(const sim_net *net);
 /* The engine the network schedules on (borrowed). */

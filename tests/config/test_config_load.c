@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #include "config/config.h"
@@ -75,7 +76,7 @@ Test(config_load, defaults_are_all_filled)
 
     /* one entry per schema key, in schema order, all defaults */
     int n = test_config_key_count();
-    cr_assert_eq(n, 63); /* 9 + 8 + 8 + 2 + 20 + 12 + 4 */
+    cr_assert_eq(n, 69); /* 9 + 8 + 14 + 2 + 20 + 12 + 4 */
     cr_assert_eq(cfg.n_entries, n);
     for (int i = 0; i < n; i++) {
         const cfg_key *k = &cfg_keys[i];
@@ -244,7 +245,9 @@ Test(config_load, file_errors_name_file_line_and_key)
                             "'bandwidth'?)");
     test_config_load_fails(NULL, "[network]\nspeed = 1Gbps\n", NULL, 0, SIM_ECONFIG,
                            "exp.ini:2: [network] speed: unknown key (known: topology, latency, "
-                           "bandwidth, sharing, routing, collective, intra_latency, intra_bandwidth)");
+                           "bandwidth, sharing, routing, collective, intra_latency, intra_bandwidth, "
+                           "efficiency, message_overhead, collective_overhead, "
+                           "efficiency_by_size, overhead_by_size, calibration)");
     test_config_load_fails(NULL,
                            "[experiment]\nseed = 3\n[network]\nlatency = 5us\nbandwidth = fast\n", NULL,
                            0, SIM_ECONFIG,
@@ -477,4 +480,111 @@ Test(config_load, default_epoch_limit_only_without_a_limit_of_its_own)
     test_config_load_fails(NULL, "[experiment]\nmax_epochs = 0\n", NULL, 0, SIM_ECONFIG,
                            "exp.ini: [experiment]: no stopping condition (set max_iterations, max_time, "
                            "max_epochs or target_accuracy)");
+}
+
+/* [network] calibration = FILE: the fragment's keys load (the path
+ * relative to the experiment file), keys of the experiment and --set
+ * override them; the tables by size get their canonical text. */
+Test(config_load, calibration_fragment_and_overrides)
+{
+    const char *dir = test_tmpdir();
+    char sub[1024], path[1024];
+    snprintf(sub, sizeof sub, "%s/cal", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    test_write_file(sub, "net.ini",
+                    "# written by dtsim calibrate\n[network]\nlatency = 484ns\n"
+                    "bandwidth = 2930447272.25B/s\nefficiency = 0.9\n"
+                    "message_overhead = 3us\ncollective_overhead = 12us\n"
+                    "efficiency_by_size = 0:0.5, 64KiB:0.9\n");
+    snprintf(path, sizeof path, "%s",
+             test_write_file(dir, "e.ini", "[network]\ncalibration = cal/net.ini\n"
+                                            "latency = 9us\n"));
+    cfg_config cfg;
+    sim_err err;
+    const char *set[] = {"network.message_overhead=1us"};
+    cr_assert_eq(cfg_load(NULL, path, set, 1, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg.latency, 9e-6);                 /* the experiment's own */
+    cr_assert_eq(cfg.bandwidth, 2930447272.25);      /* the fragment's, exactly */
+    cr_assert_eq(cfg.net_efficiency, 0.9);
+    cr_assert_eq(cfg.message_overhead, 1e-6);        /* --set */
+    cr_assert_eq(cfg.collective_overhead, 12e-6);
+    cr_assert_eq(cfg.efficiency_by_size.n, 2);
+    cr_assert_eq(cfg.efficiency_by_size.from[1], 65536.0);
+    cr_assert_eq(cfg.efficiency_by_size.value[1], 0.9);
+    cr_assert_str_eq(cfg_find(&cfg, "network", "efficiency_by_size")->value,
+                     "0B:0.5, 64KiB:0.9");
+    cr_assert_str_eq(cfg_find(&cfg, "network", "calibration")->value, "cal/net.ini");
+    cfg_release(&cfg);
+
+    /* defaults: the pure model */
+    test_config_load_ok(NULL, "[network]\nlatency = 1us\n", NULL, 0, &cfg);
+    cr_assert_eq(cfg.net_efficiency, 1.0);
+    cr_assert_eq(cfg.message_overhead, 0.0);
+    cr_assert_eq(cfg.collective_overhead, 0.0);
+    cr_assert_eq(cfg.efficiency_by_size.n, 0);
+    cr_assert_eq(cfg.overhead_by_size.n, 0);
+    cr_assert_str_eq(cfg_find(&cfg, "network", "overhead_by_size")->value, "none");
+    cfg_release(&cfg);
+}
+
+/* A missing or malformed fragment, and bad values of the new keys: each
+ * message names the file, line and key. */
+Test(config_load, calibration_and_transport_key_errors)
+{
+    const char *dir = test_tmpdir();
+    char path[1024], want[2048];
+    cfg_config cfg;
+    sim_err err;
+    snprintf(path, sizeof path, "%s",
+             test_write_file(dir, "e.ini", "[network]\ncalibration = nope.ini\n"));
+    cr_assert_eq(cfg_load(NULL, path, NULL, 0, &cfg, &err), SIM_EINPUT);
+    snprintf(want, sizeof want,
+             "%s:2: [network] calibration: %s/nope.ini: cannot open: No such file or directory",
+             path, dir);
+    cr_assert_str_eq(err.msg, want);
+
+    const struct {
+        const char *frag, *msg;
+    } bad[] = {
+        {"[network]\nlatency = 1us\n[workers]\ncount = 3\n",
+         "f.ini:4: [workers] count: a calibration file holds [network] keys only (and no "
+         "calibration)"},
+        {"[network]\nefficiency = 2\n", "f.ini:2: [network] efficiency: must be in (0, 1], got 2"},
+        {"[network]\nlatency = 1us\nlatency = 2us\n",
+         "f.ini:3: [network] latency: duplicate key (first set on line 2)"},
+        {"[network]\nspeed = 1\n", "f.ini:2: [network] speed: unknown key"},
+        {"latency = 1us\n", "f.ini:1: key 'latency' outside any section"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char fpath[1024];
+        snprintf(fpath, sizeof fpath, "%s", test_write_file(dir, "f.ini", bad[i].frag));
+        snprintf(path, sizeof path, "%s",
+                 test_write_file(dir, "e.ini", "[network]\ncalibration = f.ini\n"));
+        cr_assert_eq(cfg_load(NULL, path, NULL, 0, &cfg, &err), SIM_ECONFIG, "%s", bad[i].frag);
+        char *at = strstr(err.msg, bad[i].msg);
+        cr_assert_not_null(at, "%s", err.msg);
+        /* the fragment's full path; a fault of the file's form after the
+         * experiment's line, a bad value by itself */
+        if (i == 1)
+            snprintf(want, sizeof want, "%s/f.ini:2: ", dir);
+        else
+            snprintf(want, sizeof want, "%s:2: [network] calibration: %s/f.ini:", path, dir);
+        cr_assert(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    }
+
+    test_config_load_fails(NULL, "[network]\nefficiency = 0\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [network] efficiency: must be in (0, 1], got 0");
+    test_config_load_fails(NULL, "[network]\nmessage_overhead = 5\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [network] message_overhead: a time needs a unit (such "
+                           "as 5us, 1.5ms or 2s), got '5'");
+    test_config_load_fails(NULL, "[network]\nefficiency_by_size = 1KiB:0.5\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:2: [network] efficiency_by_size: the first size must be 0 "
+                           "in '1KiB:0.5' (expected SIZE:VALUE pieces such as '0:0.5, 64KiB:0.8,"
+                           " 1MiB:0.94': sizes from 0 and increasing, values in (0, 1])");
+    test_config_load_fails(NULL, "[network]\noverhead_by_size = 0:1us, 0:2us\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:2: [network] overhead_by_size: sizes must increase in "
+                           "'0:2us' (expected SIZE:VALUE pieces such as '0:20us, 64KiB:30us': "
+                           "sizes from 0 and increasing, values times >= 0)");
 }

@@ -48,6 +48,19 @@ static void on_done(sim_engine *eng, void *ctx, int rank)
     }
 }
 
+/* Transport parameters the next setup applies (efficiency, overheads), or
+ * NULL for the pure model. */
+static const sim_net_desc *g_model;
+
+static void apply_model(sim_net_desc *d)
+{
+    if (!g_model)
+        return;
+    d->efficiency = g_model->efficiency;
+    d->message_overhead = g_model->message_overhead;
+    d->collective_overhead = g_model->collective_overhead;
+}
+
 typedef struct fix {
     sim_engine *eng;
     sim_net *net;
@@ -63,6 +76,7 @@ static void setup(fix *f, const char *spec, int n_hosts, double lat, double bw, 
     cr_assert_eq(topo_physnet_build(&pn, spec, n_hosts, &err), 0, "%s", err.msg);
     sim_net_desc d;
     topo_physnet_desc(&pn, lat, bw, sh, &d);
+    apply_model(&d);
     f->net = sim_net_create(f->eng, &d, &err);
     cr_assert_not_null(f->net, "%s", err.msg);
     topo_physnet_release(&pn);
@@ -567,6 +581,7 @@ static void setup_two_level(fix *f, int N, int p, double ai, double Bi, double a
     sim_net_desc d = {.graph = &g, .n_hosts = hosts, .latency = lat, .bandwidth = bw,
                       .default_latency = ae, .default_bandwidth = Be,
                       .sharing = SIM_SHARE_FAIR};
+    apply_model(&d);
     sim_err err;
     f->net = sim_net_create(f->eng, &d, &err);
     cr_assert_not_null(f->net, "%s", err.msg);
@@ -721,5 +736,116 @@ Test(collective, hierarchical_allreduce_over_some_hosts)
     cr_assert_null(f.s.c);
     cr_assert_str_eq(err.msg, "collective: hierarchical: rank 2 is on server 0, below rank 1's "
                               "server 1 (the ranks' servers must ascend)");
+    teardown(&f);
+}
+
+/* ---- transport parameters: efficiency e, message overhead o, launch c -- */
+
+/* Ring all-reduce on a star, two calls back to back: each call costs
+ * c + 2(n-1)(o + 2 alpha + S/(n e B)). */
+Test(collective, ring_allreduce_with_overheads)
+{
+    const double L = 5e-6, B = 1.25e9, S = 4e6;
+    const sim_net_desc m = {.efficiency = 0.9, .message_overhead = 7e-6,
+                            .collective_overhead = 40e-6};
+    const int ns[3] = {2, 4, 8};
+    for (int i = 0; i < 3; i++) {
+        int n = ns[i];
+        fix f;
+        g_model = &m;
+        setup(&f, "star", n, L, B, SIM_SHARE_FAIR);
+        g_model = NULL;
+        make_coll(&f, SIM_COLL_RING, n, 0, NULL, NULL);
+        f.s.rounds = 2;
+        enter_all(&f, n, S);
+        run_all(&f);
+        double call = m.collective_overhead +
+                      2.0 * (n - 1) * (m.message_overhead + 2 * L + S / (n * m.efficiency * B));
+        ASSERT_REL(last_done(&f, n, 2), 2 * call, 1e-6);
+        cr_assert_float_eq(sim_net_bytes_sent_total(f.net), 2 * 2.0 * (n - 1) * S, 1e-6);
+        teardown(&f);
+    }
+}
+
+/* Tree all-reduce on a complete network: c + 2 log2(n) (o + alpha + S/(e B)). */
+Test(collective, tree_with_overheads)
+{
+    const double L = 20e-6, B = 2e9, S = 1e6;
+    const sim_net_desc m = {.efficiency = 0.75, .message_overhead = 3e-6,
+                            .collective_overhead = 25e-6};
+    const int ns[3] = {2, 4, 8};
+    for (int i = 0; i < 3; i++) {
+        int n = ns[i];
+        fix f;
+        g_model = &m;
+        setup(&f, "complete", n, L, B, SIM_SHARE_FAIR);
+        g_model = NULL;
+        make_coll(&f, SIM_COLL_TREE, n, 0, NULL, NULL);
+        enter_all(&f, n, S);
+        run_all(&f);
+        double lg = log2((double)n);
+        double want = m.collective_overhead +
+                      2.0 * lg * (m.message_overhead + L + S / (m.efficiency * B));
+        ASSERT_REL(last_done(&f, n, 1), want, 1e-6);
+        teardown(&f);
+    }
+}
+
+/* Hierarchical all-reduce, two calls: one launch per call (its reduce,
+ * ring and broadcast parts pay none), every message o and e:
+ *   c + 2 log2(p) (o + 2 ai + S/(e Bi)) + 2 (N - 1) (o + 2 ai + 2 ae + S/(N e Be)). */
+Test(collective, hierarchical_with_overheads)
+{
+    const double ai = 1e-6, Bi = 100e9, ae = 5e-6, Be = 12.5e9, S = 1e8;
+    const sim_net_desc m = {.efficiency = 0.8, .message_overhead = 2e-6,
+                            .collective_overhead = 30e-6};
+    const int Ns[3] = {4, 2, 1}, ps[3] = {4, 8, 8};
+    for (int i = 0; i < 3; i++) {
+        int N = Ns[i], p = ps[i], n = N * p;
+        fix f;
+        g_model = &m;
+        setup_two_level(&f, N, p, ai, Bi, ae, Be);
+        g_model = NULL;
+        make_hier(&f, n, p);
+        f.s.rounds = 2;
+        enter_all(&f, n, S);
+        run_all(&f);
+        double e = m.efficiency, o = m.message_overhead;
+        double intra = log2((double)p) * (o + 2 * ai + S / (e * Bi));
+        double ring = 2.0 * (N - 1) * (o + 2 * ai + 2 * ae + S / (N * e * Be));
+        ASSERT_REL(last_done(&f, n, 2), 2 * (m.collective_overhead + 2 * intra + ring), 1e-9);
+        teardown(&f);
+    }
+}
+
+/* The parameter server and the neighbour exchange are point-to-point: no
+ * launch, only the message overhead. */
+Test(collective, point_to_point_kinds_pay_no_launch)
+{
+    const double L = 4e-6, B = 1e9, S = 2e5, o = 5e-6;
+    const sim_net_desc m = {.message_overhead = o, .collective_overhead = 1e-3};
+    const int n = 6;
+    fix f;
+    g_model = &m;
+    setup(&f, "star", n + 1, L, B, SIM_SHARE_FAIR);
+    make_coll(&f, SIM_COLL_PS, n, n, NULL, NULL);
+    enter_all(&f, n, S);
+    run_all(&f);
+    ASSERT_REL(last_done(&f, n, 1), 2 * (o + 2 * L + n * S / B), 1e-6);
+    teardown(&f);
+    /* a ring of neighbours on a star: each host sends S to both neighbours */
+    int off[5], nbr[8];
+    for (int r = 0; r < 4; r++) {
+        off[r] = 2 * r;
+        nbr[2 * r] = (r + 1) % 4;
+        nbr[2 * r + 1] = (r + 3) % 4;
+    }
+    off[4] = 8;
+    setup(&f, "star", 4, L, B, SIM_SHARE_FAIR);
+    g_model = NULL;
+    make_coll(&f, SIM_COLL_NEIGHBOR, 4, 0, off, nbr);
+    enter_all(&f, 4, S);
+    run_all(&f);
+    ASSERT_REL(last_done(&f, 4, 1), o + 2 * L + 2 * S / B, 1e-6);
     teardown(&f);
 }

@@ -35,18 +35,33 @@ static void on_rec(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, d
     r->n++;
 }
 
-static sim_net *mk(sim_engine *eng, const char *spec, int n, double lat, double bw,
-                   sim_sharing sh)
+/* A network of physnet spec; model (or NULL) gives the transport
+ * parameters: efficiency, the overheads and their tables by size. */
+static sim_net *mk_model(sim_engine *eng, const char *spec, int n, double lat, double bw,
+                         sim_sharing sh, const sim_net_desc *model)
 {
     topo_physnet pn;
     sim_err err;
     cr_assert_eq(topo_physnet_build(&pn, spec, n, &err), 0, "%s", err.msg);
     sim_net_desc d;
     topo_physnet_desc(&pn, lat, bw, sh, &d);
+    if (model) {
+        d.efficiency = model->efficiency;
+        d.message_overhead = model->message_overhead;
+        d.collective_overhead = model->collective_overhead;
+        d.efficiency_by_size = model->efficiency_by_size;
+        d.overhead_by_size = model->overhead_by_size;
+    }
     sim_net *net = sim_net_create(eng, &d, &err);
     cr_assert_not_null(net, "%s", err.msg);
     topo_physnet_release(&pn); /* the network keeps its own copy */
     return net;
+}
+
+static sim_net *mk(sim_engine *eng, const char *spec, int n, double lat, double bw,
+                   sim_sharing sh)
+{
+    return mk_model(eng, spec, n, lat, bw, sh, NULL);
 }
 
 static void send_ok(sim_net *net, int s, int d, double bytes, rec *r, uint64_t arg)
@@ -944,5 +959,179 @@ Test(network, ecmp_spreads_over_the_up_paths_only)
         cr_assert_eq(sim_net_lost_messages(net), 0);
         sim_net_destroy(net);
         sim_engine_destroy(eng);
+    }
+}
+
+/* ---- transport parameters: efficiency, message overhead, by size ------- */
+
+/* A message alone on a star: o + 2 alpha + S / (e B), with either sharing;
+ * a 0-byte message pays o + 2 alpha. */
+Test(network, efficiency_and_message_overhead_point_to_point)
+{
+    const double L = 5e-6, B = 1e9, e = 0.8, o = 30e-6;
+    const double sizes[] = {0, 1000, 1e6, 64e6};
+    sim_net_desc m = {.efficiency = e, .message_overhead = o};
+    for (int sh = 0; sh < 2; sh++)
+        for (int i = 0; i < 4; i++) {
+            sim_engine *eng = sim_engine_create(0);
+            sim_net *net = mk_model(eng, "star", 2, L, B, (sim_sharing)sh, &m);
+            rec r = {0};
+            send_ok(net, 0, 1, sizes[i], &r, 0);
+            run_all(eng);
+            cr_assert_eq(r.n, 1);
+            assert_time(r.t[0], o + 2 * L + sizes[i] / (e * B));
+            cr_assert_eq(sim_net_bytes_sent_host(net, 0), sizes[i]); /* payload bytes */
+            sim_net_destroy(net);
+            sim_engine_destroy(eng);
+        }
+}
+
+/* k messages into one host at once (fair): each at o + 2 alpha + k S/(e B);
+ * the link shares are those without efficiency (B / k of link rate), of
+ * which payload gets e. Unequal sizes S, 2S, ..., kS: message i at
+ * o + 2 alpha + (S / (e B)) sum_{j <= i} (k - j + 1). */
+Test(network, max_min_shares_scale_with_efficiency)
+{
+    const int k = 4;
+    const double L = 2e-6, B = 1e9, S = 1e6, e = 0.5, o = 10e-6;
+    sim_net_desc m = {.efficiency = e, .message_overhead = o};
+    for (int uneq = 0; uneq < 2; uneq++) {
+        sim_engine *eng = sim_engine_create(0);
+        sim_net *net = mk_model(eng, "star", k + 1, L, B, SIM_SHARE_FAIR, &m);
+        rec r = {0};
+        for (int i = 1; i <= k; i++)
+            send_ok(net, i, 0, uneq ? i * S : S, &r, (uint64_t)i);
+        /* the flows start after the overhead */
+        cr_assert_eq(sim_net_active_flows(net), 0);
+        sim_engine_run_until(eng, sim_time_from_s(o + 1e-9));
+        double rates[8];
+        cr_assert_eq(sim_net_flow_rates(net, rates, 8), k);
+        for (int i = 0; i < k; i++)
+            cr_assert(fabs(rates[i] - B / k) <= 1e-9 * B, "rate %g", rates[i]);
+        run_all(eng);
+        cr_assert_eq(r.n, k);
+        double sum = 0;
+        for (int i = 1; i <= k; i++) {
+            sum += uneq ? (double)(k - i + 1) : 0;
+            double want = uneq ? o + 2 * L + S / (e * B) * sum : o + 2 * L + k * S / (e * B);
+            assert_time(r.t[i], want);
+        }
+        sim_net_destroy(net);
+        sim_engine_destroy(eng);
+    }
+}
+
+/* Tables by size: the piece a message's size falls in gives its
+ * efficiency and its overhead. */
+Test(network, efficiency_and_overhead_by_size)
+{
+    const double L = 1e-6, B = 1e9;
+    sim_net_desc m = {.efficiency = 1};
+    sim_err err;
+    cr_assert_eq(sim_net_by_size_parse("0:0.5, 64KiB:0.8, 1MiB:0.94", SIM_BY_SIZE_EFFICIENCY,
+                                       &m.efficiency_by_size, &err), 0, "%s", err.msg);
+    cr_assert_eq(sim_net_by_size_parse("0:20us, 1MiB:40us", SIM_BY_SIZE_TIME,
+                                       &m.overhead_by_size, &err), 0, "%s", err.msg);
+    const double sizes[] = {1000, 65535, 65536, 1048575, 1048576, 1e8};
+    const double eff[] = {0.5, 0.5, 0.8, 0.8, 0.94, 0.94};
+    const double ovh[] = {20e-6, 20e-6, 20e-6, 20e-6, 40e-6, 40e-6};
+    for (int i = 0; i < 6; i++) {
+        sim_engine *eng = sim_engine_create(0);
+        sim_net *net = mk_model(eng, "star", 2, L, B, SIM_SHARE_FAIR, &m);
+        rec r = {0};
+        send_ok(net, 0, 1, sizes[i], &r, 0);
+        run_all(eng);
+        assert_time(r.t[0], ovh[i] + 2 * L + sizes[i] / (eff[i] * B));
+        sim_net_destroy(net);
+        sim_engine_destroy(eng);
+    }
+}
+
+/* Defaults (a zero description) are the pure model; efficiency above 1
+ * or a negative overhead is refused. */
+Test(network, transport_parameter_errors)
+{
+    sim_engine *eng = sim_engine_create(0);
+    topo_physnet pn;
+    sim_err err;
+    cr_assert_eq(topo_physnet_build(&pn, "star", 2, &err), 0, "%s", err.msg);
+    sim_net_desc d;
+    topo_physnet_desc(&pn, 1e-6, 1e9, SIM_SHARE_FAIR, &d);
+    d.efficiency = 1.5;
+    cr_assert_null(sim_net_create(eng, &d, &err));
+    cr_assert(strstr(err.msg, "efficiency must be in (0, 1]"), "%s", err.msg);
+    d.efficiency = 1;
+    d.message_overhead = -1e-6;
+    cr_assert_null(sim_net_create(eng, &d, &err));
+    d.message_overhead = 0;
+    d.collective_overhead = NAN;
+    cr_assert_null(sim_net_create(eng, &d, &err));
+    topo_physnet_release(&pn);
+    sim_engine_destroy(eng);
+}
+
+/* A lost message's counters are in payload bytes: a link of efficiency
+ * 0.5 that goes down at td has carried td e B payload bytes. */
+Test(network, lost_message_counts_payload_bytes)
+{
+    const double S = 1e6, B = 1e8, L = 10e-6, e = 0.5, td = 0.004;
+    sim_net_desc m = {.efficiency = e};
+    sim_engine *eng = sim_engine_create(0);
+    sim_net *net = mk_model(eng, "star", 2, L, B, SIM_SHARE_FAIR, &m);
+    rec r = {0};
+    send_ok(net, 0, 1, S, &r, 0);
+    sim_engine_run_until(eng, sim_time_from_s(td));
+    sim_err err;
+    cr_assert_eq(sim_net_link_set_down(net, 0, 2, 1, &err), 0, "%s", err.msg);
+    cr_assert(fabs(sim_net_bytes_sent_host(net, 0) - td * e * B) <= 1e-6 * S);
+    cr_assert_eq(sim_net_link_set_down(net, 0, 2, 0, &err), 0, "%s", err.msg);
+    run_all(eng);
+    cr_assert_eq(r.n, 1);
+    /* re-sent after 1 s (the default timeout), whole */
+    assert_time(r.t[0], td + 1.0 + 2 * L + S / (e * B));
+    sim_net_destroy(net);
+    sim_engine_destroy(eng);
+}
+
+/* The parser of the tables: canonical text, and a clear error per fault. */
+Test(network, by_size_parse_and_format)
+{
+    sim_net_by_size t;
+    sim_err err;
+    char buf[256];
+    cr_assert_eq(sim_net_by_size_parse(" 0 : 0.5,64KiB:0.8 , 1MiB:1 ", SIM_BY_SIZE_EFFICIENCY,
+                                       &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t.n, 3);
+    cr_assert_eq(sim_net_by_size_format(&t, SIM_BY_SIZE_EFFICIENCY, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "0B:0.5, 64KiB:0.8, 1MiB:1");
+    cr_assert_eq(sim_net_by_size_at(&t, 65535, 9), 0.5);
+    cr_assert_eq(sim_net_by_size_at(&t, 1e9, 9), 1.0);
+    cr_assert_eq(sim_net_by_size_parse("0:5us, 1000B:1ms", SIM_BY_SIZE_TIME, &t, &err), 0);
+    cr_assert_eq(sim_net_by_size_format(&t, SIM_BY_SIZE_TIME, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "0B:5000ns, 1000B:1000000ns");
+    cr_assert_eq(sim_net_by_size_parse("none", SIM_BY_SIZE_TIME, &t, &err), 0);
+    cr_assert_eq(t.n, 0);
+    cr_assert_eq(sim_net_by_size_at(&t, 5, 7), 7.0);
+    cr_assert_eq(sim_net_by_size_format(&t, SIM_BY_SIZE_TIME, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "none");
+    const struct {
+        const char *text, *msg;
+        sim_net_by_size_kind kind;
+    } bad[] = {
+        {"64KiB:0.8", "the first size must be 0 in '64KiB:0.8'", SIM_BY_SIZE_EFFICIENCY},
+        {"0:0.5, 1MiB:0.9, 64KiB:0.8", "sizes must increase in '64KiB:0.8'",
+         SIM_BY_SIZE_EFFICIENCY},
+        {"0:1.5", "bad efficiency in '0:1.5'", SIM_BY_SIZE_EFFICIENCY},
+        {"0:0", "bad efficiency in '0:0'", SIM_BY_SIZE_EFFICIENCY},
+        {"0 0.5", "missing ':' in '0 0.5'", SIM_BY_SIZE_EFFICIENCY},
+        {"fast:0.5", "bad size in 'fast:0.5'", SIM_BY_SIZE_EFFICIENCY},
+        {"0:5", "bad time in '0:5'", SIM_BY_SIZE_TIME},
+        {", ,", "an empty piece in ', ,'", SIM_BY_SIZE_TIME},
+        {"0:1us,", "an empty piece in '0:1us,'", SIM_BY_SIZE_TIME},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(sim_net_by_size_parse(bad[i].text, bad[i].kind, &t, &err), SIM_ECONFIG,
+                     "%s", bad[i].text);
+        cr_assert(strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) == 0, "%s", err.msg);
     }
 }
