@@ -14,10 +14,10 @@
  *              messages of this round have arrived (its own sends may
  *              still be draining). --delay K,D holds host 0 back D seconds
  *              before its round K (a perturbation).
- * The link is rate bits/s scaled by --efficiency (the payload's share);
- * --latency is each of the two links' latency; --overhead a fixed time a
- * message waits at its sender before it starts (software and protocol
- * cost). --fifo: messages from one host to another leave one after the
+ * The links are rate bits/s with dtsim's transport parameters (`[network]`
+ * efficiency, message_overhead: sim_net_desc): --efficiency the payload's
+ * share of the rate, --overhead a fixed time a message waits at its
+ * sender before it starts; --latency is each of the two links' latency. --fifo: messages from one host to another leave one after the
  * other, as on one TCP connection (the next starts when the previous has
  * arrived); without it every message is a flow of its own and those to
  * the same host share the link.
@@ -73,7 +73,7 @@ static void start_flow(pred *p, int src, int dst, uint64_t arg)
     }
 }
 
-/* The message leaves its sender (after the overhead): a flow now, or
+/* The message leaves its sender: a flow now (the overhead is the model's), or
  * queued behind the pair's message in flight (--fifo). */
 static void on_leave(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 {
@@ -99,8 +99,7 @@ static void on_leave(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 static void send_msg(pred *p, int src, int dst, int k, double wait)
 {
     uint64_t arg = (uint64_t)src << 48 | (uint64_t)dst << 40 | (uint64_t)k;
-    sim_engine_schedule(p->eng, sim_time_from_s(wait + p->overhead), on_leave, p, arg, NULL,
-                        NULL);
+    sim_engine_schedule(p->eng, sim_time_from_s(wait), on_leave, p, arg, NULL, NULL);
 }
 
 static void gossip_round(pred *p, int i)
@@ -222,7 +221,9 @@ int main(int argc, char **argv)
     }
     p.eng = sim_engine_create(1024);
     sim_net_desc d;
-    topo_physnet_desc(&pn, lat, eff * rate / 8, sharing, &d);
+    topo_physnet_desc(&pn, lat, rate / 8, sharing, &d);
+    d.efficiency = eff;
+    d.message_overhead = p.overhead;
     p.net = p.eng ? sim_net_create(p.eng, &d, &err) : NULL;
     if (!p.net) {
         fprintf(stderr, "emu_predict: %s\n", p.eng ? err.msg : "out of memory");

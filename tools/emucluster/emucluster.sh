@@ -8,15 +8,18 @@
 #
 #   sudo tools/emucluster/emucluster.sh [--hosts "4 8"] [--rates "100 1000"]
 #        [--reps 5] [--build build] [--quick] [--perturb] [--patterns LIST]
-#        [--verbose] [--dry-run]
+#        [--verbose] [--dry-run] [--mpi build/dtsim]
 #
 # --rates in Mbit/s; --quick: 4 hosts at 100 Mbit/s, 3 repetitions;
 # --perturb: also the gossip rounds with one host delayed once (the D-PSGD
 # question); --patterns: some of p2p,allreduce,incast,gossip; --verbose:
 # every repetition's arrivals; --dry-run: the predictions only (no root,
-# no cluster; the calibration assumed). Everything else (sizes, the
-# calibration, the table) is in run.py, which this script calls once the
-# cluster is up for each host count and rate.
+# no cluster; the calibration assumed); --mpi DTSIM: calibrate with
+# `mpirun DTSIM calibrate` across the namespaces (one rank per host,
+# mpi_rank.sh; TCP on the bridge's subnet) and predict from that, instead
+# of from run.py's own point-to-point fit (both are printed). Everything
+# else (sizes, the calibration, the table) is in run.py, which this script
+# calls once the cluster is up for each host count and rate.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -35,8 +38,9 @@ while [ $# -gt 0 ]; do
         --perturb) extra+=(--perturb); shift ;;
         --verbose) extra+=(--verbose); shift ;;
         --patterns) extra+=(--patterns "$2"); shift 2 ;;
+        --mpi) case "$2" in /*) m="$2" ;; *) m="$root/$2" ;; esac; extra+=(--mpi "$m"); shift 2 ;;
         --dry-run) extra+=(--dry-run); shift ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "emucluster: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done

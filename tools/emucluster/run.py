@@ -41,6 +41,8 @@ def parse_args(argv=None):
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--predict", required=True, help="the emu_predict program")
     ap.add_argument("--ns", default="dtemu")
+    ap.add_argument("--mpi", default=None, metavar="DTSIM",
+                    help="calibrate with `mpirun DTSIM calibrate` across the namespaces")
     ap.add_argument("--patterns", default=",".join(PATTERNS),
                     help="comma-separated, of " + ", ".join(PATTERNS))
     ap.add_argument("--perturb", action="store_true")
@@ -133,6 +135,60 @@ def calibrate(a):
     return eff, o
 
 
+def fragment_values(path):
+    """The [network] keys of a calibration fragment, as numbers."""
+    units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "B/s": 1.0}
+    vals = {}
+    for line in open(path):
+        if "=" not in line or line.lstrip().startswith(("#", ";")):
+            continue
+        k, v = (x.strip() for x in line.split("=", 1))
+        for u in sorted(units, key=len, reverse=True):
+            if v.endswith(u):
+                try:
+                    vals[k] = float(v[:-len(u)]) * units[u]
+                except ValueError:
+                    pass
+                break
+        else:
+            try:
+                vals[k] = float(v)
+            except ValueError:
+                pass
+    return vals
+
+
+def calibrate_mpi(a):
+    """`dtsim calibrate` under mpirun, one rank per namespace (mpi_rank.sh),
+    TCP between the ranks on the bridge's subnet. Returns (efficiency,
+    overhead + 2 latency) from its fragment, or None (the reason printed)."""
+    s = pattern_bytes(a.rate)
+    out = "/tmp/dtemu-calibration-%d-%d.ini" % (a.hosts, a.rate)
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(a.hosts),
+           "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "10.77.0.0/24",
+           "-x", "EMU_NS=" + a.ns, os.path.join(HERE, "mpi_rank.sh"), a.mpi, "calibrate",
+           "--min-size", "%dB" % (s // 64), "--max-size", "%dB" % s, "--factor", "4",
+           "--reps", str(max(3, a.reps)), "--bandwidth", "%dMbps" % a.rate, "--hops", "2",
+           "-o", out]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        print("# dtsim calibrate under mpirun: timed out")
+        return None
+    for line in r.stdout.splitlines():
+        print("# mpi| " + line)
+    if r.returncode != 0:
+        print("# dtsim calibrate under mpirun failed (%d): %s" %
+              (r.returncode, " / ".join(r.stderr.strip().splitlines()[-3:])))
+        return None
+    v = fragment_values(out)
+    eff = v.get("efficiency", 1.0)
+    o = v.get("message_overhead", 0.0) + 2 * v.get("latency", 0.0)
+    print("# calibration (dtsim calibrate, mpirun): overhead+latency %.6f s, efficiency %.4f" %
+          (o, eff))
+    return eff, o
+
+
 def row(a, pattern, s, eff, o):
     nominal = predict(a, pattern, s)["time"]
     cal = predict(a, pattern, s, eff, o, ("--fifo",))["time"]
@@ -188,6 +244,10 @@ def main(argv=None):
         eff, o = 0.94, 0.0
     else:
         eff, o = calibrate(a)
+        if a.mpi:
+            mpi = calibrate_mpi(a)
+            if mpi:
+                eff, o = mpi
     print("%-9s %2s %5s %10s %8s %8s %8s %8s %8s %6s %5s %4s %s" %
           ("pattern", "n", "Mbit", "bytes", "median", "min", "max", "nominal", "calib",
            "ratio", "rate", "cpu", "flag"))
