@@ -102,6 +102,9 @@ setup() { # setup N MBIT
     trap cleanup EXIT
     made_ns=()
     ip link add "$BR" type bridge
+    # the switch's own address: mpirun's PMIx server, in this namespace,
+    # is reached there by the ranks in theirs (run.py --mpi)
+    ip addr add 10.77.0.254/24 dev "$BR"
     ip link set "$BR" up
     for ((i = 0; i < $1; i++)); do
         local ns="$PFX$i" v="${PFX}v$i"

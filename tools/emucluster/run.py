@@ -170,8 +170,10 @@ def calibrate_mpi(a):
            "--min-size", "%dB" % (s // 64), "--max-size", "%dB" % s, "--factor", "4",
            "--reps", str(max(3, a.reps)), "--bandwidth", "%dMbps" % a.rate, "--hops", "2",
            "-o", out]
+    env = dict(os.environ, PMIX_MCA_ptl_tcp_remote_connections="1",
+               PMIX_MCA_ptl_tcp_if_include="10.77.0.0/24")
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
     except subprocess.TimeoutExpired:
         print("# dtsim calibrate under mpirun: timed out")
         return None
