@@ -8,11 +8,12 @@
 #
 #   sudo tools/emucluster/emucluster.sh [--hosts "4 8"] [--rates "100 1000"]
 #        [--reps 5] [--build build] [--quick] [--perturb] [--patterns LIST]
-#        [--verbose] [--dry-run] [--mpi build/dtsim]
+#        [--verbose] [--dry-run] [--mpi build/dtsim] [--ps]
 #
 # --rates in Mbit/s; --quick: 4 hosts at 100 Mbit/s, 3 repetitions;
 # --perturb: also the gossip rounds with one host delayed once (the D-PSGD
-# question); --patterns: some of p2p,allreduce,incast,gossip; --verbose:
+# question); --ps: parameter-server cycles with equal compute (the
+# unequal-sharing question); --patterns: some of p2p,allreduce,incast,gossip; --verbose:
 # every repetition's arrivals; --dry-run: the predictions only (no root,
 # no cluster; the calibration assumed); --mpi DTSIM: calibrate with
 # `mpirun DTSIM calibrate` across the namespaces (one rank per host,
@@ -36,11 +37,12 @@ while [ $# -gt 0 ]; do
         --build) build="$2"; shift 2 ;;
         --quick) hosts=4; rates=100; reps=3; shift ;;
         --perturb) extra+=(--perturb); shift ;;
+        --ps) extra+=(--ps); shift ;;
         --verbose) extra+=(--verbose); shift ;;
         --patterns) extra+=(--patterns "$2"); shift 2 ;;
         --mpi) case "$2" in /*) m="$2" ;; *) m="$root/$2" ;; esac; extra+=(--mpi "$m"); shift 2 ;;
         --dry-run) extra+=(--dry-run); shift ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "emucluster: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done

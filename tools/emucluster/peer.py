@@ -15,6 +15,10 @@ Patterns (S = --bytes):
   incast     ranks 1..n-1 send S to rank 0 at once;
   allreduce  ring all-reduce: 2(n-1) steps, each sends S/n to rank+1 and
              receives S/n from rank-1 (a step ends when both are done);
+  ps         --rounds R cycles of a parameter server (rank 0): each
+             worker computes --compute seconds, pushes S to rank 0 and
+             waits for S back (the model); rank 0 answers each push as it
+             arrives. "rounds" holds every worker's cycle ends;
   gossip     --rounds R rounds: send S to both ring neighbours at once,
              start the next round when both neighbours' messages of this
              round are in (own sends may still drain: they queue on their
@@ -39,11 +43,12 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rank", type=int, required=True)
     ap.add_argument("--n", type=int, required=True)
-    ap.add_argument("--pattern", choices=["p2p", "incast", "allreduce", "gossip"],
+    ap.add_argument("--pattern", choices=["p2p", "incast", "allreduce", "gossip", "ps"],
                     required=True)
     ap.add_argument("--bytes", type=int, required=True)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--compute", type=float, default=0.0, help="ps: seconds per step")
     ap.add_argument("--delay", default=None, help="K,SECONDS: rank 0 waits before round K")
     ap.add_argument("--base", default="10.77.0")
     a = ap.parse_args(argv)
@@ -176,6 +181,25 @@ def run_rep(a, peers, buf, rbuf):
                     arrivals.append([j, 0, time.monotonic()])
 
             ts = [threading.Thread(target=rx, args=(j,)) for j in range(1, n)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+    elif a.pattern == "ps":
+        if r > 0:
+            for k in range(a.rounds):
+                time.sleep(a.compute)
+                send_bytes(peers[0], S, buf)
+                recv_exact(peers[0], S, rbuf)
+                arrivals.append([0, r, time.monotonic()])
+        else:
+            def serve(j):
+                b = bytearray(CHUNK)
+                for k in range(a.rounds):
+                    recv_exact(peers[j], S, b)
+                    send_bytes(peers[j], S, b)
+
+            ts = [threading.Thread(target=serve, args=(j,)) for j in range(1, n)]
             for t in ts:
                 t.start()
             for t in ts:

@@ -46,6 +46,8 @@ def parse_args(argv=None):
     ap.add_argument("--patterns", default=",".join(PATTERNS),
                     help="comma-separated, of " + ", ".join(PATTERNS))
     ap.add_argument("--perturb", action="store_true")
+    ap.add_argument("--ps", action="store_true",
+                    help="parameter-server cycles with equal compute: do the workers stay in step?")
     ap.add_argument("--verbose", action="store_true", help="every repetition's JSON line")
     ap.add_argument("--dry-run", action="store_true")
     a = ap.parse_args(argv)
@@ -242,6 +244,33 @@ def perturb(a, eff, o):
           (len(m), statistics.median(x[0] for x in m), statistics.median(x[1] for x in m)))
 
 
+def ps_cycles(a, eff, o):
+    """n-1 workers, equal compute T = 2 S/(eB), 10 cycles of push S and
+    model S back. Max-min keeps them in step: every push shares the
+    server's downlink with all others, every answer its uplink, a cycle
+    takes T + 2(n-1) S/(eB). Out of step the server's links allow one cycle
+    per max(T + 2 S/(eB), (n-1) S/(eB))."""
+    s = pattern_bytes(a.rate) // 4
+    x = s / (eff * a.rate * 1e6 / 8) + o
+    T, cycles, n = 2 * x, 10, a.hosts
+    lock = T + 2 * (n - 1) * x
+    free = max(T + 2 * x, (n - 1) * x)
+    print("# parameter server, %d workers, %d B, compute %.3f s, %d cycles: s per cycle" %
+          (n - 1, s, T, cycles))
+    print("#   max-min (in step): %.4f; out of step, at best: %.4f" % (lock, free))
+    if a.dry_run:
+        return
+    reps = measure(a, "ps", s, a.reps, ("--rounds", str(cycles), "--compute", "%.6f" % T))
+    per = [r["time"] / cycles for r in reps]
+    spread = []
+    for r in reps:  # the last cycle's ends over the workers, as a share of a cycle
+        ends = sorted(x[2] for x in r["arrivals"])[-(n - 1):]
+        spread.append((ends[-1] - ends[0]) / (r["time"] / cycles))
+    print("#   measured: %.4f (min %.4f, max %.4f); the workers' last cycle ends spread "
+          "over %.0f%% of a cycle (median of %d)" % (statistics.median(per), min(per), max(per),
+                                                   100 * statistics.median(spread), len(per)))
+
+
 def main(argv=None):
     a = parse_args(argv)
     if a.dry_run:
@@ -260,6 +289,8 @@ def main(argv=None):
         row(a, p, s, eff, o)
     if a.perturb:
         perturb(a, eff, o)
+    if a.ps:
+        ps_cycles(a, eff, o)
     return 0
 
 

@@ -56,5 +56,8 @@ python3 "$here/peer.py" --rank 4 --n 4 --pattern p2p --bytes 1 >/dev/null 2>&1
 check "peer.py --rank 4 --n 4: exit 2" "$?" "2"
 rows=$(python3 "$here/run.py" --hosts 4 --rate 100 --predict "$p" --dry-run | grep -c '^[a-z2]* *4 *100 ')
 check "dry run: a row per pattern" "$rows" "4"
+got=$(python3 "$here/run.py" --hosts 4 --rate 100 --predict "$p" --dry-run --ps --patterns p2p |
+      sed -n 's/^#   max-min (in step): \([0-9.]*\);.*/\1/p')
+check "dry run --ps: in step, T + 2(n-1) S/(eB) with T = 2 S/(eB)" "$got" "0.6809"
 echo "1..$n"
 exit $fail
