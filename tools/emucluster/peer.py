@@ -157,6 +157,15 @@ class Control:
         return [mine] + [json.loads(f.readline()) for f in self.files]
 
 
+def each_worker(fn, n):
+    """Rank 0: fn(j) for every other rank j at once, each on a thread."""
+    ts = [threading.Thread(target=fn, args=(j,)) for j in range(1, n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
 def run_rep(a, peers, buf, rbuf):
     """Runs the pattern once; returns (arrivals [[src, dst, t]], rounds
     [t], end)."""
@@ -180,11 +189,7 @@ def run_rep(a, peers, buf, rbuf):
                 with lock:
                     arrivals.append([j, 0, time.monotonic()])
 
-            ts = [threading.Thread(target=rx, args=(j,)) for j in range(1, n)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
+            each_worker(rx, n)
     elif a.pattern == "ps":
         if r > 0:
             for k in range(a.rounds):
@@ -199,11 +204,7 @@ def run_rep(a, peers, buf, rbuf):
                     recv_exact(peers[j], S, b)
                     send_bytes(peers[j], S, b)
 
-            ts = [threading.Thread(target=serve, args=(j,)) for j in range(1, n)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
+            each_worker(serve, n)
     elif a.pattern == "allreduce":
         nxt, prv, c = (r + 1) % n, (r - 1) % n, S // n
         for _ in range(2 * (n - 1)):
