@@ -5,6 +5,8 @@
 # peer.py, and a dry run of the table. TAP output.
 # Usage: test_emucluster.sh EMU_PREDICT
 p=$1
+# no __pycache__ in the source tree
+export PYTHONDONTWRITEBYTECODE=1
 here=$(cd "$(dirname "$0")" && pwd)
 n=0
 fail=0
