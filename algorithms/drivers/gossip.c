@@ -264,7 +264,7 @@ static void try_publish(algo_gossip *g, int i)
     int nout = topo_graph_out_at(env->graph, w->t, i, &out);
     w->pend[p] = nout;
     for (int a = 0; a < nout; a++)
-        if (algo_env_send(env, i, out[a], bytes, on_msg, g, (uint64_t)w->t) < 0)
+        if (algo_gossip_send(g, i, out[a], bytes, on_msg, (uint64_t)w->t) < 0)
             return;
     algo_gossip_check_round(g, i);
 }
@@ -437,6 +437,7 @@ void algo_gossip_destroy(void *p)
     if (g->ops.release)
         g->ops.release(g->m);
     algo_gossip_group_free(g);
+    algo_gossip_fifo_free(g);
     for (int k = 0; k < 3; k++)
         sim_coll_destroy(g->coll[k]);
     free(g->savg);

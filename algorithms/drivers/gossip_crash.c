@@ -269,8 +269,7 @@ void algo_gossip_crash_send(algo_gossip *g, int i, int p, double bytes)
         nout = 0;
         if (r >= 0) {
             w->pend[p] = 1;
-            if (algo_env_send(env, i, r, bytes, on_msg, g, msg_arg(w->t, w->gen, g->w[r].gen)) <
-                0)
+            if (algo_gossip_send(g, i, r, bytes, on_msg, msg_arg(w->t, w->gen, g->w[r].gen)) < 0)
                 return;
         }
     }
@@ -278,8 +277,8 @@ void algo_gossip_crash_send(algo_gossip *g, int i, int p, double bytes)
         if (!takes_part(g, out[a], w->t))
             continue;
         w->pend[p]++;
-        if (algo_env_send(env, i, out[a], pair_bytes(g, i, out[a], bytes), on_msg, g,
-                          msg_arg(w->t, w->gen, g->w[out[a]].gen)) < 0)
+        if (algo_gossip_send(g, i, out[a], pair_bytes(g, i, out[a], bytes), on_msg,
+                             msg_arg(w->t, w->gen, g->w[out[a]].gen)) < 0)
             return;
     }
     if (algo_gossip_crash_ready(g, i))
@@ -396,8 +395,8 @@ static void tv_crash(algo_gossip *g, int j)
             wh->dst[p] = r;
             if (r < 0) {
                 algo_gossip_release(g, h, p);
-            } else if (algo_env_send(env, h, r, g->msg_bytes, on_msg, g,
-                                     msg_arg(st, wh->gen, g->w[r].gen)) < 0) {
+            } else if (algo_gossip_send(g, h, r, g->msg_bytes, on_msg,
+                                        msg_arg(st, wh->gen, g->w[r].gen)) < 0) {
                 return;
             }
         }

@@ -139,6 +139,8 @@ struct algo_gossip {
     int resync;            /* compressed gossip: a rejoin resynchronizes its pairs */
     struct ggroups *gc;    /* crash mode with a plan or sync_after: the collectives
                             * over groups of live workers (gossip_group.c) */
+    struct gfifo *fifo;    /* per worker: its messages in flight and waiting, one
+                            * connection per destination (gossip_fifo.c) */
 };
 
 /* The driver's collectives. */
@@ -202,6 +204,14 @@ void algo_gossip_crash_substitute(algo_gossip *g, int i, int64_t t, int *src, in
 void algo_gossip_crash_restore(algo_gossip *g, int i, int64_t t, int j0);
 /* Once i has moved past step t: the senders it combined are released. */
 void algo_gossip_crash_release(algo_gossip *g, int i, int64_t t, int src);
+
+/* gossip_fifo.c: one connection per ordered pair of workers */
+/* Sends bytes from src to dst with delivery handler fn(g, arg): at once
+ * when src has no message to dst in flight, else after the ones before it
+ * have arrived. 0, or -1 with the run failed. */
+int algo_gossip_send(algo_gossip *g, int src, int dst, double bytes, sim_net_deliver fn,
+                     uint64_t arg);
+void algo_gossip_fifo_free(algo_gossip *g);
 
 /* gossip_group.c: the collectives in crash mode (docs/faults.md) */
 /* Builds g->gc: the group of every worker. 0 or an error code. */

@@ -1065,3 +1065,38 @@ Test(gossip, time_varying_gossip_crash_costs_the_timeout_once)
     const char *awc[] = {"algorithm.name=dpsgd", "topology.graph=one_peer_exponential"};
     check_crash_cost(awc, 2, 11, 0.05);
 }
+
+/* D-PSGD on a ring of 8 over a 1 Gb/s star with fair sharing, 4 MB
+ * messages (2 S / B = 64 ms a step), 1 ms of compute: worker 0 is slowed
+ * 50x for one step at 0.3 s. A worker's messages to one neighbour leave one
+ * after the other (one connection per pair), so once the slow step is past
+ * every iteration takes what it took before; with every message a flow of
+ * its own, the steps that then overlapped on each link kept sharing it and
+ * the iterations stayed longer for the rest of the run. */
+Test(gossip, dpsgd_recovers_its_step_time_after_a_perturbation)
+{
+    char path[64], set[96];
+    test_write_temp(path, "time,event,target,value\n0.3s,slowdown,0,50\n0.35s,slowdown,0,1\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", path);
+    const char *sets[] = {set,
+                          "algorithm.name=dpsgd",
+                          "network.topology=star",
+                          "network.bandwidth=1Gbps",
+                          "network.latency=5us",
+                          "network.sharing=fair",
+                          "workers.compute=constant(1ms)",
+                          "workload.sim_params=1000000"};
+    static times ts;
+    ts.n = 0;
+    harness h;
+    h_build(&h, test_base_ini, sets, 8);
+    h.probe = record_time;
+    h.probe_ctx = &ts;
+    h_run(&h, 40);
+    cr_assert_eq(ts.n, 40);
+    double before = (ts.t[4] - ts.t[1]) / 3, after = (ts.t[39] - ts.t[29]) / 10;
+    cr_assert(before > 0.064 && before < 0.066, "before %.6f", before);
+    cr_assert(fabs(after - before) < 1e-6, "before %.6f, after %.6f", before, after);
+    h_free(&h);
+    unlink(path);
+}
