@@ -240,6 +240,8 @@ typedef struct algo_sync_desc {
     int joiner_idle;        /* 1: a rejoined worker is idle until it joins */
     int no_hier_crashes;    /* 1: refuse the hierarchical collective under
                                crashes (a config error naming it) */
+    int background;         /* 1: background rounds (one phase, COUNT_STEPS,
+                               no buckets): see "Background rounds" */
 } algo_sync_desc;
 
 /* Builds the driver: one group of every worker from round 0 and its

@@ -8,7 +8,10 @@
 #include "algorithms/drivers/overlap.h"
 #include "algorithms/drivers/sync.h"
 
-enum { S_OFF = 0, S_COMPUTING, S_ENCODING, S_WAITING, S_ENTERED, S_DECODING, S_JOINING };
+enum {
+    S_OFF = 0, S_COMPUTING, S_ENCODING, S_WAITING, S_ENTERED, S_DECODING, S_JOINING,
+    S_BLOCKED /* background: work over, its previous round's result not in */
+};
 
 /* A collective's callback context: rank r of it is g->members[offset + r]. */
 typedef struct slot_ctx {
@@ -50,11 +53,14 @@ struct algo_sync {
     double *wbytes;      /* the message of the worker's current phase */
     sim_time *wenc;      /* with buckets: encoding charged after the last bucket */
     algo_overlap **wov;  /* with buckets: the overlap of the worker's step */
-    /* COUNT_STEPS: without crashes (steps; the round's held-back step is
-     * reported once: reported), with crashes possible (live) */
-    algo_local_steps steps;
+    /* COUNT_STEPS: the steps of the live workers; the round's held-back
+     * steps are released once (reported) */
     algo_live_steps live;
     int reported;
+    /* background: the round whose collective w is in (-1: none), and
+     * whether its entry waits out the timeout */
+    int64_t *bg;
+    int *bglate;
     int *computed;       /* with buckets: its compute step has ended */
 };
 

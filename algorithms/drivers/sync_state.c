@@ -37,7 +37,8 @@ void algo_sync_destroy(algo_sync *sy)
     free(sy->wenc);
     free(sy->wov);
     free(sy->computed);
-    algo_local_steps_release(&sy->steps);
+    free(sy->bg);
+    free(sy->bglate);
     algo_live_steps_release(&sy->live);
     free(sy);
 }
@@ -98,15 +99,18 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->wenc = calloc(n, sizeof *sy->wenc);
     sy->wov = calloc(n, sizeof *sy->wov);
     sy->computed = calloc(n, sizeof *sy->computed);
+    sy->bg = malloc(n * sizeof *sy->bg);
+    sy->bglate = calloc(n, sizeof *sy->bglate);
     if (!sy->wround || !sy->wphase || !sy->wstat || !sy->pending || !sy->scratch || !sy->wgen ||
-        !sy->tgen || !sy->late || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed)
+        !sy->tgen || !sy->late || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed ||
+        !sy->bg || !sy->bglate)
         return create_fail(sy, SIM_ENOMEM, err);
     if (desc->count == ALGO_SYNC_COUNT_STEPS &&
-        (sy->crashes ? algo_live_steps_init(&sy->live, env->n, 2 * desc->span)
-                     : algo_local_steps_init(&sy->steps, env->n, desc->span)) < 0)
+        algo_live_steps_init(&sy->live, env->n, 2 * desc->span) < 0)
         return create_fail(sy, SIM_ENOMEM, err);
     for (int i = 0; i < env->n; i++) {
         sy->late[i] = -1;
+        sy->bg[i] = -1;
         sy->scratch[i] = i;
     }
     if (!algo_sync_group_add(sy, sy->scratch, env->n, 0))
