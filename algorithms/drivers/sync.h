@@ -76,29 +76,25 @@
  *    completion only, by w), then the count and step 6 (see below).
  *    Phases before the last one go FORM (first only), TAKE, straight to
  *    the next CONTRIBUTE.
- *  - The iteration count, by desc.count:
+ *  - The iteration count, by desc.count; one rule, with or without crashes
+ *    possible (a run whose crashes never fire is the plain run, bit for
+ *    bit):
  *      ALGO_SYNC_COUNT_LAST: a round is an iteration, reported when its
  *        last member completes, with the samples of the members' gradients
- *        (w->grad_samples) summed at FORM of the last phase. Without
- *        crashes (algo_env_crashes(env) 0) it is reported BEFORE that member's idle
- *        ends and it starts round k + 1; with crashes possible, after it
- *        started it (the two orders of the former two paths, both kept so
- *        that every recorded row stays bit-identical).
+ *        (w->grad_samples) summed at FORM of the last phase, BEFORE that
+ *        member starts round k + 1.
  *      ALGO_SYNC_COUNT_FIRST: reported at FORM of the last phase (1-bit
  *        methods).
  *      ALGO_SYNC_COUNT_STEPS: an iteration is one local step of every
- *        live worker (Local SGD family). Two rules, those of the former
- *        two paths, so that every recorded row stays bit-identical:
- *        without crashes algo_local_steps (drivers/local.h): a step that
- *        does not end the worker's work is reported (if it completes an
- *        iteration) before the next step starts; one that ends it is held
- *        back and reported at FORM of phase 0: where the method calls
- *        algo_sync_report from hooks.form (after its outer step, before
- *        post_local_sgd's switch test), else right after hooks.form. With
- *        crashes possible algo_live_steps: iteration K completes when
- *        every live worker has completed its K-th step; the work-ending
- *        step counts at the worker's TAKE of phase 0; the count runs after
- *        the worker's next step or phase has started, and after a crash.
+ *        live worker (Local SGD family; algo_live_steps, drivers/local.h):
+ *        iteration K completes when every live worker has completed its
+ *        K-th step. A step that does not end the worker's work counts
+ *        when it ends, before the next step starts; the work-ending steps
+ *        of the round's members are held back and count at FORM of phase
+ *        0: where the method calls algo_sync_report from hooks.form (after
+ *        its outer step, before post_local_sgd's switch test), else right
+ *        after hooks.form. A crash counts what the survivors completed; a
+ *        joiner counts from the iterations reported when it joins.
  *        desc.span: how many steps workers may be apart (local_steps + 2).
  *  - hooks.contribute of phase 0 runs at the instant w's work ends; with
  *    buckets right after hooks.grad, before the bucketed step starts (the
@@ -109,6 +105,20 @@
  *  - hooks.form runs with algo_sync_formed already true for the phase, so
  *    an iteration reported from inside it (COUNT_STEPS: algo_sync_report)
  *    evaluates the formed result.
+ *
+ * ---- Background rounds (desc.background: overlap_local_sgd) -------------
+ *
+ *  The round's collective runs while its members work on: when w's work
+ *  for round k is over it waits (idle, blocked) until its part of round
+ *  k - 1's collective is over, then CONTRIBUTEs to round k (the method
+ *  applies round k - 1's result there), enters round k's collective and
+ *  at once starts its work for round k + 1. FORM (first completion, then
+ *  the joiners' model send) and TAKE run at w's completion of round k,
+ *  which unblocks w if it waits. One phase, COUNT_STEPS with every step
+ *  counted when it ends, no buckets, no decode. Under crashes a survivor
+ *  that had entered the aborted round re-enters it sync_timeout after the
+ *  crash and one that had not, sync_timeout after it enters; its work goes
+ *  on meanwhile: it blocks only at its next round, as without crashes.
  *
  * ---- Crashes and rejoins (docs/faults.md) --------------------------------
  *
@@ -260,8 +270,8 @@ int64_t algo_sync_round(const algo_sync *sy);
 int algo_sync_formed(const algo_sync *sy);
 /* The phases of that round formed so far. */
 int algo_sync_phases_formed(const algo_sync *sy);
-/* COUNT_STEPS: reports the round's held-back step now (from hooks.form of
- * phase 0; once per round; nothing with crashes possible). */
+/* COUNT_STEPS: counts the round's held-back steps now (from hooks.form of
+ * phase 0; once per round; nothing for background rounds). */
 void algo_sync_report(algo_sync *sy);
 /* The round worker w works towards or waits in. */
 int64_t algo_sync_worker_round(const algo_sync *sy, int w);
