@@ -22,6 +22,8 @@ static void phase_begin(algo_sync *sy, int w, int p);
 static void on_slot_done(sim_engine *eng, void *ctx, int rank);
 static void on_buckets_done(sim_engine *eng, void *ctx, int w);
 static int on_computed(void *ctx, int w);
+static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_coll_kind kind,
+                               slot_ctx *ctx);
 static void count_live(algo_sync *sy);
 static void bg_ready(algo_sync *sy, int w);
 
@@ -75,10 +77,35 @@ static sim_coll_kind slot_kind(const algo_sync *sy, int s)
     }
 }
 
+/* With buckets: the bucketed collectives of a slot over members (NULL:
+ * every worker), completions to ctx. NULL on failure (algo_env_fail). */
+static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_coll_kind kind,
+                               slot_ctx *ctx)
+{
+    algo_overlap_desc od = {.cap = sy->env->cfg->bucket, .kind = kind, .members = members,
+                            .n_members = n, .done = on_buckets_done, .computed = on_computed,
+                            .ctx = ctx};
+    sim_err e = {0};
+    algo_overlap *ov = algo_overlap_create(sy->env, &od, &e);
+    if (!ov)
+        algo_env_fail(sy->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", sy->d.who, e.msg);
+    return ov;
+}
+
+/* The server (index of x->subctx[s]) of rank in a HIER_INTRA slot. */
+static int server_of(const gext *x, int s, int rank)
+{
+    int k = 0;
+    for (int i = 0; i < x->n_sub[s]; i++)
+        if (x->subctx[s][i].offset <= rank)
+            k = i;
+    return k;
+}
+
 /* A slot of kind HIER_INTRA: one collective per server of g's members
  * (worker w on server w / per_node; members ascending, so a server's
  * members are a run of g->members). */
-static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s)
+static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s, int plain)
 {
     const int p = sy->env->per_node > 0 ? sy->env->per_node : 1;
     int runs = 0;
@@ -86,13 +113,22 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s)
         runs += r == 0 || g->members[r] / p != g->members[r - 1] / p;
     x->sub[s] = calloc((size_t)runs, sizeof *x->sub[s]);
     x->subctx[s] = calloc((size_t)runs, sizeof *x->subctx[s]);
-    if (!x->sub[s] || !x->subctx[s])
+    x->subov[s] = calloc((size_t)runs, sizeof *x->subov[s]);
+    if (!x->sub[s] || !x->subctx[s] || !x->subov[s])
         return fail(sy, SIM_ENOMEM, "out of memory for a group");
     for (int r = 0, k = 0; r < g->n; k++) {
         int e = r + 1;
         while (e < g->n && g->members[e] / p == g->members[r] / p)
             e++;
         x->subctx[s][k] = (slot_ctx){sy, g, s, r};
+        x->n_sub[s] = k + 1;
+        if (sy->bucketed && !(x->subov[s][k] = bucket_ov(sy, g->members + r, e - r,
+                                                        SIM_COLL_TREE, &x->subctx[s][k])))
+            return -1;
+        if (!plain) {
+            r = e;
+            continue;
+        }
         sim_coll_desc desc = {.kind = SIM_COLL_TREE, .n = e - r, .hosts = g->members + r,
                               .ps_host = sy->env->server_host, .done = on_slot_done,
                               .ctx = &x->subctx[s][k]};
@@ -101,7 +137,6 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s)
         if (!x->sub[s][k])
             return algo_env_fail(sy->env, err.code ? err.code : SIM_EINTERNAL, "%s: %s",
                                  sy->d.who, err.msg);
-        x->n_sub[s] = k + 1;
         r = e;
     }
     return 0;
@@ -135,34 +170,28 @@ algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_
         return NULL;
     }
     gext *x = sy->ext[g->id];
-    /* with buckets and no crash the round never uses the plain collectives */
-    for (int s = 0; n > 0 && (sy->crashes || !sy->bucketed) && s < sy->d.n_slots; s++) {
+    /* with buckets, one-slot rounds use the plain collectives only after a
+     * crash (the rest of an aborted round) */
+    int plain = sy->crashes || !sy->bucketed || sy->d.n_slots > 1;
+    for (int s = 0; n > 0 && s < sy->d.n_slots; s++) {
         x->ctx[s] = (slot_ctx){sy, g, s, 0};
         if (sy->d.slots[s] == ALGO_SYNC_HIER_INTRA) {
-            if (intra_colls(sy, g, x, s) < 0)
+            if (intra_colls(sy, g, x, s, plain) < 0)
                 return NULL;
             continue;
         }
-        x->coll[s] = algo_group_coll(sy->env, g, sy->d.slots[s] == ALGO_SYNC_ALLTOALL,
-                                     slot_kind(sy, s), on_slot_done, &x->ctx[s], sy->d.who);
-        if (!x->coll[s] && sy->env->error.code)
+        if (plain) {
+            x->coll[s] = algo_group_coll(sy->env, g, sy->d.slots[s] == ALGO_SYNC_ALLTOALL,
+                                         slot_kind(sy, s), on_slot_done, &x->ctx[s], sy->d.who);
+            if (!x->coll[s] && sy->env->error.code)
+                return NULL;
+        }
+        if (sy->bucketed && sy->d.slots[s] != ALGO_SYNC_ALLTOALL &&
+            !(x->ov[s] = bucket_ov(sy, g->id == 0 ? NULL : g->members, n, slot_kind(sy, s),
+                                   &x->ctx[s])))
             return NULL;
     }
     x->ctx[0] = (slot_ctx){sy, g, 0, 0};
-    if (n > 0 && sy->bucketed) {
-        algo_overlap_desc od = {
-            .cap = sy->env->cfg->bucket,
-            .kind = slot_kind(sy, 0),
-            .members = g->id == 0 ? NULL : g->members, .n_members = n,
-            .done = on_buckets_done, .computed = sy->crashes ? on_computed : NULL,
-            .ctx = &x->ctx[0]};
-        sim_err e = {0};
-        x->ov = algo_overlap_create(sy->env, &od, &e);
-        if (!x->ov) {
-            algo_env_fail(sy->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", sy->d.who, e.msg);
-            return NULL;
-        }
-    }
     if (sy->d.hooks.regroup)
         sy->d.hooks.regroup(sy->m, g);
     return g;
@@ -194,16 +223,19 @@ static void step_begin(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
     sy->d.hooks.grad(sy->m, w);
-    if (sy->bucketed) {
-        /* bucketed: the message must be known before the first bucket */
+    if (sy->bucketed && (!sy->d.hooks.last_step || sy->d.hooks.last_step(sy->m, w))) {
+        /* the step that ends w's work, bucketed: the message must be known
+         * before the first bucket */
         algo_sync_msg msg = {0};
         algo_group *g = wgroup(sy, w);
+        int n_phases, s = phase_slot(sy, sy->wround[w], 0, &n_phases);
+        gext *x = sy->ext[g->id];
         sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
         sy->wbytes[w] = msg.bytes;
         sy->wenc[w] = msg.encode;
         sy->wstat[w] = S_ENTERED;
         sy->computed[w] = 0;
-        sy->wov[w] = sy->ext[g->id]->ov;
+        sy->wov[w] = x->subov[s] ? x->subov[s][server_of(x, s, g->rank_of[w])] : x->ov[s];
         algo_overlap_step(sy->wov[w], w, algo_env_step_samples(env, w), msg.bytes);
         return;
     }
@@ -308,11 +340,11 @@ static void enter_at(algo_sync *sy, int w, int64_t k, int p)
     gext *x = sy->ext[g->id];
     sim_coll *c = x->coll[s];
     slot_ctx *ctx = &x->ctx[s];
-    for (int k = 0; k < x->n_sub[s]; k++) /* HIER_INTRA: its server's collective */
-        if (x->subctx[s][k].offset <= rank) {
-            c = x->sub[s][k];
-            ctx = &x->subctx[s][k];
-        }
+    if (x->n_sub[s] > 0) { /* HIER_INTRA: its server's collective */
+        int k = server_of(x, s, rank);
+        c = x->sub[s][k];
+        ctx = &x->subctx[s][k];
+    }
     rank -= ctx->offset;
     if (!c) {
         on_slot_done(sy->env->eng, ctx, rank); /* alone */
@@ -605,12 +637,15 @@ static void on_buckets_done(sim_engine *eng, void *ctx, int w)
     phase_done(sy, c->g, w);
 }
 
-/* With buckets and crashes: w's compute step has ended. In an aborted round
- * its buckets stop there and it waits out the timeout (0). */
+/* With buckets: w's work-ending compute step has ended: its update (a
+ * local step's, hooks.step_done) applies now, its buckets are reduced on.
+ * In an aborted round they stop there and it waits out the timeout (0). */
 static int on_computed(void *ctx, int w)
 {
     algo_sync *sy = ((slot_ctx *)ctx)->sy;
     sy->computed[w] = 1;
+    if (sy->d.hooks.step_done)
+        sy->d.hooks.step_done(sy->m, w);
     if (sy->late[w] != step_of(sy->wround[w], 0))
         return 1;
     algo_env_idle_begin(sy->env, w);

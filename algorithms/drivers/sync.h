@@ -20,7 +20,7 @@
  *    adaptive_local_sgd's average then scalar statistics), each phase on
  *    its own collective slot of the group;
  *  - buckets overlapping the backward pass ([algorithm] bucket > 0,
- *    drivers/overlap.h) for phase 0 of a one-gradient round;
+ *    drivers/overlap.h) for phase 0 of a round, in the work-ending step;
  *  - the compute time of encoding (before a phase is entered) and of
  *    decoding (after the last phase);
  *  - the hierarchical collective (a slot of kind ALGO_SYNC_HIER_INTRA or
@@ -100,8 +100,11 @@
  *    buckets right after hooks.grad, before the bucketed step starts (the
  *    message must be known when its first bucket is entered: a hook that
  *    reads the gradient calls algo_env_grad_wait first; its msg.encode is
- *    then charged after the last bucket, with the decoding). Buckets need
- *    one-phase rounds of one compute step (step_done NULL).
+ *    then charged after the last bucket, with the decoding). With buckets
+ *    only the step that ends the work (hooks.last_step) is bucketed, on
+ *    phase 0's slot (per server for HIER_INTRA); its hooks.step_done runs
+ *    when its backward pass ends, before any member's last bucket is
+ *    reduced (so FORM sees every member's step); later phases are plain.
  *  - hooks.form runs with algo_sync_formed already true for the phase, so
  *    an iteration reported from inside it (COUNT_STEPS: algo_sync_report)
  *    evaluates the formed result.
@@ -197,6 +200,10 @@ typedef struct algo_sync_hooks {
     /* End of a compute step: 1 when w's work for its round is over, 0 for
      * another step. NULL: 1. */
     int (*step_done)(void *m, int w);
+    /* With buckets: 1 when the compute step starting now ends w's work for
+     * its round (it is bucketed; its hooks.step_done runs when its backward
+     * pass ends). NULL: 1. */
+    int (*last_step)(void *m, int w);
     /* Phases of round k: fills slots[p] (ALGO_SYNC_PHASES_MAX) with the
      * collective slot of each phase, returns their count (>= 1). The same
      * for every member of round k. NULL: one phase on slot 0. */
@@ -241,8 +248,8 @@ typedef struct algo_sync_desc {
     int n_slots;            /* collective slots per group (1..ALGO_SYNC_SLOTS_MAX) */
     algo_sync_slot slots[ALGO_SYNC_SLOTS_MAX];
     algo_sync_count count;
-    int buckets;            /* 1: phase 0 overlaps the backward pass when
-                               [algorithm] bucket > 0 (one-gradient rounds) */
+    int buckets;            /* 1: phase 0 overlaps the backward pass of the
+                               work-ending step when [algorithm] bucket > 0 */
     double join_bytes;      /* bytes sent to a joiner; 0: env->msg_bytes */
     int restart_round;      /* 1: a crash restarts an unformed round at phase 0
                                (1-bit); 0: at its first unformed phase */

@@ -29,7 +29,10 @@ typedef struct gext {
     int n_sub[ALGO_SYNC_SLOTS_MAX];
     sim_coll **sub[ALGO_SYNC_SLOTS_MAX];
     slot_ctx *subctx[ALGO_SYNC_SLOTS_MAX];
-    algo_overlap *ov;    /* with buckets: phase 0's bucketed all-reduces */
+    /* with buckets: each slot's bucketed collectives (HIER_INTRA: one per
+     * server, subov) */
+    algo_overlap *ov[ALGO_SYNC_SLOTS_MAX];
+    algo_overlap **subov[ALGO_SYNC_SLOTS_MAX];
 } gext;
 
 struct algo_sync {

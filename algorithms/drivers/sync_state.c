@@ -15,12 +15,15 @@ void algo_sync_destroy(algo_sync *sy)
             continue;
         for (int s = 0; s < ALGO_SYNC_SLOTS_MAX; s++) {
             sim_coll_destroy(sy->ext[i]->coll[s]);
-            for (int k = 0; k < sy->ext[i]->n_sub[s]; k++)
+            for (int k = 0; k < sy->ext[i]->n_sub[s]; k++) {
                 sim_coll_destroy(sy->ext[i]->sub[s][k]);
+                algo_overlap_destroy(sy->ext[i]->subov[s][k]);
+            }
             free(sy->ext[i]->sub[s]);
             free(sy->ext[i]->subctx[s]);
+            free(sy->ext[i]->subov[s]);
+            algo_overlap_destroy(sy->ext[i]->ov[s]);
         }
-        algo_overlap_destroy(sy->ext[i]->ov);
         free(sy->ext[i]);
     }
     free(sy->ext);

@@ -28,6 +28,13 @@ static int h_step_done(void *m, int i)
     return ++s->since[i] >= s->H_cur;
 }
 
+/* With buckets: the step starting now is the round's last (bucketed). */
+static int h_last_step(void *m, int i)
+{
+    algo_lsgd *s = m;
+    return s->since[i] + 1 >= s->H_cur;
+}
+
 static int h_plan(void *m, int64_t round, int *slots)
 {
     algo_lsgd *s = m;
@@ -186,8 +193,9 @@ int algo_lsgd_build(algo_lsgd *s, sim_err *err)
     algo_sync_desc desc = {
         .who = env->cfg->algorithm, .method = s, .n_slots = s->ops.contribute2 ? 2 : 1,
         .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS,
-        .span = s->H + 2, .joiner_idle = 1,
-        .hooks = {.grad = h_grad, .step_done = h_step_done, .plan = h_plan,
+        .span = s->H + 2, .joiner_idle = 1, .buckets = 1,
+        .hooks = {.grad = h_grad, .step_done = h_step_done, .last_step = h_last_step,
+                  .plan = h_plan,
                   .contribute = h_contribute, .form = h_form, .take = h_take, .join = h_join},
     };
     if (s->ops.n_slots) {
