@@ -223,11 +223,13 @@ static void step_begin(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
     sy->d.hooks.grad(sy->m, w);
+    /* the step that ends w's work is bucketed: the message must be known
+     * before the first bucket */
     if (sy->bucketed && (!sy->d.hooks.last_step || sy->d.hooks.last_step(sy->m, w))) {
-        /* the step that ends w's work, bucketed: the message must be known
-         * before the first bucket */
         algo_sync_msg msg = {0};
         algo_group *g = wgroup(sy, w);
+        if (sy->late[w] == step_of(sy->wround[w], 0)) /* aborted: the group it knew */
+            g = sy->groups.g[sy->lateg[w]];
         int n_phases, s = phase_slot(sy, sy->wround[w], 0, &n_phases);
         gext *x = sy->ext[g->id];
         sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
@@ -692,6 +694,8 @@ static void crash(algo_sync *sy, int c)
         }
         for (int r = 0; r < ng->n; r++) {
             int s = ng->members[r];
+            if (sy->late[s] != a)
+                sy->lateg[s] = g->id;
             sy->late[s] = a;
             if (sy->d.background) {
                 if (sy->bg[s] >= 0 && step_of(sy->bg[s], 0) == a)

@@ -53,6 +53,7 @@ struct algo_sync {
     int *wphase, *wstat, *pending, *scratch;
     uint32_t *wgen, *tgen;
     int64_t *late;       /* per worker: the step whose entry waits the timeout */
+    int *lateg;          /* with buckets: the group it believes in meanwhile */
     double *wbytes;      /* the message of the worker's current phase */
     sim_time *wenc;      /* with buckets: encoding charged after the last bucket */
     algo_overlap **wov;  /* with buckets: the overlap of the worker's step */

@@ -36,6 +36,7 @@ void algo_sync_destroy(algo_sync *sy)
     free(sy->wgen);
     free(sy->tgen);
     free(sy->late);
+    free(sy->lateg);
     free(sy->wbytes);
     free(sy->wenc);
     free(sy->wov);
@@ -98,6 +99,7 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->wgen = calloc(n, sizeof *sy->wgen);
     sy->tgen = calloc(n, sizeof *sy->tgen);
     sy->late = malloc(n * sizeof *sy->late);
+    sy->lateg = calloc(n, sizeof *sy->lateg);
     sy->wbytes = calloc(n, sizeof *sy->wbytes);
     sy->wenc = calloc(n, sizeof *sy->wenc);
     sy->wov = calloc(n, sizeof *sy->wov);
@@ -105,7 +107,7 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->bg = malloc(n * sizeof *sy->bg);
     sy->bglate = calloc(n, sizeof *sy->bglate);
     if (!sy->wround || !sy->wphase || !sy->wstat || !sy->pending || !sy->scratch || !sy->wgen ||
-        !sy->tgen || !sy->late || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed ||
+        !sy->tgen || !sy->late || !sy->lateg || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed ||
         !sy->bg || !sy->bglate)
         return create_fail(sy, SIM_ENOMEM, err);
     if (desc->count == ALGO_SYNC_COUNT_STEPS &&
