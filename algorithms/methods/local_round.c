@@ -6,10 +6,16 @@
 
 enum { BUF_LOCAL = 0, BUF_AVERAGE, BUF_RESET };
 
-static double worker_lr(const algo_lsgd *s, int i)
+double algo_lsgd_lr(const algo_env *env, int64_t applied)
 {
-    const algo_env *env = s->env;
-    return algo_lr_at(env->cfg, (double)(s->applied[i] * s->n) / (double)env->ds->train.n);
+    return algo_lr_at(env->cfg, (double)(applied * env->n) / (double)env->ds->train.n);
+}
+
+void algo_lsgd_local_step(algo_env *env, algo_local_optim *lo, int64_t *applied, int i)
+{
+    algo_worker *w = &env->w[i];
+    algo_optim_step(lo->s[i], w->x, w->grad, algo_lsgd_lr(env, applied[i]));
+    applied[i] += w->grad_samples;
 }
 
 static void h_grad(void *m, int w)
@@ -22,9 +28,7 @@ static void h_grad(void *m, int w)
 static int h_step_done(void *m, int i)
 {
     algo_lsgd *s = m;
-    algo_worker *w = &s->env->w[i];
-    algo_optim_step(s->lo.s[i], w->x, w->grad, worker_lr(s, i));
-    s->applied[i] += w->grad_samples;
+    algo_lsgd_local_step(s->env, &s->lo, s->applied, i);
     return ++s->since[i] >= s->H_cur;
 }
 

@@ -87,6 +87,11 @@ int algo_lsgd_start(void *p, sim_err *err);
 const float *algo_lsgd_model(void *p, float *scratch);
 void algo_lsgd_worker_models(void *p, const float **xs);
 void algo_lsgd_fault(void *p, const algo_fault *ev);
+/* The lr of a worker that applied `applied` samples (its own point of
+ * training: applied x n samples), and its local step: the optimizer's
+ * update of x_i at that lr, then its samples count as applied. */
+double algo_lsgd_lr(const algo_env *env, int64_t applied);
+void algo_lsgd_local_step(algo_env *env, algo_local_optim *lo, int64_t *applied, int i);
 /* A choice key's index in words (0 when unset or unknown). */
 int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *words);
 

@@ -22,8 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/drivers/gossip.h" /* algo_local_optim */
-#include "algorithms/drivers/sync.h"
+#include "algorithms/methods/local_round.h"
 
 typedef struct overlap {
     algo_env *env;
@@ -41,12 +40,6 @@ typedef struct overlap {
     const float **ptrs;
 } overlap;
 
-static double worker_lr(const overlap *s, int i)
-{
-    const algo_env *env = s->env;
-    return algo_lr_at(env->cfg, (double)(s->applied[i] * s->n) / (double)env->ds->train.n);
-}
-
 static void h_grad(void *m, int i)
 {
     overlap *s = m;
@@ -56,9 +49,7 @@ static void h_grad(void *m, int i)
 static int h_step_done(void *m, int i)
 {
     overlap *s = m;
-    algo_worker *w = &s->env->w[i];
-    algo_optim_step(s->lo.s[i], w->x, w->grad, worker_lr(s, i));
-    s->applied[i] += w->grad_samples;
+    algo_lsgd_local_step(s->env, &s->lo, s->applied, i);
     return ++s->since[i] >= s->tau;
 }
 
@@ -73,7 +64,7 @@ static void h_contribute(void *m, int i, int64_t round, int phase, algo_sync_msg
         for (int64_t j = 0; j < s->d; j++)
             x[j] = b * x[j] + a * s->z[j];
     if (s->gmf > 0) {
-        const double lr = worker_lr(s, i);
+        const double lr = algo_lsgd_lr(s->env, s->applied[i]);
         float *v = s->v + (int64_t)i * s->d;
         const double g = round == 0 ? 0.0 : s->gmf;
         for (int64_t j = 0; j < s->d; j++) {
