@@ -255,8 +255,6 @@ typedef struct algo_sync_desc {
                                (1-bit); 0: at its first unformed phase */
     int span;               /* COUNT_STEPS: steps the workers may be apart */
     int joiner_idle;        /* 1: a rejoined worker is idle until it joins */
-    int no_hier_crashes;    /* 1: refuse the hierarchical collective under
-                               crashes (a config error naming it) */
     int background;         /* 1: background rounds (one phase, COUNT_STEPS,
                                no buckets): see "Background rounds" */
 } algo_sync_desc;

@@ -72,12 +72,6 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->m = desc->method;
     sy->crashes = algo_env_crashes(env);
     sy->bucketed = desc->buckets && cfg->bucket > 0;
-    if (sy->crashes && desc->no_hier_crashes && env->allreduce_kind == SIM_COLL_HIER) {
-        algo_sync_destroy(sy);
-        return cfg_error(cfg, "network", "collective", SIM_ECONFIG, err,
-                                "the hierarchical collective does not support worker crashes "
-                                "([faults]); use ring, tree or ps");
-    }
     if (sy->crashes) {
         int rc = cfg_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
         if (rc < 0) {
