@@ -76,7 +76,6 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
         s->ops.form2(s, g);
         return;
     }
-    s->first_done = 1; /* from here on the model is avg */
     if (s->ops.mean)
         s->ops.mean(s, g, round);
     else
@@ -116,10 +115,6 @@ static void h_take(void *m, int i, int64_t round, int phase)
             memcpy(v, s->avg_v, (size_t)s->d * sizeof(float));
     } else if (s->buf == BUF_RESET) {
         algo_optim_reset(s->lo.s[i]);
-    }
-    if (++s->taken == s->n) {
-        s->taken = 0;
-        s->first_done = 0;
     }
 }
 
@@ -251,21 +246,19 @@ int algo_lsgd_start(void *p, sim_err *err)
     return algo_sync_start(s->sy, err);
 }
 
-/* Without crashes: the average while a round's members take it, else the
- * mean of the workers' models. With crashes possible: the average from its
- * formation until the round is over, else the mean of the live workers. */
+/* The average from its formation until the round is over, else the mean
+ * of the live workers' models (every worker's without crashes). */
 const float *algo_lsgd_model(void *p, float *scratch)
 {
     algo_lsgd *s = p;
     if (s->base)
         return algo_gossip_model(s->base, scratch);
-    int crashes = algo_env_crashes(s->env);
-    int avg = crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done;
+    int avg = algo_sync_phases_formed(s->sy) > 0;
     if (avg && !s->ops.avg_of)
         return s->avg;
     int k = 0, same = 1;
     for (int i = 0; i < s->n; i++)
-        if (!crashes || algo_sync_live(s->sy, i)) {
+        if (algo_sync_live(s->sy, i)) {
             s->ptrs[k] = avg ? avg_of(s, i) : s->env->w[i].x;
             same = same && s->ptrs[k] == s->ptrs[0];
             k++;
@@ -285,10 +278,9 @@ void algo_lsgd_worker_models(void *p, const float **xs)
         algo_gossip_worker_models(s->base, xs);
         return;
     }
-    int crashes = algo_env_crashes(s->env);
-    int avg = crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done;
+    int avg = algo_sync_phases_formed(s->sy) > 0;
     for (int i = 0; i < s->n; i++)
-        xs[i] = avg && (!crashes || algo_sync_live(s->sy, i)) ? avg_of(s, i) : s->env->w[i].x;
+        xs[i] = avg && algo_sync_live(s->sy, i) ? avg_of(s, i) : s->env->w[i].x;
 }
 
 void algo_lsgd_fault(void *p, const algo_fault *ev)

@@ -63,8 +63,6 @@ struct algo_lsgd {
     int64_t *applied;    /* n: samples the worker has applied */
     float *avg, *avg_m, *avg_v;
     const float **ptrs;
-    int first_done;      /* without crashes: the round's average is formed */
-    int taken;           /* without crashes: members that took it */
     algo_sync *sy;
     algo_lsgd_ops ops;
     void *ext;           /* the method's own state */
