@@ -41,46 +41,6 @@ int algo_batch_test_next(int b, double proposal, int b_max)
     return next > b ? (int)next : b;
 }
 
-int algo_local_steps_init(algo_local_steps *c, int n, int span)
-{
-    c->n = n;
-    c->span = span;
-    c->count = calloc((size_t)span, sizeof *c->count);
-    c->samples = calloc((size_t)span, sizeof *c->samples);
-    c->step = calloc((size_t)n, sizeof *c->step);
-    return c->count && c->samples && c->step ? 0 : SIM_ENOMEM;
-}
-
-void algo_local_steps_release(algo_local_steps *c)
-{
-    free(c->count);
-    free(c->samples);
-    free(c->step);
-    c->count = c->samples = c->step = NULL;
-}
-
-int algo_local_steps_done(algo_local_steps *c, algo_env *env, int i, int64_t samples,
-                          int report)
-{
-    int64_t k = ++c->step[i];
-    int slot = (int)(k % c->span);
-    c->samples[slot] += samples;
-    if (++c->count[slot] < c->n)
-        return 0;
-    if (report)
-        algo_local_steps_flush(c, env, k);
-    return 1;
-}
-
-void algo_local_steps_flush(algo_local_steps *c, algo_env *env, int64_t k)
-{
-    int slot = (int)(k % c->span);
-    int64_t s = c->samples[slot];
-    c->count[slot] = 0;
-    c->samples[slot] = 0;
-    algo_env_iteration(env, s);
-}
-
 int algo_live_steps_init(algo_live_steps *c, int n, int span)
 {
     c->n = n;

@@ -23,32 +23,10 @@ double algo_batch_test_proposal(algo_batch_test kind, const wl_batch_stats *s, d
 /* b_next = min(b_max, max(b, ceil(proposal))); b_max <= 0 means no cap. */
 int algo_batch_test_next(int b, double proposal, int b_max);
 
-/* Iterations of local steps: iteration k completes when every worker has
- * completed its k-th local step. Workers may be at most `span` steps apart
- * (the method guarantees it). */
-typedef struct algo_local_steps {
-    int n, span;
-    int64_t *count;   /* span: workers done with the step in each slot */
-    int64_t *samples; /* span: their samples */
-    int64_t *step;    /* n: local steps each worker has completed */
-} algo_local_steps;
-
-int algo_local_steps_init(algo_local_steps *c, int n, int span);
-void algo_local_steps_release(algo_local_steps *c);
-/* Worker i completed a local step of `samples` samples; when `report`,
- * the iteration it completes (if any) is reported to env here, else the
- * caller reports it later with algo_local_steps_flush (a sync step reported
- * once the synchronization is done). Returns 1 when the step completed an
- * iteration. */
-int algo_local_steps_done(algo_local_steps *c, algo_env *env, int i, int64_t samples,
-                          int report);
-/* Reports the iteration held back for the step index k (1-based). */
-void algo_local_steps_flush(algo_local_steps *c, algo_env *env, int64_t k);
-
-/* The same when workers may crash: iteration K completes when every LIVE
- * worker has completed its K-th step (live(ctx, i)); a step at an index
- * already reported adds its samples to the next report. Workers may be at
- * most `span` steps apart. */
+/* Iterations of local steps: iteration K completes when every LIVE worker
+ * has completed its K-th step (live(ctx, i)); a step at an index already
+ * reported (a worker that crashed or joined) adds its samples to the next
+ * report. Workers may be at most `span` steps apart. */
 typedef struct algo_live_steps {
     int n, span;
     int64_t *step;     /* n: steps each worker has completed */

@@ -22,7 +22,10 @@ static void phase_begin(algo_sync *sy, int w, int p);
 static void on_slot_done(sim_engine *eng, void *ctx, int rank);
 static void on_buckets_done(sim_engine *eng, void *ctx, int w);
 static int on_computed(void *ctx, int w);
+static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_coll_kind kind,
+                               slot_ctx *ctx);
 static void count_live(algo_sync *sy);
+static void bg_ready(algo_sync *sy, int w);
 
 static int fail(algo_sync *sy, int code, const char *what)
 {
@@ -74,10 +77,35 @@ static sim_coll_kind slot_kind(const algo_sync *sy, int s)
     }
 }
 
+/* With buckets: the bucketed collectives of a slot over members (NULL:
+ * every worker), completions to ctx. NULL on failure (algo_env_fail). */
+static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_coll_kind kind,
+                               slot_ctx *ctx)
+{
+    algo_overlap_desc od = {.cap = sy->env->cfg->bucket, .kind = kind, .members = members,
+                            .n_members = n, .done = on_buckets_done, .computed = on_computed,
+                            .ctx = ctx};
+    sim_err e = {0};
+    algo_overlap *ov = algo_overlap_create(sy->env, &od, &e);
+    if (!ov)
+        algo_env_fail(sy->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", sy->d.who, e.msg);
+    return ov;
+}
+
+/* The server (index of x->subctx[s]) of rank in a HIER_INTRA slot. */
+static int server_of(const gext *x, int s, int rank)
+{
+    int k = 0;
+    for (int i = 0; i < x->n_sub[s]; i++)
+        if (x->subctx[s][i].offset <= rank)
+            k = i;
+    return k;
+}
+
 /* A slot of kind HIER_INTRA: one collective per server of g's members
  * (worker w on server w / per_node; members ascending, so a server's
  * members are a run of g->members). */
-static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s)
+static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s, int plain)
 {
     const int p = sy->env->per_node > 0 ? sy->env->per_node : 1;
     int runs = 0;
@@ -85,13 +113,22 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s)
         runs += r == 0 || g->members[r] / p != g->members[r - 1] / p;
     x->sub[s] = calloc((size_t)runs, sizeof *x->sub[s]);
     x->subctx[s] = calloc((size_t)runs, sizeof *x->subctx[s]);
-    if (!x->sub[s] || !x->subctx[s])
+    x->subov[s] = calloc((size_t)runs, sizeof *x->subov[s]);
+    if (!x->sub[s] || !x->subctx[s] || !x->subov[s])
         return fail(sy, SIM_ENOMEM, "out of memory for a group");
     for (int r = 0, k = 0; r < g->n; k++) {
         int e = r + 1;
         while (e < g->n && g->members[e] / p == g->members[r] / p)
             e++;
         x->subctx[s][k] = (slot_ctx){sy, g, s, r};
+        x->n_sub[s] = k + 1;
+        if (sy->bucketed && !(x->subov[s][k] = bucket_ov(sy, g->members + r, e - r,
+                                                        SIM_COLL_TREE, &x->subctx[s][k])))
+            return -1;
+        if (!plain) {
+            r = e;
+            continue;
+        }
         sim_coll_desc desc = {.kind = SIM_COLL_TREE, .n = e - r, .hosts = g->members + r,
                               .ps_host = sy->env->server_host, .done = on_slot_done,
                               .ctx = &x->subctx[s][k]};
@@ -100,7 +137,6 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s)
         if (!x->sub[s][k])
             return algo_env_fail(sy->env, err.code ? err.code : SIM_EINTERNAL, "%s: %s",
                                  sy->d.who, err.msg);
-        x->n_sub[s] = k + 1;
         r = e;
     }
     return 0;
@@ -134,34 +170,28 @@ algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_
         return NULL;
     }
     gext *x = sy->ext[g->id];
-    /* with buckets and no crash the round never uses the plain collectives */
-    for (int s = 0; n > 0 && (sy->crashes || !sy->bucketed) && s < sy->d.n_slots; s++) {
+    /* with buckets, one-slot rounds use the plain collectives only after a
+     * crash (the rest of an aborted round) */
+    int plain = sy->crashes || !sy->bucketed || sy->d.n_slots > 1;
+    for (int s = 0; n > 0 && s < sy->d.n_slots; s++) {
         x->ctx[s] = (slot_ctx){sy, g, s, 0};
         if (sy->d.slots[s] == ALGO_SYNC_HIER_INTRA) {
-            if (intra_colls(sy, g, x, s) < 0)
+            if (intra_colls(sy, g, x, s, plain) < 0)
                 return NULL;
             continue;
         }
-        x->coll[s] = algo_group_coll(sy->env, g, sy->d.slots[s] == ALGO_SYNC_ALLTOALL,
-                                     slot_kind(sy, s), on_slot_done, &x->ctx[s], sy->d.who);
-        if (!x->coll[s] && sy->env->error.code)
+        if (plain) {
+            x->coll[s] = algo_group_coll(sy->env, g, sy->d.slots[s] == ALGO_SYNC_ALLTOALL,
+                                         slot_kind(sy, s), on_slot_done, &x->ctx[s], sy->d.who);
+            if (!x->coll[s] && sy->env->error.code)
+                return NULL;
+        }
+        if (sy->bucketed && sy->d.slots[s] != ALGO_SYNC_ALLTOALL &&
+            !(x->ov[s] = bucket_ov(sy, g->id == 0 ? NULL : g->members, n, slot_kind(sy, s),
+                                   &x->ctx[s])))
             return NULL;
     }
     x->ctx[0] = (slot_ctx){sy, g, 0, 0};
-    if (n > 0 && sy->bucketed) {
-        algo_overlap_desc od = {
-            .cap = sy->env->cfg->bucket,
-            .kind = slot_kind(sy, 0),
-            .members = g->id == 0 ? NULL : g->members, .n_members = n,
-            .done = on_buckets_done, .computed = sy->crashes ? on_computed : NULL,
-            .ctx = &x->ctx[0]};
-        sim_err e = {0};
-        x->ov = algo_overlap_create(sy->env, &od, &e);
-        if (!x->ov) {
-            algo_env_fail(sy->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", sy->d.who, e.msg);
-            return NULL;
-        }
-    }
     if (sy->d.hooks.regroup)
         sy->d.hooks.regroup(sy->m, g);
     return g;
@@ -193,16 +223,21 @@ static void step_begin(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
     sy->d.hooks.grad(sy->m, w);
-    if (sy->bucketed) {
-        /* bucketed: the message must be known before the first bucket */
+    /* the step that ends w's work is bucketed: the message must be known
+     * before the first bucket */
+    if (sy->bucketed && (!sy->d.hooks.last_step || sy->d.hooks.last_step(sy->m, w))) {
         algo_sync_msg msg = {0};
         algo_group *g = wgroup(sy, w);
+        if (sy->late[w] == step_of(sy->wround[w], 0)) /* aborted: the group it knew */
+            g = sy->groups.g[sy->lateg[w]];
+        int n_phases, s = phase_slot(sy, sy->wround[w], 0, &n_phases);
+        gext *x = sy->ext[g->id];
         sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
         sy->wbytes[w] = msg.bytes;
         sy->wenc[w] = msg.encode;
         sy->wstat[w] = S_ENTERED;
         sy->computed[w] = 0;
-        sy->wov[w] = sy->ext[g->id]->ov;
+        sy->wov[w] = x->subov[s] ? x->subov[s][server_of(x, s, g->rank_of[w])] : x->ov[s];
         algo_overlap_step(sy->wov[w], w, algo_env_step_samples(env, w), msg.bytes);
         return;
     }
@@ -226,43 +261,40 @@ static void on_step_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     if (w < 0)
         return;
     int over = sy->d.hooks.step_done ? sy->d.hooks.step_done(sy->m, w) : 1;
-    int64_t samples = sy->env->w[w].grad_samples;
-    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && !sy->crashes)
-        algo_local_steps_done(&sy->steps, sy->env, w, samples, !over);
-    if (over) {
-        phase_begin(sy, w, 0);
-        return;
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && (!over || sy->d.background)) {
+        algo_live_steps_done(&sy->live, w, sy->env->w[w].grad_samples);
+        count_live(sy);
     }
-    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
-        algo_live_steps_done(&sy->live, w, samples);
-    step_begin(sy, w);
-    count_live(sy);
+    if (over && sy->d.background)
+        bg_ready(sy, w);
+    else if (over)
+        phase_begin(sy, w, 0);
+    else
+        step_begin(sy, w);
 }
 
 static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 
 static int live_of(const void *ctx, int w) { return algo_sync_live(ctx, w); }
 
-/* COUNT_STEPS with crashes: reports what every live worker has completed. */
+/* COUNT_STEPS: reports what every live worker has completed. */
 static void count_live(algo_sync *sy)
 {
-    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS)
         algo_live_steps_count(&sy->live, sy->env, live_of, sy);
 }
 
+/* The members' work-ending steps of the round, held back until its phase 0
+ * is formed, count from here. */
 void algo_sync_report(algo_sync *sy)
 {
-    if (sy->d.count != ALGO_SYNC_COUNT_STEPS || sy->crashes || sy->reported)
+    if (sy->d.count != ALGO_SYNC_COUNT_STEPS || sy->d.background || sy->reported)
         return;
     sy->reported = 1;
-    algo_local_steps_flush(&sy->steps, sy->env, sy->steps.step[0]);
-}
-
-/* The driver's part of w's completion of phase p, after hooks.take. */
-static void taken(algo_sync *sy, int w, int p)
-{
-    if (p == 0 && sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
-        algo_live_steps_done(&sy->live, w, sy->env->w[w].grad_samples);
+    const algo_group *g = group_for(sy, sy->round);
+    for (int r = 0; g && r < g->n; r++)
+        algo_live_steps_done(&sy->live, g->members[r], sy->env->w[g->members[r]].grad_samples);
+    count_live(sy);
 }
 
 /* Phase p's first completion (w) in g: the method forms the result. */
@@ -274,34 +306,47 @@ static void form(algo_sync *sy, algo_group *g, int64_t k, int p, int w)
         algo_sync_report(sy);
 }
 
-static void wait_timeout(algo_sync *sy, int w)
+static void schedule_timeout(algo_sync *sy, int w)
 {
-    sy->wstat[w] = S_WAITING;
     sy->tgen[w]++;
     if (!sim_engine_schedule(sy->env->eng, sy->timeout, on_timeout, sy,
                              algo_group_arg(w, sy->tgen[w]), NULL, NULL))
         fail(sy, SIM_ENOMEM, "cannot schedule a timeout");
 }
 
-static void enter(algo_sync *sy, int w)
+static void wait_timeout(algo_sync *sy, int w)
 {
-    algo_group *g = wgroup(sy, w);
+    sy->wstat[w] = S_WAITING;
+    schedule_timeout(sy, w);
+}
+
+/* Background: w enters its round's collective after the timeout; its work
+ * goes on meanwhile. */
+static void bg_wait(algo_sync *sy, int w)
+{
+    sy->bglate[w] = 1;
+    schedule_timeout(sy, w);
+}
+
+/* w enters phase p of round k in the collective of its group. */
+static void enter_at(algo_sync *sy, int w, int64_t k, int p)
+{
+    algo_group *g = algo_groups_for(&sy->groups, step_of(k, p));
     int rank = g ? g->rank_of[w] : -1;
     if (rank < 0) {
         algo_env_fail(sy->env, SIM_EINTERNAL, "%s: worker %d is in no group of round %lld",
-                      sy->d.who, w, (long long)sy->wround[w]);
+                      sy->d.who, w, (long long)k);
         return;
     }
-    int n_phases, s = phase_slot(sy, sy->wround[w], sy->wphase[w], &n_phases);
+    int n_phases, s = phase_slot(sy, k, p, &n_phases);
     gext *x = sy->ext[g->id];
-    sy->wstat[w] = S_ENTERED;
     sim_coll *c = x->coll[s];
     slot_ctx *ctx = &x->ctx[s];
-    for (int k = 0; k < x->n_sub[s]; k++) /* HIER_INTRA: its server's collective */
-        if (x->subctx[s][k].offset <= rank) {
-            c = x->sub[s][k];
-            ctx = &x->subctx[s][k];
-        }
+    if (x->n_sub[s] > 0) { /* HIER_INTRA: its server's collective */
+        int k = server_of(x, s, rank);
+        c = x->sub[s][k];
+        ctx = &x->subctx[s][k];
+    }
     rank -= ctx->offset;
     if (!c) {
         on_slot_done(sy->env->eng, ctx, rank); /* alone */
@@ -310,13 +355,29 @@ static void enter(algo_sync *sy, int w)
     algo_env_coll_enter(sy->env, c, rank, sy->wbytes[w]);
 }
 
+static void enter(algo_sync *sy, int w)
+{
+    sy->wstat[w] = S_ENTERED;
+    enter_at(sy, w, sy->wround[w], sy->wphase[w]);
+}
+
 static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 {
     (void)eng;
     (void)payload;
     algo_sync *sy = ctx;
     int w = algo_group_arg_w(arg);
-    if (sy->tgen[w] != algo_group_arg_gen(arg) || sy->wstat[w] != S_WAITING)
+    if (sy->tgen[w] != algo_group_arg_gen(arg))
+        return;
+    if (sy->d.background) {
+        if (!sy->bglate[w] || sy->wstat[w] == S_OFF)
+            return;
+        sy->bglate[w] = 0;
+        sy->late[w] = -1;
+        enter_at(sy, w, sy->bg[w], 0);
+        return;
+    }
+    if (sy->wstat[w] != S_WAITING)
         return;
     sy->late[w] = -1;
     if (sy->d.hooks.reenter) {
@@ -428,8 +489,8 @@ static void joiners(algo_sync *sy, int w)
         sy->wround[i] = sy->round + 1;
         sy->wstat[i] = S_JOINING;
         sy->late[i] = -1;
-        if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
-            sy->live.step[i] = sy->live.step[w];
+        if (sy->d.count == ALGO_SYNC_COUNT_STEPS)
+            sy->live.step[i] = sy->live.reported;
         if (sy->d.hooks.join)
             sy->d.hooks.join(sy->m, i, w);
         algo_env_send(env, w, i, bytes, on_join_model, sy, warg(sy, i));
@@ -456,18 +517,11 @@ static void finish(algo_sync *sy, int w)
     }
     if (sy->d.hooks.take)
         sy->d.hooks.take(sy->m, w, k, p);
-    taken(sy, w, p);
     if (first)
         joiners(sy, w);
     sy->done++;
-    if (!sy->crashes) {
-        round_check(sy);
-        algo_sync_work_begin(sy, w, k + 1);
-    } else {
-        algo_sync_work_begin(sy, w, k + 1);
-        round_check(sy);
-        count_live(sy);
-    }
+    round_check(sy);
+    algo_sync_work_begin(sy, w, k + 1);
 }
 
 static void on_decoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
@@ -492,9 +546,7 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
             form(sy, g, k, p, w);
         if (sy->d.hooks.take)
             sy->d.hooks.take(sy->m, w, k, p);
-        taken(sy, w, p);
         phase_begin(sy, w, p + 1);
-        count_live(sy);
         return;
     }
     algo_env_idle_end(env, w);
@@ -512,6 +564,50 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
     finish(sy, w);
 }
 
+/* ---- background rounds (desc.background) -------------------------------- */
+
+/* w's work for its round is over: it contributes (and goes on working) once
+ * its part of the previous round's collective is over; till then it is
+ * blocked (idle). */
+static void bg_ready(algo_sync *sy, int w)
+{
+    if (sy->bg[w] >= 0) {
+        sy->wstat[w] = S_BLOCKED;
+        algo_env_idle_begin(sy->env, w);
+        return;
+    }
+    int64_t k = sy->wround[w];
+    algo_sync_msg msg = {0};
+    sy->wphase[w] = 0;
+    sy->d.hooks.contribute(sy->m, w, k, 0, &msg);
+    sy->wbytes[w] = msg.bytes;
+    sy->bg[w] = k;
+    if (sy->late[w] == step_of(k, 0))
+        bg_wait(sy, w);
+    else
+        enter_at(sy, w, k, 0);
+    algo_sync_work_begin(sy, w, k + 1);
+}
+
+/* w's part of round bg[w]'s collective (in g) is over. */
+static void bg_done(algo_sync *sy, algo_group *g, int w)
+{
+    int64_t k = sy->bg[w];
+    if (sy->formed < 1) {
+        form(sy, g, k, 0, w);
+        joiners(sy, w);
+    }
+    if (sy->d.hooks.take)
+        sy->d.hooks.take(sy->m, w, k, 0);
+    sy->bg[w] = -1;
+    sy->done++;
+    round_check(sy);
+    if (sy->wstat[w] == S_BLOCKED) {
+        algo_env_idle_end(sy->env, w);
+        bg_ready(sy, w);
+    }
+}
+
 static void on_slot_done(sim_engine *eng, void *ctx, int rank)
 {
     (void)eng;
@@ -520,6 +616,12 @@ static void on_slot_done(sim_engine *eng, void *ctx, int rank)
     int w = c->g->members[c->offset + rank];
     int64_t k = sy->wround[w];
     int n_phases;
+    if (sy->d.background) {
+        if (sy->wstat[w] != S_OFF && sy->wstat[w] != S_JOINING && sy->bg[w] == sy->round &&
+            !sy->bglate[w] && group_for(sy, sy->round) == c->g)
+            bg_done(sy, c->g, w);
+        return;
+    }
     if (sy->wstat[w] != S_ENTERED || k != sy->round || wgroup(sy, w) != c->g ||
         phase_slot(sy, k, sy->wphase[w], &n_phases) != c->slot)
         return; /* a crashed worker, or an aborted round's collective */
@@ -537,12 +639,15 @@ static void on_buckets_done(sim_engine *eng, void *ctx, int w)
     phase_done(sy, c->g, w);
 }
 
-/* With buckets and crashes: w's compute step has ended. In an aborted round
- * its buckets stop there and it waits out the timeout (0). */
+/* With buckets: w's work-ending compute step has ended: its update (a
+ * local step's, hooks.step_done) applies now, its buckets are reduced on.
+ * In an aborted round they stop there and it waits out the timeout (0). */
 static int on_computed(void *ctx, int w)
 {
     algo_sync *sy = ((slot_ctx *)ctx)->sy;
     sy->computed[w] = 1;
+    if (sy->d.hooks.step_done)
+        sy->d.hooks.step_done(sy->m, w);
     if (sy->late[w] != step_of(sy->wround[w], 0))
         return 1;
     algo_env_idle_begin(sy->env, w);
@@ -562,13 +667,18 @@ static void crash(algo_sync *sy, int c)
     int finishing = sy->formed >= n_phases;
     int from = sy->d.restart_round ? 0 : sy->formed;
     int64_t a = finishing ? step_of(sy->round + 1, 0) : step_of(sy->round, from);
-    if (finishing && sy->wround[c] == sy->round && sy->wphase[c] == n_phases - 1 &&
-        (sy->wstat[c] == S_ENTERED || sy->wstat[c] == S_DECODING))
+    if (finishing && (sy->d.background ? sy->bg[c] == sy->round
+                                         : sy->wround[c] == sy->round &&
+                                               sy->wphase[c] == n_phases - 1 &&
+                                               (sy->wstat[c] == S_ENTERED ||
+                                                sy->wstat[c] == S_DECODING)))
         sy->need--; /* the finishing round does not wait for it */
     sy->wgen[c]++;
     sy->tgen[c]++;
     sy->wstat[c] = S_OFF;
     sy->pending[c] = 0;
+    sy->bg[c] = -1;
+    sy->bglate[c] = 0;
     if (sy->bucketed && sy->wov[c])
         algo_overlap_stop(sy->wov[c], c);
     algo_env_idle_end(sy->env, c);
@@ -584,7 +694,14 @@ static void crash(algo_sync *sy, int c)
         }
         for (int r = 0; r < ng->n; r++) {
             int s = ng->members[r];
+            if (sy->late[s] != a)
+                sy->lateg[s] = g->id;
             sy->late[s] = a;
+            if (sy->d.background) {
+                if (sy->bg[s] >= 0 && step_of(sy->bg[s], 0) == a)
+                    bg_wait(sy, s); /* it had entered a: it re-enters */
+                continue;
+            }
             if (step_of(sy->wround[s], sy->wphase[s]) < a ||
                 (sy->wstat[s] != S_ENTERED && sy->wstat[s] != S_WAITING))
                 continue;
@@ -629,7 +746,7 @@ static void rejoin(algo_sync *sy, int j)
     sy->reported = 0;
     sy->need = 1;
     sy->late[j] = -1;
-    if (sy->d.count == ALGO_SYNC_COUNT_STEPS && sy->crashes)
+    if (sy->d.count == ALGO_SYNC_COUNT_STEPS)
         sy->live.step[j] = sy->live.reported;
     if (sy->d.hooks.join)
         sy->d.hooks.join(sy->m, j, -1);

@@ -20,7 +20,7 @@
  *    adaptive_local_sgd's average then scalar statistics), each phase on
  *    its own collective slot of the group;
  *  - buckets overlapping the backward pass ([algorithm] bucket > 0,
- *    drivers/overlap.h) for phase 0 of a one-gradient round;
+ *    drivers/overlap.h) for phase 0 of a round, in the work-ending step;
  *  - the compute time of encoding (before a phase is entered) and of
  *    decoding (after the last phase);
  *  - the hierarchical collective (a slot of kind ALGO_SYNC_HIER_INTRA or
@@ -76,39 +76,52 @@
  *    completion only, by w), then the count and step 6 (see below).
  *    Phases before the last one go FORM (first only), TAKE, straight to
  *    the next CONTRIBUTE.
- *  - The iteration count, by desc.count:
+ *  - The iteration count, by desc.count; one rule, with or without crashes
+ *    possible (a run whose crashes never fire is the plain run, bit for
+ *    bit):
  *      ALGO_SYNC_COUNT_LAST: a round is an iteration, reported when its
  *        last member completes, with the samples of the members' gradients
- *        (w->grad_samples) summed at FORM of the last phase. Without
- *        crashes (algo_env_crashes(env) 0) it is reported BEFORE that member's idle
- *        ends and it starts round k + 1; with crashes possible, after it
- *        started it (the two orders of the former two paths, both kept so
- *        that every recorded row stays bit-identical).
+ *        (w->grad_samples) summed at FORM of the last phase, BEFORE that
+ *        member starts round k + 1.
  *      ALGO_SYNC_COUNT_FIRST: reported at FORM of the last phase (1-bit
  *        methods).
  *      ALGO_SYNC_COUNT_STEPS: an iteration is one local step of every
- *        live worker (Local SGD family). Two rules, those of the former
- *        two paths, so that every recorded row stays bit-identical:
- *        without crashes algo_local_steps (drivers/local.h): a step that
- *        does not end the worker's work is reported (if it completes an
- *        iteration) before the next step starts; one that ends it is held
- *        back and reported at FORM of phase 0: where the method calls
- *        algo_sync_report from hooks.form (after its outer step, before
- *        post_local_sgd's switch test), else right after hooks.form. With
- *        crashes possible algo_live_steps: iteration K completes when
- *        every live worker has completed its K-th step; the work-ending
- *        step counts at the worker's TAKE of phase 0; the count runs after
- *        the worker's next step or phase has started, and after a crash.
+ *        live worker (Local SGD family; algo_live_steps, drivers/local.h):
+ *        iteration K completes when every live worker has completed its
+ *        K-th step. A step that does not end the worker's work counts
+ *        when it ends, before the next step starts; the work-ending steps
+ *        of the round's members are held back and count at FORM of phase
+ *        0: where the method calls algo_sync_report from hooks.form (after
+ *        its outer step, before post_local_sgd's switch test), else right
+ *        after hooks.form. A crash counts what the survivors completed; a
+ *        joiner counts from the iterations reported when it joins.
  *        desc.span: how many steps workers may be apart (local_steps + 2).
  *  - hooks.contribute of phase 0 runs at the instant w's work ends; with
  *    buckets right after hooks.grad, before the bucketed step starts (the
  *    message must be known when its first bucket is entered: a hook that
  *    reads the gradient calls algo_env_grad_wait first; its msg.encode is
- *    then charged after the last bucket, with the decoding). Buckets need
- *    one-phase rounds of one compute step (step_done NULL).
+ *    then charged after the last bucket, with the decoding). With buckets
+ *    only the step that ends the work (hooks.last_step) is bucketed, on
+ *    phase 0's slot (per server for HIER_INTRA); its hooks.step_done runs
+ *    when its backward pass ends, before any member's last bucket is
+ *    reduced (so FORM sees every member's step); later phases are plain.
  *  - hooks.form runs with algo_sync_formed already true for the phase, so
  *    an iteration reported from inside it (COUNT_STEPS: algo_sync_report)
  *    evaluates the formed result.
+ *
+ * ---- Background rounds (desc.background: overlap_local_sgd) -------------
+ *
+ *  The round's collective runs while its members work on: when w's work
+ *  for round k is over it waits (idle, blocked) until its part of round
+ *  k - 1's collective is over, then CONTRIBUTEs to round k (the method
+ *  applies round k - 1's result there), enters round k's collective and
+ *  at once starts its work for round k + 1. FORM (first completion, then
+ *  the joiners' model send) and TAKE run at w's completion of round k,
+ *  which unblocks w if it waits. One phase, COUNT_STEPS with every step
+ *  counted when it ends, no buckets, no decode. Under crashes a survivor
+ *  that had entered the aborted round re-enters it sync_timeout after the
+ *  crash and one that had not, sync_timeout after it enters; its work goes
+ *  on meanwhile: it blocks only at its next round, as without crashes.
  *
  * ---- Crashes and rejoins (docs/faults.md) --------------------------------
  *
@@ -187,6 +200,10 @@ typedef struct algo_sync_hooks {
     /* End of a compute step: 1 when w's work for its round is over, 0 for
      * another step. NULL: 1. */
     int (*step_done)(void *m, int w);
+    /* With buckets: 1 when the compute step starting now ends w's work for
+     * its round (it is bucketed; its hooks.step_done runs when its backward
+     * pass ends). NULL: 1. */
+    int (*last_step)(void *m, int w);
     /* Phases of round k: fills slots[p] (ALGO_SYNC_PHASES_MAX) with the
      * collective slot of each phase, returns their count (>= 1). The same
      * for every member of round k. NULL: one phase on slot 0. */
@@ -231,15 +248,15 @@ typedef struct algo_sync_desc {
     int n_slots;            /* collective slots per group (1..ALGO_SYNC_SLOTS_MAX) */
     algo_sync_slot slots[ALGO_SYNC_SLOTS_MAX];
     algo_sync_count count;
-    int buckets;            /* 1: phase 0 overlaps the backward pass when
-                               [algorithm] bucket > 0 (one-gradient rounds) */
+    int buckets;            /* 1: phase 0 overlaps the backward pass of the
+                               work-ending step when [algorithm] bucket > 0 */
     double join_bytes;      /* bytes sent to a joiner; 0: env->msg_bytes */
     int restart_round;      /* 1: a crash restarts an unformed round at phase 0
                                (1-bit); 0: at its first unformed phase */
     int span;               /* COUNT_STEPS: steps the workers may be apart */
     int joiner_idle;        /* 1: a rejoined worker is idle until it joins */
-    int no_hier_crashes;    /* 1: refuse the hierarchical collective under
-                               crashes (a config error naming it) */
+    int background;         /* 1: background rounds (one phase, COUNT_STEPS,
+                               no buckets): see "Background rounds" */
 } algo_sync_desc;
 
 /* Builds the driver: one group of every worker from round 0 and its
@@ -258,8 +275,8 @@ int64_t algo_sync_round(const algo_sync *sy);
 int algo_sync_formed(const algo_sync *sy);
 /* The phases of that round formed so far. */
 int algo_sync_phases_formed(const algo_sync *sy);
-/* COUNT_STEPS: reports the round's held-back step now (from hooks.form of
- * phase 0; once per round; nothing with crashes possible). */
+/* COUNT_STEPS: counts the round's held-back steps now (from hooks.form of
+ * phase 0; once per round; nothing for background rounds). */
 void algo_sync_report(algo_sync *sy);
 /* The round worker w works towards or waits in. */
 int64_t algo_sync_worker_round(const algo_sync *sy, int w);

@@ -8,7 +8,10 @@
 #include "algorithms/drivers/overlap.h"
 #include "algorithms/drivers/sync.h"
 
-enum { S_OFF = 0, S_COMPUTING, S_ENCODING, S_WAITING, S_ENTERED, S_DECODING, S_JOINING };
+enum {
+    S_OFF = 0, S_COMPUTING, S_ENCODING, S_WAITING, S_ENTERED, S_DECODING, S_JOINING,
+    S_BLOCKED /* background: work over, its previous round's result not in */
+};
 
 /* A collective's callback context: rank r of it is g->members[offset + r]. */
 typedef struct slot_ctx {
@@ -26,7 +29,10 @@ typedef struct gext {
     int n_sub[ALGO_SYNC_SLOTS_MAX];
     sim_coll **sub[ALGO_SYNC_SLOTS_MAX];
     slot_ctx *subctx[ALGO_SYNC_SLOTS_MAX];
-    algo_overlap *ov;    /* with buckets: phase 0's bucketed all-reduces */
+    /* with buckets: each slot's bucketed collectives (HIER_INTRA: one per
+     * server, subov) */
+    algo_overlap *ov[ALGO_SYNC_SLOTS_MAX];
+    algo_overlap **subov[ALGO_SYNC_SLOTS_MAX];
 } gext;
 
 struct algo_sync {
@@ -47,14 +53,18 @@ struct algo_sync {
     int *wphase, *wstat, *pending, *scratch;
     uint32_t *wgen, *tgen;
     int64_t *late;       /* per worker: the step whose entry waits the timeout */
+    int *lateg;          /* with buckets: the group it believes in meanwhile */
     double *wbytes;      /* the message of the worker's current phase */
     sim_time *wenc;      /* with buckets: encoding charged after the last bucket */
     algo_overlap **wov;  /* with buckets: the overlap of the worker's step */
-    /* COUNT_STEPS: without crashes (steps; the round's held-back step is
-     * reported once: reported), with crashes possible (live) */
-    algo_local_steps steps;
+    /* COUNT_STEPS: the steps of the live workers; the round's held-back
+     * steps are released once (reported) */
     algo_live_steps live;
     int reported;
+    /* background: the round whose collective w is in (-1: none), and
+     * whether its entry waits out the timeout */
+    int64_t *bg;
+    int *bglate;
     int *computed;       /* with buckets: its compute step has ended */
 };
 

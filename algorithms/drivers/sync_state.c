@@ -15,12 +15,15 @@ void algo_sync_destroy(algo_sync *sy)
             continue;
         for (int s = 0; s < ALGO_SYNC_SLOTS_MAX; s++) {
             sim_coll_destroy(sy->ext[i]->coll[s]);
-            for (int k = 0; k < sy->ext[i]->n_sub[s]; k++)
+            for (int k = 0; k < sy->ext[i]->n_sub[s]; k++) {
                 sim_coll_destroy(sy->ext[i]->sub[s][k]);
+                algo_overlap_destroy(sy->ext[i]->subov[s][k]);
+            }
             free(sy->ext[i]->sub[s]);
             free(sy->ext[i]->subctx[s]);
+            free(sy->ext[i]->subov[s]);
+            algo_overlap_destroy(sy->ext[i]->ov[s]);
         }
-        algo_overlap_destroy(sy->ext[i]->ov);
         free(sy->ext[i]);
     }
     free(sy->ext);
@@ -33,11 +36,13 @@ void algo_sync_destroy(algo_sync *sy)
     free(sy->wgen);
     free(sy->tgen);
     free(sy->late);
+    free(sy->lateg);
     free(sy->wbytes);
     free(sy->wenc);
     free(sy->wov);
     free(sy->computed);
-    algo_local_steps_release(&sy->steps);
+    free(sy->bg);
+    free(sy->bglate);
     algo_live_steps_release(&sy->live);
     free(sy);
 }
@@ -67,12 +72,6 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->m = desc->method;
     sy->crashes = algo_env_crashes(env);
     sy->bucketed = desc->buckets && cfg->bucket > 0;
-    if (sy->crashes && desc->no_hier_crashes && env->allreduce_kind == SIM_COLL_HIER) {
-        algo_sync_destroy(sy);
-        return cfg_error(cfg, "network", "collective", SIM_ECONFIG, err,
-                                "the hierarchical collective does not support worker crashes "
-                                "([faults]); use ring, tree or ps");
-    }
     if (sy->crashes) {
         int rc = cfg_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
         if (rc < 0) {
@@ -94,19 +93,23 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->wgen = calloc(n, sizeof *sy->wgen);
     sy->tgen = calloc(n, sizeof *sy->tgen);
     sy->late = malloc(n * sizeof *sy->late);
+    sy->lateg = calloc(n, sizeof *sy->lateg);
     sy->wbytes = calloc(n, sizeof *sy->wbytes);
     sy->wenc = calloc(n, sizeof *sy->wenc);
     sy->wov = calloc(n, sizeof *sy->wov);
     sy->computed = calloc(n, sizeof *sy->computed);
+    sy->bg = malloc(n * sizeof *sy->bg);
+    sy->bglate = calloc(n, sizeof *sy->bglate);
     if (!sy->wround || !sy->wphase || !sy->wstat || !sy->pending || !sy->scratch || !sy->wgen ||
-        !sy->tgen || !sy->late || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed)
+        !sy->tgen || !sy->late || !sy->lateg || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed ||
+        !sy->bg || !sy->bglate)
         return create_fail(sy, SIM_ENOMEM, err);
     if (desc->count == ALGO_SYNC_COUNT_STEPS &&
-        (sy->crashes ? algo_live_steps_init(&sy->live, env->n, 2 * desc->span)
-                     : algo_local_steps_init(&sy->steps, env->n, desc->span)) < 0)
+        algo_live_steps_init(&sy->live, env->n, 2 * desc->span) < 0)
         return create_fail(sy, SIM_ENOMEM, err);
     for (int i = 0; i < env->n; i++) {
         sy->late[i] = -1;
+        sy->bg[i] = -1;
         sy->scratch[i] = i;
     }
     if (!algo_sync_group_add(sy, sy->scratch, env->n, 0))

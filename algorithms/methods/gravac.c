@@ -210,6 +210,7 @@ static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg
     algo_env *env = st->env;
     const int64_t d = env->d;
     float *g = env->w[w].grad, *u = st->u + (size_t)w * (size_t)d;
+    algo_env_grad_wait(env, w); /* with buckets the step has not run yet */
     const float flr = (float)algo_env_lr(env);
     algo_optim_direction(st->wopt[w], st->x, g);
     for (int64_t j = 0; j < d; j++)
@@ -471,7 +472,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_sync_desc desc = {
         .who = "gravac", .method = st, .n_slots = 2,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER},
-        .count = ALGO_SYNC_COUNT_FIRST, .no_hier_crashes = 1,
+        .count = ALGO_SYNC_COUNT_FIRST, .buckets = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .counted = h_counted, .over = h_over, .join = h_join},
     };
@@ -503,6 +504,7 @@ const algo_vt algo_gravac = {
     .summary = "GraVAC: Top-k with error feedback, keep fraction chosen online from the gain",
     .reference = "9",
     .keys = keys,
+    .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = destroy,

@@ -6,10 +6,16 @@
 
 enum { BUF_LOCAL = 0, BUF_AVERAGE, BUF_RESET };
 
-static double worker_lr(const algo_lsgd *s, int i)
+double algo_lsgd_lr(const algo_env *env, int64_t applied)
 {
-    const algo_env *env = s->env;
-    return algo_lr_at(env->cfg, (double)(s->applied[i] * s->n) / (double)env->ds->train.n);
+    return algo_lr_at(env->cfg, (double)(applied * env->n) / (double)env->ds->train.n);
+}
+
+void algo_lsgd_local_step(algo_env *env, algo_local_optim *lo, int64_t *applied, int i)
+{
+    algo_worker *w = &env->w[i];
+    algo_optim_step(lo->s[i], w->x, w->grad, algo_lsgd_lr(env, applied[i]));
+    applied[i] += w->grad_samples;
 }
 
 static void h_grad(void *m, int w)
@@ -22,10 +28,15 @@ static void h_grad(void *m, int w)
 static int h_step_done(void *m, int i)
 {
     algo_lsgd *s = m;
-    algo_worker *w = &s->env->w[i];
-    algo_optim_step(s->lo.s[i], w->x, w->grad, worker_lr(s, i));
-    s->applied[i] += w->grad_samples;
+    algo_lsgd_local_step(s->env, &s->lo, s->applied, i);
     return ++s->since[i] >= s->H_cur;
+}
+
+/* With buckets: the step starting now is the round's last (bucketed). */
+static int h_last_step(void *m, int i)
+{
+    algo_lsgd *s = m;
+    return s->since[i] + 1 >= s->H_cur;
 }
 
 static int h_plan(void *m, int64_t round, int *slots)
@@ -65,7 +76,6 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
         s->ops.form2(s, g);
         return;
     }
-    s->first_done = 1; /* from here on the model is avg */
     if (s->ops.mean)
         s->ops.mean(s, g, round);
     else
@@ -105,10 +115,6 @@ static void h_take(void *m, int i, int64_t round, int phase)
             memcpy(v, s->avg_v, (size_t)s->d * sizeof(float));
     } else if (s->buf == BUF_RESET) {
         algo_optim_reset(s->lo.s[i]);
-    }
-    if (++s->taken == s->n) {
-        s->taken = 0;
-        s->first_done = 0;
     }
 }
 
@@ -186,8 +192,9 @@ int algo_lsgd_build(algo_lsgd *s, sim_err *err)
     algo_sync_desc desc = {
         .who = env->cfg->algorithm, .method = s, .n_slots = s->ops.contribute2 ? 2 : 1,
         .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS,
-        .span = s->H + 2, .joiner_idle = 1,
-        .hooks = {.grad = h_grad, .step_done = h_step_done, .plan = h_plan,
+        .span = s->H + 2, .joiner_idle = 1, .buckets = 1,
+        .hooks = {.grad = h_grad, .step_done = h_step_done, .last_step = h_last_step,
+                  .plan = h_plan,
                   .contribute = h_contribute, .form = h_form, .take = h_take, .join = h_join},
     };
     if (s->ops.n_slots) {
@@ -239,21 +246,19 @@ int algo_lsgd_start(void *p, sim_err *err)
     return algo_sync_start(s->sy, err);
 }
 
-/* Without crashes: the average while a round's members take it, else the
- * mean of the workers' models. With crashes possible: the average from its
- * formation until the round is over, else the mean of the live workers. */
+/* The average from its formation until the round is over, else the mean
+ * of the live workers' models (every worker's without crashes). */
 const float *algo_lsgd_model(void *p, float *scratch)
 {
     algo_lsgd *s = p;
     if (s->base)
         return algo_gossip_model(s->base, scratch);
-    int crashes = algo_env_crashes(s->env);
-    int avg = crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done;
+    int avg = algo_sync_phases_formed(s->sy) > 0;
     if (avg && !s->ops.avg_of)
         return s->avg;
     int k = 0, same = 1;
     for (int i = 0; i < s->n; i++)
-        if (!crashes || algo_sync_live(s->sy, i)) {
+        if (algo_sync_live(s->sy, i)) {
             s->ptrs[k] = avg ? avg_of(s, i) : s->env->w[i].x;
             same = same && s->ptrs[k] == s->ptrs[0];
             k++;
@@ -273,10 +278,9 @@ void algo_lsgd_worker_models(void *p, const float **xs)
         algo_gossip_worker_models(s->base, xs);
         return;
     }
-    int crashes = algo_env_crashes(s->env);
-    int avg = crashes ? algo_sync_phases_formed(s->sy) > 0 : s->first_done;
+    int avg = algo_sync_phases_formed(s->sy) > 0;
     for (int i = 0; i < s->n; i++)
-        xs[i] = avg && (!crashes || algo_sync_live(s->sy, i)) ? avg_of(s, i) : s->env->w[i].x;
+        xs[i] = avg && algo_sync_live(s->sy, i) ? avg_of(s, i) : s->env->w[i].x;
 }
 
 void algo_lsgd_fault(void *p, const algo_fault *ev)

@@ -63,8 +63,6 @@ struct algo_lsgd {
     int64_t *applied;    /* n: samples the worker has applied */
     float *avg, *avg_m, *avg_v;
     const float **ptrs;
-    int first_done;      /* without crashes: the round's average is formed */
-    int taken;           /* without crashes: members that took it */
     algo_sync *sy;
     algo_lsgd_ops ops;
     void *ext;           /* the method's own state */
@@ -87,6 +85,11 @@ int algo_lsgd_start(void *p, sim_err *err);
 const float *algo_lsgd_model(void *p, float *scratch);
 void algo_lsgd_worker_models(void *p, const float **xs);
 void algo_lsgd_fault(void *p, const algo_fault *ev);
+/* The lr of a worker that applied `applied` samples (its own point of
+ * training: applied x n samples), and its local step: the optimizer's
+ * update of x_i at that lr, then its samples count as applied. */
+double algo_lsgd_lr(const algo_env *env, int64_t applied);
+void algo_lsgd_local_step(algo_env *env, algo_local_optim *lo, int64_t *applied, int i);
 /* A choice key's index in words (0 when unset or unknown). */
 int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *words);
 
@@ -97,7 +100,8 @@ int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *wo
 #define ALGO_LSGD_VT(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                   \
     {                                                                                          \
         .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .async = 0,          \
-        .uses_graph = GRAPH, .supports_compression = 0, .server = ALGO_SERVER_PS, \
+        .uses_graph = GRAPH, .supports_compression = 0, .supports_bucket = 1,                  \
+        .server = ALGO_SERVER_PS,                                                              \
         .create = CREATE, .destroy = algo_lsgd_destroy, .start = algo_lsgd_start,              \
         .model = algo_lsgd_model, .worker_models = algo_lsgd_worker_models,                    \
         .fault = algo_lsgd_fault,                                                              \

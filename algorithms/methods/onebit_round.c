@@ -227,7 +227,6 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER,
                   [SLOT_ALLTOALL] = ALGO_SYNC_ALLTOALL},
         .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1,
-        .no_hier_crashes = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
     };

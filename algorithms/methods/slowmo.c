@@ -101,7 +101,11 @@ static int create(algo_env *env, void **out, sim_err *err)
     int rc = o ? read_keys(s, o, env->cfg, err)
                : sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
     const char *base = cfg_get_string(env->cfg, "algorithm", "base");
-    if (!rc && base && strcmp(base, "dpsgd") == 0) {
+    if (!rc && base && strcmp(base, "dpsgd") == 0 && env->cfg->bucket > 0) {
+        rc = cfg_error(env->cfg, "algorithm", "bucket", SIM_ECONFIG, err,
+                       "slowmo with base = dpsgd: its D-PSGD steps gossip with neighbours, "
+                       "not in a bucketed all-reduce (use bucket = 0)");
+    } else if (!rc && base && strcmp(base, "dpsgd") == 0) {
         rc = algo_slowmo_dpsgd_create(env, &o->sp, &s->base, err);
     } else if (!rc) {
         rc = build_local(s, o, err);

@@ -136,7 +136,8 @@ Test(overlap, refusals_name_the_key)
     sim_err err = {0};
     const char *dpsgd[] = {"algorithm.name=dpsgd", "algorithm.bucket=25MiB"};
     cr_assert_eq(run_fails(dpsgd, 2, &err), SIM_ECONFIG);
-    cr_assert(strstr(err.msg, "bucket") && strstr(err.msg, "allreduce_sgd only"), "%s",
+    cr_assert(strstr(err.msg, "bucket") && strstr(err.msg, "allreduce_sgd, local_sgd") &&
+                  strstr(err.msg, "gravac only"), "%s",
               err.msg);
     const char *star[] = {"network.collective=hierarchical"};
     cr_assert_eq(run_fails(star, 1, &err), SIM_ECONFIG);
@@ -146,4 +147,93 @@ Test(overlap, refusals_name_the_key)
                              "network.collective=hierarchical"};
     cr_assert_eq(run_fails(partial, 2, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, "whole servers"), "%s", err.msg);
+}
+
+/* ---- buckets on every synchronous method that all-reduces ---------------
+ *
+ * The Local SGD family buckets the average of its round's last local step
+ * (each layer's parameters are final once that step's backward pass has
+ * computed their gradients); gravac buckets its round's message. One
+ * bucket larger than the model is ready when the step ends: the
+ * unbucketed run, time and losses. */
+Test(overlap, one_bucket_is_the_unbucketed_run_for_every_method)
+{
+    const char *methods[][4] = {
+        {"algorithm.name=local_sgd", "algorithm.local_steps=4"},
+        {"algorithm.name=post_local_sgd", "algorithm.local_steps=4",
+         "algorithm.switch_epoch=0.1"},
+        {"algorithm.name=adaptive_local_sgd", "algorithm.local_steps=2"},
+        {"algorithm.name=slowmo", "algorithm.local_steps=4"},
+        {"algorithm.name=hierarchical_local_sgd", "algorithm.local_steps=2",
+         "network.topology=hierarchical(2, 2)", "algorithm.global_every=2"},
+        {"algorithm.name=gravac", "algorithm.window=3"},
+    };
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        const char *sets[6] = {"network.bandwidth=1GB/s"};
+        int n = 1;
+        for (int k = 0; k < 4 && methods[m][k]; k++)
+            sets[n++] = methods[m][k];
+        xp_run_result r0 = run_sets(sets, n);
+        sets[n] = "algorithm.bucket=1GB";
+        xp_run_result r1 = run_sets(sets, n + 1);
+        cr_assert_eq(r1.iterations, r0.iterations, "%s", methods[m][0]);
+        cr_assert_eq(r1.sim_time, r0.sim_time, "%s: %.9g vs %.9g", methods[m][0], r1.sim_time,
+                     r0.sim_time);
+        cr_assert_eq(r1.final_train_loss, r0.final_train_loss, "%s", methods[m][0]);
+    }
+}
+
+/* local_sgd, H = 4, two buckets (as in two_buckets_against_the_closed_form):
+ * a round is 3 plain steps and the bucketed last one, 3T + max(T, f_1) +
+ * A(S_2) with f_1 = r_1 T + A(S_1); the run's 40 iterations are 10 rounds,
+ * the last one reported where its average is formed. The same models as
+ * without buckets. */
+Test(overlap, a_bucketed_local_sgd_round_against_the_closed_form)
+{
+    const double T = 0.01, a = 20e-6, S = 4.96e6, B = 0.25e9;
+    const double S1 = S * 36 / 124, S2 = S - S1, r1 = 1.0 / 3 + 2.0 / 3 * 36 / 124;
+    const char *sets[] = {"network.bandwidth=0.25GB/s", "algorithm.name=local_sgd",
+                          "algorithm.local_steps=4", "algorithm.bucket=1B"};
+    xp_run_result r = run_sets(sets, 4);
+    double f1 = r1 * T + ring_ar(S1, a, B);
+    double want = 3 * T + fmax(T, f1) + ring_ar(S2, a, B);
+    cr_assert_eq(r.iterations, 40);
+    double got = r.sim_time / 10;
+    cr_assert(fabs(got - want) <= 1e-6 * want, "%.9g s per round, want %.9g", got, want);
+    xp_run_result r0 = run_sets(sets, 3);
+    cr_assert(fabs(r0.sim_time / 10 - (4 * T + ring_ar(S, a, B))) <= 1e-6 * r0.sim_time / 10);
+    cr_assert_eq(r.final_train_loss, r0.final_train_loss);
+}
+
+/* Buckets under random crashes and rejoins (crashes in the backward pass
+ * and while buckets are reduced): every method reaches its iteration
+ * count (a survivor whose round was aborted before its step began buckets it
+ * in the group it knew, then abandons them: it entered the new group's
+ * buckets before, which then waited for it forever, and allreduce_sgd with
+ * Top-k failed here);
+ * slowmo over D-PSGD refuses buckets and names the key. */
+Test(overlap, buckets_run_through_random_crashes)
+{
+    const char *methods[][2] = {
+        {"algorithm.name=local_sgd", "algorithm.local_steps=3"},
+        {"algorithm.name=adaptive_local_sgd", "algorithm.local_steps=2"},
+        {"algorithm.name=slowmo", "algorithm.local_steps=3"},
+        {"algorithm.name=allreduce_sgd", "algorithm.momentum=0.9"},
+        {"algorithm.name=hierarchical_local_sgd", "network.topology=hierarchical(2, 2)"},
+        {"algorithm.name=allreduce_sgd", "algorithm.compressor=topk(0.1)"},
+        {"algorithm.name=gravac", "algorithm.window=3"},
+    };
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        const char *sets[] = {methods[m][0], methods[m][1], "algorithm.bucket=1B",
+                              "network.bandwidth=1GB/s", "faults.mtbf=exponential(60ms)",
+                              "faults.downtime=constant(25ms)", "faults.sync_timeout=5ms"};
+        xp_run_result r = run_sets(sets, 7);
+        cr_assert_eq(r.iterations, 40, "%s", methods[m][0]);
+        cr_assert(isfinite(r.final_train_loss), "%s", methods[m][0]);
+    }
+    sim_err err = {0};
+    const char *dpsgd[] = {"algorithm.name=slowmo", "algorithm.base=dpsgd",
+                           "algorithm.bucket=1MiB"};
+    cr_assert_eq(run_fails(dpsgd, 3, &err), SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "bucket") && strstr(err.msg, "base = dpsgd"), "%s", err.msg);
 }
