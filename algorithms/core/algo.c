@@ -193,6 +193,7 @@ int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, voi
         algo_env_grad_wait(env, worker); /* its end is in this instant */
     w->compute_time += sim_time_to_s(dt);
     sim_time now = sim_engine_now(env->eng);
+    w->busy_from = now;
     w->busy_until = dt > SIM_TIME_MAX - now ? SIM_TIME_MAX : now + dt;
     if (sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL) == 0)
         return algo_env_fail(env, SIM_ENOMEM,
@@ -200,6 +201,19 @@ int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, voi
                              "memory or too many pending events)",
                              worker);
     return 0;
+}
+
+void algo_env_step_cut(algo_env *env, int worker, int lost)
+{
+    algo_worker *w = &env->w[worker];
+    sim_time now = sim_engine_now(env->eng);
+    if (w->busy_until <= now)
+        return;
+    w->compute_time -= sim_time_to_s(w->busy_until - now);
+    if (lost)
+        w->compute_time -= sim_time_to_s(now - w->busy_from);
+    w->busy_until = now;
+    w->steps--;
 }
 
 int algo_env_fail(algo_env *env, int code, const char *fmt, ...)
