@@ -83,6 +83,7 @@ static int fault_apply(xp_env *x, const algo_fault *ev, double rate0)
         if (w->down)
             return 0;
         w->down = 1;
+        algo_env_step_cut(&x->env, ev->target, 1); /* its step in progress is lost */
         if (all_down_for_good(x)) {
             fault_log(x, ev);
             algo_env_fail(&x->env, SIM_EINPUT,

@@ -434,17 +434,12 @@ static void fill_result(run_state *e, xp_run_result *r, const char *status)
     r->bytes_sent = total_bytes(e);
     double idle = 0, st_sum = 0;
     int64_t st_n = 0;
-    sim_time now = sim_engine_now(e->eng);
     for (int i = 0; i < env->n; i++) {
         algo_worker *w = &env->w[i];
         algo_env_idle_end(env, i); /* close open idle intervals at the end */
-        if (w->busy_until > now) {
-            /* a step still computing at the stop: count only its elapsed
-             * part, and not as a step (its gradient was never used) */
-            w->compute_time -= sim_time_to_s(w->busy_until - now);
-            w->busy_until = now;
-            w->steps--;
-        }
+        /* a step still computing at the stop: count only its elapsed
+         * part, and not as a step (its gradient was never used) */
+        algo_env_step_cut(env, i, 0);
         idle += w->idle_time;
         st_sum += w->staleness_sum;
         st_n += w->staleness_n;
