@@ -195,12 +195,23 @@ int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, voi
     sim_time now = sim_engine_now(env->eng);
     w->busy_from = now;
     w->busy_until = dt > SIM_TIME_MAX - now ? SIM_TIME_MAX : now + dt;
+    if (env->run->hooks.span)
+        env->run->hooks.span(env->run->hooks.exp, worker, ALGO_SPAN_COMPUTE, now, w->busy_until);
     if (sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL) == 0)
         return algo_env_fail(env, SIM_ENOMEM,
                              "worker %d: cannot schedule the end of its compute step (out of "
                              "memory or too many pending events)",
                              worker);
     return 0;
+}
+
+void algo_env_compute_charge(algo_env *env, int worker, sim_time dt)
+{
+    env->w[worker].compute_time += sim_time_to_s(dt);
+    if (env->run->hooks.span) {
+        sim_time now = sim_engine_now(env->eng);
+        env->run->hooks.span(env->run->hooks.exp, worker, ALGO_SPAN_COMPUTE, now, now + dt);
+    }
 }
 
 void algo_env_step_cut(algo_env *env, int worker, int lost)
@@ -212,6 +223,9 @@ void algo_env_step_cut(algo_env *env, int worker, int lost)
     w->compute_time -= sim_time_to_s(w->busy_until - now);
     if (lost)
         w->compute_time -= sim_time_to_s(now - w->busy_from);
+    if (env->run->hooks.span)
+        env->run->hooks.span(env->run->hooks.exp, worker, lost ? ALGO_SPAN_LOST : ALGO_SPAN_CUT,
+                             w->busy_from, now);
     w->busy_until = now;
     w->steps--;
 }
@@ -269,7 +283,10 @@ void algo_env_idle_end(algo_env *env, int worker)
 {
     algo_worker *w = &env->w[worker];
     if (w->idle_since >= 0) {
-        w->idle_time += sim_time_to_s(sim_engine_now(env->eng) - w->idle_since);
+        sim_time now = sim_engine_now(env->eng);
+        w->idle_time += sim_time_to_s(now - w->idle_since);
+        if (env->run->hooks.span)
+            env->run->hooks.span(env->run->hooks.exp, worker, ALGO_SPAN_IDLE, w->idle_since, now);
         w->idle_since = -1;
     }
 }

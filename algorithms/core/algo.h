@@ -157,6 +157,9 @@ int algo_grad_clip(float *g, int64_t d, double c);
  * or the code of algo_env_fail when the event cannot be scheduled. */
 int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
                      uint64_t arg);
+/* Counts dt of compute whose end the caller schedules itself (encoding or
+ * decoding a message, from now on): compute_time and the timeline. */
+void algo_env_compute_charge(algo_env *env, int worker, sim_time dt);
 /* The worker's compute step still running now (if any) is cut short: it no
  * longer counts in steps, its time after now is not compute time, and with
  * lost (a crash: its gradient is never used) neither is its elapsed part
