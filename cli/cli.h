@@ -17,6 +17,7 @@ int cli_sweep_main(int argc, char **argv);
 int cli_report_main(int argc, char **argv);
 int cli_plot_main(int argc, char **argv);
 int cli_topo_main(int argc, char **argv);
+int cli_trace_main(int argc, char **argv);
 int cli_list_main(int argc, char **argv);
 
 /* Prints "dtsim: " and the error's message to standard error; returns the

@@ -117,5 +117,9 @@ int cli_run_main(int argc, char **argv)
     if (rc < 0)
         return cli_fail(&err);
     print_summary(&r, dbpath);
+    if (r.trace_dropped > 0)
+        fprintf(stderr, "dtsim: warning: run %lld: the timeline reached [experiment]"
+                        " trace_max_events; %lld later rows were not recorded\n",
+                (long long)r.run_id, (long long)r.trace_dropped);
     return 0;
 }

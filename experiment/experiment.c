@@ -20,6 +20,7 @@
 #include "algorithms/core/runner.h"
 #include "experiment/env.h"
 #include "experiment/record.h"
+#include "experiment/trace.h"
 #include "sim/engine.h"
 #include "sim/network.h"
 #include "sim/path.h"
@@ -66,6 +67,7 @@ typedef struct run_state {
     sim_time last_eval_time;
     int evaluated_once;
 
+    xp_trace *trace;        /* [experiment] trace = on, or NULL */
     int64_t run_id;
     int stop_reason;        /* RUNNING, STOP_* */
     sim_time stall_time;    /* the clock at the last iteration */
@@ -405,6 +407,7 @@ static int build(run_state *e, sim_err *err)
 
 static void teardown(run_state *e)
 {
+    xp_trace_destroy(e->trace);
     xp_env_destroy(e->x); /* the method's state first, then the environment */
     free(e->xs);
     free(e->avg);
@@ -413,6 +416,13 @@ static void teardown(run_state *e)
     free(e->eval_x);
     free(e->eval_rows);
     free(e->mean_scratch);
+}
+
+/* The runner's span hook: to the timeline recorder. */
+static void on_span(void *p, int worker, int kind, sim_time t0, sim_time t1)
+{
+    run_state *e = p;
+    xp_trace_span(e->trace, worker, kind, t0, t1);
 }
 
 /* ---- running ------------------------------------------------------------ */
@@ -493,8 +503,15 @@ int xp_experiment_run(const cfg_config *cfg, const xp_run_opts *opts, xp_run_res
     int rc = too_large(build(&e, err), err);
     if (rc == 0)
         rc = too_large(xp_env_algo_create(e.x, err), err);
+    if (rc == 0)
+        rc = xp_trace_create(e.x, e.db, &e.trace, err);
     if (rc == 0 && e.db)
         rc = xp_record_begin(e.db, e.x, opts->claim, &e.run_id, err);
+    if (rc == 0 && e.trace) {
+        xp_trace_run(e.trace, e.run_id);
+        xp_env_set_trace(e.x, e.trace);
+        e.env->run->hooks.span = on_span;
+    }
     if (rc == AN_DB_CLAIMED) {
         /* another process runs or ran this configuration */
         if (res) {
@@ -549,7 +566,9 @@ int xp_experiment_run(const cfg_config *cfg, const xp_run_opts *opts, xp_run_res
     xp_run_result r;
     fill_result(&e, &r, e.stop_reason == STOP_DIVERGED ? "diverged" : "done");
     report_progress(&e, 1);
-    if (e.db && e.run_id > 0) {
+    if (e.trace && (rc = xp_trace_finish(e.trace, &r.trace_dropped, err)) < 0) {
+        xp_record_fail(e.db, e.run_id, err->msg);
+    } else if (e.db && e.run_id > 0) {
         rc = xp_record_finish(e.db, e.run_id, e.x, &r, err);
         if (rc < 0)
             xp_record_fail(e.db, e.run_id, err->msg);

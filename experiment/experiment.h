@@ -78,6 +78,8 @@ typedef struct xp_run_result {
     int64_t n_params;       /* model parameters computed on */
     int n_workers;
     char algorithm[64];
+    int64_t trace_dropped;  /* timeline rows past [experiment] trace_max_events (not
+                               written); 0 when all were or the run was not traced */
 } xp_run_result;
 
 /* The configuration schema of the registries (methods and their keys,
