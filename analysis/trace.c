@@ -42,8 +42,7 @@ int an_trace_exists(an_db *db, int64_t run_id, sim_err *err)
     return yes;
 }
 
-/* The run's worker count, or an error naming the run. */
-static int run_workers(an_db *db, const char *path, int64_t run_id, int *n, sim_err *err)
+int an_trace_run_check(an_db *db, const char *path, int64_t run_id, int *n, sim_err *err)
 {
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(an_db_sqlite(db), "SELECT n_workers FROM runs WHERE id = ?1", -1, &s,
@@ -147,7 +146,7 @@ int an_trace_export(const char *path, int64_t run_id, const char *out, int64_t *
     if (!db)
         return err && err->code ? err->code : SIM_EDB;
     int n_workers = 0;
-    int ret = run_workers(db, path, run_id, &n_workers, err);
+    int ret = an_trace_run_check(db, path, run_id, &n_workers, err);
     FILE *f = NULL;
     if (ret == 0 && !(f = fopen(out, "w")))
         ret = sim_err_set(err, SIM_EIO, "%s: cannot write: %s", out, strerror(errno));

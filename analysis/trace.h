@@ -45,6 +45,11 @@ int an_db_loads(an_db *db, int64_t run_id, const an_load_row *rows, int n, sim_e
  * tables), SIM_EDB on error. */
 int an_trace_exists(an_db *db, int64_t run_id, sim_err *err);
 
+/* The run exists and has trace rows: 0 with *n_workers its worker count;
+ * SIM_EINPUT naming path and the run otherwise, SIM_EDB on error. */
+int an_trace_run_check(an_db *db, const char *path, int64_t run_id, int *n_workers,
+                       sim_err *err);
+
 /* `dtsim trace`: writes run_id's timeline from the database at path to
  * out as a Chrome trace (JSON object format, microseconds): a process
  * "workers" with a thread per worker (complete events compute, idle, down,
