@@ -215,11 +215,22 @@ static void schema_dump(const char *path, char *out, size_t size)
                         " FROM sqlite_master ORDER BY type, name)", out, size);
 }
 
-Test(db_schema, a_new_database_has_the_schema_of_0b47236)
+/* The timeline tables added since ([experiment] trace): a writable open
+ * adds them to a database of 0b47236. */
+static const char trace_tables[] =
+    "CREATE TABLE IF NOT EXISTS spans(run_id INTEGER, worker INTEGER, state TEXT,"
+    " start REAL, end REAL);"
+    "CREATE TABLE IF NOT EXISTS link_load(run_id INTEGER, link INTEGER, sim_time REAL,"
+    " bytes REAL);"
+    "CREATE INDEX IF NOT EXISTS spans_run ON spans(run_id);"
+    "CREATE INDEX IF NOT EXISTS link_load_run ON link_load(run_id);";
+
+Test(db_schema, a_new_database_has_the_schema_of_0b47236_and_the_trace_tables)
 {
     char old_path[4096], old_dump[8192], new_dump[8192];
     snprintf(old_path, sizeof old_path, "%s", test_db_path("old.db"));
     test_sql_exec(old_path, schema_0b47236);
+    test_sql_exec(old_path, trace_tables);
     const char *path = test_db_path("new.db");
     sim_err err = {0};
     an_db *db = an_db_open(path, &err);
@@ -235,7 +246,8 @@ Test(db_schema, a_new_database_has_the_schema_of_0b47236)
 }
 
 /* A database written by 0b47236 opens read-only and for writing, unchanged
- * but for the rows a new run appends, and reports as before. */
+ * but for the rows a new run appends and the trace tables, and reports as
+ * before. */
 Test(db_schema, a_database_of_0b47236_opens_as_before)
 {
     char path[4096], before[8192], after[8192];
@@ -268,6 +280,11 @@ Test(db_schema, a_database_of_0b47236_opens_as_before)
     fx_run_finish(db, id, "done");
     an_db_close(db);
     schema_dump(path, after, sizeof after);
+    char want_path[4096];
+    snprintf(want_path, sizeof want_path, "%s", test_db_path("want.db"));
+    test_sql_exec(want_path, schema_0b47236);
+    test_sql_exec(want_path, trace_tables);
+    schema_dump(want_path, before, sizeof before);
     cr_assert_str_eq(after, before);
     const char *const tables[] = {"params", "metrics", "workers", "staleness", "labels",
                                   "links", "series", "faults"};
