@@ -119,6 +119,11 @@ double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *g
     w->steps++;
     w->samples += b;
     w->grad_samples = algo_env_step_samples(env, worker);
+    if (env->run->time_only) {
+        memset(grad, 0, (size_t)env->d * sizeof *grad);
+        env->last_batch_loss = 0;
+        return 0;
+    }
     if (env->run->pool) {
         algo_grad_job *j = &env->run->jobs[env->run->n_jobs];
         *j = (algo_grad_job){.worker = worker, .params = params, .grad = grad, .b = b,

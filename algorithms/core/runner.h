@@ -51,6 +51,9 @@ struct algo_runner {
     int clip_deferred;       /* 1: algo_env_grad does not clip (algo_env_defer_clip) */
     int crashes;             /* 1: workers may crash (algo_env_crashes); set before
                                 the method's create */
+    int time_only;           /* 1: the time model only (dtsim estimate): algo_env_grad
+                                draws the batch but computes no gradient (zeros,
+                                loss 0) */
     sim_pool *pool;          /* gradients in parallel (borrowed), or NULL: serial */
     algo_grad_job *jobs;     /* n slots: the jobs queued in this instant */
     int n_jobs;
