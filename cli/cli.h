@@ -7,6 +7,7 @@
 #define DTSIM_CLI_CLI_H
 
 #include <signal.h>
+#include <stddef.h>
 
 #include "config/config.h"
 #include "sim/err.h"
@@ -18,6 +19,7 @@ int cli_report_main(int argc, char **argv);
 int cli_plot_main(int argc, char **argv);
 int cli_topo_main(int argc, char **argv);
 int cli_trace_main(int argc, char **argv);
+int cli_estimate_main(int argc, char **argv);
 int cli_list_main(int argc, char **argv);
 
 /* Prints "dtsim: " and the error's message to standard error; returns the
@@ -33,6 +35,9 @@ int cli_threads(const char *command, const char *opt);
  * stops at its next iteration, marked failed. */
 extern volatile sig_atomic_t cli_interrupted;
 void cli_interrupt_install(void);
+
+/* Bytes with a decimal unit: "512 B", "1.41 kB", "3.20 MB". */
+void cli_format_bytes(double b, char *buf, size_t len);
 
 /* Keys the user wrote that the experiment does not use: one warning line
  * each on standard error. */

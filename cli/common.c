@@ -61,3 +61,14 @@ void cli_warnings_print(const cfg_config *cfg)
         fprintf(stderr, "dtsim: warning: %.*s\n", (int)(nl - line), line);
     }
 }
+
+void cli_format_bytes(double b, char *buf, size_t len)
+{
+    const char *u[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    int i = 0;
+    while (b >= 1000 && i < 5) {
+        b /= 1000;
+        i++;
+    }
+    snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", b, u[i]);
+}

@@ -16,7 +16,7 @@ static const struct {
     {"run", cli_run_main},       {"list", cli_list_main},
     {"report", cli_report_main}, {"sweep", cli_sweep_main},
     {"plot", cli_plot_main},     {"topo", cli_topo_main},
-    {"trace", cli_trace_main},
+    {"trace", cli_trace_main},   {"estimate", cli_estimate_main},
 };
 
 static void help_main(FILE *f)
@@ -37,6 +37,8 @@ static void help_main(FILE *f)
             "              [--size WxH] [--xlim A,B] [--ylim A,B] -o FILE.png|.svg|.pdf\n"
             "  dtsim plot DB --run ID --timeline [--from T] [--to T] -o FILE.png|.svg|.pdf\n"
             "  dtsim trace DB --run ID -o FILE.json\n"
+            "  dtsim estimate EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--iterations N]\n"
+            "              [--price PER_GPU_HOUR] [--threads N]\n"
             "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform|metropolis_lazy]\n"
             "              [--seed S] [--export FILE.graphml|.dot]\n"
             "  dtsim list [algorithms|graphs|networks|models|datasets|partitions|distributions|\n"

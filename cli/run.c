@@ -23,17 +23,6 @@ static const char help_tail[] =
     "\nKeys (section, key, default): `dtsim list keys` prints them all with their\n"
     "meaning, then every method's own [algorithm] keys.\n";
 
-static void format_bytes(double b, char *buf, size_t len)
-{
-    const char *u[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    int i = 0;
-    while (b >= 1000 && i < 5) {
-        b /= 1000;
-        i++;
-    }
-    snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", b, u[i]);
-}
-
 static void on_progress(void *ctx, const xp_progress *p)
 {
     (void)ctx;
@@ -52,7 +41,7 @@ static void on_progress(void *ctx, const xp_progress *p)
 static void print_summary(const xp_run_result *r, const char *dbpath)
 {
     char bytes[32];
-    format_bytes(r->bytes_sent, bytes, sizeof bytes);
+    cli_format_bytes(r->bytes_sent, bytes, sizeof bytes);
     printf("run %lld %s: %s, %d workers, %lld iterations, %.2f epochs, simulated %.3f s; "
            "train loss %.4f, test accuracy %.4f; %s sent, idle %.1f%%",
            (long long)r->run_id, r->status, r->algorithm, r->n_workers, (long long)r->iterations,

@@ -20,6 +20,7 @@
 #include "algorithms/core/runner.h"
 #include "experiment/env.h"
 #include "experiment/record.h"
+#include "experiment/estimate.h"
 #include "experiment/trace.h"
 #include "sim/engine.h"
 #include "sim/network.h"
@@ -159,6 +160,8 @@ static void stop(run_state *e, int reason)
 
 static void evaluate(run_state *e)
 {
+    if (e->opts && e->opts->time_only)
+        return;
     const float *x = evaluated_model(e);
     const wl_model *m = e->model;
     const wl_dataset *ds = e->ds;
@@ -504,7 +507,11 @@ int xp_experiment_run(const cfg_config *cfg, const xp_run_opts *opts, xp_run_res
     if (rc == 0)
         rc = too_large(xp_env_algo_create(e.x, err), err);
     if (rc == 0)
-        rc = xp_trace_create(e.x, e.db, &e.trace, err);
+        rc = xp_trace_create(e.x, e.db, opts && opts->time_only, &e.trace, err);
+    if (rc == 0 && opts && opts->time_only) {
+        e.env->run->time_only = 1;
+        e.env->run->hooks.span = on_span;
+    }
     if (rc == 0 && e.db)
         rc = xp_record_begin(e.db, e.x, opts->claim, &e.run_id, err);
     if (rc == 0 && e.trace) {
@@ -568,6 +575,9 @@ int xp_experiment_run(const cfg_config *cfg, const xp_run_opts *opts, xp_run_res
     report_progress(&e, 1);
     if (e.trace && (rc = xp_trace_finish(e.trace, &r.trace_dropped, err)) < 0) {
         xp_record_fail(e.db, e.run_id, err->msg);
+    } else if (opts && opts->time_only && opts->time_stats) {
+        rc = xp_time_stats_fill(opts->time_stats, e.env, e.net, xp_trace_totals(e.trace),
+                                r.sim_time, err);
     } else if (e.db && e.run_id > 0) {
         rc = xp_record_finish(e.db, e.run_id, e.x, &r, err);
         if (rc < 0)

@@ -32,6 +32,7 @@ struct xp_trace {
     int *sending;          /* messages of the worker draining now */
     sim_time *send_since;
     double *inflight;      /* bytes per directed link */
+    double *totals;        /* summary mode (no database): seconds per worker and state */
 };
 
 static sim_time now_of(const xp_trace *t) { return sim_engine_now(t->env->eng); }
@@ -39,6 +40,8 @@ static sim_time now_of(const xp_trace *t) { return sim_engine_now(t->env->eng); 
 /* Writes the buffered rows (two transactions). */
 static int write_rows(xp_trace *t, sim_err *e)
 {
+    if (!t->db)
+        return 0;
     int rc = an_db_spans(t->db, t->run_id, t->spans, t->n_spans, e);
     if (rc == 0)
         rc = an_db_loads(t->db, t->run_id, t->loads, t->n_loads, e);
@@ -67,7 +70,13 @@ static int room(xp_trace *t)
 
 static void span_put(xp_trace *t, int worker, int state, sim_time t0, sim_time t1)
 {
-    if (t1 <= t0 || !room(t))
+    if (t1 <= t0)
+        return;
+    if (!t->db) {
+        t->totals[(size_t)worker * AN_SPAN_N + (size_t)state] += sim_time_to_s(t1 - t0);
+        return;
+    }
+    if (!room(t))
         return;
     t->spans[t->n_spans++] = (an_span_row){.worker = worker, .state = (an_span_state)state,
                                            .start = sim_time_to_s(t0), .end = sim_time_to_s(t1)};
@@ -120,7 +129,7 @@ void xp_trace_down(xp_trace *t, int w, int down)
 
 static void load_put(xp_trace *t, int link, sim_time now)
 {
-    if (!room(t))
+    if (!t->db || !room(t))
         return;
     t->loads[t->n_loads++] = (an_load_row){.link = link, .sim_time = sim_time_to_s(now),
                                            .bytes = t->inflight[link]};
@@ -152,7 +161,7 @@ static void on_net(void *ctx, int src, int dst, double bytes, const int *links, 
     }
 }
 
-int xp_trace_create(xp_env *x, an_db *db, xp_trace **out, sim_err *err)
+int xp_trace_create(xp_env *x, an_db *db, int summary, xp_trace **out, sim_err *err)
 {
     *out = NULL;
     const cfg_config *c = xp_env_config(x);
@@ -166,7 +175,9 @@ int xp_trace_create(xp_env *x, an_db *db, xp_trace **out, sim_err *err)
     if (max < 1)
         return cfg_error(c, "experiment", "trace_max_events", SIM_ECONFIG, err,
                          "expected a number of rows >= 1, got %lld", (long long)max);
-    if (!on || !db)
+    if (summary)
+        db = NULL;
+    else if (!on || !db)
         return 0;
     xp_trace *t = calloc(1, sizeof *t);
     if (!t)
@@ -185,8 +196,9 @@ int xp_trace_create(xp_env *x, an_db *db, xp_trace **out, sim_err *err)
     t->sending = calloc(n, sizeof *t->sending);
     t->send_since = calloc(n, sizeof *t->send_since);
     t->inflight = calloc((size_t)t->n_links + 1, sizeof *t->inflight);
+    t->totals = calloc(n * AN_SPAN_N, sizeof *t->totals);
     if (!t->c0 || !t->c1 || !t->c_state || !t->down_since || !t->sending || !t->send_since ||
-        !t->inflight) {
+        !t->inflight || !t->totals) {
         xp_trace_destroy(t);
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
     }
@@ -218,6 +230,8 @@ int xp_trace_finish(xp_trace *t, int64_t *dropped, sim_err *err)
     return 0;
 }
 
+const double *xp_trace_totals(const xp_trace *t) { return t->totals; }
+
 void xp_trace_destroy(xp_trace *t)
 {
     if (!t)
@@ -231,5 +245,6 @@ void xp_trace_destroy(xp_trace *t)
     free(t->sending);
     free(t->send_since);
     free(t->inflight);
+    free(t->totals);
     free(t);
 }
