@@ -36,6 +36,12 @@ int cli_threads(const char *command, const char *opt);
 extern volatile sig_atomic_t cli_interrupted;
 void cli_interrupt_install(void);
 
+/* What run and estimate do first: --threads (cli_threads), the experiment
+ * file with its --set overrides loaded into cfg, the unused-key warnings.
+ * 0, or the exit status after printing the error (cfg then released). */
+int cli_experiment_load(const char *command, const char *file, const char *const *sets,
+                        int n_sets, const char *threads_opt, cfg_config *cfg, int *threads);
+
 /* Bytes with a decimal unit: "512 B", "1.41 kB", "3.20 MB". */
 void cli_format_bytes(double b, char *buf, size_t len);
 

@@ -115,14 +115,12 @@ int cli_estimate_main(int argc, char **argv)
                            .operand = &file, .missing = "missing EXPERIMENT.ini"};
     if (cli_options_parse(&spec, argc, argv, &status))
         return status;
-    int threads = cli_threads("estimate", threads_opt);
-    if (threads < 0)
-        return 2;
     sim_err err = {0};
     cfg_config cfg;
-    if (cfg_load(xp_experiment_schema(), file, sets, set_list.n, &cfg, &err) < 0)
-        return cli_fail(&err);
-    cli_warnings_print(&cfg);
+    int threads = 0;
+    if ((status = cli_experiment_load("estimate", file, sets, set_list.n, threads_opt, &cfg,
+                                      &threads)))
+        return status;
     xp_estimate e;
     int rc = xp_experiment_estimate(&cfg, iterations, threads, &e, &err);
     cfg_release(&cfg);

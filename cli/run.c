@@ -75,15 +75,12 @@ int cli_run_main(int argc, char **argv)
                            .operand = &file, .missing = "missing EXPERIMENT.ini"};
     if (cli_options_parse(&spec, argc, argv, &status))
         return status;
-    int threads = cli_threads("run", threads_opt);
-    if (threads < 0)
-        return 2;
-
     sim_err err = {0};
     cfg_config cfg;
-    if (cfg_load(xp_experiment_schema(), file, sets, set_list.n, &cfg, &err) < 0)
-        return cli_fail(&err);
-    cli_warnings_print(&cfg);
+    int threads = 0;
+    if ((status = cli_experiment_load("run", file, sets, set_list.n, threads_opt, &cfg,
+                                      &threads)))
+        return status;
     an_db *db = an_db_open(dbpath, &err);
     if (!db) {
         cfg_release(&cfg);
