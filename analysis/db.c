@@ -34,6 +34,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_LINK_INSERT] = "INSERT INTO links(run_id, link, src, dst, bytes) VALUES(?1, ?2, ?3, ?4, ?5)",
     [ST_FAULT_INSERT] = "INSERT INTO faults(run_id, sim_time, event, target, value)"
                         " VALUES(?1, ?2, ?3, ?4, ?5)",
+    [ST_SPAN_INSERT] = "INSERT INTO spans(run_id, worker, state, start, end)"
+                       " VALUES(?1, ?2, ?3, ?4, ?5)",
+    [ST_LOAD_INSERT] = "INSERT INTO link_load(run_id, link, sim_time, bytes) VALUES(?1, ?2, ?3, ?4)",
     [ST_RUN_FINISH] = "UPDATE runs SET status = ?2, finished_at = ?3, sim_time = ?4,"
                       " iterations = ?5, wall_seconds = ?6, bytes_sent = ?7,"
                       " final_train_loss = ?8, final_test_accuracy = ?9,"

@@ -24,7 +24,8 @@ static const char merge_runs_sql[] =
 
 /* The rows of a run, per table (merge_table[k] for merge_sql[k]). */
 static const char *const merge_table[] = {"params", "metrics", "workers", "staleness",
-                                          "labels", "links", "series", "faults"};
+                                          "labels", "links", "series", "faults",
+                                          "spans", "link_load"};
 static const char *const merge_sql[] = {
     "INSERT INTO main.params(run_id, key, value, num) SELECT ?1, key, value, num"
     " FROM merge_src.params WHERE run_id = ?2 ORDER BY rowid",
@@ -48,6 +49,10 @@ static const char *const merge_sql[] = {
     " ORDER BY rowid",
     "INSERT INTO main.faults(run_id, sim_time, event, target, value) SELECT ?1, sim_time,"
     " event, target, value FROM merge_src.faults WHERE run_id = ?2 ORDER BY rowid",
+    "INSERT INTO main.spans(run_id, worker, state, start, end) SELECT ?1, worker, state,"
+    " start, end FROM merge_src.spans WHERE run_id = ?2 ORDER BY rowid",
+    "INSERT INTO main.link_load(run_id, link, sim_time, bytes) SELECT ?1, link, sim_time,"
+    " bytes FROM merge_src.link_load WHERE run_id = ?2 ORDER BY rowid",
 };
 #define N_MERGE ((int)(sizeof merge_sql / sizeof merge_sql[0]) + 1)
 

@@ -41,16 +41,23 @@ static const char schema_sql[] =
     " worker INTEGER, name TEXT, value REAL);"
     "CREATE TABLE IF NOT EXISTS faults(run_id INTEGER, sim_time REAL, event TEXT,"
     " target TEXT, value REAL);"
+    "CREATE TABLE IF NOT EXISTS spans(run_id INTEGER, worker INTEGER, state TEXT,"
+    " start REAL, end REAL);"
+    "CREATE TABLE IF NOT EXISTS link_load(run_id INTEGER, link INTEGER, sim_time REAL,"
+    " bytes REAL);"
     "CREATE INDEX IF NOT EXISTS metrics_run_time ON metrics(run_id, sim_time);"
     "CREATE INDEX IF NOT EXISTS params_run ON params(run_id);"
     "CREATE INDEX IF NOT EXISTS workers_run ON workers(run_id);"
     "CREATE INDEX IF NOT EXISTS staleness_run ON staleness(run_id);"
     "CREATE INDEX IF NOT EXISTS runs_config ON runs(config);"
-    "CREATE INDEX IF NOT EXISTS series_run_name ON series(run_id, name);";
+    "CREATE INDEX IF NOT EXISTS series_run_name ON series(run_id, name);"
+    "CREATE INDEX IF NOT EXISTS spans_run ON spans(run_id);"
+    "CREATE INDEX IF NOT EXISTS link_load_run ON link_load(run_id);";
 
 /* Added after the first schema: a writable open adds them to an older
  * database (still schema_version 1; older readers ignore them). */
-static const char *const newer_tables[] = {"labels", "links", "series", "faults"};
+static const char *const newer_tables[] = {"labels", "links", "series", "faults", "spans",
+                                           "link_load"};
 #define N_NEWER ((int)(sizeof newer_tables / sizeof newer_tables[0]))
 
 /* Our tables; meta first. */

@@ -25,6 +25,8 @@ typedef struct an_plot_opts {
     const char *title;      /* NULL = says what was plotted */
     const char *output;     /* FILE.png | FILE.svg | FILE.pdf */
     int width, height;      /* pixels (PNG) or points (SVG, PDF); 0 = 960 x 640 */
+    int has_xlim, has_ylim; /* 1: the axis shows exactly xlim / ylim (curves clipped) */
+    double xlim[2], ylim[2]; /* axis units (as an_plot_data's x and mean), lo < hi */
 } an_plot_opts;
 
 typedef struct an_plot_series {
@@ -63,6 +65,16 @@ int an_plot_render(const an_plot_data *d, const an_plot_opts *opts, sim_err *err
  * Returns how many were written, ascending; 0 when the axis spans two
  * decades or more (the powers of ten are enough). */
 int an_plot_log_labels(double lo10, double hi10, double *vals, int max);
+
+/* Parses an axis range "A,B" (--xlim, --ylim; opt names it in the error):
+ * two finite numbers with A < B into range. SIM_EUSAGE otherwise. */
+int an_plot_range_parse(const char *opt, const char *text, double range[2], sim_err *err);
+
+/* Line style (1-4, PLplot's pllsty) and marker (an index into the marker
+ * glyphs, AN_PLOT_MARKERS of them) of line i: lines differ in colour,
+ * style and marker, and no two of the first twelve share all three. */
+#define AN_PLOT_MARKERS 6
+void an_plot_line_style(int i, int *style, int *marker);
 
 /* The whole of `dtsim plot`: opens path read-only, builds and renders.
  * n_series and n_runs (may be NULL) receive what was drawn. */

@@ -6,6 +6,7 @@
  * goes in the corner the curves leave free, growing the y range when no
  * corner is free. */
 #include "analysis/plot.h"
+#include "analysis/plot_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -55,8 +56,7 @@ static void on_plabort(PLCHAR_VECTOR msg)
         snprintf(plot_error, sizeof plot_error, "%s", msg ? msg : "PLplot error");
 }
 
-/* Copies text with PLplot's escape character doubled. */
-static void pl_text(const char *in, char *out, size_t size)
+void plot_text(const char *in, char *out, size_t size)
 {
     size_t j = 0;
     for (const char *p = in; *p && j + 2 < size; p++) {
@@ -143,6 +143,57 @@ int an_plot_log_labels(double lo10, double hi10, double *vals, int max)
     return n;
 }
 
+/* Marker glyphs (UTF-8, drawn with plstring in the line's colour). */
+static const char *const marker_glyphs[AN_PLOT_MARKERS] = {"●", "■", "▲", "◆", "▼", "○"};
+
+void an_plot_line_style(int i, int *style, int *marker)
+{
+    if (i < 0)
+        i = 0;
+    *style = 1 + i % 4;
+    *marker = i % AN_PLOT_MARKERS;
+}
+
+int an_plot_range_parse(const char *opt, const char *text, double range[2], sim_err *err)
+{
+    char *end = NULL;
+    const char *comma = text ? strchr(text, ',') : NULL;
+    if (comma) {
+        range[0] = strtod(text, &end);
+        if (end != comma || end == text)
+            comma = NULL;
+    }
+    if (comma) {
+        range[1] = strtod(comma + 1, &end);
+        if (end == comma + 1 || *end != '\0')
+            comma = NULL;
+    }
+    if (!comma || !isfinite(range[0]) || !isfinite(range[1]))
+        return sim_err_set(err, SIM_EUSAGE, "%s: expected A,B (two numbers) such as 0.7,0.85, "
+                                            "got '%s'", opt, text ? text : "");
+    if (!(range[0] < range[1]))
+        return sim_err_set(err, SIM_EUSAGE, "%s: expected A < B, got '%s'", opt, text);
+    return 0;
+}
+
+/* Up to 10 markers spread along a curve of n points (px, py drawn). */
+static void markers_draw(int n, int i, const double *px, const double *py)
+{
+    int style, marker;
+    an_plot_line_style(i, &style, &marker);
+    int m = n < 10 ? n : 10;
+    plschr(0, 0.8);
+    for (int k = 0; k < m; k++) {
+        /* offset by line so that markers of overlapping lines alternate */
+        double at = m > 1 ? (k + 0.5 * (i % 2)) * (double)(n - 1) / (double)m : 0;
+        int j = (int)lround(at);
+        if (j > n - 1)
+            j = n - 1;
+        plstring(1, &px[j], &py[j], marker_glyphs[marker]);
+    }
+    plschr(0, 1.05);
+}
+
 static void series_draw(const an_plot_series *s, int i, const an_plot_opts *o, double *px,
                         double *py)
 {
@@ -161,11 +212,12 @@ static void series_draw(const an_plot_series *s, int i, const an_plot_opts *o, d
         py[j] = o->logy ? log10(s->mean[j]) : s->mean[j];
     plcol0(COL_LINE0 + i % N_PALETTE);
     plwidth(2.2);
+    int style, marker;
+    an_plot_line_style(i, &style, &marker);
+    pllsty(style);
     plline(n, px, py);
-    if (n == 1) {
-        plssym(0, 1.2);
-        plpoin(1, px, py, 17);
-    }
+    pllsty(1);
+    markers_draw(n, i, px, py);
 }
 
 /* Figure geometry: the viewport in normalised page coordinates and the
@@ -292,22 +344,29 @@ static void legend_draw(const an_plot_data *d, int position)
     int *opt = calloc((size_t)n, sizeof *opt), *tcol = calloc((size_t)n, sizeof *tcol);
     int *lcol = calloc((size_t)n, sizeof *lcol), *lsty = calloc((size_t)n, sizeof *lsty);
     double *lw = calloc((size_t)n, sizeof *lw);
+    double *ssc = calloc((size_t)n, sizeof *ssc);
+    int *snum = calloc((size_t)n, sizeof *snum);
+    const char **sym = calloc((size_t)n, sizeof *sym);
     char **text = calloc((size_t)n, sizeof *text);
     char(*buf)[300] = calloc((size_t)n, sizeof *buf);
-    if (opt && tcol && lcol && lsty && lw && text && buf) {
+    if (opt && tcol && lcol && lsty && lw && ssc && snum && sym && text && buf) {
         for (int i = 0; i < n; i++) {
             const an_plot_series *s = &d->series[i];
-            opt[i] = PL_LEGEND_LINE;
+            opt[i] = PL_LEGEND_LINE | PL_LEGEND_SYMBOL;
             tcol[i] = COL_FG;
             lcol[i] = COL_LINE0 + i % N_PALETTE;
-            lsty[i] = 1;
+            int marker;
+            an_plot_line_style(i, &lsty[i], &marker);
+            sym[i] = marker_glyphs[marker];
+            ssc[i] = 0.8;
+            snum[i] = 2;
             lw[i] = 2.2;
             char raw[300];
             if (s->n_runs > 1)
                 snprintf(raw, sizeof raw, "%.250s (%d seeds)", s->label, s->n_runs);
             else
                 snprintf(raw, sizeof raw, "%s", s->label);
-            pl_text(raw, buf[i], sizeof buf[i]);
+            plot_text(raw, buf[i], sizeof buf[i]);
             text[i] = buf[i];
         }
         double w = 0, h = 0;
@@ -315,8 +374,12 @@ static void legend_draw(const an_plot_data *d, int position)
         pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
                  position, 0.025, 0.03, 0.07, COL_BG, COL_FG, 1,
                  0, 0, n, opt, 0.8, LEGEND_SCALE, 1.8, 0.0, tcol, (const char *const *)text,
-                 NULL, NULL, NULL, NULL, lcol, lsty, lw, NULL, NULL, NULL, NULL);
+                 NULL, NULL, NULL, NULL, lcol, lsty, lw, lcol, ssc, snum,
+                 (const char *const *)sym);
     }
+    free(ssc);
+    free(snum);
+    free(sym);
     free(opt);
     free(tcol);
     free(lcol);
@@ -344,7 +407,18 @@ static void figure_draw(const an_plot_data *d, const an_plot_opts *o, int w, int
     frame f = {.w = w, .h = h};
     axis_range(xlo, xhi, o->logx, &f.x0, &f.x1);
     axis_range(ylo, yhi, o->logy, &f.y0, &f.y1);
+    if (o->has_xlim) {
+        f.x0 = axis_value(o->xlim[0], o->logx);
+        f.x1 = axis_value(o->xlim[1], o->logx);
+    }
+    if (o->has_ylim) {
+        f.y0 = axis_value(o->ylim[0], o->logy);
+        f.y1 = axis_value(o->ylim[1], o->logy);
+    }
+    frame auto_f = f;
     int position = legend_position(d, o, &f, legend_chars(d));
+    if (o->has_ylim) /* the y range is the user's: the legend may cover curves */
+        f.y0 = auto_f.y0, f.y1 = auto_f.y1;
     pladv(0);
     plschr(0, 1.05);
     plsxax(7, 0);
@@ -370,16 +444,16 @@ static void figure_draw(const an_plot_data *d, const an_plot_opts *o, int w, int
     if (yfew)
         log_labels_draw(&f, 0);
     char t[600];
-    pl_text(d->xlabel, t, sizeof t);
+    plot_text(d->xlabel, t, sizeof t);
     plmtex("b", 2.8, 0.5, 0.5, t);
-    pl_text(d->ylabel, t, sizeof t);
+    plot_text(d->ylabel, t, sizeof t);
     plmtex("l", 4.2, 0.5, 0.5, t);
     /* the title, shrunk to fit the page */
     double scale = 1.2, need = CHAR_W_PX * scale * (double)strlen(d->title);
     if (need > 0.95 * w)
         scale *= 0.95 * w / need;
     plschr(0, scale);
-    pl_text(d->title, t, sizeof t);
+    plot_text(d->title, t, sizeof t);
     plmtex("t", max_runs > 1 ? 2.2 : 1.6, 0.5, 0.5, t);
     if (max_runs > 1) {
         plschr(0, 0.75);
@@ -389,22 +463,65 @@ static void figure_draw(const an_plot_data *d, const an_plot_opts *o, int w, int
     legend_draw(d, position);
 }
 
-int an_plot_render(const an_plot_data *d, const an_plot_opts *o, sim_err *err)
+int plot_output_check(const char *output, const char **dev, sim_err *err)
 {
-    const char *dev = device_for(o->output);
-    if (!dev)
+    *dev = device_for(output);
+    if (!*dev)
         return sim_err_set(err, SIM_EUSAGE, "-o '%s': expected a file name ending in .png, "
-                                            ".svg or .pdf", o->output ? o->output : "");
-    FILE *f = fopen(o->output, "wb");
+                                            ".svg or .pdf", output ? output : "");
+    FILE *f = fopen(output, "wb");
     if (!f)
-        return sim_err_set(err, SIM_EUSAGE, "%s: cannot write: %s", o->output, strerror(errno));
+        return sim_err_set(err, SIM_EUSAGE, "%s: cannot write: %s", output, strerror(errno));
     fclose(f);
-    if (!device_available(dev)) {
-        remove(o->output);
+    if (!device_available(*dev)) {
+        remove(output);
         return sim_err_set(err, SIM_EINPUT, "%s: PLplot has no %s device (install the "
                                             "Debian package plplot-driver-cairo)",
-                           o->output, dev);
+                           output, *dev);
     }
+    return 0;
+}
+
+void plot_page_start(const char *dev, const char *output, int w, int h)
+{
+    plot_error[0] = '\0';
+    plsabort(on_plabort);
+    plsdev(dev);
+    plsfnam(output);
+    plspage(0, 0, w, h, 0, 0);
+}
+
+int plot_page_finish(const char *output, sim_err *err)
+{
+    plend();
+    struct stat st;
+    if (plot_error[0])
+        return sim_err_set(err, SIM_EINTERNAL, "%s: PLplot: %s", output, plot_error);
+    if (stat(output, &st) != 0 || st.st_size == 0)
+        return sim_err_set(err, SIM_EIO, "%s: PLplot wrote nothing", output);
+    return 0;
+}
+
+/* Axis limits on a logarithmic axis must be positive. */
+static int limits_check(const char *opt, int logscale, int has, const double *lim, sim_err *err)
+{
+    if (logscale && has && !(lim[0] > 0))
+        return sim_err_set(err, SIM_EUSAGE, "%s %g,%g: a logarithmic axis needs limits > 0", opt,
+                           lim[0], lim[1]);
+    return 0;
+}
+
+int an_plot_render(const an_plot_data *d, const an_plot_opts *o, sim_err *err)
+{
+    int rc = limits_check("--xlim", o->logx, o->has_xlim, o->xlim, err);
+    if (rc == 0)
+        rc = limits_check("--ylim", o->logy, o->has_ylim, o->ylim, err);
+    if (rc < 0)
+        return rc;
+    const char *dev = NULL;
+    rc = plot_output_check(o->output, &dev, err);
+    if (rc < 0)
+        return rc;
     int maxn = 1;
     for (int i = 0; i < d->n_series; i++)
         if (d->series[i].n > maxn)
@@ -416,12 +533,8 @@ int an_plot_render(const an_plot_data *d, const an_plot_opts *o, sim_err *err)
         free(py);
         return nomem(err);
     }
-    plot_error[0] = '\0';
-    plsabort(on_plabort);
     int w = o->width > 0 ? o->width : 960, h = o->height > 0 ? o->height : 640;
-    plsdev(dev);
-    plsfnam(o->output);
-    plspage(0, 0, w, h, 0, 0);
+    plot_page_start(dev, o->output, w, h);
     plscmap0n(N_COL0);
     plscol0(COL_BG, 255, 255, 255);
     plscol0(COL_FG, 0, 0, 0);
@@ -433,15 +546,9 @@ int an_plot_render(const an_plot_data *d, const an_plot_opts *o, sim_err *err)
     plsfont(PL_FCI_SANS, PL_FCI_UPRIGHT, PL_FCI_MEDIUM);
     plinit();
     figure_draw(d, o, w, h, px, py);
-    plend();
     free(px);
     free(py);
-    struct stat st;
-    if (plot_error[0])
-        return sim_err_set(err, SIM_EINTERNAL, "%s: PLplot: %s", o->output, plot_error);
-    if (stat(o->output, &st) != 0 || st.st_size == 0)
-        return sim_err_set(err, SIM_EIO, "%s: PLplot wrote nothing", o->output);
-    return 0;
+    return plot_page_finish(o->output, err);
 }
 
 int an_plot_write(const char *path, const an_plot_opts *o, int *n_series, int *n_runs,

@@ -7,6 +7,7 @@
 #define DTSIM_CLI_CLI_H
 
 #include <signal.h>
+#include <stddef.h>
 
 #include "config/config.h"
 #include "sim/err.h"
@@ -17,6 +18,8 @@ int cli_sweep_main(int argc, char **argv);
 int cli_report_main(int argc, char **argv);
 int cli_plot_main(int argc, char **argv);
 int cli_topo_main(int argc, char **argv);
+int cli_trace_main(int argc, char **argv);
+int cli_estimate_main(int argc, char **argv);
 int cli_list_main(int argc, char **argv);
 int cli_calibrate_main(int argc, char **argv);
 
@@ -33,6 +36,15 @@ int cli_threads(const char *command, const char *opt);
  * stops at its next iteration, marked failed. */
 extern volatile sig_atomic_t cli_interrupted;
 void cli_interrupt_install(void);
+
+/* What run and estimate do first: --threads (cli_threads), the experiment
+ * file with its --set overrides loaded into cfg, the unused-key warnings.
+ * 0, or the exit status after printing the error (cfg then released). */
+int cli_experiment_load(const char *command, const char *file, const char *const *sets,
+                        int n_sets, const char *threads_opt, cfg_config *cfg, int *threads);
+
+/* Bytes with a decimal unit: "512 B", "1.41 kB", "3.20 MB". */
+void cli_format_bytes(double b, char *buf, size_t len);
 
 /* Keys the user wrote that the experiment does not use: one warning line
  * each on standard error. */

@@ -61,3 +61,27 @@ void cli_warnings_print(const cfg_config *cfg)
         fprintf(stderr, "dtsim: warning: %.*s\n", (int)(nl - line), line);
     }
 }
+
+void cli_format_bytes(double b, char *buf, size_t len)
+{
+    const char *u[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    int i = 0;
+    while (b >= 1000 && i < 5) {
+        b /= 1000;
+        i++;
+    }
+    snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", b, u[i]);
+}
+
+int cli_experiment_load(const char *command, const char *file, const char *const *sets,
+                        int n_sets, const char *threads_opt, cfg_config *cfg, int *threads)
+{
+    *threads = cli_threads(command, threads_opt);
+    if (*threads < 0)
+        return 2;
+    sim_err err = {0};
+    if (cfg_load(xp_experiment_schema(), file, sets, n_sets, cfg, &err) < 0)
+        return cli_fail(&err);
+    cli_warnings_print(cfg);
+    return 0;
+}

@@ -18,6 +18,7 @@ static const struct {
     {"report", cli_report_main}, {"sweep", cli_sweep_main},
     {"plot", cli_plot_main},     {"topo", cli_topo_main},
     {"calibrate", cli_calibrate_main},
+    {"trace", cli_trace_main},   {"estimate", cli_estimate_main},
 };
 
 static void help_main(FILE *f)
@@ -35,7 +36,11 @@ static void help_main(FILE *f)
             "              [--baseline RUN] [--csv] [--aggregate | --scaling]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
-            "              [--size WxH] -o FILE.png|.svg|.pdf\n"
+            "              [--size WxH] [--xlim A,B] [--ylim A,B] -o FILE.png|.svg|.pdf\n"
+            "  dtsim plot DB --run ID --timeline [--from T] [--to T] -o FILE.png|.svg|.pdf\n"
+            "  dtsim trace DB --run ID -o FILE.json\n"
+            "  dtsim estimate EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--iterations N]\n"
+            "              [--price PER_GPU_HOUR] [--threads N]\n"
             "  dtsim topo GRAPH [--n N] [--weights metropolis|uniform|metropolis_lazy]\n"
             "              [--seed S] [--export FILE.graphml|.dot]\n"
             "  mpirun -np N dtsim calibrate [-o FILE] [--min-size SIZE] [--max-size SIZE]\n"

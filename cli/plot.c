@@ -2,20 +2,82 @@
  * points of the scaling table (analysis/scaling.c), to PNG, SVG or PDF. */
 #include <stdio.h>
 
+#include <math.h>
+#include <stdlib.h>
+
 #include "analysis/plot.h"
 #include "analysis/scaling.h"
+#include "analysis/trace.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "sim/units.h"
 
 static const char help_head[] =
     "Usage: dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
     "                  [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
-    "                  [--size WxH] -o FILE.png|.svg|.pdf\n"
+    "                  [--size WxH] [--xlim A,B] [--ylim A,B] -o FILE.png|.svg|.pdf\n"
     "       dtsim plot DB --scaling [--y scaling|throughput|step_time]\n"
-    "                  [--x n_workers|compression|PARAMS_KEY] [--by PARAMS_KEY] ...\n\n"
+    "                  [--x n_workers|compression|PARAMS_KEY] [--by PARAMS_KEY] ...\n"
+    "       dtsim plot DB --run ID --timeline [--from T] [--to T] -o FILE.png|.svg|.pdf\n\n"
     "Draws one line per group of finished runs (done or diverged): the mean over\n"
     "the runs that differ only in their seed, with a translucent min-max band,\n"
-    "interpolated where all of them have data. The format follows the file name.\n\n";
+    "interpolated where all of them have data. Lines differ in colour, dash\n"
+    "pattern and marker. The format follows the file name. --timeline draws the\n"
+    "Gantt chart of a run made with [experiment] trace = on instead.\n\n";
+
+/* --xlim, --ylim A,B into the plot options. */
+static int opt_range(const char *command, const char *v, double *range, int *has,
+                     const char *name)
+{
+    sim_err err = {0};
+    if (an_plot_range_parse(name, v, range, &err) < 0)
+        return cli_usage_error(command, "%s", err.msg);
+    *has = 1;
+    return 0;
+}
+
+static int opt_xlim(const char *command, const char *v, void *dest)
+{
+    an_plot_opts *o = dest;
+    return opt_range(command, v, o->xlim, &o->has_xlim, "--xlim");
+}
+
+static int opt_ylim(const char *command, const char *v, void *dest)
+{
+    an_plot_opts *o = dest;
+    return opt_range(command, v, o->ylim, &o->has_ylim, "--ylim");
+}
+
+/* --from, --to T: simulated seconds (a number, or a time such as 20ms). */
+static int opt_time(const char *command, const char *v, double *out, const char *name)
+{
+    sim_err err = {0};
+    sim_time t = 0;
+    char *end = NULL;
+    double sec = strtod(v, &end);
+    if (end != v && *end == '\0' && isfinite(sec) && sec >= 0) {
+        *out = sec;
+        return 0;
+    }
+    if (sim_parse_time(v, &t, &err) < 0 || t < 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s: expected a simulated time such as 1.5 or 20ms, got '%s'",
+                 name, v);
+        return cli_usage_error(command, "%s", msg);
+    }
+    *out = sim_time_to_s(t);
+    return 0;
+}
+
+static int opt_from(const char *command, const char *v, void *dest)
+{
+    return opt_time(command, v, &((an_timeline_opts *)dest)->from, "--from");
+}
+
+static int opt_to(const char *command, const char *v, void *dest)
+{
+    return opt_time(command, v, &((an_timeline_opts *)dest)->to, "--to");
+}
 
 /* --size WxH into the plot options. */
 static int opt_size(const char *command, const char *v, void *dest)
@@ -27,11 +89,34 @@ static int opt_size(const char *command, const char *v, void *dest)
     return 0;
 }
 
+/* --timeline: the Gantt chart of one run. */
+static int timeline_main(const char *path, an_timeline_opts *tl, long long run,
+                         const an_plot_opts *o)
+{
+    if (run == 0)
+        return cli_usage_error("plot", "%s", "--timeline needs --run ID");
+    if (!o->output)
+        return cli_usage_error("plot", "%s", "missing -o FILE.png|.svg|.pdf");
+    tl->run_id = run;
+    tl->output = o->output;
+    tl->title = o->title;
+    tl->width = o->width;
+    tl->height = o->height;
+    sim_err err = {0};
+    int64_t n = 0;
+    if (an_timeline_plot(path, tl, &n, &err) < 0)
+        return cli_fail(&err);
+    printf("plot: timeline of run %lld, %lld spans -> %s\n", run, (long long)n, o->output);
+    return 0;
+}
+
 int cli_plot_main(int argc, char **argv)
 {
     const char *path = NULL;
     an_plot_opts o = {0};
-    int scaling = 0, status;
+    an_timeline_opts tl = {.from = NAN, .to = NAN};
+    long long run = 0;
+    int scaling = 0, timeline = 0, status;
     const cli_opt opts[] = {
         CLI_STRING("--y", NULL, &o.y,
                    "  --y METRIC       a metrics column: train_loss, test_loss, test_accuracy,\n"
@@ -55,6 +140,10 @@ int cli_plot_main(int argc, char **argv)
                    "  --title TEXT     instead of the automatic title\n"),
         CLI_CALL("--size", opt_size, &o,
                  "  --size WxH       pixels (PNG) or points (SVG, PDF); default 960x640\n"),
+        CLI_CALL("--xlim", opt_xlim, &o,
+                 "  --xlim A,B       the x axis from A to B (axis units: seconds, MB, ...);\n"
+                 "                   curves are clipped\n"),
+        CLI_CALL("--ylim", opt_ylim, &o, "  --ylim A,B       the same for the y axis\n"),
         CLI_STRING("--output", "-o", &o.output,
                    "  -o FILE          output: .png, .svg or .pdf (also --output FILE)\n"),
         CLI_FLAG("--scaling", NULL, &scaling,
@@ -64,12 +153,25 @@ int cli_plot_main(int argc, char **argv)
                  "                   (network.bandwidth in Gb/s, algorithm.bucket in MiB) or\n"
                  "                   compression (largest workload.sim_params of the line over\n"
                  "                   the run's); --by a params key; --where selects the points\n"),
+        CLI_FLAG("--timeline", NULL, &timeline,
+                 "  --timeline       the Gantt chart of one traced run (--run): a row per\n"
+                 "                   worker, a colour per state (compute, idle, send, down,\n"
+                 "                   lost)\n"),
+        CLI_INT("--run", &run, 1, INT64_MAX,
+                "--run: expected a run id (a positive integer), got '%s'",
+                "  --run ID         the run of --timeline\n"),
+        CLI_CALL("--from", opt_from, &tl,
+                 "  --from T, --to T the window of --timeline in simulated time (1.5, 20ms;\n"
+                 "                   default: the whole run)\n"),
+        CLI_CALL("--to", opt_to, &tl, NULL),
         CLI_END,
     };
     const cli_spec spec = {.command = "plot", .head = help_head, .opts = opts,
                            .operand = &path, .missing = "missing DB"};
     if (cli_options_parse(&spec, argc, argv, &status))
         return status;
+    if (timeline)
+        return timeline_main(path, &tl, run, &o);
     if (!o.y && !scaling)
         return cli_usage_error("plot", "%s", "missing --y METRIC");
     if (!o.output)

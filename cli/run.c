@@ -23,17 +23,6 @@ static const char help_tail[] =
     "\nKeys (section, key, default): `dtsim list keys` prints them all with their\n"
     "meaning, then every method's own [algorithm] keys.\n";
 
-static void format_bytes(double b, char *buf, size_t len)
-{
-    const char *u[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    int i = 0;
-    while (b >= 1000 && i < 5) {
-        b /= 1000;
-        i++;
-    }
-    snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", b, u[i]);
-}
-
 static void on_progress(void *ctx, const xp_progress *p)
 {
     (void)ctx;
@@ -52,7 +41,7 @@ static void on_progress(void *ctx, const xp_progress *p)
 static void print_summary(const xp_run_result *r, const char *dbpath)
 {
     char bytes[32];
-    format_bytes(r->bytes_sent, bytes, sizeof bytes);
+    cli_format_bytes(r->bytes_sent, bytes, sizeof bytes);
     printf("run %lld %s: %s, %d workers, %lld iterations, %.2f epochs, simulated %.3f s; "
            "train loss %.4f, test accuracy %.4f; %s sent, idle %.1f%%",
            (long long)r->run_id, r->status, r->algorithm, r->n_workers, (long long)r->iterations,
@@ -86,15 +75,12 @@ int cli_run_main(int argc, char **argv)
                            .operand = &file, .missing = "missing EXPERIMENT.ini"};
     if (cli_options_parse(&spec, argc, argv, &status))
         return status;
-    int threads = cli_threads("run", threads_opt);
-    if (threads < 0)
-        return 2;
-
     sim_err err = {0};
     cfg_config cfg;
-    if (cfg_load(xp_experiment_schema(), file, sets, set_list.n, &cfg, &err) < 0)
-        return cli_fail(&err);
-    cli_warnings_print(&cfg);
+    int threads = 0;
+    if ((status = cli_experiment_load("run", file, sets, set_list.n, threads_opt, &cfg,
+                                      &threads)))
+        return status;
     an_db *db = an_db_open(dbpath, &err);
     if (!db) {
         cfg_release(&cfg);
@@ -117,5 +103,9 @@ int cli_run_main(int argc, char **argv)
     if (rc < 0)
         return cli_fail(&err);
     print_summary(&r, dbpath);
+    if (r.trace_dropped > 0)
+        fprintf(stderr, "dtsim: warning: run %lld: the timeline reached [experiment]"
+                        " trace_max_events; %lld later rows were not recorded\n",
+                (long long)r.run_id, (long long)r.trace_dropped);
     return 0;
 }

@@ -44,6 +44,8 @@ const cfg_key cfg_keys[] = {
     {"experiment", "eval_every", "50", CFG_KEY_STRING, NULL, "evaluate every N iterations, or every simulated time such as 2s"},
     {"experiment", "eval_train_samples", "10000", CFG_KEY_STRING, NULL, "training samples used for train_loss, or all"},
     {"experiment", "eval_model", "average", CFG_KEY_CHOICE, "average|worker0", "evaluated model of decentralized and local methods: the workers' average or worker 0's"},
+    {"experiment", "trace", "off", CFG_KEY_BOOL, NULL, "record the run's timeline (workers computing, waiting, sending, down; bytes in flight per link) for dtsim trace and dtsim plot --timeline"},
+    {"experiment", "trace_max_events", "1000000", CFG_KEY_INT, NULL, "timeline rows recorded at most (about 100 MB of database); past it the run goes on untraced, with a warning"},
     {"workers", "count", "8", CFG_KEY_INT, NULL, "number of workers (1..65536)"},
     {"workers", "compute", "model", CFG_KEY_STRING, NULL, "model, or a distribution of seconds per step such as lognormal(10ms, 0.5)"},
     {"workers", "precision", "fp32", CFG_KEY_CHOICE, "fp32|tf32|fp16|bf16", "arithmetic of the named devices' peaks (tf32, fp16, bf16: tensor cores; a device without that unit is an error)"},

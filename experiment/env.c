@@ -574,6 +574,7 @@ void *xp_env_state(const xp_env *x) { return x->alg; }
 const cfg_config *xp_env_config(const xp_env *x) { return x->cfg; }
 sim_engine *xp_env_engine(const xp_env *x) { return x->eng; }
 sim_net *xp_env_net(const xp_env *x) { return x->net; }
+void xp_env_set_trace(xp_env *x, struct xp_trace *t) { x->trace = t; }
 wl_model *xp_env_model(const xp_env *x) { return x->model; }
 const wl_dataset *xp_env_dataset(const xp_env *x) { return x->ds; }
 const wl_partition *xp_env_partition(const xp_env *x) { return x->part; }

@@ -74,6 +74,9 @@ void *xp_env_state(const xp_env *x);    /* the method's state, NULL before algo_
 const cfg_config *xp_env_config(const xp_env *x);
 sim_engine *xp_env_engine(const xp_env *x);
 sim_net *xp_env_net(const xp_env *x);
+/* The timeline recorder that crashes and rejoins report to (borrowed; NULL: none). */
+struct xp_trace;
+void xp_env_set_trace(xp_env *x, struct xp_trace *t);
 wl_model *xp_env_model(const xp_env *x); /* mutable: a benchmark may wrap its vtable */
 const wl_dataset *xp_env_dataset(const xp_env *x);
 const wl_partition *xp_env_partition(const xp_env *x);

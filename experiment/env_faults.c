@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "experiment/env_impl.h"
+#include "experiment/trace.h"
 #include "sim/rng.h"
 
 /* Appends an applied fault to the log (the faults table). Grows by
@@ -83,6 +84,9 @@ static int fault_apply(xp_env *x, const algo_fault *ev, double rate0)
         if (w->down)
             return 0;
         w->down = 1;
+        algo_env_step_cut(&x->env, ev->target, 1); /* its step in progress is lost */
+        if (x->trace)
+            xp_trace_down(x->trace, ev->target, 1);
         if (all_down_for_good(x)) {
             fault_log(x, ev);
             algo_env_fail(&x->env, SIM_EINPUT,
@@ -96,6 +100,8 @@ static int fault_apply(xp_env *x, const algo_fault *ev, double rate0)
         if (!w->down)
             return 0;
         w->down = 0;
+        if (x->trace)
+            xp_trace_down(x->trace, ev->target, 0);
         break;
     case ALGO_FAULT_SLOWDOWN:
         w->slowdown = ev->value;

@@ -47,6 +47,7 @@ struct xp_env {
     int n_log, cap_log;
     int threads;            /* xp_env_opts.threads */
     sim_pool *pool;         /* threads > 1 */
+    struct xp_trace *trace; /* the timeline recorder (borrowed), or NULL */
     algo_runner run;        /* the runner's bookkeeping; env.run points here */
     algo_env env;
 };

@@ -20,6 +20,8 @@
 #include "algorithms/core/runner.h"
 #include "experiment/env.h"
 #include "experiment/record.h"
+#include "experiment/estimate.h"
+#include "experiment/trace.h"
 #include "sim/engine.h"
 #include "sim/network.h"
 #include "sim/path.h"
@@ -65,6 +67,7 @@ typedef struct run_state {
     sim_time last_eval_time;
     int evaluated_once;
 
+    xp_trace *trace;        /* [experiment] trace = on, or NULL */
     int64_t run_id;
     int stop_reason;        /* RUNNING, STOP_* */
     sim_time stall_time;    /* the clock at the last iteration */
@@ -171,6 +174,8 @@ static void stop(run_state *e, int reason)
 
 static void evaluate(run_state *e)
 {
+    if (e->opts && e->opts->time_only)
+        return;
     const float *x = evaluated_model(e);
     const wl_model *m = e->model;
     const wl_dataset *ds = e->ds;
@@ -419,6 +424,7 @@ static int build(run_state *e, sim_err *err)
 
 static void teardown(run_state *e)
 {
+    xp_trace_destroy(e->trace);
     xp_env_destroy(e->x); /* the method's state first, then the environment */
     free(e->xs);
     free(e->avg);
@@ -427,6 +433,13 @@ static void teardown(run_state *e)
     free(e->eval_x);
     free(e->eval_rows);
     free(e->mean_scratch);
+}
+
+/* The runner's span hook: to the timeline recorder. */
+static void on_span(void *p, int worker, int kind, sim_time t0, sim_time t1)
+{
+    run_state *e = p;
+    xp_trace_span(e->trace, worker, kind, t0, t1);
 }
 
 /* ---- running ------------------------------------------------------------ */
@@ -448,17 +461,12 @@ static void fill_result(run_state *e, xp_run_result *r, const char *status)
     r->bytes_sent = total_bytes(e);
     double idle = 0, st_sum = 0;
     int64_t st_n = 0;
-    sim_time now = sim_engine_now(e->eng);
     for (int i = 0; i < env->n; i++) {
         algo_worker *w = &env->w[i];
         algo_env_idle_end(env, i); /* close open idle intervals at the end */
-        if (w->busy_until > now) {
-            /* a step still computing at the stop: count only its elapsed
-             * part, and not as a step (its gradient was never used) */
-            w->compute_time -= sim_time_to_s(w->busy_until - now);
-            w->busy_until = now;
-            w->steps--;
-        }
+        /* a step still computing at the stop: count only its elapsed
+         * part, and not as a step (its gradient was never used) */
+        algo_env_step_cut(env, i, 0);
         idle += w->idle_time;
         st_sum += w->staleness_sum;
         st_n += w->staleness_n;
@@ -512,8 +520,19 @@ int xp_experiment_run(const cfg_config *cfg, const xp_run_opts *opts, xp_run_res
     int rc = too_large(build(&e, err), err);
     if (rc == 0)
         rc = too_large(xp_env_algo_create(e.x, err), err);
+    if (rc == 0)
+        rc = xp_trace_create(e.x, e.db, opts && opts->time_only, &e.trace, err);
+    if (rc == 0 && opts && opts->time_only) {
+        e.env->run->time_only = 1;
+        e.env->run->hooks.span = on_span;
+    }
     if (rc == 0 && e.db)
         rc = xp_record_begin(e.db, e.x, opts->claim, &e.run_id, err);
+    if (rc == 0 && e.trace) {
+        xp_trace_run(e.trace, e.run_id);
+        xp_env_set_trace(e.x, e.trace);
+        e.env->run->hooks.span = on_span;
+    }
     if (rc == AN_DB_CLAIMED) {
         /* another process runs or ran this configuration */
         if (res) {
@@ -568,7 +587,12 @@ int xp_experiment_run(const cfg_config *cfg, const xp_run_opts *opts, xp_run_res
     xp_run_result r;
     fill_result(&e, &r, e.stop_reason == STOP_DIVERGED ? "diverged" : "done");
     report_progress(&e, 1);
-    if (e.db && e.run_id > 0) {
+    if (e.trace && (rc = xp_trace_finish(e.trace, &r.trace_dropped, err)) < 0) {
+        xp_record_fail(e.db, e.run_id, err->msg);
+    } else if (opts && opts->time_only && opts->time_stats) {
+        rc = xp_time_stats_fill(opts->time_stats, e.env, e.net, xp_trace_totals(e.trace),
+                                r.sim_time, err);
+    } else if (e.db && e.run_id > 0) {
         rc = xp_record_finish(e.db, e.run_id, e.x, &r, err);
         if (rc < 0)
             xp_record_fail(e.db, e.run_id, err->msg);

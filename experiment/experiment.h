@@ -57,6 +57,11 @@ typedef struct xp_run_opts {
     /* Threads computing the workers' gradients (xp_env_opts.threads):
      * 0 or 1 = serial. Any value gives the same rows. */
     int threads;
+    /* 1: the time model only (dtsim estimate): no gradient is computed
+     * (algo_env_grad gives zeros), nothing is evaluated, and time_stats
+     * (if set) receives where the time went. */
+    int time_only;
+    struct xp_time_stats *time_stats;
 } xp_run_opts;
 
 typedef struct xp_run_result {
@@ -78,7 +83,54 @@ typedef struct xp_run_result {
     int64_t n_params;       /* model parameters computed on */
     int n_workers;
     char algorithm[64];
+    int64_t trace_dropped;  /* timeline rows past [experiment] trace_max_events (not
+                               written); 0 when all were or the run was not traced */
 } xp_run_result;
+
+/* Where a time-only run's time went (xp_run_opts.time_stats). */
+typedef struct xp_time_stats {
+    int n_workers;
+    double sim_time;        /* simulated seconds */
+    int64_t iterations;
+    int64_t samples;        /* applied */
+    int64_t train_n;        /* training samples (an epoch) */
+    double *compute, *send, *idle; /* per worker, simulated seconds: computing, its
+                               messages draining from its host, waiting (owned) */
+    double bytes;           /* sent by all hosts */
+    int busiest_link;       /* directed link with the highest utilisation, -1: none */
+    int link_from, link_to; /* its vertices */
+    double link_bytes;      /* bytes it carried */
+    double link_rate;       /* its bandwidth, bytes/s */
+} xp_time_stats;
+void xp_time_stats_release(xp_time_stats *s);
+
+/* `dtsim estimate`: simulates `iterations` iterations of cfg with the time
+ * model only (xp_run_opts.time_only) and summarises one iteration: its
+ * time; compute, communication (sending) and idle (the rest) of the
+ * median and the slowest worker (ranked by compute time); the busiest
+ * link's utilisation; bytes. The configured run's length (max_iterations,
+ * else max_epochs at the measured samples per iteration; max_time caps
+ * it; target_accuracy is not known without training) and GPU-hours
+ * (workers x its simulated time). */
+typedef struct xp_estimate {
+    char algorithm[64];
+    int n_workers;
+    int64_t iterations;      /* simulated */
+    double iter_time;        /* simulated seconds per iteration */
+    int worker[2];           /* [0] the median worker, [1] the slowest */
+    double compute[2], comm[2], idle[2]; /* seconds per iteration, of worker[k] */
+    double bytes_per_iter;   /* all hosts */
+    int busiest_link;        /* -1: none (ideal network) */
+    int link_from, link_to;
+    double link_util;        /* in [0, 1]: bytes carried / (bandwidth x simulated time) */
+    double link_bytes_per_iter;
+    double link_rate;        /* bytes/s */
+    double run_iterations;   /* of the configured run */
+    double run_time;         /* its simulated seconds */
+    double gpu_hours;
+} xp_estimate;
+int xp_experiment_estimate(const cfg_config *cfg, int64_t iterations, int threads,
+                           xp_estimate *out, sim_err *err);
 
 /* The configuration schema of the registries (methods and their keys,
  * optimizers, device presets), to hand to cfg_load: every caller

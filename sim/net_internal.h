@@ -111,6 +111,8 @@ struct sim_net {
     double resent_bytes; /* bytes of the re-sent attempts */
     sim_net_loss_fn loss_fn;
     void *loss_ctx;
+    sim_net_trace_fn trace_fn; /* timelines (sim_net_set_trace_hook), or NULL */
+    void *trace_ctx;
     /* Solver (net_share.c). */
     int *seeds, n_seeds;     /* links whose flow set changed since the last solve */
     double pend_thr;         /* smallest rate of a flow ended since the last solve */

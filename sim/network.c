@@ -392,6 +392,8 @@ static void on_drain(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     active_unlink(net, fi);
     for (int h = 0; h < f->n_hops; h++)
         net->links[f->hop_link[h]].bytes += f->bytes;
+    if (net->trace_fn)
+        net->trace_fn(net->trace_ctx, f->src, f->dst, f->bytes, f->hop_link, f->n_hops, 0);
     sim_engine_schedule(eng, f->latency, on_deliver, net, (uint64_t)fi, NULL, NULL);
     if (net->sharing == SIM_SHARE_FAIR)
         net_share_flow_removed(net, fi);
@@ -479,16 +481,17 @@ static int flow_launch(sim_net *net, int fi, int local, const int *path, int hop
         f->rate = bottleneck;
         if (net_schedule_drain(net, fi))
             goto nomem;
-        active_append(net, fi);
-        return 0;
-    }
-    if (net_link_add(net, fi))
-        goto nomem;
-    if (net_share_flow_added(net, fi)) {
-        net_link_remove(net, fi);
-        goto nomem;
+    } else {
+        if (net_link_add(net, fi))
+            goto nomem;
+        if (net_share_flow_added(net, fi)) {
+            net_link_remove(net, fi);
+            goto nomem;
+        }
     }
     active_append(net, fi);
+    if (net->trace_fn)
+        net->trace_fn(net->trace_ctx, src, dst, bytes, f->hop_link, hops, 1);
     return 0;
 
 nomem:
@@ -625,6 +628,8 @@ static int flow_lose(sim_net *net, int fi)
     net->total_bytes -= rem;
     for (int h = 0; h < f->n_hops; h++)
         net->links[f->hop_link[h]].bytes += sent;
+    if (net->trace_fn)
+        net->trace_fn(net->trace_ctx, f->src, f->dst, f->bytes, f->hop_link, f->n_hops, 0);
     f->remaining = f->bytes / f->eff;
     f->rate = 0.0;
     f->last = now;
@@ -688,6 +693,12 @@ int sim_net_link_is_down(const sim_net *net, int a, int b)
         if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b)
             return net->links[l].down;
     return -1;
+}
+
+void sim_net_set_trace_hook(sim_net *net, sim_net_trace_fn fn, void *ctx)
+{
+    net->trace_fn = fn;
+    net->trace_ctx = ctx;
 }
 
 void sim_net_set_loss_hook(sim_net *net, sim_net_loss_fn fn, void *ctx)

@@ -166,6 +166,14 @@ int sim_net_link_set_down(sim_net *net, int a, int b, int down, sim_err *err);
 int sim_net_link_is_down(const sim_net *net, int a, int b);
 /* Called at every lost attempt and every re-send (NULL: none). */
 void sim_net_set_loss_hook(sim_net *net, sim_net_loss_fn fn, void *ctx);
+/* Observes transfers (timelines): start = 1 when an attempt of a message
+ * of bytes from src starts draining over links[0..hops-1], start = 0 when
+ * its last byte has left src or the attempt is lost (the same bytes and
+ * links). Messages delivered at once (ideal network, to itself, empty)
+ * are not reported. Changes nothing in the model. */
+typedef void (*sim_net_trace_fn)(void *ctx, int src, int dst, double bytes, const int *links,
+                                 int hops, int start);
+void sim_net_set_trace_hook(sim_net *net, sim_net_trace_fn fn, void *ctx);
 uint64_t sim_net_lost_messages(const sim_net *net);    /* lost attempts */
 double sim_net_resent_bytes(const sim_net *net);       /* bytes of re-sent attempts */
 uint64_t sim_net_messages(const sim_net *net);                  /* messages sent so far */

@@ -119,6 +119,11 @@ double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *g
     w->steps++;
     w->samples += b;
     w->grad_samples = algo_env_step_samples(env, worker);
+    if (env->run->time_only) {
+        memset(grad, 0, (size_t)env->d * sizeof *grad);
+        env->last_batch_loss = 0;
+        return 0;
+    }
     if (env->run->pool) {
         algo_grad_job *j = &env->run->jobs[env->run->n_jobs];
         *j = (algo_grad_job){.worker = worker, .params = params, .grad = grad, .b = b,
@@ -193,13 +198,41 @@ int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, voi
         algo_env_grad_wait(env, worker); /* its end is in this instant */
     w->compute_time += sim_time_to_s(dt);
     sim_time now = sim_engine_now(env->eng);
+    w->busy_from = now;
     w->busy_until = dt > SIM_TIME_MAX - now ? SIM_TIME_MAX : now + dt;
+    if (env->run->hooks.span)
+        env->run->hooks.span(env->run->hooks.exp, worker, ALGO_SPAN_COMPUTE, now, w->busy_until);
     if (sim_engine_schedule(env->eng, dt, fn, ctx, arg, NULL, NULL) == 0)
         return algo_env_fail(env, SIM_ENOMEM,
                              "worker %d: cannot schedule the end of its compute step (out of "
                              "memory or too many pending events)",
                              worker);
     return 0;
+}
+
+void algo_env_compute_charge(algo_env *env, int worker, sim_time dt)
+{
+    env->w[worker].compute_time += sim_time_to_s(dt);
+    if (env->run->hooks.span) {
+        sim_time now = sim_engine_now(env->eng);
+        env->run->hooks.span(env->run->hooks.exp, worker, ALGO_SPAN_COMPUTE, now, now + dt);
+    }
+}
+
+void algo_env_step_cut(algo_env *env, int worker, int lost)
+{
+    algo_worker *w = &env->w[worker];
+    sim_time now = sim_engine_now(env->eng);
+    if (w->busy_until <= now)
+        return;
+    w->compute_time -= sim_time_to_s(w->busy_until - now);
+    if (lost)
+        w->compute_time -= sim_time_to_s(now - w->busy_from);
+    if (env->run->hooks.span)
+        env->run->hooks.span(env->run->hooks.exp, worker, lost ? ALGO_SPAN_LOST : ALGO_SPAN_CUT,
+                             w->busy_from, now);
+    w->busy_until = now;
+    w->steps--;
 }
 
 int algo_env_fail(algo_env *env, int code, const char *fmt, ...)
@@ -255,7 +288,10 @@ void algo_env_idle_end(algo_env *env, int worker)
 {
     algo_worker *w = &env->w[worker];
     if (w->idle_since >= 0) {
-        w->idle_time += sim_time_to_s(sim_engine_now(env->eng) - w->idle_since);
+        sim_time now = sim_engine_now(env->eng);
+        w->idle_time += sim_time_to_s(now - w->idle_since);
+        if (env->run->hooks.span)
+            env->run->hooks.span(env->run->hooks.exp, worker, ALGO_SPAN_IDLE, w->idle_since, now);
         w->idle_since = -1;
     }
 }

@@ -68,6 +68,7 @@ typedef struct algo_worker {
     double compute_time;  /* simulated seconds spent computing */
     double idle_time;     /* simulated seconds blocked on communication or peers */
     sim_time idle_since;  /* < 0 when not idle */
+    sim_time busy_from;   /* start of the compute step scheduled last */
     sim_time busy_until;  /* end of the compute step scheduled last */
     double staleness_sum;
     int64_t staleness_n;
@@ -156,6 +157,14 @@ int algo_grad_clip(float *g, int64_t d, double c);
  * or the code of algo_env_fail when the event cannot be scheduled. */
 int algo_env_compute(algo_env *env, int worker, int samples, sim_handler fn, void *ctx,
                      uint64_t arg);
+/* Counts dt of compute whose end the caller schedules itself (encoding or
+ * decoding a message, from now on): compute_time and the timeline. */
+void algo_env_compute_charge(algo_env *env, int worker, sim_time dt);
+/* The worker's compute step still running now (if any) is cut short: it no
+ * longer counts in steps, its time after now is not compute time, and with
+ * lost (a crash: its gradient is never used) neither is its elapsed part
+ * (the run's stop passes 0: the elapsed part was computed). */
+void algo_env_step_cut(algo_env *env, int worker, int lost);
 /* Samples in one step of this worker (its batch, or its whole shard). */
 int algo_env_step_samples(const algo_env *env, int worker);
 /* Changes the worker's batch from its next gradient on (0 = its whole

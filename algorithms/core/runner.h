@@ -33,8 +33,16 @@ typedef struct algo_env_hooks {
      * (seconds) and iteration; worker -1 for a global value. NULL: dropped. */
     void (*series)(void *exp, double sim_time, int64_t iteration, int worker,
                    const char *name, double value);
+    /* A worker's timeline ([experiment] trace; NULL: none): a span of
+     * kind ALGO_SPAN_* from t0 to t1 (nanoseconds). ALGO_SPAN_COMPUTE comes
+     * when a step is scheduled; a step cut short (algo_env_step_cut) then
+     * comes as ALGO_SPAN_CUT (computed until t1) or ALGO_SPAN_LOST (lost
+     * at t1), t0 the step's start. */
+    void (*span)(void *exp, int worker, int kind, sim_time t0, sim_time t1);
     void *exp;
 } algo_env_hooks;
+
+enum { ALGO_SPAN_COMPUTE, ALGO_SPAN_IDLE, ALGO_SPAN_CUT, ALGO_SPAN_LOST };
 
 struct algo_runner {
     algo_env_hooks hooks;
@@ -43,6 +51,9 @@ struct algo_runner {
     int clip_deferred;       /* 1: algo_env_grad does not clip (algo_env_defer_clip) */
     int crashes;             /* 1: workers may crash (algo_env_crashes); set before
                                 the method's create */
+    int time_only;           /* 1: the time model only (dtsim estimate): algo_env_grad
+                                draws the batch but computes no gradient (zeros,
+                                loss 0) */
     sim_pool *pool;          /* gradients in parallel (borrowed), or NULL: serial */
     algo_grad_job *jobs;     /* n slots: the jobs queued in this instant */
     int n_jobs;

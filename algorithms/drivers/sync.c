@@ -426,7 +426,7 @@ static void phase_begin(algo_sync *sy, int w, int p)
         /* the encoding is compute: the worker is idle only once it is done */
         sy->wstat[w] = S_ENCODING;
         algo_env_idle_end(env, w);
-        env->w[w].compute_time += sim_time_to_s(msg.encode);
+        algo_env_compute_charge(env, w, msg.encode);
         if (!sim_engine_schedule(env->eng, msg.encode, on_encoded, sy, warg(sy, w), NULL, NULL))
             fail(sy, SIM_ENOMEM, "cannot schedule compression");
         return;
@@ -556,7 +556,7 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
     if (dt > 0) {
         /* decoding is compute; the round counts the worker once it is done */
         sy->wstat[w] = S_DECODING;
-        env->w[w].compute_time += sim_time_to_s(dt);
+        algo_env_compute_charge(env, w, dt);
         if (!sim_engine_schedule(env->eng, dt, on_decoded, sy, warg(sy, w), NULL, NULL))
             fail(sy, SIM_ENOMEM, "cannot schedule decompression");
         return;

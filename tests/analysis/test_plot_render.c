@@ -115,3 +115,71 @@ Test(plot_render, log_axis_labels_inside_a_decade)
     file_buf[len] = '\0';
     cr_assert(strstr((char *)file_buf, "</svg>") != NULL);
 }
+
+/* --xlim, --ylim: "A,B" with A < B, finite; every other text is a usage
+ * error naming the option and the text. */
+Test(plot_render, axis_limits_parse_and_errors)
+{
+    double r[2];
+    sim_err err = {0};
+    cr_assert_eq(an_plot_range_parse("--ylim", "0.7,0.85", r, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(r[0], 0.7, 1e-15);
+    cr_assert_float_eq(r[1], 0.85, 1e-15);
+    cr_assert_eq(an_plot_range_parse("--xlim", "-1e3, 2.5", r, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(r[0], -1000, 1e-12);
+    cr_assert_float_eq(r[1], 2.5, 1e-15);
+    static const char *const bad[][2] = {
+        {"abc", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got 'abc'"},
+        {"0.7", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got '0.7'"},
+        {"0.7,", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got '0.7,'"},
+        {",1", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got ',1'"},
+        {"1,2,3", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got '1,2,3'"},
+        {"0,inf", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got '0,inf'"},
+        {"nan,1", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got 'nan,1'"},
+        {"2,1", "--xlim: expected A < B, got '2,1'"},
+        {"1,1", "--xlim: expected A < B, got '1,1'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err = (sim_err){0};
+        cr_assert_eq(an_plot_range_parse("--xlim", bad[i][0], r, &err), SIM_EUSAGE, "%s",
+                     bad[i][0]);
+        cr_assert_str_eq(err.msg, bad[i][1]);
+    }
+}
+
+/* Six lines (and up to twelve) are told apart by more than colour: no
+ * two share both dash pattern and marker, and neighbours differ in both. */
+Test(plot_render, lines_differ_in_style_and_marker)
+{
+    int style[12], marker[12];
+    for (int i = 0; i < 12; i++) {
+        an_plot_line_style(i, &style[i], &marker[i]);
+        cr_assert(style[i] >= 1 && style[i] <= 8);
+        cr_assert(marker[i] >= 0 && marker[i] < AN_PLOT_MARKERS);
+    }
+    for (int i = 0; i < 12; i++)
+        for (int j = i + 1; j < 12; j++)
+            cr_assert(style[i] != style[j] || marker[i] != marker[j], "lines %d and %d", i, j);
+    for (int i = 0; i + 1 < 6; i++)
+        cr_assert(style[i] != style[i + 1] && marker[i] != marker[i + 1]);
+    for (int i = 0; i < 6; i++)
+        for (int j = i + 1; j < 6; j++)
+            cr_assert_neq(marker[i], marker[j], "six lines, six markers");
+}
+
+/* Limits draw a figure; on a log axis they must be positive. */
+Test(plot_render, limits_render_and_log_axes_need_positive_limits)
+{
+    const char *dir = fx_plot_db();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lim.png", dir);
+    an_plot_opts o = {.y = "test_accuracy", .by = "algorithm", .output = path,
+                      .has_xlim = 1, .xlim = {0.5, 1.5}, .has_ylim = 1, .ylim = {0.7, 0.85}};
+    sim_err err = {0};
+    cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), 0, "%s", err.msg);
+    cr_assert_gt(slurp(path, file_buf, sizeof file_buf), 1000);
+    o.logy = 1;
+    o.ylim[0] = 0;
+    cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE);
+    cr_assert_str_eq(err.msg, "--ylim 0,0.85: a logarithmic axis needs limits > 0");
+}

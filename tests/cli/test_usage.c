@@ -116,4 +116,6 @@ Test(usage, sweep) { cr_assert_gt(check_cases("sweep_"), 0); }
 Test(usage, report) { cr_assert_gt(check_cases("report_"), 0); }
 Test(usage, plot) { cr_assert_gt(check_cases("plot_"), 0); }
 Test(usage, topo) { cr_assert_gt(check_cases("topo_"), 0); }
+Test(usage, trace) { cr_assert_gt(check_cases("trace_"), 0); }
+Test(usage, estimate) { cr_assert_gt(check_cases("estimate_"), 0); }
 Test(usage, list) { cr_assert_gt(check_cases("list_"), 0); }

@@ -85,3 +85,28 @@ Test(env_faults, a_missing_schedule_names_the_resolved_file)
     cr_assert_str_eq(err.msg, "../exp/e.ini:11: [faults] schedule: ../exp/crash.csv: cannot "
                               "open the fault schedule");
 }
+
+/* A crash cuts the step in progress: it counts neither as a step nor as
+ * compute time. dsgd_atc on an ideal network with constant 10 ms steps:
+ * worker 5 starts steps at 0, 10, ..., 100 ms and crashes for good at
+ * 105 ms, inside its 11th: 10 steps, 0.1 s of compute. */
+Test(env_faults, a_crashed_workers_lost_step_is_not_counted)
+{
+    const char *path = test_db_path("lost.db");
+    char sched[64], set[96];
+    test_write_temp(sched, "time,event,target,value\n0.105s,crash,5,\n");
+    snprintf(set, sizeof set, "faults.schedule=%s", sched);
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    xp_run_opts o = {.db = db};
+    const char *sets[] = {set, "experiment.max_iterations=30"};
+    test_run_opts(test_base_ini, sets, 2, &o);
+    an_db_close(db);
+    unlink(sched);
+    cr_assert_eq(test_sql_int(path, "SELECT steps FROM workers WHERE worker = 5"), 10);
+    cr_assert_float_eq(test_sql_real(path, "SELECT compute_time FROM workers WHERE worker = 5"),
+                       0.1, 1e-9);
+    /* a live worker's steps all count: 30 iterations of one step each */
+    cr_assert_eq(test_sql_int(path, "SELECT steps FROM workers WHERE worker = 4"), 30);
+}

@@ -1016,6 +1016,54 @@ Test(network, max_min_shares_scale_with_efficiency)
             double want = uneq ? o + 2 * L + S / (e * B) * sum : o + 2 * L + k * S / (e * B);
             assert_time(r.t[i], want);
         }
+/* The trace hook: a message's start (its links) and the moment its last
+ * byte leaves the source (before the latency), for both sharing models;
+ * a message to itself is not reported. */
+typedef struct trace_rec {
+    int n;
+    sim_time t[4];
+    int start[4], hops[4], link0[4];
+    double bytes[4];
+    sim_engine *eng;
+} trace_rec;
+
+static void on_trace(void *ctx, int src, int dst, double bytes, const int *links, int hops,
+                     int start)
+{
+    trace_rec *r = ctx;
+    (void)src;
+    (void)dst;
+    cr_assert_lt(r->n, 4);
+    r->t[r->n] = sim_engine_now(r->eng);
+    r->start[r->n] = start;
+    r->hops[r->n] = hops;
+    r->link0[r->n] = hops > 0 ? links[0] : -1;
+    r->bytes[r->n] = bytes;
+    r->n++;
+}
+
+Test(network, trace_hook_reports_start_and_drain)
+{
+    for (int sh = 0; sh < 2; sh++) {
+        sim_engine *eng = sim_engine_create(0);
+        sim_net *net = mk(eng, "star", 2, 10e-6, 1e9, (sim_sharing)sh);
+        trace_rec tr = {.eng = eng};
+        sim_net_set_trace_hook(net, on_trace, &tr);
+        rec r = {0};
+        send_ok(net, 0, 1, 1e6, &r, 0);
+        send_ok(net, 1, 1, 5, &r, 1); /* to itself: not reported */
+        run_all(eng);
+        cr_assert_eq(tr.n, 2);
+        cr_assert_eq(tr.start[0], 1);
+        cr_assert_eq(tr.start[1], 0);
+        cr_assert_eq(tr.t[0], 0);
+        assert_time(tr.t[1], 1e6 / 1e9); /* drained; delivered 2 x 10 us later */
+        assert_time(r.t[0], 20e-6 + 1e6 / 1e9);
+        cr_assert_eq(tr.hops[0], 2);
+        cr_assert_eq(tr.hops[1], 2);
+        cr_assert_eq(tr.link0[0], tr.link0[1]);
+        cr_assert_eq(tr.bytes[0], 1e6);
+        sim_net_set_trace_hook(net, NULL, NULL);
         sim_net_destroy(net);
         sim_engine_destroy(eng);
     }
