@@ -1016,6 +1016,11 @@ Test(network, max_min_shares_scale_with_efficiency)
             double want = uneq ? o + 2 * L + S / (e * B) * sum : o + 2 * L + k * S / (e * B);
             assert_time(r.t[i], want);
         }
+        sim_net_destroy(net);
+        sim_engine_destroy(eng);
+    }
+}
+
 /* The trace hook: a message's start (its links) and the moment its last
  * byte leaves the source (before the latency), for both sharing models;
  * a message to itself is not reported. */
