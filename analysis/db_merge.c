@@ -24,7 +24,8 @@ static const char merge_runs_sql[] =
 
 /* The rows of a run, per table (merge_table[k] for merge_sql[k]). */
 static const char *const merge_table[] = {"params", "metrics", "workers", "staleness",
-                                          "labels", "links", "series", "faults"};
+                                          "labels", "links", "series", "faults",
+                                          "staleness_workers"};
 static const char *const merge_sql[] = {
     "INSERT INTO main.params(run_id, key, value, num) SELECT ?1, key, value, num"
     " FROM merge_src.params WHERE run_id = ?2 ORDER BY rowid",
@@ -48,6 +49,8 @@ static const char *const merge_sql[] = {
     " ORDER BY rowid",
     "INSERT INTO main.faults(run_id, sim_time, event, target, value) SELECT ?1, sim_time,"
     " event, target, value FROM merge_src.faults WHERE run_id = ?2 ORDER BY rowid",
+    "INSERT INTO main.staleness_workers(run_id, worker, staleness, count) SELECT ?1, worker,"
+    " staleness, count FROM merge_src.staleness_workers WHERE run_id = ?2 ORDER BY rowid",
 };
 #define N_MERGE ((int)(sizeof merge_sql / sizeof merge_sql[0]) + 1)
 
