@@ -268,6 +268,12 @@ int an_report_print(const char *path, const an_report_opts *opts, FILE *out,
         return err ? err->code : SIM_EDB;
     an_report rep;
     int ret = an_report_build(db, opts, &rep, err);
+    if (ret == 0 && opts->staleness) {
+        ret = an_report_staleness_write(db, &rep, opts->csv, out, err);
+        an_report_release(&rep);
+        an_db_close(db);
+        return ret;
+    }
     if (ret == 0 && opts->aggregate) {
         an_report_groups agg = {0};
         ret = an_report_aggregate(db, &rep, &agg, err);

@@ -33,6 +33,8 @@ typedef struct an_report_opts {
     const char *columns;        /* "SECTION.KEY,..." params shown as columns (at
                                    most AN_REPORT_MAX_KEYS); NULL = the keys whose
                                    values differ among the runs listed */
+    int staleness;              /* an_report_print: per-worker staleness quantiles
+                                   instead of the run table */
     const char *compare;        /* with aggregate: "SECTION.KEY=V1,V2": the
                                    difference V2 - V1 of every pair of groups that
                                    differ only in that key (Welch); NULL = none */
@@ -135,6 +137,16 @@ int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_
  * text or when no pair is found. */
 int an_report_compare_write(const an_report_groups *agg, const char *compare, int csv,
                             FILE *out, sim_err *err);
+
+/* The nearest-rank q-quantile of a distribution given as n increasing
+ * values with their counts: the smallest value with at least ceil(q N) of
+ * the N counted at or below it; -1 when N = 0. */
+int64_t an_report_quantile(const int64_t *values, const int64_t *counts, int n, double q);
+/* --staleness: for each run of rep and each of its workers with rows in
+ * staleness_workers, the updates, mean, median, p90, p99 and maximum
+ * staleness (text or CSV). A database without the table says so. */
+int an_report_staleness_write(an_db *db, const an_report *rep, int csv, FILE *out,
+                              sim_err *err);
 
 /* Parses "METRIC=VALUE" (as given to --target) into metric (size bytes) and
  * *value. SIM_EUSAGE names the text when the metric or value is bad. */

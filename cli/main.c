@@ -31,7 +31,7 @@ static void help_main(FILE *f)
             "              [--threads N] [--shard-dir DIR] [--quiet]\n"
             "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
             "              [--baseline RUN] [--columns KEY,...] [--csv]\n"
-            "              [--aggregate [--compare KEY=V1,V2] | --scaling]\n"
+            "              [--aggregate [--compare KEY=V1,V2] | --scaling | --staleness]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
             "              [--size WxH] -o FILE.png|.svg|.pdf\n"

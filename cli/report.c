@@ -13,7 +13,7 @@
 static const char help_head[] =
     "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
     "                    [--baseline RUN] [--columns KEY,...] [--csv]\n"
-    "                    [--aggregate [--compare KEY=V1,V2] | --scaling]\n\n"
+    "                    [--aggregate [--compare KEY=V1,V2] | --scaling | --staleness]\n\n"
     "One row per run: algorithm, the configuration keys whose values differ among\n"
     "the runs, workers, final train loss, final test accuracy, simulated time, time\n"
     "to target, speedup against the baseline, bytes sent, idle fraction, mean\n"
@@ -103,6 +103,10 @@ int cli_report_main(int argc, char **argv)
                  "                         seed (done or diverged): the mean of each column and\n"
                  "                         its 95% confidence interval over the seeds (mean +-h),\n"
                  "                         the number of seeds and how many reached the target\n"),
+        CLI_FLAG("--staleness", NULL, &a.o.staleness,
+                 "  --staleness            per worker of each run, the staleness of its applied\n"
+                 "                         updates: count, mean, median, p90, p99, max\n"
+                 "                         (asynchronous methods; the full distribution)\n"),
         CLI_STRING("--compare", NULL, &a.o.compare,
                    "  --compare KEY=V1,V2    with --aggregate: for groups that differ only in KEY,\n"
                    "                         V2 minus V1 of each column with its 95% interval\n"
@@ -124,6 +128,8 @@ int cli_report_main(int argc, char **argv)
     if (scaling && (a.o.aggregate || a.o.target_metric || a.o.baseline || a.o.sustain))
         return cli_usage_error("report", "%s",
                                "--scaling takes no --aggregate, --target, --sustain or --baseline");
+    if (a.o.staleness && (a.o.aggregate || scaling))
+        return cli_usage_error("report", "%s", "--staleness takes no --aggregate or --scaling");
     if (a.o.compare && !a.o.aggregate)
         return cli_usage_error("report", "%s", "--compare needs --aggregate");
     sim_err err = {0};

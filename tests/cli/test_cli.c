@@ -671,3 +671,47 @@ Test(cli, signal_between_events_of_one_long_iteration, .timeout = 120)
     sqlite3_finalize(st);
     sqlite3_close(h);
 }
+
+/* ASGD with 16 workers and a 10x straggler: the straggler's updates are
+ * about 150 versions stale, past the staleness histogram's last bin
+ * (4n + 63 = 127); staleness_workers keeps every value, with the same
+ * updates, and report --staleness gives its quantiles. */
+Test(cli, staleness_distribution_has_no_cap)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    int rc = dtsim(dir, "run small.ini --quiet --db s.db --set algorithm.name=asgd "
+                        "--set workers.count=16 --set workers.stragglers=1 "
+                        "--set workers.straggler_slowdown=10 "
+                        "--set experiment.max_iterations=1600");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    cr_assert_eq(db_count(path, "SELECT max(staleness) FROM staleness"), 127);
+    cr_assert_gt(db_count(path, "SELECT max(staleness) FROM staleness_workers"
+                                " WHERE worker = 0"), 127);
+    cr_assert_lt(db_count(path, "SELECT max(staleness) FROM staleness_workers"
+                                " WHERE worker = 1"), 127);
+    cr_assert_eq(db_count(path, "SELECT sum(count) FROM staleness_workers"),
+                 db_count(path, "SELECT sum(count) FROM staleness"));
+    cr_assert_eq(db_count(path, "SELECT sum(count) FROM staleness_workers"
+                                " WHERE staleness < 127"),
+                 db_count(path, "SELECT sum(count) FROM staleness WHERE staleness < 127"));
+    cr_assert_eq(db_count(path, "SELECT count(DISTINCT worker) FROM staleness_workers"), 16);
+
+    cr_assert_eq(dtsim(dir, "report s.db --staleness"), 0, "%s", out_text);
+    cr_assert(strstr(out_text, "   id worker  updates     mean median   p90   p99   max\n"),
+              "%s", out_text);
+    int worker = -1;
+    long long updates = 0, median = 0, p90 = 0, p99 = 0, max = 0;
+    double mean = 0;
+    const char *line = strchr(out_text, '\n') + 1;
+    cr_assert_eq(sscanf(line, "%*d %d %lld %lf %lld %lld %lld %lld", &worker, &updates, &mean,
+                        &median, &p90, &p99, &max), 7, "%s", out_text);
+    cr_assert_eq(worker, 0);
+    cr_assert_eq(max, db_count(path, "SELECT max(staleness) FROM staleness_workers"
+                                     " WHERE worker = 0"));
+    cr_assert_gt(median, 127, "%s", out_text);
+    cr_assert(median <= p90 && p90 <= p99 && p99 <= max, "%s", out_text);
+    cr_assert_eq(dtsim(dir, "report s.db --staleness --aggregate"), 2, "%s", out_text);
+}
