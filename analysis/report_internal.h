@@ -60,6 +60,9 @@ int report_tta(report_ctx *c, int64_t run, int metric, double target, double *tt
  * seeds = 1 leaves out the seed and name (aggregation), seeds = 0 what a
  * baseline may differ in. */
 int report_fingerprint(report_ctx *c, int64_t run, int seeds, char **out, sim_err *err);
+/* 1 when key ("section.key") is a common config key (cfg_keys), 0 for a
+ * method's own key. */
+int report_common_key(const char *key);
 /* The automatic baseline of a run (report.h), or 0. */
 int report_baseline_auto(report_ctx *c, int64_t run, int64_t *base, sim_err *err);
 /* The run's own experiment.target_accuracy, NAN when absent or <= 0. */

@@ -1,6 +1,7 @@
 /* The params shown as report columns: those chosen with --columns, else
- * the keys whose values differ among the runs listed (a key that some runs
- * lack, such as a method's own key, differs too), leaving out
+ * the keys whose values differ among the runs listed (a common key that
+ * some runs lack differs too; a method's own key only when its values
+ * differ among the runs that have it), leaving out
  * experiment.name and algorithm.name, which have columns of their own.
  * Keys come in params order (the canonical order of the configuration). */
 #include "analysis/report.h"
@@ -137,12 +138,20 @@ static int params_load(report_ctx *c, const an_report *rep, key_set *all, char *
     return ret;
 }
 
-static int differs(char **vals, int cols, int n_rows, int k)
+/* Key k's values differ among the rows: a run without the key differs
+ * from one with it, except for a method's own key (which only the runs of
+ * that method have, told apart by the algorithm column already). */
+static int differs(char **vals, int cols, int n_rows, int k, int own)
 {
-    const char *first = vals[k];
-    for (int r = 1; r < n_rows; r++) {
+    const char *first = NULL;
+    int seen = 0;
+    for (int r = 0; r < n_rows; r++) {
         const char *v = vals[(size_t)r * cols + k];
-        if ((v == NULL) != (first == NULL) || (v && strcmp(v, first) != 0))
+        if (own && !v)
+            continue;
+        if (seen++ == 0)
+            first = v;
+        else if ((v == NULL) != (first == NULL) || (v && strcmp(v, first) != 0))
             return 1;
     }
     return 0;
@@ -159,7 +168,8 @@ int report_keys_fill(report_ctx *c, const char *columns, an_report *rep, sim_err
     for (int k = 0; ret == 0 && !columns && k < all.n && shown.n < AN_REPORT_MAX_KEYS; k++)
         if (strcmp(all.keys[k], "experiment.name") != 0 &&
             strcmp(all.keys[k], "algorithm.name") != 0 && vals &&
-            differs(vals, cols, rep->n_rows, k) && key_add(&shown, all.keys[k]) < 0)
+            differs(vals, cols, rep->n_rows, k, !report_common_key(all.keys[k])) &&
+            key_add(&shown, all.keys[k]) < 0)
             ret = sim_err_set(err, SIM_ENOMEM, "report: out of memory");
     for (int k = 0; ret == 0 && columns && k < shown.n; k++)
         if (key_index(&all, shown.keys[k]) < 0 && rep->n_rows > 0)

@@ -94,17 +94,24 @@ static const an_report_stat *compared(const an_report_group *g, int k, const cha
 }
 
 /* Splits fingerprint fp into the value of key (copied to value, "" when
- * absent) and the rest (copied to rest). */
+ * absent) and the rest (copied to rest). Comparing methods (key
+ * algorithm.name), the rest leaves out the methods' own keys. */
 static void fp_split(const char *fp, const char *key, char *value, size_t vlen, char *rest,
                      size_t rlen)
 {
     size_t klen = strlen(key), used = 0;
+    int methods = strcmp(key, "algorithm.name") == 0;
     value[0] = rest[0] = '\0';
     for (const char *p = fp; *p;) {
         const char *end = strchr(p, '\x1e');
         size_t len = end ? (size_t)(end - p) + 1 : strlen(p);
+        const char *sep = memchr(p, '\x1f', len);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", sep ? (int)(sep - p) : 0, p);
         if (strncmp(p, key, klen) == 0 && p[klen] == '\x1f')
             snprintf(value, vlen, "%.*s", (int)(len - klen - 2), p + klen + 1);
+        else if (methods && !report_common_key(name))
+            ;
         else if (used + len < rlen)
             used += (size_t)snprintf(rest + used, rlen - used, "%.*s", (int)len, p);
         p += len;

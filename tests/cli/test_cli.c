@@ -715,3 +715,50 @@ Test(cli, staleness_distribution_has_no_cap)
     cr_assert(median <= p90 && p90 <= p99 && p99 <= max, "%s", out_text);
     cr_assert_eq(dtsim(dir, "report s.db --staleness --aggregate"), 2, "%s", out_text);
 }
+
+/* A method comparison end to end: one sweep of three methods with a key
+ * scoped to one of them, 2 bandwidths and 3 seeds; the aggregated report
+ * tells the six groups apart by bandwidth and method, and --compare gives
+ * the methods' difference at each bandwidth. */
+Test(cli, method_comparison_sweep_and_report)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    int rc = dtsim(dir, "sweep small.ini --quiet --db c.db "
+                        "--grid network.bandwidth=1Gbps,10Gbps "
+                        "--grid algorithm.name=allreduce_sgd,local_sgd,dpsgd "
+                        "--set local_sgd:algorithm.local_steps=8 --set topology.graph=ring "
+                        "--seeds 1-3");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/c.db", dir);
+    cr_assert_eq(db_count(path, "SELECT count(*) FROM runs WHERE status = 'done'"), 18);
+    cr_assert_eq(db_count(path, "SELECT count(*) FROM params WHERE key ="
+                                " 'algorithm.local_steps' AND value = '8'"), 6);
+    cr_assert_eq(db_count(path, "SELECT count(*) FROM params WHERE key ="
+                                " 'algorithm.local_steps'"), 6);
+
+    cr_assert_eq(dtsim(dir, "report c.db --aggregate"), 0, "%s", out_text);
+    /* the bandwidth tells the groups apart; a method's own keys, the same
+     * in all its runs, do not add columns; the seed is aggregated over */
+    cr_assert(strstr(out_text, "algorithm      bandwidth  n "), "%s", out_text);
+    cr_assert_null(strstr(out_text, "local_steps"), "%s", out_text);
+    cr_assert_null(strstr(out_text, "seed "), "%s", out_text);
+    int lines = 0;
+    for (const char *p = out_text; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 1 + 6 + 1, "%s", out_text);
+    cr_assert(strstr(out_text, "local_sgd      1Gbps      4"), "%s", out_text);
+
+    rc = dtsim(dir, "report c.db --aggregate --csv --compare "
+                    "algorithm.name=allreduce_sgd,local_sgd");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    int pairs = 0;
+    for (const char *p = out_text; (p = strstr(p, "\nalgorithm.name,allreduce_sgd,local_sgd,"))
+                                   != NULL; p++)
+        pairs++;
+    /* 2 bandwidths x the statistics both groups have */
+    cr_assert_geq(pairs, 2 * 3, "%s", out_text);
+    cr_assert(strstr(out_text, ",final_test_accuracy,3,3,"), "%s", out_text);
+    cr_assert_eq(dtsim(dir, "report c.db --compare algorithm.name=a,b"), 2, "%s", out_text);
+}
