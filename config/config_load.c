@@ -378,7 +378,8 @@ static char *reader(char *str, int num, void *stream)
                  l->lineno, name, KNOWN_SECTIONS);
             goto out;
         }
-        if (colon && (!*scope || strlen(scope) > 60)) {
+        /* inih keeps section names of up to 49 characters */
+        if (colon && (!*scope || strlen(scope) + strlen(sections[si]) + 1 > 49)) {
             fail(l, SIM_ECONFIG, "%s:%d: [%s:%s]: expected [METHOD:%s]", l->path, l->lineno,
                  scope, name, sections[si]);
             goto out;
