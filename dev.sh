@@ -25,7 +25,8 @@ PACKAGES=(build-essential meson ninja-build pkg-config
           libgsl-dev libopenblas-dev libigraph-dev libsqlite3-dev sqlite3
           libcriterion-dev libinih-dev zlib1g-dev dataset-fashion-mnist fortunes
           libplplot-dev plplot-driver-cairo fonts-dejavu-core
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin
+          python3-pandas python3-matplotlib)
 
 # `./dev.sh fuzz` and the fuzz stage of `./dev.sh test` need these: clang
 # with libFuzzer and its sanitizers.

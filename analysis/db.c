@@ -30,6 +30,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                          " bytes_sent, mean_staleness, gossip_rounds)"
                          " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [ST_STALE_INSERT] = "INSERT INTO staleness(run_id, staleness, count) VALUES(?1, ?2, ?3)",
+    [ST_STALE_WORKER_INSERT] = "INSERT INTO staleness_workers(run_id, worker, staleness, count)"
+                               " VALUES(?1, ?2, ?3, ?4)",
     [ST_LABEL_INSERT] = "INSERT INTO labels(run_id, worker, label, count) VALUES(?1, ?2, ?3, ?4)",
     [ST_LINK_INSERT] = "INSERT INTO links(run_id, link, src, dst, bytes) VALUES(?1, ?2, ?3, ?4, ?5)",
     [ST_FAULT_INSERT] = "INSERT INTO faults(run_id, sim_time, event, target, value)"

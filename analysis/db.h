@@ -141,6 +141,11 @@ int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_l
  * ones), in one transaction; call before an_db_run_finish. */
 int an_db_run_faults(an_db *db, int64_t run_id, const an_fault_row *faults, int n_faults,
                      sim_err *err);
+/* Writes every staleness value of each worker's applied updates with its
+ * count (counts[w][s] for s = 0..lens[w]-1, zero counts skipped; a NULL
+ * counts[w] has none), in one transaction; call before an_db_run_finish. */
+int an_db_run_staleness(an_db *db, int64_t run_id, const int64_t *const *counts,
+                        const int64_t *lens, int n_workers, sim_err *err);
 /* Marks a run failed (best effort, for error paths), flushing its rows. */
 int an_db_run_fail(an_db *db, int64_t run_id, sim_err *err);
 /* The same, with the error message stored in runs.error (NULL: none). */

@@ -25,7 +25,7 @@ static const char merge_runs_sql[] =
 /* The rows of a run, per table (merge_table[k] for merge_sql[k]). */
 static const char *const merge_table[] = {"params", "metrics", "workers", "staleness",
                                           "labels", "links", "series", "faults",
-                                          "spans", "link_load"};
+                                          "spans", "link_load", "staleness_workers"};
 static const char *const merge_sql[] = {
     "INSERT INTO main.params(run_id, key, value, num) SELECT ?1, key, value, num"
     " FROM merge_src.params WHERE run_id = ?2 ORDER BY rowid",
@@ -53,6 +53,8 @@ static const char *const merge_sql[] = {
     " start, end FROM merge_src.spans WHERE run_id = ?2 ORDER BY rowid",
     "INSERT INTO main.link_load(run_id, link, sim_time, bytes) SELECT ?1, link, sim_time,"
     " bytes FROM merge_src.link_load WHERE run_id = ?2 ORDER BY rowid",
+    "INSERT INTO main.staleness_workers(run_id, worker, staleness, count) SELECT ?1, worker,"
+    " staleness, count FROM merge_src.staleness_workers WHERE run_id = ?2 ORDER BY rowid",
 };
 #define N_MERGE ((int)(sizeof merge_sql / sizeof merge_sql[0]) + 1)
 

@@ -33,6 +33,8 @@ static const char schema_sql[] =
     " gossip_rounds INTEGER);"
     "CREATE TABLE IF NOT EXISTS staleness(run_id INTEGER, staleness INTEGER,"
     " count INTEGER);"
+    "CREATE TABLE IF NOT EXISTS staleness_workers(run_id INTEGER, worker INTEGER,"
+    " staleness INTEGER, count INTEGER);"
     "CREATE TABLE IF NOT EXISTS labels(run_id INTEGER, worker INTEGER, label INTEGER,"
     " count INTEGER);"
     "CREATE TABLE IF NOT EXISTS links(run_id INTEGER, link INTEGER, src INTEGER,"
@@ -49,6 +51,7 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS params_run ON params(run_id);"
     "CREATE INDEX IF NOT EXISTS workers_run ON workers(run_id);"
     "CREATE INDEX IF NOT EXISTS staleness_run ON staleness(run_id);"
+    "CREATE INDEX IF NOT EXISTS staleness_workers_run ON staleness_workers(run_id);"
     "CREATE INDEX IF NOT EXISTS runs_config ON runs(config);"
     "CREATE INDEX IF NOT EXISTS series_run_name ON series(run_id, name);"
     "CREATE INDEX IF NOT EXISTS spans_run ON spans(run_id);"
@@ -57,7 +60,7 @@ static const char schema_sql[] =
 /* Added after the first schema: a writable open adds them to an older
  * database (still schema_version 1; older readers ignore them). */
 static const char *const newer_tables[] = {"labels", "links", "series", "faults", "spans",
-                                           "link_load"};
+                                           "link_load", "staleness_workers"};
 #define N_NEWER ((int)(sizeof newer_tables / sizeof newer_tables[0]))
 
 /* Our tables; meta first. */

@@ -231,6 +231,31 @@ int an_db_run_links(an_db *db, int64_t run_id, const an_link_row *links, int n_l
     return db_tx_end(db, ret, err);
 }
 
+int an_db_run_staleness(an_db *db, int64_t run_id, const int64_t *const *counts,
+                        const int64_t *lens, int n_workers, sim_err *err)
+{
+    int any = 0;
+    for (int w = 0; w < n_workers; w++)
+        any |= counts[w] != NULL && lens[w] > 0;
+    if (!any)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    int ret = db_write_begin(db, ST_STALE_WORKER_INSERT, &st, err);
+    if (ret != 0)
+        return ret;
+    for (int w = 0; ret == 0 && w < n_workers; w++)
+        for (int64_t s = 0; ret == 0 && counts[w] && s < lens[w]; s++) {
+            if (counts[w][s] == 0)
+                continue;
+            sqlite3_bind_int64(st, 1, run_id);
+            sqlite3_bind_int(st, 2, w);
+            sqlite3_bind_int64(st, 3, s);
+            sqlite3_bind_int64(st, 4, counts[w][s]);
+            ret = db_stmt_run(db, st, err);
+        }
+    return db_tx_end(db, ret, err);
+}
+
 int an_db_run_faults(an_db *db, int64_t run_id, const an_fault_row *faults, int n_faults,
                      sim_err *err)
 {

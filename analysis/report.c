@@ -205,8 +205,7 @@ static int ids_collect(report_ctx *c, const an_report_opts *opts, int64_t **ids,
 
 int an_report_build(an_db *db, const an_report_opts *opts, an_report *rep, sim_err *err)
 {
-    rep->rows = NULL;
-    rep->n_rows = 0;
+    memset(rep, 0, sizeof *rep);
     int fixed_metric = -1;
     if (opts->target_metric) {
         fixed_metric = report_metric_find(opts->target_metric);
@@ -242,6 +241,8 @@ int an_report_build(an_db *db, const an_report_opts *opts, an_report *rep, sim_e
         if (ret == 0)
             rep->n_rows++;
     }
+    if (ret == 0)
+        ret = report_keys_fill(&c, opts->columns, rep, err);
     free(ids);
     report_ctx_release(&c);
     if (ret != 0)
@@ -253,6 +254,7 @@ void an_report_release(an_report *rep)
 {
     if (!rep)
         return;
+    report_keys_release(rep);
     free(rep->rows);
     rep->rows = NULL;
     rep->n_rows = 0;
@@ -266,11 +268,19 @@ int an_report_print(const char *path, const an_report_opts *opts, FILE *out,
         return err ? err->code : SIM_EDB;
     an_report rep;
     int ret = an_report_build(db, opts, &rep, err);
+    if (ret == 0 && opts->staleness) {
+        ret = an_report_staleness_write(db, &rep, opts->csv, out, err);
+        an_report_release(&rep);
+        an_db_close(db);
+        return ret;
+    }
     if (ret == 0 && opts->aggregate) {
         an_report_groups agg = {0};
         ret = an_report_aggregate(db, &rep, &agg, err);
         if (ret == 0)
             ret = an_report_groups_write(&agg, opts->csv, out, err);
+        if (ret == 0 && opts->compare)
+            ret = an_report_compare_write(&agg, opts->compare, opts->csv, out, err);
         an_report_groups_release(&agg);
         an_report_release(&rep);
         an_db_close(db);

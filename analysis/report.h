@@ -30,7 +30,18 @@ typedef struct an_report_opts {
     int64_t baseline;           /* run id; 0 = automatic */
     int csv;                    /* an_report_print: CSV instead of a text table */
     int aggregate;              /* an_report_print: one row per group of seeds */
+    const char *columns;        /* "SECTION.KEY,..." params shown as columns (at
+                                   most AN_REPORT_MAX_KEYS); NULL = the keys whose
+                                   values differ among the runs listed */
+    int staleness;              /* an_report_print: per-worker staleness quantiles
+                                   instead of the run table */
+    const char *compare;        /* with aggregate: "SECTION.KEY=V1,V2": the
+                                   difference V2 - V1 of every pair of groups that
+                                   differ only in that key (Welch); NULL = none */
 } an_report_opts;
+
+/* Params shown as columns, at most. */
+#define AN_REPORT_MAX_KEYS 16
 
 typedef struct an_report_row {
     int64_t id;
@@ -55,6 +66,13 @@ typedef struct an_report_row {
 typedef struct an_report {
     an_report_row *rows;
     int n_rows;
+    /* params shown as columns: the chosen keys (--columns), else those whose
+     * values differ among the rows (but experiment.name and algorithm.name,
+     * which have columns of their own), in params order */
+    int n_keys;
+    int keys_chosen;            /* 1: given with --columns */
+    char (*keys)[64];           /* "network.bandwidth" */
+    char **key_values;          /* n_rows x n_keys, row-major; "" when the run has none */
 } an_report;
 
 /* Aggregation over seeds (--aggregate): runs whose params differ only in
@@ -64,7 +82,23 @@ typedef struct an_report {
 typedef struct an_report_stat {
     double mean, min, max;      /* NAN when n = 0 */
     int n;                      /* runs with a value */
+    double sd;                  /* sample standard deviation (n - 1); NAN when n < 2 */
+    double ci;                  /* half-width of the 95% confidence interval of the
+                                   mean, t(0.975, n - 1) sd / sqrt(n); NAN when n < 2 */
 } an_report_stat;
+
+/* The 95% confidence interval of the difference of two means (Welch's t). */
+typedef struct an_report_diff {
+    double diff;                /* mean(b) - mean(a); NAN when either has no value */
+    double lo, hi;              /* the interval; NAN when either has n < 2 */
+    double df;                  /* Welch-Satterthwaite degrees of freedom */
+} an_report_diff;
+
+/* Mean, sd and ci of n values (NAN where not defined). */
+void an_report_stat_of(const double *values, int n, an_report_stat *s);
+/* The Welch interval of mean(b) - mean(a) at 95% (a degenerate interval
+ * [diff, diff] when both spreads are 0). */
+void an_report_diff_of(const an_report_stat *a, const an_report_stat *b, an_report_diff *d);
 
 typedef struct an_report_group {
     int64_t *run_ids;           /* in report order */
@@ -82,14 +116,37 @@ typedef struct an_report_group {
 typedef struct an_report_groups {
     an_report_group *groups;    /* ordered by their first run */
     int n_groups;
+    /* the report's key columns that tell the groups apart (experiment.seed
+     * only when chosen with --columns); values of each group's first run */
+    int n_keys;
+    char (*keys)[64];
+    char **key_values;          /* n_groups x n_keys, row-major */
+    char **fingerprints;        /* per group: its params without seed and name */
 } an_report_groups;
 
 /* Groups the rows of rep (built from db). agg is caller storage. */
 int an_report_aggregate(an_db *db, const an_report *rep, an_report_groups *agg,
                         sim_err *err);
 void an_report_groups_release(an_report_groups *agg);
-/* Text table ("mean [min, max]" cells) or CSV (X_mean, X_min, X_max). */
+/* Text table ("mean ±ci" cells) or CSV (X_mean, X_min, X_max, X_ci_lo,
+ * X_ci_hi). */
 int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_err *err);
+/* --compare KEY=V1,V2: for every pair of groups whose params differ only in
+ * KEY, with V1 and V2, the difference V2 - V1 of each statistic with its
+ * 95% interval and the verdict (text or CSV). SIM_EUSAGE for a malformed
+ * text or when no pair is found. */
+int an_report_compare_write(const an_report_groups *agg, const char *compare, int csv,
+                            FILE *out, sim_err *err);
+
+/* The nearest-rank q-quantile of a distribution given as n increasing
+ * values with their counts: the smallest value with at least ceil(q N) of
+ * the N counted at or below it; -1 when N = 0. */
+int64_t an_report_quantile(const int64_t *values, const int64_t *counts, int n, double q);
+/* --staleness: for each run of rep and each of its workers with rows in
+ * staleness_workers, the updates, mean, median, p90, p99 and maximum
+ * staleness (text or CSV). A database without the table says so. */
+int an_report_staleness_write(an_db *db, const an_report *rep, int csv, FILE *out,
+                              sim_err *err);
 
 /* Parses "METRIC=VALUE" (as given to --target) into metric (size bytes) and
  * *value. SIM_EUSAGE names the text when the metric or value is bad. */

@@ -9,67 +9,90 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void stat_add(an_report_stat *s, double v)
-{
-    if (isnan(v))
-        return;
-    if (s->n == 0) {
-        s->mean = s->min = s->max = v;
-    } else {
-        s->mean += v;
-        s->min = fmin(s->min, v);
-        s->max = fmax(s->max, v);
-    }
-    s->n++;
-}
-
-static void stat_finish(an_report_stat *s)
-{
-    if (s->n > 0)
-        s->mean /= s->n;
-    else
-        s->mean = s->min = s->max = NAN;
-}
-
 static void group_add_row(an_report_group *g, const an_report_row *r)
 {
     g->run_ids[g->n_runs++] = r->id;
-    stat_add(&g->final_train_loss, r->final_train_loss);
-    stat_add(&g->final_test_accuracy, r->final_test_accuracy);
-    stat_add(&g->sim_time, r->sim_time);
-    stat_add(&g->time_to_target, r->time_to_target);
+    report_stat_add(&g->final_train_loss, r->final_train_loss);
+    report_stat_add(&g->final_test_accuracy, r->final_test_accuracy);
+    report_stat_add(&g->sim_time, r->sim_time);
+    report_stat_add(&g->time_to_target, r->time_to_target);
     if (!isnan(r->time_to_target))
         g->n_reached++;
-    stat_add(&g->speedup, r->speedup);
-    stat_add(&g->bytes_sent, r->bytes_sent >= 0 ? (double)r->bytes_sent : NAN);
-    stat_add(&g->idle_fraction, r->idle_fraction);
-    stat_add(&g->mean_staleness, r->mean_staleness);
-    stat_add(&g->consensus_distance, r->consensus_distance);
+    report_stat_add(&g->speedup, r->speedup);
+    report_stat_add(&g->bytes_sent, r->bytes_sent >= 0 ? (double)r->bytes_sent : NAN);
+    report_stat_add(&g->idle_fraction, r->idle_fraction);
+    report_stat_add(&g->mean_staleness, r->mean_staleness);
+    report_stat_add(&g->consensus_distance, r->consensus_distance);
 }
 
 void an_report_groups_release(an_report_groups *agg)
 {
     if (!agg)
         return;
-    for (int i = 0; i < agg->n_groups; i++)
+    for (int i = 0; i < agg->n_groups; i++) {
         free(agg->groups[i].run_ids);
+        free(agg->fingerprints ? agg->fingerprints[i] : NULL);
+        for (int k = 0; agg->key_values && k < agg->n_keys; k++)
+            free(agg->key_values[(size_t)i * agg->n_keys + k]);
+    }
     free(agg->groups);
-    agg->groups = NULL;
-    agg->n_groups = 0;
+    free(agg->fingerprints);
+    free(agg->key_values);
+    free(agg->keys);
+    memset(agg, 0, sizeof *agg);
+}
+
+/* The report's key columns that tell the groups apart (all chosen ones
+ * with --columns; else not experiment.seed, and only keys whose values
+ * differ among the groups), with each group's values from its first row. */
+static int group_keys(const an_report *rep, const int *first_row, an_report_groups *agg,
+                      sim_err *err)
+{
+    int n = 0, *pick = calloc((size_t)rep->n_keys + 1, sizeof *pick);
+    if (!pick)
+        return sim_err_set(err, SIM_ENOMEM, "report: out of memory");
+    for (int k = 0; k < rep->n_keys; k++) {
+        int keep = rep->keys_chosen;
+        for (int g = 1; !keep && g < agg->n_groups; g++)
+            keep = strcmp(rep->key_values[(size_t)first_row[g] * rep->n_keys + k],
+                          rep->key_values[(size_t)first_row[0] * rep->n_keys + k]) != 0;
+        if (keep && (rep->keys_chosen || strcmp(rep->keys[k], "experiment.seed") != 0))
+            pick[n++] = k;
+    }
+    int ret = 0;
+    if (n > 0 && agg->n_groups > 0) {
+        agg->keys = calloc((size_t)n, sizeof *agg->keys);
+        agg->key_values = calloc((size_t)n * agg->n_groups, sizeof *agg->key_values);
+        if (!agg->keys || !agg->key_values)
+            ret = sim_err_set(err, SIM_ENOMEM, "report: out of memory");
+        else
+            agg->n_keys = n;
+    }
+    for (int k = 0; ret == 0 && k < agg->n_keys; k++) {
+        snprintf(agg->keys[k], sizeof agg->keys[k], "%s", rep->keys[pick[k]]);
+        for (int g = 0; ret == 0 && g < agg->n_groups; g++) {
+            const char *v = rep->key_values[(size_t)first_row[g] * rep->n_keys + pick[k]];
+            if (!(agg->key_values[(size_t)g * n + k] = strdup(v)))
+                ret = sim_err_set(err, SIM_ENOMEM, "report: out of memory");
+        }
+    }
+    free(pick);
+    return ret;
 }
 
 int an_report_aggregate(an_db *db, const an_report *rep, an_report_groups *agg,
                         sim_err *err)
 {
-    agg->groups = NULL;
-    agg->n_groups = 0;
+    memset(agg, 0, sizeof *agg);
     report_ctx c = {.db = db, .conn = an_db_sqlite(db)};
     char **fps = calloc((size_t)rep->n_rows + 1, sizeof *fps);
     int *of = calloc((size_t)rep->n_rows + 1, sizeof *of);
-    int ret = fps && of ? 0 : sim_err_set(err, SIM_ENOMEM, "report: out of memory");
+    int *first_row = calloc((size_t)rep->n_rows + 1, sizeof *first_row);
+    int ret = fps && of && first_row ? 0 : sim_err_set(err, SIM_ENOMEM, "report: out of memory");
     if (ret == 0 && rep->n_rows > 0) {
         agg->groups = calloc((size_t)rep->n_rows, sizeof *agg->groups);
-        if (!agg->groups)
+        agg->fingerprints = calloc((size_t)rep->n_rows, sizeof *agg->fingerprints);
+        if (!agg->groups || !agg->fingerprints)
             ret = sim_err_set(err, SIM_ENOMEM, "report: out of memory");
     }
     for (int i = 0; ret == 0 && i < rep->n_rows; i++) {
@@ -91,6 +114,13 @@ int an_report_aggregate(an_db *db, const an_report *rep, an_report_groups *agg,
                 ret = sim_err_set(err, SIM_ENOMEM, "report: out of memory");
                 break;
             }
+            first_row[agg->n_groups] = i;
+            if (!(agg->fingerprints[agg->n_groups] = strdup(fps[i]))) {
+                free(g->run_ids);
+                g->run_ids = NULL;
+                ret = sim_err_set(err, SIM_ENOMEM, "report: out of memory");
+                break;
+            }
             of[i] = agg->n_groups++;
             snprintf(g->name, sizeof g->name, "%s", r->name);
             snprintf(g->algorithm, sizeof g->algorithm, "%s", r->algorithm);
@@ -108,12 +138,15 @@ int an_report_aggregate(an_db *db, const an_report *rep, an_report_groups *agg,
                                 &agg->groups[i].mean_staleness,
                                 &agg->groups[i].consensus_distance};
         for (size_t k = 0; k < sizeof st / sizeof st[0]; k++)
-            stat_finish(st[k]);
+            report_stat_finish(st[k]);
     }
+    if (ret == 0)
+        ret = group_keys(rep, first_row, agg, err);
     for (int i = 0; fps && i < rep->n_rows; i++)
         free(fps[i]);
     free(fps);
     free(of);
+    free(first_row);
     if (ret != 0)
         an_report_groups_release(agg);
     return ret;
@@ -130,37 +163,36 @@ static const char *const ag_headers[N_AG] = {
     "target", "tta(s)", "reached", "speedup", "bytes", "idle", "stale", "consensus",
 };
 
-/* "mean [min, max]", or the mean alone when the runs agree or there is one. */
+/* "mean +-h", h the half-width of the 95% confidence interval of the mean
+ * over the seeds; the mean alone when there is one seed or they agree. */
 static void fmt_stat(char *cell, const char *fmt, const an_report_stat *s)
 {
-    char a[48], b[48], m[48];
+    char h[48], m[48];
     if (s->n == 0) {
         snprintf(cell, REPORT_CELL, "-");
         return;
     }
     snprintf(m, sizeof m, fmt, s->mean);
-    snprintf(a, sizeof a, fmt, s->min);
-    snprintf(b, sizeof b, fmt, s->max);
-    if (s->n == 1 || strcmp(a, b) == 0)
+    snprintf(h, sizeof h, fmt, s->ci);
+    if (s->n == 1 || !(s->ci > 0))
         snprintf(cell, REPORT_CELL, "%s", m);
     else
-        snprintf(cell, REPORT_CELL, "%s [%s, %s]", m, a, b);
+        snprintf(cell, REPORT_CELL, "%s +-%s", m, h);
 }
 
 static void fmt_stat_bytes(char *cell, const an_report_stat *s)
 {
-    char a[REPORT_CELL], b[REPORT_CELL], m[REPORT_CELL];
+    char h[REPORT_CELL], m[REPORT_CELL];
     if (s->n == 0) {
         snprintf(cell, REPORT_CELL, "-");
         return;
     }
     report_fmt_bytes(m, (int64_t)llround(s->mean));
-    report_fmt_bytes(a, (int64_t)llround(s->min));
-    report_fmt_bytes(b, (int64_t)llround(s->max));
-    if (s->n == 1 || strcmp(a, b) == 0)
+    report_fmt_bytes(h, (int64_t)llround(s->ci));
+    if (s->n == 1 || !(s->ci > 0))
         snprintf(cell, REPORT_CELL, "%.40s", m);
     else
-        snprintf(cell, REPORT_CELL, "%.40s [%.40s, %.40s]", m, a, b);
+        snprintf(cell, REPORT_CELL, "%.40s +-%.40s", m, h);
 }
 
 static void group_ids(const an_report_group *g, char *cell, const char *sep)
@@ -178,7 +210,7 @@ static void group_ids(const an_report_group *g, char *cell, const char *sep)
     }
 }
 
-static void group_cells(const an_report_group *g, char cells[N_AG][REPORT_CELL])
+static void group_cells(const an_report_group *g, char cells[][REPORT_CELL])
 {
     group_ids(g, cells[AG_IDS], ",");
     snprintf(cells[AG_SEEDS], REPORT_CELL, "%d", g->n_runs);
@@ -205,9 +237,12 @@ static void group_cells(const an_report_group *g, char cells[N_AG][REPORT_CELL])
 static void csv_stat(FILE *out, const an_report_stat *s)
 {
     if (s->n == 0)
-        fputs(",,", out);
+        fputs(",,,,", out);
+    else if (s->n < 2)
+        fprintf(out, "%.9g,%.9g,%.9g,,", s->mean, s->min, s->max);
     else
-        fprintf(out, "%.9g,%.9g,%.9g", s->mean, s->min, s->max);
+        fprintf(out, "%.9g,%.9g,%.9g,%.9g,%.9g", s->mean, s->min, s->max, s->mean - s->ci,
+                s->mean + s->ci);
 }
 
 static void groups_csv(const an_report_groups *agg, FILE *out)
@@ -216,9 +251,15 @@ static void groups_csv(const an_report_groups *agg, FILE *out)
                                         "sim_time", "time_to_target", "speedup",
                                         "bytes_sent", "idle_fraction", "mean_staleness",
                                         "consensus_distance"};
+    char cell[REPORT_CELL];
     fputs("run_ids,n_runs,name,algorithm,n_workers,target_metric,target,n_reached", out);
     for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++)
-        fprintf(out, ",%s_mean,%s_min,%s_max", stats[k], stats[k], stats[k]);
+        fprintf(out, ",%s_mean,%s_min,%s_max,%s_ci_lo,%s_ci_hi", stats[k], stats[k], stats[k],
+                stats[k], stats[k]);
+    for (int k = 0; k < agg->n_keys; k++) {
+        report_fmt_csv(cell, agg->keys[k]);
+        fprintf(out, ",%s", cell);
+    }
     fputc('\n', out);
     for (int i = 0; i < agg->n_groups; i++) {
         const an_report_group *g = &agg->groups[i];
@@ -239,8 +280,25 @@ static void groups_csv(const an_report_groups *agg, FILE *out)
             fputc(',', out);
             csv_stat(out, st[k]);
         }
+        for (int k = 0; k < agg->n_keys; k++) {
+            report_fmt_csv(cell, agg->key_values[(size_t)i * agg->n_keys + k]);
+            fprintf(out, ",%s", cell);
+        }
         fputc('\n', out);
     }
+}
+
+/* The text table's cells: the fixed columns, then the key columns, shown
+ * after the algorithm. */
+#define N_AG_ALL (N_AG + AN_REPORT_MAX_KEYS)
+
+static int ag_col_at(int pos, int n_keys)
+{
+    if (pos <= AG_ALGO)
+        return pos;
+    if (pos <= AG_ALGO + n_keys)
+        return N_AG + pos - AG_ALGO - 1;
+    return pos - n_keys;
 }
 
 int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_err *err)
@@ -248,41 +306,50 @@ int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_
     if (csv) {
         groups_csv(agg, out);
     } else {
-        char (*cells)[N_AG][REPORT_CELL] = calloc((size_t)agg->n_groups + 1, sizeof *cells);
+        int n_keys = agg->n_keys, n_cols = N_AG + n_keys;
+        char (*cells)[N_AG_ALL][REPORT_CELL] = calloc((size_t)agg->n_groups + 1,
+                                                     sizeof *cells);
         if (!cells)
             return sim_err_set(err, SIM_ENOMEM, "report: out of memory");
-        int width[N_AG];
-        for (int col = 0; col < N_AG; col++) {
-            snprintf(cells[0][col], REPORT_CELL, "%s", ag_headers[col]);
-            width[col] = (int)strlen(ag_headers[col]);
+        int width[N_AG_ALL];
+        for (int col = 0; col < n_cols; col++) {
+            snprintf(cells[0][col], REPORT_CELL, "%s",
+                     col < N_AG ? ag_headers[col]
+                                : report_key_header(agg->keys, n_keys, col - N_AG));
+            width[col] = (int)strlen(cells[0][col]);
         }
         for (int i = 0; i < agg->n_groups; i++) {
             group_cells(&agg->groups[i], cells[i + 1]);
-            for (int col = 0; col < N_AG; col++)
+            if (n_keys > 0)
+                report_fmt_keys(&cells[i + 1][N_AG], &agg->key_values[(size_t)i * n_keys],
+                                n_keys, 0);
+            for (int col = 0; col < n_cols; col++)
                 if ((int)strlen(cells[i + 1][col]) > width[col])
                     width[col] = (int)strlen(cells[i + 1][col]);
         }
-        /* columns that are "-" in every group are left out (mean [min, max]
-         * cells make this table wider than the per-run one; --csv has it all) */
+        /* columns that are "-" in every group are left out (mean +-h cells
+         * make this table wider than the per-run one; --csv has it all) */
         int last = -1;
-        for (int col = 0; col < N_AG; col++) {
-            int missing = col >= AG_WORKERS && agg->n_groups > 0;
+        for (int pos = 0; pos < n_cols; pos++) {
+            int col = ag_col_at(pos, n_keys);
+            int missing = col >= AG_WORKERS && col < N_AG && agg->n_groups > 0;
             for (int i = 1; i <= agg->n_groups && missing; i++)
                 missing = strcmp(cells[i][col], "-") == 0;
             if (missing)
                 width[col] = 0;
             else
-                last = col;
+                last = pos;
         }
         for (int i = 0; i <= agg->n_groups; i++) {
-            for (int col = 0; col <= last; col++) {
+            for (int pos = 0; pos <= last; pos++) {
+                int col = ag_col_at(pos, n_keys);
                 if (width[col] == 0)
                     continue;
                 int left = col == AG_IDS || col == AG_NAME || col == AG_ALGO ||
-                           col == AG_METRIC;
-                if (col == last && left)
+                           col == AG_METRIC || col >= N_AG;
+                if (pos == last && left)
                     fputs(cells[i][col], out);
-                else if (col == last)
+                else if (pos == last)
                     fprintf(out, "%*s", width[col], cells[i][col]);
                 else
                     fprintf(out, left ? "%-*s  " : "%*s  ", width[col], cells[i][col]);
@@ -291,6 +358,9 @@ int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_
         }
         if (agg->n_groups == 0)
             fputs("no finished runs\n", out);
+        else
+            fputs("(mean +-h: h is the half-width of the 95% confidence interval of the mean"
+                  " over the seeds, Student's t)\n", out);
         free(cells);
     }
     if (fflush(out) != 0 || ferror(out))

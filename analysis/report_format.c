@@ -14,6 +14,23 @@ enum {
     COL_BYTES, COL_IDLE, COL_STALENESS, COL_CONSENSUS, N_COLS
 };
 
+/* The cells of a line: the fixed columns, then the report's key columns
+ * (shown after the algorithm in text, last in CSV so that the fixed
+ * columns keep their places). */
+#define N_ALL (N_COLS + AN_REPORT_MAX_KEYS)
+
+/* The cell shown at position pos of a line with n_keys key columns. */
+static int col_at(int pos, int n_keys, int csv)
+{
+    if (csv) /* the key columns last, after the fixed ones */
+        return pos;
+    if (pos <= COL_ALGO)
+        return pos;
+    if (pos <= COL_ALGO + n_keys)
+        return N_COLS + pos - COL_ALGO - 1;
+    return pos - n_keys;
+}
+
 /* Short, so that a table fits about 120 columns (the metric and its target
  * share one cell, "acc>=0.8"; see an_report_write). */
 static const char *const text_headers[N_COLS] = {
@@ -35,7 +52,7 @@ static const char *const csv_headers[N_COLS] = {
 static int col_left(int col)
 {
     return col == COL_NAME || col == COL_ALGO || col == COL_STATUS ||
-           col == COL_TARGET_METRIC;
+           col == COL_TARGET_METRIC || col >= N_COLS;
 }
 
 void report_fmt_real(char *cell, const char *fmt, double v, const char *missing)
@@ -83,7 +100,17 @@ void report_fmt_csv(char *cell, const char *text)
     cell[j] = '\0';
 }
 
-static void row_cells(const an_report_row *r, int csv, char cells[N_COLS][REPORT_CELL])
+void report_fmt_keys(char (*cells)[REPORT_CELL], char *const *values, int n_keys, int csv)
+{
+    for (int k = 0; k < n_keys; k++) {
+        if (csv)
+            report_fmt_csv(cells[k], values[k]);
+        else
+            snprintf(cells[k], REPORT_CELL, "%s", values[k][0] ? values[k] : "-");
+    }
+}
+
+static void row_cells(const an_report_row *r, int csv, char cells[N_ALL][REPORT_CELL])
 {
     const char *miss = csv ? "" : "-";
     snprintf(cells[COL_ID], REPORT_CELL, "%lld", (long long)r->id);
@@ -136,16 +163,17 @@ static void row_cells(const an_report_row *r, int csv, char cells[N_COLS][REPORT
 
 /* Text: columns of width 0 are left out; sep blanks between columns; a
  * cell wider than its column (name, algorithm) is cut with '~'. */
-static void line_write(FILE *out, char cells[N_COLS][REPORT_CELL], const int *width, int csv,
-                       int sep)
+static void line_write(FILE *out, char cells[N_ALL][REPORT_CELL], const int *width, int csv,
+                       int sep, int n_keys)
 {
-    int last = N_COLS - 1;
-    while (!csv && last > 0 && width[last] == 0)
+    int last = N_COLS + n_keys - 1;
+    while (!csv && last > 0 && width[col_at(last, n_keys, csv)] == 0)
         last--;
     int first = 1;
-    for (int col = 0; col <= last; col++) {
+    for (int pos = 0; pos <= last; pos++) {
+        int col = col_at(pos, n_keys, csv);
         if (csv) {
-            fprintf(out, "%s%s", col ? "," : "", cells[col]);
+            fprintf(out, "%s%s", pos ? "," : "", cells[col]);
             continue;
         }
         if (width[col] == 0)
@@ -159,7 +187,7 @@ static void line_write(FILE *out, char cells[N_COLS][REPORT_CELL], const int *wi
             snprintf(cut, sizeof cut, "%.*s~", width[col] - 1, text);
             text = cut;
         }
-        if (col_left(col) && col != last)
+        if (col_left(col) && pos != last)
             fprintf(out, "%-*s", width[col], text);
         else if (col_left(col))
             fputs(text, out);
@@ -171,9 +199,10 @@ static void line_write(FILE *out, char cells[N_COLS][REPORT_CELL], const int *wi
 
 /* Fits the text table into TEXT_WIDTH columns where it can: a column that
  * is "-" in every row goes, then the separator shrinks to one blank, then
- * the name and algorithm columns are cut (to 10 characters at least).
+ * the name and algorithm columns are cut (to 10 characters at least). Key
+ * columns are never cut and do not count: they widen the table.
  * Returns the separator. */
-static int text_fit(char (*cells)[N_COLS][REPORT_CELL], int n_rows, int *width)
+static int text_fit(char (*cells)[N_ALL][REPORT_CELL], int n_rows, int *width)
 {
     for (int col = COL_WORKERS; col < N_COLS; col++) {
         int missing = col != COL_TARGET_METRIC && n_rows > 0;
@@ -206,30 +235,40 @@ static int text_fit(char (*cells)[N_COLS][REPORT_CELL], int n_rows, int *width)
 
 int an_report_write(const an_report *rep, int csv, FILE *out, sim_err *err)
 {
-    char (*cells)[N_COLS][REPORT_CELL] = NULL;
+    char (*cells)[N_ALL][REPORT_CELL] = NULL;
     if (rep->n_rows > 0) {
-        cells = malloc((size_t)rep->n_rows * sizeof *cells);
+        cells = calloc((size_t)rep->n_rows, sizeof *cells);
         if (!cells)
             return sim_err_set(err, SIM_ENOMEM, "report: out of memory");
     }
-    int width[N_COLS];
-    char head[N_COLS][REPORT_CELL];
-    for (int col = 0; col < N_COLS; col++) {
-        snprintf(head[col], REPORT_CELL, "%s", csv ? csv_headers[col] : text_headers[col]);
+    int width[N_ALL] = {0};
+    char head[N_ALL][REPORT_CELL];
+    int n_keys = rep->n_keys;
+    for (int col = 0; col < N_COLS + n_keys; col++) {
+        if (col < N_COLS)
+            snprintf(head[col], REPORT_CELL, "%s", csv ? csv_headers[col] : text_headers[col]);
+        else if (csv)
+            report_fmt_csv(head[col], rep->keys[col - N_COLS]);
+        else
+            snprintf(head[col], REPORT_CELL, "%s",
+                     report_key_header(rep->keys, n_keys, col - N_COLS));
         width[col] = (int)strlen(head[col]);
     }
     for (int i = 0; i < rep->n_rows; i++) {
         row_cells(&rep->rows[i], csv, cells[i]);
-        for (int col = 0; col < N_COLS; col++) {
+        if (n_keys > 0)
+            report_fmt_keys(&cells[i][N_COLS], &rep->key_values[(size_t)i * n_keys], n_keys,
+                            csv);
+        for (int col = 0; col < N_COLS + n_keys; col++) {
             int w = (int)strlen(cells[i][col]);
             if (w > width[col])
                 width[col] = w;
         }
     }
     int sep = csv ? 0 : text_fit(cells, rep->n_rows, width);
-    line_write(out, head, width, csv, sep);
+    line_write(out, head, width, csv, sep, n_keys);
     for (int i = 0; i < rep->n_rows; i++)
-        line_write(out, cells[i], width, csv, sep);
+        line_write(out, cells[i], width, csv, sep, n_keys);
     if (rep->n_rows == 0 && !csv)
         fputs("no runs\n", out);
     free(cells);

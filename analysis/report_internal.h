@@ -5,7 +5,9 @@
  *   report_match.c     the queries: time to target, params fingerprints,
  *                      baseline matching, a run's own target
  *   report_format.c    the per-run text table and CSV
- *   report_aggregate.c aggregation over seeds and its table and CSV */
+ *   report_aggregate.c aggregation over seeds and its table and CSV
+ *   report_stats.c     means, confidence intervals, Welch differences, --compare
+ *   report_keys.c      the params shown as columns */
 #ifndef DTSIM_AN_REPORT_INTERNAL_H
 #define DTSIM_AN_REPORT_INTERNAL_H
 
@@ -58,10 +60,27 @@ int report_tta(report_ctx *c, int64_t run, int metric, double target, double *tt
  * seeds = 1 leaves out the seed and name (aggregation), seeds = 0 what a
  * baseline may differ in. */
 int report_fingerprint(report_ctx *c, int64_t run, int seeds, char **out, sim_err *err);
+/* 1 when key ("section.key") is a common config key (cfg_keys), 0 for a
+ * method's own key. */
+int report_common_key(const char *key);
 /* The automatic baseline of a run (report.h), or 0. */
 int report_baseline_auto(report_ctx *c, int64_t run, int64_t *base, sim_err *err);
 /* The run's own experiment.target_accuracy, NAN when absent or <= 0. */
 int report_own_target(report_ctx *c, int64_t run, double *target, sim_err *err);
+
+/* report_stats.c: accumulation of a statistic (NAN values are skipped),
+ * then mean, sd and ci once all are in. */
+void report_stat_add(an_report_stat *s, double v);
+void report_stat_finish(an_report_stat *s);
+
+/* report_keys.c: fills rep->keys and rep->key_values for its rows: the
+ * keys of columns ("SECTION.KEY,...", SIM_EUSAGE naming one that no listed
+ * run has), else those whose values differ among the rows. */
+int report_keys_fill(report_ctx *c, const char *columns, an_report *rep, sim_err *err);
+void report_keys_release(an_report *rep);
+/* A column header for key: the part after the section, or the whole key
+ * when another of the keys ends the same. */
+const char *report_key_header(char (*keys)[64], int n_keys, int i);
 
 /* report_format.c: cells of REPORT_CELL bytes. */
 #define REPORT_CELL 160
@@ -71,5 +90,7 @@ void report_fmt_real(char *cell, const char *fmt, double v, const char *missing)
 void report_fmt_bytes(char *cell, int64_t bytes);
 /* A CSV field: quoted when it holds a comma, quote or line break. */
 void report_fmt_csv(char *cell, const char *text);
+/* The cells of n_keys key columns from their values ("-" for "" in text). */
+void report_fmt_keys(char (*cells)[REPORT_CELL], char *const *values, int n_keys, int csv);
 
 #endif

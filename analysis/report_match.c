@@ -136,7 +136,7 @@ int report_tta(report_ctx *c, int64_t run, int metric, double target, double *tt
 }
 
 /* 1 if "section.key" is one of the common config keys (not a method's own). */
-static int common_key(const char *key)
+int report_common_key(const char *key)
 {
     const char *dot = strchr(key, '.');
     if (!dot)
@@ -159,7 +159,7 @@ static int excluded_key(const char *key, int seeds)
 {
     if (seeds)
         return strcmp(key, "experiment.seed") == 0 || strcmp(key, "experiment.name") == 0;
-    return !common_key(key) || strcmp(key, "algorithm.name") == 0 ||
+    return !report_common_key(key) || strcmp(key, "algorithm.name") == 0 ||
            strcmp(key, "experiment.name") == 0 || strcmp(key, "experiment.eval_model") == 0 ||
            strncmp(key, "topology.", 9) == 0;
 }

@@ -32,72 +32,6 @@
 
 /* ---- parsing ------------------------------------------------------------ */
 
-void an_sweep_values_free(char **values, int n)
-{
-    if (!values)
-        return;
-    for (int i = 0; i < n; i++)
-        free(values[i]);
-    free(values);
-}
-
-static char *trimmed_dup(const char *s, size_t len)
-{
-    while (len > 0 && (*s == ' ' || *s == '\t')) {
-        s++;
-        len--;
-    }
-    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-        len--;
-    char *out = malloc(len + 1);
-    if (out) {
-        memcpy(out, s, len);
-        out[len] = '\0';
-    }
-    return out;
-}
-
-int an_sweep_split_values(const char *text, char ***values, sim_err *err)
-{
-    *values = NULL;
-    int n = 0, depth = 0;
-    char **vals = NULL;
-    const char *start = text;
-    for (const char *p = text;; p++) {
-        if (*p == '(') {
-            depth++;
-        } else if (*p == ')') {
-            if (--depth < 0)
-                goto unbalanced;
-        } else if ((*p == ',' && depth == 0) || *p == '\0') {
-            if (*p == '\0' && depth != 0)
-                goto unbalanced;
-            char *v = trimmed_dup(start, (size_t)(p - start));
-            char **grown = v ? realloc(vals, (size_t)(n + 1) * sizeof *grown) : NULL;
-            if (!grown) {
-                free(v);
-                an_sweep_values_free(vals, n);
-                return sim_err_set(err, SIM_ENOMEM, "sweep: out of memory");
-            }
-            vals = grown;
-            vals[n++] = v;
-            if (!v[0]) {
-                an_sweep_values_free(vals, n);
-                return sim_err_set(err, SIM_EUSAGE, "'%s': empty value in the list", text);
-            }
-            if (*p == '\0')
-                break;
-            start = p + 1;
-        }
-    }
-    *values = vals;
-    return n;
-
-unbalanced:
-    an_sweep_values_free(vals, n);
-    return sim_err_set(err, SIM_EUSAGE, "'%s': unbalanced parentheses", text);
-}
-
 static int parse_u64(const char *s, const char *end, uint64_t *out)
 {
     if (s == end)
@@ -283,6 +217,28 @@ static int point_validate(const an_sweep_opts *o, an_sweep_point *p, int index, 
     return 0;
 }
 
+/* A method-scoped axis (--grid local_sgd:algorithm.local_steps=4,8) does
+ * not change the runs of other methods: of points with the same canonical
+ * text, the first stays. */
+static void plan_drop_repeats(an_sweep_plan *plan)
+{
+    int kept = 0;
+    for (int i = 0; i < plan->n_points; i++) {
+        an_sweep_point *p = &plan->points[i];
+        int repeat = 0;
+        for (int j = 0; j < kept && !repeat; j++)
+            repeat = strcmp(plan->points[j].canonical, p->canonical) == 0;
+        if (repeat) {
+            free(p->label);
+            an_sweep_values_free(p->overrides, p->n_overrides);
+            free(p->canonical);
+        } else {
+            plan->points[kept++] = *p;
+        }
+    }
+    plan->n_points = kept;
+}
+
 int an_sweep_plan_build(const an_sweep_opts *o, an_sweep_plan *plan, sim_err *err)
 {
     plan->points = NULL;
@@ -331,9 +287,14 @@ int an_sweep_plan_build(const an_sweep_opts *o, an_sweep_plan *plan, sim_err *er
         else
             ret = point_validate(o, p, i, (int)total, err);
     }
-    for (int g = 0; g < n_axes; g++)
+    int scoped = 0;
+    for (int g = 0; g < n_axes; g++) {
+        scoped |= strchr(axes[g].key, ':') != NULL;
         an_sweep_values_free(axes[g].values, axes[g].n);
+    }
     free(axes);
+    if (ret == 0 && scoped)
+        plan_drop_repeats(plan);
     if (ret != 0)
         an_sweep_plan_release(plan);
     return ret;

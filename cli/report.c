@@ -12,10 +12,12 @@
 
 static const char help_head[] =
     "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
-    "                    [--baseline RUN] [--csv] [--aggregate | --scaling]\n\n"
-    "One row per run: algorithm, workers, final train loss, final test accuracy,\n"
-    "simulated time, time to target, speedup against the baseline, bytes sent, idle\n"
-    "fraction, mean staleness, final consensus distance.\n\n";
+    "                    [--baseline RUN] [--columns KEY,...] [--csv]\n"
+    "                    [--aggregate [--compare KEY=V1,V2] | --scaling | --staleness]\n\n"
+    "One row per run: algorithm, the configuration keys whose values differ among\n"
+    "the runs, workers, final train loss, final test accuracy, simulated time, time\n"
+    "to target, speedup against the baseline, bytes sent, idle fraction, mean\n"
+    "staleness, final consensus distance.\n\n";
 
 /* The report's options as the parser fills them. */
 typedef struct report_args {
@@ -92,11 +94,23 @@ int cli_report_main(int argc, char **argv)
                  "                         match (lr, batch, workers, network, workload, ...)\n"),
         CLI_FLAG("--csv", NULL, &a.o.csv,
                  "  --csv                  comma-separated output for machines\n"),
+        CLI_STRING("--columns", NULL, &a.o.columns,
+                   "  --columns KEY,...      these configuration keys as columns (SECTION.KEY as\n"
+                   "                         in --set); default: the keys whose values differ\n"
+                   "                         among the runs listed\n"),
         CLI_FLAG("--aggregate", NULL, &a.o.aggregate,
                  "  --aggregate            one row per group of runs that differ only in their\n"
-                 "                         seed (done or diverged): mean [min, max] of each\n"
-                 "                         column, the number of seeds and how many reached the\n"
-                 "                         target\n"),
+                 "                         seed (done or diverged): the mean of each column and\n"
+                 "                         its 95% confidence interval over the seeds (mean +-h),\n"
+                 "                         the number of seeds and how many reached the target\n"),
+        CLI_FLAG("--staleness", NULL, &a.o.staleness,
+                 "  --staleness            per worker of each run, the staleness of its applied\n"
+                 "                         updates: count, mean, median, p90, p99, max\n"
+                 "                         (asynchronous methods; the full distribution)\n"),
+        CLI_STRING("--compare", NULL, &a.o.compare,
+                   "  --compare KEY=V1,V2    with --aggregate: for groups that differ only in KEY,\n"
+                   "                         V2 minus V1 of each column with its 95% interval\n"
+                   "                         (Welch's t): higher, lower or inconclusive\n"),
         CLI_FLAG("--scaling", NULL, &scaling,
                  "  --scaling              for runs (done) that differ only in the worker count\n"
                  "                         (and the arguments of network.topology): simulated\n"
@@ -114,6 +128,10 @@ int cli_report_main(int argc, char **argv)
     if (scaling && (a.o.aggregate || a.o.target_metric || a.o.baseline || a.o.sustain))
         return cli_usage_error("report", "%s",
                                "--scaling takes no --aggregate, --target, --sustain or --baseline");
+    if (a.o.staleness && (a.o.aggregate || scaling))
+        return cli_usage_error("report", "%s", "--staleness takes no --aggregate or --scaling");
+    if (a.o.compare && !a.o.aggregate)
+        return cli_usage_error("report", "%s", "--compare needs --aggregate");
     sim_err err = {0};
     if (scaling) {
         if (an_scaling_print(path, a.ids, a.o.n_run_ids, a.o.csv, stdout, &err) < 0)

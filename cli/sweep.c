@@ -165,7 +165,9 @@ int cli_sweep_main(int argc, char **argv)
                  "                         constant(1ms),lognormal(1ms, 0.5)'\n"),
         CLI_LIST("--set", &set_list,
                  "  --set SECTION.KEY=VALUE  override a key in every configuration "
-                 "(repeatable)\n"),
+                 "(repeatable);\n"
+                 "                         METHOD:SECTION.KEY=VALUE only in that method's\n"
+                 "                         (also in --grid): local_sgd:algorithm.local_steps=8\n"),
         CLI_STRING("--seeds", NULL, &o.seeds,
                    "  --seeds A-B            experiment.seed = A..B for every grid point "
                    "(or one A)\n"),

@@ -56,6 +56,7 @@ typedef struct item {
     int line;           /* > 0 file line, -1 --set */
     int is_common;      /* a key of cfg_keys */
     const char *file;   /* NULL: the experiment file; else the calibration fragment */
+    char scope[64];     /* a method-scoped value: the method's name, else "" */
 } item;
 
 typedef struct loader {
@@ -67,6 +68,8 @@ typedef struct loader {
     int failed;
     item *items;
     int n_items, cap_items;
+    item *scoped;       /* method-scoped values, applied once the method is known */
+    int n_scoped, cap_scoped;
     sim_err *err;
     char calib[SIM_PATH_MAX]; /* the calibration fragment's resolved path */
     /* a double-quoted value read by reader(), which hands inih "key ="
@@ -80,8 +83,8 @@ static void item_where(const loader *l, const item *it, char *buf, size_t len)
     if (it->line < 0)
         snprintf(buf, len, "--set %s", it->set_text);
     else
-        snprintf(buf, len, "%s:%d: [%s] %s", it->file ? it->file : l->path, it->line,
-                 it->section, it->key);
+        snprintf(buf, len, "%s:%d: [%s%s%s] %s", it->file ? it->file : l->path, it->line,
+                 it->scope, it->scope[0] ? ":" : "", it->section, it->key);
 }
 
 static int fail(loader *l, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -104,6 +107,38 @@ static item *item_find(loader *l, const char *section, const char *key)
     return NULL;
 }
 
+
+/* A new zeroed item at the end of *arr. NULL after a failure. */
+static item *item_push(loader *l, item **arr, int *n, int *cap)
+{
+    if (*n == *cap) {
+        int grown_cap = *cap ? 2 * *cap : 32;
+        item *p = realloc(*arr, (size_t)grown_cap * sizeof *p);
+        if (!p) {
+            fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
+            return NULL;
+        }
+        *arr = p;
+        *cap = grown_cap;
+    }
+    item *it = &(*arr)[(*n)++];
+    memset(it, 0, sizeof *it);
+    return it;
+}
+
+/* Sets an item's value (trimmed) and where it came from. */
+static int item_set(loader *l, item *it, const char *value, int line, const char *set_text,
+                    const char *where)
+{
+    if (cfg_copy_trimmed(it->value, sizeof it->value, value))
+        return fail(l, SIM_ECONFIG, "%s: value too long (max %zu characters)", where,
+                    sizeof it->value - 1);
+    it->line = line;
+    it->set_text[0] = '\0';
+    if (set_text)
+        snprintf(it->set_text, sizeof it->set_text, "%s", set_text);
+    return 0;
+}
 
 /* Records one value (line > 0 from the file, -1 from --set). */
 static int item_record(loader *l, const char *section, const char *key, const char *value,
@@ -135,29 +170,96 @@ static int item_record(loader *l, const char *section, const char *key, const ch
     if (it && line > 0)
         return fail(l, SIM_ECONFIG, "%s: duplicate key (first set on line %d)", where,
                     it->line);
-    if (!it) {
-        if (l->n_items == l->cap_items) {
-            int cap = l->cap_items ? 2 * l->cap_items : 32;
-            item *p = realloc(l->items, (size_t)cap * sizeof *p);
-            if (!p)
-                return fail(l, SIM_ENOMEM, "%s: out of memory", l->path);
-            l->items = p;
-            l->cap_items = cap;
-        }
-        it = &l->items[l->n_items++];
-        memset(it, 0, sizeof *it);
-        snprintf(it->section, sizeof it->section, "%s", section);
-        snprintf(it->key, sizeof it->key, "%s", key);
-        it->is_common = k != NULL;
+    if (!it && !(it = item_push(l, &l->items, &l->n_items, &l->cap_items)))
+        return l->err->code;
+    snprintf(it->section, sizeof it->section, "%s", section);
+    snprintf(it->key, sizeof it->key, "%s", key);
+    it->is_common = k != NULL;
+    return item_set(l, it, value, line, set_text, where);
+}
+
+/* Records a method-scoped value ([METHOD:section] in the file, --set
+ * METHOD:section.key=value): the method must be known and have the key;
+ * it is applied by scoped_apply when the run's method is that one. */
+static int scoped_record(loader *l, const char *scope, const char *section, const char *key,
+                         const char *value, int line, const char *set_text)
+{
+    char where[700], name[64];
+    if (line > 0)
+        snprintf(where, sizeof where, "%s:%d: [%s:%s] %s", l->path, line, scope, section, key);
+    else
+        snprintf(where, sizeof where, "--set %s", set_text);
+    if (cfg_copy_trimmed(name, sizeof name, scope) || !name[0])
+        return fail(l, SIM_ECONFIG, "%s: expected a method name before ':'", where);
+    for (char *c = name; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    const cfg_schema *sc = l->schema;
+    const cfg_key *table = sc->algo_keys ? sc->algo_keys(name) : NULL;
+    if (sc->algo_keys && !table)
+        return fail(l, SIM_ECONFIG, "%s: unknown method '%s' in the scope '%s:' (dtsim list"
+                    " algorithms)", where, name, name);
+    int si = section_index(section);
+    if (si < 0)
+        return fail(l, SIM_ECONFIG, "%s: unknown section '%s' (known: %s)", where, section,
+                    KNOWN_SECTIONS);
+    section = sections[si];
+    const cfg_key *k = cfg_key_find(section, key);
+    if (k && cfg_is_key(k, "algorithm", "name"))
+        return fail(l, SIM_ECONFIG, "%s: a method scope cannot set the method itself", where);
+    if (!k && (strcmp(section, "algorithm") != 0 || (table && !table_find(table, key)))) {
+        char hint[1100];
+        cfg_key_suggest(section, key, strcmp(section, "algorithm") ? NULL : table, hint,
+                        sizeof hint);
+        return fail(l, SIM_ECONFIG, "%s: method '%s' has no key [%s] %s (%s)", where, name,
+                    section, key, hint);
     }
-    if (cfg_copy_trimmed(it->value, sizeof it->value, value))
-        return fail(l, SIM_ECONFIG, "%s: value too long (max %zu characters)", where,
-                    sizeof it->value - 1);
-    it->line = line;
-    it->set_text[0] = '\0';
-    if (set_text)
-        snprintf(it->set_text, sizeof it->set_text, "%s", set_text);
-    return 0;
+    if (k)
+        key = k->key;
+    else if (table)
+        key = table_find(table, key)->key;
+    if (strlen(key) >= sizeof l->items[0].key)
+        return fail(l, SIM_ECONFIG, "%s: key name too long", where);
+    for (int i = 0; line > 0 && i < l->n_scoped; i++) {
+        const item *o = &l->scoped[i];
+        if (o->line > 0 && !strcmp(o->scope, name) && !strcmp(o->section, section) &&
+            !strcasecmp(o->key, key))
+            return fail(l, SIM_ECONFIG, "%s: duplicate key (first set on line %d)", where,
+                        o->line);
+    }
+    item *it = item_push(l, &l->scoped, &l->n_scoped, &l->cap_scoped);
+    if (!it)
+        return l->err->code;
+    snprintf(it->scope, sizeof it->scope, "%s", name);
+    snprintf(it->section, sizeof it->section, "%s", section);
+    snprintf(it->key, sizeof it->key, "%s", key);
+    it->is_common = k != NULL;
+    return item_set(l, it, value, line, set_text, where);
+}
+
+/* Applies the scoped values of the run's method (algorithm.name as
+ * resolved from the file and the unscoped --set values), file values
+ * first: a scoped value replaces an unscoped one from the same place or
+ * the file, never an unscoped --set value given on the command line over
+ * a scoped one of the file. */
+static int scoped_apply(loader *l)
+{
+    char method[512];
+    const item *named = item_find(l, "algorithm", "name");
+    const cfg_key *nk = cfg_key_find("algorithm", "name");
+    if (cfg_copy_trimmed(method, sizeof method, named ? named->value : nk->def))
+        method[0] = '\0';
+    for (int i = 0; i < l->n_scoped && !l->failed; i++) {
+        const item *s = &l->scoped[i];
+        if (strcasecmp(s->scope, method) != 0)
+            continue;
+        item *it = item_find(l, s->section, s->key);
+        if (it && it->line < 0 && s->line > 0)
+            continue;
+        if (!it && !(it = item_push(l, &l->items, &l->n_items, &l->cap_items)))
+            return l->err->code;
+        *it = *s;
+    }
+    return l->failed ? l->err->code : 0;
 }
 
 /* The value of a line "key = \"...\"" (s: just after the opening quote)
@@ -266,13 +368,27 @@ static char *reader(char *str, int num, void *stream)
             goto out;
         }
         char *name = sim_str_trim(s + 1);
+        /* [METHOD:section]: keys for runs of that method only */
+        char *colon = strchr(name, ':');
+        char *scope = "";
+        if (colon) {
+            *colon = '\0';
+            scope = sim_str_trim(name);
+            name = sim_str_trim(colon + 1);
+        }
         int si = section_index(name);
         if (si < 0) {
             fail(l, SIM_ECONFIG, "%s:%d: [%s]: unknown section (known: %s)", l->path,
                  l->lineno, name, KNOWN_SECTIONS);
             goto out;
         }
-        snprintf(out, sizeof out, "[%s]", sections[si]);
+        /* inih keeps section names of up to 49 characters */
+        if (colon && (!*scope || strlen(scope) + strlen(sections[si]) + 1 > 49)) {
+            fail(l, SIM_ECONFIG, "%s:%d: [%s:%s]: expected [METHOD:%s]", l->path, l->lineno,
+                 scope, name, sections[si]);
+            goto out;
+        }
+        snprintf(out, sizeof out, "[%s%s%s]", scope, colon ? ":" : "", sections[si]);
         s = out;
     } else if (*s) {
         char *eq = strpbrk(s, "=:");
@@ -314,27 +430,43 @@ static int handler(void *user, const char *section, const char *name, const char
         l->quoted_pending = 0;
         value = l->quoted;
     }
+    const char *colon = strchr(section, ':');
+    if (colon) {
+        char scope[64];
+        snprintf(scope, sizeof scope, "%.*s", (int)(colon - section), section);
+        scoped_record(l, scope, colon + 1, name, value ? value : "", l->lineno, NULL);
+        return !l->failed;
+    }
     item_record(l, section, name, value ? value : "", l->lineno, NULL);
     return !l->failed;
 }
 
+/* "SECTION.KEY=VALUE", or "METHOD:SECTION.KEY=VALUE" for runs of that
+ * method only. */
 static int apply_override(loader *l, const char *text)
 {
     const char *eq = strchr(text, '=');
     const char *dot = eq ? memchr(text, '.', (size_t)(eq - text)) : NULL;
-    char section[64], key[128];
+    const char *colon = dot ? memchr(text, ':', (size_t)(dot - text)) : NULL;
+    const char *start = colon ? colon + 1 : text;
+    char scope[64], section[64], key[128];
     if (!eq || !dot)
         return fail(l, SIM_EUSAGE, "--set %s: expected SECTION.KEY=VALUE", text);
-    size_t ns = (size_t)(dot - text), nk = (size_t)(eq - dot - 1);
-    if (ns >= sizeof section || nk >= sizeof key)
+    size_t nm = colon ? (size_t)(colon - text) : 0;
+    size_t ns = (size_t)(dot - start), nk = (size_t)(eq - dot - 1);
+    if (nm >= sizeof scope || ns >= sizeof section || nk >= sizeof key)
         return fail(l, SIM_ECONFIG, "--set %s: unknown key", text);
-    memcpy(section, text, ns);
+    memcpy(scope, text, nm);
+    scope[nm] = '\0';
+    memcpy(section, start, ns);
     section[ns] = '\0';
     memcpy(key, dot + 1, nk);
     key[nk] = '\0';
     char *s = sim_str_trim(section), *k = sim_str_trim(key);
     if (!*s || !*k)
         return fail(l, SIM_EUSAGE, "--set %s: expected SECTION.KEY=VALUE", text);
+    if (colon)
+        return scoped_record(l, scope, s, k, eq + 1, -1, text);
     return item_record(l, s, k, eq + 1, -1, text);
 }
 
@@ -623,6 +755,8 @@ int cfg_load_string(const cfg_schema *schema, const char *name,
     if (!l.failed)
         load_calibration(&l);
     if (!l.failed)
+        scoped_apply(&l);
+    if (!l.failed)
         resolve_all(&l, cfg);
     if (!l.failed)
         default_limit(&l, cfg);
@@ -633,6 +767,7 @@ int cfg_load_string(const cfg_schema *schema, const char *name,
              "max_epochs or target_accuracy)",
              l.path);
     free(l.items);
+    free(l.scoped);
     if (l.failed) {
         cfg_release(cfg);
         return err->code ? err->code : SIM_ECONFIG;

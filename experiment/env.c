@@ -206,6 +206,7 @@ static void free_workers(algo_env *env)
         wl_sampler_release(&w->sampler);
         free(w->x);
         free(w->grad);
+        free(w->stale_counts);
         free(w->ws);
         free(w->bx);
         free(w->brows);

@@ -93,6 +93,23 @@ out:
 }
 
 /* Links that carried any bytes. */
+/* Every staleness value of each worker with its count (staleness_workers). */
+static int record_staleness(an_db *db, int64_t run_id, const algo_env *env, sim_err *err)
+{
+    const int64_t **counts = calloc((size_t)env->n, sizeof *counts);
+    int64_t *lens = calloc((size_t)env->n, sizeof *lens);
+    int rc = counts && lens ? 0 : sim_err_set(err, SIM_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < env->n; i++) {
+        counts[i] = env->w[i].stale_counts;
+        lens[i] = env->w[i].stale_len;
+    }
+    if (rc == 0)
+        rc = an_db_run_staleness(db, run_id, counts, lens, env->n, err);
+    free(counts);
+    free(lens);
+    return rc;
+}
+
 static int record_links(an_db *db, int64_t run_id, sim_net *net, sim_err *err)
 {
     int nl = sim_net_n_links(net), used = 0;
@@ -182,6 +199,8 @@ int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const xp_run_result *
     int rc = record_links(db, run_id, net, err);
     if (rc == 0)
         rc = xp_record_faults(db, run_id, x, err);
+    if (rc == 0)
+        rc = record_staleness(db, run_id, env, err);
     if (rc == 0) {
         int64_t nh = 0;
         for (int64_t s = 0; s < env->run->staleness_cap; s++)

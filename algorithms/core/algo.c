@@ -301,6 +301,19 @@ void algo_env_staleness(algo_env *env, int worker, int64_t staleness)
     algo_worker *w = &env->w[worker];
     w->staleness_sum += (double)staleness;
     w->staleness_n++;
+    int64_t v = staleness < 0 ? 0 : staleness;
+    if (v >= w->stale_len) {
+        int64_t len = v + 1 > 2 * w->stale_len ? v + 1 : 2 * w->stale_len;
+        int64_t *grown = realloc(w->stale_counts, (size_t)len * sizeof *grown);
+        if (!grown) {
+            algo_env_fail(env, SIM_ENOMEM, "staleness counts: out of memory");
+            return;
+        }
+        memset(grown + w->stale_len, 0, (size_t)(len - w->stale_len) * sizeof *grown);
+        w->stale_counts = grown;
+        w->stale_len = len;
+    }
+    w->stale_counts[v]++;
     if (env->run->staleness_hist && env->run->staleness_cap > 0) {
         int64_t s = staleness < 0 ? 0 : staleness;
         if (s >= env->run->staleness_cap)

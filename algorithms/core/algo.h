@@ -72,6 +72,10 @@ typedef struct algo_worker {
     sim_time busy_until;  /* end of the compute step scheduled last */
     double staleness_sum;
     int64_t staleness_n;
+    int64_t *stale_counts; /* updates applied per staleness value, no cap
+                              (stale_len values, grown as needed); NULL before
+                              the first; the experiment frees it */
+    int64_t stale_len;
     int64_t gossip_rounds; /* gossip steps or pairwise averagings taken part in */
     gsl_rng *rng_noise;   /* injected gradient noise ([workload] grad_noise), or NULL */
     gsl_rng *rng_noise_tmp; /* scratch stream of the same type (algo_noise_add) */

@@ -222,7 +222,11 @@ static const char schema_added_since_0b47236[] =
     "CREATE TABLE IF NOT EXISTS link_load(run_id INTEGER, link INTEGER, sim_time REAL,"
     " bytes REAL);"
     "CREATE INDEX IF NOT EXISTS spans_run ON spans(run_id);"
-    "CREATE INDEX IF NOT EXISTS link_load_run ON link_load(run_id);";
+    "CREATE INDEX IF NOT EXISTS link_load_run ON link_load(run_id);"
+    /* every worker's staleness distribution */
+    "CREATE TABLE IF NOT EXISTS staleness_workers(run_id INTEGER, worker INTEGER,"
+    " staleness INTEGER, count INTEGER);"
+    "CREATE INDEX IF NOT EXISTS staleness_workers_run ON staleness_workers(run_id);";
 
 /* Every object of the file: type, name, table and SQL, sorted. */
 static void schema_dump(const char *path, char *out, size_t size)

@@ -338,3 +338,28 @@ Test(db_write, marking_failed_waits_out_a_locked_database)
     cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM runs WHERE status = 'failed'"
                                     " AND error = 'boom'"), 1);
 }
+
+/* Every staleness value of each worker with its count, no cap; zero counts
+ * and workers without any are not stored. */
+Test(db_write, staleness_of_each_worker_without_a_cap)
+{
+    const char *path = test_db_path("results.db");
+    sim_err err = {0};
+    an_db *db = an_db_open(path, &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    int64_t id = fx_run_begin(db, "c");
+    int64_t w0[140] = {[0] = 3, [2] = 1}, w2[] = {0, 5};
+    w0[139] = 49; /* a straggler's tail, past the histogram's 4n + 63 */
+    const int64_t *counts[] = {w0, NULL, w2};
+    const int64_t lens[] = {140, 0, 2};
+    cr_assert_eq(an_db_run_staleness(db, id, counts, lens, 3, &err), 0, "%s", err.msg);
+    fx_run_finish(db, id, "done");
+    an_db_close(db);
+    cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM staleness_workers"), 4);
+    cr_assert_eq(test_sql_int(path, "SELECT count FROM staleness_workers"
+                                    " WHERE worker = 0 AND staleness = 139"), 49);
+    cr_assert_eq(test_sql_int(path, "SELECT sum(count) FROM staleness_workers"
+                                    " WHERE worker = 2"), 5);
+    cr_assert_eq(test_sql_int(path, "SELECT count(*) FROM staleness_workers"
+                                    " WHERE worker = 1"), 0);
+}

@@ -100,3 +100,17 @@ Test(report, empty_database_and_missing_file)
     cr_assert(strncmp(err.msg, path, strlen(path)) == 0, "%s", err.msg);
     fclose(f);
 }
+
+/* Nearest-rank quantiles of a distribution given as values and counts. */
+Test(report, staleness_quantiles_nearest_rank)
+{
+    const int64_t v[] = {1, 2, 3, 4}, ones[] = {1, 1, 1, 1};
+    cr_assert_eq(an_report_quantile(v, ones, 4, 0.5), 2);
+    cr_assert_eq(an_report_quantile(v, ones, 4, 0.9), 4);
+    cr_assert_eq(an_report_quantile(v, ones, 4, 0.0), 1);
+    const int64_t tail_v[] = {0, 5}, tail_c[] = {9, 1};
+    cr_assert_eq(an_report_quantile(tail_v, tail_c, 2, 0.9), 0);
+    cr_assert_eq(an_report_quantile(tail_v, tail_c, 2, 0.99), 5);
+    const int64_t none[] = {0};
+    cr_assert_eq(an_report_quantile(tail_v, none, 1, 0.5), -1);
+}

@@ -32,12 +32,17 @@ Test(report_format, csv_output_parses)
                          "baseline_id,speedup,bytes_sent,idle_fraction,mean_staleness,"
                          "consensus_distance";
     cr_assert(strncmp(buf, header, strlen(header)) == 0, "%s", buf);
+    cr_assert(strncmp(buf + strlen(header),
+                      ",workers.count,algorithm.lr,topology.graph\n", 43) == 0, "%s", buf);
     int lines = 0;
     for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-        int commas = 0;
-        for (const char *p = line; *p; p++)
-            commas += *p == ',';
-        cr_assert_eq(commas, 16, "line %d: %s", lines, line);
+        int commas = 0, quoted = 0;
+        for (const char *p = line; *p; p++) {
+            quoted ^= *p == '"';
+            commas += *p == ',' && !quoted;
+        }
+        /* and the 3 keys whose values differ, last */
+        cr_assert_eq(commas, 19, "line %d: %s", lines, line);
         if (strncmp(line, "2,", 2) == 0)
             cr_assert(strstr(line, ",1234567890,") != NULL, "%s", line);
         if (strncmp(line, "3,", 2) == 0) {
@@ -83,7 +88,9 @@ Test(report_format, text_table_aligned)
 {
     an_db *db = fx_report_known_db();
     an_db_close(db);
-    an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.8};
+    /* --columns '': no key columns */
+    an_report_opts opts = {.target_metric = "test_accuracy", .target_value = 0.8,
+                           .columns = ""};
     FILE *f = tmpfile();
     sim_err err = {0};
     cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), 0, "%s", err.msg);
@@ -123,4 +130,48 @@ Test(report_format, csv_quotes_names)
     fclose(f);
     const char *line = strchr(buf, '\n') + 1;
     cr_assert_str_eq(line, "3,\"a,\"\"b\"\"\",dpsgd,done,2,0.5,,1.5,,,,,,12,0,,\n");
+}
+
+/* The keys whose values differ among the runs become columns (after the
+ * algorithm in text, last in CSV); --columns chooses them. */
+Test(report_format, key_columns)
+{
+    an_db *db = fx_report_known_db();
+    sim_err err = {0};
+    an_report_opts opts = {0};
+    an_report rep;
+    cr_assert_eq(an_report_build(db, &opts, &rep, &err), 0, "%s", err.msg);
+    /* local_sgd's local_steps, which only its run has, is not one */
+    cr_assert_eq(rep.n_keys, 3);
+    cr_assert_str_eq(rep.keys[0], "workers.count");
+    cr_assert_str_eq(rep.keys[1], "algorithm.lr");
+    cr_assert_str_eq(rep.keys[2], "topology.graph");
+    cr_assert_str_eq(rep.key_values[(R_FAST - 1) * 3 + 2], "torus(2, 2)");
+    cr_assert_str_eq(rep.key_values[(R_OTHER - 1) * 3 + 0], "8");
+    cr_assert_str_eq(rep.key_values[(R_LR - 1) * 3 + 1], "0.3");
+    FILE *f = tmpfile();
+    cr_assert_eq(an_report_write(&rep, 0, f, &err), 0, "%s", err.msg);
+    static char buf[65536];
+    test_stream_read(f, buf, sizeof buf);
+    fclose(f);
+    an_report_release(&rep);
+    cr_assert(strstr(buf, "algorithm     count lr  graph       status"), "%s", buf);
+    cr_assert(strstr(buf, "local_sgd     4     0.1 torus(2, 2) done"), "%s", buf);
+
+    opts.columns = "network.bandwidth,algorithm.local_steps";
+    cr_assert_eq(an_report_build(db, &opts, &rep, &err), 0, "%s", err.msg);
+    cr_assert_eq(rep.n_keys, 2);
+    cr_assert_eq(rep.keys_chosen, 1);
+    cr_assert_str_eq(rep.key_values[0], rep.key_values[2]);
+    cr_assert_str_eq(rep.key_values[(R_FAST - 1) * 2 + 1], "4");
+    cr_assert_str_eq(rep.key_values[(R_BASE - 1) * 2 + 1], "");
+    an_report_release(&rep);
+    opts.columns = "network.bandwith";
+    cr_assert_eq(an_report_build(db, &opts, &rep, &err), SIM_EUSAGE);
+    cr_assert(strstr(err.msg, "--columns network.bandwith: no run listed has this key"), "%s",
+              err.msg);
+    opts.columns = "bandwidth";
+    cr_assert_eq(an_report_build(db, &opts, &rep, &err), SIM_EUSAGE);
+    cr_assert(strstr(err.msg, "expected SECTION.KEY"), "%s", err.msg);
+    an_db_close(db);
 }

@@ -248,6 +248,48 @@ Test(sweep, plan_is_the_product_in_order)
     an_sweep_plan_release(&plan);
 }
 
+/* A method comparison in one sweep: a scoped --set reaches only its
+ * method, and a scoped --grid axis does not repeat the other methods. */
+Test(sweep, method_scoped_sets_and_grids)
+{
+    const char *dir = test_tmpdir();
+    an_sweep_opts o = sweep_opts(dir, "r.db", NULL);
+    const char *names[] = {"algorithm.name=allreduce_sgd,local_sgd,dpsgd"};
+    const char *sets[] = {"local_sgd:algorithm.local_steps=8"};
+    o.grids = names;
+    o.n_grids = 1;
+    o.sets = sets;
+    o.n_sets = 1;
+    o.seeds = NULL;
+    an_sweep_plan plan;
+    sim_err err = {0};
+    cr_assert_eq(an_sweep_plan_build(&o, &plan, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan.n_points, 3);
+    cr_assert_null(strstr(plan.points[0].canonical, "local_steps"));
+    cr_assert(strstr(plan.points[1].canonical, "local_steps = 8"), "%s",
+              plan.points[1].canonical);
+    an_sweep_plan_release(&plan);
+
+    const char *axes[] = {"algorithm.name=allreduce_sgd,local_sgd",
+                          "local_sgd:algorithm.local_steps=2,8"};
+    o.grids = axes;
+    o.n_grids = 2;
+    o.n_sets = 0;
+    cr_assert_eq(an_sweep_plan_build(&o, &plan, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan.n_points, 3);
+    cr_assert_str_eq(plan.points[0].label, "algorithm.name=allreduce_sgd "
+                                           "local_sgd:algorithm.local_steps=2");
+    cr_assert_str_eq(plan.points[2].label, "algorithm.name=local_sgd "
+                                           "local_sgd:algorithm.local_steps=8");
+    an_sweep_plan_release(&plan);
+
+    const char *typo[] = {"algorithm.name=allreduce_sgd,local_sgd",
+                          "local_sdg:algorithm.local_steps=2,8"};
+    o.grids = typo;
+    cr_assert_lt(an_sweep_plan_build(&o, &plan, &err), 0);
+    cr_assert(strstr(err.msg, "unknown method 'local_sdg'"), "%s", err.msg);
+}
+
 Test(sweep, invalid_grid_is_a_usage_or_config_error_before_anything_runs)
 {
     const char *dir = test_tmpdir();

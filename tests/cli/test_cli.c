@@ -748,3 +748,94 @@ Test(cli, provenance_is_recorded)
     test_sql_text(db, "SELECT version FROM runs", text, sizeof text);
     cr_assert_str_eq(text, DTSIM_VERSION);
 }
+
+/* ASGD with 16 workers and a 10x straggler: the straggler's updates are
+ * about 150 versions stale, past the staleness histogram's last bin
+ * (4n + 63 = 127); staleness_workers keeps every value, with the same
+ * updates, and report --staleness gives its quantiles. */
+Test(cli, staleness_distribution_has_no_cap)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    int rc = dtsim(dir, "run small.ini --quiet --db s.db --set algorithm.name=asgd "
+                        "--set workers.count=16 --set workers.stragglers=1 "
+                        "--set workers.straggler_slowdown=10 "
+                        "--set experiment.max_iterations=1600");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    cr_assert_eq(db_count(path, "SELECT max(staleness) FROM staleness"), 127);
+    cr_assert_gt(db_count(path, "SELECT max(staleness) FROM staleness_workers"
+                                " WHERE worker = 0"), 127);
+    cr_assert_lt(db_count(path, "SELECT max(staleness) FROM staleness_workers"
+                                " WHERE worker = 1"), 127);
+    cr_assert_eq(db_count(path, "SELECT sum(count) FROM staleness_workers"),
+                 db_count(path, "SELECT sum(count) FROM staleness"));
+    cr_assert_eq(db_count(path, "SELECT sum(count) FROM staleness_workers"
+                                " WHERE staleness < 127"),
+                 db_count(path, "SELECT sum(count) FROM staleness WHERE staleness < 127"));
+    cr_assert_eq(db_count(path, "SELECT count(DISTINCT worker) FROM staleness_workers"), 16);
+
+    cr_assert_eq(dtsim(dir, "report s.db --staleness"), 0, "%s", out_text);
+    cr_assert(strstr(out_text, "   id worker  updates     mean median   p90   p99   max\n"),
+              "%s", out_text);
+    int worker = -1;
+    long long updates = 0, median = 0, p90 = 0, p99 = 0, max = 0;
+    double mean = 0;
+    const char *line = strchr(out_text, '\n') + 1;
+    cr_assert_eq(sscanf(line, "%*d %d %lld %lf %lld %lld %lld %lld", &worker, &updates, &mean,
+                        &median, &p90, &p99, &max), 7, "%s", out_text);
+    cr_assert_eq(worker, 0);
+    cr_assert_eq(max, db_count(path, "SELECT max(staleness) FROM staleness_workers"
+                                     " WHERE worker = 0"));
+    cr_assert_gt(median, 127, "%s", out_text);
+    cr_assert(median <= p90 && p90 <= p99 && p99 <= max, "%s", out_text);
+    cr_assert_eq(dtsim(dir, "report s.db --staleness --aggregate"), 2, "%s", out_text);
+}
+
+/* A method comparison end to end: one sweep of three methods with a key
+ * scoped to one of them, 2 bandwidths and 3 seeds; the aggregated report
+ * tells the six groups apart by bandwidth and method, and --compare gives
+ * the methods' difference at each bandwidth. */
+Test(cli, method_comparison_sweep_and_report)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    int rc = dtsim(dir, "sweep small.ini --quiet --db c.db "
+                        "--grid network.bandwidth=1Gbps,10Gbps "
+                        "--grid algorithm.name=allreduce_sgd,local_sgd,dpsgd "
+                        "--set local_sgd:algorithm.local_steps=8 --set topology.graph=ring "
+                        "--seeds 1-3");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/c.db", dir);
+    cr_assert_eq(db_count(path, "SELECT count(*) FROM runs WHERE status = 'done'"), 18);
+    cr_assert_eq(db_count(path, "SELECT count(*) FROM params WHERE key ="
+                                " 'algorithm.local_steps' AND value = '8'"), 6);
+    cr_assert_eq(db_count(path, "SELECT count(*) FROM params WHERE key ="
+                                " 'algorithm.local_steps'"), 6);
+
+    cr_assert_eq(dtsim(dir, "report c.db --aggregate"), 0, "%s", out_text);
+    /* the bandwidth tells the groups apart; a method's own keys, the same
+     * in all its runs, do not add columns; the seed is aggregated over */
+    cr_assert(strstr(out_text, "algorithm      bandwidth  n "), "%s", out_text);
+    cr_assert_null(strstr(out_text, "local_steps"), "%s", out_text);
+    cr_assert_null(strstr(out_text, "seed "), "%s", out_text);
+    int lines = 0;
+    for (const char *p = out_text; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 1 + 6 + 1, "%s", out_text);
+    cr_assert(strstr(out_text, "local_sgd      1Gbps      4"), "%s", out_text);
+
+    rc = dtsim(dir, "report c.db --aggregate --csv --compare "
+                    "algorithm.name=allreduce_sgd,local_sgd");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    int pairs = 0;
+    for (const char *p = out_text; (p = strstr(p, "\nalgorithm.name,allreduce_sgd,local_sgd,"))
+                                   != NULL; p++)
+        pairs++;
+    /* 2 bandwidths x the statistics both groups have */
+    cr_assert_geq(pairs, 2 * 3, "%s", out_text);
+    cr_assert(strstr(out_text, ",final_test_accuracy,3,3,"), "%s", out_text);
+    cr_assert_eq(dtsim(dir, "report c.db --compare algorithm.name=a,b"), 2, "%s", out_text);
+}

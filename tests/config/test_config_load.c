@@ -663,3 +663,96 @@ Test(config_load, calibration_and_transport_key_errors)
                            "'0:2us' (expected SIZE:VALUE pieces such as '0:20us, 64KiB:30us': "
                            "sizes from 0 and increasing, values times >= 0)");
 }
+
+/* Method-scoped values: --set METHOD:section.key=value and [METHOD:section]
+ * apply to runs of that method only; the command line beats the file, a
+ * scoped value beats an unscoped one from the same place. */
+Test(config_load, method_scoped_values)
+{
+    const cfg_schema *sc = &test_config_registries;
+    const char *set[] = {"local_sgd:algorithm.local_steps=8", "local_sgd:algorithm.lr=0.2"};
+    cfg_config cfg;
+    test_config_load_ok(sc, "[algorithm]\nname = local_sgd\n", set, 2, &cfg);
+    cr_assert_str_eq(cfg_find(&cfg, "algorithm", "local_steps")->value, "8");
+    cr_assert_eq(cfg_find(&cfg, "algorithm", "local_steps")->line, -1);
+    cr_assert_eq(cfg.lr, 0.2);
+    cfg_release(&cfg);
+
+    /* another method: the scoped values do not apply, the canonical text is
+     * that of no values at all */
+    cfg_config plain, none;
+    test_config_load_ok(sc, "[algorithm]\nname = allreduce_sgd\n", set, 2, &plain);
+    test_config_load_ok(sc, "[algorithm]\nname = allreduce_sgd\n", NULL, 0, &none);
+    char *c1 = cfg_canonical(&plain), *c2 = cfg_canonical(&none);
+    cr_assert_str_eq(c1, c2);
+    free(c1);
+    free(c2);
+    cr_assert_null(cfg_find(&plain, "algorithm", "local_steps"));
+    cfg_release(&plain);
+    cfg_release(&none);
+
+    /* the method chosen by --set (a grid value) picks the scope */
+    const char *grid[] = {"local_sgd:algorithm.local_steps=8", "algorithm.name=local_sgd"};
+    test_config_load_ok(sc, "", grid, 2, &cfg);
+    cr_assert_str_eq(cfg_find(&cfg, "algorithm", "local_steps")->value, "8");
+    cfg_release(&cfg);
+
+    /* in the file: [local_sgd:algorithm] beats [algorithm], --set beats both */
+    const char *file = "[algorithm]\nname = local_sgd\nlr = 0.1\n"
+                       "[local_sgd:algorithm]\nlocal_steps = 16\nlr = 0.3\n"
+                       "[allreduce_sgd:algorithm]\nlr = 0.5\n";
+    test_config_load_ok(sc, file, NULL, 0, &cfg);
+    cr_assert_str_eq(cfg_find(&cfg, "algorithm", "local_steps")->value, "16");
+    cr_assert_eq(cfg_find(&cfg, "algorithm", "local_steps")->line, 5);
+    cr_assert_eq(cfg.lr, 0.3);
+    cfg_release(&cfg);
+    const char *lr = "algorithm.lr=0.7";
+    test_config_load_ok(sc, file, &lr, 1, &cfg);
+    cr_assert_eq(cfg.lr, 0.7);
+    cfg_release(&cfg);
+    const char *name = "algorithm.name=allreduce_sgd";
+    test_config_load_ok(sc, file, &name, 1, &cfg);
+    cr_assert_eq(cfg.lr, 0.5);
+    cfg_release(&cfg);
+}
+
+Test(config_load, method_scoped_errors)
+{
+    const cfg_schema *sc = &test_config_registries;
+    const char *unknown = "local_sdg:algorithm.local_steps=8";
+    test_config_load_fails(sc, "", &unknown, 1, SIM_ECONFIG,
+                           "--set local_sdg:algorithm.local_steps=8: unknown method 'local_sdg'"
+                           " in the scope 'local_sdg:' (dtsim list algorithms)");
+    const char *no_key = "allreduce_sgd:algorithm.local_steps=8";
+    test_config_load_fails(sc, "", &no_key, 1, SIM_ECONFIG,
+                           "--set allreduce_sgd:algorithm.local_steps=8: method 'allreduce_sgd'"
+                           " has no key [algorithm] local_steps (known: name, lr, momentum,"
+                           " nesterov, weight_decay, optimizer, beta1, beta2, eps,"
+                           " bias_correction, lamb_min_trust, lamb_max_trust, clip, bucket,"
+                           " batch, compressor, error_feedback, lr_milestones, lr_decay,"
+                           " warmup_epochs)");
+    const char *name = "local_sgd:algorithm.name=asgd";
+    test_config_load_fails(sc, "", &name, 1, SIM_ECONFIG,
+                           "--set local_sgd:algorithm.name=asgd: a method scope cannot set the"
+                           " method itself");
+    /* the value is checked where it applies */
+    const char *bad = "local_sgd:algorithm.local_steps=many";
+    const char *pick = "algorithm.name=local_sgd";
+    const char *both[] = {bad, pick};
+    cfg_config cfg;
+    test_config_load_ok(sc, "", &bad, 1, &cfg);
+    cfg_release(&cfg);
+    sim_err err = {0};
+    cr_assert_lt(cfg_load_string(sc, "exp.ini", "", both, 2, &cfg, &err), 0);
+    cr_assert(strncmp(err.msg, "--set local_sgd:algorithm.local_steps=many: ", 43) == 0, "%s",
+              err.msg);
+    test_config_load_fails(sc, "[local_sgd:algorithm]\nlocal_step = 8\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:2: [local_sgd:algorithm] local_step: method 'local_sgd' has"
+                           " no key [algorithm] local_step (did you mean 'local_steps'?)");
+    test_config_load_fails(sc, "[dpsgd:algorithm]\nlr = 1\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:2: [dpsgd:algorithm] lr: unknown method 'dpsgd' in the"
+                           " scope 'dpsgd:' (dtsim list algorithms)");
+    test_config_load_fails(sc, "[:algorithm]\nlr = 1\n", NULL, 0, SIM_ECONFIG,
+                           "exp.ini:1: [:algorithm]: expected [METHOD:algorithm]");
+}
