@@ -185,8 +185,11 @@ static void compare_torch(double ours[N_SPECS][2])
                "interpreter)\n");
 }
 
-int main(void)
+/* bench_grad [MODEL]: MODEL (e.g. charlm) limits the figures to that model
+ * (for profiling). */
+int main(int argc, char **argv)
 {
+    const char *only = argc > 1 ? argv[1] : NULL;
     openblas_set_num_threads(1);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 1);
@@ -199,9 +202,9 @@ int main(void)
     printf("loss_grad (GFLOP/s = samples/s x flops_per_sample; the nominal 3x forward counts\n"
            "  an input gradient that the first layer does not need, so the arithmetic done\n"
            "  is 2/3 of it for one-layer models):\n");
-    double mlp128 = 0, ours[N_SPECS][2];
+    double mlp128 = 0, ours[N_SPECS][2] = {{0}};
     for (int s = 0; s < N_SPECS; s++)
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 2 && (!only || strcmp(only, specs[s]) == 0); i++) {
             double gf = bench_model(specs[s], batches[i], 0, r, &ours[s][i]);
             if (strcmp(specs[s], "mlp(256)") == 0 && batches[i] == 128)
                 mlp128 = gf;
@@ -210,13 +213,16 @@ int main(void)
            "loop;\n  GFLOP/s in units of one training pass over the batch):\n");
     static const char *const stat_specs[] = {"softmax", "mlp(256)", "cnn", "charlm"};
     for (size_t s = 0; s < sizeof stat_specs / sizeof stat_specs[0]; s++) {
+        if (only && strcmp(only, stat_specs[s]) != 0)
+            continue;
         printf("  %s\n", stat_specs[s]);
         bench_model(stat_specs[s], 128, 1, r, NULL);
     }
     printf("mlp(256) batch 128: %.2f GFLOP/s = %.0f%% of sgemm (128x784)*(784x256), "
            "%.0f%% of sgemm 512^3 (target >= 50%%)\n",
            mlp128, 100 * mlp128 / ref, 100 * mlp128 / big);
-    compare_torch(ours);
+    if (!only)
+        compare_torch(ours);
     gsl_rng_free(r);
     return sink == 12345.678 ? 2 : 0;
 }
