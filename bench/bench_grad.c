@@ -5,13 +5,17 @@
  * as the simulator runs one thread per process. GFLOP/s uses the model's
  * nominal flops_per_sample (3 x forward, a multiply-add = 2 FLOPs). Also
  * the cost of the per-sample gradient statistics (wl_model_batch_stats)
- * relative to one loss_grad call. About 11 s in all. */
+ * relative to one loss_grad call. Then, when Debian's python3-torch is
+ * installed, PyTorch's figure for the same architectures and batches
+ * (bench/torch_grad.py, one thread) beside dtsim's, with the ratio. Run
+ * from the source root (meson's benchmark workdir). About 20 s in all. */
 #include <cblas.h>
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "workloads/model.h"
 
@@ -47,8 +51,10 @@ static wl_dataset shell(const char *spec)
     return ds;
 }
 
-/* Returns GFLOP/s of loss_grad (and prints the line). */
-static double bench_model(const char *spec, int64_t batch, int stats, gsl_rng *r)
+/* Returns GFLOP/s of loss_grad (and prints the line); *sps_out (may be
+ * NULL) gets samples/s. */
+static double bench_model(const char *spec, int64_t batch, int stats, gsl_rng *r,
+                          double *sps_out)
 {
     wl_dataset ds = shell(spec);
     sim_err err = {0};
@@ -89,6 +95,8 @@ static double bench_model(const char *spec, int64_t batch, int stats, gsl_rng *r
     } while (t < MIN_SECONDS);
     double sps = (double)(iters * batch) / t;
     double gf = sps * m->flops_per_sample * 1e-9;
+    if (sps_out)
+        *sps_out = sps;
     printf("  %-16s batch %4lld  %10.0f samples/s  %7.2f GFLOP/s  (%8.1f us/call)\n",
            stats ? "  batch_stats" : spec, (long long)batch, sps, gf,
            1e6 * t / (double)iters);
@@ -128,8 +136,60 @@ static double bench_sgemm(int mm, int nn, int kk, gsl_rng *r)
     return gf;
 }
 
-int main(void)
+#define N_SPECS 7
+static const char *const specs[N_SPECS] = {"linreg",        "logreg", "softmax", "mlp(256)",
+                                           "mlp(256, 128)", "cnn",    "charlm"};
+static const int64_t batches[2] = {32, 128};
+
+/* PyTorch's samples/s for the same models and batches (torch_grad.py),
+ * printed beside dtsim's (ours[spec][batch]) with the ratio. */
+static void compare_torch(double ours[N_SPECS][2])
 {
+    const char *py = getenv("DTSIM_PYTHON");
+    if (!py)
+        py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s bench/torch_grad.py %.1f 2>&1", py, MIN_SECONDS);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        printf("PyTorch comparison: cannot run %s\n", cmd);
+        return;
+    }
+    printf("against PyTorch (bench/torch_grad.py; samples/s of loss and gradient, one thread;\n"
+           "  ratio > 1: dtsim faster):\n");
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, p)) {
+        if (line[0] == '#') {
+            printf("  %s", line + 2);
+            continue;
+        }
+        char name[64];
+        long long batch;
+        double theirs;
+        if (sscanf(line, "%63[^\t]\t%lld\t%lf", name, &batch, &theirs) != 3) {
+            printf("  (torch_grad.py: %s", line);
+            continue;
+        }
+        for (int s = 0; s < N_SPECS; s++)
+            for (int i = 0; i < 2; i++)
+                if (strcmp(name, specs[s]) == 0 && batch == batches[i] && theirs > 0) {
+                    printf("  %-16s batch %4lld  dtsim %10.0f  PyTorch %10.0f  ratio %5.2f\n",
+                           name, batch, ours[s][i], theirs, ours[s][i] / theirs);
+                    n++;
+                }
+    }
+    pclose(p);
+    if (n == 0)
+        printf("  no PyTorch figures (install python3-torch; DTSIM_PYTHON names the "
+               "interpreter)\n");
+}
+
+/* bench_grad [MODEL]: MODEL (e.g. charlm) limits the figures to that model
+ * (for profiling). */
+int main(int argc, char **argv)
+{
+    const char *only = argc > 1 ? argv[1] : NULL;
     openblas_set_num_threads(1);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 1);
@@ -142,13 +202,10 @@ int main(void)
     printf("loss_grad (GFLOP/s = samples/s x flops_per_sample; the nominal 3x forward counts\n"
            "  an input gradient that the first layer does not need, so the arithmetic done\n"
            "  is 2/3 of it for one-layer models):\n");
-    static const char *const specs[] = {"linreg", "logreg", "softmax", "mlp(256)",
-                                        "mlp(256, 128)", "cnn", "charlm"};
-    const int64_t batches[2] = {32, 128};
-    double mlp128 = 0;
-    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
-        for (int i = 0; i < 2; i++) {
-            double gf = bench_model(specs[s], batches[i], 0, r);
+    double mlp128 = 0, ours[N_SPECS][2] = {{0}};
+    for (int s = 0; s < N_SPECS; s++)
+        for (int i = 0; i < 2 && (!only || strcmp(only, specs[s]) == 0); i++) {
+            double gf = bench_model(specs[s], batches[i], 0, r, &ours[s][i]);
             if (strcmp(specs[s], "mlp(256)") == 0 && batches[i] == 128)
                 mlp128 = gf;
         }
@@ -156,12 +213,16 @@ int main(void)
            "loop;\n  GFLOP/s in units of one training pass over the batch):\n");
     static const char *const stat_specs[] = {"softmax", "mlp(256)", "cnn", "charlm"};
     for (size_t s = 0; s < sizeof stat_specs / sizeof stat_specs[0]; s++) {
+        if (only && strcmp(only, stat_specs[s]) != 0)
+            continue;
         printf("  %s\n", stat_specs[s]);
-        bench_model(stat_specs[s], 128, 1, r);
+        bench_model(stat_specs[s], 128, 1, r, NULL);
     }
     printf("mlp(256) batch 128: %.2f GFLOP/s = %.0f%% of sgemm (128x784)*(784x256), "
            "%.0f%% of sgemm 512^3 (target >= 50%%)\n",
            mlp128, 100 * mlp128 / ref, 100 * mlp128 / big);
+    if (!only)
+        compare_torch(ours);
     gsl_rng_free(r);
     return sink == 12345.678 ? 2 : 0;
 }
