@@ -145,6 +145,9 @@ sim_time net_ns_from_s(double s);
 int net_grow_ints(int **a, int *cap, int need);
 /* The vertex a directed link leaves from. */
 int net_link_tail(const sim_net *net, int l);
+/* net_link.c: sets the down state of every link between a and b; *changed:
+ * whether any changed. Returns the number of edges found. */
+int net_links_mark(sim_net *net, int a, int b, int down, int *changed);
 
 /* net_size.c: checks and copies the transport parameters of d (efficiency,
  * overheads, tables by size); SIM_ECONFIG for a value out of range. */

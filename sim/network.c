@@ -1,6 +1,7 @@
 /* Flow-level network model (see network.h for the semantics): hosts,
- * links, flows and their events. Routes live in net_route.c, max-min
- * sharing in net_share.c; net_internal.h holds the shared state.
+ * links, flows and their events. Routes live in net_route.c, link state in
+ * net_link.c, max-min sharing in net_share.c; net_internal.h holds the
+ * shared state.
  *
  * Links: undirected edge e of the graph is directed link 2e from
  * IGRAPH_FROM(e) to IGRAPH_TO(e) and link 2e+1 the reverse.
@@ -638,32 +639,13 @@ static int flow_lose(sim_net *net, int fi)
     return rc;
 }
 
-/* Sets the down state of every link between a and b; *changed: whether any
- * changed. Returns the number of edges found. */
-static int links_mark(sim_net *net, int a, int b, int down, int *changed)
-{
-    int found = 0;
-    for (int l = 0; l < net->n_links; l += 2) {
-        int t = net_link_tail(net, l), u = net_link_tail(net, l ^ 1);
-        if (!((t == a && u == b) || (t == b && u == a)))
-            continue;
-        found++;
-        if (net->links[l].down != down) {
-            net->links[l].down = net->links[l ^ 1].down = down;
-            net->n_down += down ? 2 : -2;
-            *changed = 1;
-        }
-    }
-    return found;
-}
-
 int sim_net_link_set_down(sim_net *net, int a, int b, int down, sim_err *err)
 {
     if (net->ideal)
         return sim_err_set(err, SIM_EUSAGE, "network: an ideal network has no links to change");
     down = down ? 1 : 0;
     int changed = 0;
-    if (!links_mark(net, a, b, down, &changed))
+    if (!net_links_mark(net, a, b, down, &changed))
         return sim_err_set(err, SIM_EINPUT, "network: no link between vertices %d and %d", a, b);
     if (!changed)
         return 0;
@@ -683,16 +665,6 @@ int sim_net_link_set_down(sim_net *net, int a, int b, int down, sim_err *err)
         i = next;
     }
     return rc ? sim_err_set(err, SIM_ENOMEM, "network: out of memory") : 0;
-}
-
-int sim_net_link_is_down(const sim_net *net, int a, int b)
-{
-    if (net->ideal)
-        return -1;
-    for (int l = 0; l < net->n_links; l++)
-        if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b)
-            return net->links[l].down;
-    return -1;
 }
 
 void sim_net_set_trace_hook(sim_net *net, sim_net_trace_fn fn, void *ctx)
@@ -725,57 +697,6 @@ double sim_net_bytes_sent_host(const sim_net *net, int host)
 }
 
 double sim_net_bytes_sent_total(const sim_net *net) { return net->total_bytes; }
-
-int sim_net_link_set_rate(sim_net *net, int a, int b, double rate, sim_err *err)
-{
-    if (net->ideal)
-        return sim_err_set(err, SIM_EUSAGE, "network: an ideal network has no links to change");
-    if (!(rate > 0.0 && isfinite(rate)))
-        return sim_err_set(err, SIM_EINPUT, "network: link rate must be a finite rate > 0, got %g",
-                           rate);
-    int found = 0;
-    for (int l = 0; l < net->n_links; l++)
-        if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b) {
-            net->links[l].bw = rate;
-            net->links[l ^ 1].bw = rate;
-            found = 1;
-            if (net->sharing == SIM_SHARE_FAIR &&
-                (net_share_link_changed(net, l) || net_share_link_changed(net, l ^ 1)))
-                return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
-        }
-    if (!found)
-        return sim_err_set(err, SIM_EINPUT, "network: no link between vertices %d and %d", a, b);
-    int changed = 0;
-    if (net->n_down && links_mark(net, a, b, 0, &changed) && changed)
-        net_route_invalidate(net);
-    return 0;
-}
-
-double sim_net_link_rate(const sim_net *net, int a, int b)
-{
-    if (net->ideal)
-        return -1;
-    for (int l = 0; l < net->n_links; l++)
-        if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b)
-            return net->links[l].bw;
-    return -1;
-}
-
-int sim_net_link_ends(const sim_net *net, int link, int *from, int *to)
-{
-    if (link < 0 || link >= net->n_links)
-        return SIM_EUSAGE;
-    *from = net_link_tail(net, link);
-    *to = net_link_tail(net, link ^ 1);
-    return 0;
-}
-
-double sim_net_bytes_link(const sim_net *net, int link)
-{
-    if (link < 0 || link >= net->n_links)
-        return 0.0;
-    return net->links[link].bytes;
-}
 
 uint64_t sim_net_messages(const sim_net *net) { return net->messages; }
 
