@@ -20,8 +20,11 @@ static const char help_head[] =
     "and idle (the rest) of the median and the slowest worker, ranked by compute\n"
     "time; bytes sent; the busiest link and its utilisation. Then the configured\n"
     "run (max_iterations, else max_epochs; max_time caps it) in simulated time and\n"
-    "GPU-hours (workers x time). Where time depends on the data (adaptive\n"
-    "compression, a loss target) train it instead.\n\n";
+    "GPU-hours (workers x time). The time model draws the same random step times\n"
+    "as a trained run, so --iterations equal to the run's gives its time exactly;\n"
+    "with random stragglers or transient slowdowns fewer iterations give a mean\n"
+    "that varies with N. Where time depends on the data (adaptive compression, a\n"
+    "loss target) train it instead.\n\n";
 
 /* Seconds in a readable unit. */
 static void format_seconds(double s, char *buf, size_t len)
@@ -96,7 +99,7 @@ int cli_estimate_main(int argc, char **argv)
 {
     const char *file = NULL, *threads_opt = NULL, *sets[MAX_SETS];
     cli_list set_list = {.items = sets, .cap = MAX_SETS};
-    long long iterations = 10;
+    long long iterations = 100;
     double price = NAN;
     int status;
     const cli_opt opts[] = {
@@ -104,7 +107,7 @@ int cli_estimate_main(int argc, char **argv)
                  "  --set SECTION.KEY=VALUE  override a key of the file (repeatable)\n"),
         CLI_INT("--iterations", &iterations, 1, 1000000,
                 "--iterations: expected a number of iterations from 1 to 1000000, got '%s'",
-                "  --iterations N           iterations to simulate (default 10)\n"),
+                "  --iterations N           iterations to simulate (default 100)\n"),
         CLI_CALL("--price", opt_price, &price,
                  "  --price PER_GPU_HOUR     the configured run's cost at this price\n"),
         CLI_STRING("--threads", NULL, &threads_opt,
