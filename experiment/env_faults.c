@@ -358,9 +358,17 @@ const algo_fault *xp_env_fault_log(const xp_env *x, int *n)
 
 void xp_env_fault_log_clear(xp_env *x) { x->n_log = 0; }
 
+/* Loads once: a grid check that creates the method (check_method) loads
+ * the faults before xp_env_algo_create asks again. */
 int xp_env_faults_load(xp_env *x, sim_err *err)
 {
+    if (x->faults_loaded)
+        return 0;
     int rc = faults_schedule_load(x, err);
-    return rc ? rc : faults_random_load(x, err);
+    if (rc == 0)
+        rc = faults_random_load(x, err);
+    if (rc == 0)
+        x->faults_loaded = 1;
+    return rc;
 }
 

@@ -39,6 +39,7 @@ struct xp_env {
     algo_fault *faults;     /* [faults] schedule, sorted by time */
     double *fault_rate0;    /* per event: a link's configured rate (for up) */
     int n_faults;
+    int faults_loaded;      /* xp_env_faults_load done (a check and the run share it) */
     int rejoins_pending;    /* rejoin events scheduled and not yet run */
     sim_dist mtbf, downtime; /* [faults] mtbf, downtime (random crashes) */
     int has_mtbf, has_downtime;
