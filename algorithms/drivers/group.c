@@ -89,6 +89,22 @@ void algo_groups_drop(algo_groups *gs, int i)
     gs->n--;
 }
 
+void algo_groups_collect(algo_groups *gs, int64_t low, int (*held)(void *ctx, const algo_group *g),
+                         void (*drop)(void *ctx, algo_group *g), void *ctx)
+{
+    const algo_group *keep = algo_groups_for(gs, low);
+    for (int i = 0; keep && gs->g[i] != keep;) {
+        algo_group *g = gs->g[i];
+        if (sim_coll_busy(g->coll) || sim_coll_busy(g->aux) || (held && held(ctx, g))) {
+            i++;
+            continue;
+        }
+        if (drop)
+            drop(ctx, g);
+        algo_groups_drop(gs, i);
+    }
+}
+
 void algo_groups_release(algo_groups *gs)
 {
     for (int i = 0; i < gs->n; i++)

@@ -64,6 +64,12 @@ algo_group *algo_groups_for(const algo_groups *gs, int64_t round);
 /* Frees the i-th group kept (its collectives, not its ext) and closes the
  * gap; the caller makes sure nothing refers to it any more. */
 void algo_groups_drop(algo_groups *gs, int i);
+/* Frees every group older than the one that runs `low` (no lookup asks
+ * for an earlier step any more, so no lookup finds them) whose collectives
+ * have nothing in flight and that held(ctx, g) does not hold (NULL: none);
+ * drop(ctx, g) frees g's ext first (NULL: none). */
+void algo_groups_collect(algo_groups *gs, int64_t low, int (*held)(void *ctx, const algo_group *g),
+                         void (*drop)(void *ctx, algo_group *g), void *ctx);
 void algo_groups_release(algo_groups *gs);
 
 /* The members of g but worker c, into out (ascending); returns how many. */

@@ -162,12 +162,28 @@ static int held_by(const algo_sync *sy, const algo_group *g, int w)
     return 0;
 }
 
+/* x's collectives have something in flight, or a worker refers to g. */
+static int group_held(void *ctx, const algo_group *g)
+{
+    const algo_sync *sy = ctx;
+    if (g->ext && ext_busy(g->ext))
+        return 1;
+    for (int w = 0; w < sy->env->n; w++)
+        if (held_by(sy, g, w))
+            return 1;
+    return 0;
+}
+
+static void group_drop(void *ctx, algo_group *g)
+{
+    (void)ctx;
+    algo_sync_ext_free(g->ext);
+    g->ext = NULL;
+}
+
 /* A lookup (algo_groups_for) asks for a step at or after the lowest of the
  * previous round's first step and every live worker's step (and its
- * background round's); it finds the newest group that starts at or before
- * it, so no group older than the one of that lowest step is ever found
- * again. Such a group is freed once no worker refers to it and nothing of
- * its collectives is in flight. */
+ * background round's). */
 void algo_sync_collect(algo_sync *sy)
 {
     int64_t low = step_of(sy->round - 1, 0);
@@ -177,19 +193,7 @@ void algo_sync_collect(algo_sync *sy)
         if (sy->bg[w] >= 0 && step_of(sy->bg[w], 0) < low)
             low = step_of(sy->bg[w], 0);
     }
-    const algo_group *keep = algo_groups_for(&sy->groups, low);
-    for (int i = 0; keep && sy->groups.g[i] != keep;) {
-        algo_group *g = sy->groups.g[i];
-        int held = g->ext && ext_busy(g->ext);
-        for (int w = 0; !held && w < sy->env->n; w++)
-            held = held_by(sy, g, w);
-        if (held) {
-            i++;
-            continue;
-        }
-        algo_sync_ext_free(g->ext);
-        algo_groups_drop(&sy->groups, i);
-    }
+    algo_groups_collect(&sy->groups, low, group_held, group_drop, sy);
 }
 
 /* ---- queries ------------------------------------------------------------- */
