@@ -172,13 +172,15 @@ static int64_t peak_colls(const char *name, const char *key, int64_t iters, sim_
 /* The groups of live workers (and their collectives) that no worker can
  * use any more are freed: the collectives alive stay below a bound set by
  * the workers, not by the crashes so far, for allreduce_sgd, a Local SGD
- * method and onebit_adam (whose rounds have two phases). */
+ * method, onebit_adam (whose rounds have two phases) and the gossip
+ * driver's collectives (consensus_control). */
 Test(sync, random_crashes_keep_the_collectives_bounded)
 {
     const char *methods[][2] = {
         {"algorithm.name=allreduce_sgd", "algorithm.batch=16"},
         {"algorithm.name=local_sgd", "algorithm.local_steps=4"},
         {"algorithm.name=onebit_adam", "algorithm.freeze_step=20"},
+        {"algorithm.name=consensus_control", "algorithm.batch=16"},
     };
     for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
         sim_time t_short, t_long;
