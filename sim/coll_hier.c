@@ -109,6 +109,16 @@ void coll_hier_destroy(coll_hier *h)
     free(h);
 }
 
+int coll_hier_busy(const coll_hier *h)
+{
+    if (!h)
+        return 0;
+    for (int s = 0; s < h->servers; s++)
+        if ((h->reduce && sim_coll_busy(h->reduce[s])) || (h->bcast && sim_coll_busy(h->bcast[s])))
+            return 1;
+    return sim_coll_busy(h->ring);
+}
+
 coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hosts,
                             sim_err *err)
 {

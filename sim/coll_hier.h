@@ -12,6 +12,8 @@ typedef struct coll_hier coll_hier;
 coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hosts,
                             sim_err *err);
 void coll_hier_destroy(coll_hier *h);
+/* 1 while one of its parts is busy (sim_coll_busy); 0 for NULL. */
+int coll_hier_busy(const coll_hier *h);
 int coll_hier_enter(coll_hier *h, int rank, double bytes, sim_err *err);
 
 #endif

@@ -53,6 +53,7 @@
 #include "sim/coll_hier.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,7 +100,11 @@ struct sim_coll {
     sim_time launch;       /* ns from a rank's enter to its start (collective_overhead) */
     int failed;
     sim_err err;           /* sticky failure from inside an event */
+    int64_t inflight;      /* its messages and events not yet arrived */
 };
+
+/* Collectives made and not destroyed, in the process (sim_coll_live). */
+static atomic_llong live_colls;
 
 static uint64_t tag_make(int64_t round, int type, int src, int dst)
 {
@@ -146,9 +151,11 @@ static int send_msg(sim_coll *c, int from, int to, int type, int64_t round, doub
     int hs = from == c->n ? c->ps_host : c->hosts[from];
     int hd = to == c->n ? c->ps_host : c->hosts[to];
     sim_err e;
+    c->inflight++; /* before: a delivery may come at once */
     int rc = sim_net_send(c->net, hs, hd, bytes, on_message, c, tag_make(round, type, from, to),
                           &e);
     if (rc) {
+        c->inflight--;
         fail(c, rc, e.msg);
         return rc;
     }
@@ -295,6 +302,7 @@ static void on_message(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
     (void)src;
     (void)dst;
     sim_coll *c = ctx;
+    c->inflight--;
     if (c->failed)
         return;
     int round = tag_round(arg), type = tag_type(arg);
@@ -347,6 +355,7 @@ static void on_done_event(sim_engine *eng, void *ctx, uint64_t arg, void *payloa
     (void)payload;
     sim_coll *c = ctx;
     int r = (int)arg;
+    c->inflight--;
     c->rank[r].state = RANK_IDLE;
     if (c->done)
         c->done(eng, c->ctx, r);
@@ -437,7 +446,15 @@ void sim_coll_destroy(sim_coll *c)
     free(c->rank);
     free(c->ag_bytes);
     free(c);
+    atomic_fetch_sub(&live_colls, 1);
 }
+
+int sim_coll_busy(const sim_coll *c)
+{
+    return c && (c->inflight > 0 || coll_hier_busy(c->hier));
+}
+
+int64_t sim_coll_live(void) { return (int64_t)atomic_load(&live_colls); }
 
 sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
 {
@@ -458,6 +475,7 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
     sim_coll *c = calloc(1, sizeof *c);
     if (!c)
         goto nomem;
+    atomic_fetch_add(&live_colls, 1);
     c->net = net;
     c->kind = d->kind;
     c->n = d->n;
@@ -597,6 +615,7 @@ int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err)
         if (!sim_engine_schedule(sim_net_engine(c->net), c->launch, on_launch, c,
                                  (uint64_t)rank, NULL, NULL))
             return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
+        c->inflight++;
         return 0;
     }
     return enter_now(c, rank, bytes, err);
@@ -610,6 +629,7 @@ static void on_launch(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     sim_coll *c = ctx;
     int rank = (int)arg;
     coll_rank *R = &c->rank[rank];
+    c->inflight--;
     R->state = RANK_IDLE;
     sim_err e = {0};
     if (!c->failed && enter_now(c, rank, R->bytes, &e) < 0 && !c->failed) {
@@ -652,6 +672,7 @@ static int enter_now(sim_coll *c, int rank, double bytes, sim_err *err)
         if (!sim_engine_schedule(sim_net_engine(c->net), 0, on_done_event, c,
                                  (uint64_t)rank, NULL, NULL))
             return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
+        c->inflight++;
     }
     return 0;
 }

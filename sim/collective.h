@@ -91,6 +91,12 @@ int sim_coll_enter(sim_coll *c, int rank, double bytes, sim_err *err);
  * count. The server of PS is no rank: its pulls are not counted here. */
 double sim_coll_bytes_sent(const sim_coll *c, int rank);
 double sim_coll_round_bytes_sent(const sim_coll *c, int rank);
+/* 1 while c has a message or an event of its own not yet arrived (a
+ * callback of c may still run): only then is destroying it unsafe. */
+int sim_coll_busy(const sim_coll *c);
+/* Collectives made and not yet destroyed in this process (a diagnostic:
+ * the memory of the methods that make them as workers crash). */
+int64_t sim_coll_live(void);
 /* NEIGHBOR only: replace the lists before the next round's first enter. */
 int sim_coll_set_neighbors(sim_coll *c, const int *nbr_off, const int *nbr, sim_err *err);
 

@@ -228,6 +228,18 @@ void algo_gossip_group_begin(algo_gossip *g, int i)
     start_joiners(g);
 }
 
+/* Frees the groups no lookup finds any more (every lookup asks for the
+ * oldest collective not completed or a live worker's) whose collectives
+ * have nothing in flight. */
+static void collect(ggroups *f, int n)
+{
+    int64_t low = f->round;
+    for (int w = 0; w < n; w++)
+        if (f->wstat[w] != G_OFF && f->wstat[w] != G_PENDING && f->wround[w] < low)
+            low = f->wround[w];
+    algo_groups_collect(&f->groups, low, NULL, NULL, NULL);
+}
+
 int algo_gossip_group_crash(algo_gossip *g, int c)
 {
     ggroups *f = g->gc;
@@ -253,6 +265,7 @@ int algo_gossip_group_crash(algo_gossip *g, int c)
         }
     }
     round_check(f);
+    collect(f, g->n);
     return pending;
 }
 

@@ -2,6 +2,7 @@
 #include "algorithms/drivers/group.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void group_free(algo_group *g)
 {
@@ -49,7 +50,7 @@ algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, 
         g->rank_of[members[r]] = r;
     }
     g->owner = c->owner;
-    g->id = gs->n;
+    g->id = gs->made++;
     gs->g[gs->n++] = g;
     if (n > 0 && !c->none) {
         g->coll = make_coll(env, g, c->kind, c->done, c->who);
@@ -81,13 +82,36 @@ int algo_group_timeout(algo_env *env, sim_time delay, sim_handler fn, void *ctx,
     return algo_env_fail(env, SIM_ENOMEM, "%s: cannot schedule a timeout", env->cfg->algorithm);
 }
 
+void algo_groups_drop(algo_groups *gs, int i)
+{
+    group_free(gs->g[i]);
+    memmove(gs->g + i, gs->g + i + 1, (size_t)(gs->n - i - 1) * sizeof *gs->g);
+    gs->n--;
+}
+
+void algo_groups_collect(algo_groups *gs, int64_t low, int (*held)(void *ctx, const algo_group *g),
+                         void (*drop)(void *ctx, algo_group *g), void *ctx)
+{
+    const algo_group *keep = algo_groups_for(gs, low);
+    for (int i = 0; keep && gs->g[i] != keep;) {
+        algo_group *g = gs->g[i];
+        if (sim_coll_busy(g->coll) || sim_coll_busy(g->aux) || (held && held(ctx, g))) {
+            i++;
+            continue;
+        }
+        if (drop)
+            drop(ctx, g);
+        algo_groups_drop(gs, i);
+    }
+}
+
 void algo_groups_release(algo_groups *gs)
 {
     for (int i = 0; i < gs->n; i++)
         group_free(gs->g[i]);
     free(gs->g);
     gs->g = NULL;
-    gs->n = gs->cap = 0;
+    gs->n = gs->cap = gs->made = 0;
 }
 
 int algo_group_members_except(const algo_group *g, int c, int *out)

@@ -3,9 +3,9 @@
  * and the 1-bit methods run their rounds over a GROUP of live workers,
  * each group with its own collective over its members' hosts (rank r = the
  * r-th member, members ascending). A crash or a rejoin makes a new group
- * that takes over from a given round on; the older groups are kept (their
- * collectives may still have messages in flight) until the method is
- * destroyed.
+ * that takes over from a given round on; an older group is dropped
+ * (algo_groups_drop) by its owner once no worker can use it and none of
+ * its collectives has a message in flight.
  *
  * Events of a worker carry its incarnation (algo_group_arg): a crash or a
  * rejoin bumps it, so that an event of an earlier incarnation is ignored
@@ -24,13 +24,15 @@ typedef struct algo_group {
     int *members;        /* worker ids, ascending; rank r = members[r] */
     int *rank_of;        /* per worker: its rank, -1 when not a member */
     int64_t first_round; /* the group runs the rounds from this one on */
-    int id;              /* index in its algo_groups */
+    int id;              /* its number in the order made (0: the first) */
     void *owner;         /* the method's state (algo_groups_add) */
+    void *ext;           /* the owner's data for the group, freed by the owner */
 } algo_group;
 
 typedef struct algo_groups {
-    algo_group **g;      /* every group made, oldest first */
+    algo_group **g;      /* the groups kept, oldest first */
     int n, cap;
+    int made;            /* groups made so far */
 } algo_groups;
 
 /* The collectives' callbacks get the group (algo_group *) as ctx. */
@@ -59,6 +61,15 @@ sim_coll *algo_group_coll(algo_env *env, algo_group *g, int alltoall, sim_coll_k
                           sim_coll_done done, void *ctx, const char *who);
 /* The group that runs `round`: the newest whose first round is <= round. */
 algo_group *algo_groups_for(const algo_groups *gs, int64_t round);
+/* Frees the i-th group kept (its collectives, not its ext) and closes the
+ * gap; the caller makes sure nothing refers to it any more. */
+void algo_groups_drop(algo_groups *gs, int i);
+/* Frees every group older than the one that runs `low` (no lookup asks
+ * for an earlier step any more, so no lookup finds them) whose collectives
+ * have nothing in flight and that held(ctx, g) does not hold (NULL: none);
+ * drop(ctx, g) frees g's ext first (NULL: none). */
+void algo_groups_collect(algo_groups *gs, int64_t low, int (*held)(void *ctx, const algo_group *g),
+                         void (*drop)(void *ctx, algo_group *g), void *ctx);
 void algo_groups_release(algo_groups *gs);
 
 /* The members of g but worker c, into out (ascending); returns how many. */

@@ -31,6 +31,7 @@ struct algo_overlap {
     sim_coll_done done;
     int (*computed)(void *ctx, int w);
     void *ctx;
+    int64_t events;      /* its ready and compute-end events not yet run */
 };
 
 int algo_env_layer_profile(const algo_env *env, wl_proxy_layer *out, int cap)
@@ -90,6 +91,7 @@ static void on_ready(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     (void)payload;
     algo_overlap *ov = ctx;
     int w = (int)(arg & 0xffffffffu), b = (int)((arg >> 32) & 0x3fffffffu);
+    ov->events--;
     if ((int)(arg >> 62) != ov->parity[w] || b + 1 <= ov->ready[w])
         return;
     ov->ready[w] = b + 1;
@@ -102,6 +104,7 @@ static void on_compute_end(sim_engine *eng, void *ctx, uint64_t arg, void *paylo
     (void)payload;
     algo_overlap *ov = ctx;
     int w = (int)(arg & 0xffffffffu);
+    ov->events--;
     if ((int)(arg >> 62) != ov->parity[w] || ov->stopped[w])
         return;
     if (ov->computed && !ov->computed(ov->ctx, w)) {
@@ -122,6 +125,7 @@ int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes)
     int rc = algo_env_compute(env, w, samples, on_compute_end, ov, ready_arg(w, 0, ov->parity[w]));
     if (rc)
         return rc;
+    ov->events++;
     double dt = (double)(env->w[w].busy_until - now);
     for (int b = 0; b < ov->plan.n - 1; b++) {
         sim_time at = (sim_time)llround(dt * ov->plan.buckets[b].ready);
@@ -129,7 +133,20 @@ int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes)
                                 NULL, NULL) == 0)
             return algo_env_fail(env, SIM_ENOMEM, "worker %d: cannot schedule bucket %d", w,
                                  b);
+        ov->events++;
     }
+    return 0;
+}
+
+int algo_overlap_busy(const algo_overlap *ov)
+{
+    if (!ov)
+        return 0;
+    if (ov->events > 0)
+        return 1;
+    for (int b = 0; ov->coll && b < ov->plan.n; b++)
+        if (sim_coll_busy(ov->coll[b]))
+            return 1;
     return 0;
 }
 

@@ -44,6 +44,9 @@ int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes);
  * completions of the buckets it entered are ignored from now on (the bytes
  * already sent stay sent). The next algo_overlap_step starts afresh. */
 void algo_overlap_stop(algo_overlap *ov, int w);
+/* 1 while one of its events or its collectives' messages has not yet
+ * arrived (destroying it is unsafe only then); 0 for NULL. */
+int algo_overlap_busy(const algo_overlap *ov);
 /* The plan in use (for reports and tests). */
 const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov);
 /* The workload's layer profile in backward order into out (cap >=

@@ -13,7 +13,6 @@
 #include "algorithms/drivers/sync_impl.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "sim/units.h"
 
@@ -153,23 +152,11 @@ algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_
             fail(sy, SIM_ENOMEM, "out of memory for a group");
         return NULL;
     }
-    if (g->id >= sy->ext_cap) {
-        int cap = sy->ext_cap ? 2 * sy->ext_cap : 8;
-        gext **x = realloc(sy->ext, (size_t)cap * sizeof *x);
-        if (!x) {
-            fail(sy, SIM_ENOMEM, "out of memory for a group");
-            return NULL;
-        }
-        memset(x + sy->ext_cap, 0, (size_t)(cap - sy->ext_cap) * sizeof *x);
-        sy->ext = x;
-        sy->ext_cap = cap;
-    }
-    sy->ext[g->id] = calloc(1, sizeof(gext));
-    if (!sy->ext[g->id]) {
+    gext *x = g->ext = calloc(1, sizeof(gext));
+    if (!x) {
         fail(sy, SIM_ENOMEM, "out of memory for a group");
         return NULL;
     }
-    gext *x = sy->ext[g->id];
     /* with buckets, one-slot rounds use the plain collectives only after a
      * crash (the rest of an aborted round) */
     int plain = sy->crashes || !sy->bucketed || sy->d.n_slots > 1;
@@ -195,11 +182,6 @@ algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_
     if (sy->d.hooks.regroup)
         sy->d.hooks.regroup(sy->m, g);
     return g;
-}
-
-static int64_t step_of(int64_t round, int phase)
-{
-    return round * ALGO_SYNC_PHASES_MAX + phase;
 }
 
 /* The group of worker w's current step. */
@@ -229,9 +211,9 @@ static void step_begin(algo_sync *sy, int w)
         algo_sync_msg msg = {0};
         algo_group *g = wgroup(sy, w);
         if (sy->late[w] == step_of(sy->wround[w], 0)) /* aborted: the group it knew */
-            g = sy->groups.g[sy->lateg[w]];
+            g = sy->lateg[w];
         int n_phases, s = phase_slot(sy, sy->wround[w], 0, &n_phases);
-        gext *x = sy->ext[g->id];
+        gext *x = g->ext;
         sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
         sy->wbytes[w] = msg.bytes;
         sy->wenc[w] = msg.encode;
@@ -339,7 +321,7 @@ static void enter_at(algo_sync *sy, int w, int64_t k, int p)
         return;
     }
     int n_phases, s = phase_slot(sy, k, p, &n_phases);
-    gext *x = sy->ext[g->id];
+    gext *x = g->ext;
     sim_coll *c = x->coll[s];
     slot_ctx *ctx = &x->ctx[s];
     if (x->n_sub[s] > 0) { /* HIER_INTRA: its server's collective */
@@ -695,7 +677,7 @@ static void crash(algo_sync *sy, int c)
         for (int r = 0; r < ng->n; r++) {
             int s = ng->members[r];
             if (sy->late[s] != a)
-                sy->lateg[s] = g->id;
+                sy->lateg[s] = g;
             sy->late[s] = a;
             if (sy->d.background) {
                 if (sy->bg[s] >= 0 && step_of(sy->bg[s], 0) == a)
@@ -760,5 +742,6 @@ void algo_sync_fault(algo_sync *sy, const algo_fault *ev)
         crash(sy, ev->target);
     else if (ev->kind == ALGO_FAULT_REJOIN)
         rejoin(sy, ev->target);
+    algo_sync_collect(sy);
 }
 

@@ -153,7 +153,9 @@
  *  no one is left to form a result, j starts a group of its own at once
  *  (hooks.join(m, j, -1)). Every new group is announced by
  *  hooks.regroup(m, g) before its first round (1-bit: error buffers reset
- *  per partition); NULL: nothing.
+ *  per partition); NULL: nothing. A method must not keep g: after a crash
+ *  or a rejoin, a group that no worker can use any more and whose
+ *  collectives have nothing in flight is freed.
  *
  *  A method state reads, for its model() and worker_models():
  *  algo_sync_formed (between FORM and the last TAKE every member logically
@@ -282,7 +284,9 @@ void algo_sync_report(algo_sync *sy);
 int64_t algo_sync_worker_round(const algo_sync *sy, int w);
 /* 1 when w is up and a member of the groups (not waiting to join). */
 int algo_sync_live(const algo_sync *sy, int w);
-/* The group that runs phase 0 of round k (NULL: none). */
+/* The group that runs phase 0 of round k (NULL: none), for k no earlier
+ * than the previous round or a live worker's round (older groups are
+ * freed). */
 const algo_group *algo_sync_group(const algo_sync *sy, int64_t round);
 /* An event argument for worker w's current incarnation, and its check:
  * for events a method schedules itself. */

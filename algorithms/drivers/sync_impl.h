@@ -21,8 +21,9 @@ typedef struct slot_ctx {
     int offset;
 } slot_ctx;
 
-/* What the driver adds to a group: its collectives, one per slot; a slot
- * of kind ALGO_SYNC_HIER_INTRA has one per server instead (sub). */
+/* What the driver adds to a group (its ext): its collectives, one per
+ * slot; a slot of kind ALGO_SYNC_HIER_INTRA has one per server instead
+ * (sub). */
 typedef struct gext {
     slot_ctx ctx[ALGO_SYNC_SLOTS_MAX];
     sim_coll *coll[ALGO_SYNC_SLOTS_MAX];
@@ -40,8 +41,6 @@ struct algo_sync {
     algo_sync_desc d;
     void *m;
     algo_groups groups;
-    gext **ext;          /* per group id */
-    int ext_cap;
     int bucketed;        /* [algorithm] bucket > 0 and desc.buckets */
     int crashes;         /* algo_env_crashes(env) when created */
     sim_time timeout;    /* [faults] sync_timeout */
@@ -53,7 +52,7 @@ struct algo_sync {
     int *wphase, *wstat, *pending, *scratch;
     uint32_t *wgen, *tgen;
     int64_t *late;       /* per worker: the step whose entry waits the timeout */
-    int *lateg;          /* with buckets: the group it believes in meanwhile */
+    algo_group **lateg;  /* with buckets: the group it believes in meanwhile */
     double *wbytes;      /* the message of the worker's current phase */
     sim_time *wenc;      /* with buckets: encoding charged after the last bucket */
     algo_overlap **wov;  /* with buckets: the overlap of the worker's step */
@@ -68,6 +67,12 @@ struct algo_sync {
     int *computed;       /* with buckets: its compute step has ended */
 };
 
+/* Step q = round x ALGO_SYNC_PHASES_MAX + phase (sync.c). */
+static inline int64_t step_of(int64_t round, int phase)
+{
+    return round * ALGO_SYNC_PHASES_MAX + phase;
+}
+
 static inline uint64_t warg(const algo_sync *sy, int w)
 {
     return algo_group_arg(w, sy->wgen[w]);
@@ -78,6 +83,12 @@ int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots);
 /* A new group of the given workers (ascending) from step first on, with
  * its collectives; NULL on failure (reported through algo_env_fail). */
 algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_t first);
+/* Frees the groups no worker can use any more whose collectives have
+ * nothing in flight (sync_state.c): memory bounded by the workers and the
+ * messages in flight, not by the crashes so far. */
+void algo_sync_collect(algo_sync *sy);
+/* Frees a group's ext (its collectives). */
+void algo_sync_ext_free(gext *x);
 /* Starts worker w on round (its work, phase 0). */
 void algo_sync_work_begin(algo_sync *sy, int w, int64_t round);
 

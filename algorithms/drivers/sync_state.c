@@ -6,27 +6,30 @@
 
 /* ---- life cycle ---------------------------------------------------------- */
 
+void algo_sync_ext_free(gext *x)
+{
+    if (!x)
+        return;
+    for (int s = 0; s < ALGO_SYNC_SLOTS_MAX; s++) {
+        sim_coll_destroy(x->coll[s]);
+        for (int k = 0; k < x->n_sub[s]; k++) {
+            sim_coll_destroy(x->sub[s][k]);
+            algo_overlap_destroy(x->subov[s][k]);
+        }
+        free(x->sub[s]);
+        free(x->subctx[s]);
+        free(x->subov[s]);
+        algo_overlap_destroy(x->ov[s]);
+    }
+    free(x);
+}
+
 void algo_sync_destroy(algo_sync *sy)
 {
     if (!sy)
         return;
-    for (int i = 0; i < sy->groups.n; i++) {
-        if (!sy->ext || !sy->ext[i])
-            continue;
-        for (int s = 0; s < ALGO_SYNC_SLOTS_MAX; s++) {
-            sim_coll_destroy(sy->ext[i]->coll[s]);
-            for (int k = 0; k < sy->ext[i]->n_sub[s]; k++) {
-                sim_coll_destroy(sy->ext[i]->sub[s][k]);
-                algo_overlap_destroy(sy->ext[i]->subov[s][k]);
-            }
-            free(sy->ext[i]->sub[s]);
-            free(sy->ext[i]->subctx[s]);
-            free(sy->ext[i]->subov[s]);
-            algo_overlap_destroy(sy->ext[i]->ov[s]);
-        }
-        free(sy->ext[i]);
-    }
-    free(sy->ext);
+    for (int i = 0; i < sy->groups.n; i++)
+        algo_sync_ext_free(sy->groups.g[i]->ext);
     algo_groups_release(&sy->groups);
     free(sy->wround);
     free(sy->wphase);
@@ -125,6 +128,72 @@ int algo_sync_start(algo_sync *sy, sim_err *err)
     for (int w = 0; w < sy->env->n; w++)
         algo_sync_work_begin(sy, w, 0);
     return sy->env->error.code;
+}
+
+/* ---- freeing the groups no worker can use ------------------------------- */
+
+/* 1 while a message or an event of one of x's collectives is in flight. */
+static int ext_busy(const gext *x)
+{
+    for (int s = 0; s < ALGO_SYNC_SLOTS_MAX; s++) {
+        if (sim_coll_busy(x->coll[s]) || algo_overlap_busy(x->ov[s]))
+            return 1;
+        for (int k = 0; k < x->n_sub[s]; k++)
+            if (sim_coll_busy(x->sub[s][k]) || (x->subov[s] && algo_overlap_busy(x->subov[s][k])))
+                return 1;
+    }
+    return 0;
+}
+
+/* 1 when worker w still refers to g: the group its aborted step believes
+ * in (lateg), or the bucketed collectives of its step (wov). */
+static int held_by(const algo_sync *sy, const algo_group *g, int w)
+{
+    if (sy->late[w] >= 0 && sy->lateg[w] == g)
+        return 1;
+    const gext *x = g->ext;
+    for (int s = 0; sy->wov[w] && x && s < ALGO_SYNC_SLOTS_MAX; s++) {
+        if (sy->wov[w] == x->ov[s])
+            return 1;
+        for (int k = 0; k < x->n_sub[s]; k++)
+            if (x->subov[s] && sy->wov[w] == x->subov[s][k])
+                return 1;
+    }
+    return 0;
+}
+
+/* x's collectives have something in flight, or a worker refers to g. */
+static int group_held(void *ctx, const algo_group *g)
+{
+    const algo_sync *sy = ctx;
+    if (g->ext && ext_busy(g->ext))
+        return 1;
+    for (int w = 0; w < sy->env->n; w++)
+        if (held_by(sy, g, w))
+            return 1;
+    return 0;
+}
+
+static void group_drop(void *ctx, algo_group *g)
+{
+    (void)ctx;
+    algo_sync_ext_free(g->ext);
+    g->ext = NULL;
+}
+
+/* A lookup (algo_groups_for) asks for a step at or after the lowest of the
+ * previous round's first step and every live worker's step (and its
+ * background round's). */
+void algo_sync_collect(algo_sync *sy)
+{
+    int64_t low = step_of(sy->round - 1, 0);
+    for (int w = 0; w < sy->env->n; w++) {
+        if (sy->wstat[w] != S_OFF && step_of(sy->wround[w], sy->wphase[w]) < low)
+            low = step_of(sy->wround[w], sy->wphase[w]);
+        if (sy->bg[w] >= 0 && step_of(sy->bg[w], 0) < low)
+            low = step_of(sy->bg[w], 0);
+    }
+    algo_groups_collect(&sy->groups, low, group_held, group_drop, sy);
 }
 
 /* ---- queries ------------------------------------------------------------- */

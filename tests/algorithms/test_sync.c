@@ -134,3 +134,62 @@ Test(sync, bucket_crash_during_the_reduction_loses_the_partly_reduced_bucket)
     h_free(&h);
     unlink(path);
 }
+
+/* ---- memory under random crashes ------------------------------------------ */
+
+/* The most collectives alive at once during a run. */
+typedef struct coll_peak {
+    int64_t base, peak;
+} coll_peak;
+
+static void probe_colls(harness *h)
+{
+    coll_peak *p = h->probe_ctx;
+    int64_t n = sim_coll_live() - p->base;
+    if (n > p->peak)
+        p->peak = n;
+}
+
+/* The peak of live collectives of a method under a crash every 400us a
+ * worker (several per round) over `iters` iterations; *t gets the
+ * simulated time (the crashes grow with it). */
+static int64_t peak_colls(const char *name, const char *key, int64_t iters, sim_time *t)
+{
+    const char *sets[] = {name, key, "workers.compute=constant(50us)",
+                          "faults.mtbf=exponential(400us)", "faults.downtime=constant(100us)",
+                          "faults.sync_timeout=1ms", "algorithm.lr=0.01"};
+    harness h;
+    coll_peak p = {sim_coll_live(), 0};
+    h_build(&h, test_base_ini, sets, 7);
+    h.probe = probe_colls;
+    h.probe_ctx = &p;
+    h_run(&h, iters);
+    *t = sim_engine_now(h.eng);
+    h_free(&h);
+    return p.peak;
+}
+
+/* The groups of live workers (and their collectives) that no worker can
+ * use any more are freed: the collectives alive stay below a bound set by
+ * the workers, not by the crashes so far, for allreduce_sgd, a Local SGD
+ * method, onebit_adam (whose rounds have two phases) and the gossip
+ * driver's collectives (consensus_control). */
+Test(sync, random_crashes_keep_the_collectives_bounded)
+{
+    const char *methods[][2] = {
+        {"algorithm.name=allreduce_sgd", "algorithm.batch=16"},
+        {"algorithm.name=local_sgd", "algorithm.local_steps=4"},
+        {"algorithm.name=onebit_adam", "algorithm.freeze_step=20"},
+        {"algorithm.name=consensus_control", "algorithm.batch=16"},
+    };
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        sim_time t_short, t_long;
+        int64_t short_peak = peak_colls(methods[m][0], methods[m][1], 100, &t_short);
+        int64_t long_peak = peak_colls(methods[m][0], methods[m][1], 800, &t_long);
+        cr_assert_gt(t_long, 4 * t_short, "%s: %lld then %lld ns", methods[m][0],
+                     (long long)t_short, (long long)t_long);
+        cr_assert_leq(long_peak, 64, "%s: %lld collectives alive after %.1f ms (%lld after "
+                      "%.1f ms)", methods[m][0], (long long)long_peak, t_long / 1e6,
+                      (long long)short_peak, t_short / 1e6);
+    }
+}
