@@ -64,6 +64,7 @@ typedef struct route_cache {
     size_t cap, n;     /* slots (a power of two), routes stored */
     int *pool;
     size_t pool_n, pool_cap;
+    size_t budget;     /* bytes of key, off and pool past which it is emptied */
 } route_cache;
 
 struct sim_net {

@@ -11,7 +11,10 @@
  *  - other graphs: a BFS from the source that stops when the destination is
  *    discovered (the predecessors on the path are final by then), its route
  *    kept in a cache of the host pairs used (open addressing on (src, dst),
- *    routes packed in one pool). Memory grows with the pairs used.
+ *    routes packed in one pool). Memory grows with the pairs used up to a
+ *    budget (ROUTE_BUDGET, sim_net_set_route_budget); past it the cache is
+ *    emptied and refilled as routes are asked again, which changes no
+ *    route (the search is deterministic), only the time spent.
  * ECMP routing: a BFS from the destination gives every vertex's distance
  * to it (cached per destination, the cache flushed whole past a memory
  * budget); the message then walks from the source, at each vertex choosing
@@ -30,6 +33,8 @@
 
 /* Distance arrays kept for ECMP before the cache is flushed, in bytes. */
 #define DIST_BUDGET ((size_t)64 << 20)
+/* The shortest-route cache's default budget, in bytes. */
+#define ROUTE_BUDGET ((size_t)64 << 20)
 
 static uint64_t mix64(uint64_t x)
 {
@@ -257,9 +262,31 @@ static int cache_grow(route_cache *rc)
     return 0;
 }
 
-/* Stores net->path[0..n-1] as the route of key. */
+/* The cache's bytes once a route of n links is stored, with the table and
+ * the pool grown as cache_put would grow them. */
+static size_t cache_bytes_after(const route_cache *rc, int n)
+{
+    size_t cap = rc->cap, pool = rc->pool_cap, need = rc->pool_n + (size_t)n + 1;
+    if ((rc->n + 1) * 2 > cap)
+        cap = cap ? 2 * cap : 1024;
+    if (need > pool) {
+        pool = pool ? pool : 4096;
+        while (pool < need)
+            pool *= 2;
+    }
+    return cap * (sizeof *rc->key + sizeof *rc->off) + pool * sizeof *rc->pool;
+}
+
+/* Stores net->path[0..n-1] as the route of key; empties the cache first
+ * when storing would take it past its budget. */
 static int cache_put(route_cache *rc, uint64_t key, const int *path, int n)
 {
+    size_t budget = rc->budget ? rc->budget : ROUTE_BUDGET;
+    if (rc->n && cache_bytes_after(rc, n) > budget) {
+        memset(rc->key, 0, sizeof *rc->key * rc->cap);
+        rc->n = 0;
+        rc->pool_n = 0;
+    }
     if ((rc->n + 1) * 2 > rc->cap && cache_grow(rc))
         return -1;
     size_t need = rc->pool_n + (size_t)n + 1;
@@ -405,6 +432,11 @@ int net_route_get_any(sim_net *net, int src, int dst, const int **links, int *n_
     if (net->is_forest)
         return route_forest(net, src, dst, n_hops);
     return route_bfs(net, src, dst, 0, n_hops);
+}
+
+void sim_net_set_route_budget(sim_net *net, size_t bytes)
+{
+    net->rc.budget = bytes;
 }
 
 void net_route_invalidate(sim_net *net)

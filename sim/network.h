@@ -130,6 +130,11 @@ int sim_net_route_info(sim_net *net, int src, int dst, double *latency, int *hop
  * under ECMP) into links[0..max-1]; returns the hop count (may exceed max),
  * SIM_EINPUT for a bad host or no route, SIM_ENOMEM. */
 int sim_net_route_links(sim_net *net, int src, int dst, int *links, int max);
+/* The bytes the shortest-route cache of a non-forest graph may hold (0:
+ * the default, 64 MB): past it the cache is emptied and routes are
+ * computed again when asked, so a long run over many host pairs keeps its
+ * memory bounded; no route changes. */
+void sim_net_set_route_budget(sim_net *net, size_t bytes);
 
 /* Counters. */
 double sim_net_bytes_sent_host(const sim_net *net, int host);   /* bytes injected by host */

@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "sim/memory.h"
+#include "sim/path.h"
 #include "sim/units.h"
 #include "workloads/dataset_impl.h"
 
@@ -37,6 +40,31 @@ const wl_dataset_vt *wl_dataset_find(const char *name)
     return NULL;
 }
 
+/* SIM_ECONFIG when need bytes exceed sim_memory_limit(): checked before a
+ * data set's arrays (or a file's text) are allocated, so that a file too
+ * large for the machine is refused with its size instead of running out of
+ * memory halfway through. */
+static int size_check(double need, const char *what, sim_err *err)
+{
+    int64_t limit = sim_memory_limit();
+    if (limit < 0 || need <= (double)limit)
+        return 0;
+    char a[32], b[32];
+    return sim_err_set(err, SIM_ECONFIG,
+                       "%s need about %s, more than the %s this machine gives"
+                       " (DTSIM_MAX_MEMORY lowers the limit)",
+                       what, sim_memory_format(need, a, sizeof a),
+                       sim_memory_format((double)limit, b, sizeof b));
+}
+
+static int samples_check(const char *name, int64_t n, int dim, double need, sim_err *err)
+{
+    char what[160];
+    snprintf(what, sizeof what, "dataset '%s': %lld samples of %d features", name,
+             (long long)n, dim);
+    return size_check(need, what, err);
+}
+
 wl_dataset *wl_dataset_alloc(const char *name, int dim, int classes, int64_t n_train,
                              int64_t n_test, sim_err *err)
 {
@@ -47,6 +75,9 @@ wl_dataset *wl_dataset_alloc(const char *name, int dim, int classes, int64_t n_t
                     (long long)(n_train + n_test), dim);
         return NULL;
     }
+    if (samples_check(name, n_train + n_test, dim,
+                      (double)(n_train + n_test) * ((double)dim + 1) * sizeof(float), err))
+        return NULL;
     wl_dataset *ds = calloc(1, sizeof *ds);
     if (!ds)
         goto nomem;
@@ -81,6 +112,11 @@ wl_dataset *wl_dataset_alloc_sparse(const char *name, int dim, int classes, int6
                     (long long)(n_train + n_test), dim);
         return NULL;
     }
+    /* a label and a row offset per sample, a column and a value per entry */
+    double need = (double)(n_train + n_test) * (sizeof(float) + sizeof(int64_t)) +
+                  (double)(nnz_train + nnz_test) * (sizeof(int32_t) + sizeof(float));
+    if (samples_check(name, n_train + n_test, dim, need, err))
+        return NULL;
     wl_dataset *ds = calloc(1, sizeof *ds);
     if (!ds)
         goto nomem;
@@ -201,6 +237,16 @@ int wl_read_file(const char *path, char **text, size_t *len, sim_err *err)
     FILE *f = fopen(path, "rb");
     if (!f)
         return sim_err_set(err, SIM_EINPUT, "%s: cannot open (%s)", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        char what[SIM_PATH_MAX + 64];
+        snprintf(what, sizeof what, "%s: its %lld bytes", path, (long long)st.st_size);
+        int rc = size_check((double)st.st_size, what, err);
+        if (rc) {
+            fclose(f);
+            return rc;
+        }
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     int rc = 0;

@@ -234,3 +234,52 @@ Test(errors, oversized_configurations_are_refused_up_front)
     run_cases(small, N(small));
     unsetenv("DTSIM_MAX_MEMORY");
 }
+
+/* Data files are sized before they are read or decoded: a file larger than
+ * the limit is refused with its size, and a data set whose decoded samples
+ * exceed it with their count, each naming [workload] dataset (exit 2, no
+ * run row), instead of running out of memory while loading. */
+Test(errors, oversized_data_files_are_refused_before_loading)
+{
+    const char *dir = case_dir();
+    static char svm[1300000], text[100001];
+    size_t n = 0;
+    for (int i = 0; n + 32 < sizeof svm - 1; i++)
+        n += (size_t)snprintf(svm + n, sizeof svm - n, "%d 1:%d 2:0.5\n", i % 2, i % 7);
+    test_write_file(dir, "big.svm", svm);
+    for (size_t i = 0; i < sizeof text - 1; i++)
+        text[i] = (char)('a' + (i * 7) % 26);
+    test_write_file(dir, "big.txt", text);
+    cr_assert_eq(setenv("DTSIM_MAX_MEMORY", "1M", 1), 0);
+    static const bad_case cases[] = {
+        {"run small.ini --set 'workload.dataset=libsvm(big.svm)'", 2,
+         "workload.dataset: ", ""},
+        {"run small.ini --set 'workload.dataset=libsvm(big.svm)'", 2,
+         "big.svm: its 12", ""},
+        {"run small.ini --set 'workload.dataset=text(big.txt)' --set workload.model=charlm", 2,
+         "dataset 'text': 99992 samples of 8 features need about 3.4 MB, more than the 1.0 MB",
+         ""},
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        char args[512];
+        snprintf(args, sizeof args, "%s --db r.db --quiet", cases[i].args);
+        int rc = test_dtsim(dir, args, out_text, sizeof out_text);
+        cr_assert_eq(rc, cases[i].exit_code, "dtsim %s: exit %d: %s", args, rc, out_text);
+        cr_assert(strstr(out_text, cases[i].needle), "dtsim %s: '%s' not in: %s", args,
+                  cases[i].needle, out_text);
+        char db[4200];
+        snprintf(db, sizeof db, "%s/r.db", dir);
+        cr_assert_str_eq(test_run_statuses(db), "", "dtsim %s left a run row", args);
+    }
+    cr_assert_eq(setenv("DTSIM_MAX_MEMORY", "100M", 1), 0);
+    int rc = test_dtsim(dir, "run small.ini --set workload.dataset=fashion_mnist --db r.db --quiet",
+                        out_text, sizeof out_text);
+    /* without Debian's data files the loader names the package instead */
+    if (!strstr(out_text, "dataset-fashion-mnist")) {
+        cr_assert_eq(rc, 2, "exit %d: %s", rc, out_text);
+        cr_assert(strstr(out_text, "dataset 'fashion_mnist': 70000 samples of 784 features need"
+                                   " about 209.6 MB, more than the 100.0 MB"),
+                  "%s", out_text);
+    }
+    unsetenv("DTSIM_MAX_MEMORY");
+}

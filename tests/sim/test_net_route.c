@@ -4,7 +4,8 @@
  * routes far hosts in two links and in bounded memory, and carries one
  * message per host at the alpha-beta closed form; ECMP on a fat tree
  * spreads cross-pod flows over more core links than shortest routing and
- * finishes sooner, repeatably. */
+ * finishes sooner, repeatably; the route cache stays within its budget
+ * and still gives the oracle's routes after it is emptied. */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "sim/engine.h"
+#include "sim/net_internal.h"
 #include "sim/network.h"
 #include "topology/physnet.h"
 
@@ -103,6 +105,43 @@ Test(net_route, same_routes_as_full_bfs)
         topo_physnet_release(&pn);
         sim_engine_destroy(eng);
     }
+}
+
+/* A 256-host torus asks 65,280 routes of up to 16 links: far more than a
+ * 64 kB route cache holds, so it is emptied many times; every route is
+ * still the oracle's, and the cache never holds more than its budget. */
+Test(net_route, route_cache_stays_within_its_budget)
+{
+    const size_t budget = 64 << 10;
+    sim_engine *eng = sim_engine_create(0);
+    topo_physnet pn;
+    sim_net *net = mk(eng, &pn, "torus(16, 16)", 256, 1e-6, 1e9, SIM_ROUTE_SHORTEST);
+    sim_net_set_route_budget(net, budget);
+    igraph_inclist_t inc;
+    igraph_inclist_init(&pn.graph, &inc, IGRAPH_ALL, IGRAPH_LOOPS_ONCE);
+    int a[64], b[64], emptied = 0;
+    size_t last_n = 0;
+    for (int s = 0; s < pn.n_hosts; s++)
+        for (int d = 0; d < pn.n_hosts; d++) {
+            if (s == d)
+                continue;
+            int na = sim_net_route_links(net, s, d, a, 64);
+            int nb = oracle_route(&pn.graph, &inc, s, d, b);
+            cr_assert_eq(na, nb, "%d -> %d: %d vs %d hops", s, d, na, nb);
+            for (int i = 0; i < na; i++)
+                cr_assert_eq(a[i], b[i], "%d -> %d hop %d", s, d, i);
+            const route_cache *rc = &net->rc;
+            size_t bytes = rc->cap * (sizeof *rc->key + sizeof *rc->off) +
+                           rc->pool_cap * sizeof *rc->pool;
+            cr_assert_leq(bytes, budget, "%zu bytes after %d -> %d", bytes, s, d);
+            emptied += rc->n < last_n;
+            last_n = rc->n;
+        }
+    cr_assert_gt(emptied, 10, "the cache was emptied %d times", emptied);
+    igraph_inclist_destroy(&inc);
+    sim_net_destroy(net);
+    topo_physnet_release(&pn);
+    sim_engine_destroy(eng);
 }
 
 static long rss_kb(void)
