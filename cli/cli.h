@@ -32,6 +32,12 @@ int cli_fail(const sim_err *err);
  * usage error of command. */
 int cli_threads(const char *command, const char *opt);
 
+/* --max-memory SIZE (a CLI_CALL): checks SIZE (a byte count with an
+ * optional k, M, G or T suffix, > 0) and sets DTSIM_MAX_MEMORY to it, the
+ * limit of the size checks made before anything is built (inherited by a
+ * sweep's processes). 0, or 2 after printing the usage error. */
+int cli_max_memory(const char *command, const char *value, void *dest);
+
 /* Set by SIGINT and SIGTERM once cli_interrupt_install has run: a run
  * stops at its next iteration, marked failed. */
 extern volatile sig_atomic_t cli_interrupted;

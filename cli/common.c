@@ -31,6 +31,21 @@ int cli_threads(const char *command, const char *opt)
     return (int)t;
 }
 
+int cli_max_memory(const char *command, const char *value, void *dest)
+{
+    (void)dest;
+    char *end;
+    double v = strtod(value, &end);
+    if (*end && strchr("kMGT", *end))
+        end++;
+    if (end == value || *end || !(v > 0) || v > 9e18)
+        return cli_usage_error(command,
+                               "--max-memory: expected a size such as 512M or 8G, got '%s'",
+                               value);
+    setenv("DTSIM_MAX_MEMORY", value, 1);
+    return 0;
+}
+
 volatile sig_atomic_t cli_interrupted;
 
 static void on_signal(int sig)

@@ -12,7 +12,7 @@
 
 static const char help_head[] =
     "Usage: dtsim run EXPERIMENT.ini [--set SECTION.KEY=VALUE]... [--db FILE]\n"
-    "                [--threads N] [--quiet]\n\n"
+    "                [--threads N] [--max-memory SIZE] [--quiet]\n\n"
     "Runs one experiment and appends it to the database (default results.db in the\n"
     "current directory): a runs row (status running, then done or diverged), every\n"
     "config key in params, a metrics row per evaluation, per-worker totals and the\n"
@@ -68,6 +68,10 @@ int cli_run_main(int argc, char **argv)
                    "  --threads N              threads computing the workers' gradients (default:\n"
                    "                           $DTSIM_THREADS, else every core); the results are\n"
                    "                           the same for any N\n"),
+        CLI_CALL("--max-memory", cli_max_memory, NULL,
+                 "  --max-memory SIZE        refuse (exit 2) a configuration whose models, data\n"
+                 "                           or graph need more than SIZE (512M, 8G; default:\n"
+                 "                           $DTSIM_MAX_MEMORY, else the machine's memory)\n"),
         CLI_FLAG("--quiet", "-q", &quiet, "  --quiet, -q              no progress line\n"),
         CLI_END,
     };

@@ -16,7 +16,8 @@
 static const char help_head[] =
     "Usage: dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
     "                   [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N]\n"
-    "                   [--db FILE] [--threads N] [--shard-dir DIR] [--quiet]\n\n"
+    "                   [--db FILE] [--threads N] [--shard-dir DIR]\n"
+    "                   [--max-memory SIZE] [--quiet]\n\n"
     "Runs the Cartesian product of the --grid values times the --seeds, with every\n"
     "--set applied to all, into one database (default results.db). Every\n"
     "configuration is validated before anything runs. A configuration already done\n"
@@ -181,6 +182,10 @@ int cli_sweep_main(int argc, char **argv)
         CLI_STRING("--shard-dir", NULL, &o.shard_dir,
                    "  --shard-dir DIR        under mpirun: where ranks other than 0 keep their\n"
                    "                         shard databases (default: next to the --db file)\n"),
+        CLI_CALL("--max-memory", cli_max_memory, NULL,
+                 "  --max-memory SIZE      refuse (exit 2, before anything runs) a point whose\n"
+                 "                         models, data or graph need more than SIZE (512M,\n"
+                 "                         8G; default: $DTSIM_MAX_MEMORY, else the machine's)\n"),
         CLI_FLAG("--quiet", "-q", &quiet, "  --quiet, -q            no progress line\n"),
         CLI_END,
     };

@@ -16,7 +16,8 @@
 
 static const char help_head[] =
     "Usage: dtsim topo GRAPH [--n N] [--weights metropolis|uniform|metropolis_lazy]\n"
-    "                        [--seed S] [--export FILE.graphml|.dot]\n\n"
+    "                        [--seed S] [--export FILE.graphml|.dot]\n"
+    "                        [--max-memory SIZE]\n\n"
     "Builds a logical graph as [topology] graph names it (ring, torus(4, 4),\n"
     "random_regular(4), file(G.graphml), ...; `dtsim list graphs`) and prints its\n"
     "nodes, edges, degree range, diameter, whether it is connected, lambda (the\n"
@@ -65,6 +66,10 @@ int cli_topo_main(int argc, char **argv)
                 "                 experiment with [experiment] seed = S gossips on\n"),
         CLI_STRING("--export", NULL, &export,
                    "  --export FILE  also write the graph as GraphML (.graphml) or dot (.dot)\n"),
+        CLI_CALL("--max-memory", cli_max_memory, NULL,
+                 "  --max-memory SIZE  refuse (exit 2) a graph whose edges need more than\n"
+                 "                 SIZE (512M, 8G; default: $DTSIM_MAX_MEMORY, else the\n"
+                 "                 machine's memory)\n"),
         CLI_END,
     };
     const cli_spec cs = {.command = "topo", .head = help_head, .opts = opts, .operand = &spec,

@@ -211,6 +211,11 @@ Test(errors, oversized_configurations_are_refused_up_front)
         {"run small.ini --set 'workload.dataset=blobs(10, 10, 100000000000)'", 2,
          "workload.dataset: 100000000000 samples of 10 features need about", ""},
         {"run small.ini --set 'workload.model=mlp(100000, 100000)'", 2, "need about", ""},
+        /* --max-memory stands for DTSIM_MAX_MEMORY */
+        {"run small.ini --max-memory 64M --set 'workload.model=mlp(2000, 2000)'", 2,
+         "workload.model: 4 workers (workers.count) of 4020003 parameters need about", ""},
+        {"sweep small.ini --max-memory=64M --grid 'workload.model=softmax,mlp(2000, 2000)'", 2,
+         "more than the 64.0 MB", ""},
     };
     run_cases(real, N(real));
     cr_assert_eq(setenv("DTSIM_MAX_MEMORY", "64M", 1), 0);
