@@ -431,6 +431,7 @@ static void result_emit(sweep_state *st, int index, int skipped, const an_sweep_
             r.sim_time = out->sim_time;
             r.final_train_loss = out->final_train_loss;
             r.final_test_accuracy = out->final_test_accuracy;
+            r.trace_dropped = out->trace_dropped;
         }
     } else {
         snprintf(r.status, sizeof r.status, "failed");

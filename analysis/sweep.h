@@ -43,6 +43,7 @@ typedef struct an_sweep_outcome {
     double sim_time;            /* simulated seconds */
     double final_train_loss;
     double final_test_accuracy;
+    int64_t trace_dropped;      /* timeline rows past [experiment] trace_max_events */
 } an_sweep_outcome;
 
 /* Runs one experiment into db (the run row, metrics, ...). Returns 0 or a
@@ -61,6 +62,7 @@ typedef struct an_sweep_result {
     double sim_time;        /* simulated seconds; NAN when skipped or failed */
     double final_train_loss;
     double final_test_accuracy;
+    int64_t trace_dropped;  /* timeline rows not recorded (trace_max_events); 0 if none */
     int code;               /* 0, or the SIM_E* code of a failed run */
     const char *message;    /* the error of a failed run, else "" */
     int rank;               /* MPI rank that ran it (0 without MPI) */

@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config/config.h"
 #include "sim/err.h"
@@ -37,6 +38,11 @@ int cli_threads(const char *command, const char *opt);
  * limit of the size checks made before anything is built (inherited by a
  * sweep's processes). 0, or 2 after printing the usage error. */
 int cli_max_memory(const char *command, const char *value, void *dest);
+
+/* The warning of run and sweep when a run's timeline reached [experiment]
+ * trace_max_events: "dtsim: warning: run N: ... D later rows were not
+ * recorded" on standard error. */
+void cli_warn_trace_dropped(int64_t run_id, int64_t dropped);
 
 /* Set by SIGINT and SIGTERM once cli_interrupt_install has run: a run
  * stops at its next iteration, marked failed. */

@@ -46,6 +46,13 @@ int cli_max_memory(const char *command, const char *value, void *dest)
     return 0;
 }
 
+void cli_warn_trace_dropped(int64_t run_id, int64_t dropped)
+{
+    fprintf(stderr, "dtsim: warning: run %lld: the timeline reached [experiment]"
+                    " trace_max_events; %lld later rows were not recorded\n",
+            (long long)run_id, (long long)dropped);
+}
+
 volatile sig_atomic_t cli_interrupted;
 
 static void on_signal(int sig)

@@ -108,8 +108,6 @@ int cli_run_main(int argc, char **argv)
         return cli_fail(&err);
     print_summary(&r, dbpath);
     if (r.trace_dropped > 0)
-        fprintf(stderr, "dtsim: warning: run %lld: the timeline reached [experiment]"
-                        " trace_max_events; %lld later rows were not recorded\n",
-                (long long)r.run_id, (long long)r.trace_dropped);
+        cli_warn_trace_dropped(r.run_id, r.trace_dropped);
     return 0;
 }

@@ -88,6 +88,10 @@ static void sweep_on_result(void *ctx, const an_sweep_result *r)
                rank, r->index + 1, r->total, r->status, r->rank > 0 ? "shard run" : "run",
                (long long)r->run_id, label,
                r->final_train_loss, r->final_test_accuracy, r->sim_time);
+        if (r->trace_dropped > 0) {
+            fflush(stdout);
+            cli_warn_trace_dropped(r->run_id, r->trace_dropped);
+        }
     }
     fflush(stdout);
 }
@@ -116,6 +120,7 @@ static int sweep_run_one(void *ctx, const cfg_config *cfg, an_db *db, an_sweep_j
     out->sim_time = r.sim_time;
     out->final_train_loss = r.final_train_loss;
     out->final_test_accuracy = r.final_test_accuracy;
+    out->trace_dropped = r.trace_dropped;
     return 0;
 }
 

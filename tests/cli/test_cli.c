@@ -749,6 +749,30 @@ Test(cli, provenance_is_recorded)
     cr_assert_str_eq(text, DTSIM_VERSION);
 }
 
+/* A timeline cut at trace_max_events is said by run and by sweep alike,
+ * with the run and the number of rows not recorded. */
+Test(cli, truncated_timeline_is_warned_by_run_and_sweep)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    const char *needle = "trace_max_events; ";
+    int rc = dtsim(dir, "run small.ini --quiet --set experiment.trace=on"
+                        " --set experiment.trace_max_events=5");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out_text);
+    cr_assert(strstr(out_text, "dtsim: warning: run 1: the timeline reached"), "%s", out_text);
+    cr_assert(strstr(out_text, needle), "%s", out_text);
+    rc = dtsim(dir, "sweep small.ini --quiet --jobs 2 --set experiment.trace=on"
+                    " --set experiment.trace_max_events=5 --grid workers.count=2,3");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out_text);
+    int n = 0;
+    for (const char *p = out_text; (p = strstr(p, needle)); p++)
+        n++;
+    cr_assert_eq(n, 2, "%d warnings in: %s", n, out_text);
+    rc = dtsim(dir, "run small.ini --quiet --set experiment.trace=on");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out_text);
+    cr_assert_null(strstr(out_text, needle), "%s", out_text);
+}
+
 /* ASGD with 16 workers and a 10x straggler: the straggler's updates are
  * about 150 versions stale, past the staleness histogram's last bin
  * (4n + 63 = 127); staleness_workers keeps every value, with the same
