@@ -34,7 +34,9 @@ struct algo_overlap {
     int64_t events;      /* its ready and compute-end events not yet run */
 };
 
-int algo_env_layer_profile(const algo_env *env, wl_proxy_layer *out, int cap)
+/* The workload's layer profile in backward order into out (cap >=
+ * WL_PROXY_LAYERS_MAX); returns the layer count. */
+static int layer_profile(const algo_env *env, wl_proxy_layer *out, int cap)
 {
     const wl_proxy *p = wl_proxy_find(env->cfg->proxy);
     if (p)
@@ -157,8 +159,6 @@ void algo_overlap_stop(algo_overlap *ov, int w)
     ov->parity[w] ^= 1;
 }
 
-const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov) { return &ov->plan; }
-
 void algo_overlap_destroy(algo_overlap *ov)
 {
     if (!ov)
@@ -192,7 +192,7 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
     ov->ctx = d->ctx;
     const int m = d->members ? d->n_members : env->n;
     wl_proxy_layer layers[WL_PROXY_LAYERS_MAX];
-    int n_layers = algo_env_layer_profile(env, layers, WL_PROXY_LAYERS_MAX);
+    int n_layers = layer_profile(env, layers, WL_PROXY_LAYERS_MAX);
     if (n_layers > WL_PROXY_LAYERS_MAX)
         n_layers = WL_PROXY_LAYERS_MAX;
     if (algo_bucket_plan_init(&ov->plan, layers, n_layers, env->msg_bytes, d->cap, err) < 0)

@@ -12,7 +12,9 @@
 
 #include "algorithms/optim/optim_impl.h"
 
-void algo_optim_bias(const algo_optim_state *s, float *c1, float *c2)
+/* Bias-correction factors for step t as floats: 1/(1 - beta1^t) and
+ * 1/(1 - beta2^t), both 1 without bias correction. */
+static void bias(const algo_optim_state *s, float *c1, float *c2)
 {
     if (!s->hp.bias_correction) {
         *c1 = 1.0f;
@@ -30,7 +32,7 @@ void algo_optim_adam_dir(algo_optim_state *s, float *g, int64_t off, int64_t len
     const float b2 = (float)s->hp.beta2, a2 = (float)(1.0 - s->hp.beta2);
     const float eps = (float)s->hp.eps;
     float c1, c2;
-    algo_optim_bias(s, &c1, &c2);
+    bias(s, &c1, &c2);
     float *restrict m = s->vec[0] + off, *restrict v = s->vec[1] + off;
     float *restrict gg = g + off;
     if (!s->freeze_v)
