@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "algorithms/optim/optim_impl.h"
+#include "algorithms/optim/sgd_kernel.h"
 
 /* Bias-correction factors for step t as floats: 1/(1 - beta1^t) and
  * 1/(1 - beta2^t), both 1 without bias correction. */
@@ -44,25 +45,16 @@ void algo_optim_adam_dir(algo_optim_state *s, float *g, int64_t off, int64_t len
     }
 }
 
-static void add_decay(float *restrict g, const float *restrict x, double wd, int64_t d)
-{
-    const float fwd = (float)wd;
-    for (int64_t j = 0; j < d; j++)
-        g[j] += fwd * x[j];
-}
-
 static void adam_direction(algo_optim_state *s, const float *x, float *g)
 {
-    if (s->hp.weight_decay != 0)
-        add_decay(g, x, s->hp.weight_decay, s->d);
+    algo_add_decay(g, x, s->hp.weight_decay, s->d);
     algo_optim_adam_dir(s, g, 0, s->d);
 }
 
 static void adamw_direction(algo_optim_state *s, const float *x, float *g)
 {
     algo_optim_adam_dir(s, g, 0, s->d);
-    if (s->hp.weight_decay != 0)
-        add_decay(g, x, s->hp.weight_decay, s->d);
+    algo_add_decay(g, x, s->hp.weight_decay, s->d);
 }
 
 /* The moment keys of adam, adamw and lamb (lamb reads them through base). */
