@@ -59,14 +59,7 @@ static void adamw_direction(algo_optim_state *s, const float *x, float *g)
 
 /* The moment keys of adam, adamw and lamb (lamb reads them through base). */
 static const cfg_key adam_keys[] = {
-    {"algorithm", "beta1", "0.9", CFG_KEY_DOUBLE, NULL,
-     "adam, adamw, lamb: first-moment decay, in [0, 1) (sgd uses momentum)"},
-    {"algorithm", "beta2", "0.999", CFG_KEY_DOUBLE, NULL,
-     "adam, adamw, lamb: second-moment decay, in [0, 1)"},
-    {"algorithm", "eps", "1e-8", CFG_KEY_DOUBLE, NULL,
-     "adam, adamw, lamb: added to sqrt(v), > 0"},
-    {"algorithm", "bias_correction", "true", CFG_KEY_BOOL, NULL,
-     "adam, adamw, lamb: divide m and v by 1 - beta^t (DeepSpeed's 1-bit methods: false)"},
+#include "config/optim_keys_adam.def"
     {0},
 };
 

@@ -5,6 +5,9 @@
 
 #include "algorithms/optim/optim.h"
 
+/* A row of an optimizer's key list (config/optim_keys_*.def) in its key table. */
+#define DTSIM_OPTIM_KEY(key, def, type, doc) {"algorithm", key, def, type, NULL, doc},
+
 /* adamw and lamb read its moment keys (algo_optim.base). */
 extern const algo_optim algo_optim_adam;
 

@@ -45,10 +45,7 @@ static void direction(algo_optim_state *s, const float *x, float *g)
 }
 
 static const cfg_key lamb_keys[] = {
-    {"algorithm", "lamb_min_trust", "0.01", CFG_KEY_DOUBLE, NULL,
-     "lamb: lower bound of the per-layer trust ratio (>= 0)"},
-    {"algorithm", "lamb_max_trust", "10", CFG_KEY_DOUBLE, NULL,
-     "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
+#include "config/optim_keys_lamb.def"
     {0},
 };
 
