@@ -77,12 +77,11 @@ const cfg_key cfg_keys[] = {
     {"algorithm", "nesterov", "false", CFG_KEY_BOOL, NULL, "Nesterov momentum"},
     {"algorithm", "weight_decay", "0", CFG_KEY_DOUBLE, NULL, "L2 weight decay (>= 0)"},
     {"algorithm", "optimizer", "sgd", CFG_KEY_STRING, NULL, "update rule"},
-    {"algorithm", "beta1", "0.9", CFG_KEY_DOUBLE, NULL, "adam, adamw, lamb: first-moment decay, in [0, 1) (sgd uses momentum)"},
-    {"algorithm", "beta2", "0.999", CFG_KEY_DOUBLE, NULL, "adam, adamw, lamb: second-moment decay, in [0, 1)"},
-    {"algorithm", "eps", "1e-8", CFG_KEY_DOUBLE, NULL, "adam, adamw, lamb: added to sqrt(v), > 0"},
-    {"algorithm", "bias_correction", "true", CFG_KEY_BOOL, NULL, "adam, adamw, lamb: divide m and v by 1 - beta^t (DeepSpeed's 1-bit methods: false)"},
-    {"algorithm", "lamb_min_trust", "0.01", CFG_KEY_DOUBLE, NULL, "lamb: lower bound of the per-layer trust ratio (>= 0)"},
-    {"algorithm", "lamb_max_trust", "10", CFG_KEY_DOUBLE, NULL, "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
+    /* the optimizers' keys, from the lists their key tables include too */
+#define DTSIM_OPTIM_KEY(key, def, type, doc) {"algorithm", key, def, type, NULL, doc},
+#include "config/optim_keys_adam.def"
+#include "config/optim_keys_lamb.def"
+#undef DTSIM_OPTIM_KEY
     {"algorithm", "clip", "0", CFG_KEY_DOUBLE, NULL, "clip every stochastic gradient to this Euclidean norm (0 = off)"},
     {"algorithm", "bucket", "0", CFG_KEY_SIZE, NULL, "gradient bucket size: bucket all-reduces overlap the backward pass (PyTorch DDP: 25MiB); 0 = one all-reduce after it"},
     {"algorithm", "batch", "32", CFG_KEY_STRING, NULL, "samples per worker step, or full (the worker's whole shard)"},

@@ -182,7 +182,6 @@ void algo_compress_msg_release(algo_compress_msg *msg)
         return;
     free(msg->values);
     free(msg->indices);
-    free(msg->scales);
     memset(msg, 0, sizeof *msg);
 }
 

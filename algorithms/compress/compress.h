@@ -41,8 +41,6 @@ typedef struct algo_compress_msg {
     int64_t cap;       /* capacity of values and indices */
     float *values;     /* nnz values */
     int32_t *indices;  /* nnz coordinates, increasing; NULL for dense messages */
-    float *scales;     /* n_scales per-block scales; NULL when the compressor has none */
-    int64_t n_scales;
     double bytes;      /* size on the wire, bytes (for d_wire parameters) */
 } algo_compress_msg;
 

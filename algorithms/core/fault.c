@@ -5,6 +5,7 @@
 #include "algorithms/core/fault.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,27 +242,16 @@ int algo_fault_load(const char *path, int n_workers, int n_hosts, algo_fault **o
         fclose(f);
         return SIM_EINPUT;
     }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 8192;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + len, 1, 4096, f);
-        len += r;
-        if (r < 4096)
-            break;
-    }
+    char *buf = NULL; /* the text stops at a NUL byte, as the parser does */
+    size_t cap = 0;
+    errno = 0;
+    ssize_t len = getdelim(&buf, &cap, '\0', f);
+    int bad = ferror(f), saved = errno;
     fclose(f);
-    buf[len] = 0;
-    int rc = algo_fault_parse(path, buf, n_workers, n_hosts, out, n, err);
+    int rc = bad ? sim_err_set(err, SIM_EINPUT, "%s: cannot read the fault schedule", path)
+             : len < 0 && saved == ENOMEM
+                 ? sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path)
+                 : algo_fault_parse(path, len > 0 ? buf : "", n_workers, n_hosts, out, n, err);
     free(buf);
     return rc;
 }

@@ -3,7 +3,6 @@
  * in coordinate order from the worker's noise stream, so runs repeat. */
 #include "algorithms/core/noise.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,58 +11,28 @@
 
 #include <gsl/gsl_randist.h>
 
-/* Parses "name(a[, b])" into name and up to two numbers; returns the count
- * of numbers, or -1. */
-static int split_spec(const char *s, char *name, size_t nn, double *v)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t k = 0;
-    while (*s && (isalnum((unsigned char)*s) || *s == '_') && k + 1 < nn)
-        name[k++] = *s++;
-    name[k] = 0;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!*s)
-        return 0;
-    if (*s != '(')
-        return -1;
-    s++;
-    int c = 0;
-    for (;;) {
-        char *end;
-        double x = strtod(s, &end);
-        if (end == s || c == 2)
-            return -1;
-        v[c++] = x;
-        s = end;
-        while (isspace((unsigned char)*s))
-            s++;
-        if (*s == ',') {
-            s++;
-            continue;
-        }
-        if (*s != ')')
-            return -1;
-        s++;
-        break;
-    }
-    while (isspace((unsigned char)*s))
-        s++;
-    return *s ? -1 : c;
-}
+#include "sim/units.h"
 
 int algo_noise_parse(const char *spec, algo_noise *out, char *why, size_t n)
 {
-    char name[32];
+    sim_spec sp;
+    sim_err e = {0};
     double v[2] = {0, 0};
     *out = (algo_noise){.kind = ALGO_NOISE_NONE};
-    int c = split_spec(spec ? spec : "", name, sizeof name, v);
-    if (c < 0) {
-        snprintf(why, n, "expected none, gaussian(SIGMA) or subweibull(THETA, SIGMA), got '%s'",
-                 spec);
-        return -1;
+    /* "name" or "name(a[, b])" with numbers (strtod); "name()" is no spec */
+    int c = spec && sim_spec_parse(spec, &sp, &e) == 0 && (sp.nargs || !strchr(spec, '('))
+                ? sp.nargs : -1;
+    if (c > 2)
+        c = -1;
+    for (int i = 0; i < c; i++) {
+        char *end;
+        v[i] = strtod(sp.args[i], &end);
+        if (end == sp.args[i] || *end)
+            c = -1;
     }
+    if (c < 0)
+        goto bad;
+    const char *name = sp.name;
     if (strcasecmp(name, "none") == 0 && c == 0)
         return 0;
     if (strcasecmp(name, "gaussian") == 0 && c == 1) {
@@ -84,6 +53,7 @@ int algo_noise_parse(const char *spec, algo_noise *out, char *why, size_t n)
         *out = (algo_noise){.kind = ALGO_NOISE_SUBWEIBULL, .theta = v[0], .sigma = v[1]};
         return 0;
     }
+bad:
     snprintf(why, n, "expected none, gaussian(SIGMA) or subweibull(THETA, SIGMA), got '%s'",
              spec);
     return -1;

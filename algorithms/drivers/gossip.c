@@ -57,8 +57,6 @@ static void coll_enter(algo_gossip *g, algo_gossip_coll kind, int i);
 
 int64_t algo_gossip_rounds(const algo_gossip *g, int i) { return g->w[i].rounds_total; }
 
-float *algo_gossip_x(const algo_gossip *g, int i) { return g->w[i].x; }
-
 void algo_gossip_set_profile(algo_gossip *g, algo_gossip_profile *p) { g->prof = p; }
 /* ---- the iteration ------------------------------------------------------ */
 
@@ -462,8 +460,8 @@ void algo_gossip_destroy(void *p)
     free(g);
 }
 
-algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void *m,
-                                sim_err *err)
+static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, void *m,
+                                  sim_err *err)
 {
     algo_gossip *g = calloc(1, sizeof *g);
     if (!g) {
@@ -566,7 +564,7 @@ fail:
 int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
                              sim_err *err)
 {
-    algo_gossip *g = algo_gossip_create(env, ops, m, err);
+    algo_gossip *g = gossip_create(env, ops, m, err);
     if (!g)
         return err && err->code ? err->code : SIM_EINTERNAL;
     *out = g;

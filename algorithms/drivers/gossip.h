@@ -79,7 +79,7 @@ typedef struct algo_gossip_ops {
      * is the model itself. With one gossip step per iteration on a static
      * graph the driver then keeps x_i^k in the send buffer of step k (no
      * copy to send) and writes x_i^{k+1} into the other buffer; env->w[i].x
-     * is then left at x_i^0 and algo_gossip_x gives the model. */
+     * is then left at x_i^0 and the driver's copy is the model. */
     int sends_model;
     /* Optional: iteration k's plan; NULL = gossip_steps steps of gossip.
      * epoch = the epoch at which iteration k starts. */
@@ -127,13 +127,10 @@ typedef struct algo_gossip_profile {
  * awc, else dflt. */
 algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form dflt);
 
-/* Builds the driver for env (which must have a graph and W). Takes ownership
- * of m (released through ops->release, also on failure). Reads gossip_steps
- * from env->cfg. NULL on error with err filled. */
-algo_gossip *algo_gossip_create(algo_env *env, const algo_gossip_ops *ops, void *m,
-                                sim_err *err);
-/* The same for a vtable create slot: *out = the driver; returns 0 or the
- * error code (err->code, else SIM_EINTERNAL). */
+/* Builds the driver for env (which must have a graph and W) into *out (a
+ * vtable create slot). Takes ownership of m (released through ops->release,
+ * also on failure). Reads gossip_steps from env->cfg. Returns 0 or the error
+ * code (err->code, else SIM_EINTERNAL). */
 int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
                              sim_err *err);
 /* The vtable slots: the state of a gossip method is its algo_gossip. */
@@ -165,8 +162,6 @@ void algo_gossip_fault(void *g, const algo_fault *ev);
     .model = algo_gossip_model, .worker_models = algo_gossip_worker_models,                \
     .live_models = algo_gossip_live_models, .fault = algo_gossip_fault
 
-/* Worker i's current model (env->w[i].x unless the driver runs in place). */
-float *algo_gossip_x(const algo_gossip *g, int i);
 /* Gossip steps worker i has taken so far. */
 int64_t algo_gossip_rounds(const algo_gossip *g, int i);
 /* Starts wall-clock profiling into p (NULL stops it); p is borrowed. */

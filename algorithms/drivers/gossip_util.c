@@ -13,11 +13,13 @@
  * once. Without FMA contraction (-std=c17) every element sees the same
  * scalar or vector operations in the same order as topo_mixing_apply_row
  * (first term scaled, the others added in column order), so the results
- * are bitwise the same whatever the blocking. */
+ * are bitwise the same whatever the blocking. row_block is always inlined,
+ * so the full blocks run with n the constant ROW_BLOCK. */
 #define ROW_BLOCK 16
 
-static void row_block(const topo_wmat *W, int64_t a, int64_t b, const float *const *in,
-                      int64_t off, int64_t n, float *restrict acc)
+static inline __attribute__((always_inline)) void
+row_block(const topo_wmat *W, int64_t a, int64_t b, const float *const *in, int64_t off, int n,
+          float *restrict acc)
 {
     const float *x0 = in[W->col[a]] + off;
     const float w0 = W->wf[a];
@@ -31,21 +33,6 @@ static void row_block(const topo_wmat *W, int64_t a, int64_t b, const float *con
     }
 }
 
-static void row_block16(const topo_wmat *W, int64_t a, int64_t b, const float *const *in,
-                        int64_t off, float *restrict acc)
-{
-    const float *x0 = in[W->col[a]] + off;
-    const float w0 = W->wf[a];
-    for (int j = 0; j < ROW_BLOCK; j++)
-        acc[j] = w0 * x0[j];
-    for (int64_t p = a + 1; p < b; p++) {
-        const float *xp = in[W->col[p]] + off;
-        const float wp = W->wf[p];
-        for (int j = 0; j < ROW_BLOCK; j++)
-            acc[j] += wp * xp[j];
-    }
-}
-
 void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int64_t off,
                           int64_t len, float *restrict out, const float *restrict dir,
                           double lr)
@@ -55,7 +42,7 @@ void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int
     float acc[ROW_BLOCK];
     int64_t k = 0;
     for (; k + ROW_BLOCK <= len; k += ROW_BLOCK) {
-        row_block16(W, a, b, in, off + k, acc);
+        row_block(W, a, b, in, off + k, ROW_BLOCK, acc);
         if (dir)
             for (int j = 0; j < ROW_BLOCK; j++)
                 out[k + j] = acc[j] - flr * dir[k + j];

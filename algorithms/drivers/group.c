@@ -13,12 +13,6 @@ static void group_free(algo_group *g)
     free(g);
 }
 
-static sim_coll *make_coll(algo_env *env, algo_group *g, sim_coll_kind kind, sim_coll_done done,
-                           const char *who)
-{
-    return algo_group_coll(env, g, 0, kind, done, g, who);
-}
-
 algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, int n,
                             int64_t first, const algo_group_colls *c)
 {
@@ -53,12 +47,12 @@ algo_group *algo_groups_add(algo_groups *gs, algo_env *env, const int *members, 
     g->id = gs->made++;
     gs->g[gs->n++] = g;
     if (n > 0 && !c->none) {
-        g->coll = make_coll(env, g, c->kind, c->done, c->who);
+        g->coll = algo_group_coll(env, g, 0, c->kind, c->done, g, c->who);
         if (!g->coll)
             return NULL;
         if (c->aux_done) {
-            g->aux = make_coll(env, g, c->aux_ring ? SIM_COLL_RING : env->allreduce_kind,
-                               c->aux_done, c->who);
+            g->aux = algo_group_coll(env, g, 0, c->aux_ring ? SIM_COLL_RING : env->allreduce_kind,
+                                     c->aux_done, g, c->who);
             if (!g->aux)
                 return NULL;
         }

@@ -14,16 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct bucket_ctx {
-    struct algo_overlap *ov;
-    int b;
-} bucket_ctx;
-
 struct algo_overlap {
     algo_env *env;
     algo_bucket_plan plan;
-    sim_coll **coll;     /* one per bucket */
-    bucket_ctx *bctx;
+    sim_coll **coll;     /* one per bucket, each with the overlap as ctx */
     int *members;        /* rank -> worker (m ranks) */
     int *rank_of;        /* worker -> rank, -1 when not a member */
     int *ready, *next, *busy, *parity, *stopped; /* per worker */
@@ -34,7 +28,9 @@ struct algo_overlap {
     int64_t events;      /* its ready and compute-end events not yet run */
 };
 
-int algo_env_layer_profile(const algo_env *env, wl_proxy_layer *out, int cap)
+/* The workload's layer profile in backward order into out (cap >=
+ * WL_PROXY_LAYERS_MAX); returns the layer count. */
+static int layer_profile(const algo_env *env, wl_proxy_layer *out, int cap)
 {
     const wl_proxy *p = wl_proxy_find(env->cfg->proxy);
     if (p)
@@ -65,8 +61,7 @@ static void try_enter(algo_overlap *ov, int w)
 
 static void on_bucket_done(sim_engine *eng, void *ctx, int rank)
 {
-    bucket_ctx *bc = ctx;
-    algo_overlap *ov = bc->ov;
+    algo_overlap *ov = ctx;
     int w = ov->members[rank];
     if (ov->stopped[w])
         return;
@@ -157,8 +152,6 @@ void algo_overlap_stop(algo_overlap *ov, int w)
     ov->parity[w] ^= 1;
 }
 
-const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov) { return &ov->plan; }
-
 void algo_overlap_destroy(algo_overlap *ov)
 {
     if (!ov)
@@ -166,7 +159,6 @@ void algo_overlap_destroy(algo_overlap *ov)
     for (int b = 0; ov->coll && b < ov->plan.n; b++)
         sim_coll_destroy(ov->coll[b]);
     free(ov->coll);
-    free(ov->bctx);
     free(ov->ready);
     free(ov->next);
     free(ov->busy);
@@ -192,14 +184,13 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
     ov->ctx = d->ctx;
     const int m = d->members ? d->n_members : env->n;
     wl_proxy_layer layers[WL_PROXY_LAYERS_MAX];
-    int n_layers = algo_env_layer_profile(env, layers, WL_PROXY_LAYERS_MAX);
+    int n_layers = layer_profile(env, layers, WL_PROXY_LAYERS_MAX);
     if (n_layers > WL_PROXY_LAYERS_MAX)
         n_layers = WL_PROXY_LAYERS_MAX;
     if (algo_bucket_plan_init(&ov->plan, layers, n_layers, env->msg_bytes, d->cap, err) < 0)
         goto fail;
     size_t n = (size_t)env->n;
     ov->coll = calloc((size_t)ov->plan.n, sizeof *ov->coll);
-    ov->bctx = calloc((size_t)ov->plan.n, sizeof *ov->bctx);
     ov->ready = calloc(n, sizeof *ov->ready);
     ov->next = calloc(n, sizeof *ov->next);
     ov->busy = calloc(n, sizeof *ov->busy);
@@ -208,7 +199,7 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
     ov->scale = calloc(n, sizeof *ov->scale);
     ov->members = malloc((size_t)(m > 0 ? m : 1) * sizeof *ov->members);
     ov->rank_of = malloc(n * sizeof *ov->rank_of);
-    if (!ov->coll || !ov->bctx || !ov->ready || !ov->next || !ov->busy || !ov->parity ||
+    if (!ov->coll || !ov->ready || !ov->next || !ov->busy || !ov->parity ||
         !ov->stopped || !ov->scale || !ov->members || !ov->rank_of) {
         sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
         goto fail;
@@ -220,12 +211,11 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
         ov->rank_of[ov->members[r]] = r;
     }
     for (int b = 0; b < ov->plan.n; b++) {
-        ov->bctx[b] = (bucket_ctx){ov, b};
         sim_coll_desc cd = {.kind = d->kind, .n = m, .hosts = d->members,
                             .ps_host = env->server_host, .per_node = env->per_node,
-                            .done = on_bucket_done, .ctx = &ov->bctx[b]};
+                            .done = on_bucket_done, .ctx = ov};
         ov->coll[b] = d->members ? sim_coll_create(env->net, &cd, err)
-                                 : algo_env_coll(env, d->kind, on_bucket_done, &ov->bctx[b], err);
+                                 : algo_env_coll(env, d->kind, on_bucket_done, ov, err);
         if (!ov->coll[b])
             goto fail;
     }

@@ -47,10 +47,5 @@ void algo_overlap_stop(algo_overlap *ov, int w);
 /* 1 while one of its events or its collectives' messages has not yet
  * arrived (destroying it is unsafe only then); 0 for NULL. */
 int algo_overlap_busy(const algo_overlap *ov);
-/* The plan in use (for reports and tests). */
-const algo_bucket_plan *algo_overlap_plan(const algo_overlap *ov);
-/* The workload's layer profile in backward order into out (cap >=
- * WL_PROXY_LAYERS_MAX); returns the layer count. */
-int algo_env_layer_profile(const algo_env *env, wl_proxy_layer *out, int cap);
 
 #endif

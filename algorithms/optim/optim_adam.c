@@ -11,8 +11,11 @@
 #include <math.h>
 
 #include "algorithms/optim/optim_impl.h"
+#include "algorithms/optim/sgd_kernel.h"
 
-void algo_optim_bias(const algo_optim_state *s, float *c1, float *c2)
+/* Bias-correction factors for step t as floats: 1/(1 - beta1^t) and
+ * 1/(1 - beta2^t), both 1 without bias correction. */
+static void bias(const algo_optim_state *s, float *c1, float *c2)
 {
     if (!s->hp.bias_correction) {
         *c1 = 1.0f;
@@ -30,7 +33,7 @@ void algo_optim_adam_dir(algo_optim_state *s, float *g, int64_t off, int64_t len
     const float b2 = (float)s->hp.beta2, a2 = (float)(1.0 - s->hp.beta2);
     const float eps = (float)s->hp.eps;
     float c1, c2;
-    algo_optim_bias(s, &c1, &c2);
+    bias(s, &c1, &c2);
     float *restrict m = s->vec[0] + off, *restrict v = s->vec[1] + off;
     float *restrict gg = g + off;
     if (!s->freeze_v)
@@ -42,37 +45,21 @@ void algo_optim_adam_dir(algo_optim_state *s, float *g, int64_t off, int64_t len
     }
 }
 
-static void add_decay(float *restrict g, const float *restrict x, double wd, int64_t d)
-{
-    const float fwd = (float)wd;
-    for (int64_t j = 0; j < d; j++)
-        g[j] += fwd * x[j];
-}
-
 static void adam_direction(algo_optim_state *s, const float *x, float *g)
 {
-    if (s->hp.weight_decay != 0)
-        add_decay(g, x, s->hp.weight_decay, s->d);
+    algo_add_decay(g, x, s->hp.weight_decay, s->d);
     algo_optim_adam_dir(s, g, 0, s->d);
 }
 
 static void adamw_direction(algo_optim_state *s, const float *x, float *g)
 {
     algo_optim_adam_dir(s, g, 0, s->d);
-    if (s->hp.weight_decay != 0)
-        add_decay(g, x, s->hp.weight_decay, s->d);
+    algo_add_decay(g, x, s->hp.weight_decay, s->d);
 }
 
 /* The moment keys of adam, adamw and lamb (lamb reads them through base). */
 static const cfg_key adam_keys[] = {
-    {"algorithm", "beta1", "0.9", CFG_KEY_DOUBLE, NULL,
-     "adam, adamw, lamb: first-moment decay, in [0, 1) (sgd uses momentum)"},
-    {"algorithm", "beta2", "0.999", CFG_KEY_DOUBLE, NULL,
-     "adam, adamw, lamb: second-moment decay, in [0, 1)"},
-    {"algorithm", "eps", "1e-8", CFG_KEY_DOUBLE, NULL,
-     "adam, adamw, lamb: added to sqrt(v), > 0"},
-    {"algorithm", "bias_correction", "true", CFG_KEY_BOOL, NULL,
-     "adam, adamw, lamb: divide m and v by 1 - beta^t (DeepSpeed's 1-bit methods: false)"},
+#include "config/optim_keys_adam.def"
     {0},
 };
 

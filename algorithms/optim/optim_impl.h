@@ -5,6 +5,9 @@
 
 #include "algorithms/optim/optim.h"
 
+/* A row of an optimizer's key list (config/optim_keys_*.def) in its key table. */
+#define DTSIM_OPTIM_KEY(key, def, type, doc) {"algorithm", key, def, type, NULL, doc},
+
 /* adamw and lamb read its moment keys (algo_optim.base). */
 extern const algo_optim algo_optim_adam;
 
@@ -21,9 +24,6 @@ struct algo_optim_state {
     double *trust;                      /* n_layers: last trust ratio (lamb) */
 };
 
-/* Bias-correction factors for step t as floats: 1/(1 - beta1^t) and
- * 1/(1 - beta2^t), both 1 without bias correction. */
-void algo_optim_bias(const algo_optim_state *s, float *c1, float *c2);
 /* The Adam-style moment update and preconditioned first moment on
  * [off, off + len): m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2 (unless
  * frozen), g = (m c1) / (sqrt(v c2) + eps). */

@@ -10,18 +10,16 @@
 #include <math.h>
 
 #include "algorithms/optim/optim_impl.h"
+#include "algorithms/optim/sgd_kernel.h"
 
 static void direction(algo_optim_state *s, const float *x, float *g)
 {
     algo_optim_adam_dir(s, g, 0, s->d);
-    const float fwd = (float)s->hp.weight_decay;
     for (int l = 0; l < s->n_layers; l++) {
         const float *xl = x + s->layer_off[l];
         float *u = g + s->layer_off[l];
         const int64_t len = s->layer_len[l];
-        if (s->hp.weight_decay != 0)
-            for (int64_t j = 0; j < len; j++)
-                u[j] += fwd * xl[j];
+        algo_add_decay(u, xl, s->hp.weight_decay, len);
         double xn = 0, un = 0;
         for (int64_t j = 0; j < len; j++) {
             xn += (double)xl[j] * (double)xl[j];
@@ -47,10 +45,7 @@ static void direction(algo_optim_state *s, const float *x, float *g)
 }
 
 static const cfg_key lamb_keys[] = {
-    {"algorithm", "lamb_min_trust", "0.01", CFG_KEY_DOUBLE, NULL,
-     "lamb: lower bound of the per-layer trust ratio (>= 0)"},
-    {"algorithm", "lamb_max_trust", "10", CFG_KEY_DOUBLE, NULL,
-     "lamb: upper bound of the trust ratio (>= lamb_min_trust)"},
+#include "config/optim_keys_lamb.def"
     {0},
 };
 

@@ -12,10 +12,8 @@
 void algo_sgd_step(float *x, float *m, float *g, int64_t d, double lr, double beta,
                    int nesterov, double wd)
 {
-    const float flr = (float)lr, fb = (float)beta, fwd = (float)wd;
-    if (wd != 0)
-        for (int64_t j = 0; j < d; j++)
-            g[j] += fwd * x[j];
+    const float flr = (float)lr, fb = (float)beta;
+    algo_add_decay(g, x, wd, d);
     if (beta == 0 || !m) {
         for (int64_t j = 0; j < d; j++)
             x[j] -= flr * g[j];
@@ -34,18 +32,19 @@ void algo_sgd_step(float *x, float *m, float *g, int64_t d, double lr, double be
     }
 }
 
-static void add_decay(float *restrict g, const float *restrict x, float wd, int64_t d)
+void algo_add_decay(float *restrict g, const float *restrict x, double wd, int64_t d)
 {
-    for (int64_t j = 0; j < d; j++)
-        g[j] += wd * x[j];
+    const float fwd = (float)wd;
+    if (wd != 0)
+        for (int64_t j = 0; j < d; j++)
+            g[j] += fwd * x[j];
 }
 
 void algo_local_dir(float *restrict g, float *restrict m, const float *x, int64_t d,
                     double beta, int nesterov, double wd)
 {
     const float fb = (float)beta;
-    if (wd != 0)
-        add_decay(g, x, (float)wd, d);
+    algo_add_decay(g, x, wd, d);
     if (beta == 0 || !m)
         return;
     if (nesterov) {
@@ -104,8 +103,7 @@ static void step_kernel(float *restrict out, const float *restrict base,
 void algo_local_step(float *out, const float *base, const float *x, float *g, float *m,
                      int64_t d, double lr, double beta, int nesterov, double wd)
 {
-    if (wd != 0)
-        add_decay(g, x, (float)wd, d);
+    algo_add_decay(g, x, wd, d);
     int kind = beta == 0 || !m ? 0 : nesterov ? 2 : 1;
     step_kernel(out, base, g, m, d, (float)lr, (float)beta, kind);
 }

@@ -6,6 +6,9 @@
 
 #include <stdint.h>
 
+/* Weight decay: g += (float)wd * x, nothing when wd = 0. g and x must not
+ * overlap. */
+void algo_add_decay(float *g, const float *x, double wd, int64_t d);
 /* Optimizer helpers (docs/algorithms.md 0.2, PyTorch heavy-ball, no dampening):
  * g += wd*x; m = beta*m + g; x -= lr*m (heavy ball) or x -= lr*(g + beta*m)
  * (Nesterov). m may be NULL when beta == 0. g is modified (weight decay). */
