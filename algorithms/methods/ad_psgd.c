@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "algorithms/drivers/pairwise.h"
+#include "algorithms/methods/method.h"
 
 typedef struct apsgd {
     algo_pairwise core; /* first: the pairwise slots take the state */
@@ -46,7 +47,7 @@ typedef struct apsgd {
 } apsgd;
 
 static void begin_step(void *p, int i);
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+static ALGO_ON_EVENT(on_timeout);
 
 static void apply(apsgd *s, int i)
 {
@@ -57,11 +58,8 @@ static void apply(apsgd *s, int i)
     begin_step(s, i);
 }
 
-static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static ALGO_ON_MESSAGE(on_reply)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     apsgd *s = ctx;
     int i = dst;
     if (s->core.env->w[i].down || s->reqgen[i] != algo_group_arg_gen(arg) || !s->pending[i])
@@ -71,11 +69,8 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
         apply(s, i);
 }
 
-static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                       double bytes)
+static ALGO_ON_MESSAGE(on_request)
 {
-    (void)eng;
-    (void)bytes;
     apsgd *s = ctx;
     algo_env *env = s->core.env;
     int i = src, j = dst;
@@ -85,10 +80,8 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
     algo_env_send(env, j, i, env->msg_bytes, on_reply, s, arg);
 }
 
-static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_compute)
 {
-    (void)eng;
-    (void)payload;
     apsgd *s = ctx;
     int i = (int)(arg & 0xffffffffu);
     if (s->core.gen[i] != algo_group_arg_gen(arg))
@@ -119,10 +112,8 @@ static void begin_step(void *p, int i)
 }
 
 /* The answer to worker i's request has not come within the timeout. */
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_timeout)
 {
-    (void)eng;
-    (void)payload;
     apsgd *s = ctx;
     int i = (int)(arg & 0xffffffffu);
     if (s->core.env->w[i].down || s->reqgen[i] != algo_group_arg_gen(arg) || !s->pending[i])
@@ -182,40 +173,22 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->pending = calloc(n, sizeof *s->pending);
     s->reqgen = calloc(n, sizeof *s->reqgen);
     int rc = algo_pairwise_init(&s->core, env, begin_step, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
-    }
-    if (!s->active || !s->compute_done || !s->pending || !s->reqgen) {
-        destroy(s);
-        return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
-    }
+    if (!rc && (!s->active || !s->compute_done || !s->pending || !s->reqgen))
+        rc = sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     const char *rule = cfg_get_string(c, "algorithm", "active");
-    if (rule && strcmp(rule, "even") == 0) {
-        for (int i = 0; i < env->n; i++)
-            s->active[i] = i % 2 == 0;
-    } else if (rule && strcmp(rule, "all") == 0) {
-        for (int i = 0; i < env->n; i++)
-            s->active[i] = 1;
-    } else {
-        int bip = algo_graph_bipartite(env->graph, s->active);
-        if (bip < 0) {
-            destroy(s);
-            return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
-        }
-        for (int i = 0; i < env->n; i++)
-            s->active[i] = bip ? s->active[i] == 0 : 1;
-    }
-    *out = s;
-    return 0;
+    int even = rule && strcmp(rule, "even") == 0, all = rule && strcmp(rule, "all") == 0;
+    int bip = rc || even || all ? 0 : algo_graph_bipartite(env->graph, s->active);
+    if (bip < 0)
+        rc = sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
+    for (int i = 0; !rc && i < env->n; i++)
+        s->active[i] = even ? i % 2 == 0 : all || !bip ? 1 : s->active[i] == 0;
+    return algo_method_finish(s, rc, destroy, out);
 }
 
 const algo_vt algo_ad_psgd = {
-    .name = "ad_psgd",
-    .summary = "AD-PSGD: asynchronous pairwise averaging with one neighbour, bipartite initiators",
-    .reference = "1.4",
-    .keys = keys,
-    .create = create,
+    ALGO_METHOD("ad_psgd",
+                "AD-PSGD: asynchronous pairwise averaging with one neighbour, bipartite initiators",
+                "1.4"),
     .destroy = destroy,
     .fault = on_fault,
     ALGO_PAIRWISE_SLOTS,

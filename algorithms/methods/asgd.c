@@ -43,6 +43,7 @@
 
 #include "algorithms/core/algo.h"
 #include "algorithms/drivers/group.h"
+#include "algorithms/methods/method.h"
 
 /* A job of the random-worker variant: the model it was given, its version
  * and the gradient computed on it. */
@@ -56,12 +57,12 @@ typedef struct job {
 } job;
 
 typedef struct state {
+    float *x;        /* server model (first: algo_method_shared_model) */
     algo_env *env;
     int random_job;  /* next_job = random */
     job *jobs;       /* n jobs (random_job only) */
     int *q_head, *q_tail; /* per worker: queued jobs, -1 = empty */
     int *busy;       /* per worker: computing or pushing a job */
-    float *x;        /* server model */
     algo_optim_state *opt; /* the server's optimizer state */
     int64_t version; /* applied updates */
     int64_t *t_read; /* per worker: version of the model it holds */
@@ -129,13 +130,8 @@ static void server_apply(state *st, int w, int64_t t_read, float *g)
     algo_env_iteration(env, env->w[w].grad_samples);
 }
 
-static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                           double bytes)
+static ALGO_ON_MESSAGE(on_push_arrive)
 {
-    (void)eng;
-    (void)src;
-    (void)dst;
-    (void)bytes;
     state *st = ctx;
     int w = (int)(arg & 0xffffffffu);
     if (!wlive(st, arg))
@@ -144,10 +140,8 @@ static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, in
     send_pull(st, w);
 }
 
-static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_compute_done)
 {
-    (void)eng;
-    (void)payload;
     state *st = ctx;
     int w = (int)(arg & 0xffffffffu);
     if (!wlive(st, arg))
@@ -157,13 +151,8 @@ static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payl
                   arg);
 }
 
-static void on_pull_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                           double bytes)
+static ALGO_ON_MESSAGE(on_pull_arrive)
 {
-    (void)eng;
-    (void)src;
-    (void)dst;
-    (void)bytes;
     state *st = ctx;
     algo_env *env = st->env;
     int w = (int)(arg & 0xffffffffu);
@@ -218,12 +207,8 @@ static int jlive(const state *st, uint64_t arg)
            !st->env->w[jb->owner].down;
 }
 
-static void on_job_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                               double bytes)
+static ALGO_ON_MESSAGE(on_job_push_arrive)
 {
-    (void)eng;
-    (void)dst;
-    (void)bytes;
     state *st = ctx;
     int j = (int)(arg & 0xffffffffu);
     job *jb = &st->jobs[j];
@@ -233,10 +218,8 @@ static void on_job_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src
     send_job(st, j);
 }
 
-static void on_job_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_job_compute_done)
 {
-    (void)eng;
-    (void)payload;
     state *st = ctx;
     algo_env *env = st->env;
     if (!jlive(st, arg))
@@ -268,12 +251,8 @@ static void job_start(state *st, int w, int j)
                      jarg(st, j));
 }
 
-static void on_job_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                          double bytes)
+static ALGO_ON_MESSAGE(on_job_arrive)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     state *st = ctx;
     int j = (int)(arg & 0xffffffffu), w = dst;
     if (!jlive(st, arg))
@@ -324,10 +303,8 @@ static void job_send(state *st, int j, int w)
 
 /* The server learns of a crash: the jobs of the crashed incarnation are
  * re-issued, and the worker gets none while it is down. */
-static void on_crash_known(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_crash_known)
 {
-    (void)eng;
-    (void)payload;
     state *st = ctx;
     int w = (int)(arg & 0xffffffffu);
     uint32_t old = (uint32_t)(arg >> 32);
@@ -414,20 +391,10 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->x = malloc((size_t)env->d * sizeof(float));
     st->t_read = calloc((size_t)env->n, sizeof *st->t_read);
     st->gen = calloc((size_t)env->n, sizeof *st->gen);
-    if (!st->x || !st->t_read || !st->gen) {
-        destroy(st);
-        return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
-    }
-    st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err);
-    if (!st->opt) {
-        destroy(st);
-        return err && err->code ? err->code : SIM_EINTERNAL;
-    }
-    memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
-    algo_env_defer_clip(env);
+    int ok = st->x && st->t_read && st->gen;
     const char *nj = cfg_get_string(env->cfg, "algorithm", "next_job");
     st->random_job = nj && strcmp(nj, "random") == 0;
-    if (st->random_job) {
+    if (ok && st->random_job) {
         int n = env->n;
         st->jobs = calloc((size_t)n, sizeof *st->jobs);
         st->q_head = malloc((size_t)n * sizeof *st->q_head);
@@ -435,7 +402,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         st->busy = calloc((size_t)n, sizeof *st->busy);
         st->known_down = calloc((size_t)n, sizeof *st->known_down);
         st->parked = malloc((size_t)n * sizeof *st->parked);
-        int ok = st->jobs && st->q_head && st->q_tail && st->busy && st->known_down && st->parked;
+        ok = st->jobs && st->q_head && st->q_tail && st->busy && st->known_down && st->parked;
         for (int j = 0; ok && j < n; j++) {
             st->q_head[j] = st->q_tail[j] = -1;
             st->jobs[j].next = -1;
@@ -443,34 +410,21 @@ static int create(algo_env *env, void **out, sim_err *err)
             st->jobs[j].g = malloc((size_t)env->d * sizeof(float));
             ok = st->jobs[j].x && st->jobs[j].g;
         }
-        if (!ok) {
-            destroy(st);
-            return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
-        }
     }
-    if (st->random_job && algo_env_crashes(env)) {
-        int rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
-        if (rc < 0) {
-            destroy(st);
-            return rc;
-        }
-    }
+    int rc = ok ? 0 : sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
+    if (!rc && !(st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err)))
+        rc = err && err->code ? err->code : SIM_EINTERNAL;
+    if (!rc && st->random_job && algo_env_crashes(env))
+        rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
     const char *pol = cfg_get_string(env->cfg, "algorithm", "staleness_lr");
     st->inverse_lr = pol && strcmp(pol, "inverse") == 0;
-    int rc = cfg_get_int(env->cfg, "algorithm", "max_staleness", &st->max_staleness,
-                                err);
-    if (rc < 0) {
-        destroy(st);
-        return rc;
+    if (!rc)
+        rc = algo_key_int(env->cfg, "max_staleness", 0, INT64_MAX, &st->max_staleness, err);
+    if (!rc) {
+        memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
+        algo_env_defer_clip(env);
     }
-    if (st->max_staleness < 0) {
-        long long bad = (long long)st->max_staleness;
-        destroy(st);
-        return cfg_error(env->cfg, "algorithm", "max_staleness", SIM_ECONFIG, err,
-                                "must be >= 0, got %lld", bad);
-    }
-    *out = st;
-    return 0;
+    return algo_method_finish(st, rc, destroy, out);
 }
 
 static int start(void *p, sim_err *err)
@@ -492,22 +446,13 @@ static int start(void *p, sim_err *err)
     return 0;
 }
 
-static const float *model(void *p, float *scratch)
-{
-    (void)scratch;
-    return ((state *)p)->x;
-}
-
 const algo_vt algo_asgd = {
-    .name = "asgd",
-    .summary = "parameter-server asynchronous SGD; staleness of every update recorded",
-    .reference = "1.6",
-    .keys = keys,
+    ALGO_METHOD("asgd", "parameter-server asynchronous SGD; staleness of every update recorded",
+                "1.6"),
     .async = 1,
     .server = ALGO_SERVER_ALWAYS,
-    .create = create,
     .destroy = destroy,
     .start = start,
-    .model = model,
+    .model = algo_method_shared_model,
     .fault = on_fault,
 };

@@ -10,6 +10,7 @@
  * round (optimizer states, buffers, crashes) is local_round.h's; this file
  * is the update rule and its keys. */
 #include "algorithms/methods/local_round.h"
+#include "algorithms/methods/method.h"
 
 #include <stdlib.h>
 
@@ -93,11 +94,8 @@ static int create(algo_env *env, void **out, sim_err *err)
         return err->code;
     hier *h = calloc(1, sizeof *h);
     s->ext = h;
-    int rc = h ? cfg_get_int(c, "algorithm", "global_every", &h->every, err)
+    int rc = h ? algo_key_int(c, "global_every", 1, 1000000, &h->every, err)
                : sim_err_set(err, SIM_ENOMEM, "hierarchical_local_sgd: out of memory");
-    if (!rc && (h->every < 1 || h->every > 1000000))
-        rc = cfg_error(c, "algorithm", "global_every", SIM_ECONFIG, err,
-                              "must be in [1, 1000000], got %lld", (long long)h->every);
     if (!rc) {
         h->flat = env->per_node <= 0;
         h->p = h->flat ? env->n : env->per_node;

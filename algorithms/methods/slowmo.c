@@ -6,6 +6,7 @@
  * crash rules included (gossip_group.c, docs/faults.md). x0 and u are
  * shared and stay under crashes. */
 #include "algorithms/methods/local_round.h"
+#include "algorithms/methods/method.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -57,15 +58,9 @@ static int read_keys(algo_lsgd *s, slowmo *o, const cfg_config *c, sim_err *err)
 {
     algo_slowmo_params *sp = &o->sp;
     int rc;
-    if ((rc = cfg_get_double(c, "algorithm", "slow_momentum", &sp->beta, err)) ||
-        (rc = cfg_get_double(c, "algorithm", "slow_lr", &sp->alpha, err)))
+    if ((rc = algo_key_double(c, "slow_momentum", 0, 1, "[)", &sp->beta, err)) ||
+        (rc = algo_key_double(c, "slow_lr", 0, INFINITY, "()", &sp->alpha, err)))
         return rc;
-    if (!(sp->beta >= 0 && sp->beta < 1))
-        return cfg_error(c, "algorithm", "slow_momentum", SIM_ECONFIG, err,
-                                "must be in [0, 1), got %g", sp->beta);
-    if (!(sp->alpha > 0) || !isfinite(sp->alpha))
-        return cfg_error(c, "algorithm", "slow_lr", SIM_ECONFIG, err,
-                                "must be > 0, got %g", sp->alpha);
     static const char *const bw[] = {"none", "classic", "nesterov", NULL};
     sp->bmuf = (algo_bmuf)algo_lsgd_choice(c, "bmuf", bw);
     sp->tau = s->H;

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "algorithms/drivers/pairwise.h"
+#include "algorithms/methods/method.h"
 
 typedef struct swarm {
     algo_pairwise core; /* first: the pairwise slots take the state */
@@ -70,7 +71,7 @@ static int live_pair(const swarm *s, int i, int j, uint64_t arg)
 }
 
 static void begin_step(void *p, int i);
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+static ALGO_ON_EVENT(on_timeout);
 
 static int64_t draw_h(swarm *s, int i)
 {
@@ -80,11 +81,8 @@ static int64_t draw_h(swarm *s, int i)
 }
 
 /* Symmetric: the answer only completes the interaction. */
-static void on_answer(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static ALGO_ON_MESSAGE(on_answer)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     swarm *s = ctx;
     if (s->core.env->w[dst].down || s->igen[dst] != algo_group_arg_gen(arg))
         return;
@@ -113,11 +111,8 @@ static void average_quantized(swarm *s, int i, int j)
 }
 
 /* Symmetric: the pair averages on arrival and j answers. */
-static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                       double bytes)
+static ALGO_ON_MESSAGE(on_request)
 {
-    (void)eng;
-    (void)bytes;
     swarm *s = ctx;
     int i = src, j = dst;
     if (!live_pair(s, i, j, arg))
@@ -130,11 +125,8 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
 }
 
 /* One-sided: p_j's copy arrives at i. */
-static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static ALGO_ON_MESSAGE(on_reply)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     swarm *s = ctx;
     int i = dst;
     if (s->core.env->w[i].down || s->igen[i] != algo_group_arg_gen(arg))
@@ -155,10 +147,8 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
 }
 
 /* One-sided: j's published copy is read without j. */
-static void on_read(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static ALGO_ON_MESSAGE(on_read)
 {
-    (void)eng;
-    (void)bytes;
     swarm *s = ctx;
     int i = src, j = dst;
     if (!live_pair(s, i, j, arg))
@@ -193,10 +183,8 @@ static void interact(swarm *s, int i)
 }
 
 /* Worker i's interaction has not completed within the timeout. */
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_timeout)
 {
-    (void)eng;
-    (void)payload;
     swarm *s = ctx;
     int i = (int)(arg & 0xffffffffu);
     if (s->core.env->w[i].down || s->igen[i] != algo_group_arg_gen(arg) || !s->in_flight[i])
@@ -205,10 +193,8 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     s->in_flight[i] = 0;
 }
 
-static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_compute)
 {
-    (void)eng;
-    (void)payload;
     swarm *s = ctx;
     algo_env *env = s->core.env;
     int i = (int)(arg & 0xffffffffu);
@@ -284,25 +270,18 @@ static const cfg_key keys[] = {
 static int read_keys(swarm *s, const cfg_config *c, sim_err *err)
 {
     int64_t H, q;
-    int rc = cfg_get_int(c, "algorithm", "local_steps", &H, err);
+    int rc = algo_key_int(c, "local_steps", 1, 1000000, &H, err);
     if (rc == 0)
         rc = cfg_get_int(c, "algorithm", "quant_levels", &q, err);
+    if (rc == 0 && q != 0 && (q < 2 || q > (1 << 24) || !topo_is_pow2(q)))
+        rc = cfg_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
+                       "must be 0 or a power of two in [2, 2^24], got %lld", (long long)q);
     if (rc == 0)
-        rc = cfg_get_double(c, "algorithm", "quant_step", &s->s_q, err);
+        rc = algo_key_double(c, "quant_step", 0, INFINITY, "()", &s->s_q, err);
     if (rc < 0)
         return rc;
     const cfg_entry *e = cfg_find(c, "algorithm", "header_bytes");
     s->header = e ? strtod(e->value, NULL) : 64.0;
-    if (H < 1 || H > 1000000)
-        return cfg_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
-                                "must be in [1, 1000000], got %lld", (long long)H);
-    if (q != 0 && (q < 2 || q > (1 << 24) || !topo_is_pow2(q)))
-        return cfg_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
-                                "must be 0 or a power of two in [2, 2^24], got %lld",
-                                (long long)q);
-    if (!(s->s_q > 0) || !isfinite(s->s_q))
-        return cfg_error(c, "algorithm", "quant_step", SIM_ECONFIG, err,
-                                "must be > 0, got %g", s->s_q);
     s->H = (int)H;
     s->q = (int)q;
     const char *v = cfg_get_string(c, "algorithm", "variant");
@@ -314,19 +293,14 @@ static int read_keys(swarm *s, const cfg_config *c, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const cfg_config *c = env->cfg;
+    if (!env->graph)
+        return sim_err_set(err, SIM_EINTERNAL, "swarm_sgd: no logical graph");
     swarm *s = calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
-    int rc = read_keys(s, c, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
-    }
-    if (!env->graph) {
-        destroy(s);
-        return sim_err_set(err, SIM_EINTERNAL, "swarm_sgd: no logical graph");
-    }
+    int rc = read_keys(s, env->cfg, err);
+    if (rc)
+        return algo_method_finish(s, rc, destroy, out);
     if (s->q) {
         double params = (double)env->wire_params;
         s->model_bytes = ceil(params * log2((double)s->q) / 8.0) + s->header;
@@ -344,30 +318,21 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->in_flight = calloc(n, sizeof *s->in_flight);
     s->igen = calloc(n, sizeof *s->igen);
     rc = algo_pairwise_init(&s->core, env, begin_step, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
-    }
-    if ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h || !s->target ||
-        !s->in_flight || !s->igen) {
-        destroy(s);
-        return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
-    }
-    for (int i = 0; i < env->n; i++) {
+    if (!rc && ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h ||
+                !s->target || !s->in_flight || !s->igen))
+        rc = sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+    for (int i = 0; !rc && i < env->n; i++) {
         if (s->one_sided)
             memcpy(s->base + (int64_t)i * env->d, env->w[i].x, (size_t)env->d * sizeof(float));
         s->target[i] = draw_h(s, i);
     }
-    *out = s;
-    return 0;
+    return algo_method_finish(s, rc, destroy, out);
 }
 
 const algo_vt algo_swarm_sgd = {
-    .name = "swarm_sgd",
-    .summary = "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
-    .reference = "6",
-    .keys = keys,
-    .create = create,
+    ALGO_METHOD("swarm_sgd",
+                "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
+                "6"),
     .destroy = destroy,
     .fault = on_fault,
     ALGO_PAIRWISE_SLOTS,
