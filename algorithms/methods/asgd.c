@@ -25,7 +25,8 @@
  * data): the server sends the new job to a worker drawn uniformly from the
  * method's global stream; a busy worker queues it (FIFO) and starts it when
  * it has pushed its current gradient. Exactly n jobs are in flight; each
- * job carries its own model copy, version and gradient buffer.
+ * job carries its own model copy, version and gradient buffer (with
+ * next_job = same, job j is worker j's and lives in its buffers).
  *
  * Crashes with next_job = random: a crashed worker loses the job it
  * computes, its queue, the jobs still on their way to it and its push in
@@ -45,10 +46,10 @@
 #include "algorithms/drivers/group.h"
 #include "algorithms/methods/method.h"
 
-/* A job of the random-worker variant: the model it was given, its version
- * and the gradient computed on it. */
+/* A job: the model it was given, its version and the gradient computed on
+ * it. */
 typedef struct job {
-    float *x, *g;
+    float *x, *g;    /* next_job = same: worker j's x and grad */
     int64_t t_read;
     int next;        /* next job in the worker's queue, -1 = none */
     int owner;       /* the worker it was sent to */
@@ -60,12 +61,11 @@ typedef struct state {
     float *x;        /* server model (first: algo_method_shared_model) */
     algo_env *env;
     int random_job;  /* next_job = random */
-    job *jobs;       /* n jobs (random_job only) */
+    job *jobs;       /* n jobs */
     int *q_head, *q_tail; /* per worker: queued jobs, -1 = empty */
     int *busy;       /* per worker: computing or pushing a job */
     algo_optim_state *opt; /* the server's optimizer state */
     int64_t version; /* applied updates */
-    int64_t *t_read; /* per worker: version of the model it holds */
     int inverse_lr;
     int64_t max_staleness;
     int64_t dropped;
@@ -78,19 +78,9 @@ typedef struct state {
     sim_time timeout; /* [faults] sync_timeout */
 } state;
 
-/* Event args of the same variant: worker and incarnation; a message or
- * compute step of an older incarnation (the worker crashed since) is lost. */
-static uint64_t warg(const state *st, int w) { return (uint64_t)w | ((uint64_t)st->gen[w] << 32); }
-static int wlive(const state *st, uint64_t arg)
-{
-    int w = (int)(arg & 0xffffffffu);
-    return !st->env->w[w].down && st->gen[w] == (uint32_t)(arg >> 32);
-}
-
-static void send_pull(state *st, int w);
 static void send_job(state *st, int j);
 static void job_send(state *st, int j, int w);
-static void job_fault(state *st, const algo_fault *ev);
+static void job_start(state *st, int w, int j);
 
 /* The server's clip of an arriving gradient and its clipped fraction. */
 static void server_clip(state *st, float *g)
@@ -129,73 +119,6 @@ static void server_apply(state *st, int w, int64_t t_read, float *g)
     record_clipped(st);
     algo_env_iteration(env, env->w[w].grad_samples);
 }
-
-static ALGO_ON_MESSAGE(on_push_arrive)
-{
-    state *st = ctx;
-    int w = (int)(arg & 0xffffffffu);
-    if (!wlive(st, arg))
-        return;
-    server_apply(st, w, st->t_read[w], st->env->w[w].grad);
-    send_pull(st, w);
-}
-
-static ALGO_ON_EVENT(on_compute_done)
-{
-    state *st = ctx;
-    int w = (int)(arg & 0xffffffffu);
-    if (!wlive(st, arg))
-        return;
-    algo_env_idle_begin(st->env, w);
-    algo_env_send(st->env, w, st->env->server_host, st->env->msg_bytes, on_push_arrive, st,
-                  arg);
-}
-
-static ALGO_ON_MESSAGE(on_pull_arrive)
-{
-    state *st = ctx;
-    algo_env *env = st->env;
-    int w = (int)(arg & 0xffffffffu);
-    if (!wlive(st, arg))
-        return;
-    algo_env_idle_end(env, w);
-    algo_env_grad(env, w, env->w[w].x, env->w[w].grad);
-    algo_env_compute(env, w, algo_env_step_samples(env, w), on_compute_done, st, arg);
-}
-
-/* The server reads its model when it sends it. */
-static void send_pull(state *st, int w)
-{
-    algo_env *env = st->env;
-    algo_env_grad_wait(env, w); /* a step started in this instant reads x */
-    memcpy(env->w[w].x, st->x, (size_t)env->d * sizeof(float));
-    st->t_read[w] = st->version;
-    algo_env_idle_begin(env, w);
-    algo_env_send(env, env->server_host, w, env->msg_bytes, on_pull_arrive, st, warg(st, w));
-}
-
-/* Crash: the worker's message or step in flight is lost (its incarnation
- * changes); the others go on. Rejoin: it pulls the current server model
- * (the server holds the only optimizer state). */
-static void on_fault(void *p, const algo_fault *ev)
-{
-    state *st = p;
-    algo_env *env = st->env;
-    int w = ev->target;
-    if (st->random_job) {
-        job_fault(st, ev);
-        return;
-    }
-    st->gen[w]++;
-    if (ev->kind == ALGO_FAULT_CRASH)
-        algo_env_idle_end(env, w);
-    else if (ev->kind == ALGO_FAULT_REJOIN)
-        send_pull(st, w);
-}
-
-/* ---- next_job = random ---------------------------------------------- */
-
-static void job_start(state *st, int w, int j);
 
 /* Job event args: the job and its issue; an event of an older issue, or of
  * a job whose worker crashed since it was sent, is lost. */
@@ -245,7 +168,8 @@ static void job_start(state *st, int w, int j)
     job *jb = &st->jobs[j];
     st->busy[w] = 1;
     algo_env_idle_end(env, w);
-    memcpy(env->w[w].x, jb->x, (size_t)env->d * sizeof(float));
+    if (jb->x != env->w[w].x)
+        memcpy(env->w[w].x, jb->x, (size_t)env->d * sizeof(float));
     algo_env_grad(env, w, jb->x, jb->g);
     algo_env_compute(env, w, algo_env_step_samples(env, w), on_job_compute_done, st,
                      jarg(st, j));
@@ -269,8 +193,9 @@ static ALGO_ON_MESSAGE(on_job_arrive)
     st->q_tail[w] = j;
 }
 
-/* The server gives job slot j the current model and sends it to a worker
- * drawn uniformly at random. */
+/* The server gives job slot j the current model (it reads it when it sends
+ * it) and sends it to a worker drawn uniformly at random (next_job =
+ * random), or back to its worker (same). */
 static void send_job(state *st, int j)
 {
     algo_env *env = st->env;
@@ -280,8 +205,14 @@ static void send_job(state *st, int j)
         st->parked[st->n_parked++] = j; /* sent at the next rejoin */
         return;
     }
+    if (!st->random_job)
+        algo_env_grad_wait(env, j); /* a step started in this instant reads its x */
     memcpy(jb->x, st->x, (size_t)env->d * sizeof(float));
     jb->t_read = st->version;
+    if (!st->random_job) {
+        job_send(st, j, j);
+        return;
+    }
     int k = (int)gsl_rng_uniform_int(env->rng_global, (unsigned long)live), w = k;
     if (st->n_known_down)
         for (w = 0; w < env->n; w++)
@@ -301,8 +232,8 @@ static void job_send(state *st, int j, int w)
     algo_env_send(env, env->server_host, w, env->msg_bytes, on_job_arrive, st, jarg(st, j));
 }
 
-/* The server learns of a crash: the jobs of the crashed incarnation are
- * re-issued, and the worker gets none while it is down. */
+/* next_job = random: the server learns of a crash; the jobs of the crashed
+ * incarnation are re-issued, and the worker gets none while it is down. */
 static ALGO_ON_EVENT(on_crash_known)
 {
     state *st = ctx;
@@ -324,8 +255,13 @@ static ALGO_ON_EVENT(on_crash_known)
     }
 }
 
-static void job_fault(state *st, const algo_fault *ev)
+/* Crash: the worker's message or step in flight is lost (its incarnation
+ * changes); the others go on. Rejoin: with next_job = same it pulls the
+ * current server model (the server holds the only optimizer state); with
+ * random it waits for a job. */
+static void on_fault(void *p, const algo_fault *ev)
 {
+    state *st = p;
     algo_env *env = st->env;
     int w = ev->target;
     uint32_t old = st->gen[w]++;
@@ -333,7 +269,8 @@ static void job_fault(state *st, const algo_fault *ev)
     st->q_head[w] = st->q_tail[w] = -1;
     if (ev->kind == ALGO_FAULT_CRASH) {
         algo_env_idle_end(env, w);
-        algo_group_timeout(env, st->timeout, on_crash_known, st, w, old);
+        if (st->random_job)
+            algo_group_timeout(env, st->timeout, on_crash_known, st, w, old);
         return;
     }
     if (ev->kind != ALGO_FAULT_REJOIN)
@@ -343,6 +280,8 @@ static void job_fault(state *st, const algo_fault *ev)
         st->n_known_down--;
     }
     algo_env_idle_begin(env, w);
+    if (!st->random_job)
+        send_job(st, w);
     int np = st->n_parked;
     st->n_parked = 0;
     for (int k = 0; k < np; k++)
@@ -356,13 +295,11 @@ static void destroy(void *p)
         return;
     free(st->x);
     algo_optim_state_destroy(st->opt);
-    free(st->t_read);
     free(st->gen);
-    if (st->jobs)
-        for (int j = 0; j < st->env->n; j++) {
-            free(st->jobs[j].x);
-            free(st->jobs[j].g);
-        }
+    for (int j = 0; st->jobs && st->random_job && j < st->env->n; j++) {
+        free(st->jobs[j].x);
+        free(st->jobs[j].g);
+    }
     free(st->jobs);
     free(st->q_head);
     free(st->q_tail);
@@ -388,28 +325,25 @@ static int create(algo_env *env, void **out, sim_err *err)
     if (!st)
         return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
     st->env = env;
-    st->x = malloc((size_t)env->d * sizeof(float));
-    st->t_read = calloc((size_t)env->n, sizeof *st->t_read);
-    st->gen = calloc((size_t)env->n, sizeof *st->gen);
-    int ok = st->x && st->t_read && st->gen;
     const char *nj = cfg_get_string(env->cfg, "algorithm", "next_job");
     st->random_job = nj && strcmp(nj, "random") == 0;
-    if (ok && st->random_job) {
-        int n = env->n;
-        st->jobs = calloc((size_t)n, sizeof *st->jobs);
-        st->q_head = malloc((size_t)n * sizeof *st->q_head);
-        st->q_tail = malloc((size_t)n * sizeof *st->q_tail);
-        st->busy = calloc((size_t)n, sizeof *st->busy);
-        st->known_down = calloc((size_t)n, sizeof *st->known_down);
-        st->parked = malloc((size_t)n * sizeof *st->parked);
-        ok = st->jobs && st->q_head && st->q_tail && st->busy && st->known_down && st->parked;
-        for (int j = 0; ok && j < n; j++) {
-            st->q_head[j] = st->q_tail[j] = -1;
-            st->jobs[j].next = -1;
-            st->jobs[j].x = malloc((size_t)env->d * sizeof(float));
-            st->jobs[j].g = malloc((size_t)env->d * sizeof(float));
-            ok = st->jobs[j].x && st->jobs[j].g;
-        }
+    size_t n = (size_t)env->n;
+    st->x = malloc((size_t)env->d * sizeof(float));
+    st->gen = calloc(n, sizeof *st->gen);
+    st->jobs = calloc(n, sizeof *st->jobs);
+    st->q_head = malloc(n * sizeof *st->q_head);
+    st->q_tail = malloc(n * sizeof *st->q_tail);
+    st->busy = calloc(n, sizeof *st->busy);
+    st->known_down = calloc(n, sizeof *st->known_down);
+    st->parked = malloc(n * sizeof *st->parked);
+    int ok = st->x && st->gen && st->jobs && st->q_head && st->q_tail && st->busy &&
+             st->known_down && st->parked;
+    for (int j = 0; ok && j < env->n; j++) {
+        st->q_head[j] = st->q_tail[j] = -1;
+        st->jobs[j].next = -1;
+        st->jobs[j].x = st->random_job ? malloc((size_t)env->d * sizeof(float)) : env->w[j].x;
+        st->jobs[j].g = st->random_job ? malloc((size_t)env->d * sizeof(float)) : env->w[j].grad;
+        ok = st->jobs[j].x && st->jobs[j].g;
     }
     int rc = ok ? 0 : sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
     if (!rc && !(st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err)))
@@ -427,16 +361,11 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_method_finish(st, rc, destroy, out);
 }
 
-static int start(void *p, sim_err *err)
+/* The first n jobs go one to each worker. */
+static int start(void *p, sim_err *err ALGO_UNUSED)
 {
-    (void)err;
     state *st = p;
     for (int w = 0; w < st->env->n; w++) {
-        if (!st->random_job) {
-            send_pull(st, w);
-            continue;
-        }
-        /* the first n jobs go one to each worker, as in the same variant */
         job *jb = &st->jobs[w];
         memcpy(jb->x, st->x, (size_t)st->env->d * sizeof(float));
         jb->t_read = 0;
