@@ -57,22 +57,27 @@ typedef struct job {
     uint32_t gen;    /* the job's issue: bumped when it is re-issued */
 } job;
 
+/* A worker as the server sees it. */
+typedef struct peer {
+    uint32_t gen;    /* incarnation, bumped by a crash or rejoin */
+    int q_head, q_tail; /* queued jobs, -1 = empty */
+    int busy;        /* computing or pushing a job */
+    int known_down;  /* the server knows it is down (next_job = random) */
+} peer;
+
 typedef struct state {
     float *x;        /* server model (first: algo_method_shared_model) */
     algo_env *env;
     int random_job;  /* next_job = random */
     job *jobs;       /* n jobs */
-    int *q_head, *q_tail; /* per worker: queued jobs, -1 = empty */
-    int *busy;       /* per worker: computing or pushing a job */
+    peer *wk;        /* n workers */
     algo_optim_state *opt; /* the server's optimizer state */
     int64_t version; /* applied updates */
     int inverse_lr;
     int64_t max_staleness;
     int64_t dropped;
-    uint32_t *gen;   /* per worker: incarnation, bumped by a crash or rejoin */
     /* next_job = random under crashes */
-    int *known_down; /* per worker: the server knows it is down */
-    int n_known_down;
+    int n_known_down; /* workers the server knows to be down */
     int *parked;     /* jobs waiting for a live worker */
     int n_parked;
     sim_time timeout; /* [faults] sync_timeout */
@@ -122,18 +127,18 @@ static void server_apply(state *st, int w, int64_t t_read, float *g)
 
 /* Job event args: the job and its issue; an event of an older issue, or of
  * a job whose worker crashed since it was sent, is lost. */
-static uint64_t jarg(const state *st, int j) { return (uint64_t)j | ((uint64_t)st->jobs[j].gen << 32); }
+static uint64_t jarg(const state *st, int j) { return algo_group_arg(j, st->jobs[j].gen); }
 static int jlive(const state *st, uint64_t arg)
 {
-    const job *jb = &st->jobs[arg & 0xffffffffu];
-    return jb->gen == (uint32_t)(arg >> 32) && st->gen[jb->owner] == jb->owner_gen &&
+    const job *jb = &st->jobs[algo_group_arg_w(arg)];
+    return jb->gen == algo_group_arg_gen(arg) && st->wk[jb->owner].gen == jb->owner_gen &&
            !st->env->w[jb->owner].down;
 }
 
 static ALGO_ON_MESSAGE(on_job_push_arrive)
 {
     state *st = ctx;
-    int j = (int)(arg & 0xffffffffu);
+    int j = algo_group_arg_w(arg);
     job *jb = &st->jobs[j];
     if (!jlive(st, arg))
         return; /* pushed by a worker that has crashed since: lost */
@@ -147,15 +152,15 @@ static ALGO_ON_EVENT(on_job_compute_done)
     algo_env *env = st->env;
     if (!jlive(st, arg))
         return;
-    int j = (int)(arg & 0xffffffffu), w = st->jobs[j].owner;
+    int j = algo_group_arg_w(arg), w = st->jobs[j].owner;
     if (algo_env_send(env, w, env->server_host, env->msg_bytes, on_job_push_arrive, st, arg) < 0)
         return;
-    st->busy[w] = 0;
-    int next = st->q_head[w];
+    st->wk[w].busy = 0;
+    int next = st->wk[w].q_head;
     if (next >= 0) {
-        st->q_head[w] = st->jobs[next].next;
-        if (st->q_head[w] < 0)
-            st->q_tail[w] = -1;
+        st->wk[w].q_head = st->jobs[next].next;
+        if (st->wk[w].q_head < 0)
+            st->wk[w].q_tail = -1;
         job_start(st, w, next);
     } else {
         algo_env_idle_begin(env, w);
@@ -166,7 +171,7 @@ static void job_start(state *st, int w, int j)
 {
     algo_env *env = st->env;
     job *jb = &st->jobs[j];
-    st->busy[w] = 1;
+    st->wk[w].busy = 1;
     algo_env_idle_end(env, w);
     if (jb->x != env->w[w].x)
         memcpy(env->w[w].x, jb->x, (size_t)env->d * sizeof(float));
@@ -178,19 +183,19 @@ static void job_start(state *st, int w, int j)
 static ALGO_ON_MESSAGE(on_job_arrive)
 {
     state *st = ctx;
-    int j = (int)(arg & 0xffffffffu), w = dst;
+    int j = algo_group_arg_w(arg), w = dst;
     if (!jlive(st, arg))
         return; /* its worker crashed: the server re-issues it */
-    if (!st->busy[w]) {
+    if (!st->wk[w].busy) {
         job_start(st, w, j);
         return;
     }
     st->jobs[j].next = -1;
-    if (st->q_tail[w] >= 0)
-        st->jobs[st->q_tail[w]].next = j;
+    if (st->wk[w].q_tail >= 0)
+        st->jobs[st->wk[w].q_tail].next = j;
     else
-        st->q_head[w] = j;
-    st->q_tail[w] = j;
+        st->wk[w].q_head = j;
+    st->wk[w].q_tail = j;
 }
 
 /* The server gives job slot j the current model (it reads it when it sends
@@ -216,7 +221,7 @@ static void send_job(state *st, int j)
     int k = (int)gsl_rng_uniform_int(env->rng_global, (unsigned long)live), w = k;
     if (st->n_known_down)
         for (w = 0; w < env->n; w++)
-            if (!st->known_down[w] && k-- == 0)
+            if (!st->wk[w].known_down && k-- == 0)
                 break;
     job_send(st, j, w);
 }
@@ -227,7 +232,7 @@ static void job_send(state *st, int j, int w)
     algo_env *env = st->env;
     job *jb = &st->jobs[j];
     jb->owner = w;
-    jb->owner_gen = st->gen[w];
+    jb->owner_gen = st->wk[w].gen;
     jb->next = -1;
     algo_env_send(env, env->server_host, w, env->msg_bytes, on_job_arrive, st, jarg(st, j));
 }
@@ -237,10 +242,10 @@ static void job_send(state *st, int j, int w)
 static ALGO_ON_EVENT(on_crash_known)
 {
     state *st = ctx;
-    int w = (int)(arg & 0xffffffffu);
-    uint32_t old = (uint32_t)(arg >> 32);
-    if (st->gen[w] == old + 1 && st->env->w[w].down && !st->known_down[w]) {
-        st->known_down[w] = 1;
+    int w = algo_group_arg_w(arg);
+    uint32_t old = algo_group_arg_gen(arg);
+    if (st->wk[w].gen == old + 1 && st->env->w[w].down && !st->wk[w].known_down) {
+        st->wk[w].known_down = 1;
         st->n_known_down++;
     }
     for (int j = 0; j < st->env->n; j++) {
@@ -264,9 +269,9 @@ static void on_fault(void *p, const algo_fault *ev)
     state *st = p;
     algo_env *env = st->env;
     int w = ev->target;
-    uint32_t old = st->gen[w]++;
-    st->busy[w] = 0;
-    st->q_head[w] = st->q_tail[w] = -1;
+    uint32_t old = st->wk[w].gen++;
+    st->wk[w].busy = 0;
+    st->wk[w].q_head = st->wk[w].q_tail = -1;
     if (ev->kind == ALGO_FAULT_CRASH) {
         algo_env_idle_end(env, w);
         if (st->random_job)
@@ -275,8 +280,8 @@ static void on_fault(void *p, const algo_fault *ev)
     }
     if (ev->kind != ALGO_FAULT_REJOIN)
         return;
-    if (st->known_down[w]) {
-        st->known_down[w] = 0;
+    if (st->wk[w].known_down) {
+        st->wk[w].known_down = 0;
         st->n_known_down--;
     }
     algo_env_idle_begin(env, w);
@@ -295,16 +300,12 @@ static void destroy(void *p)
         return;
     free(st->x);
     algo_optim_state_destroy(st->opt);
-    free(st->gen);
     for (int j = 0; st->jobs && st->random_job && j < st->env->n; j++) {
         free(st->jobs[j].x);
         free(st->jobs[j].g);
     }
     free(st->jobs);
-    free(st->q_head);
-    free(st->q_tail);
-    free(st->busy);
-    free(st->known_down);
+    free(st->wk);
     free(st->parked);
     free(st);
 }
@@ -329,17 +330,12 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->random_job = nj && strcmp(nj, "random") == 0;
     size_t n = (size_t)env->n;
     st->x = malloc((size_t)env->d * sizeof(float));
-    st->gen = calloc(n, sizeof *st->gen);
     st->jobs = calloc(n, sizeof *st->jobs);
-    st->q_head = malloc(n * sizeof *st->q_head);
-    st->q_tail = malloc(n * sizeof *st->q_tail);
-    st->busy = calloc(n, sizeof *st->busy);
-    st->known_down = calloc(n, sizeof *st->known_down);
+    st->wk = calloc(n, sizeof *st->wk);
     st->parked = malloc(n * sizeof *st->parked);
-    int ok = st->x && st->gen && st->jobs && st->q_head && st->q_tail && st->busy &&
-             st->known_down && st->parked;
+    int ok = st->x && st->jobs && st->wk && st->parked;
     for (int j = 0; ok && j < env->n; j++) {
-        st->q_head[j] = st->q_tail[j] = -1;
+        st->wk[j].q_head = st->wk[j].q_tail = -1;
         st->jobs[j].next = -1;
         st->jobs[j].x = st->random_job ? malloc((size_t)env->d * sizeof(float)) : env->w[j].x;
         st->jobs[j].g = st->random_job ? malloc((size_t)env->d * sizeof(float)) : env->w[j].grad;
