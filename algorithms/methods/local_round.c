@@ -76,9 +76,7 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
         s->ops.form2(s, g);
         return;
     }
-    if (s->ops.mean)
-        s->ops.mean(s, g, round);
-    else
+    if (!s->ops.mean || !s->ops.mean(s, g, round))
         mean_of(s, g, s->avg, NULL);
     if (s->buf == BUF_AVERAGE) {
         if (algo_optim_m(s->lo.s[0]))
@@ -143,10 +141,14 @@ algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err
 {
     const cfg_config *c = env->cfg;
     algo_lsgd *s = calloc(1, sizeof *s);
-    if (!s) {
+    void *ext = ops->ext_size ? calloc(1, ops->ext_size) : NULL;
+    if (!s || (ops->ext_size && !ext)) {
+        free(s);
+        free(ext);
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
         return NULL;
     }
+    s->ext = ext;
     s->env = env;
     s->n = env->n;
     s->d = env->d;
@@ -219,6 +221,8 @@ void algo_lsgd_destroy(void *p)
     algo_sync_destroy(s->sy);
     if (s->ops.release)
         s->ops.release(s);
+    if (s->ops.ext_size)
+        free(s->ext);
     algo_local_optim_release(&s->lo);
     free(s->since);
     free(s->applied);

@@ -39,14 +39,16 @@ typedef struct algo_lsgd_ops {
      * its result. */
     void (*contribute2)(algo_lsgd *s, int w, algo_sync_msg *msg);
     void (*form2)(algo_lsgd *s, const algo_group *g);
-    void (*release)(algo_lsgd *s); /* frees s->ext */
+    size_t ext_size; /* bytes of s->ext, allocated zeroed and freed with s; 0: none */
+    void (*release)(algo_lsgd *s); /* frees what s->ext holds */
     /* A method with its own averaging (hierarchical_local_sgd): the round's
      * collective slot (plan; slots as in desc), the averages over g
-     * (instead of s->avg over g), and the average worker w takes. */
+     * (instead of s->avg over g; 0: s->avg over g after all), and the
+     * average worker w takes. */
     int n_slots;
     algo_sync_slot slots[2];
     int (*plan)(algo_lsgd *s, int64_t round);
-    void (*mean)(algo_lsgd *s, const algo_group *g, int64_t round);
+    int (*mean)(algo_lsgd *s, const algo_group *g, int64_t round);
     const float *(*avg_of)(algo_lsgd *s, int w);
     void (*start)(algo_lsgd *s);   /* before the first round (adaptive: its series) */
 } algo_lsgd_ops;

@@ -47,11 +47,8 @@ static void outer(algo_lsgd *s)
 static void release(algo_lsgd *s)
 {
     slowmo *o = s->ext;
-    if (o) {
-        free(o->x0);
-        free(o->u);
-        free(o);
-    }
+    free(o->x0);
+    free(o->u);
 }
 
 static int read_keys(algo_lsgd *s, slowmo *o, const cfg_config *c, sim_err *err)
@@ -87,14 +84,13 @@ static int build_local(algo_lsgd *s, slowmo *o, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.outer = outer, .release = release};
+    static const algo_lsgd_ops ops = {.outer = outer, .release = release,
+                                      .ext_size = sizeof(slowmo)};
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
-    slowmo *o = calloc(1, sizeof *o);
-    s->ext = o;
-    int rc = o ? read_keys(s, o, env->cfg, err)
-               : sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
+    slowmo *o = s->ext;
+    int rc = read_keys(s, o, env->cfg, err);
     const char *base = cfg_get_string(env->cfg, "algorithm", "base");
     if (!rc && base && strcmp(base, "dpsgd") == 0 && env->cfg->bucket > 0) {
         rc = cfg_error(env->cfg, "algorithm", "bucket", SIM_ECONFIG, err,
