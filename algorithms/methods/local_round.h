@@ -101,9 +101,8 @@ int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *wo
 
 #define ALGO_LSGD_VT(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                   \
     {                                                                                          \
-        .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .async = 0,          \
-        .uses_graph = GRAPH, .supports_compression = 0, .supports_bucket = 1,                  \
-        .server = ALGO_SERVER_PS,                                                              \
+        .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .uses_graph = GRAPH, \
+        .supports_bucket = 1, .server = ALGO_SERVER_PS,                                        \
         .create = CREATE, .destroy = algo_lsgd_destroy, .start = algo_lsgd_start,              \
         .model = algo_lsgd_model, .worker_models = algo_lsgd_worker_models,                    \
         .fault = algo_lsgd_fault,                                                              \
