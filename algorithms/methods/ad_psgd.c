@@ -37,16 +37,23 @@
 #include <string.h>
 
 #include "algorithms/drivers/pairwise.h"
+#include "algorithms/methods/method.h"
+
+/* A worker's request to its partner: its issue, pending until answered
+ * (or given up), and whether the worker's compute step has ended. */
+typedef struct request {
+    uint32_t gen;
+    int pending, compute_done;
+} request;
 
 typedef struct apsgd {
     algo_pairwise core; /* first: the pairwise slots take the state */
     int *active;
-    int *compute_done, *pending;
-    uint32_t *reqgen; /* per worker: its current request */
+    request *rq;        /* per worker: its current request */
 } apsgd;
 
 static void begin_step(void *p, int i);
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+static ALGO_ON_EVENT(on_timeout);
 
 static void apply(apsgd *s, int i)
 {
@@ -57,44 +64,36 @@ static void apply(apsgd *s, int i)
     begin_step(s, i);
 }
 
-static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static ALGO_ON_MESSAGE(on_reply)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     apsgd *s = ctx;
     int i = dst;
-    if (s->core.env->w[i].down || s->reqgen[i] != algo_group_arg_gen(arg) || !s->pending[i])
+    if (s->core.env->w[i].down || s->rq[i].gen != algo_group_arg_gen(arg) || !s->rq[i].pending)
         return; /* crashed, or it gave up waiting */
-    s->pending[i] = 0;
-    if (s->compute_done[i])
+    s->rq[i].pending = 0;
+    if (s->rq[i].compute_done)
         apply(s, i);
 }
 
-static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                       double bytes)
+static ALGO_ON_MESSAGE(on_request)
 {
-    (void)eng;
-    (void)bytes;
     apsgd *s = ctx;
     algo_env *env = s->core.env;
     int i = src, j = dst;
-    if (env->w[i].down || env->w[j].down || s->reqgen[i] != algo_group_arg_gen(arg))
+    if (env->w[i].down || env->w[j].down || s->rq[i].gen != algo_group_arg_gen(arg))
         return; /* lost with a crashed worker, or its sender gave up */
     algo_pairwise_average(&s->core, i, j);
     algo_env_send(env, j, i, env->msg_bytes, on_reply, s, arg);
 }
 
-static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_compute)
 {
-    (void)eng;
-    (void)payload;
     apsgd *s = ctx;
-    int i = (int)(arg & 0xffffffffu);
+    int i = algo_group_arg_w(arg);
     if (s->core.gen[i] != algo_group_arg_gen(arg))
         return; /* a crashed incarnation's step */
-    s->compute_done[i] = 1;
-    if (s->pending[i])
+    s->rq[i].compute_done = 1;
+    if (s->rq[i].pending)
         algo_env_idle_begin(s->core.env, i);
     else
         apply(s, i);
@@ -105,31 +104,29 @@ static void begin_step(void *p, int i)
     apsgd *s = p;
     algo_env *env = s->core.env;
     algo_pairwise_grad(&s->core, i);
-    s->compute_done[i] = 0;
+    s->rq[i].compute_done = 0;
     int j = s->active[i] ? algo_pairwise_partner(&s->core, i) : -1;
     if (j >= 0) {
-        s->pending[i] = 1;
-        uint64_t arg = algo_group_arg(i, ++s->reqgen[i]);
+        s->rq[i].pending = 1;
+        uint64_t arg = algo_group_arg(i, ++s->rq[i].gen);
         algo_env_send(env, i, j, env->msg_bytes, on_request, s, arg);
         if (algo_env_crashes(env))
-            algo_group_timeout(env, s->core.timeout, on_timeout, s, i, s->reqgen[i]);
+            algo_group_timeout(env, s->core.timeout, on_timeout, s, i, s->rq[i].gen);
     }
     algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s,
                      algo_group_arg(i, s->core.gen[i]));
 }
 
 /* The answer to worker i's request has not come within the timeout. */
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_timeout)
 {
-    (void)eng;
-    (void)payload;
     apsgd *s = ctx;
-    int i = (int)(arg & 0xffffffffu);
-    if (s->core.env->w[i].down || s->reqgen[i] != algo_group_arg_gen(arg) || !s->pending[i])
+    int i = algo_group_arg_w(arg);
+    if (s->core.env->w[i].down || s->rq[i].gen != algo_group_arg_gen(arg) || !s->rq[i].pending)
         return;
-    s->reqgen[i]++;
-    s->pending[i] = 0;
-    if (s->compute_done[i])
+    s->rq[i].gen++;
+    s->rq[i].pending = 0;
+    if (s->rq[i].compute_done)
         apply(s, i);
 }
 
@@ -139,9 +136,9 @@ static void on_fault(void *p, const algo_fault *ev)
     algo_env *env = s->core.env;
     int i = ev->target;
     s->core.gen[i]++;
-    s->reqgen[i]++;
-    s->pending[i] = 0;
-    s->compute_done[i] = 0;
+    s->rq[i].gen++;
+    s->rq[i].pending = 0;
+    s->rq[i].compute_done = 0;
     if (ev->kind == ALGO_FAULT_CRASH) {
         algo_env_idle_end(env, i);
         return;
@@ -156,9 +153,7 @@ static void destroy(void *p)
         return;
     algo_pairwise_release(&s->core);
     free(s->active);
-    free(s->compute_done);
-    free(s->pending);
-    free(s->reqgen);
+    free(s->rq);
     free(s);
 }
 
@@ -178,44 +173,24 @@ static int create(algo_env *env, void **out, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     size_t n = (size_t)env->n;
     s->active = calloc(n, sizeof *s->active);
-    s->compute_done = calloc(n, sizeof *s->compute_done);
-    s->pending = calloc(n, sizeof *s->pending);
-    s->reqgen = calloc(n, sizeof *s->reqgen);
+    s->rq = calloc(n, sizeof *s->rq);
     int rc = algo_pairwise_init(&s->core, env, begin_step, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
-    }
-    if (!s->active || !s->compute_done || !s->pending || !s->reqgen) {
-        destroy(s);
-        return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
-    }
+    if (!rc && (!s->active || !s->rq))
+        rc = sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     const char *rule = cfg_get_string(c, "algorithm", "active");
-    if (rule && strcmp(rule, "even") == 0) {
-        for (int i = 0; i < env->n; i++)
-            s->active[i] = i % 2 == 0;
-    } else if (rule && strcmp(rule, "all") == 0) {
-        for (int i = 0; i < env->n; i++)
-            s->active[i] = 1;
-    } else {
-        int bip = algo_graph_bipartite(env->graph, s->active);
-        if (bip < 0) {
-            destroy(s);
-            return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
-        }
-        for (int i = 0; i < env->n; i++)
-            s->active[i] = bip ? s->active[i] == 0 : 1;
-    }
-    *out = s;
-    return 0;
+    int even = rule && strcmp(rule, "even") == 0, all = rule && strcmp(rule, "all") == 0;
+    int bip = rc || even || all ? 0 : algo_graph_bipartite(env->graph, s->active);
+    if (bip < 0)
+        rc = sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
+    for (int i = 0; !rc && i < env->n; i++)
+        s->active[i] = even ? i % 2 == 0 : all || !bip ? 1 : s->active[i] == 0;
+    return algo_method_finish(s, rc, destroy, out);
 }
 
 const algo_vt algo_ad_psgd = {
-    .name = "ad_psgd",
-    .summary = "AD-PSGD: asynchronous pairwise averaging with one neighbour, bipartite initiators",
-    .reference = "1.4",
-    .keys = keys,
-    .create = create,
+    ALGO_METHOD("ad_psgd",
+                "AD-PSGD: asynchronous pairwise averaging with one neighbour, bipartite initiators",
+                "1.4"),
     .destroy = destroy,
     .fault = on_fault,
     ALGO_PAIRWISE_SLOTS,

@@ -63,12 +63,13 @@
 #include "algorithms/core/algo.h"
 #include "algorithms/compress/compress.h"
 #include "algorithms/drivers/sync.h"
+#include "algorithms/methods/method.h"
 #include "sim/units.h"
 
 typedef struct state {
+    float *x;        /* the shared model (first: algo_method_shared_model) */
     algo_env *env;
     algo_sync *sy;
-    float *x;        /* the shared model */
     algo_optim_state *opt; /* the configured optimizer's state for x */
     float *gbar;     /* averaged gradient */
     const float **gptr;
@@ -95,10 +96,9 @@ static void h_grad(void *m, int w)
 
 /* Worker w's update u = lr dir_w (see the top of the file), compressed into
  * its message (error feedback); msg->bytes is its wire size. */
-static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
+static void h_contribute(void *m, int w, int64_t round ALGO_UNUSED, int phase ALGO_UNUSED,
+                         algo_sync_msg *msg)
 {
-    (void)round;
-    (void)phase;
     state *st = m;
     algo_env *env = st->env;
     if (!st->comp) {
@@ -118,11 +118,9 @@ static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg
 
 /* The round's update over the members of g: x -= (1/m) sum_i Delta_i
  * (compressed), else an optimizer step on the mean gradient. */
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED,
+                   int phase ALGO_UNUSED, int w ALGO_UNUSED)
 {
-    (void)round;
-    (void)phase;
-    (void)w;
     state *st = m;
     algo_env *env = st->env;
     const int64_t d = env->d;
@@ -144,9 +142,8 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
 
 /* Decoding: c x entries(d_wire) per message decoded (every member's after
  * an all-gather, one after an all-reduce). */
-static sim_time h_decode(void *m, const algo_group *g, int64_t round)
+static sim_time h_decode(void *m, const algo_group *g, int64_t round ALGO_UNUSED)
 {
-    (void)round;
     state *st = m;
     if (!st->comp || st->dec_dt <= 0)
         return 0;
@@ -193,12 +190,9 @@ static int compressed_create(state *st, sim_err *err)
             return rc;
     }
     double cost;
-    rc = cfg_get_double(cfg, "algorithm", "compress_time_per_value", &cost, err);
+    rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[)", &cost, err);
     if (rc)
         return rc;
-    if (!(cost >= 0) || !isfinite(cost))
-        return cfg_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
-                                "must be >= 0, got %g", cost);
     /* encode: one pass over d_wire values; decode: the values received */
     double decoded = (double)algo_compress_entries(c, d_wire);
     if (c->vt->agg == ALGO_COMPRESS_ALLGATHER)
@@ -240,25 +234,19 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->x = malloc(bytes);
     st->gbar = malloc(bytes);
     st->gptr = malloc((size_t)env->n * sizeof *st->gptr);
-    if (!st->x || !st->gbar || !st->gptr) {
-        destroy(st);
-        return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
-    }
-    st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err);
-    if (!st->opt) {
-        destroy(st);
-        return err && err->code ? err->code : SIM_EINTERNAL;
-    }
+    int rc = 0;
+    if (!st->x || !st->gbar || !st->gptr)
+        rc = sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
+    if (!rc && !(st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err)))
+        rc = err && err->code ? err->code : SIM_EINTERNAL;
+    if (rc)
+        return algo_method_finish(st, rc, destroy, out);
     for (int i = 0; i < env->n; i++)
         st->gptr[i] = env->w[i].grad;
     /* every worker starts from worker 0's initial model (init = same or not:
      * one shared model is the method's definition) */
     memcpy(st->x, env->w[0].x, bytes);
-    int rc = compressed_create(st, err);
-    if (rc) {
-        destroy(st);
-        return rc;
-    }
+    rc = compressed_create(st, err);
     int gather = st->comp && st->comp->vt->agg == ALGO_COMPRESS_ALLGATHER;
     algo_sync_desc desc = {
         .who = "allreduce_sgd", .method = st, .n_slots = 1,
@@ -267,36 +255,21 @@ static int create(algo_env *env, void **out, sim_err *err)
         .hooks = {.grad = h_grad, .contribute = h_contribute, .form = h_form,
                   .decode = h_decode},
     };
-    rc = algo_sync_create(env, &desc, &st->sy, err);
-    if (rc) {
-        destroy(st);
-        return rc;
-    }
-    *out = st;
-    return 0;
+    if (!rc)
+        rc = algo_sync_create(env, &desc, &st->sy, err);
+    return algo_method_finish(st, rc, destroy, out);
 }
 
 static int start(void *p, sim_err *err) { return algo_sync_start(((state *)p)->sy, err); }
 
-static const float *model(void *p, float *scratch)
-{
-    (void)scratch;
-    return ((state *)p)->x;
-}
-
 const algo_vt algo_allreduce_sgd = {
-    .name = "allreduce_sgd",
-    .summary = "synchronous all-reduce SGD with heavy-ball or Nesterov momentum (PmSGD)",
-    .reference = "1.1",
-    .keys = keys,
-    .async = 0,
+    ALGO_METHOD("allreduce_sgd",
+                "synchronous all-reduce SGD with heavy-ball or Nesterov momentum (PmSGD)", "1.1"),
     .supports_compression = 1,
     .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
-    .create = create,
     .destroy = destroy,
     .start = start,
-    .model = model,
-    .worker_models = NULL,
+    .model = algo_method_shared_model,
     .fault = on_fault,
 };

@@ -25,7 +25,8 @@
  * data): the server sends the new job to a worker drawn uniformly from the
  * method's global stream; a busy worker queues it (FIFO) and starts it when
  * it has pushed its current gradient. Exactly n jobs are in flight; each
- * job carries its own model copy, version and gradient buffer.
+ * job carries its own model copy, version and gradient buffer (with
+ * next_job = same, job j is worker j's and lives in its buffers).
  *
  * Crashes with next_job = random: a crashed worker loses the job it
  * computes, its queue, the jobs still on their way to it and its push in
@@ -43,11 +44,12 @@
 
 #include "algorithms/core/algo.h"
 #include "algorithms/drivers/group.h"
+#include "algorithms/methods/method.h"
 
-/* A job of the random-worker variant: the model it was given, its version
- * and the gradient computed on it. */
+/* A job: the model it was given, its version and the gradient computed on
+ * it. */
 typedef struct job {
-    float *x, *g;
+    float *x, *g;    /* next_job = same: worker j's x and grad */
     int64_t t_read;
     int next;        /* next job in the worker's queue, -1 = none */
     int owner;       /* the worker it was sent to */
@@ -55,41 +57,35 @@ typedef struct job {
     uint32_t gen;    /* the job's issue: bumped when it is re-issued */
 } job;
 
+/* A worker as the server sees it. */
+typedef struct peer {
+    uint32_t gen;    /* incarnation, bumped by a crash or rejoin */
+    int q_head, q_tail; /* queued jobs, -1 = empty */
+    int busy;        /* computing or pushing a job */
+    int known_down;  /* the server knows it is down (next_job = random) */
+} peer;
+
 typedef struct state {
+    float *x;        /* server model (first: algo_method_shared_model) */
     algo_env *env;
     int random_job;  /* next_job = random */
-    job *jobs;       /* n jobs (random_job only) */
-    int *q_head, *q_tail; /* per worker: queued jobs, -1 = empty */
-    int *busy;       /* per worker: computing or pushing a job */
-    float *x;        /* server model */
+    job *jobs;       /* n jobs */
+    peer *wk;        /* n workers */
     algo_optim_state *opt; /* the server's optimizer state */
     int64_t version; /* applied updates */
-    int64_t *t_read; /* per worker: version of the model it holds */
     int inverse_lr;
     int64_t max_staleness;
     int64_t dropped;
-    uint32_t *gen;   /* per worker: incarnation, bumped by a crash or rejoin */
     /* next_job = random under crashes */
-    int *known_down; /* per worker: the server knows it is down */
-    int n_known_down;
+    int n_known_down; /* workers the server knows to be down */
     int *parked;     /* jobs waiting for a live worker */
     int n_parked;
     sim_time timeout; /* [faults] sync_timeout */
 } state;
 
-/* Event args of the same variant: worker and incarnation; a message or
- * compute step of an older incarnation (the worker crashed since) is lost. */
-static uint64_t warg(const state *st, int w) { return (uint64_t)w | ((uint64_t)st->gen[w] << 32); }
-static int wlive(const state *st, uint64_t arg)
-{
-    int w = (int)(arg & 0xffffffffu);
-    return !st->env->w[w].down && st->gen[w] == (uint32_t)(arg >> 32);
-}
-
-static void send_pull(state *st, int w);
 static void send_job(state *st, int j);
 static void job_send(state *st, int j, int w);
-static void job_fault(state *st, const algo_fault *ev);
+static void job_start(state *st, int w, int j);
 
 /* The server's clip of an arriving gradient and its clipped fraction. */
 static void server_clip(state *st, float *g)
@@ -129,103 +125,20 @@ static void server_apply(state *st, int w, int64_t t_read, float *g)
     algo_env_iteration(env, env->w[w].grad_samples);
 }
 
-static void on_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                           double bytes)
-{
-    (void)eng;
-    (void)src;
-    (void)dst;
-    (void)bytes;
-    state *st = ctx;
-    int w = (int)(arg & 0xffffffffu);
-    if (!wlive(st, arg))
-        return;
-    server_apply(st, w, st->t_read[w], st->env->w[w].grad);
-    send_pull(st, w);
-}
-
-static void on_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
-{
-    (void)eng;
-    (void)payload;
-    state *st = ctx;
-    int w = (int)(arg & 0xffffffffu);
-    if (!wlive(st, arg))
-        return;
-    algo_env_idle_begin(st->env, w);
-    algo_env_send(st->env, w, st->env->server_host, st->env->msg_bytes, on_push_arrive, st,
-                  arg);
-}
-
-static void on_pull_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                           double bytes)
-{
-    (void)eng;
-    (void)src;
-    (void)dst;
-    (void)bytes;
-    state *st = ctx;
-    algo_env *env = st->env;
-    int w = (int)(arg & 0xffffffffu);
-    if (!wlive(st, arg))
-        return;
-    algo_env_idle_end(env, w);
-    algo_env_grad(env, w, env->w[w].x, env->w[w].grad);
-    algo_env_compute(env, w, algo_env_step_samples(env, w), on_compute_done, st, arg);
-}
-
-/* The server reads its model when it sends it. */
-static void send_pull(state *st, int w)
-{
-    algo_env *env = st->env;
-    algo_env_grad_wait(env, w); /* a step started in this instant reads x */
-    memcpy(env->w[w].x, st->x, (size_t)env->d * sizeof(float));
-    st->t_read[w] = st->version;
-    algo_env_idle_begin(env, w);
-    algo_env_send(env, env->server_host, w, env->msg_bytes, on_pull_arrive, st, warg(st, w));
-}
-
-/* Crash: the worker's message or step in flight is lost (its incarnation
- * changes); the others go on. Rejoin: it pulls the current server model
- * (the server holds the only optimizer state). */
-static void on_fault(void *p, const algo_fault *ev)
-{
-    state *st = p;
-    algo_env *env = st->env;
-    int w = ev->target;
-    if (st->random_job) {
-        job_fault(st, ev);
-        return;
-    }
-    st->gen[w]++;
-    if (ev->kind == ALGO_FAULT_CRASH)
-        algo_env_idle_end(env, w);
-    else if (ev->kind == ALGO_FAULT_REJOIN)
-        send_pull(st, w);
-}
-
-/* ---- next_job = random ---------------------------------------------- */
-
-static void job_start(state *st, int w, int j);
-
 /* Job event args: the job and its issue; an event of an older issue, or of
  * a job whose worker crashed since it was sent, is lost. */
-static uint64_t jarg(const state *st, int j) { return (uint64_t)j | ((uint64_t)st->jobs[j].gen << 32); }
+static uint64_t jarg(const state *st, int j) { return algo_group_arg(j, st->jobs[j].gen); }
 static int jlive(const state *st, uint64_t arg)
 {
-    const job *jb = &st->jobs[arg & 0xffffffffu];
-    return jb->gen == (uint32_t)(arg >> 32) && st->gen[jb->owner] == jb->owner_gen &&
+    const job *jb = &st->jobs[algo_group_arg_w(arg)];
+    return jb->gen == algo_group_arg_gen(arg) && st->wk[jb->owner].gen == jb->owner_gen &&
            !st->env->w[jb->owner].down;
 }
 
-static void on_job_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                               double bytes)
+static ALGO_ON_MESSAGE(on_job_push_arrive)
 {
-    (void)eng;
-    (void)dst;
-    (void)bytes;
     state *st = ctx;
-    int j = (int)(arg & 0xffffffffu);
+    int j = algo_group_arg_w(arg);
     job *jb = &st->jobs[j];
     if (!jlive(st, arg))
         return; /* pushed by a worker that has crashed since: lost */
@@ -233,23 +146,21 @@ static void on_job_push_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src
     send_job(st, j);
 }
 
-static void on_job_compute_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_job_compute_done)
 {
-    (void)eng;
-    (void)payload;
     state *st = ctx;
     algo_env *env = st->env;
     if (!jlive(st, arg))
         return;
-    int j = (int)(arg & 0xffffffffu), w = st->jobs[j].owner;
+    int j = algo_group_arg_w(arg), w = st->jobs[j].owner;
     if (algo_env_send(env, w, env->server_host, env->msg_bytes, on_job_push_arrive, st, arg) < 0)
         return;
-    st->busy[w] = 0;
-    int next = st->q_head[w];
+    st->wk[w].busy = 0;
+    int next = st->wk[w].q_head;
     if (next >= 0) {
-        st->q_head[w] = st->jobs[next].next;
-        if (st->q_head[w] < 0)
-            st->q_tail[w] = -1;
+        st->wk[w].q_head = st->jobs[next].next;
+        if (st->wk[w].q_head < 0)
+            st->wk[w].q_tail = -1;
         job_start(st, w, next);
     } else {
         algo_env_idle_begin(env, w);
@@ -260,38 +171,36 @@ static void job_start(state *st, int w, int j)
 {
     algo_env *env = st->env;
     job *jb = &st->jobs[j];
-    st->busy[w] = 1;
+    st->wk[w].busy = 1;
     algo_env_idle_end(env, w);
-    memcpy(env->w[w].x, jb->x, (size_t)env->d * sizeof(float));
+    if (jb->x != env->w[w].x)
+        memcpy(env->w[w].x, jb->x, (size_t)env->d * sizeof(float));
     algo_env_grad(env, w, jb->x, jb->g);
     algo_env_compute(env, w, algo_env_step_samples(env, w), on_job_compute_done, st,
                      jarg(st, j));
 }
 
-static void on_job_arrive(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                          double bytes)
+static ALGO_ON_MESSAGE(on_job_arrive)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     state *st = ctx;
-    int j = (int)(arg & 0xffffffffu), w = dst;
+    int j = algo_group_arg_w(arg), w = dst;
     if (!jlive(st, arg))
         return; /* its worker crashed: the server re-issues it */
-    if (!st->busy[w]) {
+    if (!st->wk[w].busy) {
         job_start(st, w, j);
         return;
     }
     st->jobs[j].next = -1;
-    if (st->q_tail[w] >= 0)
-        st->jobs[st->q_tail[w]].next = j;
+    if (st->wk[w].q_tail >= 0)
+        st->jobs[st->wk[w].q_tail].next = j;
     else
-        st->q_head[w] = j;
-    st->q_tail[w] = j;
+        st->wk[w].q_head = j;
+    st->wk[w].q_tail = j;
 }
 
-/* The server gives job slot j the current model and sends it to a worker
- * drawn uniformly at random. */
+/* The server gives job slot j the current model (it reads it when it sends
+ * it) and sends it to a worker drawn uniformly at random (next_job =
+ * random), or back to its worker (same). */
 static void send_job(state *st, int j)
 {
     algo_env *env = st->env;
@@ -301,12 +210,18 @@ static void send_job(state *st, int j)
         st->parked[st->n_parked++] = j; /* sent at the next rejoin */
         return;
     }
+    if (!st->random_job)
+        algo_env_grad_wait(env, j); /* a step started in this instant reads its x */
     memcpy(jb->x, st->x, (size_t)env->d * sizeof(float));
     jb->t_read = st->version;
+    if (!st->random_job) {
+        job_send(st, j, j);
+        return;
+    }
     int k = (int)gsl_rng_uniform_int(env->rng_global, (unsigned long)live), w = k;
     if (st->n_known_down)
         for (w = 0; w < env->n; w++)
-            if (!st->known_down[w] && k-- == 0)
+            if (!st->wk[w].known_down && k-- == 0)
                 break;
     job_send(st, j, w);
 }
@@ -317,22 +232,20 @@ static void job_send(state *st, int j, int w)
     algo_env *env = st->env;
     job *jb = &st->jobs[j];
     jb->owner = w;
-    jb->owner_gen = st->gen[w];
+    jb->owner_gen = st->wk[w].gen;
     jb->next = -1;
     algo_env_send(env, env->server_host, w, env->msg_bytes, on_job_arrive, st, jarg(st, j));
 }
 
-/* The server learns of a crash: the jobs of the crashed incarnation are
- * re-issued, and the worker gets none while it is down. */
-static void on_crash_known(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+/* next_job = random: the server learns of a crash; the jobs of the crashed
+ * incarnation are re-issued, and the worker gets none while it is down. */
+static ALGO_ON_EVENT(on_crash_known)
 {
-    (void)eng;
-    (void)payload;
     state *st = ctx;
-    int w = (int)(arg & 0xffffffffu);
-    uint32_t old = (uint32_t)(arg >> 32);
-    if (st->gen[w] == old + 1 && st->env->w[w].down && !st->known_down[w]) {
-        st->known_down[w] = 1;
+    int w = algo_group_arg_w(arg);
+    uint32_t old = algo_group_arg_gen(arg);
+    if (st->wk[w].gen == old + 1 && st->env->w[w].down && !st->wk[w].known_down) {
+        st->wk[w].known_down = 1;
         st->n_known_down++;
     }
     for (int j = 0; j < st->env->n; j++) {
@@ -347,25 +260,33 @@ static void on_crash_known(sim_engine *eng, void *ctx, uint64_t arg, void *paylo
     }
 }
 
-static void job_fault(state *st, const algo_fault *ev)
+/* Crash: the worker's message or step in flight is lost (its incarnation
+ * changes); the others go on. Rejoin: with next_job = same it pulls the
+ * current server model (the server holds the only optimizer state); with
+ * random it waits for a job. */
+static void on_fault(void *p, const algo_fault *ev)
 {
+    state *st = p;
     algo_env *env = st->env;
     int w = ev->target;
-    uint32_t old = st->gen[w]++;
-    st->busy[w] = 0;
-    st->q_head[w] = st->q_tail[w] = -1;
+    uint32_t old = st->wk[w].gen++;
+    st->wk[w].busy = 0;
+    st->wk[w].q_head = st->wk[w].q_tail = -1;
     if (ev->kind == ALGO_FAULT_CRASH) {
         algo_env_idle_end(env, w);
-        algo_group_timeout(env, st->timeout, on_crash_known, st, w, old);
+        if (st->random_job)
+            algo_group_timeout(env, st->timeout, on_crash_known, st, w, old);
         return;
     }
     if (ev->kind != ALGO_FAULT_REJOIN)
         return;
-    if (st->known_down[w]) {
-        st->known_down[w] = 0;
+    if (st->wk[w].known_down) {
+        st->wk[w].known_down = 0;
         st->n_known_down--;
     }
     algo_env_idle_begin(env, w);
+    if (!st->random_job)
+        send_job(st, w);
     int np = st->n_parked;
     st->n_parked = 0;
     for (int k = 0; k < np; k++)
@@ -379,18 +300,12 @@ static void destroy(void *p)
         return;
     free(st->x);
     algo_optim_state_destroy(st->opt);
-    free(st->t_read);
-    free(st->gen);
-    if (st->jobs)
-        for (int j = 0; j < st->env->n; j++) {
-            free(st->jobs[j].x);
-            free(st->jobs[j].g);
-        }
+    for (int j = 0; st->jobs && st->random_job && j < st->env->n; j++) {
+        free(st->jobs[j].x);
+        free(st->jobs[j].g);
+    }
     free(st->jobs);
-    free(st->q_head);
-    free(st->q_tail);
-    free(st->busy);
-    free(st->known_down);
+    free(st->wk);
     free(st->parked);
     free(st);
 }
@@ -411,78 +326,42 @@ static int create(algo_env *env, void **out, sim_err *err)
     if (!st)
         return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
     st->env = env;
-    st->x = malloc((size_t)env->d * sizeof(float));
-    st->t_read = calloc((size_t)env->n, sizeof *st->t_read);
-    st->gen = calloc((size_t)env->n, sizeof *st->gen);
-    if (!st->x || !st->t_read || !st->gen) {
-        destroy(st);
-        return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
-    }
-    st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err);
-    if (!st->opt) {
-        destroy(st);
-        return err && err->code ? err->code : SIM_EINTERNAL;
-    }
-    memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
-    algo_env_defer_clip(env);
     const char *nj = cfg_get_string(env->cfg, "algorithm", "next_job");
     st->random_job = nj && strcmp(nj, "random") == 0;
-    if (st->random_job) {
-        int n = env->n;
-        st->jobs = calloc((size_t)n, sizeof *st->jobs);
-        st->q_head = malloc((size_t)n * sizeof *st->q_head);
-        st->q_tail = malloc((size_t)n * sizeof *st->q_tail);
-        st->busy = calloc((size_t)n, sizeof *st->busy);
-        st->known_down = calloc((size_t)n, sizeof *st->known_down);
-        st->parked = malloc((size_t)n * sizeof *st->parked);
-        int ok = st->jobs && st->q_head && st->q_tail && st->busy && st->known_down && st->parked;
-        for (int j = 0; ok && j < n; j++) {
-            st->q_head[j] = st->q_tail[j] = -1;
-            st->jobs[j].next = -1;
-            st->jobs[j].x = malloc((size_t)env->d * sizeof(float));
-            st->jobs[j].g = malloc((size_t)env->d * sizeof(float));
-            ok = st->jobs[j].x && st->jobs[j].g;
-        }
-        if (!ok) {
-            destroy(st);
-            return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
-        }
+    size_t n = (size_t)env->n;
+    st->x = malloc((size_t)env->d * sizeof(float));
+    st->jobs = calloc(n, sizeof *st->jobs);
+    st->wk = calloc(n, sizeof *st->wk);
+    st->parked = malloc(n * sizeof *st->parked);
+    int ok = st->x && st->jobs && st->wk && st->parked;
+    for (int j = 0; ok && j < env->n; j++) {
+        st->wk[j].q_head = st->wk[j].q_tail = -1;
+        st->jobs[j].next = -1;
+        st->jobs[j].x = st->random_job ? malloc((size_t)env->d * sizeof(float)) : env->w[j].x;
+        st->jobs[j].g = st->random_job ? malloc((size_t)env->d * sizeof(float)) : env->w[j].grad;
+        ok = st->jobs[j].x && st->jobs[j].g;
     }
-    if (st->random_job && algo_env_crashes(env)) {
-        int rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
-        if (rc < 0) {
-            destroy(st);
-            return rc;
-        }
-    }
+    int rc = ok ? 0 : sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
+    if (!rc && !(st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err)))
+        rc = err && err->code ? err->code : SIM_EINTERNAL;
+    if (!rc && st->random_job && algo_env_crashes(env))
+        rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
     const char *pol = cfg_get_string(env->cfg, "algorithm", "staleness_lr");
     st->inverse_lr = pol && strcmp(pol, "inverse") == 0;
-    int rc = cfg_get_int(env->cfg, "algorithm", "max_staleness", &st->max_staleness,
-                                err);
-    if (rc < 0) {
-        destroy(st);
-        return rc;
+    if (!rc)
+        rc = algo_key_int(env->cfg, "max_staleness", 0, INT64_MAX, &st->max_staleness, err);
+    if (!rc) {
+        memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
+        algo_env_defer_clip(env);
     }
-    if (st->max_staleness < 0) {
-        long long bad = (long long)st->max_staleness;
-        destroy(st);
-        return cfg_error(env->cfg, "algorithm", "max_staleness", SIM_ECONFIG, err,
-                                "must be >= 0, got %lld", bad);
-    }
-    *out = st;
-    return 0;
+    return algo_method_finish(st, rc, destroy, out);
 }
 
-static int start(void *p, sim_err *err)
+/* The first n jobs go one to each worker. */
+static int start(void *p, sim_err *err ALGO_UNUSED)
 {
-    (void)err;
     state *st = p;
     for (int w = 0; w < st->env->n; w++) {
-        if (!st->random_job) {
-            send_pull(st, w);
-            continue;
-        }
-        /* the first n jobs go one to each worker, as in the same variant */
         job *jb = &st->jobs[w];
         memcpy(jb->x, st->x, (size_t)st->env->d * sizeof(float));
         jb->t_read = 0;
@@ -492,22 +371,13 @@ static int start(void *p, sim_err *err)
     return 0;
 }
 
-static const float *model(void *p, float *scratch)
-{
-    (void)scratch;
-    return ((state *)p)->x;
-}
-
 const algo_vt algo_asgd = {
-    .name = "asgd",
-    .summary = "parameter-server asynchronous SGD; staleness of every update recorded",
-    .reference = "1.6",
-    .keys = keys,
+    ALGO_METHOD("asgd", "parameter-server asynchronous SGD; staleness of every update recorded",
+                "1.6"),
     .async = 1,
     .server = ALGO_SERVER_ALWAYS,
-    .create = create,
     .destroy = destroy,
     .start = start,
-    .model = model,
+    .model = algo_method_shared_model,
     .fault = on_fault,
 };

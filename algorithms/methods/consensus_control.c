@@ -19,9 +19,11 @@
  * With W = J every variant keeps the workers identical (Xi = 0). The base
  * step is dsgd.c's ATC update (algo_dsgd_ops, any [algorithm] optimizer as
  * the local step); this file adds the plan. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "algorithms/drivers/gossip.h"
+#include "algorithms/methods/method.h"
 
 typedef struct cc {
     algo_local_optim lo; /* first: the dsgd callbacks read it */
@@ -41,9 +43,8 @@ static void release(void *p)
     free(s);
 }
 
-static void plan(void *p, int64_t k, double epoch, algo_gossip_plan *out)
+static void plan(void *p, int64_t k ALGO_UNUSED, double epoch, algo_gossip_plan *out)
 {
-    (void)k;
     cc *s = p;
     int ph = algo_phase_at(s->cfg, epoch);
     uint32_t bit = ph < 31 ? 1u << ph : 0;
@@ -98,24 +99,15 @@ static int read_keys(cc *s, const cfg_config *c, sim_err *err)
     if (rc == 0)
         rc = cfg_get_double(c, "algorithm", "exact_until_epoch", &s->exact_until, err);
     if (rc == 0)
-        rc = cfg_get_double(c, "algorithm", "target_consensus", &s->target, err);
+        rc = algo_key_double(c, "target_consensus", 0, INFINITY, "[]", &s->target, err);
     if (rc == 0)
-        rc = cfg_get_double(c, "algorithm", "target_fraction", &s->fraction, err);
+        rc = algo_key_double(c, "target_fraction", 0, 1, "()", &s->fraction, err);
     if (rc == 0)
-        rc = cfg_get_int(c, "algorithm", "max_gossip_steps", &max_steps, err);
+        rc = algo_key_int(c, "max_gossip_steps", 1, 100000, &max_steps, err);
     if (rc == 0)
         rc = cfg_get_int(c, "algorithm", "gossip_steps", &steps, err);
     if (rc < 0)
         return rc;
-    if (!(s->target >= 0))
-        return cfg_error(c, "algorithm", "target_consensus", SIM_ECONFIG, err,
-                                "must be >= 0, got %g", s->target);
-    if (!(s->fraction > 0 && s->fraction < 1))
-        return cfg_error(c, "algorithm", "target_fraction", SIM_ECONFIG, err,
-                                "must be in (0, 1), got %g", s->fraction);
-    if (max_steps < 1 || max_steps > 100000)
-        return cfg_error(c, "algorithm", "max_gossip_steps", SIM_ECONFIG, err,
-                                "must be in [1, 100000], got %lld", (long long)max_steps);
     s->max_steps = (int)max_steps;
     s->steps = (int)(steps < 0 ? 0 : steps > 1000000 ? 1000000 : steps);
     return 0;
@@ -129,11 +121,8 @@ static int create(algo_env *env, void **out, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, "consensus_control: out of memory");
     s->cfg = c;
     int rc = read_keys(s, c, err);
-    if (rc < 0) {
-        release(s);
-        return rc;
-    }
-    rc = algo_local_optim_init(&s->lo, env, 0, err);
+    if (rc == 0)
+        rc = algo_local_optim_init(&s->lo, env, 0, err);
     if (rc < 0) {
         release(s);
         return rc;
@@ -145,13 +134,10 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_gossip_create_state(env, &ops, s, out, err);
 }
 
-
 const algo_vt algo_consensus_control = {
-    .name = "consensus_control",
-    .summary = "ATC momentum D-SGD with phase-wise exact averaging, extra or adaptive gossip",
-    .reference = "10",
-    .keys = keys,
+    ALGO_METHOD("consensus_control",
+                "ATC momentum D-SGD with phase-wise exact averaging, extra or adaptive gossip",
+                "10"),
     .server = ALGO_SERVER_PS,
-    .create = create,
     ALGO_GOSSIP_SLOTS,
 };

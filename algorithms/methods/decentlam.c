@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "algorithms/drivers/gossip.h"
+#include "algorithms/methods/method.h"
 
 /* The common momentum (beta), nesterov and weight_decay keys and one
  * heavy-ball buffer per worker (zeros at the start). */
@@ -38,9 +39,8 @@ static void release(void *p)
     free(mo);
 }
 
-static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+static void prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr, float *send)
 {
-    (void)k;
     const momentum *s = p;
     algo_worker *w = &env->w[i];
     algo_local_step(send, w->x, w->x, w->grad, NULL, s->d, lr, 0, 0, s->wd);
@@ -71,19 +71,17 @@ static void update(const momentum *s, float *restrict x, const float *restrict m
     }
 }
 
-static void finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+static void finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+                   const float *mixed)
 {
-    (void)k;
     const momentum *s = p;
     update(s, env->w[i].x, mixed, momentum_of(s, i), s->d, lr);
 }
 
-static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const topo_wmat *W,
-                    const float *const *in, const float *x_old, float *x_new)
+static void combine(void *p, algo_env *env ALGO_UNUSED, int i, int64_t k ALGO_UNUSED, double lr,
+                    const topo_wmat *W, const float *const *in, const float *x_old ALGO_UNUSED,
+                    float *x_new)
 {
-    (void)env;
-    (void)k;
-    (void)x_old;
     const momentum *s = p;
     float *x = x_new, *m = momentum_of(s, i);
     float tmp[ALGO_ROW_CHUNK];
@@ -95,9 +93,8 @@ static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const t
 }
 
 /* A rejoining worker's fresh state: m_i = 0. */
-static void reset(void *p, algo_env *env, int i)
+static void reset(void *p, algo_env *env ALGO_UNUSED, int i)
 {
-    (void)env;
     const momentum *s = p;
     float *m = momentum_of(s, i);
     if (m)
@@ -140,10 +137,8 @@ static int create(algo_env *env, void **out, sim_err *err)
 }
 
 const algo_vt algo_decentlam = {
-    .name = "decentlam",
-    .summary = "DecentLaM: momentum on the gossip-corrected gradient (ATC, blocking exchange)",
-    .reference = "3.3",
-    .keys = keys,
-    .create = create,
+    ALGO_METHOD("decentlam",
+                "DecentLaM: momentum on the gossip-corrected gradient (ATC, blocking exchange)",
+                "3.3"),
     ALGO_GOSSIP_SLOTS,
 };

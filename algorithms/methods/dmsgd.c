@@ -10,6 +10,7 @@
  * rejoining worker takes its live neighbours' mean and m_i = 0 (the
  * optimizer state reset of algo_dsgd_create). */
 #include "algorithms/drivers/gossip.h"
+#include "algorithms/methods/method.h"
 
 static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
@@ -29,10 +30,6 @@ static int create(algo_env *env, void **out, sim_err *err)
 }
 
 const algo_vt algo_dmsgd = {
-    .name = "dmsgd",
-    .summary = "decentralized momentum SGD (DmSGD), ATC by default, AWC option",
-    .reference = "3.1",
-    .keys = keys,
-    .create = create,
+    ALGO_METHOD("dmsgd", "decentralized momentum SGD (DmSGD), ATC by default, AWC option", "3.1"),
     ALGO_GOSSIP_SLOTS,
 };

@@ -7,6 +7,7 @@
  * With [algorithm] compressor other than none the exchange is CHOCO's
  * compressed gossip (choco.c) in the same form. */
 #include "algorithms/drivers/choco.h"
+#include "algorithms/methods/method.h"
 
 static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
@@ -21,11 +22,9 @@ static int create(algo_env *env, void **out, sim_err *err)
 }
 
 const algo_vt algo_dpsgd = {
-    .name = "dpsgd",
-    .summary = "D-PSGD: neighbour averaging overlapped with the gradient (AWC), local momentum",
-    .reference = "1.2",
-    .keys = keys,
+    ALGO_METHOD("dpsgd",
+                "D-PSGD: neighbour averaging overlapped with the gradient (AWC), local momentum",
+                "1.2"),
     .supports_compression = 1,
-    .create = create,
     ALGO_GOSSIP_SLOTS,
 };

@@ -5,6 +5,7 @@
  * gradient, so the exchange is blocking. With [algorithm] compressor other
  * than none the exchange is CHOCO's compressed gossip (choco.c). */
 #include "algorithms/drivers/choco.h"
+#include "algorithms/methods/method.h"
 
 static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
@@ -18,11 +19,9 @@ static int create(algo_env *env, void **out, sim_err *err)
 }
 
 const algo_vt algo_dsgd_atc = {
-    .name = "dsgd_atc",
-    .summary = "decentralized SGD, adapt-then-combine: x <- W(x - lr g), blocking exchange",
-    .reference = "0.3",
-    .keys = keys,
+    ALGO_METHOD("dsgd_atc",
+                "decentralized SGD, adapt-then-combine: x <- W(x - lr g), blocking exchange",
+                "0.3"),
     .supports_compression = 1,
-    .create = create,
     ALGO_GOSSIP_SLOTS,
 };

@@ -10,6 +10,7 @@
  * round (optimizer states, buffers, crashes) is local_round.h's; this file
  * is the update rule and its keys. */
 #include "algorithms/methods/local_round.h"
+#include "algorithms/methods/method.h"
 
 #include <stdlib.h>
 
@@ -46,16 +47,12 @@ static int plan(algo_lsgd *s, int64_t round)
 
 /* The averages of round: across g, or inside each server of g (members
  * ascending: a server's members are a run of them; worker-id order). */
-static void mean(algo_lsgd *s, const algo_group *g, int64_t round)
+static int mean(algo_lsgd *s, const algo_group *g, int64_t round)
 {
     hier *h = s->ext;
     h->global = is_global(h, round);
-    if (h->global) {
-        for (int r = 0; r < g->n; r++)
-            s->ptrs[r] = s->env->w[g->members[r]].x;
-        algo_mean(s->avg, s->ptrs, g->n, s->d);
-        return;
-    }
+    if (h->global)
+        return 0; /* the round's mean across g */
     for (int r = 0; r < g->n;) {
         int e = r, server = g->members[r] / h->p;
         while (e < g->n && g->members[e] / h->p == server) {
@@ -65,6 +62,7 @@ static void mean(algo_lsgd *s, const algo_group *g, int64_t round)
         algo_mean(h->savg + (size_t)server * (size_t)s->d, s->ptrs, e - r, s->d);
         r = e;
     }
+    return 1;
 }
 
 static const float *avg_of(algo_lsgd *s, int w)
@@ -76,28 +74,20 @@ static const float *avg_of(algo_lsgd *s, int w)
 static void release(algo_lsgd *s)
 {
     hier *h = s->ext;
-    if (h) {
-        free(h->savg);
-        free(h);
-    }
+    free(h->savg);
 }
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.release = release, .n_slots = 2,
+    static const algo_lsgd_ops ops = {.release = release, .ext_size = sizeof(hier), .n_slots = 2,
                                       .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_HIER_INTRA},
                                       .plan = plan, .mean = mean, .avg_of = avg_of};
     const cfg_config *c = env->cfg;
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
-    hier *h = calloc(1, sizeof *h);
-    s->ext = h;
-    int rc = h ? cfg_get_int(c, "algorithm", "global_every", &h->every, err)
-               : sim_err_set(err, SIM_ENOMEM, "hierarchical_local_sgd: out of memory");
-    if (!rc && (h->every < 1 || h->every > 1000000))
-        rc = cfg_error(c, "algorithm", "global_every", SIM_ECONFIG, err,
-                              "must be in [1, 1000000], got %lld", (long long)h->every);
+    hier *h = s->ext;
+    int rc = algo_key_int(c, "global_every", 1, 1000000, &h->every, err);
     if (!rc) {
         h->flat = env->per_node <= 0;
         h->p = h->flat ? env->n : env->per_node;

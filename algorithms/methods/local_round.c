@@ -1,5 +1,6 @@
 /* The Local SGD round on the synchronous-round driver (see local_round.h). */
 #include "algorithms/methods/local_round.h"
+#include "algorithms/methods/method.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,9 @@ static int h_plan(void *m, int64_t round, int *slots)
     return s->ops.contribute2 ? 2 : 1;
 }
 
-static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
+static void h_contribute(void *m, int w, int64_t round ALGO_UNUSED, int phase,
+                         algo_sync_msg *msg)
 {
-    (void)round;
     algo_lsgd *s = m;
     if (phase == 0)
         msg->bytes = s->env->msg_bytes;
@@ -68,17 +69,14 @@ static void mean_of(algo_lsgd *s, const algo_group *g, float *out,
 
 /* The round's first completion: every member has entered, so every x_i
  * has its round's value. */
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w ALGO_UNUSED)
 {
-    (void)w;
     algo_lsgd *s = m;
     if (phase == 1) {
         s->ops.form2(s, g);
         return;
     }
-    if (s->ops.mean)
-        s->ops.mean(s, g, round);
-    else
+    if (!s->ops.mean || !s->ops.mean(s, g, round))
         mean_of(s, g, s->avg, NULL);
     if (s->buf == BUF_AVERAGE) {
         if (algo_optim_m(s->lo.s[0]))
@@ -99,9 +97,8 @@ static const float *avg_of(algo_lsgd *s, int w)
     return s->ops.avg_of ? s->ops.avg_of(s, w) : s->avg;
 }
 
-static void h_take(void *m, int i, int64_t round, int phase)
+static void h_take(void *m, int i, int64_t round ALGO_UNUSED, int phase)
 {
-    (void)round;
     algo_lsgd *s = m;
     if (phase != 0)
         return;
@@ -144,22 +141,20 @@ algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err
 {
     const cfg_config *c = env->cfg;
     algo_lsgd *s = calloc(1, sizeof *s);
-    if (!s) {
+    void *ext = ops->ext_size ? calloc(1, ops->ext_size) : NULL;
+    if (!s || (ops->ext_size && !ext)) {
+        free(s);
+        free(ext);
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
         return NULL;
     }
+    s->ext = ext;
     s->env = env;
     s->n = env->n;
     s->d = env->d;
     s->ops = *ops;
     int64_t H;
-    if (cfg_get_int(c, "algorithm", "local_steps", &H, err) < 0) {
-        algo_lsgd_destroy(s);
-        return NULL;
-    }
-    if (H < 1 || H > 1000000) {
-        cfg_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
-                         "must be in [1, 1000000], got %lld", (long long)H);
+    if (algo_key_int(c, "local_steps", 1, 1000000, &H, err) < 0) {
         algo_lsgd_destroy(s);
         return NULL;
     }
@@ -226,6 +221,8 @@ void algo_lsgd_destroy(void *p)
     algo_sync_destroy(s->sy);
     if (s->ops.release)
         s->ops.release(s);
+    if (s->ops.ext_size)
+        free(s->ext);
     algo_local_optim_release(&s->lo);
     free(s->since);
     free(s->applied);

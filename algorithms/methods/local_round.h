@@ -39,14 +39,16 @@ typedef struct algo_lsgd_ops {
      * its result. */
     void (*contribute2)(algo_lsgd *s, int w, algo_sync_msg *msg);
     void (*form2)(algo_lsgd *s, const algo_group *g);
-    void (*release)(algo_lsgd *s); /* frees s->ext */
+    size_t ext_size; /* bytes of s->ext, allocated zeroed and freed with s; 0: none */
+    void (*release)(algo_lsgd *s); /* frees what s->ext holds */
     /* A method with its own averaging (hierarchical_local_sgd): the round's
      * collective slot (plan; slots as in desc), the averages over g
-     * (instead of s->avg over g), and the average worker w takes. */
+     * (instead of s->avg over g; 0: s->avg over g after all), and the
+     * average worker w takes. */
     int n_slots;
     algo_sync_slot slots[2];
     int (*plan)(algo_lsgd *s, int64_t round);
-    void (*mean)(algo_lsgd *s, const algo_group *g, int64_t round);
+    int (*mean)(algo_lsgd *s, const algo_group *g, int64_t round);
     const float *(*avg_of)(algo_lsgd *s, int w);
     void (*start)(algo_lsgd *s);   /* before the first round (adaptive: its series) */
 } algo_lsgd_ops;
@@ -99,9 +101,8 @@ int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *wo
 
 #define ALGO_LSGD_VT(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                   \
     {                                                                                          \
-        .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .async = 0,          \
-        .uses_graph = GRAPH, .supports_compression = 0, .supports_bucket = 1,                  \
-        .server = ALGO_SERVER_PS,                                                              \
+        .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .uses_graph = GRAPH, \
+        .supports_bucket = 1, .server = ALGO_SERVER_PS,                                        \
         .create = CREATE, .destroy = algo_lsgd_destroy, .start = algo_lsgd_start,              \
         .model = algo_lsgd_model, .worker_models = algo_lsgd_worker_models,                    \
         .fault = algo_lsgd_fault,                                                              \

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "algorithms/drivers/gossip.h"
+#include "algorithms/methods/method.h"
 
 typedef struct mc {
     float *v;        /* n x d */
@@ -36,10 +37,9 @@ static void release(void *p)
     free(s);
 }
 
-static void prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+static void prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr ALGO_UNUSED,
+                    float *send)
 {
-    (void)k;
-    (void)lr;
     mc *s = p;
     size_t bytes = (size_t)s->d * sizeof(float);
     memcpy(send, env->w[i].x, bytes);
@@ -61,19 +61,18 @@ static void update(const mc *s, float *restrict x, const float *restrict g,
     }
 }
 
-static void finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+static void finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+                   const float *mixed)
 {
-    (void)k;
     mc *s = p;
     update(s, env->w[i].x, env->w[i].grad, s->v + (int64_t)i * s->d, mixed, mixed + s->d,
            s->d, lr);
 }
 
-static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const topo_wmat *W,
-                    const float *const *in, const float *x_old, float *x_new)
+static void combine(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+                    const topo_wmat *W, const float *const *in, const float *x_old ALGO_UNUSED,
+                    float *x_new)
 {
-    (void)k;
-    (void)x_old;
     mc *s = p;
     float *x = x_new, *g = env->w[i].grad, *v = s->v + (int64_t)i * s->d;
     float tx[ALGO_ROW_CHUNK / 2], tv[ALGO_ROW_CHUNK / 2];
@@ -86,9 +85,8 @@ static void combine(void *p, algo_env *env, int i, int64_t k, double lr, const t
 }
 
 /* A rejoining worker's fresh state: v_i = 0. */
-static void reset(void *p, algo_env *env, int i)
+static void reset(void *p, algo_env *env ALGO_UNUSED, int i)
 {
-    (void)env;
     mc *s = p;
     memset(s->v + (int64_t)i * s->d, 0, (size_t)s->d * sizeof(float));
 }
@@ -112,14 +110,11 @@ static int create(algo_env *env, void **out, sim_err *err)
                                     "docs/algorithms.md section 5",
                                     err);
     if (rc == 0)
-        rc = cfg_get_double(c, "algorithm", "omega", &omega, err);
+        rc = algo_key_double(c, "omega", 0, 1, "[]", &omega, err);
     if (rc == 0)
         rc = cfg_get_bool(c, "algorithm", "overlap", &overlap, err);
     if (rc < 0)
         return rc;
-    if (!(omega >= 0 && omega <= 1))
-        return cfg_error(c, "algorithm", "omega", SIM_ECONFIG, err,
-                                "must be in [0, 1], got %g", omega);
     mc *s = calloc(1, sizeof *s);
     if (s)
         s->v = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
@@ -144,10 +139,8 @@ static int create(algo_env *env, void **out, sim_err *err)
 }
 
 const algo_vt algo_momentum_consensus = {
-    .name = "momentum_consensus",
-    .summary = "[U] decentralized heavy ball exchanging x and v (2S per neighbour), Balu et al.",
-    .reference = "5",
-    .keys = keys,
-    .create = create,
+    ALGO_METHOD("momentum_consensus",
+                "[U] decentralized heavy ball exchanging x and v (2S per neighbour), Balu et al.",
+                "5"),
     ALGO_GOSSIP_SLOTS,
 };

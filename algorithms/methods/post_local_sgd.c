@@ -3,8 +3,6 @@
  * with local_steps. The round is local_round.h's. */
 #include "algorithms/methods/local_round.h"
 
-#include <stdlib.h>
-
 static const cfg_key keys[] = {
     {"algorithm", "local_steps", "16", CFG_KEY_INT, NULL,
      "H after the switch: local steps between two averages (>= 1)"},
@@ -21,20 +19,15 @@ static void formed(algo_lsgd *s)
     s->H_cur = algo_env_epoch(s->env) >= *sw ? s->H : 1;
 }
 
-static void release(algo_lsgd *s) { free(s->ext); }
-
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.formed = formed, .release = release};
+    static const algo_lsgd_ops ops = {.formed = formed, .ext_size = sizeof(double)};
     const cfg_config *c = env->cfg;
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
-    double *sw = malloc(sizeof *sw);
-    s->ext = sw;
-    int rc = sw ? 0 : sim_err_set(err, SIM_ENOMEM, "post_local_sgd: out of memory");
-    if (!rc)
-        rc = cfg_get_double(c, "algorithm", "switch_epoch", sw, err);
+    double *sw = s->ext;
+    int rc = cfg_get_double(c, "algorithm", "switch_epoch", sw, err);
     if (!rc && *sw < 0) {
         if (c->n_lr_milestones == 0)
             rc = cfg_error(c, "algorithm", "switch_epoch", SIM_ECONFIG, err,

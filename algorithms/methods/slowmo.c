@@ -6,6 +6,7 @@
  * crash rules included (gossip_group.c, docs/faults.md). x0 and u are
  * shared and stay under crashes. */
 #include "algorithms/methods/local_round.h"
+#include "algorithms/methods/method.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,26 +47,17 @@ static void outer(algo_lsgd *s)
 static void release(algo_lsgd *s)
 {
     slowmo *o = s->ext;
-    if (o) {
-        free(o->x0);
-        free(o->u);
-        free(o);
-    }
+    free(o->x0);
+    free(o->u);
 }
 
 static int read_keys(algo_lsgd *s, slowmo *o, const cfg_config *c, sim_err *err)
 {
     algo_slowmo_params *sp = &o->sp;
     int rc;
-    if ((rc = cfg_get_double(c, "algorithm", "slow_momentum", &sp->beta, err)) ||
-        (rc = cfg_get_double(c, "algorithm", "slow_lr", &sp->alpha, err)))
+    if ((rc = algo_key_double(c, "slow_momentum", 0, 1, "[)", &sp->beta, err)) ||
+        (rc = algo_key_double(c, "slow_lr", 0, INFINITY, "()", &sp->alpha, err)))
         return rc;
-    if (!(sp->beta >= 0 && sp->beta < 1))
-        return cfg_error(c, "algorithm", "slow_momentum", SIM_ECONFIG, err,
-                                "must be in [0, 1), got %g", sp->beta);
-    if (!(sp->alpha > 0) || !isfinite(sp->alpha))
-        return cfg_error(c, "algorithm", "slow_lr", SIM_ECONFIG, err,
-                                "must be > 0, got %g", sp->alpha);
     static const char *const bw[] = {"none", "classic", "nesterov", NULL};
     sp->bmuf = (algo_bmuf)algo_lsgd_choice(c, "bmuf", bw);
     sp->tau = s->H;
@@ -92,14 +84,13 @@ static int build_local(algo_lsgd *s, slowmo *o, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.outer = outer, .release = release};
+    static const algo_lsgd_ops ops = {.outer = outer, .release = release,
+                                      .ext_size = sizeof(slowmo)};
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
-    slowmo *o = calloc(1, sizeof *o);
-    s->ext = o;
-    int rc = o ? read_keys(s, o, env->cfg, err)
-               : sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
+    slowmo *o = s->ext;
+    int rc = read_keys(s, o, env->cfg, err);
     const char *base = cfg_get_string(env->cfg, "algorithm", "base");
     if (!rc && base && strcmp(base, "dpsgd") == 0 && env->cfg->bucket > 0) {
         rc = cfg_error(env->cfg, "algorithm", "bucket", SIM_ECONFIG, err,

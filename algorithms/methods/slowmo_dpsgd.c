@@ -13,6 +13,7 @@
 
 #include "algorithms/drivers/gossip.h"
 #include "algorithms/drivers/local.h"
+#include "algorithms/methods/method.h"
 
 typedef struct smd {
     algo_local_optim lo; /* first: the dsgd callbacks read it */
@@ -60,11 +61,9 @@ static void mean_buffer(smd *s, const int *members, int nm,
 }
 
 /* Every member is in the all-reduce, so their buffers can be set here. */
-static void sync_mean(void *p, algo_env *env, int64_t k, double lr, const int *members, int nm,
-                      float *mean)
+static void sync_mean(void *p, algo_env *env ALGO_UNUSED, int64_t k ALGO_UNUSED, double lr,
+                      const int *members, int nm, float *mean)
 {
-    (void)env;
-    (void)k;
     smd *s = p;
     if (s->p.buffers == 1) {
         mean_buffer(s, members, nm, algo_optim_m);

@@ -45,6 +45,15 @@
 #include <string.h>
 
 #include "algorithms/drivers/pairwise.h"
+#include "algorithms/methods/method.h"
+
+/* A worker's period of local steps and its current interaction. */
+typedef struct period {
+    int64_t h;          /* local steps since the last interaction started */
+    int64_t target;     /* H_i of the current period */
+    int in_flight;
+    uint32_t igen;      /* the current interaction's issue */
+} period;
 
 typedef struct swarm {
     algo_pairwise core; /* first: the pairwise slots take the state */
@@ -55,22 +64,23 @@ typedef struct swarm {
     float *base;        /* one-sided: n x d published copies p_i */
     float *inbox;       /* one-sided: n x d, the partner's copy or its codes */
     float *scratch;     /* 3 x d: codes and decoded models */
-    int64_t *h;         /* local steps since the last interaction started */
-    int64_t *target;    /* H_i of the current period */
-    int *in_flight;
-    uint32_t *igen;     /* per worker: its current interaction */
+    period *pd;         /* per worker: its period and interaction */
 } swarm;
 
-/* Interaction messages of initiator i: still wanted (nobody crashed, not
- * timed out). */
+/* Interaction arg of initiator i is still wanted: i did not crash and it
+ * did not time out (live_pair: nor did its partner j crash). */
+static int current(const swarm *s, int i, uint64_t arg)
+{
+    return !s->core.env->w[i].down && s->pd[i].igen == algo_group_arg_gen(arg);
+}
+
 static int live_pair(const swarm *s, int i, int j, uint64_t arg)
 {
-    const algo_env *env = s->core.env;
-    return !env->w[i].down && !env->w[j].down && s->igen[i] == algo_group_arg_gen(arg);
+    return current(s, i, arg) && !s->core.env->w[j].down;
 }
 
 static void begin_step(void *p, int i);
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+static ALGO_ON_EVENT(on_timeout);
 
 static int64_t draw_h(swarm *s, int i)
 {
@@ -80,15 +90,11 @@ static int64_t draw_h(swarm *s, int i)
 }
 
 /* Symmetric: the answer only completes the interaction. */
-static void on_answer(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static ALGO_ON_MESSAGE(on_answer)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     swarm *s = ctx;
-    if (s->core.env->w[dst].down || s->igen[dst] != algo_group_arg_gen(arg))
-        return;
-    s->in_flight[dst] = 0;
+    if (current(s, dst, arg))
+        s->pd[dst].in_flight = 0;
 }
 
 /* Symmetric, quantized: each side averages with the other decoded against
@@ -113,11 +119,8 @@ static void average_quantized(swarm *s, int i, int j)
 }
 
 /* Symmetric: the pair averages on arrival and j answers. */
-static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                       double bytes)
+static ALGO_ON_MESSAGE(on_request)
 {
-    (void)eng;
-    (void)bytes;
     swarm *s = ctx;
     int i = src, j = dst;
     if (!live_pair(s, i, j, arg))
@@ -130,14 +133,11 @@ static void on_request(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
 }
 
 /* One-sided: p_j's copy arrives at i. */
-static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static ALGO_ON_MESSAGE(on_reply)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     swarm *s = ctx;
     int i = dst;
-    if (s->core.env->w[i].down || s->igen[i] != algo_group_arg_gen(arg))
+    if (!current(s, i, arg))
         return;
     int64_t d = s->core.d;
     float *x = s->core.env->w[i].x, *b = s->base + (int64_t)i * d;
@@ -151,14 +151,12 @@ static void on_reply(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
         x[e] = 0.5f * (b[e] + other[e]) + (x[e] - b[e]);
     algo_pairwise_mark(&s->core, i);
     memcpy(b, x, (size_t)d * sizeof(float)); /* publish */
-    s->in_flight[i] = 0;
+    s->pd[i].in_flight = 0;
 }
 
 /* One-sided: j's published copy is read without j. */
-static void on_read(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static ALGO_ON_MESSAGE(on_read)
 {
-    (void)eng;
-    (void)bytes;
     swarm *s = ctx;
     int i = src, j = dst;
     if (!live_pair(s, i, j, arg))
@@ -178,46 +176,42 @@ static void interact(swarm *s, int i)
     int j = algo_pairwise_partner(&s->core, i);
     if (j < 0)
         return;
-    s->h[i] = 0;
-    s->target[i] = draw_h(s, i);
-    s->in_flight[i] = 1;
-    s->igen[i]++;
+    s->pd[i].h = 0;
+    s->pd[i].target = draw_h(s, i);
+    s->pd[i].in_flight = 1;
+    s->pd[i].igen++;
     algo_env *env = s->core.env;
-    uint64_t arg = algo_group_arg(i, s->igen[i]);
+    uint64_t arg = algo_group_arg(i, s->pd[i].igen);
     if (s->one_sided)
         algo_env_send(env, i, j, s->header, on_read, s, arg);
     else
         algo_env_send(env, i, j, s->model_bytes, on_request, s, arg);
     if (algo_env_crashes(env))
-        algo_group_timeout(env, s->core.timeout, on_timeout, s, i, s->igen[i]);
+        algo_group_timeout(env, s->core.timeout, on_timeout, s, i, s->pd[i].igen);
 }
 
 /* Worker i's interaction has not completed within the timeout. */
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_timeout)
 {
-    (void)eng;
-    (void)payload;
     swarm *s = ctx;
-    int i = (int)(arg & 0xffffffffu);
-    if (s->core.env->w[i].down || s->igen[i] != algo_group_arg_gen(arg) || !s->in_flight[i])
+    int i = algo_group_arg_w(arg);
+    if (!current(s, i, arg) || !s->pd[i].in_flight)
         return;
-    s->igen[i]++;
-    s->in_flight[i] = 0;
+    s->pd[i].igen++;
+    s->pd[i].in_flight = 0;
 }
 
-static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_compute)
 {
-    (void)eng;
-    (void)payload;
     swarm *s = ctx;
     algo_env *env = s->core.env;
-    int i = (int)(arg & 0xffffffffu);
+    int i = algo_group_arg_w(arg);
     if (s->core.gen[i] != algo_group_arg_gen(arg))
         return; /* a crashed incarnation's step */
     algo_pairwise_apply(&s->core, i);
-    s->h[i]++;
+    s->pd[i].h++;
     algo_env_iteration(env, env->w[i].grad_samples);
-    if (!s->in_flight[i] && s->h[i] >= s->target[i])
+    if (!s->pd[i].in_flight && s->pd[i].h >= s->pd[i].target)
         interact(s, i);
     begin_step(s, i);
 }
@@ -237,15 +231,15 @@ static void on_fault(void *p, const algo_fault *ev)
     algo_env *env = s->core.env;
     int i = ev->target;
     s->core.gen[i]++;
-    s->igen[i]++;
-    s->in_flight[i] = 0;
+    s->pd[i].igen++;
+    s->pd[i].in_flight = 0;
     if (ev->kind == ALGO_FAULT_CRASH)
         return;
     int j = algo_pairwise_rejoin(&s->core, i);
     if (s->one_sided)
         memcpy(s->base + (int64_t)i * s->core.d, env->w[i].x, (size_t)s->core.d * sizeof(float));
-    s->h[i] = 0;
-    s->target[i] = draw_h(s, i);
+    s->pd[i].h = 0;
+    s->pd[i].target = draw_h(s, i);
     algo_pairwise_resume(&s->core, i, j);
 }
 
@@ -258,10 +252,7 @@ static void destroy(void *p)
     free(s->base);
     free(s->inbox);
     free(s->scratch);
-    free(s->h);
-    free(s->target);
-    free(s->in_flight);
-    free(s->igen);
+    free(s->pd);
     free(s);
 }
 
@@ -284,25 +275,18 @@ static const cfg_key keys[] = {
 static int read_keys(swarm *s, const cfg_config *c, sim_err *err)
 {
     int64_t H, q;
-    int rc = cfg_get_int(c, "algorithm", "local_steps", &H, err);
+    int rc = algo_key_int(c, "local_steps", 1, 1000000, &H, err);
     if (rc == 0)
         rc = cfg_get_int(c, "algorithm", "quant_levels", &q, err);
+    if (rc == 0 && q != 0 && (q < 2 || q > (1 << 24) || !topo_is_pow2(q)))
+        rc = cfg_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
+                       "must be 0 or a power of two in [2, 2^24], got %lld", (long long)q);
     if (rc == 0)
-        rc = cfg_get_double(c, "algorithm", "quant_step", &s->s_q, err);
+        rc = algo_key_double(c, "quant_step", 0, INFINITY, "()", &s->s_q, err);
     if (rc < 0)
         return rc;
     const cfg_entry *e = cfg_find(c, "algorithm", "header_bytes");
     s->header = e ? strtod(e->value, NULL) : 64.0;
-    if (H < 1 || H > 1000000)
-        return cfg_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
-                                "must be in [1, 1000000], got %lld", (long long)H);
-    if (q != 0 && (q < 2 || q > (1 << 24) || !topo_is_pow2(q)))
-        return cfg_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
-                                "must be 0 or a power of two in [2, 2^24], got %lld",
-                                (long long)q);
-    if (!(s->s_q > 0) || !isfinite(s->s_q))
-        return cfg_error(c, "algorithm", "quant_step", SIM_ECONFIG, err,
-                                "must be > 0, got %g", s->s_q);
     s->H = (int)H;
     s->q = (int)q;
     const char *v = cfg_get_string(c, "algorithm", "variant");
@@ -314,19 +298,14 @@ static int read_keys(swarm *s, const cfg_config *c, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    const cfg_config *c = env->cfg;
+    if (!env->graph)
+        return sim_err_set(err, SIM_EINTERNAL, "swarm_sgd: no logical graph");
     swarm *s = calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
-    int rc = read_keys(s, c, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
-    }
-    if (!env->graph) {
-        destroy(s);
-        return sim_err_set(err, SIM_EINTERNAL, "swarm_sgd: no logical graph");
-    }
+    int rc = read_keys(s, env->cfg, err);
+    if (rc)
+        return algo_method_finish(s, rc, destroy, out);
     if (s->q) {
         double params = (double)env->wire_params;
         s->model_bytes = ceil(params * log2((double)s->q) / 8.0) + s->header;
@@ -339,35 +318,22 @@ static int create(algo_env *env, void **out, sim_err *err)
         s->inbox = malloc(nd * sizeof(float));
     }
     s->scratch = malloc(3 * (size_t)env->d * sizeof(float));
-    s->h = calloc(n, sizeof *s->h);
-    s->target = calloc(n, sizeof *s->target);
-    s->in_flight = calloc(n, sizeof *s->in_flight);
-    s->igen = calloc(n, sizeof *s->igen);
+    s->pd = calloc(n, sizeof *s->pd);
     rc = algo_pairwise_init(&s->core, env, begin_step, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
-    }
-    if ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->h || !s->target ||
-        !s->in_flight || !s->igen) {
-        destroy(s);
-        return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
-    }
-    for (int i = 0; i < env->n; i++) {
+    if (!rc && ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->pd))
+        rc = sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+    for (int i = 0; !rc && i < env->n; i++) {
         if (s->one_sided)
             memcpy(s->base + (int64_t)i * env->d, env->w[i].x, (size_t)env->d * sizeof(float));
-        s->target[i] = draw_h(s, i);
+        s->pd[i].target = draw_h(s, i);
     }
-    *out = s;
-    return 0;
+    return algo_method_finish(s, rc, destroy, out);
 }
 
 const algo_vt algo_swarm_sgd = {
-    .name = "swarm_sgd",
-    .summary = "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
-    .reference = "6",
-    .keys = keys,
-    .create = create,
+    ALGO_METHOD("swarm_sgd",
+                "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
+                "6"),
     .destroy = destroy,
     .fault = on_fault,
     ALGO_PAIRWISE_SLOTS,

@@ -1,0 +1,50 @@
+/* What the methods share beside their drivers (see method.h). */
+#include "algorithms/methods/method.h"
+
+#include <math.h>
+
+int algo_key_int(const cfg_config *c, const char *key, int64_t lo, int64_t hi, int64_t *out,
+                 sim_err *err)
+{
+    int rc = cfg_get_int(c, "algorithm", key, out, err);
+    if (rc < 0 || (*out >= lo && *out <= hi))
+        return rc;
+    if (hi == INT64_MAX)
+        return cfg_error(c, "algorithm", key, SIM_ECONFIG, err, "must be >= %lld, got %lld",
+                         (long long)lo, (long long)*out);
+    return cfg_error(c, "algorithm", key, SIM_ECONFIG, err, "must be in [%lld, %lld], got %lld",
+                     (long long)lo, (long long)hi, (long long)*out);
+}
+
+int algo_key_double(const cfg_config *c, const char *key, double lo, double hi,
+                    const char *bounds, double *out, sim_err *err)
+{
+    int rc = cfg_get_double(c, "algorithm", key, out, err);
+    if (rc < 0)
+        return rc;
+    double x = *out;
+    int lo_ok = bounds[0] == '(' ? x > lo : x >= lo;
+    int hi_ok = bounds[1] == ')' ? x < hi : x <= hi;
+    if (lo_ok && hi_ok)
+        return 0;
+    if (hi == INFINITY)
+        return cfg_error(c, "algorithm", key, SIM_ECONFIG, err, "must be %s %g, got %g",
+                         bounds[0] == '(' ? ">" : ">=", lo, x);
+    return cfg_error(c, "algorithm", key, SIM_ECONFIG, err, "must be in %c%g, %g%c, got %g",
+                     bounds[0], lo, hi, bounds[1], x);
+}
+
+int algo_method_finish(void *st, int rc, void (*destroy)(void *), void **out)
+{
+    if (rc)
+        destroy(st);
+    else
+        *out = st;
+    return rc;
+}
+
+const float *algo_method_shared_model(void *state, float *scratch)
+{
+    (void)scratch;
+    return *(float **)state;
+}

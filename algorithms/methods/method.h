@@ -1,0 +1,47 @@
+/* What the methods share beside their drivers: the definitions of their
+ * event handlers, the head of their vtables, the range checks of their
+ * [algorithm] keys, the end of their constructors and the evaluated model
+ * of a method with one shared model. */
+#ifndef DTSIM_ALGO_METHOD_H
+#define DTSIM_ALGO_METHOD_H
+
+#include "algorithms/core/algo.h"
+
+/* A parameter that a function with a fixed signature (a handler, a
+ * driver's hook) may leave unread. */
+#define ALGO_UNUSED __attribute__((unused))
+
+/* The definition (or declaration) of an engine event handler (sim_handler)
+ * and of a network delivery (sim_net_deliver) named fn: the method reads
+ * ctx and arg, and a delivery src and dst. */
+#define ALGO_ON_EVENT(fn)                                                                      \
+    void fn(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, void *payload ALGO_UNUSED)
+#define ALGO_ON_MESSAGE(fn)                                                                    \
+    void fn(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, int src ALGO_UNUSED,         \
+            int dst ALGO_UNUSED, double bytes ALGO_UNUSED)
+
+/* The head of a method's vtable: its name, summary and docs/algorithms.md
+ * section, with its file's static `keys` table and `create`. */
+#define ALGO_METHOD(NAME, SUMMARY, REF)                                                        \
+    .name = NAME, .summary = SUMMARY, .reference = REF, .keys = keys, .create = create
+
+/* Reads the [algorithm] integer key into *out and checks lo <= *out <= hi
+ * (hi = INT64_MAX: no upper bound); a value out of range is a config error
+ * naming the key. 0 or a negative code (err). */
+int algo_key_int(const cfg_config *c, const char *key, int64_t lo, int64_t hi, int64_t *out,
+                 sim_err *err);
+/* The same for a double key in the interval from lo to hi whose bounds
+ * are open or closed as bounds[0] and bounds[1] say ("[)": lo <= x < hi).
+ * hi = INFINITY: "]" accepts infinity, ")" does not. */
+int algo_key_double(const cfg_config *c, const char *key, double lo, double hi,
+                    const char *bounds, double *out, sim_err *err);
+
+/* The end of a constructor: with rc 0 hands st out, else destroys it
+ * (destroy(NULL) is a no-op). Returns rc. */
+int algo_method_finish(void *st, int rc, void (*destroy)(void *), void **out);
+
+/* The evaluated model of a method whose state begins with its one shared
+ * model (float *x, the first field). */
+const float *algo_method_shared_model(void *state, float *scratch);
+
+#endif
