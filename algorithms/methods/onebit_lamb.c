@@ -135,19 +135,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_obit_create(env, &ops, out, err);
 }
 
-const algo_vt algo_onebit_lamb = {
-    .name = "onebit_lamb",
-    .summary = "1-bit LAMB: dense LAMB warm-up, then frozen v and trust ratios, 1-bit momentum",
-    .reference = "7.3",
-    .keys = lamb_keys,
-    .async = 0,
-    .supports_compression = 0,
-    .server = ALGO_SERVER_PS,
-    .optimizer = "lamb",
-    .create = create,
-    .destroy = algo_obit_destroy,
-    .start = algo_obit_start,
-    .model = algo_obit_model,
-    .worker_models = NULL,
-    .fault = algo_obit_fault,
-};
+const algo_vt algo_onebit_lamb = ALGO_OBIT_VT(
+    "onebit_lamb", "1-bit LAMB: dense LAMB warm-up, then frozen v and trust ratios, 1-bit momentum",
+    "7.3", lamb_keys, "lamb", create);

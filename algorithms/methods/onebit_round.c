@@ -27,6 +27,7 @@ static void form_momentum(algo_obit *st, int w)
     const float b1 = (float)hp->beta1, a1 = (float)(1.0 - hp->beta1);
     const float *m = algo_optim_m(st->opt), *g = env->w[w].grad;
     float *mw = st->mi + (size_t)w * (size_t)env->d;
+    algo_env_grad_wait(env, w); /* with buckets the step has not run yet */
     for (int64_t j = 0; j < env->d; j++)
         mw[j] = b1 * m[j] + a1 * g[j];
     if (st->ops->lamb)
@@ -226,7 +227,7 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
         .who = st->ops->who, .method = st, .n_slots = 3,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER,
                   [SLOT_ALLTOALL] = ALGO_SYNC_ALLTOALL},
-        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1,
+        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1, .buckets = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
     };

@@ -92,4 +92,13 @@ int algo_obit_start(void *p, sim_err *err);
 const float *algo_obit_model(void *p, float *scratch);
 void algo_obit_fault(void *p, const algo_fault *ev);
 
+/* A 1-bit method's vtable (state: algo_obit *). */
+#define ALGO_OBIT_VT(NAME, SUMMARY, REF, KEYS, OPTIM, CREATE)                                    \
+    {                                                                                          \
+        .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS,                      \
+        .supports_bucket = 1, .server = ALGO_SERVER_PS, .optimizer = OPTIM, .create = CREATE,  \
+        .destroy = algo_obit_destroy, .start = algo_obit_start, .model = algo_obit_model,      \
+        .fault = algo_obit_fault,                                                              \
+    }
+
 #endif

@@ -40,12 +40,6 @@ typedef struct overlap {
     const float **ptrs;
 } overlap;
 
-static void h_grad(void *m, int i)
-{
-    overlap *s = m;
-    algo_env_grad(s->env, i, s->env->w[i].x, s->env->w[i].grad);
-}
-
 static int h_step_done(void *m, int i)
 {
     overlap *s = m;
@@ -184,8 +178,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_sync_desc desc = {
         .who = "overlap_local_sgd", .method = s, .n_slots = 1,
         .slots = {ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS, .span = s->tau + 2,
-        .joiner_idle = 1, .background = 1,
-        .hooks = {.grad = h_grad, .step_done = h_step_done, .contribute = h_contribute,
+        .joiner_idle = 1, .background = 1, .buckets = 1,
+        .hooks = {.step_done = h_step_done, .contribute = h_contribute,
                   .form = h_form, .join = h_join},
     };
     if (rc < 0 || (rc = algo_sync_create(env, &desc, &s->sy, err)) < 0) {
@@ -196,11 +190,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     return 0;
 }
 
-static int start(void *p, sim_err *err)
-{
-    overlap *s = p;
-    return algo_sync_start(s->sy, err);
-}
+static int start(void *p, sim_err *err) { return algo_sync_start(((overlap *)p)->sy, err); }
 
 static const float *model(void *p, float *scratch)
 {
@@ -219,11 +209,7 @@ static void worker_models(void *p, const float **xs)
         xs[i] = s->env->w[i].x;
 }
 
-static void fault(void *p, const algo_fault *ev)
-{
-    overlap *s = p;
-    algo_sync_fault(s->sy, ev);
-}
+static void fault(void *p, const algo_fault *ev) { algo_sync_fault(((overlap *)p)->sy, ev); }
 
 static const cfg_key keys[] = {
     {"algorithm", "local_steps", "2", CFG_KEY_INT, NULL,
@@ -244,6 +230,7 @@ const algo_vt algo_overlap_local_sgd = {
     .async = 0,
     .uses_graph = 0,
     .supports_compression = 0,
+    .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = destroy,
