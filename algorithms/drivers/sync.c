@@ -124,16 +124,11 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s, int plain)
         if (sy->bucketed && !(x->subov[s][k] = bucket_ov(sy, g->members + r, e - r,
                                                         SIM_COLL_TREE, &x->subctx[s][k])))
             return -1;
-        if (!plain) {
-            r = e;
-            continue;
-        }
         sim_coll_desc desc = {.kind = SIM_COLL_TREE, .n = e - r, .hosts = g->members + r,
                               .ps_host = sy->env->server_host, .done = on_slot_done,
                               .ctx = &x->subctx[s][k]};
         sim_err err = {0};
-        x->sub[s][k] = sim_coll_create(sy->env->net, &desc, &err);
-        if (!x->sub[s][k])
+        if (plain && !(x->sub[s][k] = sim_coll_create(sy->env->net, &desc, &err)))
             return algo_env_fail(sy->env, err.code ? err.code : SIM_EINTERNAL, "%s: %s",
                                  sy->d.who, err.msg);
         r = e;
@@ -230,6 +225,7 @@ static void step_begin(algo_sync *sy, int w)
         ov = ov_of(sy, g, sy->wround[w], w);
     }
     sy->computed[w] = !ov;
+    sy->wenc[w] = 0;
     if (ov) {
         algo_sync_msg msg = {0};
         sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
@@ -400,6 +396,15 @@ static void ready(algo_sync *sy, int w)
 
 static void on_charged(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 
+/* dt of compute (encoding, decoding) in status stat, then on_charged. */
+static void charge(algo_sync *sy, int w, int stat, sim_time dt)
+{
+    sy->wstat[w] = stat;
+    algo_env_compute_charge(sy->env, w, dt);
+    if (!sim_engine_schedule(sy->env->eng, dt, on_charged, sy, warg(sy, w), NULL, NULL))
+        fail(sy, SIM_ENOMEM, "cannot schedule compute");
+}
+
 static void phase_begin(algo_sync *sy, int w, int p)
 {
     algo_env *env = sy->env;
@@ -407,19 +412,14 @@ static void phase_begin(algo_sync *sy, int w, int p)
     sy->wphase[w] = p;
     sy->d.hooks.contribute(sy->m, w, sy->wround[w], p, &msg);
     sy->wbytes[w] = msg.bytes;
-    if (msg.samples > 0) {
+    if (msg.samples > 0 || msg.encode > 0) {
+        /* compute: the worker is idle only once it is done */
         sy->wstat[w] = S_ENCODING;
         algo_env_idle_end(env, w);
-        algo_env_compute(env, w, msg.samples, on_charged, sy, warg(sy, w));
-        return;
-    }
-    if (msg.encode > 0) {
-        /* the encoding is compute: the worker is idle only once it is done */
-        sy->wstat[w] = S_ENCODING;
-        algo_env_idle_end(env, w);
-        algo_env_compute_charge(env, w, msg.encode);
-        if (!sim_engine_schedule(env->eng, msg.encode, on_charged, sy, warg(sy, w), NULL, NULL))
-            fail(sy, SIM_ENOMEM, "cannot schedule compression");
+        if (msg.samples > 0)
+            algo_env_compute(env, w, msg.samples, on_charged, sy, warg(sy, w));
+        else
+            charge(sy, w, S_ENCODING, msg.encode);
         return;
     }
     ready(sy, w);
@@ -546,17 +546,11 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
     }
     algo_env_idle_end(env, w);
     sim_time dt = sy->d.hooks.decode ? sy->d.hooks.decode(sy->m, g, k) : 0;
-    if (sy->bucketed)
-        dt += sy->wenc[w];
-    if (dt > 0) {
-        /* decoding is compute; the round counts the worker once it is done */
-        sy->wstat[w] = S_DECODING;
-        algo_env_compute_charge(env, w, dt);
-        if (!sim_engine_schedule(env->eng, dt, on_charged, sy, warg(sy, w), NULL, NULL))
-            fail(sy, SIM_ENOMEM, "cannot schedule decompression");
-        return;
-    }
-    finish(sy, w);
+    dt += sy->wenc[w]; /* with buckets: the encoding (0 without) */
+    if (dt > 0) /* decoding is compute; the round counts the worker once it is done */
+        charge(sy, w, S_DECODING, dt);
+    else
+        finish(sy, w);
 }
 
 /* ---- background rounds (desc.background) -------------------------------- */

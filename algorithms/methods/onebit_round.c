@@ -211,16 +211,11 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
         algo_obit_destroy(st);
         return err && err->code ? err->code : SIM_EINTERNAL;
     }
-    if (nl <= 0 || nl > 16) {
-        st->n_layers = 1;
-        st->off[0] = 0;
-        st->len[0] = env->d;
-    } else {
-        st->n_layers = nl;
-        for (int l = 0; l < nl; l++) {
-            st->off[l] = layers[l].offset;
-            st->len[l] = layers[l].size;
-        }
+    st->n_layers = nl <= 0 || nl > 16 ? 1 : nl; /* else one layer of d */
+    st->len[0] = env->d;
+    for (int l = 0; st->n_layers == nl && l < nl; l++) {
+        st->off[l] = layers[l].offset;
+        st->len[l] = layers[l].size;
     }
     memcpy(st->x, env->w[0].x, d * sizeof *st->x);
     algo_sync_desc desc = {
