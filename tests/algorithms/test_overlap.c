@@ -54,6 +54,15 @@ static int run_fails(const char *const *sets, int nsets, sim_err *err)
 /* Ring all-reduce of x bytes on a physical ring of n = 4: 2(n-1)(a + x/(nB)). */
 static double ring_ar(double x, double a, double B) { return 6 * (a + x / (4 * B)); }
 
+/* The bucketed step of two_buckets_against_the_closed_form at bandwidth B:
+ * max(T, r_1 T + A(S_1)) + A(S_2). */
+static double two_bucket_step(double B)
+{
+    const double T = 0.01, a = 20e-6, S = 4.96e6;
+    const double S1 = S * 36 / 124, S2 = S - S1, r1 = 1.0 / 3 + 2.0 / 3 * 36 / 124;
+    return fmax(T, r1 * T + ring_ar(S1, a, B)) + ring_ar(S2, a, B);
+}
+
 /* mlp(8) on 10 features and 4 classes: layers fc1 = 11 x 8 = 88 and fc2 =
  * 9 x 4 = 36 parameters; in backward order fc2 then fc1. FLOPs follow the
  * parameters (dense layers), backward = 2 x forward, so fc2's gradient
@@ -191,12 +200,10 @@ Test(overlap, one_bucket_is_the_unbucketed_run_for_every_method)
 Test(overlap, a_bucketed_local_sgd_round_against_the_closed_form)
 {
     const double T = 0.01, a = 20e-6, S = 4.96e6, B = 0.25e9;
-    const double S1 = S * 36 / 124, S2 = S - S1, r1 = 1.0 / 3 + 2.0 / 3 * 36 / 124;
     const char *sets[] = {"network.bandwidth=0.25GB/s", "algorithm.name=local_sgd",
                           "algorithm.local_steps=4", "algorithm.bucket=1B"};
     xp_run_result r = run_sets(sets, 4);
-    double f1 = r1 * T + ring_ar(S1, a, B);
-    double want = 3 * T + fmax(T, f1) + ring_ar(S2, a, B);
+    double want = 3 * T + two_bucket_step(B);
     cr_assert_eq(r.iterations, 40);
     double got = r.sim_time / 10;
     cr_assert(fabs(got - want) <= 1e-6 * want, "%.9g s per round, want %.9g", got, want);
@@ -271,12 +278,10 @@ static void bucketing_keeps_the_run(const char *const *sets, int n, xp_run_resul
  * bytes, the same models; one bucket is the unbucketed run. */
 Test(overlap, onebit_in_buckets)
 {
-    const double T = 0.01, a = 20e-6, S = 4.96e6, B = 0.25e9;
-    const double S1 = S * 36 / 124, S2 = S - S1, r1 = 1.0 / 3 + 2.0 / 3 * 36 / 124;
     const char *warm[] = {"algorithm.name=onebit_adam", "network.bandwidth=0.25GB/s",
                           "algorithm.freeze_step=1000", "algorithm.bucket=1B"};
     xp_run_result r = run_sets(warm, 4);
-    double want = fmax(T, r1 * T + ring_ar(S1, a, B)) + ring_ar(S2, a, B);
+    double want = two_bucket_step(0.25e9);
     double got = r.sim_time / (double)r.iterations;
     cr_assert(fabs(got - want) <= 1e-6 * want, "%.9g s per step, want %.9g", got, want);
     const char *methods[] = {"algorithm.name=onebit_adam", "algorithm.name=onebit_lamb"};
