@@ -118,16 +118,10 @@ static void on_compute_end(sim_engine *eng, void *ctx, uint64_t arg, void *paylo
     try_enter(ov, w);
 }
 
-/* w's next message has bytes bytes: each bucket carries its share. */
-static void begin(algo_overlap *ov, int w, double bytes)
+void algo_overlap_enter(algo_overlap *ov, int w, double bytes)
 {
     ov->scale[w] = ov->env->msg_bytes > 0 ? bytes / ov->env->msg_bytes : 0.0;
     ov->stopped[w] = 0;
-}
-
-void algo_overlap_enter(algo_overlap *ov, int w, double bytes)
-{
-    begin(ov, w, bytes);
     ov->ready[w] = ov->plan.n;
     try_enter(ov, w);
 }
@@ -136,7 +130,8 @@ int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes)
 {
     algo_env *env = ov->env;
     sim_time now = sim_engine_now(env->eng);
-    begin(ov, w, bytes);
+    ov->scale[w] = env->msg_bytes > 0 ? bytes / env->msg_bytes : 0.0;
+    ov->stopped[w] = 0;
     int rc = algo_env_compute(env, w, samples, on_compute_end, ov, ready_arg(w, 0, ov->parity[w]));
     if (rc)
         return rc;
@@ -240,13 +235,9 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
                             .ps_host = env->server_host, .per_node = env->per_node,
                             .done = on_bucket_done, .ctx = &ov->bctx[b]};
         algo_group g = {.n = m, .members = ov->members};
-        if (d->alltoall)
-            ov->coll[b] = algo_group_coll(env, &g, 1, d->kind, on_bucket_done, &ov->bctx[b],
-                                          "bucket");
-        else
-            ov->coll[b] = d->members ? sim_coll_create(env->net, &cd, err)
-                                     : algo_env_coll(env, d->kind, on_bucket_done, &ov->bctx[b],
-                                                     err);
+        ov->coll[b] = d->alltoall  ? algo_group_coll(env, &g, 1, d->kind, cd.done, cd.ctx, "bucket")
+                      : d->members ? sim_coll_create(env->net, &cd, err)
+                                   : algo_env_coll(env, d->kind, cd.done, cd.ctx, err);
         if (!ov->coll[b])
             goto fail;
     }

@@ -104,15 +104,11 @@ static void lamb_update(algo_obit *st)
 
 static int lamb_read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = cfg_get_double(cfg, "algorithm", "coeff_beta", &st->coeff_beta, err);
-    if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "factor_max", &st->factor_max, err);
-    if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "factor_min", &st->factor_min, err);
-    if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "factor_threshold", &st->factor_threshold,
-                                   err);
-    if (rc)
+    int rc;
+    if ((rc = cfg_get_double(cfg, "algorithm", "coeff_beta", &st->coeff_beta, err)) ||
+        (rc = cfg_get_double(cfg, "algorithm", "factor_max", &st->factor_max, err)) ||
+        (rc = cfg_get_double(cfg, "algorithm", "factor_min", &st->factor_min, err)) ||
+        (rc = cfg_get_double(cfg, "algorithm", "factor_threshold", &st->factor_threshold, err)))
         return rc;
     if (!(st->coeff_beta >= 0 && st->coeff_beta < 1))
         return cfg_error(cfg, "algorithm", "coeff_beta", SIM_ECONFIG, err,

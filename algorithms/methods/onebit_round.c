@@ -184,10 +184,8 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     st->env = env;
     st->ops = ops;
     int rc = read_keys(st, cfg, err);
-    if (rc) {
-        algo_obit_destroy(st);
-        return rc;
-    }
+    if (rc)
+        goto fail;
     const size_t n = (size_t)env->n, d = (size_t)env->d;
     st->x = malloc(d * sizeof *st->x);
     st->gbar = malloc(d * sizeof *st->gbar);
@@ -197,8 +195,8 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     st->v_fresh = ops->lamb ? malloc(d * sizeof *st->v_fresh) : NULL;
     if (!st->x || !st->gbar || !st->gptr || !st->mi || !st->mnew ||
         (ops->lamb && !st->v_fresh)) {
-        algo_obit_destroy(st);
-        return sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");
+        rc = sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");
+        goto fail;
     }
     algo_optim_hp hp;
     algo_optim_hp_from_config(cfg, &hp);
@@ -208,8 +206,8 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     st->opt = algo_optim_state_create(algo_optim_find(ops->optim), &hp, env->d,
                                       layers, nl, err);
     if (!st->opt) {
-        algo_obit_destroy(st);
-        return err && err->code ? err->code : SIM_EINTERNAL;
+        rc = err && err->code ? err->code : SIM_EINTERNAL;
+        goto fail;
     }
     st->n_layers = nl <= 0 || nl > 16 ? 1 : nl; /* else one layer of d */
     st->len[0] = env->d;
@@ -226,13 +224,13 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
     };
-    rc = algo_sync_create(env, &desc, &st->sy, err);
-    if (rc) {
-        algo_obit_destroy(st);
-        return rc;
-    }
+    if ((rc = algo_sync_create(env, &desc, &st->sy, err)))
+        goto fail;
     *out = st;
     return 0;
+fail:
+    algo_obit_destroy(st);
+    return rc;
 }
 
 int algo_obit_start(void *p, sim_err *err) { return algo_sync_start(((algo_obit *)p)->sy, err); }

@@ -156,10 +156,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->n = env->n;
     s->d = env->d;
     int rc = read_keys(s, env->cfg, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
-    }
+    if (rc < 0)
+        goto fail;
     const size_t n = (size_t)s->n, d = (size_t)s->d;
     s->since = calloc(n, sizeof *s->since);
     s->applied = calloc(n, sizeof *s->applied);
@@ -168,8 +166,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->v = s->gmf > 0 ? calloc(n * d, sizeof(float)) : NULL;
     s->ptrs = malloc(n * sizeof *s->ptrs);
     if (!s->since || !s->applied || !s->z || !s->buf || (s->gmf > 0 && !s->v) || !s->ptrs) {
-        destroy(s);
-        return sim_err_set(err, SIM_ENOMEM, "overlap_local_sgd: out of memory");
+        rc = sim_err_set(err, SIM_ENOMEM, "overlap_local_sgd: out of memory");
+        goto fail;
     }
     rc = algo_local_optim_init(&s->lo, env, 0, err);
     for (int i = 0; i < s->n; i++)
@@ -182,12 +180,13 @@ static int create(algo_env *env, void **out, sim_err *err)
         .hooks = {.step_done = h_step_done, .contribute = h_contribute,
                   .form = h_form, .join = h_join},
     };
-    if (rc < 0 || (rc = algo_sync_create(env, &desc, &s->sy, err)) < 0) {
-        destroy(s);
-        return rc;
-    }
+    if (rc < 0 || (rc = algo_sync_create(env, &desc, &s->sy, err)) < 0)
+        goto fail;
     *out = s;
     return 0;
+fail:
+    destroy(s);
+    return rc;
 }
 
 static int start(void *p, sim_err *err) { return algo_sync_start(((overlap *)p)->sy, err); }
