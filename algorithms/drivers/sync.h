@@ -257,8 +257,8 @@ typedef struct algo_sync_desc {
     int n_slots;            /* collective slots per group (1..ALGO_SYNC_SLOTS_MAX) */
     algo_sync_slot slots[ALGO_SYNC_SLOTS_MAX];
     algo_sync_count count;
-    int buckets;            /* 1: phase 0 overlaps the backward pass of the
-                               work-ending step when [algorithm] bucket > 0 */
+    int buckets;            /* 1: phase 0 goes in buckets when [algorithm]
+                               bucket > 0 (see the top) */
     double join_bytes;      /* bytes sent to a joiner; 0: env->msg_bytes */
     int restart_round;      /* 1: a crash restarts an unformed round at phase 0
                                (1-bit); 0: at its first unformed phase */

@@ -29,8 +29,9 @@
  *
  * Rounds (a warm-up round is one phase on the dense all-reduce, a 1-bit
  * round two: the all-to-all, then the all-gather), groups of live
- * workers, compression time, crashes and rejoins are the synchronous-round
- * driver's (algorithms/drivers/sync.h): this file is the update rule.
+ * workers, buckets, compression time, crashes and rejoins are the
+ * synchronous-round driver's (algorithms/drivers/sync.h): this file is the
+ * update rule.
  * Under crashes ([faults], docs/faults.md) the rounds run over the round's
  * group with the driver's abort rule; over m members the 1-bit all-reduce
  * is re-partitioned into m chunks, its error buffers (workers' and

@@ -16,9 +16,9 @@
  * One iteration = one local step of every live worker. The evaluated model
  * is the mean of the live workers' x_i.
  *
- * Crashes and rejoins are the driver's (docs/faults.md): a joiner takes z
- * as its model with a fresh optimizer state and anchor momentum v = 0 (its
- * lr position is the sender's). */
+ * Buckets, crashes and rejoins are the driver's (docs/faults.md): a joiner
+ * takes z as its model with a fresh optimizer state and anchor momentum
+ * v = 0 (its lr position is the sender's). */
 #include <stdlib.h>
 #include <string.h>
 
