@@ -83,7 +83,7 @@ const cfg_key cfg_keys[] = {
 #include "config/optim_keys_lamb.def"
 #undef DTSIM_OPTIM_KEY
     {"algorithm", "clip", "0", CFG_KEY_DOUBLE, NULL, "clip every stochastic gradient to this Euclidean norm (0 = off)"},
-    {"algorithm", "bucket", "0", CFG_KEY_SIZE, NULL, "gradient bucket size: bucket all-reduces overlap the backward pass (PyTorch DDP: 25MiB); 0 = one all-reduce after it"},
+    {"algorithm", "bucket", "0", CFG_KEY_SIZE, NULL, "bucket size: a synchronous method's all-reduce goes in buckets that overlap the backward pass (PyTorch DDP: 25MiB); 0 = one all-reduce after it"},
     {"algorithm", "batch", "32", CFG_KEY_STRING, NULL, "samples per worker step, or full (the worker's whole shard)"},
     {"algorithm", "compressor", "none", CFG_KEY_STRING, NULL, "message compressor"},
     {"algorithm", "error_feedback", "true", CFG_KEY_BOOL, NULL, "compressors keep each worker's residual and add it to its next message"},

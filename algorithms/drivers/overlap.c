@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/drivers/group.h"
+
 struct algo_overlap {
     algo_env *env;
     algo_bucket_plan plan;
@@ -107,6 +109,14 @@ static void on_compute_end(sim_engine *eng, void *ctx, uint64_t arg, void *paylo
         return;
     }
     algo_env_idle_begin(ov->env, w);
+    ov->ready[w] = ov->plan.n;
+    try_enter(ov, w);
+}
+
+void algo_overlap_enter(algo_overlap *ov, int w, double bytes)
+{
+    ov->scale[w] = ov->env->msg_bytes > 0 ? bytes / ov->env->msg_bytes : 0.0;
+    ov->stopped[w] = 0;
     ov->ready[w] = ov->plan.n;
     try_enter(ov, w);
 }
@@ -214,8 +224,10 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
         sim_coll_desc cd = {.kind = d->kind, .n = m, .hosts = d->members,
                             .ps_host = env->server_host, .per_node = env->per_node,
                             .done = on_bucket_done, .ctx = ov};
-        ov->coll[b] = d->members ? sim_coll_create(env->net, &cd, err)
-                                 : algo_env_coll(env, d->kind, on_bucket_done, ov, err);
+        algo_group g = {.n = m, .members = ov->members};
+        ov->coll[b] = d->alltoall  ? algo_group_coll(env, &g, 1, d->kind, cd.done, cd.ctx, "bucket")
+                      : d->members ? sim_coll_create(env->net, &cd, err)
+                                   : algo_env_coll(env, d->kind, cd.done, cd.ctx, err);
         if (!ov->coll[b])
             goto fail;
     }

@@ -30,6 +30,8 @@ typedef struct algo_overlap_desc {
      * ready; returning 0 stops w's step there (algo_overlap_stop). */
     int (*computed)(void *ctx, int w);
     void *ctx;
+    int alltoall;         /* 1: each bucket is an all-to-all of the members
+                             (kind ignored; at least 2 members) */
 } algo_overlap_desc;
 
 algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim_err *err);
@@ -40,6 +42,10 @@ void algo_overlap_destroy(algo_overlap *ov);
  * idle (algo_env_idle_begin) from the end of its backward pass. Returns 0
  * or the code of algo_env_fail. */
 int algo_overlap_step(algo_overlap *ov, int w, int samples, double bytes);
+/* Enters worker w's buckets of a `bytes`-byte message now, all ready (no
+ * compute step: a background all-reduce of parameters), one after another
+ * on its stream; done(w) when the last is reduced. */
+void algo_overlap_enter(algo_overlap *ov, int w, double bytes);
 /* Abandons worker w's current step: its pending bucket events and the
  * completions of the buckets it entered are ignored from now on (the bytes
  * already sent stay sent). The next algo_overlap_step starts afresh. */

@@ -83,7 +83,7 @@ static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_col
 {
     algo_overlap_desc od = {.cap = sy->env->cfg->bucket, .kind = kind, .members = members,
                             .n_members = n, .done = on_buckets_done, .computed = on_computed,
-                            .ctx = ctx};
+                            .ctx = ctx, .alltoall = sy->d.slots[ctx->slot] == ALGO_SYNC_ALLTOALL};
     sim_err e = {0};
     algo_overlap *ov = algo_overlap_create(sy->env, &od, &e);
     if (!ov)
@@ -124,16 +124,11 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s, int plain)
         if (sy->bucketed && !(x->subov[s][k] = bucket_ov(sy, g->members + r, e - r,
                                                         SIM_COLL_TREE, &x->subctx[s][k])))
             return -1;
-        if (!plain) {
-            r = e;
-            continue;
-        }
         sim_coll_desc desc = {.kind = SIM_COLL_TREE, .n = e - r, .hosts = g->members + r,
                               .ps_host = sy->env->server_host, .done = on_slot_done,
                               .ctx = &x->subctx[s][k]};
         sim_err err = {0};
-        x->sub[s][k] = sim_coll_create(sy->env->net, &desc, &err);
-        if (!x->sub[s][k])
+        if (plain && !(x->sub[s][k] = sim_coll_create(sy->env->net, &desc, &err)))
             return algo_env_fail(sy->env, err.code ? err.code : SIM_EINTERNAL, "%s: %s",
                                  sy->d.who, err.msg);
         r = e;
@@ -173,7 +168,7 @@ algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_
             if (!x->coll[s] && sy->env->error.code)
                 return NULL;
         }
-        if (sy->bucketed && sy->d.slots[s] != ALGO_SYNC_ALLTOALL &&
+        if (sy->bucketed && (n > 1 || sy->d.slots[s] != ALGO_SYNC_ALLTOALL) &&
             !(x->ov[s] = bucket_ov(sy, g->id == 0 ? NULL : g->members, n, slot_kind(sy, s),
                                    &x->ctx[s])))
             return NULL;
@@ -196,6 +191,17 @@ static algo_group *group_for(const algo_sync *sy, int64_t round)
     return algo_groups_for(&sy->groups, step_of(round, 0));
 }
 
+/* With buckets: w's bucketed collectives of phase 0 of round k in g (NULL:
+ * none, as for the all-to-all of a group of one). */
+static algo_overlap *ov_of(const algo_sync *sy, const algo_group *g, int64_t k, int w)
+{
+    if (!sy->bucketed)
+        return NULL;
+    int n_phases, s = phase_slot(sy, k, 0, &n_phases);
+    const gext *x = g->ext;
+    return x->subov[s] ? x->subov[s][server_of(x, s, g->rank_of[w])] : x->ov[s];
+}
+
 /* ---- the round ----------------------------------------------------------- */
 
 static void on_step_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
@@ -204,23 +210,30 @@ static void on_step_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 static void step_begin(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
-    sy->d.hooks.grad(sy->m, w);
+    if (sy->d.hooks.grad)
+        sy->d.hooks.grad(sy->m, w);
+    else
+        algo_env_grad(env, w, env->w[w].x, env->w[w].grad);
     /* the step that ends w's work is bucketed: the message must be known
      * before the first bucket */
-    if (sy->bucketed && (!sy->d.hooks.last_step || sy->d.hooks.last_step(sy->m, w))) {
-        algo_sync_msg msg = {0};
+    algo_overlap *ov = NULL;
+    if (sy->bucketed && !sy->d.background &&
+        (!sy->d.hooks.last_step || sy->d.hooks.last_step(sy->m, w))) {
         algo_group *g = wgroup(sy, w);
         if (sy->late[w] == step_of(sy->wround[w], 0)) /* aborted: the group it knew */
             g = sy->lateg[w];
-        int n_phases, s = phase_slot(sy, sy->wround[w], 0, &n_phases);
-        gext *x = g->ext;
+        ov = ov_of(sy, g, sy->wround[w], w);
+    }
+    sy->computed[w] = !ov;
+    sy->wenc[w] = 0;
+    if (ov) {
+        algo_sync_msg msg = {0};
         sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
         sy->wbytes[w] = msg.bytes;
         sy->wenc[w] = msg.encode;
         sy->wstat[w] = S_ENTERED;
-        sy->computed[w] = 0;
-        sy->wov[w] = x->subov[s] ? x->subov[s][server_of(x, s, g->rank_of[w])] : x->ov[s];
-        algo_overlap_step(sy->wov[w], w, algo_env_step_samples(env, w), msg.bytes);
+        sy->wov[w] = ov;
+        algo_overlap_step(ov, w, algo_env_step_samples(env, w), msg.bytes);
         return;
     }
     algo_env_compute(env, w, algo_env_step_samples(env, w), on_step_end, sy, warg(sy, w));
@@ -381,14 +394,15 @@ static void ready(algo_sync *sy, int w)
         enter(sy, w);
 }
 
-static void on_encoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static void on_charged(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
+
+/* dt of compute (encoding, decoding) in status stat, then on_charged. */
+static void charge(algo_sync *sy, int w, int stat, sim_time dt)
 {
-    (void)eng;
-    (void)payload;
-    algo_sync *sy = ctx;
-    int w = event_worker(sy, arg, S_ENCODING);
-    if (w >= 0)
-        ready(sy, w);
+    sy->wstat[w] = stat;
+    algo_env_compute_charge(sy->env, w, dt);
+    if (!sim_engine_schedule(sy->env->eng, dt, on_charged, sy, warg(sy, w), NULL, NULL))
+        fail(sy, SIM_ENOMEM, "cannot schedule compute");
 }
 
 static void phase_begin(algo_sync *sy, int w, int p)
@@ -398,19 +412,14 @@ static void phase_begin(algo_sync *sy, int w, int p)
     sy->wphase[w] = p;
     sy->d.hooks.contribute(sy->m, w, sy->wround[w], p, &msg);
     sy->wbytes[w] = msg.bytes;
-    if (msg.samples > 0) {
+    if (msg.samples > 0 || msg.encode > 0) {
+        /* compute: the worker is idle only once it is done */
         sy->wstat[w] = S_ENCODING;
         algo_env_idle_end(env, w);
-        algo_env_compute(env, w, msg.samples, on_encoded, sy, warg(sy, w));
-        return;
-    }
-    if (msg.encode > 0) {
-        /* the encoding is compute: the worker is idle only once it is done */
-        sy->wstat[w] = S_ENCODING;
-        algo_env_idle_end(env, w);
-        algo_env_compute_charge(env, w, msg.encode);
-        if (!sim_engine_schedule(env->eng, msg.encode, on_encoded, sy, warg(sy, w), NULL, NULL))
-            fail(sy, SIM_ENOMEM, "cannot schedule compression");
+        if (msg.samples > 0)
+            algo_env_compute(env, w, msg.samples, on_charged, sy, warg(sy, w));
+        else
+            charge(sy, w, S_ENCODING, msg.encode);
         return;
     }
     ready(sy, w);
@@ -506,13 +515,17 @@ static void finish(algo_sync *sy, int w)
     algo_sync_work_begin(sy, w, k + 1);
 }
 
-static void on_decoded(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+/* The end of compute the driver charged: an encoding or statistics step
+ * (S_ENCODING: w enters), a decoding (S_DECODING: w finishes). */
+static void on_charged(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 {
     (void)eng;
     (void)payload;
     algo_sync *sy = ctx;
-    int w = event_worker(sy, arg, S_DECODING);
+    int w = event_worker(sy, arg, S_ENCODING);
     if (w >= 0)
+        ready(sy, w);
+    else if ((w = event_worker(sy, arg, S_DECODING)) >= 0)
         finish(sy, w);
 }
 
@@ -533,17 +546,11 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
     }
     algo_env_idle_end(env, w);
     sim_time dt = sy->d.hooks.decode ? sy->d.hooks.decode(sy->m, g, k) : 0;
-    if (sy->bucketed)
-        dt += sy->wenc[w];
-    if (dt > 0) {
-        /* decoding is compute; the round counts the worker once it is done */
-        sy->wstat[w] = S_DECODING;
-        algo_env_compute_charge(env, w, dt);
-        if (!sim_engine_schedule(env->eng, dt, on_decoded, sy, warg(sy, w), NULL, NULL))
-            fail(sy, SIM_ENOMEM, "cannot schedule decompression");
-        return;
-    }
-    finish(sy, w);
+    dt += sy->wenc[w]; /* with buckets: the encoding (0 without) */
+    if (dt > 0) /* decoding is compute; the round counts the worker once it is done */
+        charge(sy, w, S_DECODING, dt);
+    else
+        finish(sy, w);
 }
 
 /* ---- background rounds (desc.background) -------------------------------- */
@@ -564,8 +571,11 @@ static void bg_ready(algo_sync *sy, int w)
     sy->d.hooks.contribute(sy->m, w, k, 0, &msg);
     sy->wbytes[w] = msg.bytes;
     sy->bg[w] = k;
+    sy->wov[w] = NULL;
     if (sy->late[w] == step_of(k, 0))
         bg_wait(sy, w);
+    else if ((sy->wov[w] = ov_of(sy, group_for(sy, k), k, w)))
+        algo_overlap_enter(sy->wov[w], w, msg.bytes);
     else
         enter_at(sy, w, k, 0);
     algo_sync_work_begin(sy, w, k + 1);
@@ -582,6 +592,7 @@ static void bg_done(algo_sync *sy, algo_group *g, int w)
     if (sy->d.hooks.take)
         sy->d.hooks.take(sy->m, w, k, 0);
     sy->bg[w] = -1;
+    sy->wov[w] = NULL;
     sy->done++;
     round_check(sy);
     if (sy->wstat[w] == S_BLOCKED) {
@@ -590,12 +601,11 @@ static void bg_done(algo_sync *sy, algo_group *g, int w)
     }
 }
 
-static void on_slot_done(sim_engine *eng, void *ctx, int rank)
+/* w's part of a slot's collective in c->g is over (with buckets: its last
+ * bucket is reduced). */
+static void slot_done(slot_ctx *c, int w)
 {
-    (void)eng;
-    slot_ctx *c = ctx;
     algo_sync *sy = c->sy;
-    int w = c->g->members[c->offset + rank];
     int64_t k = sy->wround[w];
     int n_phases;
     if (sy->d.background) {
@@ -610,15 +620,16 @@ static void on_slot_done(sim_engine *eng, void *ctx, int rank)
     phase_done(sy, c->g, w);
 }
 
-/* With buckets: w's last bucket of its step in group c->g is reduced. */
+static void on_slot_done(sim_engine *eng, void *ctx, int rank)
+{
+    (void)eng;
+    slot_done(ctx, ((slot_ctx *)ctx)->g->members[((slot_ctx *)ctx)->offset + rank]);
+}
+
 static void on_buckets_done(sim_engine *eng, void *ctx, int w)
 {
     (void)eng;
-    slot_ctx *c = ctx;
-    algo_sync *sy = c->sy;
-    if (sy->wstat[w] != S_ENTERED || sy->wround[w] != sy->round || wgroup(sy, w) != c->g)
-        return;
-    phase_done(sy, c->g, w);
+    slot_done(ctx, w);
 }
 
 /* With buckets: w's work-ending compute step has ended: its update (a
@@ -680,8 +691,11 @@ static void crash(algo_sync *sy, int c)
                 sy->lateg[s] = g;
             sy->late[s] = a;
             if (sy->d.background) {
-                if (sy->bg[s] >= 0 && step_of(sy->bg[s], 0) == a)
-                    bg_wait(sy, s); /* it had entered a: it re-enters */
+                if (sy->bg[s] < 0 || step_of(sy->bg[s], 0) != a)
+                    continue;
+                if (sy->wov[s]) /* its reduced buckets are lost */
+                    algo_overlap_stop(sy->wov[s], s);
+                bg_wait(sy, s); /* it had entered a: it re-enters */
                 continue;
             }
             if (step_of(sy->wround[s], sy->wphase[s]) < a ||
@@ -691,7 +705,8 @@ static void crash(algo_sync *sy, int c)
                 /* still computing: it times out from its compute end */
                 if (!sy->computed[s])
                     continue;
-                algo_overlap_stop(sy->wov[s], s); /* its reduced buckets are lost */
+                if (sy->wov[s]) /* its reduced buckets are lost */
+                    algo_overlap_stop(sy->wov[s], s);
             }
             /* it re-enters the aborted step, with the message it holds */
             sy->wphase[s] = (int)(a % ALGO_SYNC_PHASES_MAX);

@@ -19,8 +19,10 @@
  *  - multi-phase rounds (1-bit Adam's all-to-all then all-gather;
  *    adaptive_local_sgd's average then scalar statistics), each phase on
  *    its own collective slot of the group;
- *  - buckets overlapping the backward pass ([algorithm] bucket > 0,
- *    drivers/overlap.h) for phase 0 of a round, in the work-ending step;
+ *  - buckets ([algorithm] bucket > 0, drivers/overlap.h): phase 0 of a
+ *    round overlaps the backward pass of the work-ending step, on any slot
+ *    (an all-to-all's buckets carry their share of its message); a
+ *    background round's collective is entered in buckets;
  *  - the compute time of encoding (before a phase is entered) and of
  *    decoding (after the last phase);
  *  - the hierarchical collective (a slot of kind ALGO_SYNC_HIER_INTRA or
@@ -118,7 +120,10 @@
  *  at once starts its work for round k + 1. FORM (first completion, then
  *  the joiners' model send) and TAKE run at w's completion of round k,
  *  which unblocks w if it waits. One phase, COUNT_STEPS with every step
- *  counted when it ends, no buckets, no decode. Under crashes a survivor
+ *  counted when it ends, no decode. With buckets the message is entered as
+ *  buckets one after another (algo_overlap_enter; no backward pass to
+ *  overlap: the next local steps overlap the whole collective), and the
+ *  round is w's when its last bucket is reduced. Under crashes a survivor
  *  that had entered the aborted round re-enters it sync_timeout after the
  *  crash and one that had not, sync_timeout after it enters; its work goes
  *  on meanwhile: it blocks only at its next round, as without crashes.
@@ -141,7 +146,8 @@
  *  that: it waits the timeout from there. A crash while its buckets are
  *  reduced: it abandons them at the crash (algo_overlap_stop: the partly
  *  reduced buckets cost their bytes and time, nothing else) and waits the
- *  timeout from the crash. Either way it then enters the new group's
+ *  timeout from the crash (a background round: as a survivor that had
+ *  entered). Either way it then enters the new group's
  *  plain (unbucketed) collective of slot 0 with its whole message; the
  *  next rounds are bucketed again (docs/faults.md).
  *
@@ -197,7 +203,8 @@ typedef struct algo_sync_msg {
 
 /* The method's hooks; m is the method's state (desc.method). */
 typedef struct algo_sync_hooks {
-    /* Required. Start of a compute step: compute w's gradient. */
+    /* Start of a compute step: compute w's gradient. NULL: at w's own
+     * parameters (env->w[w].x). */
     void (*grad)(void *m, int w);
     /* End of a compute step: 1 when w's work for its round is over, 0 for
      * another step. NULL: 1. */
@@ -250,15 +257,15 @@ typedef struct algo_sync_desc {
     int n_slots;            /* collective slots per group (1..ALGO_SYNC_SLOTS_MAX) */
     algo_sync_slot slots[ALGO_SYNC_SLOTS_MAX];
     algo_sync_count count;
-    int buckets;            /* 1: phase 0 overlaps the backward pass of the
-                               work-ending step when [algorithm] bucket > 0 */
+    int buckets;            /* 1: phase 0 goes in buckets when [algorithm]
+                               bucket > 0 (see the top) */
     double join_bytes;      /* bytes sent to a joiner; 0: env->msg_bytes */
     int restart_round;      /* 1: a crash restarts an unformed round at phase 0
                                (1-bit); 0: at its first unformed phase */
     int span;               /* COUNT_STEPS: steps the workers may be apart */
     int joiner_idle;        /* 1: a rejoined worker is idle until it joins */
-    int background;         /* 1: background rounds (one phase, COUNT_STEPS,
-                               no buckets): see "Background rounds" */
+    int background;         /* 1: background rounds (one phase, COUNT_STEPS):
+                               see "Background rounds" */
 } algo_sync_desc;
 
 /* Builds the driver: one group of every worker from round 0 and its

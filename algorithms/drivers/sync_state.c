@@ -77,14 +77,11 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->bucketed = desc->buckets && cfg->bucket > 0;
     if (sy->crashes) {
         int rc = cfg_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
+        if (!rc && sy->timeout < 0)
+            rc = cfg_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err, "must not be negative");
         if (rc < 0) {
             algo_sync_destroy(sy);
             return rc;
-        }
-        if (sy->timeout < 0) {
-            algo_sync_destroy(sy);
-            return cfg_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err,
-                                    "must not be negative");
         }
     }
     size_t n = (size_t)env->n;

@@ -90,20 +90,18 @@ static int read_keys(adaptive *a, const cfg_config *c, sim_err *err)
 {
     static const char *const tw[] = {"norm", "inner_product", "augmented", NULL};
     a->test = (algo_batch_test)algo_lsgd_choice(c, "batch_test", tw);
+    static const char *const pos[] = {"eta", "theta", "nu"};
+    double *v[] = {&a->eta, &a->theta, &a->nu};
     int64_t mb, ts;
     int rc;
-    if ((rc = cfg_get_double(c, "algorithm", "eta", &a->eta, err)) ||
-        (rc = cfg_get_double(c, "algorithm", "theta", &a->theta, err)) ||
-        (rc = cfg_get_double(c, "algorithm", "nu", &a->nu, err)) ||
-        (rc = cfg_get_int(c, "algorithm", "max_batch", &mb, err)) ||
+    for (int k = 0; k < 3; k++)
+        if ((rc = cfg_get_double(c, "algorithm", pos[k], v[k], err)) ||
+            (!(*v[k] > 0) && (rc = cfg_error(c, "algorithm", pos[k], SIM_ECONFIG, err,
+                                             "must be > 0"))))
+            return rc;
+    if ((rc = cfg_get_int(c, "algorithm", "max_batch", &mb, err)) ||
         (rc = cfg_get_int(c, "algorithm", "test_samples", &ts, err)))
         return rc;
-    if (!(a->eta > 0))
-        return cfg_error(c, "algorithm", "eta", SIM_ECONFIG, err, "must be > 0");
-    if (!(a->theta > 0))
-        return cfg_error(c, "algorithm", "theta", SIM_ECONFIG, err, "must be > 0");
-    if (!(a->nu > 0))
-        return cfg_error(c, "algorithm", "nu", SIM_ECONFIG, err, "must be > 0");
     if (mb < 0 || mb > 100000000)
         return cfg_error(c, "algorithm", "max_batch", SIM_ECONFIG, err,
                                 "must be in [0, 1e8], got %lld", (long long)mb);

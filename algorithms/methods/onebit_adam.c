@@ -39,19 +39,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_obit_create(env, &ops, out, err);
 }
 
-const algo_vt algo_onebit_adam = {
-    .name = "onebit_adam",
-    .summary = "1-bit Adam: dense Adam warm-up, then v frozen and 1-bit compressed momentum",
-    .reference = "7.2",
-    .keys = adam_keys,
-    .async = 0,
-    .supports_compression = 0,
-    .server = ALGO_SERVER_PS,
-    .optimizer = "adamw",
-    .create = create,
-    .destroy = algo_obit_destroy,
-    .start = algo_obit_start,
-    .model = algo_obit_model,
-    .worker_models = NULL,
-    .fault = algo_obit_fault,
-};
+const algo_vt algo_onebit_adam = ALGO_OBIT_VT(
+    "onebit_adam", "1-bit Adam: dense Adam warm-up, then v frozen and 1-bit compressed momentum",
+    "7.2", adam_keys, "adamw", create);

@@ -104,15 +104,11 @@ static void lamb_update(algo_obit *st)
 
 static int lamb_read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = cfg_get_double(cfg, "algorithm", "coeff_beta", &st->coeff_beta, err);
-    if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "factor_max", &st->factor_max, err);
-    if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "factor_min", &st->factor_min, err);
-    if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "factor_threshold", &st->factor_threshold,
-                                   err);
-    if (rc)
+    int rc;
+    if ((rc = cfg_get_double(cfg, "algorithm", "coeff_beta", &st->coeff_beta, err)) ||
+        (rc = cfg_get_double(cfg, "algorithm", "factor_max", &st->factor_max, err)) ||
+        (rc = cfg_get_double(cfg, "algorithm", "factor_min", &st->factor_min, err)) ||
+        (rc = cfg_get_double(cfg, "algorithm", "factor_threshold", &st->factor_threshold, err)))
         return rc;
     if (!(st->coeff_beta >= 0 && st->coeff_beta < 1))
         return cfg_error(cfg, "algorithm", "coeff_beta", SIM_ECONFIG, err,
@@ -135,19 +131,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_obit_create(env, &ops, out, err);
 }
 
-const algo_vt algo_onebit_lamb = {
-    .name = "onebit_lamb",
-    .summary = "1-bit LAMB: dense LAMB warm-up, then frozen v and trust ratios, 1-bit momentum",
-    .reference = "7.3",
-    .keys = lamb_keys,
-    .async = 0,
-    .supports_compression = 0,
-    .server = ALGO_SERVER_PS,
-    .optimizer = "lamb",
-    .create = create,
-    .destroy = algo_obit_destroy,
-    .start = algo_obit_start,
-    .model = algo_obit_model,
-    .worker_models = NULL,
-    .fault = algo_obit_fault,
-};
+const algo_vt algo_onebit_lamb = ALGO_OBIT_VT(
+    "onebit_lamb", "1-bit LAMB: dense LAMB warm-up, then frozen v and trust ratios, 1-bit momentum",
+    "7.3", lamb_keys, "lamb", create);

@@ -27,6 +27,7 @@ static void form_momentum(algo_obit *st, int w)
     const float b1 = (float)hp->beta1, a1 = (float)(1.0 - hp->beta1);
     const float *m = algo_optim_m(st->opt), *g = env->w[w].grad;
     float *mw = st->mi + (size_t)w * (size_t)env->d;
+    algo_env_grad_wait(env, w); /* with buckets the step has not run yet */
     for (int64_t j = 0; j < env->d; j++)
         mw[j] = b1 * m[j] + a1 * g[j];
     if (st->ops->lamb)
@@ -183,10 +184,8 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     st->env = env;
     st->ops = ops;
     int rc = read_keys(st, cfg, err);
-    if (rc) {
-        algo_obit_destroy(st);
-        return rc;
-    }
+    if (rc)
+        goto fail;
     const size_t n = (size_t)env->n, d = (size_t)env->d;
     st->x = malloc(d * sizeof *st->x);
     st->gbar = malloc(d * sizeof *st->gbar);
@@ -196,8 +195,8 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     st->v_fresh = ops->lamb ? malloc(d * sizeof *st->v_fresh) : NULL;
     if (!st->x || !st->gbar || !st->gptr || !st->mi || !st->mnew ||
         (ops->lamb && !st->v_fresh)) {
-        algo_obit_destroy(st);
-        return sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");
+        rc = sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");
+        goto fail;
     }
     algo_optim_hp hp;
     algo_optim_hp_from_config(cfg, &hp);
@@ -207,36 +206,31 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     st->opt = algo_optim_state_create(algo_optim_find(ops->optim), &hp, env->d,
                                       layers, nl, err);
     if (!st->opt) {
-        algo_obit_destroy(st);
-        return err && err->code ? err->code : SIM_EINTERNAL;
+        rc = err && err->code ? err->code : SIM_EINTERNAL;
+        goto fail;
     }
-    if (nl <= 0 || nl > 16) {
-        st->n_layers = 1;
-        st->off[0] = 0;
-        st->len[0] = env->d;
-    } else {
-        st->n_layers = nl;
-        for (int l = 0; l < nl; l++) {
-            st->off[l] = layers[l].offset;
-            st->len[l] = layers[l].size;
-        }
+    st->n_layers = nl <= 0 || nl > 16 ? 1 : nl; /* else one layer of d */
+    st->len[0] = env->d;
+    for (int l = 0; st->n_layers == nl && l < nl; l++) {
+        st->off[l] = layers[l].offset;
+        st->len[l] = layers[l].size;
     }
     memcpy(st->x, env->w[0].x, d * sizeof *st->x);
     algo_sync_desc desc = {
         .who = st->ops->who, .method = st, .n_slots = 3,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER,
                   [SLOT_ALLTOALL] = ALGO_SYNC_ALLTOALL},
-        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1,
+        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1, .buckets = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
     };
-    rc = algo_sync_create(env, &desc, &st->sy, err);
-    if (rc) {
-        algo_obit_destroy(st);
-        return rc;
-    }
+    if ((rc = algo_sync_create(env, &desc, &st->sy, err)))
+        goto fail;
     *out = st;
     return 0;
+fail:
+    algo_obit_destroy(st);
+    return rc;
 }
 
 int algo_obit_start(void *p, sim_err *err) { return algo_sync_start(((algo_obit *)p)->sy, err); }

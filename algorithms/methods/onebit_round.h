@@ -29,8 +29,9 @@
  *
  * Rounds (a warm-up round is one phase on the dense all-reduce, a 1-bit
  * round two: the all-to-all, then the all-gather), groups of live
- * workers, compression time, crashes and rejoins are the synchronous-round
- * driver's (algorithms/drivers/sync.h): this file is the update rule.
+ * workers, buckets, compression time, crashes and rejoins are the
+ * synchronous-round driver's (algorithms/drivers/sync.h): this file is the
+ * update rule.
  * Under crashes ([faults], docs/faults.md) the rounds run over the round's
  * group with the driver's abort rule; over m members the 1-bit all-reduce
  * is re-partitioned into m chunks, its error buffers (workers' and
@@ -91,5 +92,14 @@ void algo_obit_destroy(void *p);
 int algo_obit_start(void *p, sim_err *err);
 const float *algo_obit_model(void *p, float *scratch);
 void algo_obit_fault(void *p, const algo_fault *ev);
+
+/* A 1-bit method's vtable (state: algo_obit *). */
+#define ALGO_OBIT_VT(NAME, SUMMARY, REF, KEYS, OPTIM, CREATE)                                    \
+    {                                                                                          \
+        .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS,                      \
+        .supports_bucket = 1, .server = ALGO_SERVER_PS, .optimizer = OPTIM, .create = CREATE,  \
+        .destroy = algo_obit_destroy, .start = algo_obit_start, .model = algo_obit_model,      \
+        .fault = algo_obit_fault,                                                              \
+    }
 
 #endif

@@ -16,9 +16,9 @@
  * One iteration = one local step of every live worker. The evaluated model
  * is the mean of the live workers' x_i.
  *
- * Crashes and rejoins are the driver's (docs/faults.md): a joiner takes z
- * as its model with a fresh optimizer state and anchor momentum v = 0 (its
- * lr position is the sender's). */
+ * Buckets, crashes and rejoins are the driver's (docs/faults.md): a joiner
+ * takes z as its model with a fresh optimizer state and anchor momentum
+ * v = 0 (its lr position is the sender's). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,12 +39,6 @@ typedef struct overlap {
     float *v;            /* n x d, gmf > 0 */
     const float **ptrs;
 } overlap;
-
-static void h_grad(void *m, int i)
-{
-    overlap *s = m;
-    algo_env_grad(s->env, i, s->env->w[i].x, s->env->w[i].grad);
-}
 
 static int h_step_done(void *m, int i)
 {
@@ -162,10 +156,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->n = env->n;
     s->d = env->d;
     int rc = read_keys(s, env->cfg, err);
-    if (rc < 0) {
-        destroy(s);
-        return rc;
-    }
+    if (rc < 0)
+        goto fail;
     const size_t n = (size_t)s->n, d = (size_t)s->d;
     s->since = calloc(n, sizeof *s->since);
     s->applied = calloc(n, sizeof *s->applied);
@@ -174,8 +166,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->v = s->gmf > 0 ? calloc(n * d, sizeof(float)) : NULL;
     s->ptrs = malloc(n * sizeof *s->ptrs);
     if (!s->since || !s->applied || !s->z || !s->buf || (s->gmf > 0 && !s->v) || !s->ptrs) {
-        destroy(s);
-        return sim_err_set(err, SIM_ENOMEM, "overlap_local_sgd: out of memory");
+        rc = sim_err_set(err, SIM_ENOMEM, "overlap_local_sgd: out of memory");
+        goto fail;
     }
     rc = algo_local_optim_init(&s->lo, env, 0, err);
     for (int i = 0; i < s->n; i++)
@@ -184,23 +176,20 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_sync_desc desc = {
         .who = "overlap_local_sgd", .method = s, .n_slots = 1,
         .slots = {ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS, .span = s->tau + 2,
-        .joiner_idle = 1, .background = 1,
-        .hooks = {.grad = h_grad, .step_done = h_step_done, .contribute = h_contribute,
+        .joiner_idle = 1, .background = 1, .buckets = 1,
+        .hooks = {.step_done = h_step_done, .contribute = h_contribute,
                   .form = h_form, .join = h_join},
     };
-    if (rc < 0 || (rc = algo_sync_create(env, &desc, &s->sy, err)) < 0) {
-        destroy(s);
-        return rc;
-    }
+    if (rc < 0 || (rc = algo_sync_create(env, &desc, &s->sy, err)) < 0)
+        goto fail;
     *out = s;
     return 0;
+fail:
+    destroy(s);
+    return rc;
 }
 
-static int start(void *p, sim_err *err)
-{
-    overlap *s = p;
-    return algo_sync_start(s->sy, err);
-}
+static int start(void *p, sim_err *err) { return algo_sync_start(((overlap *)p)->sy, err); }
 
 static const float *model(void *p, float *scratch)
 {
@@ -219,11 +208,7 @@ static void worker_models(void *p, const float **xs)
         xs[i] = s->env->w[i].x;
 }
 
-static void fault(void *p, const algo_fault *ev)
-{
-    overlap *s = p;
-    algo_sync_fault(s->sy, ev);
-}
+static void fault(void *p, const algo_fault *ev) { algo_sync_fault(((overlap *)p)->sy, ev); }
 
 static const cfg_key keys[] = {
     {"algorithm", "local_steps", "2", CFG_KEY_INT, NULL,
@@ -244,6 +229,7 @@ const algo_vt algo_overlap_local_sgd = {
     .async = 0,
     .uses_graph = 0,
     .supports_compression = 0,
+    .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
     .create = create,
     .destroy = destroy,

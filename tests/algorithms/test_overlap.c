@@ -54,6 +54,15 @@ static int run_fails(const char *const *sets, int nsets, sim_err *err)
 /* Ring all-reduce of x bytes on a physical ring of n = 4: 2(n-1)(a + x/(nB)). */
 static double ring_ar(double x, double a, double B) { return 6 * (a + x / (4 * B)); }
 
+/* The bucketed step of two_buckets_against_the_closed_form at bandwidth B:
+ * max(T, r_1 T + A(S_1)) + A(S_2). */
+static double two_bucket_step(double B)
+{
+    const double T = 0.01, a = 20e-6, S = 4.96e6;
+    const double S1 = S * 36 / 124, S2 = S - S1, r1 = 1.0 / 3 + 2.0 / 3 * 36 / 124;
+    return fmax(T, r1 * T + ring_ar(S1, a, B)) + ring_ar(S2, a, B);
+}
+
 /* mlp(8) on 10 features and 4 classes: layers fc1 = 11 x 8 = 88 and fc2 =
  * 9 x 4 = 36 parameters; in backward order fc2 then fc1. FLOPs follow the
  * parameters (dense layers), backward = 2 x forward, so fc2's gradient
@@ -191,12 +200,10 @@ Test(overlap, one_bucket_is_the_unbucketed_run_for_every_method)
 Test(overlap, a_bucketed_local_sgd_round_against_the_closed_form)
 {
     const double T = 0.01, a = 20e-6, S = 4.96e6, B = 0.25e9;
-    const double S1 = S * 36 / 124, S2 = S - S1, r1 = 1.0 / 3 + 2.0 / 3 * 36 / 124;
     const char *sets[] = {"network.bandwidth=0.25GB/s", "algorithm.name=local_sgd",
                           "algorithm.local_steps=4", "algorithm.bucket=1B"};
     xp_run_result r = run_sets(sets, 4);
-    double f1 = r1 * T + ring_ar(S1, a, B);
-    double want = 3 * T + fmax(T, f1) + ring_ar(S2, a, B);
+    double want = 3 * T + two_bucket_step(B);
     cr_assert_eq(r.iterations, 40);
     double got = r.sim_time / 10;
     cr_assert(fabs(got - want) <= 1e-6 * want, "%.9g s per round, want %.9g", got, want);
@@ -222,6 +229,9 @@ Test(overlap, buckets_run_through_random_crashes)
         {"algorithm.name=hierarchical_local_sgd", "network.topology=hierarchical(2, 2)"},
         {"algorithm.name=allreduce_sgd", "algorithm.compressor=topk(0.1)"},
         {"algorithm.name=gravac", "algorithm.window=3"},
+        {"algorithm.name=onebit_adam", "algorithm.freeze_step=10"},
+        {"algorithm.name=onebit_lamb", "algorithm.freeze_step=10"},
+        {"algorithm.name=overlap_local_sgd", "algorithm.local_steps=2"},
     };
     for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
         const char *sets[] = {methods[m][0], methods[m][1], "algorithm.bucket=1B",
@@ -236,4 +246,77 @@ Test(overlap, buckets_run_through_random_crashes)
                            "algorithm.bucket=1MiB"};
     cr_assert_eq(run_fails(dpsgd, 3, &err), SIM_ECONFIG);
     cr_assert(strstr(err.msg, "bucket") && strstr(err.msg, "base = dpsgd"), "%s", err.msg);
+}
+
+/* ---- 1-bit methods and Overlap-Local-SGD in buckets --------------------- */
+
+/* Runs sets at bucket = 0, 1 B (two buckets) and 1 GB (one bucket): the
+ * buckets leave the updates alone (identical losses) and one bucket is the
+ * unbucketed run exactly (time and losses). */
+static void bucketing_keeps_the_run(const char *const *sets, int n, xp_run_result *r0,
+                                    xp_run_result *r2)
+{
+    const char *all[10];
+    for (int k = 0; k < n; k++)
+        all[k] = sets[k];
+    *r0 = run_sets(all, n);
+    all[n] = "algorithm.bucket=1GB";
+    xp_run_result r1 = run_sets(all, n + 1);
+    all[n] = "algorithm.bucket=1B";
+    *r2 = run_sets(all, n + 1);
+    cr_assert_eq(r1.sim_time, r0->sim_time, "%s: %.9g vs %.9g", sets[0], r1.sim_time,
+                 r0->sim_time);
+    cr_assert_eq(r1.final_train_loss, r0->final_train_loss, "%s", sets[0]);
+    cr_assert_eq(r2->iterations, r0->iterations, "%s", sets[0]);
+    cr_assert_eq(r2->final_train_loss, r0->final_train_loss, "%s", sets[0]);
+}
+
+/* A 1-bit warm-up step is allreduce_sgd's: the dense all-reduce of the
+ * gradient in buckets, max(T, f_1) + A(S_2) with f_1 = r_1 T + A(S_1). The
+ * compressed rounds' all-to-all goes in buckets (each its share of the
+ * compressed message, the encoding charged after the round): the same
+ * bytes, the same models; one bucket is the unbucketed run. */
+Test(overlap, onebit_in_buckets)
+{
+    const char *warm[] = {"algorithm.name=onebit_adam", "network.bandwidth=0.25GB/s",
+                          "algorithm.freeze_step=1000", "algorithm.bucket=1B"};
+    xp_run_result r = run_sets(warm, 4);
+    double want = two_bucket_step(0.25e9);
+    double got = r.sim_time / (double)r.iterations;
+    cr_assert(fabs(got - want) <= 1e-6 * want, "%.9g s per step, want %.9g", got, want);
+    const char *methods[] = {"algorithm.name=onebit_adam", "algorithm.name=onebit_lamb"};
+    for (int m = 0; m < 2; m++) {
+        const char *sets[] = {methods[m], "network.bandwidth=0.25GB/s", "algorithm.freeze_step=5",
+                              "algorithm.compress_time_per_value=1e-7"};
+        xp_run_result r0, r2;
+        bucketing_keeps_the_run(sets, 4, &r0, &r2);
+        cr_assert(fabs(r2.bytes_sent - r0.bytes_sent) <= 1e-9 * r0.bytes_sent, "%s", methods[m]);
+        cr_assert(r2.sim_time < r0.sim_time, "%s: %.9g vs %.9g", methods[m], r2.sim_time,
+                  r0.sim_time);
+    }
+}
+
+/* Overlap-Local-SGD, tau = 2: a worker enters round k's all-reduce and
+ * takes its 2 next steps meanwhile; it blocks at the end of them until
+ * round k is reduced. In buckets the all-reduce is two collectives back to
+ * back, A = A(S_1) + A(S_2) (no backward pass to overlap: its steps
+ * overlap the whole of it). With A > 2T a round takes A: 40 steps end at
+ * 2T + 18 A + 2T. The same models as without buckets (the bytes differ by
+ * the part of the last all-reduce in flight at the end). */
+Test(overlap, a_bucketed_overlap_local_sgd_round_against_the_closed_form)
+{
+    const double T = 0.01, a = 20e-6, S = 4.96e6, B = 0.25e9;
+    const double S1 = S * 36 / 124, S2 = S - S1;
+    const char *sets[] = {"algorithm.name=overlap_local_sgd", "algorithm.local_steps=2",
+                          "network.bandwidth=0.25GB/s"};
+    xp_run_result r0, r;
+    bucketing_keeps_the_run(sets, 3, &r0, &r);
+    double A = ring_ar(S1, a, B) + ring_ar(S2, a, B);
+    cr_assert(A > 2 * T);
+    cr_assert_eq(r.iterations, 40);
+    double want = 4 * T + 18 * A;
+    cr_assert(fabs(r.sim_time - want) <= 1e-6 * want, "%.9g s, want %.9g", r.sim_time, want);
+    double want0 = 4 * T + 18 * ring_ar(S, a, B);
+    cr_assert(fabs(r0.sim_time - want0) <= 1e-6 * want0, "%.9g s, want %.9g", r0.sim_time,
+              want0);
 }
