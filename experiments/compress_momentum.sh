@@ -11,13 +11,16 @@ B=${1:-build}
 O=${2:-results-compress}
 mkdir -p "$O"
 D="$B/dtsim"
+SEEDS=${SEEDS:-1-5}
+JOBS=${JOBS:-2}
+N=$(( ${SEEDS#*-} - ${SEEDS%-*} + 1 ))  # seeds per configuration
 DB="$O/compress_momentum.db"
-rm -f "$DB"
 X=experiments/quickstart.ini
 run() { # NAME [--set K=V]...
     name=$1
     shift
-    "$D" run "$X" --db "$DB" --quiet --set experiment.name="$name" "$@"
+    "$D" sweep "$X" --db "$DB" --quiet --seeds "$SEEDS" --jobs "$JOBS" \
+        --set experiment.name="$name" "$@"
 }
 run "dense, lr 0.1"
 run "topk(0.01) EF, lr 0.1" --set algorithm.compressor="topk(0.01)"
@@ -26,7 +29,10 @@ run "topk(0.01) no EF, lr 0.1" --set algorithm.compressor="topk(0.01)" \
 run "topk(0.01) EF, lr 0.01" --set algorithm.compressor="topk(0.01)" --set algorithm.lr=0.01
 run "topk(0.01) EF, momentum 0" --set algorithm.compressor="topk(0.01)" \
     --set algorithm.momentum=0
-"$D" report "$DB"
+"$D" report "$DB" --aggregate
+# error feedback minus none (lr 0.1)
+"$D" report "$DB" --aggregate --compare algorithm.error_feedback=false,true |
+    sed -n '/interval of the difference/,$p'
 "$D" plot "$DB" --y train_loss --x iteration --logy --by name \
-    --title "Top-k(0.01) with error feedback and momentum 0.9: train loss" \
+    --title "Top-k(0.01) with error feedback and momentum 0.9: train loss, $N seeds" \
     -o docs/compress_momentum.png
