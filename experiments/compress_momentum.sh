@@ -5,7 +5,9 @@
 # topk(0.01) with and without error feedback, the same at lr 0.01, and the
 # dense baseline; the database and the figure docs/compress_momentum.png.
 # Usage: experiments/compress_momentum.sh [BUILD_DIR] [OUT_DIR]
-# About a minute on one core (5 runs).
+# 25 runs (5 configurations x 5 seeds): 54 s of CPU time (45 s user, 9 s
+# system), 23 min of wall time with JOBS=2 on the 2-core machine under a
+# load of 25-35.
 set -e
 B=${1:-build}
 O=${2:-results-compress}
