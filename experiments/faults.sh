@@ -1,11 +1,18 @@
 #!/bin/sh
 # The three experiments of issue 12 (docs/results.md entries 15 to 17): runs
-# them into OUT/*.db, draws the figures into docs/ and prints the tables
-# docs/results.md quotes. About 25 minutes of CPU time (most of it in
-# entry 15: 120 runs drawing d-dimensional noise for every gradient).
+# them into OUT/*.db at SEEDS seeds each (default 1-5), draws the figures
+# into docs/ and prints the tables docs/results.md quotes: mean +-h (95%
+# interval over the seeds) and the intervals of the differences the
+# verdicts rest on. The sweeps resume: runs already done in OUT are
+# skipped.
 #   experiments/faults.sh [OUT]      (default OUT = results-faults)
 # DTSIM names the binary (default build/dtsim); JOBS the parallel runs (2);
 # PARTS the entries to run (default "15 16 17").
+# Measured on the 2-core machine under a load of 25-35 (JOBS=2): entry 15,
+# 120 runs, about 6 min of CPU time (its last 30 runs: 85 s of CPU, 26 min
+# of wall time); entry 17, 60 runs, 75 s of CPU (58 s user, 17 s system),
+# 16.5 min of wall time; entry 16, 70 runs of 600 simulated seconds, was
+# not run to the end (8 runs in 18 min of wall time).
 set -e
 cd "$(dirname "$0")/.."
 DTSIM=${DTSIM:-build/dtsim}
