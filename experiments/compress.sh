@@ -13,8 +13,8 @@
 # 25-35: part 4 (25 runs) took 46 s of CPU time (38 s user, 8 s system)
 # and 13 min of wall time; parts 1 (55 runs) and 2 (60 runs) took 19 and
 # 35 min of wall time, at about 2 s of CPU a run; part 3 (75 runs of
-# 6 epochs, about 4 s of CPU each) was not run to the end: its 25 runs at
-# 1 Gb/s took 26 min. About 9 minutes of CPU time in all.
+# 6 epochs, about 4 s of CPU each) 33 min. About 9 minutes of CPU time in
+# all.
 set -e
 B=${1:-build}
 O=${2:-results-compress}
