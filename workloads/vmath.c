@@ -13,8 +13,8 @@
  * always the nearest float).
  *
  * Four lanes of double per step; on a CPU with AVX2 the same code runs in
- * one 256-bit register (a target clone without FMA, so the bits are the
- * same as the SSE2 clone's). A tail of fewer than four is padded. */
+ * one 256-bit register (a copy compiled for AVX2 without FMA, so its bits
+ * are the SSE2 copy's). A tail of fewer than four is padded. */
 #include "workloads/vmath_impl.h"
 
 #include <stdint.h>
@@ -31,7 +31,7 @@ typedef float v4f __attribute__((vector_size(16)));
 #define SIGN_BIT INT64_MIN
 
 /* Macros rather than functions: a 32-byte vector passed or returned by
- * value would change the ABI between the two clones. */
+ * value would change the ABI between the two copies. */
 #define SPLAT(a) ((v4d){(a), (a), (a), (a)})
 #define BLEND(mask, a, b) ((v4d)(((v4i)(a) & (mask)) | ((v4i)(b) & ~(mask))))
 
@@ -72,7 +72,7 @@ static inline __attribute__((always_inline)) void tanh4(float *v)
     memcpy(v, &xf, sizeof xf);
 }
 
-__attribute__((target_clones("avx2", "default"))) void wl_vmath_tanh(float *v, int64_t n)
+static inline __attribute__((always_inline)) void tanh_run(float *v, int64_t n)
 {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4)
@@ -83,4 +83,25 @@ __attribute__((target_clones("avx2", "default"))) void wl_vmath_tanh(float *v, i
         tanh4(x);
         memcpy(v + i, x, (size_t)(n - i) * sizeof *v);
     }
+}
+
+/* The dispatch is written out rather than left to target_clones, which
+ * clang 14 (the fuzzing build's compiler) does not export under the plain
+ * name. */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void tanh_avx2(float *v, int64_t n)
+{
+    tanh_run(v, n);
+}
+#endif
+
+void wl_vmath_tanh(float *v, int64_t n)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_cpu_supports("avx2")) {
+        tanh_avx2(v, n);
+        return;
+    }
+#endif
+    tanh_run(v, n);
 }

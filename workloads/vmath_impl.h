@@ -3,7 +3,7 @@
  * activation costs a few cycles per element rather than a libm call. Each
  * function is exact to the stated bound on every input and gives the same
  * bits on every x86-64 CPU: the arithmetic is IEEE double without fused
- * multiply-adds, whichever instruction set the clone running it uses. */
+ * multiply-adds, whichever instruction set (SSE2 or AVX2) runs it. */
 #ifndef DTSIM_WL_VMATH_IMPL_H
 #define DTSIM_WL_VMATH_IMPL_H
 
