@@ -7,8 +7,11 @@
  * the cost of the per-sample gradient statistics (wl_model_batch_stats)
  * relative to one loss_grad call. Then, when Debian's python3-torch is
  * installed, PyTorch's figure for the same architectures and batches
- * (bench/torch_grad.py, one thread) beside dtsim's, with the ratio. Run
- * from the source root (meson's benchmark workdir). About 20 s in all. */
+ * (bench/torch_grad.py, one thread) beside dtsim's, with the ratio: the
+ * script runs under $DTSIM_PYTHON when set, else /usr/bin/python3 (Debian's
+ * interpreter, which sees python3-torch; a pyenv python3 first on PATH
+ * does not), else python3. Run from the source root (meson's benchmark
+ * workdir). About 20 s in all. */
 #include <cblas.h>
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
@@ -202,13 +205,10 @@ int main(int argc, char **argv)
     printf("loss_grad (GFLOP/s = samples/s x flops_per_sample; the nominal 3x forward counts\n"
            "  an input gradient that the first layer does not need, so the arithmetic done\n"
            "  is 2/3 of it for one-layer models):\n");
-    double mlp128 = 0, ours[N_SPECS][2] = {{0}};
+    double gflops[N_SPECS][2] = {{0}}, ours[N_SPECS][2] = {{0}};
     for (int s = 0; s < N_SPECS; s++)
-        for (int i = 0; i < 2 && (!only || strcmp(only, specs[s]) == 0); i++) {
-            double gf = bench_model(specs[s], batches[i], 0, r, &ours[s][i]);
-            if (strcmp(specs[s], "mlp(256)") == 0 && batches[i] == 128)
-                mlp128 = gf;
-        }
+        for (int i = 0; i < 2 && (!only || strcmp(only, specs[s]) == 0); i++)
+            gflops[s][i] = bench_model(specs[s], batches[i], 0, r, &ours[s][i]);
     printf("per-sample gradient statistics (wl_model_batch_stats; cnn: generic per-sample "
            "loop;\n  GFLOP/s in units of one training pass over the batch):\n");
     static const char *const stat_specs[] = {"softmax", "mlp(256)", "cnn", "charlm"};
@@ -218,9 +218,18 @@ int main(int argc, char **argv)
         printf("  %s\n", stat_specs[s]);
         bench_model(stat_specs[s], 128, 1, r, NULL);
     }
-    printf("mlp(256) batch 128: %.2f GFLOP/s = %.0f%% of sgemm (128x784)*(784x256), "
-           "%.0f%% of sgemm 512^3 (target >= 50%%)\n",
-           mlp128, 100 * mlp128 / ref, 100 * mlp128 / big);
+    printf("nominal GFLOP/s against the sgemm references of this run (batch 32 / 128):\n");
+    for (int s = 0; s < N_SPECS; s++) {
+        const double *gf = gflops[s];
+        if (strncmp(specs[s], "mlp", 3) != 0 && strcmp(specs[s], "cnn") != 0 &&
+            strcmp(specs[s], "charlm") != 0)
+            continue;
+        if (gf[0] > 0)
+            printf("  %-16s %3.0f%% / %3.0f%% of sgemm (128x784)*(784x256), %3.0f%% / %3.0f%% "
+                   "of sgemm 512^3\n",
+                   specs[s], 100 * gf[0] / ref, 100 * gf[1] / ref, 100 * gf[0] / big,
+                   100 * gf[1] / big);
+    }
     if (!only)
         compare_torch(ours);
     gsl_rng_free(r);

@@ -23,6 +23,7 @@
 #include "sim/units.h"
 #include "workloads/dense_impl.h"
 #include "workloads/models_impl.h"
+#include "workloads/vmath_impl.h"
 
 typedef struct charlm_shape {
     int k, emb, hidden, vocab;
@@ -129,8 +130,7 @@ static void forward(const wl_model *m, const float *params, const float *x, int6
                    params + (int64_t)id_at(sh, x, s, j) * sh->emb,
                    (size_t)sh->emb * sizeof(float));
     wl_dense_forward(w1, ku, hd, bf->u, b, bf->h);
-    for (int64_t i = 0; i < b * hd; i++)
-        bf->h[i] = tanhf(bf->h[i]);
+    wl_vmath_tanh(bf->h, b * hd);
     wl_dense_forward(w2, hd, v, bf->h, b, bf->z);
 }
 

@@ -34,13 +34,25 @@ void wl_dense_grad(const float *delta, const float *in, int nin, int nout, int64
     wl_dense_bias_grad(delta, b, nout, gw + (int64_t)nout * nin);
 }
 
+/* Columns summed at once: the rows are read in memory order into one
+ * double accumulator per column, each column still summed from row 0 up
+ * (the bits of a column-at-a-time loop, without its strided reads). */
+#define BIAS_CHUNK 256
+
 void wl_dense_bias_grad(const float *delta, int64_t b, int n, float *gb)
 {
-    for (int k = 0; k < n; k++) {
-        double s = 0;
-        for (int64_t i = 0; i < b; i++)
-            s += delta[i * n + k];
-        gb[k] = (float)s;
+    double acc[BIAS_CHUNK];
+    for (int k0 = 0; k0 < n; k0 += BIAS_CHUNK) {
+        const int w = n - k0 < BIAS_CHUNK ? n - k0 : BIAS_CHUNK;
+        for (int k = 0; k < w; k++)
+            acc[k] = 0;
+        for (int64_t i = 0; i < b; i++) {
+            const float *row = delta + i * n + k0;
+            for (int k = 0; k < w; k++)
+                acc[k] += row[k];
+        }
+        for (int k = 0; k < w; k++)
+            gb[k0 + k] = (float)acc[k];
     }
 }
 

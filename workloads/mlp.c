@@ -174,9 +174,8 @@ static double mlp_run(const wl_model *m, const float *params, const float *x, co
             break;
         /* delta of the layer below: (delta W) masked by its ReLU */
         wl_dense_backward(delta, w, nin, nout, b, spare);
-        for (int64_t i = 0; i < b * nin; i++)
-            if (!(in[i] > 0))
-                spare[i] = 0;
+        for (int64_t i = 0; i < b * nin; i++) /* a select, so it vectorizes */
+            spare[i] = in[i] > 0 ? spare[i] : 0.0f;
         delta = spare;
         spare = spare == bf.d0 ? bf.d1 : bf.d0;
     }

@@ -15,6 +15,7 @@
 #include "tests/common.h"
 #include "workloads/model.h"
 #include "workloads/presets.h"
+#include "workloads/vmath_impl.h"
 
 /* A dataset shell: the model only looks at dim, classes and name. */
 static wl_dataset shape(int dim, int classes, const char *name)
@@ -736,6 +737,53 @@ Test(model, charlm_gradient_matches_finite_differences)
     check_grad(&ds, "charlm(5, 3, 6)", 17, 41, 1.5);
     wl_dataset big = text_shape(8, 30);
     check_grad(&big, "charlm", 9, 42, 0.5);
+}
+
+/* Error of f against the double ref in units of the float ulp at ref. */
+static double ulps_off(float f, double ref)
+{
+    int e;
+    frexp(ref, &e);
+    double ulp = fabs(ref) < 0x1p-126 ? 0x1p-149 : ldexp(1.0, e - 24);
+    return fabs((double)f - ref) / ulp;
+}
+
+/* charlm's tanh: within 1 ulp of libm's double tanh (rounded to float, it
+ * is the nearest float on every point of this grid) on a step-2^-16 grid of
+ * [-12, 12] and a ratio-(1 + 2^-10) grid of |x| from 1e-40 (subnormals) to
+ * 12, in batches of 1021 (a tail that is not a multiple of the vector
+ * width); exact at the special values. */
+Test(model, vmath_tanh_within_one_ulp_of_libm)
+{
+    enum { N = 1021 };
+    float v[N], x[N];
+    double worst = 0, worst_x = 0;
+    int n = 0;
+    long checked = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        double t = pass == 0 ? -12.0 : 1e-40;
+        while (t <= 12.0) {
+            for (int s = 0; s < (pass == 0 ? 1 : 2); s++)
+                x[n] = v[n] = (float)(s ? -t : t), n++;
+            t = pass == 0 ? t + 0x1p-16 : t * (1 + 0x1p-10);
+            if (n >= N - 1 || t > 12.0) {
+                wl_vmath_tanh(v, n);
+                for (int i = 0; i < n; i++) {
+                    double e = ulps_off(v[i], tanh((double)x[i]));
+                    if (e > worst)
+                        worst = e, worst_x = x[i];
+                }
+                checked += n;
+                n = 0;
+            }
+        }
+    }
+    cr_expect(checked > 1500000, "%ld points", checked);
+    cr_expect(worst <= 1.0, "worst %.3f ulp at %.9g", worst, worst_x);
+    float sp[6] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-149f};
+    wl_vmath_tanh(sp, 6);
+    cr_expect(sp[0] == 0 && !signbit(sp[0]) && sp[1] == 0 && signbit(sp[1]));
+    cr_expect(sp[2] == 1.0f && sp[3] == -1.0f && isnan(sp[4]) && sp[5] == 0x1p-149f);
 }
 
 Test(model, new_models_shapes_layers_flops)
