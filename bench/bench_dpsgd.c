@@ -111,11 +111,11 @@ typedef struct outcome {
     uint64_t hash;     /* FNV-1a over every worker's final model bits */
 } outcome;
 
-static uint64_t models_hash(const algo_env *env)
+static uint64_t models_hash(const algo_env *env, const algo_gossip *g)
 {
     uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < env->n; i++) {
-        const unsigned char *b = (const unsigned char *)env->w[i].x;
+    for (int i = 0; i < env->n; i++) { /* in place: env->w[i].x is x_i^0 */
+        const unsigned char *b = (const unsigned char *)algo_gossip_x(g, i);
         for (size_t k = 0; k < (size_t)env->d * sizeof(float); k++)
             h = (h ^ b[k]) * 1099511628211ull;
     }
@@ -193,8 +193,8 @@ static int run_once(const cfg_config *cfg, wl_dataset *ds, const char *model_spe
                "sampling\n",
                rest, 100 * rest / wall);
     } else {
-        printf("  gossip + update %.3f s (%4.1f%%), other updates %.3f s; gradients on "
-               "the pool\n",
+        printf("  gossip + update %.3f s (%4.1f%%) queued, other updates %.3f s; gradients "
+               "and the gossip + update steps on the pool\n",
                mx, 100 * mx / wall, up);
     }
     printf("events            %llu in all, simulated time %.3f s\n",
@@ -204,7 +204,7 @@ static int run_once(const cfg_config *cfg, wl_dataset *ds, const char *model_spe
     out->cpu_all = st.cpu_all[best] - st.cpu_all[best - 1];
     printf("CPU               %.3f s on the engine's thread, %.3f s on all threads\n",
            out->cpu_main, out->cpu_all);
-    out->hash = models_hash(env);
+    out->hash = models_hash(env, xp_env_state(x));
     model->vt = real_vt;
     xp_env_destroy(x);
     return 0;
