@@ -76,6 +76,17 @@ static void job_run_at(void *ctx, int64_t i)
         job_run(env, j);
 }
 
+/* fn over the n queued items: on the pool when two or more have not run
+ * yet (todo), else in this thread (fn skips an item that has run). */
+static void run_queue(algo_env *env, int n, int todo, sim_pool_fn fn)
+{
+    if (todo > 1)
+        sim_pool_run(env->run->pool, n, fn, env);
+    else
+        for (int i = 0; i < n; i++)
+            fn(env, i);
+}
+
 static void defer_run_at(void *ctx, int64_t i)
 {
     algo_env *env = ctx;
@@ -101,11 +112,7 @@ void algo_env_defer_join(algo_env *env)
     int todo = 0;
     for (int i = 0; i < n && todo < 2; i++)
         todo += !env->run->defers[i].done;
-    if (todo > 1)
-        sim_pool_run(env->run->pool, n, defer_run_at, env);
-    else
-        for (int i = 0; i < n; i++)
-            defer_run_at(env, i);
+    run_queue(env, n, todo, defer_run_at);
     for (int i = 0; i < n; i++)
         env->w[env->run->defers[i].worker].defer = 0;
     env->run->n_defers = 0;
@@ -146,11 +153,7 @@ void algo_env_grad_join(algo_env *env)
     int todo = 0;
     for (int i = 0; i < n && todo < 2; i++)
         todo += !env->run->jobs[i].done;
-    if (todo > 1)
-        sim_pool_run(env->run->pool, n, job_run_at, env);
-    else
-        for (int i = 0; i < n; i++)
-            job_run_at(env, i);
+    run_queue(env, n, todo, job_run_at);
     for (int i = 0; i < n; i++) {
         algo_grad_job *j = &env->run->jobs[i];
         env->last_batch_loss = j->loss;
