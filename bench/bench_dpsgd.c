@@ -21,6 +21,12 @@
  * speed-up an idle machine would give (the engine thread runs its share
  * of every batch of gradients, so it is the critical path when the
  * helpers keep up).
+ * Last, the whole run as `dtsim run` makes it (xp_experiment_run, no
+ * database): the data set loaded (from the decoded-data cache after the
+ * first load, docs/models-and-data.md), the environment built, one epoch
+ * with the evaluations at its start and end, at each thread count: wall
+ * time, speed-up over the first count, and whether the final metrics are
+ * bit for bit the first count's.
  * Usage: bench_dpsgd [MODEL] [WORKERS] [EPOCHS] [THREADS...]
  *        (default mlp(256) 16 3 1 2). */
 #include <math.h>
@@ -212,6 +218,46 @@ static int run_once(const cfg_config *cfg, wl_dataset *ds, const char *model_spe
 
 #define MAX_RUNS 8
 
+static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* The whole one-epoch run (ini with max_epochs = 1) per thread count. */
+static int whole_runs(const char *ini, const int *threads, int runs)
+{
+    char one[2048];
+    const char *at = strstr(ini, "max_epochs = ");
+    snprintf(one, sizeof one, "%.*smax_epochs = 1%s", (int)(at - ini), ini,
+             strchr(at, '\n'));
+    printf("\nwhole run, one epoch (load, build, evaluations at the start and end; "
+           "xp_experiment_run)\nthreads  wall      speed-up | final metrics\n");
+    double w0 = 0;
+    xp_run_result r0 = {0};
+    for (int r = 0; r < runs; r++) {
+        sim_err err = {0};
+        cfg_config cfg;
+        if (cfg_load_string(xp_experiment_schema(), "bench_dpsgd", one, NULL, 0, &cfg, &err) < 0)
+            return fail("config", &err);
+        xp_run_opts o = {.threads = threads[r]};
+        xp_run_result res;
+        double t0 = now();
+        int rc = xp_experiment_run(&cfg, &o, &res, &err);
+        double w = now() - t0;
+        cfg_release(&cfg);
+        if (rc < 0)
+            return fail("whole run", &err);
+        if (r == 0) {
+            w0 = w;
+            r0 = res;
+        }
+        int same = same_bits(res.final_train_loss, r0.final_train_loss) &&
+                   same_bits(res.final_test_loss, r0.final_test_loss) &&
+                   same_bits(res.final_test_accuracy, r0.final_test_accuracy) &&
+                   same_bits(res.consensus_distance, r0.consensus_distance);
+        printf("%7d  %6.3f s  %6.2fx | %s (test accuracy %.4f)\n", threads[r], w, w0 / w,
+               same ? "identical" : "DIFFERENT", res.final_test_accuracy);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *model_spec = argc > 1 ? argv[1] : "mlp(256)";
@@ -274,5 +320,5 @@ int main(int argc, char **argv)
     }
     wl_dataset_destroy(ds);
     cfg_release(&cfg);
-    return 0;
+    return whole_runs(ini, threads, runs);
 }
