@@ -228,8 +228,9 @@ static int whole_runs(const char *ini, const int *threads, int runs)
     snprintf(one, sizeof one, "%.*smax_epochs = 1%s", (int)(at - ini), ini,
              strchr(at, '\n'));
     printf("\nwhole run, one epoch (load, build, evaluations at the start and end; "
-           "xp_experiment_run)\nthreads  wall      speed-up | final metrics\n");
-    double w0 = 0;
+           "xp_experiment_run)\nthreads  wall      speed-up | CPU engine thread  CPU all  "
+           "bound | final metrics\n");
+    double w0 = 0, c0 = 0;
     xp_run_result r0 = {0};
     for (int r = 0; r < runs; r++) {
         sim_err err = {0};
@@ -238,22 +239,26 @@ static int whole_runs(const char *ini, const int *threads, int runs)
             return fail("config", &err);
         xp_run_opts o = {.threads = threads[r]};
         xp_run_result res;
-        double t0 = now();
+        double t0 = now(), m0 = clock_s(CLOCK_THREAD_CPUTIME_ID),
+               a0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         int rc = xp_experiment_run(&cfg, &o, &res, &err);
-        double w = now() - t0;
+        double w = now() - t0, cm = clock_s(CLOCK_THREAD_CPUTIME_ID) - m0,
+               ca = clock_s(CLOCK_PROCESS_CPUTIME_ID) - a0;
         cfg_release(&cfg);
         if (rc < 0)
             return fail("whole run", &err);
         if (r == 0) {
             w0 = w;
+            c0 = ca;
             r0 = res;
         }
         int same = same_bits(res.final_train_loss, r0.final_train_loss) &&
                    same_bits(res.final_test_loss, r0.final_test_loss) &&
                    same_bits(res.final_test_accuracy, r0.final_test_accuracy) &&
                    same_bits(res.consensus_distance, r0.consensus_distance);
-        printf("%7d  %6.3f s  %6.2fx | %s (test accuracy %.4f)\n", threads[r], w, w0 / w,
-               same ? "identical" : "DIFFERENT", res.final_test_accuracy);
+        printf("%7d  %6.3f s  %6.2fx | %15.3f s  %6.3f s  %4.2fx | %s (test accuracy %.4f)\n",
+               threads[r], w, w0 / w, cm, ca, c0 / cm, same ? "identical" : "DIFFERENT",
+               res.final_test_accuracy);
     }
     return 0;
 }
@@ -296,11 +301,13 @@ int main(int argc, char **argv)
                                &err) < 0)
         return fail("config", &err);
 
-    double t_load = now();
+    double t_load = now(), cpu_load = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     wl_dataset *ds = xp_env_dataset_create(&cfg, &err);
     if (!ds)
         return fail("dataset", &err);
     t_load = now() - t_load;
+    cpu_load = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu_load;
+    printf("data set load     %.3f s wall, %.3f s CPU\n", t_load, cpu_load);
     outcome o[MAX_RUNS];
     for (int r = 0; r < runs; r++)
         if (run_once(&cfg, ds, model_spec, n, batch, epochs, threads[r], t_load, &o[r]))
