@@ -21,6 +21,12 @@
  * speed-up an idle machine would give (the engine thread runs its share
  * of every batch of gradients, so it is the critical path when the
  * helpers keep up).
+ * Last, the whole run as `dtsim run` makes it (xp_experiment_run, no
+ * database): the data set loaded (from the decoded-data cache after the
+ * first load, docs/models-and-data.md), the environment built, one epoch
+ * with the evaluations at its start and end, at each thread count: wall
+ * time, speed-up over the first count, and whether the final metrics are
+ * bit for bit the first count's.
  * Usage: bench_dpsgd [MODEL] [WORKERS] [EPOCHS] [THREADS...]
  *        (default mlp(256) 16 3 1 2). */
 #include <math.h>
@@ -111,11 +117,11 @@ typedef struct outcome {
     uint64_t hash;     /* FNV-1a over every worker's final model bits */
 } outcome;
 
-static uint64_t models_hash(const algo_env *env)
+static uint64_t models_hash(const algo_env *env, const algo_gossip *g)
 {
     uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < env->n; i++) {
-        const unsigned char *b = (const unsigned char *)env->w[i].x;
+    for (int i = 0; i < env->n; i++) { /* in place: env->w[i].x is x_i^0 */
+        const unsigned char *b = (const unsigned char *)algo_gossip_x(g, i);
         for (size_t k = 0; k < (size_t)env->d * sizeof(float); k++)
             h = (h ^ b[k]) * 1099511628211ull;
     }
@@ -193,8 +199,8 @@ static int run_once(const cfg_config *cfg, wl_dataset *ds, const char *model_spe
                "sampling\n",
                rest, 100 * rest / wall);
     } else {
-        printf("  gossip + update %.3f s (%4.1f%%), other updates %.3f s; gradients on "
-               "the pool\n",
+        printf("  gossip + update %.3f s (%4.1f%%) queued, other updates %.3f s; gradients "
+               "and the gossip + update steps on the pool\n",
                mx, 100 * mx / wall, up);
     }
     printf("events            %llu in all, simulated time %.3f s\n",
@@ -204,13 +210,58 @@ static int run_once(const cfg_config *cfg, wl_dataset *ds, const char *model_spe
     out->cpu_all = st.cpu_all[best] - st.cpu_all[best - 1];
     printf("CPU               %.3f s on the engine's thread, %.3f s on all threads\n",
            out->cpu_main, out->cpu_all);
-    out->hash = models_hash(env);
+    out->hash = models_hash(env, xp_env_state(x));
     model->vt = real_vt;
     xp_env_destroy(x);
     return 0;
 }
 
 #define MAX_RUNS 8
+
+static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* The whole one-epoch run (ini with max_epochs = 1) per thread count. */
+static int whole_runs(const char *ini, const int *threads, int runs)
+{
+    char one[2048];
+    const char *at = strstr(ini, "max_epochs = ");
+    snprintf(one, sizeof one, "%.*smax_epochs = 1%s", (int)(at - ini), ini,
+             strchr(at, '\n'));
+    printf("\nwhole run, one epoch (load, build, evaluations at the start and end; "
+           "xp_experiment_run)\nthreads  wall      speed-up | CPU engine thread  CPU all  "
+           "bound | final metrics\n");
+    double w0 = 0, c0 = 0;
+    xp_run_result r0 = {0};
+    for (int r = 0; r < runs; r++) {
+        sim_err err = {0};
+        cfg_config cfg;
+        if (cfg_load_string(xp_experiment_schema(), "bench_dpsgd", one, NULL, 0, &cfg, &err) < 0)
+            return fail("config", &err);
+        xp_run_opts o = {.threads = threads[r]};
+        xp_run_result res;
+        double t0 = now(), m0 = clock_s(CLOCK_THREAD_CPUTIME_ID),
+               a0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        int rc = xp_experiment_run(&cfg, &o, &res, &err);
+        double w = now() - t0, cm = clock_s(CLOCK_THREAD_CPUTIME_ID) - m0,
+               ca = clock_s(CLOCK_PROCESS_CPUTIME_ID) - a0;
+        cfg_release(&cfg);
+        if (rc < 0)
+            return fail("whole run", &err);
+        if (r == 0) {
+            w0 = w;
+            c0 = ca;
+            r0 = res;
+        }
+        int same = same_bits(res.final_train_loss, r0.final_train_loss) &&
+                   same_bits(res.final_test_loss, r0.final_test_loss) &&
+                   same_bits(res.final_test_accuracy, r0.final_test_accuracy) &&
+                   same_bits(res.consensus_distance, r0.consensus_distance);
+        printf("%7d  %6.3f s  %6.2fx | %15.3f s  %6.3f s  %4.2fx | %s (test accuracy %.4f)\n",
+               threads[r], w, w0 / w, cm, ca, c0 / cm, same ? "identical" : "DIFFERENT",
+               res.final_test_accuracy);
+    }
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -250,11 +301,13 @@ int main(int argc, char **argv)
                                &err) < 0)
         return fail("config", &err);
 
-    double t_load = now();
+    double t_load = now(), cpu_load = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     wl_dataset *ds = xp_env_dataset_create(&cfg, &err);
     if (!ds)
         return fail("dataset", &err);
     t_load = now() - t_load;
+    cpu_load = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu_load;
+    printf("data set load     %.3f s wall, %.3f s CPU\n", t_load, cpu_load);
     outcome o[MAX_RUNS];
     for (int r = 0; r < runs; r++)
         if (run_once(&cfg, ds, model_spec, n, batch, epochs, threads[r], t_load, &o[r]))
@@ -274,5 +327,5 @@ int main(int argc, char **argv)
     }
     wl_dataset_destroy(ds);
     cfg_release(&cfg);
-    return 0;
+    return whole_runs(ini, threads, runs);
 }

@@ -348,18 +348,19 @@ static int check_batch(xp_env *x, sim_err *err)
                             c->n_workers, c->partition, (long long)shard);
 }
 
-/* The engine's advance hook: the gradients queued in the instant that
- * ends run before time moves on. */
+/* The engine's advance hook: the deferred work and the gradients queued
+ * in the instant that ends run before time moves on. */
 static void join_grads(void *ctx) { algo_env_grad_join(ctx); }
 
-/* Gradients on threads > 1 threads: the pool, one job slot per worker, and
- * the join at every time advance. */
+/* Gradients and deferred work on threads > 1 threads: the pool, one job
+ * slot of each per worker, and the join at every time advance. */
 static int start_pool(xp_env *x, sim_err *err)
 {
     if (x->threads <= 1)
         return 0;
     x->run.jobs = calloc((size_t)x->env.n, sizeof *x->run.jobs);
-    x->pool = x->run.jobs ? sim_pool_create(x->threads) : NULL;
+    x->run.defers = calloc((size_t)x->env.n, sizeof *x->run.defers);
+    x->pool = x->run.jobs && x->run.defers ? sim_pool_create(x->threads) : NULL;
     if (!x->pool)
         return sim_err_set(err, SIM_ENOMEM, "cannot start %d threads for the gradients",
                            x->threads);
@@ -534,6 +535,7 @@ void xp_env_destroy(xp_env *x)
     /* queued gradients are dropped: nothing runs on the pool between joins */
     sim_pool_destroy(x->pool);
     free(x->run.jobs);
+    free(x->run.defers);
     free_workers(&x->env);
     free(x->faults);
     free(x->fault_rate0);

@@ -59,6 +59,7 @@ typedef struct run_state {
     int64_t *eval_rows;     /* sparse data sets: its training rows */
     int64_t eval_n;
     float *eval_ws;
+    float *eval_ws_test;    /* the test split's workspace with a pool, else eval_ws */
     float *avg;             /* scratch: evaluated model / average */
     const float **xs;       /* per-worker model pointers */
     double *mean_scratch;   /* d doubles for the consensus distance */
@@ -136,12 +137,13 @@ static const float *evaluated_model(run_state *e)
     return e->vt->model(e->alg, e->avg);
 }
 
-/* Xi of the workers' models; when workers may crash, of the live workers'
- * only (the models the evaluated one averages; docs/faults.md). */
-static double consensus_distance(run_state *e)
+/* The models whose consensus distance is reported, into e->xs: every
+ * worker's; when workers may crash, the live workers' only (the models
+ * the evaluated one averages; docs/faults.md). Their count, 0: none. */
+static int consensus_models(run_state *e)
 {
     if (!e->vt->worker_models)
-        return 0.0;
+        return 0;
     int m = e->env->n;
     if (!algo_env_crashes(e->env)) {
         e->vt->worker_models(e->alg, e->xs);
@@ -158,7 +160,7 @@ static double consensus_distance(run_state *e)
         else
             e->vt->worker_models(e->alg, e->xs);
     }
-    return topo_consensus_distance(e->xs, m, e->env->d, e->mean_scratch);
+    return m;
 }
 
 static double total_bytes(run_state *e)
@@ -172,30 +174,58 @@ static void stop(run_state *e, int reason)
     sim_engine_stop(e->eng);
 }
 
+/* The three parts of an evaluation: the training subset's loss, the test
+ * split's loss and accuracy, the consensus distance of the m models in
+ * e->xs. They share nothing written (each its own workspace), so with a
+ * pool they run at once, each exactly as alone. */
+typedef struct eval_parts {
+    run_state *e;
+    const float *x; /* the evaluated model */
+    int m;
+    wl_eval tr, te;
+    double consensus;
+} eval_parts;
+
+static void eval_part(void *ctx, int64_t k)
+{
+    eval_parts *p = ctx;
+    run_state *e = p->e;
+    const wl_model *m = e->model;
+    const wl_dataset *ds = e->ds;
+    if (k == 0 && ds->sparse)
+        p->tr = m->vt->evaluate_sparse(m, p->x, &ds->train.csr, e->eval_rows, e->eval_y,
+                                       e->eval_n, e->eval_ws, EVAL_CHUNK);
+    else if (k == 0)
+        p->tr = m->vt->evaluate(m, p->x, e->eval_x, e->eval_y, e->eval_n, e->eval_ws,
+                                EVAL_CHUNK);
+    else if (k == 1 && ds->test.n > 0 && ds->sparse)
+        p->te = m->vt->evaluate_sparse(m, p->x, &ds->test.csr, NULL, ds->test.y, ds->test.n,
+                                       e->eval_ws_test, EVAL_CHUNK);
+    else if (k == 1 && ds->test.n > 0)
+        p->te = m->vt->evaluate(m, p->x, ds->test.x, ds->test.y, ds->test.n, e->eval_ws_test,
+                                EVAL_CHUNK);
+    else if (k == 2 && p->m > 0)
+        p->consensus = topo_consensus_distance(e->xs, p->m, e->env->d, e->mean_scratch);
+}
+
 static void evaluate(run_state *e)
 {
     if (e->opts && e->opts->time_only)
         return;
-    const float *x = evaluated_model(e);
-    const wl_model *m = e->model;
-    const wl_dataset *ds = e->ds;
-    wl_eval tr, te = {NAN, NAN};
-    if (ds->sparse) {
-        tr = m->vt->evaluate_sparse(m, x, &ds->train.csr, e->eval_rows, e->eval_y, e->eval_n,
-                                    e->eval_ws, EVAL_CHUNK);
-        if (ds->test.n > 0)
-            te = m->vt->evaluate_sparse(m, x, &ds->test.csr, NULL, ds->test.y, ds->test.n,
-                                        e->eval_ws, EVAL_CHUNK);
-    } else {
-        tr = m->vt->evaluate(m, x, e->eval_x, e->eval_y, e->eval_n, e->eval_ws, EVAL_CHUNK);
-        if (ds->test.n > 0)
-            te = m->vt->evaluate(m, x, ds->test.x, ds->test.y, ds->test.n, e->eval_ws,
-                                 EVAL_CHUNK);
-    }
+    /* the models are gathered first: a method may join its deferred work */
+    eval_parts p = {.e = e, .te = {NAN, NAN}};
+    p.x = evaluated_model(e);
+    p.m = consensus_models(e);
+    if (e->env->run->pool)
+        sim_pool_run(e->env->run->pool, 3, eval_part, &p);
+    else
+        for (int k = 0; k < 3; k++)
+            eval_part(&p, k);
+    wl_eval tr = p.tr, te = p.te;
     e->last_train_loss = tr.loss;
     e->last_test_loss = te.loss;
     e->last_test_acc = te.accuracy;
-    e->last_consensus = consensus_distance(e);
+    e->last_consensus = p.consensus;
     e->last_eval_iteration = e->env->iterations;
     e->last_eval_time = sim_engine_now(e->eng);
     e->evaluated_once = 1;
@@ -370,7 +400,10 @@ static int build_eval_subset(run_state *e, sim_err *err)
         e->eval_x = malloc((size_t)k * (size_t)dim * sizeof(float));
     e->eval_y = malloc((size_t)k * sizeof(float));
     e->eval_ws = malloc(wl_model_workspace_floats(e->model, EVAL_CHUNK) * sizeof(float));
-    if ((!e->eval_x && !e->eval_rows) || !e->eval_y || !e->eval_ws)
+    e->eval_ws_test = e->env->run->pool ? malloc(wl_model_workspace_floats(e->model, EVAL_CHUNK) *
+                                                 sizeof(float))
+                                        : e->eval_ws;
+    if ((!e->eval_x && !e->eval_rows) || !e->eval_y || !e->eval_ws || !e->eval_ws_test)
         return sim_err_set(err, SIM_ENOMEM, "out of memory for the evaluation set");
     /* evenly strided, deterministic, covers the whole file order */
     for (int64_t i = 0; i < k; i++) {
@@ -428,6 +461,8 @@ static void teardown(run_state *e)
     xp_env_destroy(e->x); /* the method's state first, then the environment */
     free(e->xs);
     free(e->avg);
+    if (e->eval_ws_test != e->eval_ws)
+        free(e->eval_ws_test);
     free(e->eval_ws);
     free(e->eval_y);
     free(e->eval_x);

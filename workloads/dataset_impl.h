@@ -35,4 +35,28 @@ int wl_dataset_normalize(wl_dataset *ds, sim_err *err);
  * read, SIM_ENOMEM. *text is NULL on error. */
 int wl_read_file(const char *path, char **text, size_t *len, sim_err *err);
 
+/* The decoded-data cache (dataset_cache.c; docs/models-and-data.md): a
+ * loader's decoded bytes kept in one file per set of source files, valid
+ * while every source keeps its size, modification time and CRC-32. */
+#define WL_CACHE_MAX_SRC 4
+typedef struct wl_cache_stamp {
+    uint64_t size;           /* bytes */
+    int64_t mtime_s, mtime_ns;
+    uint32_t crc, pad;       /* CRC-32 of the file's bytes; pad 0 */
+} wl_cache_stamp;
+typedef struct wl_cache {
+    char path[4096];         /* the cache file */
+    int enabled;             /* 0: no cache (off, or a source unreadable) */
+    int nsrc;
+    wl_cache_stamp src[WL_CACHE_MAX_SRC]; /* the sources, stamped before decoding */
+} wl_cache;
+/* Stamps the nsrc source files and looks for key's cache of them: 1 with
+ * *payload (malloc'ed, *len bytes) when a valid one exists, else 0 (a
+ * miss: decode the sources, then wl_cache_store). Never an error. */
+int wl_cache_open(wl_cache *c, const char *key, const char *const *src, int nsrc,
+                  void **payload, size_t *len);
+/* Writes the decoded payload for the sources c stamped (atomically, by a
+ * rename); failures leave no cache and are not errors. */
+void wl_cache_store(const wl_cache *c, const void *payload, size_t len);
+
 #endif

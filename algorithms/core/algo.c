@@ -76,26 +76,84 @@ static void job_run_at(void *ctx, int64_t i)
         job_run(env, j);
 }
 
+/* fn over the n queued items: on the pool when two or more have not run
+ * yet (todo), else in this thread (fn skips an item that has run). */
+static void run_queue(algo_env *env, int n, int todo, sim_pool_fn fn)
+{
+    if (todo > 1)
+        sim_pool_run(env->run->pool, n, fn, env);
+    else
+        for (int i = 0; i < n; i++)
+            fn(env, i);
+}
+
+static void defer_run_at(void *ctx, int64_t i)
+{
+    algo_env *env = ctx;
+    algo_defer_job *j = &env->run->defers[i];
+    if (!j->done) {
+        j->fn(j->ctx, j->worker);
+        j->done = 1;
+    }
+}
+
+void algo_env_defer_wait(algo_env *env, int worker)
+{
+    algo_worker *w = &env->w[worker];
+    if (w->defer > 0)
+        defer_run_at(env, w->defer - 1);
+}
+
+void algo_env_defer_join(algo_env *env)
+{
+    int n = env->run->n_defers;
+    if (n == 0)
+        return;
+    int todo = 0;
+    for (int i = 0; i < n && todo < 2; i++)
+        todo += !env->run->defers[i].done;
+    run_queue(env, n, todo, defer_run_at);
+    for (int i = 0; i < n; i++)
+        env->w[env->run->defers[i].worker].defer = 0;
+    env->run->n_defers = 0;
+}
+
+void algo_env_defer(algo_env *env, int worker, void (*fn)(void *ctx, int worker), void *ctx)
+{
+    algo_worker *w = &env->w[worker];
+    if (!env->run->pool) {
+        fn(ctx, worker);
+        return;
+    }
+    algo_env_grad_wait(env, worker); /* runs its earlier deferred work too */
+    if (w->defer > 0) { /* one slot per worker: the done one is reused */
+        env->run->defers[w->defer - 1] =
+            (algo_defer_job){.worker = worker, .fn = fn, .ctx = ctx, .done = 0};
+        return;
+    }
+    env->run->defers[env->run->n_defers] =
+        (algo_defer_job){.worker = worker, .fn = fn, .ctx = ctx, .done = 0};
+    w->defer = ++env->run->n_defers;
+}
+
 void algo_env_grad_wait(algo_env *env, int worker)
 {
     algo_worker *w = &env->w[worker];
+    algo_env_defer_wait(env, worker); /* the gradient may read what it writes */
     if (w->job > 0 && !env->run->jobs[w->job - 1].done)
         job_run(env, &env->run->jobs[w->job - 1]);
 }
 
 void algo_env_grad_join(algo_env *env)
 {
+    algo_env_defer_join(env);
     int n = env->run->n_jobs;
     if (n == 0)
         return;
     int todo = 0;
     for (int i = 0; i < n && todo < 2; i++)
         todo += !env->run->jobs[i].done;
-    if (todo > 1)
-        sim_pool_run(env->run->pool, n, job_run_at, env);
-    else
-        for (int i = 0; i < n; i++)
-            job_run_at(env, i);
+    run_queue(env, n, todo, job_run_at);
     for (int i = 0; i < n; i++) {
         algo_grad_job *j = &env->run->jobs[i];
         env->last_batch_loss = j->loss;

@@ -16,7 +16,10 @@
  * (algo_env_grad_join, the engine's advance hook), before a job's result
  * can be observed. A method that reads a gradient or writes a model at
  * the same instant as the step that started it calls algo_env_grad_wait
- * first. Every result is then the same for any thread count.
+ * first. Work on a worker's own state that nothing reads in the same
+ * instant (the gossip driver's combine and update) is deferred to that
+ * join the same way (algo_env_defer) and runs there before the gradients.
+ * Every result is then the same for any thread count.
  *
  * Failures inside events (a send or collective that fails, an event that
  * cannot be scheduled, an invariant that breaks) all go through
@@ -82,6 +85,7 @@ typedef struct algo_worker {
     int down;             /* 1 while crashed ([faults] schedule) */
     double slowdown;      /* compute-time factor of a slowdown event; 0 or 1 = none */
     int job;              /* 1 + index of its queued gradient job (the runner's); 0: none */
+    int defer;            /* 1 + index of its deferred work (algo_env_defer); 0: none */
 } algo_worker;
 
 /* The runner's bookkeeping of a run (gradient jobs, hooks, staleness
@@ -149,9 +153,25 @@ double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *g
 /* Computes worker's queued gradient now, in the calling thread, if it has
  * one that has not run (no-op without a pool). */
 void algo_env_grad_wait(algo_env *env, int worker);
-/* Runs every queued gradient (in parallel on the pool) and applies their
- * side effects to env in the order they were queued. No-op when none. */
+/* Runs every queued piece of deferred work, then every queued gradient
+ * (each in parallel on the pool), and applies the gradients' side effects
+ * to env in the order they were queued. No-op when none. */
 void algo_env_grad_join(algo_env *env);
+/* Work on worker's own state that nothing reads before the instant ends
+ * (a gossip combine and update): fn(ctx, worker) runs now without a pool,
+ * else it is queued and runs at the join, in parallel with the other
+ * workers' deferred work and before worker's gradients queued after it.
+ * fn must write only what worker owns and read only what stays unchanged
+ * until the join (the caller flushes with algo_env_defer_join before it
+ * changes such inputs). Worker's queued gradient and its earlier deferred
+ * work run first, in the calling thread. */
+void algo_env_defer(algo_env *env, int worker, void (*fn)(void *ctx, int worker), void *ctx);
+/* Runs worker's deferred work now, in the calling thread, if it has some
+ * that has not run. */
+void algo_env_defer_wait(algo_env *env, int worker);
+/* Runs every queued piece of deferred work (in parallel on the pool);
+ * the gradients stay queued. */
+void algo_env_defer_join(algo_env *env);
 /* The gradient transform of [algorithm] clip: g *= c / ||g|| when
  * ||g|| > c (the norm computed in double; a non-finite norm is left
  * alone). Returns 1 when g was scaled. */

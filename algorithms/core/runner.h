@@ -23,6 +23,14 @@ typedef struct algo_grad_job {
     int done;             /* computed (by the join or algo_env_grad_wait) */
 } algo_grad_job;
 
+/* Work deferred by algo_env_defer. */
+typedef struct algo_defer_job {
+    int worker;
+    void (*fn)(void *ctx, int worker);
+    void *ctx;
+    int done;
+} algo_defer_job;
+
 /* Hooks into the experiment (progress, evaluation, stopping). */
 typedef struct algo_env_hooks {
     /* An iteration (a synchronous round, or one applied update for an
@@ -57,6 +65,8 @@ struct algo_runner {
     sim_pool *pool;          /* gradients in parallel (borrowed), or NULL: serial */
     algo_grad_job *jobs;     /* n slots: the jobs queued in this instant */
     int n_jobs;
+    algo_defer_job *defers;  /* n slots: the deferred work queued in this instant */
+    int n_defers;
 };
 
 #endif

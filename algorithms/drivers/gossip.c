@@ -57,6 +57,12 @@ static void coll_enter(algo_gossip *g, algo_gossip_coll kind, int i);
 
 int64_t algo_gossip_rounds(const algo_gossip *g, int i) { return g->w[i].rounds_total; }
 
+float *algo_gossip_x(const algo_gossip *g, int i)
+{
+    algo_env_defer_wait(g->env, i);
+    return g->w[i].x;
+}
+
 void algo_gossip_set_profile(algo_gossip *g, algo_gossip_profile *p) { g->prof = p; }
 /* ---- the iteration ------------------------------------------------------ */
 
@@ -82,6 +88,7 @@ static void finish_iter(algo_gossip *g, int i, int fused)
     gworker *w = &g->w[i];
     if (!fused) {
         double t0 = g->prof ? now_s() : 0;
+        algo_env_defer_wait(env, i); /* finish reads and writes its model */
         g->ops.finish(g->m, env, i, w->k, w->lr, w->result);
         if (g->prof)
             g->prof->update_s += now_s() - t0;
@@ -128,6 +135,55 @@ void algo_gossip_release(algo_gossip *g, int j, int p)
     }
 }
 
+/* Worker i's deferred fused combine (gworker's d* fields), then the
+ * snapshot of its result when one was asked for meanwhile. */
+static void combine_job(void *ctx, int i)
+{
+    algo_gossip *g = ctx;
+    gworker *w = &g->w[i];
+    g->ops.combine_finish(g->m, g->env, i, w->dk, w->dlr, w->dW, g->sp[w->dpar], w->dold,
+                          w->dnew);
+    if (w->dsnap)
+        memcpy(w->dsnap, w->dnew, (size_t)g->d * sizeof(float));
+    w->dsnap = NULL;
+    w->dpending = 0;
+}
+
+/* The fused combine of worker i's step of parity p: x_new = combine and
+ * update of the neighbours' slots of parity p and of x_old. It writes only
+ * what i owns (x_new, its gradient and optimizer state), so on a pool it
+ * waits for the join (algo_env_defer), beside the other workers'; a
+ * pending combine of the other parity reads or writes these slots, so it
+ * runs first. Crash mode swaps inputs in sp around the call: at once. */
+static void combine_fused(algo_gossip *g, int i, const topo_wmat *W, int p, const float *x_old,
+                          float *x_new)
+{
+    gworker *w = &g->w[i];
+    algo_env_grad_wait(g->env, i); /* its earlier combine and the gradient it reads */
+    w->dW = W;
+    w->dpar = p;
+    w->dk = w->k;
+    w->dlr = w->lr;
+    w->dold = x_old;
+    w->dnew = x_new;
+    w->dsnap = NULL;
+    if (g->crash) {
+        combine_job(g, i);
+        return;
+    }
+    if (g->def_par >= 0 && g->def_par != p)
+        algo_env_defer_join(g->env);
+    g->def_par = p;
+    w->dpending = 1;
+    algo_env_defer(g->env, i, combine_job, g);
+}
+
+void algo_gossip_slots_free(algo_gossip *g, int p)
+{
+    if (g->def_par == p)
+        algo_env_defer_join(g->env);
+}
+
 static void complete_round(algo_gossip *g, int i)
 {
     algo_env *env = g->env;
@@ -156,11 +212,10 @@ static void complete_round(algo_gossip *g, int i)
             algo_gossip_fail(g, SIM_EINTERNAL, "in-place combine into a send buffer still in use");
             return;
         }
-        g->ops.combine_finish(g->m, env, i, w->k, w->lr, W, g->sp[p], w->slot[p],
-                              w->slot[p ^ 1]);
+        combine_fused(g, i, W, p, w->slot[p], w->slot[p ^ 1]);
         w->x = w->slot[p ^ 1];
     } else if (fused)
-        g->ops.combine_finish(g->m, env, i, w->k, w->lr, W, g->sp[p], w->x, w->x);
+        combine_fused(g, i, W, p, w->x, w->x);
     else
         topo_mixing_apply_row(W, i, g->sp[p], w->mix, g->len);
     if (g->crash)
@@ -242,10 +297,13 @@ static void try_publish(algo_gossip *g, int i)
         }
     } else if (w->round == 0) {
         double t0 = g->prof ? now_s() : 0;
+        algo_gossip_slots_free(g, p);
+        algo_env_defer_wait(env, i); /* prepare reads its model */
         g->ops.prepare(g->m, env, i, w->k, w->lr, s);
         if (g->prof)
             g->prof->update_s += now_s() - t0;
     } else {
+        algo_gossip_slots_free(g, p);
         memcpy(s, w->mix, (size_t)g->len * sizeof(float));
     }
     if (w->plan.mode == ALGO_MIX_EXACT) {
@@ -272,6 +330,7 @@ static void start_mixing(algo_gossip *g, int i)
     gworker *w = &g->w[i];
     if (w->plan.mode == ALGO_MIX_GOSSIP && w->plan.rounds == 0) {
         double t0 = g->prof ? now_s() : 0;
+        algo_env_defer_wait(g->env, i); /* prepare reads its model */
         g->ops.prepare(g->m, g->env, i, w->k, w->lr, w->mix);
         if (g->prof)
             g->prof->update_s += now_s() - t0;
@@ -361,6 +420,7 @@ void algo_gossip_coll_form(algo_gossip *g, algo_gossip_coll kind, int i, const i
     if (kind == ALGO_GC_EXACT) {
         algo_mean(g->avg, in, nm, g->len);
     } else {
+        algo_env_defer_join(g->env); /* every model is read and rewritten */
         algo_mean(g->savg, in, nm, g->d);
         if (g->ops.sync_mean)
             g->ops.sync_mean(g->m, g->env, w->k, w->lr, members, nm, g->savg);
@@ -473,6 +533,7 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
     g->env = env;
     g->ops = *ops;
     g->m = m;
+    g->def_par = -1;
     if (!env->graph || !env->mix) {
         sim_err_set(err, SIM_EINTERNAL, "%s: no logical graph", env->cfg->algorithm);
         goto fail;

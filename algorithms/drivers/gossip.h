@@ -71,7 +71,10 @@ typedef struct algo_gossip_ops {
      * x_new = x_i^{k+1} = finish(row i of W applied to in[]) in one pass,
      * without the intermediate mixed vector, x_old = x_i^k (x_new may be
      * x_old, element-wise). Must give the same numbers as finish(mixed)
-     * with mixed = algo_gossip_row(W, i, in). */
+     * with mixed = algo_gossip_row(W, i, in). Without crashes it runs at
+     * the instant's join (algo_env_defer), on any thread, beside the
+     * other workers' combines: it may write only worker i's state (x_new,
+     * its gradient, its optimizer and method state). */
     void (*combine_finish)(void *m, algo_env *env, int i, int64_t k, double lr,
                            const topo_wmat *W, const float *const *in, const float *x_old,
                            float *x_new);
@@ -162,6 +165,9 @@ void algo_gossip_fault(void *g, const algo_fault *ev);
     .model = algo_gossip_model, .worker_models = algo_gossip_worker_models,                \
     .live_models = algo_gossip_live_models, .fault = algo_gossip_fault
 
+/* Worker i's current model (env->w[i].x unless the driver runs in place),
+ * its deferred combine run first. */
+float *algo_gossip_x(const algo_gossip *g, int i);
 /* Gossip steps worker i has taken so far. */
 int64_t algo_gossip_rounds(const algo_gossip *g, int i);
 /* Starts wall-clock profiling into p (NULL stops it); p is borrowed. */

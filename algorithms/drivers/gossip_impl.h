@@ -77,6 +77,16 @@ typedef struct gworker {
     uint32_t keep_gen[2];  /* that incarnation */
     struct tvmsg *tv;      /* delivered, uncombined messages: ntv of them */
     int ntv, cap_tv;
+    /* the fused combine of step t, deferred to the join (algo_env_defer;
+     * never in crash mode): its arguments, and where the snapshot of its
+     * result goes (NULL: none) */
+    const topo_wmat *dW;
+    int dpar;              /* parity of its step: it reads sp[dpar] */
+    int dpending;          /* queued, not run yet */
+    int64_t dk;
+    double dlr;
+    const float *dold;
+    float *dnew, *dsnap;
 } gworker;
 
 /* A delivered message on a time-varying graph in crash mode. */
@@ -132,6 +142,10 @@ struct algo_gossip {
     int n_frames;
     frame *last;           /* frame of the latest completed global iteration */
     algo_gossip_profile *prof;
+    int def_par;           /* parity of the last deferred combine (-1: none): every
+                            * pending one has it, as the parities alternate only
+                            * after algo_env_defer_join (a combine of step t reads
+                            * the slots of parity t and writes the other) */
     int crash;             /* algo_env_crashes(env): crash mode (docs/faults.md) */
     sim_time timeout;      /* [faults] sync_timeout */
     gnb *nb_slab;
@@ -159,6 +173,9 @@ void algo_gossip_begin_iter(algo_gossip *g, int i);
 void algo_gossip_check_round(algo_gossip *g, int i);
 /* Receiver done with sender j's slot of parity p (flow control). */
 void algo_gossip_release(algo_gossip *g, int j, int p);
+/* Before slots of parity p are written outside a combine: the pending
+ * combines that read them run. */
+void algo_gossip_slots_free(algo_gossip *g, int p);
 
 /* Forms a collective's result at its first completion (rank i's) over
  * its members (NULL: all, nm = n). */

@@ -75,6 +75,7 @@ static frame *frame_get(algo_gossip *g, int64_t k)
     for (int j = 0; j < g->n_frames; j++)
         if (g->frames[j]->k < 0 && g->frames[j] != g->last) {
             f = g->frames[j];
+            algo_env_defer_join(g->env); /* no combine still copies into it */
             break;
         }
     if (!f) { /* grows only while the lead between workers grows */
@@ -181,7 +182,11 @@ void algo_gossip_snapshot(algo_gossip *g, int i, int64_t k)
         algo_gossip_fail(g, SIM_ENOMEM, "out of memory for an evaluation snapshot");
         return;
     }
-    memcpy(f->x + (int64_t)i * g->d, g->w[i].x, (size_t)g->d * sizeof(float));
+    gworker *w = &g->w[i];
+    if (w->dpending) /* its combine copies the result when it runs */
+        w->dsnap = f->x + (int64_t)i * g->d;
+    else
+        memcpy(f->x + (int64_t)i * g->d, w->x, (size_t)g->d * sizeof(float));
     if (f->has)
         f->has[i] = 1;
     f->count++;
@@ -196,6 +201,7 @@ void algo_gossip_complete_ready(algo_gossip *g)
 int algo_gossip_live_models(void *p, const float **xs)
 {
     algo_gossip *g = p;
+    algo_env_defer_join(g->env); /* the models are read */
     if (g->crash) { /* the live workers (those in the snapshot) */
         frame *f = g->last;
         int snap = f && g->env->iterations == f->k + 1, m = 0;
@@ -221,6 +227,7 @@ const float *algo_gossip_model(void *p, float *scratch)
 void algo_gossip_worker_models(void *p, const float **xs)
 {
     algo_gossip *g = p;
+    algo_env_defer_join(g->env); /* the models are read */
     frame *f = g->last;
     int snap = f && g->env->iterations == f->k + 1;
     for (int i = 0; i < g->n; i++)

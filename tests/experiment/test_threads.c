@@ -344,3 +344,36 @@ Test(threads, overlap_local_sgd_with_random_crashes, .timeout = 300)
         check_identical(base_ini, sets, 7);
     }
 }
+
+/* Every gossip method (no crashes, CHOCO and SlowMo over D-PSGD
+ * included) with its combines deferred to the instant's join: plain, with
+ * two gossip steps, on a time-varying graph (the combines of successive
+ * steps alternate parities) and with compute steps of zero time (a
+ * worker's next gradient reads its combine in the same instant);
+ * evaluation (test loss, consensus distance) at every iteration reads the
+ * snapshots the deferred combines write. */
+Test(threads, gossip_methods_deferred_combines, .timeout = 600)
+{
+    static const char *const gossip[][2] = {
+        {"algorithm.name=dpsgd", "algorithm.momentum=0.9"},
+        {"algorithm.name=dsgd_atc", "algorithm.momentum=0.9"},
+        {"algorithm.name=dmsgd", "algorithm.momentum=0.9"},
+        {"algorithm.name=decentlam", "algorithm.momentum=0.9"},
+        {"algorithm.name=momentum_consensus", "algorithm.momentum=0.9"},
+        {"algorithm.name=dpsgd", "algorithm.compressor=topk(0.1)"},
+        {"algorithm.name=consensus_control", "algorithm.momentum=0.9"},
+        {"algorithm.name=slowmo", "algorithm.base=dpsgd"}};
+    static const char *const variant[][2] = {
+        {"experiment.eval_every=1", "experiment.eval_every=1"},
+        {"algorithm.gossip_steps=2", "experiment.eval_every=3"},
+        {"topology.graph=one_peer_exponential", "experiment.eval_every=1"},
+        {"workers.compute=model", "workload.sim_flops=1"}};
+    for (int m = 0; m < 8; m++)
+        for (int v = 0; v < 4; v++) {
+            if (m >= 5 && v == 1) /* one step, or their own plans */
+                continue;
+            const char *sets[] = {gossip[m][0], gossip[m][1], variant[v][0], variant[v][1],
+                                  "experiment.max_iterations=16"};
+            check_identical(base_ini, sets, 5);
+        }
+}

@@ -6,7 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "tests/common.h"
@@ -372,6 +375,108 @@ Test(dataset, fashion_mnist_tiny_valid_set_and_env)
     cr_assert_eq(ds->train.n, 3);
     cr_assert_str_eq(ds->name, "fashion_mnist");
     wl_dataset_destroy(ds);
+}
+
+/* ---- the decoded-data cache ---- */
+
+/* The one cache file in dir (path in out); its inode, 0 when none. */
+static ino_t cache_file(const char *dir, char *out, size_t n)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while ((e = readdir(d)))
+        if (strstr(e->d_name, "fashion_mnist-") == e->d_name && strstr(e->d_name, ".bin")) {
+            snprintf(out, n, "%s/%s", dir, e->d_name);
+            found++;
+        }
+    closedir(d);
+    cr_assert_leq(found, 1, "one cache file per set of sources");
+    struct stat st;
+    return found && stat(out, &st) == 0 ? st.st_ino : 0;
+}
+
+static void assert_same(const wl_dataset *a, const wl_dataset *b)
+{
+    cr_assert(a->train.n == b->train.n && a->test.n == b->test.n);
+    cr_assert(memcmp(a->train.x, b->train.x, (size_t)a->train.n * 784 * sizeof(float)) == 0);
+    cr_assert(memcmp(a->test.x, b->test.x, (size_t)a->test.n * 784 * sizeof(float)) == 0);
+    cr_assert(memcmp(a->train.y, b->train.y, (size_t)a->train.n * sizeof(float)) == 0);
+    cr_assert(memcmp(a->test.y, b->test.y, (size_t)a->test.n * sizeof(float)) == 0);
+}
+
+static wl_dataset *load_ok(const char *dir)
+{
+    sim_err err = {0};
+    wl_dataset *ds = wl_dataset_fashion_mnist(dir, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    return ds;
+}
+
+/* The first load writes the cache, the next ones read it (the file is not
+ * rewritten) and give the same floats; a corrupt or truncated cache, and
+ * a source changed behind the same size and modification time, are
+ * detected: the sources are decoded again and the cache rewritten. */
+Test(dataset, fashion_mnist_decoded_cache)
+{
+    const char *dir = tiny_set();
+    char cdir[4096], cpath[4200], lpath[4200];
+    snprintf(cdir, sizeof cdir, "%s/cache/sub", dir);
+    setenv("DTSIM_CACHE_DIR", cdir, 1);
+    wl_dataset *ref = load_ok(dir);
+    ino_t ino = cache_file(cdir, cpath, sizeof cpath);
+    cr_assert_neq(ino, 0, "the first load writes the cache");
+    wl_dataset *ds = load_ok(dir);
+    assert_same(ref, ds);
+    wl_dataset_destroy(ds);
+    cr_assert_eq(cache_file(cdir, cpath, sizeof cpath), ino, "a valid cache is read, not rebuilt");
+
+    /* one payload byte flipped: the CRC fails */
+    FILE *f = fopen(cpath, "r+b");
+    cr_assert_not_null(f);
+    fseek(f, -1, SEEK_END);
+    int c = fgetc(f);
+    fseek(f, -1, SEEK_END);
+    fputc(c ^ 0x01, f);
+    fclose(f);
+    ds = load_ok(dir);
+    assert_same(ref, ds);
+    wl_dataset_destroy(ds);
+    ino_t ino2 = cache_file(cdir, cpath, sizeof cpath);
+    cr_assert(ino2 != 0 && ino2 != ino, "a corrupt cache is rebuilt");
+
+    /* truncated */
+    cr_assert_eq(truncate(cpath, 100), 0);
+    ds = load_ok(dir);
+    assert_same(ref, ds);
+    wl_dataset_destroy(ds);
+    ino_t ino3 = cache_file(cdir, cpath, sizeof cpath);
+    cr_assert(ino3 != 0 && ino3 != ino2, "a truncated cache is rebuilt");
+
+    /* a label changed, the file's size and modification time put back */
+    snprintf(lpath, sizeof lpath, "%s/train-labels-idx1-ubyte.gz", dir);
+    struct stat st;
+    cr_assert_eq(stat(lpath, &st), 0);
+    write_labels(dir, "train-labels-idx1-ubyte.gz", 3, 7);
+    struct stat st2;
+    cr_assert_eq(stat(lpath, &st2), 0);
+    cr_assert_eq(st2.st_size, st.st_size);
+    struct timespec times[2] = {st.st_atim, st.st_mtim};
+    cr_assert_eq(utimensat(AT_FDCWD, lpath, times, 0), 0);
+    ds = load_ok(dir);
+    cr_assert_eq(ds->train.y[0], 7.0f, "a stale cache is not trusted");
+    wl_dataset_destroy(ds);
+    cr_assert_neq(cache_file(cdir, cpath, sizeof cpath), ino3, "a stale cache is rebuilt");
+    wl_dataset_destroy(ref);
+
+    /* off: nothing read or written */
+    cr_assert_eq(unlink(cpath), 0);
+    setenv("DTSIM_CACHE_DIR", "off", 1);
+    wl_dataset_destroy(load_ok(dir));
+    unsetenv("DTSIM_CACHE_DIR");
+    cr_assert_eq(cache_file(cdir, cpath, sizeof cpath), 0, "no cache when off");
 }
 
 Test(dataset, fashion_mnist_truncated_pixels)
