@@ -203,9 +203,8 @@ static int h_plan(void *m, int64_t round, int *slots)
 
 /* Worker w's update u_w, its norms and messages (both Top-k calls, whose
  * compute time is charged before it enters). */
-static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
+static void h_contribute(void *m, int w, int64_t round, int phase ALGO_UNUSED, algo_sync_msg *msg)
 {
-    (void)phase;
     state *st = m;
     algo_env *env = st->env;
     const int64_t d = env->d;
@@ -233,11 +232,9 @@ static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg
 }
 
 /* The round's update and gains over the members of g. */
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED, int phase ALGO_UNUSED,
+                   int w ALGO_UNUSED)
 {
-    (void)round;
-    (void)phase;
-    (void)w;
     state *st = m;
     const int64_t d = st->env->d;
     const int n = g->n;
@@ -276,10 +273,8 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
 
 /* The round is counted: the gain series, the search at an epoch boundary
  * and the next round's decision. */
-static void h_counted(void *m, const algo_group *g, int64_t round)
+static void h_counted(void *m, const algo_group *g ALGO_UNUSED, int64_t round ALGO_UNUSED)
 {
-    (void)g;
-    (void)round;
     state *st = m;
     algo_env *env = st->env;
     double g_min = st->e_u > 0 ? st->e_min / st->e_u : 1.0;
@@ -302,9 +297,8 @@ static void h_counted(void *m, const algo_group *g, int64_t round)
 }
 
 /* Every member's round is over: the decision takes effect. */
-static void h_over(void *m, int64_t round)
+static void h_over(void *m, int64_t round ALGO_UNUSED)
 {
-    (void)round;
     state *st = m;
     st->mode = st->next_mode;
     double th = theta_used(st, st->mode);
@@ -315,9 +309,8 @@ static void h_over(void *m, int64_t round)
 }
 
 /* A rejoining worker starts with a fresh sgd state and zero residuals. */
-static void h_join(void *m, int j, int sender)
+static void h_join(void *m, int j, int sender ALGO_UNUSED)
 {
-    (void)sender;
     state *st = m;
     const size_t bytes = (size_t)st->env->d * sizeof(float);
     algo_optim_reset(st->wopt[j]);
@@ -493,9 +486,8 @@ static int start(void *p, sim_err *err)
     return algo_sync_start(st->sy, err);
 }
 
-static const float *model(void *p, float *scratch)
+static const float *model(void *p, float *scratch ALGO_UNUSED)
 {
-    (void)scratch;
     return ((state *)p)->x;
 }
 

@@ -70,10 +70,9 @@ static int h_plan(void *m, int64_t round, int *slots)
 
 /* The size of w's message in round k's group (a 1-bit phase message
  * depends on the partition), also when it re-enters a smaller one. */
-static void h_reenter(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
+static void h_reenter(void *m, int w ALGO_UNUSED, int64_t round, int phase ALGO_UNUSED,
+                      algo_sync_msg *msg)
 {
-    (void)w;
-    (void)phase;
     algo_obit *st = m;
     msg->bytes = dense(st, round) ? st->env->msg_bytes
                                   : phase_bytes(st, algo_sync_group(st->sy, round)->n);
@@ -94,9 +93,8 @@ static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg
 
 /* Phase 1: the 1-bit all-reduce of the members' momenta; the last phase:
  * the update (the warm-up's: the optimizer step on the mean gradient). */
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w ALGO_UNUSED)
 {
-    (void)w;
     algo_obit *st = m;
     algo_env *env = st->env;
     if (dense(st, round)) {
@@ -235,8 +233,7 @@ fail:
 
 int algo_obit_start(void *p, sim_err *err) { return algo_sync_start(((algo_obit *)p)->sy, err); }
 
-const float *algo_obit_model(void *p, float *scratch)
+const float *algo_obit_model(void *p, float *scratch ALGO_UNUSED)
 {
-    (void)scratch;
     return ((algo_obit *)p)->x;
 }
