@@ -74,7 +74,7 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->d = *desc;
     sy->m = desc->method;
     sy->crashes = algo_env_crashes(env);
-    sy->bucketed = desc->buckets && cfg->bucket > 0;
+    sy->bucketed = cfg->bucket > 0;
     if (sy->crashes) {
         int rc = cfg_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
         if (!rc && sy->timeout < 0)
@@ -197,14 +197,6 @@ int64_t algo_sync_round(const algo_sync *sy) { return sy->round; }
 
 int algo_sync_phases_formed(const algo_sync *sy) { return sy->formed; }
 
-int algo_sync_formed(const algo_sync *sy)
-{
-    int slots[ALGO_SYNC_PHASES_MAX];
-    return sy->formed > 0 && sy->formed >= algo_sync_plan(sy, sy->round, slots);
-}
-
-int64_t algo_sync_worker_round(const algo_sync *sy, int w) { return sy->wround[w]; }
-
 int algo_sync_live(const algo_sync *sy, int w)
 {
     return sy->wstat[w] != S_OFF && !sy->pending[w];
@@ -213,11 +205,4 @@ int algo_sync_live(const algo_sync *sy, int w)
 const algo_group *algo_sync_group(const algo_sync *sy, int64_t round)
 {
     return algo_groups_for(&sy->groups, round * ALGO_SYNC_PHASES_MAX);
-}
-
-uint64_t algo_sync_arg(const algo_sync *sy, int w) { return warg(sy, w); }
-
-int algo_sync_current(const algo_sync *sy, uint64_t arg)
-{
-    return sy->wgen[algo_group_arg_w(arg)] == algo_group_arg_gen(arg);
 }

@@ -465,7 +465,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_sync_desc desc = {
         .who = "gravac", .method = st, .n_slots = 2,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER},
-        .count = ALGO_SYNC_COUNT_FIRST, .buckets = 1,
+        .count = ALGO_SYNC_COUNT_FIRST,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .counted = h_counted, .over = h_over, .join = h_join},
     };

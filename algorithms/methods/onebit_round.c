@@ -218,7 +218,7 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
         .who = st->ops->who, .method = st, .n_slots = 3,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER,
                   [SLOT_ALLTOALL] = ALGO_SYNC_ALLTOALL},
-        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1, .buckets = 1,
+        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
     };

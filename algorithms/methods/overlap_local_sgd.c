@@ -173,7 +173,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_sync_desc desc = {
         .who = "overlap_local_sgd", .method = s, .n_slots = 1,
         .slots = {ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS, .span = s->tau + 2,
-        .joiner_idle = 1, .background = 1, .buckets = 1,
+        .joiner_idle = 1, .background = 1,
         .hooks = {.step_done = h_step_done, .contribute = h_contribute,
                   .form = h_form, .join = h_join},
     };
