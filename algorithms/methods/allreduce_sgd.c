@@ -83,8 +83,7 @@ typedef struct state {
 } state;
 
 static const cfg_key keys[] = {
-    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,
-     "compute seconds per parameter (d_wire) encoded or value decoded, with a compressor (>= 0)"},
+    ALGO_KEY_COMPRESS_TIME("encoded or value decoded, with a compressor"),
     {0},
 };
 

@@ -11,6 +11,12 @@
 #define ALGO_METHOD(NAME, SUMMARY, REF)                                                        \
     .name = NAME, .summary = SUMMARY, .reference = REF, .keys = keys, .create = create
 
+/* The [algorithm] key row of compress_time_per_value (default 1e-9 s), its
+ * description completing "compute seconds per parameter (d_wire) ...". */
+#define ALGO_KEY_COMPRESS_TIME(WHAT)                                                           \
+    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,                     \
+     "compute seconds per parameter (d_wire) " WHAT " (>= 0)"}
+
 /* Reads the [algorithm] integer key into *out and checks lo <= *out <= hi
  * (hi = INT64_MAX: no upper bound); a value out of range is a config error
  * naming the key. 0 or a negative code (err). */

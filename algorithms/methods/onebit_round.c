@@ -1,6 +1,7 @@
 /* The 1-bit round (onebit_round.h). */
 #include "algorithms/methods/onebit_round.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,17 +158,11 @@ void algo_obit_destroy(void *p)
 
 static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = cfg_get_int(cfg, "algorithm", "freeze_step", &st->freeze_step, err);
+    int rc = algo_key_int(cfg, "freeze_step", 0, INT64_MAX, &st->freeze_step, err);
     if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "compress_time_per_value", &st->cost, err);
+        rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]", &st->cost, err);
     if (rc)
         return rc;
-    if (st->freeze_step < 0)
-        return cfg_error(cfg, "algorithm", "freeze_step", SIM_ECONFIG, err,
-                                "must be >= 0, got %lld", (long long)st->freeze_step);
-    if (!(st->cost >= 0))
-        return cfg_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
-                                "must be >= 0, got %g", st->cost);
     int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
     st->cost *= (double)d_wire;
     return st->ops->read_keys ? st->ops->read_keys(st, cfg, err) : 0;
@@ -232,8 +227,3 @@ fail:
 }
 
 int algo_obit_start(void *p, sim_err *err) { return algo_sync_start(((algo_obit *)p)->sy, err); }
-
-const float *algo_obit_model(void *p, float *scratch ALGO_UNUSED)
-{
-    return ((algo_obit *)p)->x;
-}
