@@ -45,6 +45,19 @@
 #include "workloads/model.h"
 #include "workloads/partition.h"
 
+/* A parameter that a function with a fixed signature (a handler, a
+ * driver's hook) may leave unread. */
+#define ALGO_UNUSED __attribute__((unused))
+
+/* The definition (or declaration) of an engine event handler (sim_handler)
+ * and of a network delivery (sim_net_deliver) named fn: the handler reads
+ * ctx and arg, and a delivery src and dst. */
+#define ALGO_ON_EVENT(fn)                                                                      \
+    void fn(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, void *payload ALGO_UNUSED)
+#define ALGO_ON_MESSAGE(fn)                                                                    \
+    void fn(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, int src ALGO_UNUSED,         \
+            int dst ALGO_UNUSED, double bytes ALGO_UNUSED)
+
 typedef struct algo_env algo_env;
 
 /* Per-worker resources, allocated once by the environment. */

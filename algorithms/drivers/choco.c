@@ -82,9 +82,9 @@ static void publish(choco *c, int i, const float *v, float *send)
     memcpy(send, xh, (size_t)d * sizeof *send);
 }
 
-static void atc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+static void atc_prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+                        float *send)
 {
-    (void)k;
     choco *c = p;
     algo_worker *w = &env->w[i];
     float *v = c->v + (size_t)i * (size_t)c->d;
@@ -92,10 +92,9 @@ static void atc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, flo
     publish(c, i, v, send);
 }
 
-static void atc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+static void atc_finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr ALGO_UNUSED,
+                       const float *mixed)
 {
-    (void)k;
-    (void)lr;
     choco *c = p;
     const int64_t d = c->d;
     const float *v = c->v + (size_t)i * (size_t)d, *xh = c->xhat + (size_t)i * (size_t)d;
@@ -105,16 +104,15 @@ static void atc_finish(void *p, algo_env *env, int i, int64_t k, double lr, cons
         x[j] = v[j] + gm * (mixed[j] - xh[j]);
 }
 
-static void awc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+static void awc_prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr ALGO_UNUSED,
+                        float *send)
 {
-    (void)k;
-    (void)lr;
     publish(p, i, env->w[i].x, send);
 }
 
-static void awc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+static void awc_finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+                       const float *mixed)
 {
-    (void)k;
     choco *c = p;
     const int64_t d = c->d;
     const float *xh = c->xhat + (size_t)i * (size_t)d;

@@ -14,54 +14,45 @@
 
 #include "algorithms/drivers/gossip.h"
 
-static void atc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+static void atc_prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+                        float *send)
 {
-    (void)k;
     const algo_local_optim *s = p;
     algo_worker *w = &env->w[i];
     algo_optim_step_from(s->s[i], send, w->x, w->x, w->grad, lr);
 }
 
-static void atc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+static void atc_finish(void *p ALGO_UNUSED, algo_env *env, int i, int64_t k ALGO_UNUSED,
+                       double lr ALGO_UNUSED, const float *mixed)
 {
-    (void)p;
-    (void)k;
-    (void)lr;
     memcpy(env->w[i].x, mixed, (size_t)env->d * sizeof(float));
 }
 
-static void awc_prepare(void *p, algo_env *env, int i, int64_t k, double lr, float *send)
+static void awc_prepare(void *p ALGO_UNUSED, algo_env *env, int i, int64_t k ALGO_UNUSED,
+                        double lr ALGO_UNUSED, float *send)
 {
-    (void)p;
-    (void)k;
-    (void)lr;
     memcpy(send, env->w[i].x, (size_t)env->d * sizeof(float));
 }
 
-static void awc_finish(void *p, algo_env *env, int i, int64_t k, double lr, const float *mixed)
+static void awc_finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+                       const float *mixed)
 {
-    (void)k;
     const algo_local_optim *s = p;
     algo_worker *w = &env->w[i];
     algo_optim_step_from(s->s[i], w->x, mixed, w->x, w->grad, lr);
 }
 
-static void atc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
-                        const topo_wmat *W, const float *const *in, const float *x_old,
-                        float *x_new)
+static void atc_combine(void *p ALGO_UNUSED, algo_env *env, int i, int64_t k ALGO_UNUSED,
+                        double lr ALGO_UNUSED, const topo_wmat *W, const float *const *in,
+                        const float *x_old ALGO_UNUSED, float *x_new)
 {
-    (void)p;
-    (void)k;
-    (void)lr;
-    (void)x_old;
     algo_gossip_row(W, i, in, 0, env->d, x_new);
 }
 
-static void awc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
+static void awc_combine(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
                         const topo_wmat *W, const float *const *in, const float *x_old,
                         float *x_new)
 {
-    (void)k;
     const algo_local_optim *s = p;
     float *g = env->w[i].grad;
     const int64_t d = env->d;
@@ -73,9 +64,8 @@ static void awc_combine(void *p, algo_env *env, int i, int64_t k, double lr,
     }
 }
 
-static void dsgd_reset(void *m, algo_env *env, int i)
+static void dsgd_reset(void *m, algo_env *env ALGO_UNUSED, int i)
 {
-    (void)env;
     algo_local_optim *lo = m;
     algo_optim_reset(lo->s[i]);
 }

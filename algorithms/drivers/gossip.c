@@ -110,11 +110,9 @@ static void mixing_done(algo_gossip *g, int i, const float *result)
         finish_iter(g, i, 0);
 }
 
-static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static void on_msg(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, int src ALGO_UNUSED,
+                   int dst, double bytes ALGO_UNUSED)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     algo_gossip *g = ctx;
     gworker *w = &g->w[dst];
     int64_t t = (int64_t)arg;
@@ -340,10 +338,8 @@ static void start_mixing(algo_gossip *g, int i)
     try_publish(g, i);
 }
 
-static void on_compute(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_compute)
 {
-    (void)eng;
-    (void)payload;
     algo_gossip *g = ctx;
     int i = (int)(arg & 0xffffffffu);
     gworker *w = &g->w[i];
@@ -449,9 +445,8 @@ void algo_gossip_part_done(algo_gossip *g, algo_gossip_coll kind, int i)
 }
 
 /* Without crashes every worker is rank i of the collectives over all n. */
-static void on_coll_done(sim_engine *eng, void *ctx, int rank)
+static void on_coll_done(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
 {
-    (void)eng;
     struct gcoll *c = ctx;
     algo_gossip *g = c->g;
     if (c->done++ == 0)
@@ -632,9 +627,8 @@ int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m,
     return 0;
 }
 
-int algo_gossip_start(void *p, sim_err *err)
+int algo_gossip_start(void *p, sim_err *err ALGO_UNUSED)
 {
-    (void)err;
     algo_gossip *g = p;
     for (int i = 0; i < g->n; i++)
         algo_gossip_begin_iter(g, i);

@@ -162,10 +162,8 @@ static int tv_source(const algo_gossip *g, gworker *w, int i, int *src)
     return 1;
 }
 
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_timeout)
 {
-    (void)eng;
-    (void)payload;
     algo_gossip *g = ctx;
     int i = algo_group_arg_w(arg);
     gworker *w = &g->w[i];
@@ -175,10 +173,9 @@ static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     algo_gossip_check_round(g, i);
 }
 
-static void on_msg(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst, double bytes)
+static void on_msg(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, int src, int dst,
+                   double bytes ALGO_UNUSED)
 {
-    (void)eng;
-    (void)bytes;
     algo_gossip *g = ctx;
     gworker *w = &g->w[dst];
     int64_t t = (int64_t)(arg & MSG_T_MASK);

@@ -112,10 +112,8 @@ static void enter(algo_gossip *g, int i)
                         algo_gossip_coll_bytes(g, (algo_gossip_coll)f->wkind[i]));
 }
 
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_timeout)
 {
-    (void)eng;
-    (void)payload;
     algo_gossip *g = ctx;
     ggroups *f = g->gc;
     int w = algo_group_arg_w(arg);
@@ -175,15 +173,13 @@ static void part_done(algo_group *gr, int rank, int scalar)
     algo_gossip_part_done(g, kind, w);
 }
 
-static void on_done(sim_engine *eng, void *ctx, int rank)
+static void on_done(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
 {
-    (void)eng;
     part_done(ctx, rank, 0);
 }
 
-static void on_sdone(sim_engine *eng, void *ctx, int rank)
+static void on_sdone(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
 {
-    (void)eng;
     part_done(ctx, rank, 1);
 }
 

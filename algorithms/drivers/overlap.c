@@ -82,10 +82,8 @@ static uint64_t ready_arg(int w, int b, int parity)
     return (uint64_t)(uint32_t)w | (uint64_t)(uint32_t)b << 32 | (uint64_t)parity << 62;
 }
 
-static void on_ready(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_ready)
 {
-    (void)eng;
-    (void)payload;
     algo_overlap *ov = ctx;
     int w = (int)(arg & 0xffffffffu), b = (int)((arg >> 32) & 0x3fffffffu);
     ov->events--;
@@ -95,10 +93,8 @@ static void on_ready(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     try_enter(ov, w);
 }
 
-static void on_compute_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_compute_end)
 {
-    (void)eng;
-    (void)payload;
     algo_overlap *ov = ctx;
     int w = (int)(arg & 0xffffffffu);
     ov->events--;

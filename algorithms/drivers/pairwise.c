@@ -81,12 +81,9 @@ int algo_pairwise_rejoin(algo_pairwise *pw, int i)
     return first;
 }
 
-static void on_rejoin_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                            double bytes)
+static void on_rejoin_model(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg,
+                            int src ALGO_UNUSED, int dst, double bytes ALGO_UNUSED)
 {
-    (void)eng;
-    (void)src;
-    (void)bytes;
     algo_pairwise *pw = ctx;
     if (!pw->env->w[dst].down && pw->gen[dst] == algo_group_arg_gen(arg))
         pw->begin(pw, dst);
@@ -121,9 +118,8 @@ void algo_pairwise_average(algo_pairwise *pw, int i, int j)
     algo_pairwise_mark(pw, j);
 }
 
-int algo_pairwise_start(void *state, sim_err *err)
+int algo_pairwise_start(void *state, sim_err *err ALGO_UNUSED)
 {
-    (void)err;
     algo_pairwise *pw = state;
     for (int i = 0; i < pw->n; i++)
         pw->begin(state, i);

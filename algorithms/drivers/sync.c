@@ -247,10 +247,8 @@ void algo_sync_work_begin(algo_sync *sy, int w, int64_t round)
     step_begin(sy, w);
 }
 
-static void on_step_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_step_end)
 {
-    (void)eng;
-    (void)payload;
     algo_sync *sy = ctx;
     int w = event_worker(sy, arg, S_COMPUTING);
     if (w < 0)
@@ -356,10 +354,8 @@ static void enter(algo_sync *sy, int w)
     enter_at(sy, w, sy->wround[w], sy->wphase[w]);
 }
 
-static void on_timeout(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_timeout)
 {
-    (void)eng;
-    (void)payload;
     algo_sync *sy = ctx;
     int w = algo_group_arg_w(arg);
     if (sy->tgen[w] != algo_group_arg_gen(arg))
@@ -446,13 +442,8 @@ static void round_check(algo_sync *sy)
         sy->d.hooks.over(sy->m, sy->round - 1);
 }
 
-static void on_join_model(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
-                          double bytes)
+static ALGO_ON_MESSAGE(on_join_model)
 {
-    (void)eng;
-    (void)src;
-    (void)dst;
-    (void)bytes;
     algo_sync *sy = ctx;
     int w = event_worker(sy, arg, S_JOINING);
     if (w < 0)
@@ -517,10 +508,8 @@ static void finish(algo_sync *sy, int w)
 
 /* The end of compute the driver charged: an encoding or statistics step
  * (S_ENCODING: w enters), a decoding (S_DECODING: w finishes). */
-static void on_charged(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+static ALGO_ON_EVENT(on_charged)
 {
-    (void)eng;
-    (void)payload;
     algo_sync *sy = ctx;
     int w = event_worker(sy, arg, S_ENCODING);
     if (w >= 0)
@@ -620,15 +609,13 @@ static void slot_done(slot_ctx *c, int w)
     phase_done(sy, c->g, w);
 }
 
-static void on_slot_done(sim_engine *eng, void *ctx, int rank)
+static void on_slot_done(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
 {
-    (void)eng;
     slot_done(ctx, ((slot_ctx *)ctx)->g->members[((slot_ctx *)ctx)->offset + rank]);
 }
 
-static void on_buckets_done(sim_engine *eng, void *ctx, int w)
+static void on_buckets_done(sim_engine *eng ALGO_UNUSED, void *ctx, int w)
 {
-    (void)eng;
     slot_done(ctx, w);
 }
 

@@ -11,8 +11,7 @@
  *    completed, whether its result is formed;
  *  - per-worker incarnations: every event the driver schedules for a
  *    worker (compute end, encode, decode, timeout, join message) carries
- *    it, and an event of an earlier incarnation is dropped. A method that
- *    schedules events of its own for a worker checks algo_sync_current;
+ *    it, and an event of an earlier incarnation is dropped;
  *  - [faults] sync_timeout, crash and rejoin bookkeeping (docs/faults.md),
  *    the joiner's model send (S bytes from the member that formed the
  *    result);
@@ -107,9 +106,9 @@
  *    phase 0's slot (per server for HIER_INTRA); its hooks.step_done runs
  *    when its backward pass ends, before any member's last bucket is
  *    reduced (so FORM sees every member's step); later phases are plain.
- *  - hooks.form runs with algo_sync_formed already true for the phase, so
- *    an iteration reported from inside it (COUNT_STEPS: algo_sync_report)
- *    evaluates the formed result.
+ *  - hooks.form runs with the phase already formed (counted by
+ *    algo_sync_phases_formed), so an iteration reported from inside it
+ *    (COUNT_STEPS: algo_sync_report) evaluates the formed result.
  *
  * ---- Background rounds (desc.background: overlap_local_sgd) -------------
  *
@@ -164,8 +163,8 @@
  *  collectives have nothing in flight is freed.
  *
  *  A method state reads, for its model() and worker_models():
- *  algo_sync_formed (between FORM and the last TAKE every member logically
- *  holds the result), algo_sync_live (up and in a group) and
+ *  algo_sync_phases_formed (between FORM and the last TAKE every member
+ *  logically holds the result), algo_sync_live (up and in a group) and
  *  algo_sync_round. */
 #ifndef DTSIM_ALGO_SYNC_H
 #define DTSIM_ALGO_SYNC_H
@@ -257,8 +256,6 @@ typedef struct algo_sync_desc {
     int n_slots;            /* collective slots per group (1..ALGO_SYNC_SLOTS_MAX) */
     algo_sync_slot slots[ALGO_SYNC_SLOTS_MAX];
     algo_sync_count count;
-    int buckets;            /* 1: phase 0 goes in buckets when [algorithm]
-                               bucket > 0 (see the top) */
     double join_bytes;      /* bytes sent to a joiner; 0: env->msg_bytes */
     int restart_round;      /* 1: a crash restarts an unformed round at phase 0
                                (1-bit); 0: at its first unformed phase */
@@ -280,24 +277,16 @@ void algo_sync_fault(algo_sync *sy, const algo_fault *ev);
 
 /* The oldest round not completed. */
 int64_t algo_sync_round(const algo_sync *sy);
-/* 1 while that round's result is formed and its members take it. */
-int algo_sync_formed(const algo_sync *sy);
 /* The phases of that round formed so far. */
 int algo_sync_phases_formed(const algo_sync *sy);
 /* COUNT_STEPS: counts the round's held-back steps now (from hooks.form of
  * phase 0; once per round; nothing for background rounds). */
 void algo_sync_report(algo_sync *sy);
-/* The round worker w works towards or waits in. */
-int64_t algo_sync_worker_round(const algo_sync *sy, int w);
 /* 1 when w is up and a member of the groups (not waiting to join). */
 int algo_sync_live(const algo_sync *sy, int w);
 /* The group that runs phase 0 of round k (NULL: none), for k no earlier
  * than the previous round or a live worker's round (older groups are
  * freed). */
 const algo_group *algo_sync_group(const algo_sync *sy, int64_t round);
-/* An event argument for worker w's current incarnation, and its check:
- * for events a method schedules itself. */
-uint64_t algo_sync_arg(const algo_sync *sy, int w);
-int algo_sync_current(const algo_sync *sy, uint64_t arg);
 
 #endif

@@ -41,7 +41,7 @@ struct algo_sync {
     algo_sync_desc d;
     void *m;
     algo_groups groups;
-    int bucketed;        /* [algorithm] bucket > 0 and desc.buckets */
+    int bucketed;        /* [algorithm] bucket > 0 */
     int crashes;         /* algo_env_crashes(env) when created */
     sim_time timeout;    /* [faults] sync_timeout */
     int64_t round;       /* the oldest round not completed */

@@ -74,7 +74,7 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->d = *desc;
     sy->m = desc->method;
     sy->crashes = algo_env_crashes(env);
-    sy->bucketed = desc->buckets && cfg->bucket > 0;
+    sy->bucketed = cfg->bucket > 0;
     if (sy->crashes) {
         int rc = cfg_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
         if (!rc && sy->timeout < 0)
@@ -119,9 +119,8 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     return 0;
 }
 
-int algo_sync_start(algo_sync *sy, sim_err *err)
+int algo_sync_start(algo_sync *sy, sim_err *err ALGO_UNUSED)
 {
-    (void)err;
     for (int w = 0; w < sy->env->n; w++)
         algo_sync_work_begin(sy, w, 0);
     return sy->env->error.code;
@@ -171,9 +170,8 @@ static int group_held(void *ctx, const algo_group *g)
     return 0;
 }
 
-static void group_drop(void *ctx, algo_group *g)
+static void group_drop(void *ctx ALGO_UNUSED, algo_group *g)
 {
-    (void)ctx;
     algo_sync_ext_free(g->ext);
     g->ext = NULL;
 }
@@ -199,14 +197,6 @@ int64_t algo_sync_round(const algo_sync *sy) { return sy->round; }
 
 int algo_sync_phases_formed(const algo_sync *sy) { return sy->formed; }
 
-int algo_sync_formed(const algo_sync *sy)
-{
-    int slots[ALGO_SYNC_PHASES_MAX];
-    return sy->formed > 0 && sy->formed >= algo_sync_plan(sy, sy->round, slots);
-}
-
-int64_t algo_sync_worker_round(const algo_sync *sy, int w) { return sy->wround[w]; }
-
 int algo_sync_live(const algo_sync *sy, int w)
 {
     return sy->wstat[w] != S_OFF && !sy->pending[w];
@@ -215,11 +205,4 @@ int algo_sync_live(const algo_sync *sy, int w)
 const algo_group *algo_sync_group(const algo_sync *sy, int64_t round)
 {
     return algo_groups_for(&sy->groups, round * ALGO_SYNC_PHASES_MAX);
-}
-
-uint64_t algo_sync_arg(const algo_sync *sy, int w) { return warg(sy, w); }
-
-int algo_sync_current(const algo_sync *sy, uint64_t arg)
-{
-    return sy->wgen[algo_group_arg_w(arg)] == algo_group_arg_gen(arg);
 }

@@ -83,8 +83,7 @@ typedef struct state {
 } state;
 
 static const cfg_key keys[] = {
-    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,
-     "compute seconds per parameter (d_wire) encoded or value decoded, with a compressor (>= 0)"},
+    ALGO_KEY_COMPRESS_TIME("encoded or value decoded, with a compressor"),
     {0},
 };
 
@@ -251,7 +250,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_sync_desc desc = {
         .who = "allreduce_sgd", .method = st, .n_slots = 1,
         .slots = {gather ? ALGO_SYNC_ALLGATHER : ALGO_SYNC_ALLREDUCE},
-        .count = ALGO_SYNC_COUNT_LAST, .buckets = 1,
+        .count = ALGO_SYNC_COUNT_LAST,
         .hooks = {.grad = h_grad, .contribute = h_contribute, .form = h_form,
                   .decode = h_decode},
     };

@@ -40,17 +40,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/core/algo.h"
 #include "algorithms/compress/compress.h"
 #include "algorithms/drivers/sync.h"
+#include "algorithms/methods/method.h"
 #include "sim/units.h"
 
 #define MAX_CT 64
 
 typedef struct state {
+    float *x;                /* the shared model (first: algo_method_shared_model) */
     algo_env *env;
     algo_sync *sy;
-    float *x, *gbar, *u;     /* u: n x d, the workers' updates (dense fallback) */
+    float *gbar, *u;         /* u: n x d, the workers' updates (dense fallback) */
     const float **gptr;        /* n: scratch, the members' updates */
     algo_optim_state **wopt;
     algo_compressor *cmin, *ccand;
@@ -94,8 +95,7 @@ static const cfg_key keys[] = {
      "omega: the search stops when the two best throughputs differ by less"},
     {"algorithm", "cf_step", "0.5", CFG_KEY_DOUBLE, NULL,
      "the candidate keep fraction is multiplied by this each epoch, in (0, 1)"},
-    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,
-     "compute seconds per parameter (d_wire) of one Top-k call (>= 0)"},
+    ALGO_KEY_COMPRESS_TIME("of one Top-k call"),
     {0},
 };
 
@@ -203,9 +203,8 @@ static int h_plan(void *m, int64_t round, int *slots)
 
 /* Worker w's update u_w, its norms and messages (both Top-k calls, whose
  * compute time is charged before it enters). */
-static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
+static void h_contribute(void *m, int w, int64_t round, int phase ALGO_UNUSED, algo_sync_msg *msg)
 {
-    (void)phase;
     state *st = m;
     algo_env *env = st->env;
     const int64_t d = env->d;
@@ -233,11 +232,9 @@ static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg
 }
 
 /* The round's update and gains over the members of g. */
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED, int phase ALGO_UNUSED,
+                   int w ALGO_UNUSED)
 {
-    (void)round;
-    (void)phase;
-    (void)w;
     state *st = m;
     const int64_t d = st->env->d;
     const int n = g->n;
@@ -276,10 +273,8 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
 
 /* The round is counted: the gain series, the search at an epoch boundary
  * and the next round's decision. */
-static void h_counted(void *m, const algo_group *g, int64_t round)
+static void h_counted(void *m, const algo_group *g ALGO_UNUSED, int64_t round ALGO_UNUSED)
 {
-    (void)g;
-    (void)round;
     state *st = m;
     algo_env *env = st->env;
     double g_min = st->e_u > 0 ? st->e_min / st->e_u : 1.0;
@@ -302,9 +297,8 @@ static void h_counted(void *m, const algo_group *g, int64_t round)
 }
 
 /* Every member's round is over: the decision takes effect. */
-static void h_over(void *m, int64_t round)
+static void h_over(void *m, int64_t round ALGO_UNUSED)
 {
-    (void)round;
     state *st = m;
     st->mode = st->next_mode;
     double th = theta_used(st, st->mode);
@@ -315,9 +309,8 @@ static void h_over(void *m, int64_t round)
 }
 
 /* A rejoining worker starts with a fresh sgd state and zero residuals. */
-static void h_join(void *m, int j, int sender)
+static void h_join(void *m, int j, int sender ALGO_UNUSED)
 {
-    (void)sender;
     state *st = m;
     const size_t bytes = (size_t)st->env->d * sizeof(float);
     algo_optim_reset(st->wopt[j]);
@@ -358,47 +351,28 @@ static void destroy(void *p)
     free(st);
 }
 
-static int bad(const cfg_config *cfg, const char *key, const char *what, double v, sim_err *err)
-{
-    return cfg_error(cfg, "algorithm", key, SIM_ECONFIG, err, "must be %s, got %g", what,
-                            v);
-}
-
 static int read_keys(state *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = cfg_get_double(cfg, "algorithm", "theta_min", &st->theta_min, err);
+    int rc = algo_key_double(cfg, "theta_min", 0, 1, "(]", &st->theta_min, err);
     if (!rc)
         rc = cfg_get_double(cfg, "algorithm", "theta_max", &st->theta_max, err);
+    if (!rc && !(st->theta_max > 0 && st->theta_max <= st->theta_min))
+        return cfg_error(cfg, "algorithm", "theta_max", SIM_ECONFIG, err,
+                         "must be in (0, theta_min], got %g", st->theta_max);
     if (!rc)
         rc = cfg_get_double(cfg, "algorithm", "gain_threshold", &st->threshold, err);
     if (!rc)
-        rc = cfg_get_int(cfg, "algorithm", "window", &st->window, err);
+        rc = algo_key_int(cfg, "window", 0, INT64_MAX, &st->window, err);
     if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "ewma_alpha", &st->alpha, err);
+        rc = algo_key_double(cfg, "ewma_alpha", 0, 1, "(]", &st->alpha, err);
     if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "ct_tolerance", &st->omega, err);
+        rc = algo_key_double(cfg, "cf_step", 0, 1, "()", &st->cf_step, err);
     if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "cf_step", &st->cf_step, err);
+        rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]",
+                             &st->cost_per_value, err);
     if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "compress_time_per_value",
-                                   &st->cost_per_value, err);
-    if (rc)
-        return rc;
-    if (!(st->theta_min > 0 && st->theta_min <= 1))
-        return bad(cfg, "theta_min", "in (0, 1]", st->theta_min, err);
-    if (!(st->theta_max > 0 && st->theta_max <= st->theta_min))
-        return bad(cfg, "theta_max", "in (0, theta_min]", st->theta_max, err);
-    if (st->window < 0)
-        return bad(cfg, "window", ">= 0", (double)st->window, err);
-    if (!(st->alpha > 0 && st->alpha <= 1))
-        return bad(cfg, "ewma_alpha", "in (0, 1]", st->alpha, err);
-    if (!(st->cf_step > 0 && st->cf_step < 1))
-        return bad(cfg, "cf_step", "in (0, 1)", st->cf_step, err);
-    if (!(st->cost_per_value >= 0))
-        return bad(cfg, "compress_time_per_value", ">= 0", st->cost_per_value, err);
-    if (!(st->omega >= 0))
-        return bad(cfg, "ct_tolerance", ">= 0", st->omega, err);
-    return 0;
+        rc = algo_key_double(cfg, "ct_tolerance", 0, INFINITY, "[]", &st->omega, err);
+    return rc;
 }
 
 static int create(algo_env *env, void **out, sim_err *err)
@@ -472,7 +446,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_sync_desc desc = {
         .who = "gravac", .method = st, .n_slots = 2,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER},
-        .count = ALGO_SYNC_COUNT_FIRST, .buckets = 1,
+        .count = ALGO_SYNC_COUNT_FIRST,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .counted = h_counted, .over = h_over, .join = h_join},
     };
@@ -493,22 +467,14 @@ static int start(void *p, sim_err *err)
     return algo_sync_start(st->sy, err);
 }
 
-static const float *model(void *p, float *scratch)
-{
-    (void)scratch;
-    return ((state *)p)->x;
-}
-
 const algo_vt algo_gravac = {
-    .name = "gravac",
-    .summary = "GraVAC: Top-k with error feedback, keep fraction chosen online from the gain",
-    .reference = "9",
-    .keys = keys,
+    ALGO_METHOD("gravac",
+                "GraVAC: Top-k with error feedback, keep fraction chosen online from the gain",
+                "9"),
     .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
-    .create = create,
     .destroy = destroy,
     .start = start,
-    .model = model,
+    .model = algo_method_shared_model,
     .fault = on_fault,
 };

@@ -187,7 +187,7 @@ int algo_lsgd_build(algo_lsgd *s, sim_err *err)
     algo_sync_desc desc = {
         .who = env->cfg->algorithm, .method = s, .n_slots = s->ops.contribute2 ? 2 : 1,
         .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS,
-        .span = s->H + 2, .joiner_idle = 1, .buckets = 1,
+        .span = s->H + 2, .joiner_idle = 1,
         .hooks = {.grad = h_grad, .step_done = h_step_done, .last_step = h_last_step,
                   .plan = h_plan,
                   .contribute = h_contribute, .form = h_form, .take = h_take, .join = h_join},

@@ -43,8 +43,7 @@ int algo_method_finish(void *st, int rc, void (*destroy)(void *), void **out)
     return rc;
 }
 
-const float *algo_method_shared_model(void *state, float *scratch)
+const float *algo_method_shared_model(void *state, float *scratch ALGO_UNUSED)
 {
-    (void)scratch;
     return *(float **)state;
 }

@@ -1,29 +1,21 @@
-/* What the methods share beside their drivers: the definitions of their
- * event handlers, the head of their vtables, the range checks of their
- * [algorithm] keys, the end of their constructors and the evaluated model
- * of a method with one shared model. */
+/* What the methods share beside their drivers: the head of their
+ * vtables, the range checks of their [algorithm] keys, the end of their
+ * constructors and the evaluated model of a method with one shared model. */
 #ifndef DTSIM_ALGO_METHOD_H
 #define DTSIM_ALGO_METHOD_H
 
 #include "algorithms/core/algo.h"
 
-/* A parameter that a function with a fixed signature (a handler, a
- * driver's hook) may leave unread. */
-#define ALGO_UNUSED __attribute__((unused))
-
-/* The definition (or declaration) of an engine event handler (sim_handler)
- * and of a network delivery (sim_net_deliver) named fn: the method reads
- * ctx and arg, and a delivery src and dst. */
-#define ALGO_ON_EVENT(fn)                                                                      \
-    void fn(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, void *payload ALGO_UNUSED)
-#define ALGO_ON_MESSAGE(fn)                                                                    \
-    void fn(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, int src ALGO_UNUSED,         \
-            int dst ALGO_UNUSED, double bytes ALGO_UNUSED)
-
 /* The head of a method's vtable: its name, summary and docs/algorithms.md
  * section, with its file's static `keys` table and `create`. */
 #define ALGO_METHOD(NAME, SUMMARY, REF)                                                        \
     .name = NAME, .summary = SUMMARY, .reference = REF, .keys = keys, .create = create
+
+/* The [algorithm] key row of compress_time_per_value (default 1e-9 s), its
+ * description completing "compute seconds per parameter (d_wire) ...". */
+#define ALGO_KEY_COMPRESS_TIME(WHAT)                                                           \
+    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,                     \
+     "compute seconds per parameter (d_wire) " WHAT " (>= 0)"}
 
 /* Reads the [algorithm] integer key into *out and checks lo <= *out <= hi
  * (hi = INT64_MAX: no upper bound); a value out of range is a config error

@@ -10,8 +10,7 @@
 static const cfg_key adam_keys[] = {
     {"algorithm", "freeze_step", "100000", CFG_KEY_INT, NULL,
      "rounds of dense warm-up before v is frozen and momenta go 1-bit (>= 0)"},
-    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,
-     "compute seconds per parameter (d_wire) to compress one message (>= 0)"},
+    ALGO_KEY_COMPRESS_TIME("to compress one message"),
     {0},
 };
 

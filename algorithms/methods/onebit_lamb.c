@@ -12,8 +12,7 @@
 static const cfg_key lamb_keys[] = {
     {"algorithm", "freeze_step", "100000", CFG_KEY_INT, NULL,
      "rounds of dense warm-up before v and the trust ratios are frozen (>= 0)"},
-    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,
-     "compute seconds per parameter (d_wire) to compress one message (>= 0)"},
+    ALGO_KEY_COMPRESS_TIME("to compress one message"),
     {"algorithm", "coeff_beta", "0.9", CFG_KEY_DOUBLE, NULL,
      "EWMA rate of the warm-up trust ratio c_l, in [0, 1)"},
     {"algorithm", "factor_max", "4.0", CFG_KEY_DOUBLE, NULL,

@@ -1,6 +1,7 @@
 /* The 1-bit round (onebit_round.h). */
 #include "algorithms/methods/onebit_round.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,10 +71,9 @@ static int h_plan(void *m, int64_t round, int *slots)
 
 /* The size of w's message in round k's group (a 1-bit phase message
  * depends on the partition), also when it re-enters a smaller one. */
-static void h_reenter(void *m, int w, int64_t round, int phase, algo_sync_msg *msg)
+static void h_reenter(void *m, int w ALGO_UNUSED, int64_t round, int phase ALGO_UNUSED,
+                      algo_sync_msg *msg)
 {
-    (void)w;
-    (void)phase;
     algo_obit *st = m;
     msg->bytes = dense(st, round) ? st->env->msg_bytes
                                   : phase_bytes(st, algo_sync_group(st->sy, round)->n);
@@ -94,9 +94,8 @@ static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg
 
 /* Phase 1: the 1-bit all-reduce of the members' momenta; the last phase:
  * the update (the warm-up's: the optimizer step on the mean gradient). */
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w ALGO_UNUSED)
 {
-    (void)w;
     algo_obit *st = m;
     algo_env *env = st->env;
     if (dense(st, round)) {
@@ -159,17 +158,11 @@ void algo_obit_destroy(void *p)
 
 static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = cfg_get_int(cfg, "algorithm", "freeze_step", &st->freeze_step, err);
+    int rc = algo_key_int(cfg, "freeze_step", 0, INT64_MAX, &st->freeze_step, err);
     if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "compress_time_per_value", &st->cost, err);
+        rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]", &st->cost, err);
     if (rc)
         return rc;
-    if (st->freeze_step < 0)
-        return cfg_error(cfg, "algorithm", "freeze_step", SIM_ECONFIG, err,
-                                "must be >= 0, got %lld", (long long)st->freeze_step);
-    if (!(st->cost >= 0))
-        return cfg_error(cfg, "algorithm", "compress_time_per_value", SIM_ECONFIG, err,
-                                "must be >= 0, got %g", st->cost);
     int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
     st->cost *= (double)d_wire;
     return st->ops->read_keys ? st->ops->read_keys(st, cfg, err) : 0;
@@ -220,7 +213,7 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
         .who = st->ops->who, .method = st, .n_slots = 3,
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER,
                   [SLOT_ALLTOALL] = ALGO_SYNC_ALLTOALL},
-        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1, .buckets = 1,
+        .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
                   .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
     };
@@ -234,9 +227,3 @@ fail:
 }
 
 int algo_obit_start(void *p, sim_err *err) { return algo_sync_start(((algo_obit *)p)->sy, err); }
-
-const float *algo_obit_model(void *p, float *scratch)
-{
-    (void)scratch;
-    return ((algo_obit *)p)->x;
-}

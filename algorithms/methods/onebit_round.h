@@ -45,6 +45,7 @@
 
 #include "algorithms/compress/onebit.h"
 #include "algorithms/drivers/sync.h"
+#include "algorithms/methods/method.h"
 
 typedef struct algo_obit algo_obit;
 
@@ -64,12 +65,12 @@ typedef struct algo_obit_ops {
 } algo_obit_ops;
 
 struct algo_obit {
+    float *x;             /* the shared model (first: algo_method_shared_model) */
     const algo_obit_ops *ops;
     algo_env *env;
     int64_t freeze_step;
     double cost;          /* seconds of compression compute per step */
     algo_sync *sy;
-    float *x;
     algo_optim_state *opt;
     float *gbar;
     const float **gptr;   /* n: the members' vectors */
@@ -90,7 +91,6 @@ struct algo_obit {
 int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_err *err);
 void algo_obit_destroy(void *p);
 int algo_obit_start(void *p, sim_err *err);
-const float *algo_obit_model(void *p, float *scratch);
 void algo_obit_fault(void *p, const algo_fault *ev);
 
 /* A 1-bit method's vtable (state: algo_obit *). */
@@ -98,8 +98,8 @@ void algo_obit_fault(void *p, const algo_fault *ev);
     {                                                                                          \
         .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS,                      \
         .supports_bucket = 1, .server = ALGO_SERVER_PS, .optimizer = OPTIM, .create = CREATE,  \
-        .destroy = algo_obit_destroy, .start = algo_obit_start, .model = algo_obit_model,      \
-        .fault = algo_obit_fault,                                                              \
+        .destroy = algo_obit_destroy, .start = algo_obit_start,                                \
+        .model = algo_method_shared_model, .fault = algo_obit_fault,                           \
     }
 
 #endif

@@ -48,9 +48,8 @@ static int h_step_done(void *m, int i)
 }
 
 /* Steps 2-3 of the sync: buf_i from z, the result of the previous round. */
-static void h_contribute(void *m, int i, int64_t round, int phase, algo_sync_msg *msg)
+static void h_contribute(void *m, int i, int64_t round, int phase ALGO_UNUSED, algo_sync_msg *msg)
 {
-    (void)phase;
     overlap *s = m;
     float *x = s->env->w[i].x, *buf = s->buf + (int64_t)i * s->d;
     const float a = (float)s->alpha, b = 1.0f - a;
@@ -73,11 +72,9 @@ static void h_contribute(void *m, int i, int64_t round, int phase, algo_sync_msg
     msg->bytes = s->env->msg_bytes;
 }
 
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w)
+static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED, int phase ALGO_UNUSED,
+                   int w ALGO_UNUSED)
 {
-    (void)round;
-    (void)phase;
-    (void)w;
     overlap *s = m;
     for (int r = 0; r < g->n; r++)
         s->ptrs[r] = s->buf + (int64_t)g->members[r] * s->d;
@@ -176,7 +173,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     algo_sync_desc desc = {
         .who = "overlap_local_sgd", .method = s, .n_slots = 1,
         .slots = {ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS, .span = s->tau + 2,
-        .joiner_idle = 1, .background = 1, .buckets = 1,
+        .joiner_idle = 1, .background = 1,
         .hooks = {.step_done = h_step_done, .contribute = h_contribute,
                   .form = h_form, .join = h_join},
     };
