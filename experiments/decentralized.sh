@@ -135,6 +135,18 @@ for cmp in dpsgd,ad_psgd dpsgd,swarm_sgd ad_psgd,swarm_sgd; do
     --compare algorithm.name=$cmp
 done
 $DTSIM report "$OUT/async.db" --aggregate --target train_loss=0.6 --compare workers.stragglers=0,1
+grp="r.algorithm || ' s' || (select value from params s where s.run_id = r.id
+  and s.key = 'workers.stragglers')"
+pairs='dpsgd s0,ad_psgd s1;dpsgd s0,swarm_sgd s1'
+echo "-- with the straggler against dpsgd without: final train loss"
+ci "$OUT/async.db" "select $grp, r.final_train_loss from runs r where r.status = 'done'
+   order by r.id" -v cmp="$pairs"
+echo "-- final test accuracy"
+ci "$OUT/async.db" "select $grp, r.final_test_accuracy from runs r where r.status = 'done'
+   order by r.id" -v cmp="$pairs"
+echo "-- applied updates (iterations)"
+ci "$OUT/async.db" "select $grp, r.iterations from runs r where r.status = 'done'
+   order by r.id" -v fmt=%.1f
 $DTSIM plot "$OUT/async.db" --y train_loss --x sim_time --by algorithm \
   --where "r.id IN (SELECT run_id FROM params WHERE key = 'workers.stragglers' AND value = '1')" \
   --title "16 workers on a ring, worker 0 10x slower ($S seeds)" -o docs/async_straggler.png

@@ -35,8 +35,8 @@ ci() { # DB SQL [AWK-ARGS...]: "group|value" rows -> mean +- 95% interval
   sqlite3 -list "$db" "$sql" | awk -f experiments/ci.awk "$@"
 }
 sw() { # SEEDS INI SWEEP-ARGS...: a sweep over seeds 1..SEEDS (or $SEEDS)
-  n=${SEEDS:-$1}; x=$2; shift 2
-  [ "$RUN" = 0 ] || "$D" sweep "$x" --quiet --jobs "$JOBS" --seeds 1-$n "$@"
+  sw_n=${SEEDS:-$1}; sw_x=$2; shift 2
+  [ "$RUN" = 0 ] || "$D" sweep "$sw_x" --quiet --jobs "$JOBS" --seeds 1-$sw_n "$@"
 }
 by_name() { # DB COLUMN PAIRS [FMT]: COLUMN of the runs per experiment.name
   ci "$1" "select r.name, r.$2 from runs r where r.status = 'done' order by r.id" \
