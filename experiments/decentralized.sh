@@ -11,7 +11,9 @@
 #   experiments/decentralized.sh [OUT]      (default OUT = results-decentralized)
 # DTSIM names the binary (default build/dtsim); JOBS the parallel runs (2);
 # SEEDS the seed count; WHICH the entries to run (default "1 2 3 4 5");
-# RUN=0 only redraws and reprints from the databases already in OUT.
+# RUN=0 only redraws and reprints from the databases already in OUT;
+# RUN=resume adds runs to them (a sweep skips the runs already done), so
+# SEEDS=1, then 2, ... runs the seeds one at a time over every configuration.
 set -e
 cd "$(dirname "$0")/.."
 DTSIM=${DTSIM:-build/dtsim}
@@ -31,7 +33,7 @@ has() { case " $WHICH " in *" $1 "*) return 0;; esac; return 1; }
 
 if has 1; then
 echo "== 1. asgd vs allreduce_sgd, 8 workers, worker 0 4x slower"
-[ "$RUN" = 0 ] || rm -f "$OUT/sync_async.db"
+[ "$RUN" != 1 ] || rm -f "$OUT/sync_async.db"
 sw experiments/sync_vs_async.ini --db "$OUT/sync_async.db" --grid algorithm.name=allreduce_sgd,asgd
 $DTSIM report "$OUT/sync_async.db" --aggregate --target test_accuracy=0.7 \
   --compare algorithm.name=allreduce_sgd,asgd
@@ -41,7 +43,7 @@ fi
 
 if has 2; then
 echo "== 2. DecentLaM vs DmSGD vs PmSGD vs D-PSGD, Dirichlet(0.1), ring of 16"
-[ "$RUN" = 0 ] || rm -f "$OUT/decentlam.db"
+[ "$RUN" != 1 ] || rm -f "$OUT/decentlam.db"
 for b in 16 64 256; do
   lr=$(awk "BEGIN { print 0.0025 * $b / 16 }")
   sw experiments/decentlam_batch.ini --db "$OUT/decentlam.db" \
@@ -62,7 +64,7 @@ fi
 
 if has 3; then
 echo "== 3. consensus distance on ring, torus, exponential, complete; n = 16, 32, 64"
-[ "$RUN" = 0 ] || rm -f "$OUT/consensus.db"
+[ "$RUN" != 1 ] || rm -f "$OUT/consensus.db"
 sw experiments/consensus_topologies.ini --db "$OUT/consensus.db" \
   --set workers.count=16 --grid "topology.graph=ring,torus(4, 4),exponential,complete"
 sw experiments/consensus_topologies.ini --db "$OUT/consensus.db" \
@@ -93,7 +95,7 @@ fi
 
 if has 4; then
 echo "== 4. consensus control: the same budget in phase 1 or in phase 3"
-[ "$RUN" = 0 ] || rm -f "$OUT/control.db"
+[ "$RUN" != 1 ] || rm -f "$OUT/control.db"
 ctl() { # NAME SET...
   name=$1; shift
   sw experiments/consensus_control.ini --db "$OUT/control.db" --set experiment.name=$name "$@"
@@ -127,7 +129,7 @@ fi
 
 if has 5; then
 echo "== 5. ad_psgd and swarm_sgd against dpsgd, one worker 10x slower"
-[ "$RUN" = 0 ] || rm -f "$OUT/async.db"
+[ "$RUN" != 1 ] || rm -f "$OUT/async.db"
 sw experiments/async_straggler.ini --db "$OUT/async.db" \
   --grid algorithm.name=dpsgd,ad_psgd,swarm_sgd --grid workers.stragglers=1,0
 for cmp in dpsgd,ad_psgd dpsgd,swarm_sgd ad_psgd,swarm_sgd; do

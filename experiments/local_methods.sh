@@ -17,8 +17,11 @@
 #   experiments/local_methods.sh [BUILD_DIR] [OUT_DIR] [EXPERIMENT...]
 # Default: build, results-local, all five (about 60 minutes on the 2-core
 # machine at load 2-3, JOBS=2). JOBS: the parallel runs (2); SEEDS: one
-# seed count for every configuration instead (a quick check); RUN=0 only
-# redraws and reprints from the databases already in OUT_DIR.
+# seed count for every configuration instead (a quick check); UPTO: at
+# most this many seeds; RUN=0 only redraws and reprints from the
+# databases already in OUT_DIR; RUN=resume adds runs to them (a sweep
+# skips the runs already done), so UPTO=1, then 2, ... runs the seeds one
+# at a time over every configuration.
 set -e
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -36,6 +39,7 @@ ci() { # DB SQL [AWK-ARGS...]: "group|value" rows -> mean +- 95% interval
 }
 sw() { # SEEDS INI SWEEP-ARGS...: a sweep over seeds 1..SEEDS (or $SEEDS)
   sw_n=${SEEDS:-$1}; sw_x=$2; shift 2
+  [ -n "$UPTO" ] && [ "$UPTO" -lt "$sw_n" ] && sw_n=$UPTO
   [ "$RUN" = 0 ] || "$D" sweep "$sw_x" --quiet --jobs "$JOBS" --seeds 1-$sw_n "$@"
 }
 by_name() { # DB COLUMN PAIRS [FMT]: COLUMN of the runs per experiment.name
@@ -45,7 +49,7 @@ by_name() { # DB COLUMN PAIRS [FMT]: COLUMN of the runs per experiment.name
 
 adaptive() {
   DB="$O/local_adaptive.db"
-  [ "$RUN" = 0 ] || rm -f "$DB"
+  [ "$RUN" != 1 ] || rm -f "$DB"
   X=experiments/local_adaptive.ini
   sw 10 $X --db "$DB" --set algorithm.name=adaptive_local_sgd \
       --set algorithm.eta=0.5 --set algorithm.max_batch=256 --set experiment.name=adaptive
@@ -64,7 +68,7 @@ adaptive() {
 
 slowmo() {
   DB="$O/slowmo.db"
-  [ "$RUN" = 0 ] || rm -f "$DB"
+  [ "$RUN" != 1 ] || rm -f "$DB"
   X=experiments/slowmo.ini
   s() { # NAME SET...
     name=$1; shift
@@ -99,7 +103,7 @@ slowmo() {
       --title "BMUF (block momentum 0.875, block lr 1) vs SlowMo and Local SGD, tau = 12 ($k seeds)" \
       -o docs/slowmo_bmuf.png
   DB2="$O/slowmo_beta.db"
-  [ "$RUN" = 0 ] || rm -f "$DB2"
+  [ "$RUN" != 1 ] || rm -f "$DB2"
   for n in 8 32; do
     sw 10 $X --db "$DB2" --set workers.count=$n \
         --set algorithm.batch=16 --grid algorithm.slow_momentum=0,0.2,0.5,0.7
@@ -122,7 +126,7 @@ slowmo() {
 
 overlap() {
   DB="$O/overlap.db"
-  [ "$RUN" = 0 ] || rm -f "$DB"
+  [ "$RUN" != 1 ] || rm -f "$DB"
   X=experiments/overlap_local.ini
   for tau in 2 4; do
     sw 5 $X --db "$DB" --set algorithm.local_steps=$tau \
@@ -151,7 +155,7 @@ overlap() {
 
 postlocal() {
   DB="$O/post_local.db"
-  [ "$RUN" = 0 ] || rm -f "$DB"
+  [ "$RUN" != 1 ] || rm -f "$DB"
   X=experiments/post_local.ini
   sw 10 $X --db "$DB" --set experiment.name=post_local_sgd
   sw 10 $X --db "$DB" --set algorithm.name=allreduce_sgd --set experiment.name=allreduce_sgd
@@ -173,7 +177,7 @@ postlocal() {
 
 momentum() {
   DB="$O/momentum_consensus.db"
-  [ "$RUN" = 0 ] || rm -f "$DB"
+  [ "$RUN" != 1 ] || rm -f "$DB"
   X=experiments/momentum_consensus.ini
   for n in 8 16 32 64; do
     case $n in 8) t="torus(2, 4)";; 16) t="torus(4, 4)";; 32) t="torus(4, 8)";; 64) t="torus(8, 8)";; esac
