@@ -171,7 +171,7 @@ postlocal() {
      and m.test_accuracy is not null and m.epoch <= 4 order by m.epoch desc limit 1)
      from runs r where r.status = 'done' and r.name = 'post_local_sgd' order by r.id"
   "$D" plot "$DB" --y test_accuracy --x epoch --by name \
-      --title "Post-local SGD (H = 16 from epoch 4) vs synchronous SGD, global batch 1024 (${SEEDS:-10} or ${SEEDS:-5} seeds)" \
+      --title "Post-local SGD (H = 16 from epoch 4) vs all-reduce, batch 1024 (${SEEDS:-10} or ${SEEDS:-5} seeds)" \
       -o docs/post_local.png
 }
 
