@@ -149,7 +149,7 @@ overlap() {
   echo "-- final train loss"; by_name "$DB" final_train_loss "$p"
   echo "-- final test accuracy"; by_name "$DB" final_test_accuracy "$p"
   "$D" plot "$DB" --y test_accuracy --x sim_time --by name \
-      --logx --title "Overlap-Local-SGD vs Local SGD, 1 Gbps, 4 MB model, stragglers (${SEEDS:-5} seeds)" \
+      --logx --title "Overlap-Local-SGD vs Local SGD, 1 Gbps, 4 MB, stragglers (${SEEDS:-5} seeds)" \
       -o docs/overlap_local.png
 }
 
