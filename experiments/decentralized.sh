@@ -29,6 +29,10 @@ ci() { # DB SQL [AWK-ARGS...]: "group|value" rows -> mean +- 95% interval
   sqlite3 -list "$db" "$sql" | awk -f experiments/ci.awk "$@"
 }
 sw() { [ "$RUN" = 0 ] || $DTSIM sweep "$@" --jobs "$JOBS" --quiet --seeds 1-$S; }
+nseeds() { # DB [CONDITION]: the fewest seeds of any configuration (figure titles)
+  sqlite3 "$1" "select min(c) from (select count(*) c from runs r where r.status = 'done'
+    ${2:+and $2} group by replace(r.config, 'seed = ' || r.seed || char(10), ''))"
+}
 has() { case " $WHICH " in *" $1 "*) return 0;; esac; return 1; }
 
 if has 1; then
@@ -38,7 +42,7 @@ sw experiments/sync_vs_async.ini --db "$OUT/sync_async.db" --grid algorithm.name
 $DTSIM report "$OUT/sync_async.db" --aggregate --target test_accuracy=0.7 \
   --compare algorithm.name=allreduce_sgd,asgd
 $DTSIM plot "$OUT/sync_async.db" --y test_accuracy --by algorithm \
-  --title "allreduce_sgd vs asgd, 8 workers, worker 0 4x slower ($S seeds)" -o docs/sync_vs_async.png
+  --title "allreduce_sgd vs asgd, 8 workers, worker 0 4x slower ($(nseeds "$OUT/sync_async.db") seeds)" -o docs/sync_vs_async.png
 fi
 
 if has 2; then
@@ -57,7 +61,7 @@ done
 for b in 16 256; do
   $DTSIM plot "$OUT/decentlam.db" --y test_accuracy --x epoch --by algorithm \
     --where "r.id IN (SELECT run_id FROM params WHERE key = 'algorithm.batch' AND value = '$b')" \
-    --title "Dirichlet(0.1) Fashion-MNIST, ring of 16, batch $b per worker ($S seeds)" \
+    --title "Dirichlet(0.1) Fashion-MNIST, ring of 16, batch $b per worker ($(nseeds "$OUT/decentlam.db") seeds)" \
     -o docs/decentlam_batch$b.png
 done
 fi
@@ -88,7 +92,7 @@ ci "$OUT/consensus.db" "select $grp, r.final_test_accuracy from runs r
   -v cmp='16 complete,16 ring;32 complete,32 ring;64 complete,64 ring'
 for n in 16 32 64; do
   $DTSIM plot "$OUT/consensus.db" --y consensus_distance --x epoch --by topology.graph \
-    --where "r.n_workers = $n" --title "consensus distance, dmsgd (ATC), $n workers ($S seeds)" \
+    --where "r.n_workers = $n" --title "consensus distance, dmsgd (ATC), $n workers ($(nseeds "$OUT/consensus.db" "r.n_workers = $n") seeds)" \
     -o docs/consensus_n$n.png
 done
 fi
@@ -122,9 +126,9 @@ ci "$OUT/control.db" "select r.name, (select avg(consensus_distance) from metric
    where m.run_id = r.id and m.epoch > 0.2 and m.epoch < 2) from runs r
    where r.status = 'done' order by r.id" -v fmt=%.3f
 $DTSIM plot "$OUT/control.db" --y consensus_distance --x epoch --by name --logy \
-  --title "consensus control, ring of 32, mlp(64), $S seeds (0 not drawn)" -o docs/consensus_control_xi.png
+  --title "consensus control, ring of 32, mlp(64), $(nseeds "$OUT/control.db") seeds (0 not drawn)" -o docs/consensus_control_xi.png
 $DTSIM plot "$OUT/control.db" --y test_accuracy --x epoch --by name \
-  --title "consensus control, ring of 32, mlp(64) ($S seeds)" -o docs/consensus_control_acc.png
+  --title "consensus control, ring of 32, mlp(64) ($(nseeds "$OUT/control.db") seeds)" -o docs/consensus_control_acc.png
 fi
 
 if has 5; then
@@ -151,5 +155,5 @@ ci "$OUT/async.db" "select $grp, r.iterations from runs r where r.status = 'done
    order by r.id" -v fmt=%.1f
 $DTSIM plot "$OUT/async.db" --y train_loss --x sim_time --by algorithm \
   --where "r.id IN (SELECT run_id FROM params WHERE key = 'workers.stragglers' AND value = '1')" \
-  --title "16 workers on a ring, worker 0 10x slower ($S seeds)" -o docs/async_straggler.png
+  --title "16 workers on a ring, worker 0 10x slower ($(nseeds "$OUT/async.db") seeds)" -o docs/async_straggler.png
 fi

@@ -42,6 +42,10 @@ sw() { # SEEDS INI SWEEP-ARGS...: a sweep over seeds 1..SEEDS (or $SEEDS)
   [ -n "$UPTO" ] && [ "$UPTO" -lt "$sw_n" ] && sw_n=$UPTO
   [ "$RUN" = 0 ] || "$D" sweep "$sw_x" --quiet --jobs "$JOBS" --seeds 1-$sw_n "$@"
 }
+nseeds() { # DB [CONDITION]: the fewest seeds of any configuration (figure titles)
+  sqlite3 "$1" "select min(c) from (select count(*) c from runs r where r.status = 'done'
+    ${2:+and $2} group by replace(r.config, 'seed = ' || r.seed || char(10), ''))"
+}
 by_name() { # DB COLUMN PAIRS [FMT]: COLUMN of the runs per experiment.name
   ci "$1" "select r.name, r.$2 from runs r where r.status = 'done' order by r.id" \
       -v cmp="$3" -v fmt="${4:-%.4f}"
@@ -63,7 +67,7 @@ adaptive() {
   echo "-- simulated s"; by_name "$DB" sim_time "$p" %.3f
   echo "-- iterations"; by_name "$DB" iterations "$p" %.1f
   "$D" plot "$DB" --y train_loss --x sim_time --by name --logy \
-      --title "Adaptive vs constant local batch (H = 4), ${SEEDS:-10} seeds" -o docs/local_adaptive.png
+      --title "Adaptive vs constant local batch (H = 4), $(nseeds "$DB") seeds" -o docs/local_adaptive.png
 }
 
 slowmo() {
@@ -91,7 +95,7 @@ slowmo() {
   p="$p;slowmo_b0.5,bmuf_classic_m0;slowmo_b0.5,bmuf_nesterov_m0;slowmo_b0.5,bmuf_classic;slowmo_b0.5,bmuf_nesterov"
   echo "-- final train loss"; by_name "$DB" final_train_loss "$p"
   echo "-- final test accuracy"; by_name "$DB" final_test_accuracy "$p"
-  k=${SEEDS:-5}
+  k=$(nseeds "$DB")
   "$D" plot "$DB" --y train_loss --x iteration --by name --logy \
       --where "r.name NOT LIKE 'bmuf%'" \
       --title "SlowMo vs its bases, tau = 12, 8 workers, mlp(64) ($k seeds)" -o docs/slowmo.png
@@ -100,7 +104,7 @@ slowmo() {
       --title "SlowMo vs its bases, tau = 12, 8 workers: simulated time ($k seeds)" -o docs/slowmo_time.png
   "$D" plot "$DB" --y train_loss --x iteration --by name --logy \
       --where "r.name LIKE 'bmuf%' OR r.name IN ('local_sgd', 'slowmo_b0.5')" \
-      --title "BMUF (block momentum 0.875, block lr 1) vs SlowMo and Local SGD, tau = 12 ($k seeds)" \
+      --title "BMUF (block momentum 0.875, block lr 1) vs SlowMo, Local SGD ($k seeds)" \
       -o docs/slowmo_bmuf.png
   DB2="$O/slowmo_beta.db"
   [ "$RUN" != 1 ] || rm -f "$DB2"
@@ -115,8 +119,8 @@ slowmo() {
   done
   "$D" report "$DB2" --aggregate --columns workers.count \
       --compare algorithm.slow_momentum=0.2,0.5 | sed -n '/^ *statistic\|diff\|verdict/,$p'
-  k=${SEEDS:-10}
   for n in 8 32; do
+    k=$(nseeds "$DB2" "r.n_workers = $n")
     "$D" plot "$DB2" --y train_loss --x epoch --by algorithm.slow_momentum --logy \
         --where "r.n_workers = $n" \
         --title "SlowMo over Local SGD, tau = 12, n = $n: beta (fairseq: $([ $n = 8 ] && echo 0 || echo 0.2)), $k seeds" \
@@ -149,7 +153,7 @@ overlap() {
   echo "-- final train loss"; by_name "$DB" final_train_loss "$p"
   echo "-- final test accuracy"; by_name "$DB" final_test_accuracy "$p"
   "$D" plot "$DB" --y test_accuracy --x sim_time --by name \
-      --logx --title "Overlap-Local-SGD vs Local SGD, 1 Gbps, 4 MB, stragglers (${SEEDS:-5} seeds)" \
+      --logx --title "Overlap-Local-SGD vs Local SGD, 1 Gbps, 4 MB, stragglers ($(nseeds "$DB") seeds)" \
       -o docs/overlap_local.png
 }
 
@@ -171,7 +175,7 @@ postlocal() {
      and m.test_accuracy is not null and m.epoch <= 4 order by m.epoch desc limit 1)
      from runs r where r.status = 'done' and r.name = 'post_local_sgd' order by r.id"
   "$D" plot "$DB" --y test_accuracy --x epoch --by name \
-      --title "Post-local SGD (H = 16 from epoch 4) vs all-reduce, batch 1024 (${SEEDS:-10} or ${SEEDS:-5} seeds)" \
+      --title "Post-local SGD (H = 16 from epoch 4) vs all-reduce, batch 1024 (${SEEDS:-10}/${SEEDS:-5} seeds)" \
       -o docs/post_local.png
 }
 
@@ -208,7 +212,7 @@ momentum() {
   for g in ring torus; do
     "$D" plot "$DB" --y test_accuracy --x iteration --by algorithm \
         --where "r.n_workers = 64 AND r.id IN (SELECT run_id FROM params WHERE key = 'topology.graph' AND value LIKE '$g%')" \
-        --title "n = 64, $g; momentum_consensus [U: omega = 0.5, overlap = true] (${SEEDS:-5} seeds)" \
+        --title "n = 64, $g; momentum_consensus [U: omega 0.5, overlap] ($(nseeds "$DB" "r.n_workers = 64") seeds)" \
         -o docs/momentum_consensus_$g.png
   done
 }
