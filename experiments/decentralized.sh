@@ -23,16 +23,8 @@ OUT=${1:-results-decentralized}
 WHICH=${WHICH:-1 2 3 4 5}
 RUN=${RUN:-1}
 mkdir -p "$OUT" docs
-q() { sqlite3 -column -header "$@"; }
-ci() { # DB SQL [AWK-ARGS...]: "group|value" rows -> mean +- 95% interval
-  db=$1; sql=$2; shift 2
-  sqlite3 -list "$db" "$sql" | awk -f experiments/ci.awk "$@"
-}
 sw() { [ "$RUN" = 0 ] || $DTSIM sweep "$@" --jobs "$JOBS" --quiet --seeds 1-$S; }
-nseeds() { # DB [CONDITION]: the fewest seeds of any configuration (figure titles)
-  sqlite3 "$1" "select min(c) from (select count(*) c from runs r where r.status = 'done'
-    ${2:+and $2} group by replace(r.config, 'seed = ' || r.seed || char(10), ''))"
-}
+. experiments/seeds.sh
 has() { case " $WHICH " in *" $1 "*) return 0;; esac; return 1; }
 
 if has 1; then

@@ -32,20 +32,12 @@ JOBS=${JOBS:-2}
 RUN=${RUN:-1}
 mkdir -p "$O"
 D="$B/dtsim"
-q() { sqlite3 -column -header "$@"; }
-ci() { # DB SQL [AWK-ARGS...]: "group|value" rows -> mean +- 95% interval
-  db=$1; sql=$2; shift 2
-  sqlite3 -list "$db" "$sql" | awk -f experiments/ci.awk "$@"
-}
 sw() { # SEEDS INI SWEEP-ARGS...: a sweep over seeds 1..SEEDS (or $SEEDS)
   sw_n=${SEEDS:-$1}; sw_x=$2; shift 2
   [ -n "$UPTO" ] && [ "$UPTO" -lt "$sw_n" ] && sw_n=$UPTO
   [ "$RUN" = 0 ] || "$D" sweep "$sw_x" --quiet --jobs "$JOBS" --seeds 1-$sw_n "$@"
 }
-nseeds() { # DB [CONDITION]: the fewest seeds of any configuration (figure titles)
-  sqlite3 "$1" "select min(c) from (select count(*) c from runs r where r.status = 'done'
-    ${2:+and $2} group by replace(r.config, 'seed = ' || r.seed || char(10), ''))"
-}
+. experiments/seeds.sh
 by_name() { # DB COLUMN PAIRS [FMT]: COLUMN of the runs per experiment.name
   ci "$1" "select r.name, r.$2 from runs r where r.status = 'done' order by r.id" \
       -v cmp="$3" -v fmt="${4:-%.4f}"
