@@ -7,7 +7,10 @@
 # +- the half-width of the 95% interval over seeds, and the interval of
 # each difference the text judges (report --aggregate --compare, or
 # experiments/ci.awk for statistics the report does not compute).
-# About 25 minutes on the 2-core machine at load 2-3 (5 seeds, JOBS=2).
+# Measured at 5 seeds, JOBS=2, on the 2-core development machine shared by
+# 8 engineers (load 11-35): entry 1 1.5 minutes, entry 5 6 minutes, entry 3
+# about 5 minutes a seed (12 runs, load 11-20), entries 2 and 4 about 25
+# minutes a seed each (load 17-30): some 2.5 hours in all at that load.
 #   experiments/decentralized.sh [OUT]      (default OUT = results-decentralized)
 # DTSIM names the binary (default build/dtsim); JOBS the parallel runs (2);
 # SEEDS the seed count; WHICH the entries to run (default "1 2 3 4 5");

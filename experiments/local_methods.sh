@@ -15,8 +15,10 @@
 # difference the text judges (report --aggregate --compare, or
 # experiments/ci.awk for statistics the report does not compute).
 #   experiments/local_methods.sh [BUILD_DIR] [OUT_DIR] [EXPERIMENT...]
-# Default: build, results-local, all five (about 60 minutes on the 2-core
-# machine at load 2-3, JOBS=2). JOBS: the parallel runs (2); SEEDS: one
+# Default: build, results-local, all five. Measured with JOBS=2 on the
+# 2-core development machine shared by 8 engineers (load 20-35): adaptive
+# 9 minutes, overlap 27, postlocal 30, momentum 44, slowmo about 75 (110
+# runs): some 3 hours in all at that load. JOBS: the parallel runs (2); SEEDS: one
 # seed count for every configuration instead (a quick check); UPTO: at
 # most this many seeds; RUN=0 only redraws and reprints from the
 # databases already in OUT_DIR; RUN=resume adds runs to them (a sweep
@@ -115,7 +117,7 @@ slowmo() {
     k=$(nseeds "$DB2" "r.n_workers = $n")
     "$D" plot "$DB2" --y train_loss --x epoch --by algorithm.slow_momentum --logy \
         --where "r.n_workers = $n" \
-        --title "SlowMo over Local SGD, tau = 12, n = $n: beta (fairseq: $([ $n = 8 ] && echo 0 || echo 0.2)), $k seeds" \
+        --title "SlowMo over Local SGD, tau 12, n = $n: beta (fairseq: $([ $n = 8 ] && echo 0 || echo 0.2)), $k seeds" \
         -o docs/slowmo_beta_n$n.png
   done
 }
