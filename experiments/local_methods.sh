@@ -98,7 +98,7 @@ slowmo() {
       --title "SlowMo vs its bases, tau = 12, 8 workers: simulated time ($k seeds)" -o docs/slowmo_time.png
   "$D" plot "$DB" --y train_loss --x iteration --by name --logy \
       --where "r.name LIKE 'bmuf%' OR r.name IN ('local_sgd', 'slowmo_b0.5')" \
-      --title "BMUF (block momentum 0.875, block lr 1) vs SlowMo, Local SGD ($k seeds)" \
+      --title "BMUF (block momentum 0.875, block lr 1) vs SlowMo ($k seeds)" \
       -o docs/slowmo_bmuf.png
   DB2="$O/slowmo_beta.db"
   [ "$RUN" != 1 ] || rm -f "$DB2"
