@@ -1,6 +1,7 @@
 /* Collectives as per-rank state machines driven by message deliveries (see
  * collective.h). Nothing here computes a time: every cost comes from the
- * messages sim_net carries.
+ * messages sim_net carries, or from sim_net_bulk_step for a RING round in
+ * closed form (sim/coll_ring.c; on_ring_done replays its end).
  *
  * ALLGATHER blocks: each rank's contribution is kept per round parity
  * (ag_bytes); the step-k message of rank r carries the block of rank

@@ -1,5 +1,6 @@
-/* Collectives built from point-to-point messages on sim_net, never from
- * closed formulas. One sim_coll object serves one group of ranks and is
+/* Collectives built from point-to-point messages on sim_net (a RING round
+ * alone on a uniform network is charged in closed form with the very
+ * times its messages would give: see the end). One sim_coll object serves one group of ranks and is
  * reused round after round: every rank calls sim_coll_enter once per round,
  * whenever it is ready (stragglers enter late); the rank's done callback
  * runs when that rank has what it needs (a worker waits only for that).
