@@ -18,7 +18,9 @@
  * the largest digit string 1^(k-z) 0^z: the smallest such z. After
  * k >= n-1 steps every rank reaches g, and z = (r - g) mod n orders the
  * ranks, largest z first. The completions follow the same rule one step
- * later, so the callbacks run for g-1, g-2, ..., g+1 and then g. */
+ * later, so the callbacks run for g-1, g-2, ..., g+1 and then g: at the
+ * step's first delivery nobody completes, each later one completes one
+ * rank, and the last (message g -> g+1) two, the receiver g+1 first. */
 #include "sim/coll_ring.h"
 
 #include <stdlib.h>
@@ -34,6 +36,7 @@ struct coll_ring {
     double bytes;
     int last;        /* the last rank to enter */
     int counted;     /* the withdrawn first step had counted its sends */
+    int engaged_last; /* `last` of the round in closed form (enters go on) */
 };
 
 coll_ring *coll_ring_create(int n, const int *hosts)
@@ -99,13 +102,17 @@ int coll_ring_try(coll_ring *f, sim_net *net, sim_time *dur)
         step > (SIM_TIME_MAX - f->t) / steps / 2)
         return 0;
     *dur = step * steps;
-    return sim_net_bulk_withdraw(net, f->flow, f->n, f->t + *dur, &f->counted);
+    if (!sim_net_bulk_withdraw(net, f->flow, f->n, f->t + *dur, &f->counted))
+        return 0;
+    f->engaged_last = f->last;
+    return 1;
 }
 
-int coll_ring_settle(coll_ring *f, sim_net *net, double *msg, int64_t *steps)
+void coll_ring_settle(coll_ring *f, sim_net *net, double *msg, int64_t *steps)
 {
     *msg = f->bytes / f->n;
     *steps = ring_steps(f);
     sim_net_bulk_account(net, f->src, f->dst, f->n, *msg, *steps - f->counted, *steps);
-    return f->last;
 }
+
+int coll_ring_last(const coll_ring *f) { return f->engaged_last; }

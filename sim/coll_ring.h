@@ -21,9 +21,10 @@ int *coll_ring_flow_slot(coll_ring *f, int rank);
  * run. */
 int coll_ring_try(coll_ring *f, sim_net *net, sim_time *dur);
 /* At the round's end: the network's counters for the round, the message
- * size and step count (each rank sent steps messages of msg bytes).
- * Returns the rank that entered last, g: the callbacks run for g-1, g-2,
- * ..., g+1 (mod n), then g (coll_ring.c). */
-int coll_ring_settle(coll_ring *f, sim_net *net, double *msg, int64_t *steps);
+ * size and step count (each rank sent steps messages of msg bytes). */
+void coll_ring_settle(coll_ring *f, sim_net *net, double *msg, int64_t *steps);
+/* The rank g that entered the closed-form round last: the callbacks run
+ * for g-1, g-2, ..., g+1 (mod n), then g (coll_ring.c). */
+int coll_ring_last(const coll_ring *f);
 
 #endif

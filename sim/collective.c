@@ -100,6 +100,7 @@ struct sim_coll {
     int64_t max_round;     /* highest round any rank has entered, -1 none */
     coll_hier *hier;       /* HIER: the composite doing the work */
     coll_ring *fast;       /* RING: its closed form, NULL when flows_only */
+    int ring_next;         /* closed form: the next callback's place in the order */
     sim_time launch;       /* ns from a rank's enter to its start (collective_overhead) */
     int failed;
     sim_err err;           /* sticky failure from inside an event */
@@ -599,26 +600,54 @@ static int lists_install(sim_coll *c, int64_t k, sim_err *err)
 }
 
 /* The end of a RING round charged in closed form (sim/coll_ring.c): the
- * counters its flows would have left, then the callbacks in their order. */
+ * counters its flows would have left, then the callbacks in their order,
+ * grouped as the flows' last deliveries group them (one rank each, the
+ * last delivery two: g+1 and g). When a callback stops the engine, the
+ * ranks left wait for a continuation scheduled before any callback ran,
+ * as their deliveries would wait ahead of the callbacks' events. */
 static void on_ring_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 {
     (void)arg;
     (void)payload;
     sim_coll *c = ctx;
+    int n = c->n, z = c->ring_next, last = coll_ring_last(c->fast);
     c->inflight--;
-    double msg;
-    int64_t steps;
-    int last = coll_ring_settle(c->fast, c->net, &msg, &steps);
-    for (int r = 0; r < c->n; r++) {
-        coll_rank *R = &c->rank[r];
-        R->bytes_round = sim_fsum_repeat(R->bytes_round, msg, steps - 1);
-        R->bytes_total = sim_fsum_repeat(R->bytes_total, msg, steps - 1);
+    if (z == 0) {
+        double msg;
+        int64_t steps;
+        coll_ring_settle(c->fast, c->net, &msg, &steps);
+        for (int r = 0; r < n; r++) {
+            coll_rank *R = &c->rank[r];
+            R->bytes_round = sim_fsum_repeat(R->bytes_round, msg, steps - 1);
+            R->bytes_total = sim_fsum_repeat(R->bytes_total, msg, steps - 1);
+        }
     }
-    for (int z = 0; z < c->n; z++) {
-        int r = (int)(((int64_t)last + c->n - 1 - z) % c->n); /* sim/coll_ring.c */
-        finish(c, r, RANK_IDLE);
-        if (c->done)
-            c->done(eng, c->ctx, r);
+    sim_event_id cont = 0;
+    if (z < n - 2) {
+        cont = sim_engine_schedule(eng, 0, on_ring_done, c, 0, NULL, NULL);
+        if (!cont) {
+            fail(c, SIM_ENOMEM, "out of memory");
+            return;
+        }
+        c->inflight++;
+    }
+    while (z < n) {
+        int k = z >= n - 2 ? n - z : 1, group[2];
+        for (int i = 0; i < k; i++) {
+            group[i] = (int)(((int64_t)last + n - 1 - z - i) % n);
+            finish(c, group[i], RANK_IDLE);
+        }
+        z += k;
+        c->ring_next = z < n ? z : 0;
+        if (z == n && cont) { /* the last group: nothing left to wait */
+            sim_engine_cancel(eng, cont);
+            c->inflight--;
+            cont = 0;
+        }
+        for (int i = 0; i < k && c->done; i++)
+            c->done(eng, c->ctx, group[i]);
+        if (z < n && sim_engine_stopping(eng))
+            return; /* the continuation goes on */
     }
 }
 

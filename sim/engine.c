@@ -458,6 +458,8 @@ uint64_t sim_engine_pending_before(const sim_engine *eng, sim_time t)
 
 void sim_engine_stop(sim_engine *eng) { eng->stop = 1; }
 
+int sim_engine_stopping(const sim_engine *eng) { return eng->stop; }
+
 int sim_engine_overflowed(const sim_engine *eng) { return eng->overflowed; }
 
 uint64_t sim_engine_pending(const sim_engine *eng) { return eng->live; }

@@ -61,6 +61,8 @@ uint64_t sim_engine_run_until(sim_engine *eng, sim_time until);
 int sim_engine_overflowed(const sim_engine *eng);
 /* Makes the current run_until return after the running handler. */
 void sim_engine_stop(sim_engine *eng);
+/* 1 after sim_engine_stop until the run_until it stops returns. */
+int sim_engine_stopping(const sim_engine *eng);
 
 uint64_t sim_engine_pending(const sim_engine *eng);   /* scheduled, not cancelled */
 uint64_t sim_engine_processed(const sim_engine *eng); /* handlers run so far */
