@@ -33,6 +33,7 @@ typedef struct scen {
     double slow_rate;     /* > 0: host 1's link runs at this rate */
     sim_time bg_at;       /* > 0: host n sends bg bytes to host 0 then (ns) */
     int bg_now;           /* 1: that message goes at time 0, before the enters */
+    int stop_at;          /* > 0: the stop_at-th callback stops the engine */
 } scen;
 
 typedef struct run_log {
@@ -82,6 +83,8 @@ static void on_done(sim_engine *eng, void *c, int rank)
     cr_assert_lt(L->n_ev, MAXLOG);
     L->rank[L->n_ev] = rank;
     L->t[L->n_ev++] = sim_engine_now(eng);
+    if (L->n_ev == x->s->stop_at)
+        sim_engine_stop(eng);
     if (++x->done[rank] < x->s->rounds)
         schedule_enter(eng, x, rank, x->done[rank]);
 }
@@ -170,8 +173,14 @@ static void run(const scen *s, int flows_only, run_log *L)
         cr_assert(sim_engine_schedule(eng, s->bg_at, on_bg_time, &x, 0, NULL, NULL));
     for (int r = 0; r < s->n; r++)
         schedule_enter(eng, &x, r, 0);
-    while (sim_engine_step(eng))
-        ;
+    /* run_until returns at a stop: the log marks it (rank -1) and the run
+     * goes on */
+    while (sim_engine_pending(eng) > 0) {
+        sim_engine_run_until(eng, SIM_TIME_MAX);
+        cr_assert_lt(L->n_ev, MAXLOG);
+        L->rank[L->n_ev] = -1;
+        L->t[L->n_ev++] = sim_engine_now(eng);
+    }
     for (int r = 0; r < s->n; r++)
         cr_assert_eq(x.done[r], s->rounds, "rank %d finished %d rounds", r, x.done[r]);
     L->messages = sim_net_messages(x.net);
@@ -287,6 +296,20 @@ Test(coll_closed, ring_falls_back)
     check("a send during the round", &s, 0);
     s.sharing = SIM_SHARE_NONE;
     check("a send during the round, no sharing", &s, 0);
+}
+
+Test(coll_closed, ring_stopped_by_a_callback)
+{
+    /* a callback stops the run (a stop rule): the callbacks after it wait
+     * as the flows' later deliveries would */
+    for (int stop = 1; stop <= 9; stop += 2) {
+        scen s = {.spec = "star", .kind = SIM_COLL_RING, .n = 8, .rounds = 2,
+                  .sharing = SIM_SHARE_FAIR, .bytes = 8e6, .stop_at = stop};
+        check("stopped", &s, 1);
+    }
+    scen s = {.spec = "star", .kind = SIM_COLL_RING, .n = 2, .rounds = 2,
+              .sharing = SIM_SHARE_NONE, .bytes = 8e6, .stop_at = 1};
+    check("stopped, 2 ranks", &s, 1);
 }
 
 Test(coll_closed, tree_and_hierarchical)
