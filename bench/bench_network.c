@@ -20,7 +20,14 @@
  * Usage: bench_network [max_hosts [part [threads]]] (default 16384: smaller
  * skips the larger cases; part 1 or 2 runs that part only; threads: the
  * runs of part 2 compute gradients on that many threads, default 1, and
- * their CPU seconds are then those of all threads). */
+ * their CPU seconds are then those of all threads). Part 3 runs one
+ * lock-step fair gossip over max_hosts hosts and prints its simulated
+ * time only: the whole process that bench_simgrid times against SimGrid.
+ * Part 4: allreduce_sgd (ring all-reduce) over max_hosts workers on the
+ * star, softmax on blobs(10, 32, 100000), batch 1, compute constant(10ms),
+ * 2 iterations: each round is lock-step and alone on the network, so the
+ * ring runs in closed form (sim/coll_ring.c); CPU seconds, simulated time
+ * and events. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +217,25 @@ static const char dpsgd_ini[] = "[experiment]\nseed = 1\nmax_iterations = %d\nma
                                 "[algorithm]\nname = dpsgd\nlr = 0.05\nbatch = 16\n"
                                 "[workload]\nmodel = softmax\ndataset = %s\npartition = iid\n";
 
+static const char allreduce_ini[] = "[experiment]\nseed = 1\nmax_iterations = 2\nmax_epochs = 0\n"
+                                    "eval_every = 1000\neval_train_samples = 1000\n"
+                                    "[workers]\ncompute = constant(10ms)\n"
+                                    "[network]\ntopology = star\nlatency = 5us\n"
+                                    "bandwidth = 10Gbps\n"
+                                    "[algorithm]\nname = allreduce_sgd\nlr = 0.05\nbatch = 1\n"
+                                    "[workload]\nmodel = softmax\n"
+                                    "dataset = blobs(10, 32, 100000)\npartition = iid\n";
+
+static void bench_allreduce(int n)
+{
+    double wall, sim;
+    uint64_t events;
+    if (run_dpsgd(allreduce_ini, n, "fair", &wall, &sim, &events) == 0)
+        printf("allreduce_sgd, %d workers, 2 iterations: %.2f s CPU (data included), simulated "
+               "%.4f s, %llu events\n",
+               n, wall, sim, (unsigned long long)events);
+}
+
 static void bench_dpsgd(int max_hosts)
 {
     printf("2. D-PSGD softmax over a 10 Gb/s star (seconds include loading the data; "
@@ -252,6 +278,17 @@ int main(int argc, char **argv)
     run_threads = argc > 3 ? atoi(argv[3]) : 1;
     openblas_set_num_threads(1);
     sim_err_install_library_handlers();
+    if (part == 3) {
+        gossip_result g;
+        if (run_gossip(max_hosts, SIM_SHARE_FAIR, 0, &g))
+            return 1;
+        printf("simulated %.9f s\n", g.sim);
+        return 0;
+    }
+    if (part == 4) {
+        bench_allreduce(max_hosts);
+        return 0;
+    }
     if (part != 2)
         bench_gossip(max_hosts);
     if (part != 1)

@@ -185,7 +185,8 @@ coll_hier *coll_hier_create(sim_net *net, const sim_coll_desc *d, const int *hos
             sub[s] = hosts[h->off[s]];
         h->ctx[2 * ns] = (hier_ctx){h, -1, PHASE_RING};
         sim_coll_desc g = {.kind = SIM_COLL_RING, .n = ns, .hosts = sub,
-                           .no_launch = 1, .done = on_child_done, .ctx = &h->ctx[2 * ns]};
+                           .no_launch = 1, .flows_only = d->flows_only,
+                           .done = on_child_done, .ctx = &h->ctx[2 * ns]};
         h->ring = sim_coll_create(net, &g, err);
         if (!h->ring)
             goto fail;

@@ -1,6 +1,7 @@
 /* Collectives as per-rank state machines driven by message deliveries (see
  * collective.h). Nothing here computes a time: every cost comes from the
- * messages sim_net carries.
+ * messages sim_net carries, or from sim_net_bulk_step for a RING round in
+ * closed form (sim/coll_ring.c; on_ring_done replays its end).
  *
  * ALLGATHER blocks: each rank's contribution is kept per round parity
  * (ag_bytes); the step-k message of rank r carries the block of rank
@@ -51,6 +52,7 @@
  * complete at enter (n = 1, or no neighbours). */
 #include "sim/collective.h"
 #include "sim/coll_hier.h"
+#include "sim/coll_ring.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -97,6 +99,8 @@ struct sim_coll {
     nbr_lists pending;
     int64_t max_round;     /* highest round any rank has entered, -1 none */
     coll_hier *hier;       /* HIER: the composite doing the work */
+    coll_ring *fast;       /* RING: its closed form, NULL when flows_only */
+    int ring_next;         /* closed form: the next callback's place in the order */
     sim_time launch;       /* ns from a rank's enter to its start (collective_overhead) */
     int failed;
     sim_err err;           /* sticky failure from inside an event */
@@ -151,9 +155,12 @@ static int send_msg(sim_coll *c, int from, int to, int type, int64_t round, doub
     int hs = from == c->n ? c->ps_host : c->hosts[from];
     int hd = to == c->n ? c->ps_host : c->hosts[to];
     sim_err e;
+    int *flow = c->fast && from < c->n && c->rank[from].sent == 0
+                    ? coll_ring_flow_slot(c->fast, from)
+                    : NULL;
     c->inflight++; /* before: a delivery may come at once */
-    int rc = sim_net_send(c->net, hs, hd, bytes, on_message, c, tag_make(round, type, from, to),
-                          &e);
+    int rc = sim_net_send_flow(c->net, hs, hd, bytes, on_message, c,
+                               tag_make(round, type, from, to), flow, &e);
     if (rc) {
         c->inflight--;
         fail(c, rc, e.msg);
@@ -442,6 +449,7 @@ void sim_coll_destroy(sim_coll *c)
     lists_release(&c->slot[1]);
     lists_release(&c->pending);
     coll_hier_destroy(c->hier);
+    coll_ring_destroy(c->fast);
     free(c->hosts);
     free(c->rank);
     free(c->ag_bytes);
@@ -506,6 +514,9 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
         for (int r = 0; r < n && n > 1; r++)
             if (check_route(c, r, (r + 1) % n, err))
                 goto fail;
+        if (d->kind == SIM_COLL_RING && n > 1 && !d->flows_only &&
+            !(c->fast = coll_ring_create(n, c->hosts)))
+            goto nomem;
         if (d->kind == SIM_COLL_ALLGATHER) {
             c->ag_bytes = calloc(2 * (size_t)n, sizeof *c->ag_bytes);
             if (!c->ag_bytes)
@@ -588,6 +599,73 @@ static int lists_install(sim_coll *c, int64_t k, sim_err *err)
     return 0;
 }
 
+/* The end of a RING round charged in closed form (sim/coll_ring.c): the
+ * counters its flows would have left, then the callbacks in their order,
+ * grouped as the flows' last deliveries group them (one rank each, the
+ * last delivery two: g+1 and g). When a callback stops the engine, the
+ * ranks left wait for a continuation scheduled before any callback ran,
+ * as their deliveries would wait ahead of the callbacks' events. */
+static void on_ring_done(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
+{
+    (void)arg;
+    (void)payload;
+    sim_coll *c = ctx;
+    int n = c->n, z = c->ring_next, last = coll_ring_last(c->fast);
+    c->inflight--;
+    if (z == 0) {
+        double msg;
+        int64_t steps;
+        coll_ring_settle(c->fast, c->net, &msg, &steps);
+        for (int r = 0; r < n; r++) {
+            coll_rank *R = &c->rank[r];
+            R->bytes_round = sim_fsum_repeat(R->bytes_round, msg, steps - 1);
+            R->bytes_total = sim_fsum_repeat(R->bytes_total, msg, steps - 1);
+        }
+    }
+    sim_event_id cont = 0;
+    if (z < n - 2) {
+        cont = sim_engine_schedule(eng, 0, on_ring_done, c, 0, NULL, NULL);
+        if (!cont) {
+            fail(c, SIM_ENOMEM, "out of memory");
+            return;
+        }
+        c->inflight++;
+    }
+    while (z < n) {
+        int k = z >= n - 2 ? n - z : 1, group[2];
+        for (int i = 0; i < k; i++) {
+            group[i] = (int)(((int64_t)last + n - 1 - z - i) % n);
+            finish(c, group[i], RANK_IDLE);
+        }
+        z += k;
+        c->ring_next = z < n ? z : 0;
+        if (z == n && cont) { /* the last group: nothing left to wait */
+            sim_engine_cancel(eng, cont);
+            c->inflight--;
+            cont = 0;
+        }
+        for (int i = 0; i < k && c->done; i++)
+            c->done(eng, c->ctx, group[i]);
+        if (z < n && sim_engine_stopping(eng))
+            return; /* the continuation goes on */
+    }
+}
+
+/* After a RING enter's sends: the round in closed form when it qualifies. */
+static int ring_try_closed(sim_coll *c, sim_err *err)
+{
+    sim_time dur;
+    if (!coll_ring_try(c->fast, c->net, &dur))
+        return 0;
+    c->inflight -= c->n; /* the first step's messages, taken back */
+    if (!sim_engine_schedule(sim_net_engine(c->net), dur, on_ring_done, c, 0, NULL, NULL)) {
+        fail(c, SIM_ENOMEM, "out of memory");
+        return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
+    }
+    c->inflight++;
+    return 0;
+}
+
 static void on_launch(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 static int enter_now(sim_coll *c, int rank, double bytes, sim_err *err);
 
@@ -662,11 +740,15 @@ static int enter_now(sim_coll *c, int rank, double bytes, sim_err *err)
     R->bytes_round = 0;
     if (c->kind == SIM_COLL_ALLGATHER)
         c->ag_bytes[(round & 1) * c->n + rank] = bytes;
+    if (c->fast)
+        coll_ring_enter(c->fast, round, sim_engine_now(sim_net_engine(c->net)), rank, bytes);
     if (advance(c, rank)) {
         if (err)
             *err = c->err;
         return c->err.code;
     }
+    if (c->fast)
+        return ring_try_closed(c, err);
     if (is_complete(c, rank)) {
         finish(c, rank, RANK_PENDING);
         if (!sim_engine_schedule(sim_net_engine(c->net), 0, on_done_event, c,

@@ -1,5 +1,6 @@
-/* Collectives built from point-to-point messages on sim_net, never from
- * closed formulas. One sim_coll object serves one group of ranks and is
+/* Collectives built from point-to-point messages on sim_net (a RING round
+ * alone on a uniform network is charged in closed form with the very
+ * times its messages would give: see the end). One sim_coll object serves one group of ranks and is
  * reused round after round: every rank calls sim_coll_enter once per round,
  * whenever it is ready (stragglers enter late); the rank's done callback
  * runs when that rank has what it needs (a worker waits only for that).
@@ -41,7 +42,15 @@
  * rank of RING, TREE, ALLGATHER, REDUCE, BCAST or HIER starts its round c
  * after its sim_coll_enter (one launch per call: HIER's parts pay none);
  * PS and NEIGHBOR are point-to-point exchanges and pay none (their
- * messages pay message_overhead). */
+ * messages pay message_overhead).
+ *
+ * Closed form: a RING round whose n ranks all enter at one instant, on a
+ * network where its messages are alone on their links with equal routes
+ * and nothing else is in flight or due before the round would end, is
+ * charged as one event (sim/coll_ring.c): every time, byte and callback
+ * order is the one its 2n(n-1) flows give, to the nanosecond and the bit.
+ * Anything else (stragglers, other traffic, unequal links, faults) runs
+ * the flows. flows_only = 1 turns it off (the reference for tests). */
 #ifndef DTSIM_SIM_COLLECTIVE_H
 #define DTSIM_SIM_COLLECTIVE_H
 
@@ -74,6 +83,7 @@ typedef struct sim_coll_desc {
     const int *nbr;
     int per_node;          /* HIER: ranks per server (divides n without hosts) */
     int no_launch;         /* 1: no collective_overhead (the parts of a composite) */
+    int flows_only;        /* 1: never the closed form of a RING round (below) */
     sim_coll_done done;
     void *ctx;
 } sim_coll_desc;

@@ -87,6 +87,7 @@ struct sim_engine {
     void *advance_ctx;
     volatile int *interrupt; /* run_until returns when *interrupt */
     int overflowed; /* an event reached SIM_TIME_MAX: run_until ran no more */
+    sim_time horizon; /* the running run_until's `until`; SIM_TIME_MAX outside */
 };
 
 static inline hkey key_make(sim_time t, uint64_t seq, uint32_t s)
@@ -265,6 +266,7 @@ sim_engine *sim_engine_create(uint32_t capacity_hint)
         return NULL;
     eng->free_head = NEXT_END;
     eng->seq_limit = SEQ_LIMIT_DEFAULT;
+    eng->horizon = SIM_TIME_MAX;
     if (engine_grow(eng, capacity_hint ? capacity_hint : 1024) != 0) {
         sim_engine_destroy(eng);
         return NULL;
@@ -404,10 +406,11 @@ int sim_engine_step(sim_engine *eng)
     return 1;
 }
 
-uint64_t sim_engine_run_until(sim_engine *eng, sim_time until)
+static uint64_t run_until(sim_engine *eng, sim_time until)
 {
     uint64_t n = 0;
     eng->stop = 0;
+    eng->horizon = until;
     while (!eng->stop) {
         if (eng->interrupt && *eng->interrupt)
             break;
@@ -432,7 +435,30 @@ uint64_t sim_engine_run_until(sim_engine *eng, sim_time until)
     return n;
 }
 
+uint64_t sim_engine_run_until(sim_engine *eng, sim_time until)
+{
+    uint64_t n = run_until(eng, until);
+    eng->horizon = SIM_TIME_MAX;
+    return n;
+}
+
+sim_time sim_engine_horizon(const sim_engine *eng) { return eng->horizon; }
+
+uint64_t sim_engine_pending_before(const sim_engine *eng, sim_time t)
+{
+    uint64_t k = 0;
+    for (uint32_t i = eng->root_dead ? 1 : 0; i < eng->heap_len; i++) {
+        if (key_time(eng->heap[i]) >= t)
+            continue;
+        uint32_t nx = eng->pool[key_slot(eng->heap[i])].next;
+        k += nx == NEXT_LIVE || nx == NEXT_LIVE_PAYLOAD;
+    }
+    return k;
+}
+
 void sim_engine_stop(sim_engine *eng) { eng->stop = 1; }
+
+int sim_engine_stopping(const sim_engine *eng) { return eng->stop; }
 
 int sim_engine_overflowed(const sim_engine *eng) { return eng->overflowed; }
 

@@ -61,11 +61,19 @@ uint64_t sim_engine_run_until(sim_engine *eng, sim_time until);
 int sim_engine_overflowed(const sim_engine *eng);
 /* Makes the current run_until return after the running handler. */
 void sim_engine_stop(sim_engine *eng);
+/* 1 after sim_engine_stop until the run_until it stops returns. */
+int sim_engine_stopping(const sim_engine *eng);
 
 uint64_t sim_engine_pending(const sim_engine *eng);   /* scheduled, not cancelled */
 uint64_t sim_engine_processed(const sim_engine *eng); /* handlers run so far */
 /* Time of the next pending event, or SIM_TIME_MAX. */
 sim_time sim_engine_next_time(sim_engine *eng);
+/* Pending events (not cancelled, not the running one) due before t: a
+ * scan of the queue, for the collectives' closed form. */
+uint64_t sim_engine_pending_before(const sim_engine *eng, sim_time t);
+/* The `until` of the run_until in progress (events later than it will
+ * not run in it), SIM_TIME_MAX when none is. */
+sim_time sim_engine_horizon(const sim_engine *eng);
 
 /* A hook called whenever simulated time is about to move forward: before
  * the first event of a later time runs, and when run_until moves now to

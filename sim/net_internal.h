@@ -102,6 +102,9 @@ struct sim_net {
     int cap_flows, free_head;
     int act_head, act_tail;
     uint64_t n_active;
+    uint64_t n_inflight; /* messages sent and not yet delivered */
+    uint64_t *bulk_mark; /* net_bulk.c: per link, the check that used it */
+    uint64_t bulk_epoch;
     double *host_bytes;
     double total_bytes;
     uint64_t messages;
@@ -143,6 +146,10 @@ enum { PRED_NONE = -1, PRED_SOURCE = -2 };
 #define NET_ROUTE_CUT 1
 
 sim_time net_ns_from_s(double s);
+/* The drain delay of a transfer of s seconds (saturated, never wrapped). */
+sim_time net_drain_ns(double s);
+void net_flow_free(sim_net *net, int i);
+void net_active_unlink(sim_net *net, int i);
 int net_grow_ints(int **a, int *cap, int need);
 /* The vertex a directed link leaves from. */
 int net_link_tail(const sim_net *net, int l);

@@ -32,6 +32,13 @@ sim_time net_ns_from_s(double s)
     return (sim_time)llround(ns);
 }
 
+sim_time net_drain_ns(double s)
+{
+    /* a transfer past the clamp of net_ns_from_s saturates: the engine
+     * then fails the run (sim_engine_overflowed) instead of a wrong time */
+    return s >= 4e9 ? sim_time_from_s(s) : net_ns_from_s(s);
+}
+
 int net_grow_ints(int **a, int *cap, int need)
 {
     if (need <= *cap)
@@ -70,6 +77,7 @@ void sim_net_destroy(sim_net *net)
     if (net->has_graph)
         igraph_destroy(&net->graph);
     free(net->host_bytes);
+    free(net->bulk_mark);
     free(net);
 }
 
@@ -277,13 +285,13 @@ static int flow_alloc(sim_net *net)
     return i;
 }
 
-static void flow_free(sim_net *net, int i)
+void net_flow_free(sim_net *net, int i)
 {
     net->flows[i].next_free = net->free_head;
     net->free_head = i;
 }
 
-static void active_unlink(sim_net *net, int i)
+void net_active_unlink(sim_net *net, int i)
 {
     net_flow *f = &net->flows[i];
     if (f->prev >= 0)
@@ -323,7 +331,8 @@ static void on_deliver(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     int src = f->src, dst = f->dst;
     double bytes = f->bytes;
     /* Free first: the callback may send, and should reuse this record. */
-    flow_free(net, i);
+    net_flow_free(net, i);
+    net->n_inflight--;
     if (cb)
         cb(eng, cctx, carg, src, dst, bytes);
 }
@@ -333,10 +342,7 @@ static void on_drain(sim_engine *eng, void *ctx, uint64_t arg, void *payload);
 int net_schedule_drain(sim_net *net, int i)
 {
     net_flow *f = &net->flows[i];
-    /* a transfer past the clamp of net_ns_from_s saturates: the engine
-     * then fails the run (sim_engine_overflowed) instead of a wrong time */
-    double s = f->remaining / f->rate;
-    sim_time delay = s >= 4e9 ? sim_time_from_s(s) : net_ns_from_s(s);
+    sim_time delay = net_drain_ns(f->remaining / f->rate);
     f->ev = sim_engine_schedule(net->eng, delay, on_drain, net, (uint64_t)i, NULL, NULL);
     return f->ev ? 0 : -1;
 }
@@ -390,7 +396,7 @@ static void on_drain(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
     f->ev = 0;
     f->remaining = 0.0;
     f->last = sim_engine_now(eng);
-    active_unlink(net, fi);
+    net_active_unlink(net, fi);
     for (int h = 0; h < f->n_hops; h++)
         net->links[f->hop_link[h]].bytes += f->bytes;
     if (net->trace_fn)
@@ -540,6 +546,15 @@ static void on_resend(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 
 /* A message's start after its sender's overhead: on a route computed now,
  * or lost at once (and re-sent after a timeout) when there is none. */
+/* A message is in flight until its delivery (sim_net_send_flow). */
+static int sent(sim_net *net, int fi, int *flow)
+{
+    net->n_inflight++;
+    if (flow)
+        *flow = fi;
+    return 0;
+}
+
 static void on_start(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 {
     (void)eng;
@@ -553,6 +568,13 @@ static void on_start(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 
 int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
                  void *ctx, uint64_t arg, sim_err *err)
+{
+    return sim_net_send_flow(net, src, dst, bytes, on_delivery, ctx, arg, NULL, err);
+}
+
+int sim_net_send_flow(sim_net *net, int src, int dst, double bytes,
+                      sim_net_deliver on_delivery, void *ctx, uint64_t arg, int *flow,
+                      sim_err *err)
 {
     int rc = check_hosts(net, src, dst, err);
     if (rc)
@@ -589,15 +611,15 @@ int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver o
         f->ev = sim_engine_schedule(net->eng, net_ns_from_s(ovh), on_start, net, (uint64_t)fi,
                                     NULL, NULL);
         if (f->ev)
-            return 0;
-        flow_free(net, fi);
+            return sent(net, fi, flow);
+        net_flow_free(net, fi);
         return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
     }
     if (cut ? flow_wait_resend(net, fi, 0.0) : flow_launch(net, fi, local, path, hops)) {
-        flow_free(net, fi);
+        net_flow_free(net, fi);
         return sim_err_set(err, SIM_ENOMEM, "network: out of memory");
     }
-    return 0;
+    return sent(net, fi, flow);
 }
 
 /* Flow fi, still draining, is lost now: it leaves its links and the active
@@ -619,7 +641,7 @@ static int flow_lose(sim_net *net, int fi)
     if (f->ev)
         sim_engine_cancel(net->eng, f->ev);
     f->ev = 0;
-    active_unlink(net, fi);
+    net_active_unlink(net, fi);
     int rc = 0;
     if (net->sharing == SIM_SHARE_FAIR) {
         net_share_fresh_forget(net, fi);

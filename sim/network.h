@@ -100,6 +100,37 @@ void sim_net_destroy(sim_net *net);
 int sim_net_send(sim_net *net, int src, int dst, double bytes, sim_net_deliver on_delivery,
                  void *ctx, uint64_t arg, sim_err *err);
 
+/* sim_net_send that also gives the message's flow record (valid until it
+ * is delivered) to *flow, for sim_net_bulk_withdraw. */
+int sim_net_send_flow(sim_net *net, int src, int dst, double bytes,
+                      sim_net_deliver on_delivery, void *ctx, uint64_t arg, int *flow,
+                      sim_err *err);
+
+/* Closed form of a step (net_bulk.c), for the collectives: n messages of
+ * `bytes`, src[i] to dst[i], sent at one instant, alone on their links
+ * (no link carries two of them, nothing else in flight), each on a route
+ * with the same latency and bottleneck, deliver all at one time: the step
+ * time *step = overhead + drain + latency, as the flows would give it to
+ * the nanosecond. Returns 1 and fills *step when the network's state
+ * allows the closed form for them (non-ideal, no link down, no trace
+ * hook, single routes, bytes > 0, distinct links, equal routes); 0 when
+ * the flows must be simulated. */
+int sim_net_bulk_step(sim_net *net, const int *src, const int *dst, int n, double bytes,
+                      sim_time *step);
+/* Takes back the n messages flow[] (sent this instant by sim_net_send_flow,
+ * each a src[i] to dst[i] message of the same size) when they are the only
+ * traffic of the network and no other event is due before `until` (nor
+ * after the run's horizon): their events are cancelled and their records
+ * freed, the network's counters keep what their sends counted (*counted:
+ * 1 when they had started and were counted, 0 when still in their
+ * overhead). Returns 1 when taken, 0 (nothing changed) otherwise. */
+int sim_net_bulk_withdraw(sim_net *net, const int *flow, int n, sim_time until, int *counted);
+/* Counts what `sends` sends and `drains` drains of each of the n messages
+ * src[i] -> dst[i] of `bytes` would have counted as flows, in the same
+ * floating-point order (messages, host, total and link bytes). */
+void sim_net_bulk_account(sim_net *net, const int *src, const int *dst, int n, double bytes,
+                          int64_t sends, int64_t drains);
+
 /* The value of table t for a message of `bytes`, or `otherwise` when t
  * has no pieces. */
 double sim_net_by_size_at(const sim_net_by_size *t, double bytes, double otherwise);

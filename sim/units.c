@@ -419,3 +419,35 @@ const char *sim_suggest(const char *word, const char *known, char *buf, size_t l
         snprintf(buf, len, "did you mean '%s'? ", best);
     return buf;
 }
+
+/* Within one binade [top/2, top) of the result every sum lands on a
+ * multiple of the ulp u, and x + b rounds to x + c u with c fixed (at a
+ * tie, ties-to-even makes the increment even after the first step, and
+ * then constant): once two steps in a row moved by the same d, the steps
+ * up to the binade's end (with a margin of two) are jumped as m d, exact
+ * because the result stays a multiple of u below top. */
+double sim_fsum_repeat(double x, double b, int64_t k)
+{
+    while (k > 0) {
+        x += b;
+        k--;
+        if (k < 2 || !(x > 0.0) || !(b >= 0.0) || !isfinite(x) || !isfinite(b))
+            continue;
+        int e;
+        frexp(x, &e);
+        double top = ldexp(1.0, e);
+        double y = x + b, z = y + b;
+        double d = y - x;
+        if (z >= top || z - y != d)
+            continue;
+        if (d == 0.0)
+            return x;
+        double room = floor((top - x) / d) - 2.0;
+        if (room < 1.0)
+            continue;
+        int64_t m = room < (double)k ? (int64_t)room : k;
+        x += (double)m * d;
+        k -= m;
+    }
+    return x;
+}

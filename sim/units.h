@@ -33,6 +33,9 @@ int sim_parse_bool(const char *s, int *out, sim_err *err);
 static inline double sim_time_to_s(sim_time t) { return (double)t * 1e-9; }
 /* Rounds to the nearest ns; never negative for non-negative input. */
 sim_time sim_time_from_s(double seconds);
+/* x + b + b + ... (k additions, each rounded as the loop would round it),
+ * in O(binades crossed) for x >= 0, b >= 0 (a plain loop otherwise). */
+double sim_fsum_repeat(double x, double b, int64_t k);
 
 /* Splits "name(a, b, c)" into name and up to max_args trimmed argument
  * strings (nested parentheses are kept inside an argument). A bare "name"
