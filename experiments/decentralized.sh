@@ -44,13 +44,21 @@ if has 2; then
 echo "== 2. DecentLaM vs DmSGD vs PmSGD vs D-PSGD, Dirichlet(0.1), ring of 16"
 [ "$RUN" != 1 ] || rm -f "$OUT/decentlam.db"
 # One seed at a time: Dirichlet(0.1) gives some seeds a worker with fewer
-# samples than a batch of 256 (seed 3: 156), a configuration dtsim refuses.
+# samples than a batch of 256 (seed 3: 156), a configuration dtsim refuses;
+# the next seed then takes its place, so that every batch has S seeds.
 for b in 16 64 256; do
   lr=$(awk "BEGIN { print 0.0025 * $b / 16 }")
-  for k in $(seq 1 "$S"); do
-    [ "$RUN" = 0 ] || $DTSIM sweep experiments/decentlam_batch.ini --db "$OUT/decentlam.db" \
+  k=0
+  got=0
+  while [ "$got" -lt "$S" ] && [ "$k" -lt $((2 * S)) ]; do
+    k=$((k + 1))
+    if [ "$RUN" = 0 ] || $DTSIM sweep experiments/decentlam_batch.ini --db "$OUT/decentlam.db" \
       --jobs "$JOBS" --quiet --seeds "$k" --grid algorithm.name=decentlam,dmsgd,allreduce_sgd,dpsgd \
-      --set algorithm.batch=$b --set algorithm.lr=$lr || echo "batch $b, seed $k: not run (above)"
+      --set algorithm.batch=$b --set algorithm.lr=$lr; then
+      got=$((got + 1))
+    else
+      echo "batch $b, seed $k: not run (above); seed $((k + 1)) takes its place"
+    fi
   done
 done
 for cmp in allreduce_sgd,decentlam allreduce_sgd,dmsgd dmsgd,decentlam; do
