@@ -67,7 +67,13 @@ int sim_net_bulk_step(sim_net *net, const int *src, const int *dst, int n, doubl
     }
     double eff = sim_net_by_size_at(&net->eff_tab, bytes, net->efficiency);
     double ovh = sim_net_by_size_at(&net->ovh_tab, bytes, net->msg_overhead);
-    *step = (ovh > 0.0 ? net_ns_from_s(ovh) : 0) + net_drain_ns(bytes / eff / bn0) + lat0;
+    /* a time near the clock's end is left to the flows, which fail the run
+     * cleanly (sim_engine_overflowed) instead of wrapping here */
+    sim_time t;
+    if (__builtin_add_overflow(ovh > 0.0 ? net_ns_from_s(ovh) : 0,
+                               net_drain_ns(bytes / eff / bn0), &t) ||
+        __builtin_add_overflow(t, lat0, step))
+        return 0;
     return *step > 0;
 }
 
