@@ -11,7 +11,10 @@
  * script runs under $DTSIM_PYTHON when set, else /usr/bin/python3 (Debian's
  * interpreter, which sees python3-torch; a pyenv python3 first on PATH
  * does not), else python3. Run from the source root (meson's benchmark
- * workdir). About 20 s in all. */
+ * workdir). About 20 s in all. The BLAS kernel is pinned as the simulator
+ * pins it (wl_blas_pin, the first thing main does), so the figures are
+ * those of the kernel the simulator's gradients run on, and the kernel is
+ * printed with them. */
 #include <cblas.h>
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
@@ -20,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workloads/blas.h"
 #include "workloads/model.h"
 
 void openblas_set_num_threads(int);
@@ -193,12 +197,16 @@ static void compare_torch(double ours[N_SPECS][2])
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
+    wl_blas_pin(argv); /* re-executes once with the simulator's kernel */
     openblas_set_num_threads(1);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 1);
     printf("bench_grad: OpenBLAS single-threaded (openblas_set_num_threads(1)); random data; "
            ">= %.1f s per figure\n",
            MIN_SECONDS);
+    char blas[128];
+    wl_blas_describe(blas, sizeof blas);
+    printf("BLAS: %s\n", blas);
     printf("reference cblas_sgemm in the same run:\n");
     double ref = bench_sgemm(128, 256, 784, r);
     double big = bench_sgemm(512, 512, 512, r);
