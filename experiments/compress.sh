@@ -16,7 +16,8 @@
 # 6 epochs, about 4 s of CPU each) 33 min. About 9 minutes of CPU time in
 # all. docs/results.md's 10-seed intervals for the small effects of entries
 # 11, 12 and 14 come from SEEDS=1-10 PARTS="1 2 4" over the same OUT_DIR
-# (the 5-seed runs are skipped): 5.5 min of wall time, JOBS=2, load ~2.
+# (the 5-seed runs are skipped): 5.5 min of wall time, JOBS=2, load ~2;
+# entry 13's from SEEDS=1-10 PARTS=3 (5 min, load ~3).
 set -e
 B=${1:-build}
 O=${2:-results-compress}

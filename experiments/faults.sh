@@ -12,7 +12,9 @@
 # 120 runs, about 6 min of CPU time (its last 30 runs: 85 s of CPU, 26 min
 # of wall time); entry 17, 60 runs, 75 s of CPU (58 s user, 17 s system),
 # 16.5 min of wall time; entry 16, 70 runs of 600 simulated seconds, 14 min
-# of wall time for its last 62 runs.
+# of wall time for its last 62 runs. docs/results.md's 10-seed intervals
+# for entry 15: SEEDS=1-10 PARTS=15 over the same OUT (5 min of wall time,
+# JOBS=2, load ~3).
 set -e
 cd "$(dirname "$0")/.."
 DTSIM=${DTSIM:-build/dtsim}
