@@ -76,6 +76,18 @@ static int oracle_route(const igraph_t *g, igraph_inclist_t *inc, int src, int d
     return found ? n : -1;
 }
 
+/* Asserts that the route from s to d is the oracle's. */
+static void assert_oracle_route(sim_net *net, topo_physnet *pn, igraph_inclist_t *inc,
+                                const char *what, int s, int d)
+{
+    int a[64], b[64];
+    int na = sim_net_route_links(net, s, d, a, 64);
+    int nb = oracle_route(&pn->graph, inc, s, d, b);
+    cr_assert_eq(na, nb, "%s %d -> %d: %d vs %d hops", what, s, d, na, nb);
+    for (int i = 0; i < na; i++)
+        cr_assert_eq(a[i], b[i], "%s %d -> %d hop %d", what, s, d, i);
+}
+
 Test(net_route, same_routes_as_full_bfs)
 {
     const char *specs[] = {"star",       "ring",        "ring",         "complete",
@@ -87,16 +99,12 @@ Test(net_route, same_routes_as_full_bfs)
         sim_net *net = mk(eng, &pn, specs[k], hosts[k], 1e-6, 1e9, SIM_ROUTE_SHORTEST);
         igraph_inclist_t inc;
         igraph_inclist_init(&pn.graph, &inc, IGRAPH_ALL, IGRAPH_LOOPS_ONCE);
-        int a[64], b[64], pairs = 0;
+        int pairs = 0;
         for (int s = 0; s < pn.n_hosts; s++)
             for (int d = 0; d < pn.n_hosts; d++) {
                 if (s == d)
                     continue;
-                int na = sim_net_route_links(net, s, d, a, 64);
-                int nb = oracle_route(&pn.graph, &inc, s, d, b);
-                cr_assert_eq(na, nb, "%s %d -> %d: %d vs %d hops", specs[k], s, d, na, nb);
-                for (int i = 0; i < na; i++)
-                    cr_assert_eq(a[i], b[i], "%s %d -> %d hop %d", specs[k], s, d, i);
+                assert_oracle_route(net, &pn, &inc, specs[k], s, d);
                 pairs++;
             }
         cr_assert_eq(pairs, pn.n_hosts * (pn.n_hosts - 1));
@@ -119,17 +127,13 @@ Test(net_route, route_cache_stays_within_its_budget)
     sim_net_set_route_budget(net, budget);
     igraph_inclist_t inc;
     igraph_inclist_init(&pn.graph, &inc, IGRAPH_ALL, IGRAPH_LOOPS_ONCE);
-    int a[64], b[64], emptied = 0;
+    int emptied = 0;
     size_t last_n = 0;
     for (int s = 0; s < pn.n_hosts; s++)
         for (int d = 0; d < pn.n_hosts; d++) {
             if (s == d)
                 continue;
-            int na = sim_net_route_links(net, s, d, a, 64);
-            int nb = oracle_route(&pn.graph, &inc, s, d, b);
-            cr_assert_eq(na, nb, "%d -> %d: %d vs %d hops", s, d, na, nb);
-            for (int i = 0; i < na; i++)
-                cr_assert_eq(a[i], b[i], "%d -> %d hop %d", s, d, i);
+            assert_oracle_route(net, &pn, &inc, "torus(16, 16)", s, d);
             const route_cache *rc = &net->rc;
             size_t bytes = rc->cap * (sizeof *rc->key + sizeof *rc->off) +
                            rc->pool_cap * sizeof *rc->pool;
