@@ -3,6 +3,7 @@
  * answer however busy the machine is. */
 #include "sim/memory.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,4 +58,21 @@ const char *sim_memory_format(double bytes, char *buf, int len)
     }
     snprintf(buf, (size_t)len, "%.1f %s", bytes, unit[k]);
     return buf;
+}
+
+int sim_memory_check(double need, int code, sim_err *err, const char *fmt, ...)
+{
+    int64_t limit = sim_memory_limit();
+    if (limit < 0 || need <= (double)limit)
+        return 0;
+    char what[1024], a[32], b[32];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sim_err_set(err, code,
+                       "%s need about %s, more than the %s this machine gives"
+                       " (DTSIM_MAX_MEMORY lowers the limit)",
+                       what, sim_memory_format(need, a, sizeof a),
+                       sim_memory_format((double)limit, b, sizeof b));
 }

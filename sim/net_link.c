@@ -27,14 +27,19 @@ int net_links_mark(sim_net *net, int a, int b, int down, int *changed)
     return found;
 }
 
-int sim_net_link_is_down(const sim_net *net, int a, int b)
+/* The first directed link from vertex a to vertex b, or -1. */
+static int link_between(const sim_net *net, int a, int b)
 {
-    if (net->ideal)
-        return -1;
     for (int l = 0; l < net->n_links; l++)
         if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b)
-            return net->links[l].down;
+            return l;
     return -1;
+}
+
+int sim_net_link_is_down(const sim_net *net, int a, int b)
+{
+    int l = net->ideal ? -1 : link_between(net, a, b);
+    return l < 0 ? -1 : net->links[l].down;
 }
 
 int sim_net_link_set_rate(sim_net *net, int a, int b, double rate, sim_err *err)
@@ -64,12 +69,8 @@ int sim_net_link_set_rate(sim_net *net, int a, int b, double rate, sim_err *err)
 
 double sim_net_link_rate(const sim_net *net, int a, int b)
 {
-    if (net->ideal)
-        return -1;
-    for (int l = 0; l < net->n_links; l++)
-        if (net_link_tail(net, l) == a && net_link_tail(net, l ^ 1) == b)
-            return net->links[l].bw;
-    return -1;
+    int l = net->ideal ? -1 : link_between(net, a, b);
+    return l < 0 ? -1 : net->links[l].bw;
 }
 
 int sim_net_link_ends(const sim_net *net, int link, int *from, int *to)

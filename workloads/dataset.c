@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 
 #include "sim/memory.h"
-#include "sim/path.h"
 #include "sim/units.h"
 #include "workloads/dataset_impl.h"
 
@@ -40,29 +39,14 @@ const wl_dataset_vt *wl_dataset_find(const char *name)
     return NULL;
 }
 
-/* SIM_ECONFIG when need bytes exceed sim_memory_limit(): checked before a
- * data set's arrays (or a file's text) are allocated, so that a file too
- * large for the machine is refused with its size instead of running out of
- * memory halfway through. */
-static int size_check(double need, const char *what, sim_err *err)
-{
-    int64_t limit = sim_memory_limit();
-    if (limit < 0 || need <= (double)limit)
-        return 0;
-    char a[32], b[32];
-    return sim_err_set(err, SIM_ECONFIG,
-                       "%s need about %s, more than the %s this machine gives"
-                       " (DTSIM_MAX_MEMORY lowers the limit)",
-                       what, sim_memory_format(need, a, sizeof a),
-                       sim_memory_format((double)limit, b, sizeof b));
-}
-
+/* SIM_ECONFIG when a data set's arrays would exceed sim_memory_limit():
+ * checked before they are allocated (and before a file's text is read),
+ * so that a data set too large for the machine is refused with its size
+ * instead of running out of memory halfway through. */
 static int samples_check(const char *name, int64_t n, int dim, double need, sim_err *err)
 {
-    char what[160];
-    snprintf(what, sizeof what, "dataset '%s': %lld samples of %d features", name,
-             (long long)n, dim);
-    return size_check(need, what, err);
+    return sim_memory_check(need, SIM_ECONFIG, err, "dataset '%s': %lld samples of %d features",
+                            name, (long long)n, dim);
 }
 
 wl_dataset *wl_dataset_alloc(const char *name, int dim, int classes, int64_t n_train,
@@ -239,9 +223,8 @@ int wl_read_file(const char *path, char **text, size_t *len, sim_err *err)
         return sim_err_set(err, SIM_EINPUT, "%s: cannot open (%s)", path, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
-        char what[SIM_PATH_MAX + 64];
-        snprintf(what, sizeof what, "%s: its %lld bytes", path, (long long)st.st_size);
-        int rc = size_check((double)st.st_size, what, err);
+        int rc = sim_memory_check((double)st.st_size, SIM_ECONFIG, err, "%s: its %lld bytes",
+                                  path, (long long)st.st_size);
         if (rc) {
             fclose(f);
             return rc;
