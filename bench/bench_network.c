@@ -39,6 +39,7 @@
 #include "sim/collective.h"
 #include "sim/network.h"
 #include "topology/physnet.h"
+#include "workloads/blas.h"
 
 void openblas_set_num_threads(int num_threads);
 
@@ -273,6 +274,7 @@ static void bench_dpsgd(int max_hosts)
 
 int main(int argc, char **argv)
 {
+    wl_blas_pin(argv); /* re-executes once with the simulator's kernel */
     int max_hosts = argc > 1 ? atoi(argv[1]) : 16384;
     int part = argc > 2 ? atoi(argv[2]) : 0;
     run_threads = argc > 3 ? atoi(argv[3]) : 1;

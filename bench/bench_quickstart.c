@@ -9,9 +9,11 @@
 #include "config/config.h"
 #include "sim/err.h"
 #include "experiment/experiment.h"
+#include "workloads/blas.h"
 
 int main(int argc, char **argv)
 {
+    wl_blas_pin(argv); /* re-executes once with the simulator's kernel */
     char path[4096];
     if (argc > 1) {
         snprintf(path, sizeof path, "%s", argv[1]);
