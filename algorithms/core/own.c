@@ -42,6 +42,25 @@ void *algo_env_calloc(algo_env *env, size_t count, size_t size)
     return algo_env_own(env, p, free);
 }
 
+static void optim_free(void *s) { algo_optim_state_destroy(s); }
+static void compressor_free(void *c) { algo_compress_destroy(c); }
+static void compress_worker_free(void *w) { algo_compress_worker_release(w); }
+
+algo_optim_state *algo_env_own_optim(algo_env *env, algo_optim_state *s)
+{
+    return algo_env_own(env, s, optim_free);
+}
+
+algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c)
+{
+    return algo_env_own(env, c, compressor_free);
+}
+
+algo_compress_worker *algo_env_own_compress_worker(algo_env *env, algo_compress_worker *w)
+{
+    return algo_env_own(env, w, compress_worker_free);
+}
+
 int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err)
 {
     if (!env->run->oom)

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "algorithms/compress/compress.h"
+#include "algorithms/optim/optim.h"
 #include "sim/err.h"
 
 typedef struct algo_env algo_env;
@@ -24,6 +26,13 @@ void *algo_env_calloc(algo_env *env, size_t count, size_t size);
  * registered earlier. Returns ptr; a NULL ptr registers nothing. When the
  * list cannot grow, fn(ptr) runs now, the flag is set and NULL returned. */
 void *algo_env_own(algo_env *env, void *ptr, void (*fn)(void *));
+/* algo_env_own with the kind's own cleanup (algo_optim_state_destroy,
+ * algo_compress_destroy, algo_compress_worker_release; w lies in storage
+ * the run owns, registered before; register it once its init succeeded).
+ * Return their argument. */
+algo_optim_state *algo_env_own_optim(algo_env *env, algo_optim_state *s);
+algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c);
+algo_compress_worker *algo_env_own_compress_worker(algo_env *env, algo_compress_worker *w);
 /* 0 while every allocation of the run succeeded, else SIM_ENOMEM with
  * "who: out of memory" in err. */
 int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err);
