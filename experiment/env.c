@@ -530,8 +530,9 @@ void xp_env_destroy(xp_env *x)
 {
     if (!x)
         return;
-    if (x->vt && x->alg)
+    if (x->vt && x->alg && x->vt->destroy)
         x->vt->destroy(x->alg);
+    algo_env_release(&x->env); /* then what the run owns (algorithms/core/own.h) */
     /* queued gradients are dropped: nothing runs on the pool between joins */
     sim_pool_destroy(x->pool);
     free(x->run.jobs);

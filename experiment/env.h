@@ -55,8 +55,9 @@ typedef struct xp_env_opts {
  * (a data or network file, e.g. a network whose hosts are not all
  * connected), SIM_ENOMEM. On error nothing is left to free. */
 xp_env *xp_env_create(const cfg_config *cfg, const xp_env_opts *opts, sim_err *err);
-/* Destroys the method's state (if created), then the rest in reverse
- * build order. destroy(NULL) is a no-op. */
+/* Destroys the method's state (if created; a NULL destroy slot: nothing),
+ * then what the run owns (algo_env_alloc, algo_env_own), then the rest in
+ * reverse build order. destroy(NULL) is a no-op. */
 void xp_env_destroy(xp_env *x);
 /* Creates the method's state on the environment (vt->create). */
 int xp_env_algo_create(xp_env *x, sim_err *err);

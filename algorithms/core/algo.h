@@ -38,6 +38,7 @@
 #include "sim/network.h"
 #include "algorithms/core/fault.h"
 #include "algorithms/core/noise.h"
+#include "algorithms/core/own.h"
 #include "algorithms/optim/optim.h"
 #include "algorithms/optim/sgd_kernel.h"
 #include "topology/graph.h"
@@ -272,8 +273,11 @@ typedef struct algo_vt {
     /* The optimizer whose hyper-parameter keys the method reads whatever
      * [algorithm] optimizer says (onebit_adam: "adamw"), or NULL. */
     const char *optimizer;
-    /* Builds the method's state (reads its keys from env->cfg). */
+    /* Builds the method's state (reads its keys from env->cfg), owned by
+     * the run (algo_env_alloc, algo_env_own): on an error it returns and
+     * the owner frees what it built. */
     int (*create)(algo_env *env, void **state, sim_err *err);
+    /* What the run's owner (own.h) does not free; NULL: nothing. */
     void (*destroy)(void *state);
     /* Schedules the first events (at simulated time 0). */
     int (*start)(void *state, sim_err *err);

@@ -50,6 +50,12 @@ typedef struct algo_env_hooks {
     void *exp;
 } algo_env_hooks;
 
+/* One entry of the run's owner list (own.h). */
+typedef struct algo_owned {
+    void *ptr;
+    void (*fn)(void *);
+} algo_owned;
+
 enum { ALGO_SPAN_COMPUTE, ALGO_SPAN_IDLE, ALGO_SPAN_CUT, ALGO_SPAN_LOST };
 
 struct algo_runner {
@@ -67,6 +73,14 @@ struct algo_runner {
     int n_jobs;
     algo_defer_job *defers;  /* n slots: the deferred work queued in this instant */
     int n_defers;
+    algo_owned *owned;       /* the owner list (own.h), in registration order */
+    int n_owned, cap_owned;
+    int oom;                 /* 1: an allocation of the owner failed (sticky) */
 };
+
+/* Ends the run's ownership: runs every cleanup of the owner list in
+ * reverse order of registration and empties it. Call after the method's
+ * destroy, when nothing reads the method's state any more. */
+void algo_env_release(algo_env *env);
 
 #endif

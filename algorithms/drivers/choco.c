@@ -54,21 +54,6 @@ typedef struct choco {
     float gamma;
 } choco;
 
-static void choco_release(void *p)
-{
-    choco *c = p;
-    if (!c)
-        return;
-    for (int i = 0; c->cw && i < c->n; i++)
-        algo_compress_worker_release(&c->cw[i]);
-    free(c->cw);
-    algo_compress_destroy(c->comp);
-    free(c->xhat);
-    free(c->v);
-    algo_local_optim_release(&c->lo);
-    free(c);
-}
-
 /* q_i = C(v - x_hat_i); x_hat_i += q_i; send = x_hat_i. */
 static void publish(choco *c, int i, const float *v, float *send)
 {
@@ -167,47 +152,39 @@ int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err 
                                 "%s with a compressor takes one gossip step per iteration, "
                                 "got %lld",
                                 cfg->algorithm, (long long)steps);
-    choco *c = calloc(1, sizeof *c);
+    choco *c = algo_env_calloc(env, 1, sizeof *c);
     if (!c)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", cfg->algorithm);
+        return algo_env_alloc_check(env, cfg->algorithm, err);
     c->n = env->n;
     c->d = env->d;
     c->gamma = (float)gamma;
     rc = algo_local_optim_init(&c->lo, env, 0, err);
-    if (rc) {
-        free(c);
+    if (rc)
         return rc;
-    }
-    c->comp = algo_compress_from_config(cfg, err);
-    if (!c->comp) {
-        choco_release(c);
+    c->comp = algo_env_own_compressor(env, algo_compress_from_config(cfg, err));
+    if (!c->comp)
         return err && err->code ? err->code : SIM_ECONFIG;
-    }
     c->comp->error_feedback = 1; /* contractive form (Random-k unscaled) */
     const size_t n = (size_t)env->n, d = (size_t)env->d;
-    c->cw = calloc(n, sizeof *c->cw);
-    c->xhat = calloc(n * d, sizeof *c->xhat);
-    c->v = malloc((form == ALGO_GOSSIP_ATC ? n * d : d) * sizeof *c->v);
-    if (!c->cw || !c->xhat || !c->v) {
-        choco_release(c);
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", cfg->algorithm);
-    }
+    c->cw = algo_env_calloc(env, n, sizeof *c->cw);
+    c->xhat = algo_env_calloc(env, n * d, sizeof *c->xhat);
+    c->v = algo_env_alloc(env, (form == ALGO_GOSSIP_ATC ? n * d : d) * sizeof *c->v);
+    if ((rc = algo_env_alloc_check(env, cfg->algorithm, err)) < 0)
+        return rc;
     int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
     int value_bytes = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
     for (int i = 0; i < env->n; i++) {
         rc = algo_compress_worker_init(&c->cw[i], c->comp, env->d, d_wire, value_bytes, 0,
                                        cfg->seed, i, err);
-        if (rc) {
-            choco_release(c);
+        if (rc)
             return rc;
-        }
+        algo_env_own_compress_worker(env, &c->cw[i]); /* the driver checks the flag */
     }
     algo_gossip_ops ops = {
         .form = form,
         .width = 1,
         .prepare = form == ALGO_GOSSIP_ATC ? atc_prepare : awc_prepare,
         .finish = form == ALGO_GOSSIP_ATC ? atc_finish : awc_finish,
-        .release = choco_release,
         .bytes = msg_bytes,
         .reset = choco_reset,
     };

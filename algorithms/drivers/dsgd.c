@@ -83,25 +83,14 @@ void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops)
     };
 }
 
-static void dsgd_release(void *m)
-{
-    if (m)
-        algo_local_optim_release(m);
-    free(m);
-}
-
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
-    algo_local_optim *s = malloc(sizeof *s);
-    if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-    int rc = algo_local_optim_init(s, env, 0, err);
-    if (rc < 0) {
-        free(s);
+    algo_local_optim *s = algo_env_alloc(env, sizeof *s);
+    int rc = s ? algo_local_optim_init(s, env, 0, err)
+               : algo_env_alloc_check(env, env->cfg->algorithm, err);
+    if (rc < 0)
         return rc;
-    }
     algo_gossip_ops ops;
     algo_dsgd_ops(form, &ops);
-    ops.release = dsgd_release;
     return algo_gossip_create_state(env, &ops, s, out, err);
 }

@@ -482,19 +482,14 @@ double algo_gossip_coll_bytes(const algo_gossip *g, algo_gossip_coll kind)
 
 /* ---- lifetime ----------------------------------------------------------- */
 
-void algo_gossip_destroy(void *p)
+/* At the run's end: what the driver grows while it runs (the run owns
+ * the rest). */
+static void gossip_free(void *p)
 {
     algo_gossip *g = p;
-    if (!g)
-        return;
-    if (g->ops.release)
-        g->ops.release(g->m);
-    algo_gossip_group_free(g);
     algo_gossip_fifo_free(g);
     for (int k = 0; k < 3; k++)
         sim_coll_destroy(g->coll[k]);
-    free(g->savg);
-    free(g->nb_slab);
     for (int i = 0; g->w && i < g->n; i++)
         free(g->w[i].tv);
     for (int f = 0; f < g->n_frames; f++) {
@@ -505,24 +500,14 @@ void algo_gossip_destroy(void *p)
     free(g->frames);
     free(g->done_cnt);
     free(g->iter_samples);
-    free(g->recv_slab);
-    free(g->avg);
-    free(g->ptrs);
-    free(g->sp[0]);
-    free(g->sp[1]);
-    free(g->slab);
-    free(g->w);
-    free(g);
 }
 
 static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, void *m,
                                   sim_err *err)
 {
-    algo_gossip *g = calloc(1, sizeof *g);
+    algo_gossip *g = algo_env_calloc(env, 1, sizeof *g);
     if (!g) {
-        if (ops->release)
-            ops->release(m);
-        sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+        algo_env_alloc_check(env, env->cfg->algorithm, err);
         return NULL;
     }
     g->env = env;
@@ -531,16 +516,16 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
     g->def_par = -1;
     if (!env->graph || !env->mix) {
         sim_err_set(err, SIM_EINTERNAL, "%s: no logical graph", env->cfg->algorithm);
-        goto fail;
+        return NULL;
     }
     int64_t steps = 1;
     if (cfg_find(env->cfg, "algorithm", "gossip_steps") &&
         cfg_get_int(env->cfg, "algorithm", "gossip_steps", &steps, err) < 0)
-        goto fail;
+        return NULL;
     if (steps < 0 || steps > 1000000) {
         cfg_error(env->cfg, "algorithm", "gossip_steps", SIM_ECONFIG, err,
                          "must be in [0, 1000000], got %lld", (long long)steps);
-        goto fail;
+        return NULL;
     }
     g->steps = (int)steps;
     g->n = env->n;
@@ -552,29 +537,29 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
         g->spi += algo_env_step_samples(env, i);
     g->spi_changes = env->batch_changes;
     size_t n = (size_t)g->n, len = (size_t)g->len;
-    g->w = calloc(n, sizeof *g->w);
-    g->slab = malloc(3 * n * len * sizeof(float));
-    g->sp[0] = malloc(n * sizeof(float *));
-    g->sp[1] = malloc(n * sizeof(float *));
-    g->ptrs = malloc(n * sizeof(float *));
-    g->done_cnt = calloc((size_t)g->R, sizeof *g->done_cnt);
+    g->w = algo_env_calloc(env, n, sizeof *g->w);
+    algo_env_own(env, g, gossip_free); /* reads g->w: after it, so it runs before */
+    g->slab = algo_env_alloc(env, 3 * n * len * sizeof(float));
+    g->sp[0] = algo_env_alloc(env, n * sizeof(float *));
+    g->sp[1] = algo_env_alloc(env, n * sizeof(float *));
+    g->ptrs = algo_env_alloc(env, n * sizeof(float *));
+    g->done_cnt = calloc((size_t)g->R, sizeof *g->done_cnt); /* grown by gossip_window.c */
     g->iter_samples = calloc((size_t)g->R, sizeof *g->iter_samples);
     size_t n_recv = 0;
     for (int i = 0; i < env->n; i++) {
         const int *nb;
         n_recv += 2 * (size_t)topo_graph_neighbors(env->graph, i, &nb) + 2;
     }
-    g->recv_slab = malloc(n_recv * sizeof *g->recv_slab);
+    g->recv_slab = algo_env_alloc(env, n_recv * sizeof *g->recv_slab);
     if (ops->plan) /* the method may use exact or adaptive mixing */
-        g->avg = malloc(len * sizeof(float));
+        g->avg = algo_env_alloc(env, len * sizeof(float));
     if (ops->sync_after)
-        g->savg = malloc((size_t)env->d * sizeof(float));
-    if (!g->w || !g->slab || !g->sp[0] || !g->sp[1] || !g->ptrs || !g->done_cnt ||
-        !g->iter_samples || !g->recv_slab || (ops->plan && !g->avg) ||
-        (ops->sync_after && !g->savg)) {
+        g->savg = algo_env_alloc(env, (size_t)env->d * sizeof(float));
+    if (!g->done_cnt || !g->iter_samples ||
+        algo_env_alloc_check(env, env->cfg->algorithm, err) < 0) {
         sim_err_set(err, SIM_ENOMEM, "%s: out of memory for %d workers", env->cfg->algorithm,
                     env->n);
-        goto fail;
+        return NULL;
     }
     n_recv = 0;
     for (size_t i = 0; i < n; i++) {
@@ -591,7 +576,7 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
     }
     g->crash = algo_env_crashes(env);
     if (g->crash && algo_gossip_crash_init(g, err) < 0)
-        goto fail;
+        return NULL;
     g->in_place = !g->crash && ops->sends_model && ops->form == ALGO_GOSSIP_AWC &&
                   ops->width == 1 &&
                   ops->combine_finish && !ops->plan && !ops->sync_after &&
@@ -606,15 +591,12 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
     }
     if (ops->plan && (make_coll(g, ALGO_GC_EXACT, env->allreduce_kind, err) < 0 ||
                       make_coll(g, ALGO_GC_SCALAR, SIM_COLL_RING, err) < 0))
-        goto fail;
+        return NULL;
     if (ops->sync_after && make_coll(g, ALGO_GC_SYNC, env->allreduce_kind, err) < 0)
-        goto fail;
+        return NULL;
     if (g->crash && (ops->plan || ops->sync_after) && algo_gossip_group_init(g, err) < 0)
-        goto fail;
+        return NULL;
     return g;
-fail:
-    algo_gossip_destroy(g);
-    return NULL;
 }
 
 int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,

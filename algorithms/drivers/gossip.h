@@ -87,8 +87,6 @@ typedef struct algo_gossip_ops {
     /* Optional: iteration k's plan; NULL = gossip_steps steps of gossip.
      * epoch = the epoch at which iteration k starts. */
     void (*plan)(void *m, int64_t k, double epoch, algo_gossip_plan *out);
-    /* Frees m (may be NULL). */
-    void (*release)(void *m);
     /* Optional: 1 when the workers exactly average their models after
      * iteration k. Each worker, once x_i^{k+1} is set, enters a blocking
      * all-reduce of S bytes; the first completion forms the mean of the
@@ -131,13 +129,12 @@ typedef struct algo_gossip_profile {
 algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form dflt);
 
 /* Builds the driver for env (which must have a graph and W) into *out (a
- * vtable create slot). Takes ownership of m (released through ops->release,
- * also on failure). Reads gossip_steps from env->cfg. Returns 0 or the error
+ * vtable create slot); the run owns it (algorithms/core/own.h), as it
+ * owns m. Reads gossip_steps from env->cfg. Returns 0 or the error
  * code (err->code, else SIM_EINTERNAL). */
 int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
                              sim_err *err);
 /* The vtable slots: the state of a gossip method is its algo_gossip. */
-void algo_gossip_destroy(void *g);
 int algo_gossip_start(void *g, sim_err *err);
 const float *algo_gossip_model(void *g, float *scratch);
 void algo_gossip_worker_models(void *g, const float **xs);
@@ -161,7 +158,7 @@ void algo_gossip_fault(void *g, const algo_fault *ev);
 /* The vtable slots of a method whose state is its algo_gossip (after the
  * method's own designated initializers). */
 #define ALGO_GOSSIP_SLOTS                                                                  \
-    .uses_graph = 1, .destroy = algo_gossip_destroy, .start = algo_gossip_start,           \
+    .uses_graph = 1, .start = algo_gossip_start,                                           \
     .model = algo_gossip_model, .worker_models = algo_gossip_worker_models,                \
     .live_models = algo_gossip_live_models, .fault = algo_gossip_fault
 
@@ -210,11 +207,11 @@ typedef struct algo_local_optim {
 /* Creates the n states from env->cfg (env->d floats, the model's layers).
  * snapshot_decay = 1: a coupled optimizer's weight decay is left to the
  * caller (snapshot_wd; it adds wd x where it reads the gradient) and the
- * states step with wd = 0; decoupled optimizers keep theirs. Returns 0, or
- * an error code with err filled and nothing left to release. */
-int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapshot_decay,
+ * states step with wd = 0; decoupled optimizers keep theirs. The run owns
+ * the states (algorithms/core/own.h). Returns 0, or an error code with err
+ * filled. */
+int algo_local_optim_init(algo_local_optim *lo, algo_env *env, int snapshot_decay,
                           sim_err *err);
-void algo_local_optim_release(algo_local_optim *lo);
 
 /* Lattice quantization (docs/algorithms.md 6), q a power of two >= 2, step s:
  * code c = round(x / s) mod q (stored as a float in [0, q)); decoding

@@ -573,9 +573,9 @@ int algo_gossip_crash_init(algo_gossip *g, sim_err *err)
         nn += (size_t)(g->tv ? topo_graph_neighbors(env->graph, i, &nb)
                              : topo_graph_in_at(env->graph, 0, i, &nb));
     }
-    g->nb_slab = malloc((nn ? nn : 1) * sizeof *g->nb_slab);
+    g->nb_slab = algo_env_alloc(env, nn * sizeof *g->nb_slab);
     if (!g->nb_slab)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+        return algo_env_alloc_check(env, env->cfg->algorithm, err);
     nn = 0;
     for (int i = 0; i < env->n; i++) {
         gworker *w = &g->w[i];

@@ -55,21 +55,26 @@ static algo_group *add(algo_gossip *g, const int *members, int n, int64_t first)
     return gr;
 }
 
+/* At the run's end: the groups, rebuilt as workers crash and rejoin. */
+static void groups_free(void *p) { algo_groups_release(&((ggroups *)p)->groups); }
+
 int algo_gossip_group_init(algo_gossip *g, sim_err *err)
 {
+    algo_env *env = g->env;
     size_t n = (size_t)g->n;
-    ggroups *f = calloc(1, sizeof *f);
+    ggroups *f = algo_env_own(env, algo_env_calloc(env, 1, sizeof *f), groups_free);
     g->gc = f;
-    if (f) {
-        f->wround = calloc(n, sizeof *f->wround);
-        f->late = malloc(n * sizeof *f->late);
-        f->wstat = calloc(n, sizeof *f->wstat);
-        f->wkind = calloc(n, sizeof *f->wkind);
-        f->tgen = calloc(n, sizeof *f->tgen);
-        f->m = malloc(n * sizeof *f->m);
-    }
-    if (!f || !f->wround || !f->late || !f->wstat || !f->wkind || !f->tgen || !f->m)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", g->env->cfg->algorithm);
+    if (!f)
+        return algo_env_alloc_check(env, env->cfg->algorithm, err);
+    f->wround = algo_env_calloc(env, n, sizeof *f->wround);
+    f->late = algo_env_alloc(env, n * sizeof *f->late);
+    f->wstat = algo_env_calloc(env, n, sizeof *f->wstat);
+    f->wkind = algo_env_calloc(env, n, sizeof *f->wkind);
+    f->tgen = algo_env_calloc(env, n, sizeof *f->tgen);
+    f->m = algo_env_alloc(env, n * sizeof *f->m);
+    int rc = algo_env_alloc_check(env, env->cfg->algorithm, err);
+    if (rc < 0)
+        return rc;
     for (int i = 0; i < g->n; i++) {
         f->late[i] = -1;
         f->m[i] = i;
@@ -82,21 +87,6 @@ int algo_gossip_group_init(algo_gossip *g, sim_err *err)
     return 0;
 }
 
-void algo_gossip_group_free(algo_gossip *g)
-{
-    ggroups *f = g->gc;
-    if (!f)
-        return;
-    algo_groups_release(&f->groups);
-    free(f->wround);
-    free(f->late);
-    free(f->wstat);
-    free(f->wkind);
-    free(f->tgen);
-    free(f->m);
-    free(f);
-    g->gc = NULL;
-}
 
 static void enter(algo_gossip *g, int i)
 {

@@ -231,9 +231,9 @@ int algo_gossip_send(algo_gossip *g, int src, int dst, double bytes, sim_net_del
 void algo_gossip_fifo_free(algo_gossip *g);
 
 /* gossip_group.c: the collectives in crash mode (docs/faults.md) */
-/* Builds g->gc: the group of every worker. 0 or an error code. */
+/* Builds g->gc (owned by the run): the group of every worker. 0 or an
+ * error code. */
 int algo_gossip_group_init(algo_gossip *g, sim_err *err);
-void algo_gossip_group_free(algo_gossip *g);
 /* Worker i enters its next collective (or first waits out sync_timeout
  * when a crash aborted it). */
 void algo_gossip_group_enter(algo_gossip *g, int i, algo_gossip_coll kind);

@@ -64,7 +64,7 @@ void algo_gossip_row(const topo_wmat *W, int i, const float *const *in, int64_t 
     algo_gossip_row_step(W, i, in, off, len, out, NULL, 0.0);
 }
 
-int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapshot_decay,
+int algo_local_optim_init(algo_local_optim *lo, algo_env *env, int snapshot_decay,
                           sim_err *err)
 {
     *lo = (algo_local_optim){.s = NULL, .n = env->n, .snapshot_wd = 0};
@@ -77,29 +77,14 @@ int algo_local_optim_init(algo_local_optim *lo, const algo_env *env, int snapsho
         lo->snapshot_wd = hp.weight_decay;
         hp.weight_decay = 0;
     }
-    lo->s = calloc((size_t)env->n, sizeof *lo->s);
-    if (!lo->s)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-    for (int i = 0; i < env->n; i++) {
-        lo->s[i] = algo_optim_state_create(o, &hp, env->d,
-                                           env->model ? env->model->layers : NULL,
-                                           env->model ? env->model->n_layers : 0, err);
-        if (!lo->s[i]) {
-            int rc = err && err->code ? err->code : SIM_ENOMEM;
-            algo_local_optim_release(lo);
-            return rc;
-        }
-    }
-    return 0;
-}
-
-void algo_local_optim_release(algo_local_optim *lo)
-{
-    if (lo->s)
-        for (int i = 0; i < lo->n; i++)
-            algo_optim_state_destroy(lo->s[i]);
-    free(lo->s);
-    lo->s = NULL;
+    const wl_layer *layers = env->model ? env->model->layers : NULL;
+    int nl = env->model ? env->model->n_layers : 0;
+    lo->s = algo_env_calloc(env, (size_t)env->n, sizeof *lo->s);
+    for (int i = 0; lo->s && i < env->n; i++)
+        if (!(lo->s[i] = algo_env_own_optim(
+                  env, algo_optim_state_create(o, &hp, env->d, layers, nl, err))))
+            return err && err->code ? err->code : SIM_ENOMEM;
+    return algo_env_alloc_check(env, env->cfg->algorithm, err);
 }
 
 algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form dflt)

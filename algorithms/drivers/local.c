@@ -3,7 +3,6 @@
 #include "algorithms/drivers/local.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 static double ratio(double num, double den)
 {
@@ -41,21 +40,13 @@ int algo_batch_test_next(int b, double proposal, int b_max)
     return next > b ? (int)next : b;
 }
 
-int algo_live_steps_init(algo_live_steps *c, int n, int span)
+void algo_live_steps_init(algo_live_steps *c, algo_env *env, int span)
 {
-    c->n = n;
+    c->n = env->n;
     c->span = span;
     c->reported = c->late = 0;
-    c->step = calloc((size_t)n, sizeof *c->step);
-    c->slot = calloc((size_t)span, sizeof *c->slot);
-    return c->step && c->slot ? 0 : SIM_ENOMEM;
-}
-
-void algo_live_steps_release(algo_live_steps *c)
-{
-    free(c->step);
-    free(c->slot);
-    c->step = c->slot = NULL;
+    c->step = algo_env_calloc(env, (size_t)env->n, sizeof *c->step);
+    c->slot = algo_env_calloc(env, (size_t)span, sizeof *c->slot);
 }
 
 void algo_live_steps_done(algo_live_steps *c, int i, int64_t samples)

@@ -35,8 +35,9 @@ typedef struct algo_live_steps {
     int64_t late;      /* samples of steps at an index already reported */
 } algo_live_steps;
 
-int algo_live_steps_init(algo_live_steps *c, int n, int span);
-void algo_live_steps_release(algo_live_steps *c);
+/* Allocations owned by the run; the caller checks its flag
+ * (algo_env_alloc_check). */
+void algo_live_steps_init(algo_live_steps *c, algo_env *env, int span);
 void algo_live_steps_done(algo_live_steps *c, int i, int64_t samples);
 /* Reports to env the iterations every live worker has completed. */
 void algo_live_steps_count(algo_live_steps *c, algo_env *env, int (*live)(const void *, int),

@@ -14,24 +14,14 @@ int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *sta
     int rc = algo_local_optim_init(&pw->lo, env, 1, err);
     if (rc < 0)
         return rc;
-    pw->ver = calloc(n, sizeof *pw->ver);
-    pw->grad_ver = calloc(n, sizeof *pw->grad_ver);
-    pw->ptrs = malloc(n * sizeof *pw->ptrs);
-    pw->live = malloc(n * sizeof *pw->live);
-    pw->gen = calloc(n, sizeof *pw->gen);
-    if (!pw->ver || !pw->grad_ver || !pw->ptrs || !pw->live || !pw->gen)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
+    pw->ver = algo_env_calloc(env, n, sizeof *pw->ver);
+    pw->grad_ver = algo_env_calloc(env, n, sizeof *pw->grad_ver);
+    pw->ptrs = algo_env_alloc(env, n * sizeof *pw->ptrs);
+    pw->live = algo_env_alloc(env, n * sizeof *pw->live);
+    pw->gen = algo_env_calloc(env, n, sizeof *pw->gen);
+    if ((rc = algo_env_alloc_check(env, env->cfg->algorithm, err)) < 0)
+        return rc;
     return cfg_get_time(env->cfg, "faults", "sync_timeout", &pw->timeout, err);
-}
-
-void algo_pairwise_release(algo_pairwise *pw)
-{
-    algo_local_optim_release(&pw->lo);
-    free(pw->ver);
-    free(pw->grad_ver);
-    free(pw->ptrs);
-    free(pw->live);
-    free(pw->gen);
 }
 
 void algo_pairwise_grad(algo_pairwise *pw, int i)

@@ -35,11 +35,9 @@ typedef struct algo_pairwise {
 /* Fills pw for env (which must have a graph); begin(state, i) starts worker
  * i's first step in algo_pairwise_start. Returns 0 or an error code with
  * err filled (SIM_ENOMEM, or a config error of the optimizer keys or of
- * [faults] sync_timeout); pw is
- * released with algo_pairwise_release either way. */
+ * [faults] sync_timeout); the run owns what it allocates either way. */
 int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i),
                        sim_err *err);
-void algo_pairwise_release(algo_pairwise *pw);
 
 /* Step start: worker i's gradient at its model (plus coupled weight decay)
  * into env->w[i].grad, remembering the version read. */

@@ -266,10 +266,10 @@ typedef struct algo_sync_desc {
 } algo_sync_desc;
 
 /* Builds the driver: one group of every worker from round 0 and its
- * collectives; reads [faults] sync_timeout when algo_env_crashes(env). 0 or a
- * negative code with err filled (nothing left to undo). */
+ * collectives; reads [faults] sync_timeout when algo_env_crashes(env). The
+ * run owns it (algorithms/core/own.h). 0 or a negative code with err
+ * filled. */
 int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out, sim_err *err);
-void algo_sync_destroy(algo_sync *sy);
 /* Starts round 0 on every worker (worker-id order). */
 int algo_sync_start(algo_sync *sy, sim_err *err);
 /* The method's vt->fault forwards here (crash and rejoin). */

@@ -24,52 +24,22 @@ void algo_sync_ext_free(gext *x)
     free(x);
 }
 
-void algo_sync_destroy(algo_sync *sy)
+/* At the run's end: the groups, rebuilt as workers crash and rejoin. */
+static void sync_free(void *p)
 {
-    if (!sy)
-        return;
+    algo_sync *sy = p;
     for (int i = 0; i < sy->groups.n; i++)
         algo_sync_ext_free(sy->groups.g[i]->ext);
     algo_groups_release(&sy->groups);
-    free(sy->wround);
-    free(sy->wphase);
-    free(sy->wstat);
-    free(sy->pending);
-    free(sy->scratch);
-    free(sy->wgen);
-    free(sy->tgen);
-    free(sy->late);
-    free(sy->lateg);
-    free(sy->wbytes);
-    free(sy->wenc);
-    free(sy->wov);
-    free(sy->computed);
-    free(sy->bg);
-    free(sy->bglate);
-    algo_live_steps_release(&sy->live);
-    free(sy);
-}
-
-static int create_fail(algo_sync *sy, int rc, sim_err *err)
-{
-    algo_env *env = sy->env;
-    if (err && !err->code) {
-        if (env->error.code)
-            sim_err_set(err, env->error.code, "%s", env->error.msg);
-        else
-            sim_err_set(err, rc, "%s: out of memory", sy->d.who);
-    }
-    algo_sync_destroy(sy);
-    return err && err->code ? err->code : rc;
 }
 
 int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out, sim_err *err)
 {
     const cfg_config *cfg = env->cfg;
     *out = NULL;
-    algo_sync *sy = calloc(1, sizeof *sy);
+    algo_sync *sy = algo_env_own(env, algo_env_calloc(env, 1, sizeof *sy), sync_free);
     if (!sy)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", desc->who);
+        return algo_env_alloc_check(env, desc->who, err);
     sy->env = env;
     sy->d = *desc;
     sy->m = desc->method;
@@ -79,41 +49,38 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
         int rc = cfg_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
         if (!rc && sy->timeout < 0)
             rc = cfg_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err, "must not be negative");
-        if (rc < 0) {
-            algo_sync_destroy(sy);
+        if (rc < 0)
             return rc;
-        }
     }
     size_t n = (size_t)env->n;
-    sy->wround = calloc(n, sizeof *sy->wround);
-    sy->wphase = calloc(n, sizeof *sy->wphase);
-    sy->wstat = calloc(n, sizeof *sy->wstat);
-    sy->pending = calloc(n, sizeof *sy->pending);
-    sy->scratch = malloc(n * sizeof *sy->scratch);
-    sy->wgen = calloc(n, sizeof *sy->wgen);
-    sy->tgen = calloc(n, sizeof *sy->tgen);
-    sy->late = malloc(n * sizeof *sy->late);
-    sy->lateg = calloc(n, sizeof *sy->lateg);
-    sy->wbytes = calloc(n, sizeof *sy->wbytes);
-    sy->wenc = calloc(n, sizeof *sy->wenc);
-    sy->wov = calloc(n, sizeof *sy->wov);
-    sy->computed = calloc(n, sizeof *sy->computed);
-    sy->bg = malloc(n * sizeof *sy->bg);
-    sy->bglate = calloc(n, sizeof *sy->bglate);
-    if (!sy->wround || !sy->wphase || !sy->wstat || !sy->pending || !sy->scratch || !sy->wgen ||
-        !sy->tgen || !sy->late || !sy->lateg || !sy->wbytes || !sy->wenc || !sy->wov || !sy->computed ||
-        !sy->bg || !sy->bglate)
-        return create_fail(sy, SIM_ENOMEM, err);
-    if (desc->count == ALGO_SYNC_COUNT_STEPS &&
-        algo_live_steps_init(&sy->live, env->n, 2 * desc->span) < 0)
-        return create_fail(sy, SIM_ENOMEM, err);
+    sy->wround = algo_env_calloc(env, n, sizeof *sy->wround);
+    sy->wphase = algo_env_calloc(env, n, sizeof *sy->wphase);
+    sy->wstat = algo_env_calloc(env, n, sizeof *sy->wstat);
+    sy->pending = algo_env_calloc(env, n, sizeof *sy->pending);
+    sy->scratch = algo_env_alloc(env, n * sizeof *sy->scratch);
+    sy->wgen = algo_env_calloc(env, n, sizeof *sy->wgen);
+    sy->tgen = algo_env_calloc(env, n, sizeof *sy->tgen);
+    sy->late = algo_env_alloc(env, n * sizeof *sy->late);
+    sy->lateg = algo_env_calloc(env, n, sizeof *sy->lateg);
+    sy->wbytes = algo_env_calloc(env, n, sizeof *sy->wbytes);
+    sy->wenc = algo_env_calloc(env, n, sizeof *sy->wenc);
+    sy->wov = algo_env_calloc(env, n, sizeof *sy->wov);
+    sy->computed = algo_env_calloc(env, n, sizeof *sy->computed);
+    sy->bg = algo_env_alloc(env, n * sizeof *sy->bg);
+    sy->bglate = algo_env_calloc(env, n, sizeof *sy->bglate);
+    if (desc->count == ALGO_SYNC_COUNT_STEPS)
+        algo_live_steps_init(&sy->live, env, 2 * desc->span);
+    int rc = algo_env_alloc_check(env, desc->who, err);
+    if (rc < 0)
+        return rc;
     for (int i = 0; i < env->n; i++) {
         sy->late[i] = -1;
         sy->bg[i] = -1;
         sy->scratch[i] = i;
     }
     if (!algo_sync_group_add(sy, sy->scratch, env->n, 0))
-        return create_fail(sy, SIM_ENOMEM, err);
+        return env->error.code ? sim_err_set(err, env->error.code, "%s", env->error.msg)
+                               : sim_err_set(err, SIM_ENOMEM, "%s: out of memory", desc->who);
     sy->need = env->n;
     *out = sy;
     return 0;

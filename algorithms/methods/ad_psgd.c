@@ -146,17 +146,6 @@ static void on_fault(void *p, const algo_fault *ev)
     algo_pairwise_resume(&s->core, i, algo_pairwise_rejoin(&s->core, i));
 }
 
-static void destroy(void *p)
-{
-    apsgd *s = p;
-    if (!s)
-        return;
-    algo_pairwise_release(&s->core);
-    free(s->active);
-    free(s->rq);
-    free(s);
-}
-
 static const cfg_key keys[] = {
     {"algorithm", "active", "auto", CFG_KEY_CHOICE, "auto|even|all",
      "initiators: auto = bipartite colour 0 (all workers if not bipartite), even ids, or all"},
@@ -168,15 +157,14 @@ static int create(algo_env *env, void **out, sim_err *err)
     const cfg_config *c = env->cfg;
     if (!env->graph)
         return sim_err_set(err, SIM_EINTERNAL, "ad_psgd: no logical graph");
-    apsgd *s = calloc(1, sizeof *s);
+    apsgd *s = algo_env_calloc(env, 1, sizeof *s);
     if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
-    size_t n = (size_t)env->n;
-    s->active = calloc(n, sizeof *s->active);
-    s->rq = calloc(n, sizeof *s->rq);
+        return algo_env_alloc_check(env, "ad_psgd", err);
+    s->active = algo_env_calloc(env, (size_t)env->n, sizeof *s->active);
+    s->rq = algo_env_calloc(env, (size_t)env->n, sizeof *s->rq);
     int rc = algo_pairwise_init(&s->core, env, begin_step, err);
-    if (!rc && (!s->active || !s->rq))
-        rc = sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
+    if (!rc)
+        rc = algo_env_alloc_check(env, "ad_psgd", err);
     const char *rule = cfg_get_string(c, "algorithm", "active");
     int even = rule && strcmp(rule, "even") == 0, all = rule && strcmp(rule, "all") == 0;
     int bip = rc || even || all ? 0 : algo_graph_bipartite(env->graph, s->active);
@@ -184,14 +172,14 @@ static int create(algo_env *env, void **out, sim_err *err)
         rc = sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     for (int i = 0; !rc && i < env->n; i++)
         s->active[i] = even ? i % 2 == 0 : all || !bip ? 1 : s->active[i] == 0;
-    return algo_method_finish(s, rc, destroy, out);
+    *out = s;
+    return rc;
 }
 
 const algo_vt algo_ad_psgd = {
     ALGO_METHOD("ad_psgd",
                 "AD-PSGD: asynchronous pairwise averaging with one neighbour, bipartite initiators",
                 "1.4"),
-    .destroy = destroy,
     .fault = on_fault,
     ALGO_PAIRWISE_SLOTS,
 };

@@ -76,16 +76,6 @@ static void form2(algo_lsgd *s, const algo_group *g)
 
 static void start(algo_lsgd *s) { algo_env_series(s->env, -1, "batch", s->env->w[0].batch); }
 
-static void release(algo_lsgd *s)
-{
-    adaptive *a = s->ext;
-    if (a) {
-        free(a->stats);
-        free(a->stats_ws);
-        free(a);
-    }
-}
-
 static int read_keys(adaptive *a, const cfg_config *c, sim_err *err)
 {
     static const char *const tw[] = {"norm", "inner_product", "augmented", NULL};
@@ -119,24 +109,22 @@ static int read_keys(adaptive *a, const cfg_config *c, sim_err *err)
 static int create(algo_env *env, void **out, sim_err *err)
 {
     static const algo_lsgd_ops ops = {.contribute2 = contribute2, .form2 = form2,
-                                      .release = release, .start = start};
+                                      .ext_size = sizeof(adaptive), .start = start};
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
-    adaptive *a = calloc(1, sizeof *a);
-    s->ext = a;
-    int rc = a ? read_keys(a, env->cfg, err)
-               : sim_err_set(err, SIM_ENOMEM, "adaptive_local_sgd: out of memory");
+    adaptive *a = s->ext;
+    int rc = read_keys(a, env->cfg, err);
     if (!rc && env->ds->sparse) /* the batch statistics read dense rows (w->bx) */
         rc = cfg_error(env->cfg, "workload", "sparse", SIM_ECONFIG, err,
                               "adaptive_local_sgd needs dense rows for its batch "
                               "statistics: set [workload] sparse = off");
     if (!rc) {
-        a->stats = calloc((size_t)env->n, sizeof *a->stats);
-        a->stats_ws = malloc(wl_model_stats_workspace_floats(env->model, a->test_samples) *
-                             sizeof(float));
-        if (!a->stats || !a->stats_ws)
-            rc = sim_err_set(err, SIM_ENOMEM, "adaptive_local_sgd: out of memory");
+        a->stats = algo_env_calloc(env, (size_t)env->n, sizeof *a->stats);
+        a->stats_ws = algo_env_alloc(env, wl_model_stats_workspace_floats(env->model,
+                                                                          a->test_samples) *
+                                              sizeof(float));
+        rc = algo_env_alloc_check(env, "adaptive_local_sgd", err);
     }
     return algo_lsgd_finish(s, rc, 1, out, err);
 }

@@ -166,27 +166,30 @@ static int compressed_create(state *st, sim_err *err)
         algo_compress_destroy(c);
         return 0;
     }
-    st->comp = c;
+    if (!(st->comp = algo_env_own_compressor(env, c)))
+        return algo_env_alloc_check(env, "allreduce_sgd", err);
     int rc = algo_optim_require_sgd(cfg, "with a compressor: error feedback needs a linear update",
                                     err);
     if (rc)
         return rc;
     const size_t n = (size_t)env->n, d = (size_t)env->d;
-    st->cw = calloc(n, sizeof *st->cw);
-    st->wopt = calloc(n, sizeof *st->wopt);
-    st->u = malloc(d * sizeof *st->u);
-    if (!st->cw || !st->wopt || !st->u)
-        return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
+    st->cw = algo_env_calloc(env, n, sizeof *st->cw);
+    st->wopt = algo_env_calloc(env, n, sizeof *st->wopt);
+    st->u = algo_env_alloc(env, d * sizeof *st->u);
+    if ((rc = algo_env_alloc_check(env, "allreduce_sgd", err)) < 0)
+        return rc;
     int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
     int value_bytes = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
     for (int i = 0; i < env->n; i++) {
-        st->wopt[i] = algo_optim_state_from_config(cfg, env->model, env->d, err);
+        st->wopt[i] = algo_env_own_optim(env, algo_optim_state_from_config(cfg, env->model,
+                                                                           env->d, err));
         if (!st->wopt[i])
             return err && err->code ? err->code : SIM_EINTERNAL;
         rc = algo_compress_worker_init(&st->cw[i], c, env->d, d_wire, value_bytes,
                                        cfg->error_feedback, cfg->seed, i, err);
         if (rc)
             return rc;
+        algo_env_own_compress_worker(env, &st->cw[i]); /* the driver checks the flag */
     }
     double cost;
     rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[)", &cost, err);
@@ -202,44 +205,22 @@ static int compressed_create(state *st, sim_err *err)
     return 0;
 }
 
-static void destroy(void *p)
-{
-    state *st = p;
-    if (!st)
-        return;
-    for (int i = 0; st->cw && i < st->env->n; i++)
-        algo_compress_worker_release(&st->cw[i]);
-    for (int i = 0; st->wopt && i < st->env->n; i++)
-        algo_optim_state_destroy(st->wopt[i]);
-    free(st->cw);
-    free(st->wopt);
-    free(st->u);
-    algo_compress_destroy(st->comp);
-    algo_sync_destroy(st->sy);
-    free(st->x);
-    algo_optim_state_destroy(st->opt);
-    free(st->gbar);
-    free(st->gptr);
-    free(st);
-}
-
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    state *st = calloc(1, sizeof *st);
+    state *st = algo_env_calloc(env, 1, sizeof *st);
     if (!st)
-        return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
+        return algo_env_alloc_check(env, "allreduce_sgd", err);
     st->env = env;
     size_t bytes = (size_t)env->d * sizeof(float);
-    st->x = malloc(bytes);
-    st->gbar = malloc(bytes);
-    st->gptr = malloc((size_t)env->n * sizeof *st->gptr);
-    int rc = 0;
-    if (!st->x || !st->gbar || !st->gptr)
-        rc = sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
-    if (!rc && !(st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err)))
+    st->x = algo_env_alloc(env, bytes);
+    st->gbar = algo_env_alloc(env, bytes);
+    st->gptr = algo_env_alloc(env, (size_t)env->n * sizeof *st->gptr);
+    int rc = algo_env_alloc_check(env, "allreduce_sgd", err);
+    if (!rc && !(st->opt = algo_env_own_optim(
+                     env, algo_optim_state_from_config(env->cfg, env->model, env->d, err))))
         rc = err && err->code ? err->code : SIM_EINTERNAL;
     if (rc)
-        return algo_method_finish(st, rc, destroy, out);
+        return rc;
     for (int i = 0; i < env->n; i++)
         st->gptr[i] = env->w[i].grad;
     /* every worker starts from worker 0's initial model (init = same or not:
@@ -256,7 +237,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     };
     if (!rc)
         rc = algo_sync_create(env, &desc, &st->sy, err);
-    return algo_method_finish(st, rc, destroy, out);
+    *out = st;
+    return rc;
 }
 
 static int start(void *p, sim_err *err) { return algo_sync_start(((state *)p)->sy, err); }
@@ -267,7 +249,6 @@ const algo_vt algo_allreduce_sgd = {
     .supports_compression = 1,
     .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
-    .destroy = destroy,
     .start = start,
     .model = algo_method_shared_model,
     .fault = on_fault,

@@ -293,23 +293,6 @@ static void on_fault(void *p, const algo_fault *ev)
         send_job(st, st->parked[k]);
 }
 
-static void destroy(void *p)
-{
-    state *st = p;
-    if (!st)
-        return;
-    free(st->x);
-    algo_optim_state_destroy(st->opt);
-    for (int j = 0; st->jobs && st->random_job && j < st->env->n; j++) {
-        free(st->jobs[j].x);
-        free(st->jobs[j].g);
-    }
-    free(st->jobs);
-    free(st->wk);
-    free(st->parked);
-    free(st);
-}
-
 static const cfg_key keys[] = {
     {"algorithm", "staleness_lr", "constant", CFG_KEY_CHOICE, "constant|inverse",
      "constant: lr for every update; inverse: lr / max(1, staleness)"},
@@ -322,27 +305,26 @@ static const cfg_key keys[] = {
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    state *st = calloc(1, sizeof *st);
+    state *st = algo_env_calloc(env, 1, sizeof *st);
     if (!st)
-        return sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
+        return algo_env_alloc_check(env, "asgd", err);
     st->env = env;
     const char *nj = cfg_get_string(env->cfg, "algorithm", "next_job");
     st->random_job = nj && strcmp(nj, "random") == 0;
-    size_t n = (size_t)env->n;
-    st->x = malloc((size_t)env->d * sizeof(float));
-    st->jobs = calloc(n, sizeof *st->jobs);
-    st->wk = calloc(n, sizeof *st->wk);
-    st->parked = malloc(n * sizeof *st->parked);
-    int ok = st->x && st->jobs && st->wk && st->parked;
-    for (int j = 0; ok && j < env->n; j++) {
+    size_t n = (size_t)env->n, bytes = (size_t)env->d * sizeof(float);
+    st->x = algo_env_alloc(env, bytes);
+    st->jobs = algo_env_calloc(env, n, sizeof *st->jobs);
+    st->wk = algo_env_calloc(env, n, sizeof *st->wk);
+    st->parked = algo_env_alloc(env, n * sizeof *st->parked);
+    for (int j = 0; st->jobs && st->wk && j < env->n; j++) {
         st->wk[j].q_head = st->wk[j].q_tail = -1;
         st->jobs[j].next = -1;
-        st->jobs[j].x = st->random_job ? malloc((size_t)env->d * sizeof(float)) : env->w[j].x;
-        st->jobs[j].g = st->random_job ? malloc((size_t)env->d * sizeof(float)) : env->w[j].grad;
-        ok = st->jobs[j].x && st->jobs[j].g;
+        st->jobs[j].x = st->random_job ? algo_env_alloc(env, bytes) : env->w[j].x;
+        st->jobs[j].g = st->random_job ? algo_env_alloc(env, bytes) : env->w[j].grad;
     }
-    int rc = ok ? 0 : sim_err_set(err, SIM_ENOMEM, "asgd: out of memory");
-    if (!rc && !(st->opt = algo_optim_state_from_config(env->cfg, env->model, env->d, err)))
+    int rc = algo_env_alloc_check(env, "asgd", err);
+    if (!rc && !(st->opt = algo_env_own_optim(
+                     env, algo_optim_state_from_config(env->cfg, env->model, env->d, err))))
         rc = err && err->code ? err->code : SIM_EINTERNAL;
     if (!rc && st->random_job && algo_env_crashes(env))
         rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
@@ -354,7 +336,8 @@ static int create(algo_env *env, void **out, sim_err *err)
         memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
         algo_env_defer_clip(env);
     }
-    return algo_method_finish(st, rc, destroy, out);
+    *out = st;
+    return rc;
 }
 
 /* The first n jobs go one to each worker. */
@@ -376,7 +359,6 @@ const algo_vt algo_asgd = {
                 "1.6"),
     .async = 1,
     .server = ALGO_SERVER_ALWAYS,
-    .destroy = destroy,
     .start = start,
     .model = algo_method_shared_model,
     .fault = on_fault,

@@ -34,15 +34,6 @@ typedef struct cc {
     double target, fraction;
 } cc;
 
-static void release(void *p)
-{
-    cc *s = p;
-    if (!s)
-        return;
-    algo_local_optim_release(&s->lo);
-    free(s);
-}
-
 static void plan(void *p, int64_t k ALGO_UNUSED, double epoch, algo_gossip_plan *out)
 {
     cc *s = p;
@@ -116,21 +107,18 @@ static int read_keys(cc *s, const cfg_config *c, sim_err *err)
 static int create(algo_env *env, void **out, sim_err *err)
 {
     const cfg_config *c = env->cfg;
-    cc *s = calloc(1, sizeof *s);
+    cc *s = algo_env_calloc(env, 1, sizeof *s);
     if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "consensus_control: out of memory");
+        return algo_env_alloc_check(env, "consensus_control", err);
     s->cfg = c;
     int rc = read_keys(s, c, err);
     if (rc == 0)
         rc = algo_local_optim_init(&s->lo, env, 0, err);
-    if (rc < 0) {
-        release(s);
+    if (rc < 0)
         return rc;
-    }
     algo_gossip_ops ops;
     algo_dsgd_ops(ALGO_GOSSIP_ATC, &ops);
     ops.plan = plan;
-    ops.release = release;
     return algo_gossip_create_state(env, &ops, s, out, err);
 }
 

@@ -31,14 +31,6 @@ static float *momentum_of(const momentum *mo, int i)
     return mo->m ? mo->m + (int64_t)i * mo->d : NULL;
 }
 
-static void release(void *p)
-{
-    momentum *mo = p;
-    if (mo)
-        free(mo->m);
-    free(mo);
-}
-
 static void prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr, float *send)
 {
     const momentum *s = p;
@@ -115,22 +107,21 @@ static int create(algo_env *env, void **out, sim_err *err)
     if (rc < 0)
         return rc;
     const cfg_config *c = env->cfg;
-    momentum *s = malloc(sizeof *s);
+    momentum *s = algo_env_alloc(env, sizeof *s);
     if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "decentlam: out of memory");
+        return algo_env_alloc_check(env, "decentlam", err);
     *s = (momentum){.m = NULL, .d = env->d, .beta = c->momentum, .wd = c->weight_decay,
                     .nesterov = c->nesterov};
-    if (c->momentum != 0 && !(s->m = calloc((size_t)env->n * (size_t)env->d, sizeof(float)))) {
-        release(s);
-        return sim_err_set(err, SIM_ENOMEM, "decentlam: out of memory");
-    }
+    if (c->momentum != 0)
+        s->m = algo_env_calloc(env, (size_t)env->n * (size_t)env->d, sizeof(float));
+    if ((rc = algo_env_alloc_check(env, "decentlam", err)) < 0)
+        return rc;
     algo_gossip_ops ops = {
         .form = ALGO_GOSSIP_ATC,
         .width = 1,
         .prepare = prepare,
         .finish = finish,
         .combine_finish = combine,
-        .release = release,
         .reset = reset,
     };
     return algo_gossip_create_state(env, &ops, s, out, err);

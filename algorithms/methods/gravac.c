@@ -322,35 +322,6 @@ static void h_join(void *m, int j, int sender ALGO_UNUSED)
 
 static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)p)->sy, ev); }
 
-static void destroy(void *p)
-{
-    state *st = p;
-    if (!st)
-        return;
-    for (int i = 0; i < st->env->n; i++) {
-        if (st->wmin)
-            algo_compress_worker_release(&st->wmin[i]);
-        if (st->wcand)
-            algo_compress_worker_release(&st->wcand[i]);
-        if (st->wopt)
-            algo_optim_state_destroy(st->wopt[i]);
-    }
-    free(st->wmin);
-    free(st->wcand);
-    free(st->wopt);
-    algo_compress_destroy(st->cmin);
-    algo_compress_destroy(st->ccand);
-    algo_sync_destroy(st->sy);
-    free(st->x);
-    free(st->gbar);
-    free(st->u);
-    free(st->nu);
-    free(st->nmin);
-    free(st->ncand);
-    free(st->gptr);
-    free(st);
-}
-
 static int read_keys(state *st, const cfg_config *cfg, sim_err *err)
 {
     int rc = algo_key_double(cfg, "theta_min", 0, 1, "(]", &st->theta_min, err);
@@ -378,37 +349,32 @@ static int read_keys(state *st, const cfg_config *cfg, sim_err *err)
 static int create(algo_env *env, void **out, sim_err *err)
 {
     const cfg_config *cfg = env->cfg;
-    state *st = calloc(1, sizeof *st);
+    state *st = algo_env_calloc(env, 1, sizeof *st);
     if (!st)
-        return sim_err_set(err, SIM_ENOMEM, "gravac: out of memory");
+        return algo_env_alloc_check(env, "gravac", err);
     st->env = env;
     int rc = read_keys(st, cfg, err);
     if (!rc)
         rc = algo_optim_require_sgd(cfg, "error feedback needs a linear update", err);
-    if (rc) {
-        destroy(st);
+    if (rc)
         return rc;
-    }
     const size_t n = (size_t)env->n, d = (size_t)env->d;
-    st->x = malloc(d * sizeof *st->x);
-    st->gbar = malloc(d * sizeof *st->gbar);
-    st->u = malloc(n * d * sizeof *st->u);
-    st->gptr = malloc(n * sizeof *st->gptr);
-    st->nu = calloc(n, sizeof *st->nu);
-    st->nmin = calloc(n, sizeof *st->nmin);
-    st->ncand = calloc(n, sizeof *st->ncand);
-    st->wmin = calloc(n, sizeof *st->wmin);
-    st->wcand = calloc(n, sizeof *st->wcand);
-    st->wopt = calloc(n, sizeof *st->wopt);
+    st->x = algo_env_alloc(env, d * sizeof *st->x);
+    st->gbar = algo_env_alloc(env, d * sizeof *st->gbar);
+    st->u = algo_env_alloc(env, n * d * sizeof *st->u);
+    st->gptr = algo_env_alloc(env, n * sizeof *st->gptr);
+    st->nu = algo_env_calloc(env, n, sizeof *st->nu);
+    st->nmin = algo_env_calloc(env, n, sizeof *st->nmin);
+    st->ncand = algo_env_calloc(env, n, sizeof *st->ncand);
+    st->wmin = algo_env_calloc(env, n, sizeof *st->wmin);
+    st->wcand = algo_env_calloc(env, n, sizeof *st->wcand);
+    st->wopt = algo_env_calloc(env, n, sizeof *st->wopt);
     char spec[64];
     snprintf(spec, sizeof spec, "topk(%.17g)", st->theta_min);
-    st->cmin = algo_compress_create(spec, err);
-    st->ccand = st->cmin ? algo_compress_create(spec, err) : NULL;
-    if (!st->x || !st->gbar || !st->u || !st->gptr || !st->nu || !st->nmin || !st->ncand ||
-        !st->wmin || !st->wcand || !st->wopt || !st->ccand) {
-        destroy(st);
+    st->cmin = algo_env_own_compressor(env, algo_compress_create(spec, err));
+    st->ccand = st->cmin ? algo_env_own_compressor(env, algo_compress_create(spec, err)) : NULL;
+    if (!st->ccand || algo_env_alloc_check(env, "gravac", err) < 0)
         return sim_err_set(err, SIM_ENOMEM, "gravac: out of memory");
-    }
     const wl_layer *layers = env->model ? env->model->layers : NULL;
     int nl = env->model ? env->model->n_layers : 0;
     if (nl <= 0 || nl > 16) {
@@ -424,18 +390,17 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->d_wire = env->wire_params > 0 ? env->wire_params : env->d;
     int vb = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
     for (int i = 0; i < env->n; i++) {
-        st->wopt[i] = algo_optim_state_from_config(cfg, env->model, env->d, err);
+        st->wopt[i] = algo_env_own_optim(env, algo_optim_state_from_config(cfg, env->model,
+                                                                           env->d, err));
         rc = st->wopt[i] ? 0 : (err && err->code ? err->code : SIM_EINTERNAL);
-        if (!rc)
-            rc = algo_compress_worker_init(&st->wmin[i], st->cmin, env->d, st->d_wire, vb, 1,
-                                           cfg->seed, i, err);
-        if (!rc)
-            rc = algo_compress_worker_init(&st->wcand[i], st->ccand, env->d, st->d_wire, vb, 1,
-                                           cfg->seed, i, err);
-        if (rc) {
-            destroy(st);
+        if (!rc && !(rc = algo_compress_worker_init(&st->wmin[i], st->cmin, env->d, st->d_wire,
+                                                    vb, 1, cfg->seed, i, err)))
+            algo_env_own_compress_worker(env, &st->wmin[i]); /* the driver checks the flag */
+        if (!rc && !(rc = algo_compress_worker_init(&st->wcand[i], st->ccand, env->d,
+                                                    st->d_wire, vb, 1, cfg->seed, i, err)))
+            algo_env_own_compress_worker(env, &st->wcand[i]);
+        if (rc)
             return rc;
-        }
     }
     memcpy(st->x, env->w[0].x, d * sizeof *st->x);
     st->theta_c = st->theta_min;
@@ -451,12 +416,8 @@ static int create(algo_env *env, void **out, sim_err *err)
                   .counted = h_counted, .over = h_over, .join = h_join},
     };
     rc = algo_sync_create(env, &desc, &st->sy, err);
-    if (rc) {
-        destroy(st);
-        return rc;
-    }
     *out = st;
-    return 0;
+    return rc;
 }
 
 static int start(void *p, sim_err *err)
@@ -473,7 +434,6 @@ const algo_vt algo_gravac = {
                 "9"),
     .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
-    .destroy = destroy,
     .start = start,
     .model = algo_method_shared_model,
     .fault = on_fault,

@@ -71,15 +71,9 @@ static const float *avg_of(algo_lsgd *s, int w)
     return h->global ? s->avg : h->savg + (size_t)(w / h->p) * (size_t)s->d;
 }
 
-static void release(algo_lsgd *s)
-{
-    hier *h = s->ext;
-    free(h->savg);
-}
-
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.release = release, .ext_size = sizeof(hier), .n_slots = 2,
+    static const algo_lsgd_ops ops = {.ext_size = sizeof(hier), .n_slots = 2,
                                       .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_HIER_INTRA},
                                       .plan = plan, .mean = mean, .avg_of = avg_of};
     const cfg_config *c = env->cfg;
@@ -91,9 +85,9 @@ static int create(algo_env *env, void **out, sim_err *err)
     if (!rc) {
         h->flat = env->per_node <= 0;
         h->p = h->flat ? env->n : env->per_node;
-        h->savg = malloc((size_t)((env->n + h->p - 1) / h->p) * (size_t)env->d * sizeof(float));
-        if (!h->savg)
-            rc = sim_err_set(err, SIM_ENOMEM, "hierarchical_local_sgd: out of memory");
+        h->savg = algo_env_alloc(env, (size_t)((env->n + h->p - 1) / h->p) * (size_t)env->d *
+                                          sizeof(float));
+        rc = algo_env_alloc_check(env, "hierarchical_local_sgd", err);
     }
     return algo_lsgd_finish(s, rc, 1, out, err);
 }

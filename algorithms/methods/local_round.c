@@ -140,24 +140,18 @@ int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *wo
 algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err)
 {
     const cfg_config *c = env->cfg;
-    algo_lsgd *s = calloc(1, sizeof *s);
-    void *ext = ops->ext_size ? calloc(1, ops->ext_size) : NULL;
-    if (!s || (ops->ext_size && !ext)) {
-        free(s);
-        free(ext);
-        sim_err_set(err, SIM_ENOMEM, "%s: out of memory", c->algorithm);
+    algo_lsgd *s = algo_env_calloc(env, 1, sizeof *s);
+    void *ext = ops->ext_size ? algo_env_calloc(env, 1, ops->ext_size) : NULL;
+    if (algo_env_alloc_check(env, c->algorithm, err) < 0)
         return NULL;
-    }
     s->ext = ext;
     s->env = env;
     s->n = env->n;
     s->d = env->d;
     s->ops = *ops;
     int64_t H;
-    if (algo_key_int(c, "local_steps", 1, 1000000, &H, err) < 0) {
-        algo_lsgd_destroy(s);
+    if (algo_key_int(c, "local_steps", 1, 1000000, &H, err) < 0)
         return NULL;
-    }
     s->H = s->H_cur = (int)H;
     static const char *const bufw[] = {"local", "average", "reset", NULL};
     s->buf = algo_lsgd_choice(c, "buffers", bufw);
@@ -168,15 +162,15 @@ int algo_lsgd_build(algo_lsgd *s, sim_err *err)
 {
     algo_env *env = s->env;
     const size_t n = (size_t)s->n, bytes = (size_t)s->d * sizeof(float);
-    s->since = calloc(n, sizeof *s->since);
-    s->applied = calloc(n, sizeof *s->applied);
-    s->avg = malloc(bytes);
-    s->avg_m = malloc(bytes);
-    s->avg_v = malloc(bytes);
-    s->ptrs = malloc(n * sizeof *s->ptrs);
-    if (!s->since || !s->applied || !s->avg || !s->avg_m || !s->avg_v || !s->ptrs)
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", env->cfg->algorithm);
-    int rc = algo_local_optim_init(&s->lo, env, 0, err);
+    s->since = algo_env_calloc(env, n, sizeof *s->since);
+    s->applied = algo_env_calloc(env, n, sizeof *s->applied);
+    s->avg = algo_env_alloc(env, bytes);
+    s->avg_m = algo_env_alloc(env, bytes);
+    s->avg_v = algo_env_alloc(env, bytes);
+    s->ptrs = algo_env_alloc(env, n * sizeof *s->ptrs);
+    int rc = algo_env_alloc_check(env, env->cfg->algorithm, err);
+    if (rc == 0)
+        rc = algo_local_optim_init(&s->lo, env, 0, err);
     if (rc < 0)
         return rc;
     /* avg starts as the mean of the initial models (a lone rejoiner's model
@@ -204,33 +198,10 @@ int algo_lsgd_finish(algo_lsgd *s, int rc, int build, void **out, sim_err *err)
 {
     if (!rc && build)
         rc = algo_lsgd_build(s, err);
-    if (rc) {
-        algo_lsgd_destroy(s);
+    if (rc)
         return rc < 0 ? rc : SIM_EINTERNAL;
-    }
     *out = s;
     return 0;
-}
-
-void algo_lsgd_destroy(void *p)
-{
-    algo_lsgd *s = p;
-    if (!s)
-        return;
-    algo_gossip_destroy(s->base);
-    algo_sync_destroy(s->sy);
-    if (s->ops.release)
-        s->ops.release(s);
-    if (s->ops.ext_size)
-        free(s->ext);
-    algo_local_optim_release(&s->lo);
-    free(s->since);
-    free(s->applied);
-    free(s->avg);
-    free(s->avg_m);
-    free(s->avg_v);
-    free(s->ptrs);
-    free(s);
 }
 
 int algo_lsgd_start(void *p, sim_err *err)

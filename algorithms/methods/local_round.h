@@ -39,8 +39,7 @@ typedef struct algo_lsgd_ops {
      * its result. */
     void (*contribute2)(algo_lsgd *s, int w, algo_sync_msg *msg);
     void (*form2)(algo_lsgd *s, const algo_group *g);
-    size_t ext_size; /* bytes of s->ext, allocated zeroed and freed with s; 0: none */
-    void (*release)(algo_lsgd *s); /* frees what s->ext holds */
+    size_t ext_size; /* bytes of s->ext, allocated zeroed and owned by the run; 0: none */
     /* A method with its own averaging (hierarchical_local_sgd): the round's
      * collective slot (plan; slots as in desc), the averages over g
      * (instead of s->avg over g; 0: s->avg over g after all), and the
@@ -79,10 +78,9 @@ algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err
 /* Allocates the round's buffers and its driver. 0 or a code (err). */
 int algo_lsgd_build(algo_lsgd *s, sim_err *err);
 /* The end of a method's create: with rc 0 builds the round (build = 1)
- * and hands s out; on any failure destroys s. Returns 0 or the code. */
+ * and hands s out (the run owns it). Returns 0 or the code. */
 int algo_lsgd_finish(algo_lsgd *s, int rc, int build, void **out, sim_err *err);
 /* The vtable functions of the family (state: algo_lsgd *). */
-void algo_lsgd_destroy(void *p);
 int algo_lsgd_start(void *p, sim_err *err);
 const float *algo_lsgd_model(void *p, float *scratch);
 void algo_lsgd_worker_models(void *p, const float **xs);
@@ -103,7 +101,7 @@ int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *wo
     {                                                                                          \
         .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .uses_graph = GRAPH, \
         .supports_bucket = 1, .server = ALGO_SERVER_PS,                                        \
-        .create = CREATE, .destroy = algo_lsgd_destroy, .start = algo_lsgd_start,              \
+        .create = CREATE, .start = algo_lsgd_start,                                            \
         .model = algo_lsgd_model, .worker_models = algo_lsgd_worker_models,                    \
         .fault = algo_lsgd_fault,                                                              \
     }

@@ -34,15 +34,6 @@ int algo_key_double(const cfg_config *c, const char *key, double lo, double hi,
                      bounds[0], lo, hi, bounds[1], x);
 }
 
-int algo_method_finish(void *st, int rc, void (*destroy)(void *), void **out)
-{
-    if (rc)
-        destroy(st);
-    else
-        *out = st;
-    return rc;
-}
-
 const float *algo_method_shared_model(void *state, float *scratch ALGO_UNUSED)
 {
     return *(float **)state;

@@ -28,10 +28,6 @@ int algo_key_int(const cfg_config *c, const char *key, int64_t lo, int64_t hi, i
 int algo_key_double(const cfg_config *c, const char *key, double lo, double hi,
                     const char *bounds, double *out, sim_err *err);
 
-/* The end of a constructor: with rc 0 hands st out, else destroys it
- * (destroy(NULL) is a no-op). Returns rc. */
-int algo_method_finish(void *st, int rc, void (*destroy)(void *), void **out);
-
 /* The evaluated model of a method whose state begins with its one shared
  * model (float *x, the first field). */
 const float *algo_method_shared_model(void *state, float *scratch);

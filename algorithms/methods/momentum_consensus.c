@@ -28,15 +28,6 @@ typedef struct mc {
     double beta, omega, wd;
 } mc;
 
-static void release(void *p)
-{
-    mc *s = p;
-    if (!s)
-        return;
-    free(s->v);
-    free(s);
-}
-
 static void prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr ALGO_UNUSED,
                     float *send)
 {
@@ -115,13 +106,12 @@ static int create(algo_env *env, void **out, sim_err *err)
         rc = cfg_get_bool(c, "algorithm", "overlap", &overlap, err);
     if (rc < 0)
         return rc;
-    mc *s = calloc(1, sizeof *s);
-    if (s)
-        s->v = calloc((size_t)env->n * (size_t)env->d, sizeof(float));
-    if (!s || !s->v) {
-        release(s);
-        return sim_err_set(err, SIM_ENOMEM, "momentum_consensus: out of memory");
-    }
+    mc *s = algo_env_calloc(env, 1, sizeof *s);
+    if (!s)
+        return algo_env_alloc_check(env, "momentum_consensus", err);
+    s->v = algo_env_calloc(env, (size_t)env->n * (size_t)env->d, sizeof(float));
+    if ((rc = algo_env_alloc_check(env, "momentum_consensus", err)) < 0)
+        return rc;
     s->d = env->d;
     s->beta = c->momentum;
     s->omega = omega;
@@ -132,7 +122,6 @@ static int create(algo_env *env, void **out, sim_err *err)
         .prepare = prepare,
         .finish = finish,
         .combine_finish = combine,
-        .release = release,
         .reset = reset,
     };
     return algo_gossip_create_state(env, &ops, s, out, err);

@@ -139,22 +139,8 @@ static double h_join_bytes(void *m)
 void algo_obit_fault(void *p, const algo_fault *ev) { algo_sync_fault(((algo_obit *)p)->sy, ev); }
 
 
-void algo_obit_destroy(void *p)
-{
-    algo_obit *st = p;
-    if (!st)
-        return;
-    algo_sync_destroy(st->sy);
-    algo_optim_state_destroy(st->opt);
-    algo_onebit_release(&st->ob);
-    free(st->x);
-    free(st->gbar);
-    free(st->gptr);
-    free(st->mi);
-    free(st->mnew);
-    free(st->v_fresh);
-    free(st);
-}
+/* At the run's end: the 1-bit all-reduce, rebuilt at each regroup. */
+static void ob_free(void *ob) { algo_onebit_release(ob); }
 
 static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
@@ -171,37 +157,33 @@ static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_err *err)
 {
     const cfg_config *cfg = env->cfg;
-    algo_obit *st = calloc(1, sizeof *st);
+    algo_obit *st = algo_env_calloc(env, 1, sizeof *st);
     if (!st)
-        return sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");
+        return algo_env_alloc_check(env, "onebit", err);
+    algo_env_own(env, &st->ob, ob_free);
     st->env = env;
     st->ops = ops;
     int rc = read_keys(st, cfg, err);
     if (rc)
-        goto fail;
+        return rc;
     const size_t n = (size_t)env->n, d = (size_t)env->d;
-    st->x = malloc(d * sizeof *st->x);
-    st->gbar = malloc(d * sizeof *st->gbar);
-    st->gptr = malloc(n * sizeof *st->gptr);
-    st->mi = malloc(n * d * sizeof *st->mi);
-    st->mnew = malloc(d * sizeof *st->mnew);
-    st->v_fresh = ops->lamb ? malloc(d * sizeof *st->v_fresh) : NULL;
-    if (!st->x || !st->gbar || !st->gptr || !st->mi || !st->mnew ||
-        (ops->lamb && !st->v_fresh)) {
-        rc = sim_err_set(err, SIM_ENOMEM, "onebit: out of memory");
-        goto fail;
-    }
+    st->x = algo_env_alloc(env, d * sizeof *st->x);
+    st->gbar = algo_env_alloc(env, d * sizeof *st->gbar);
+    st->gptr = algo_env_alloc(env, n * sizeof *st->gptr);
+    st->mi = algo_env_alloc(env, n * d * sizeof *st->mi);
+    st->mnew = algo_env_alloc(env, d * sizeof *st->mnew);
+    st->v_fresh = ops->lamb ? algo_env_alloc(env, d * sizeof *st->v_fresh) : NULL;
+    if ((rc = algo_env_alloc_check(env, "onebit", err)) < 0)
+        return rc;
     algo_optim_hp hp;
     algo_optim_hp_from_config(cfg, &hp);
     hp.bias_correction = 0; /* DeepSpeed's 1-bit optimizers apply none */
     const wl_layer *layers = env->model ? env->model->layers : NULL;
     int nl = env->model ? env->model->n_layers : 0;
-    st->opt = algo_optim_state_create(algo_optim_find(ops->optim), &hp, env->d,
-                                      layers, nl, err);
-    if (!st->opt) {
-        rc = err && err->code ? err->code : SIM_EINTERNAL;
-        goto fail;
-    }
+    st->opt = algo_env_own_optim(env, algo_optim_state_create(algo_optim_find(ops->optim), &hp,
+                                                              env->d, layers, nl, err));
+    if (!st->opt)
+        return err && err->code ? err->code : SIM_EINTERNAL;
     st->n_layers = nl <= 0 || nl > 16 ? 1 : nl; /* else one layer of d */
     st->len[0] = env->d;
     for (int l = 0; st->n_layers == nl && l < nl; l++) {
@@ -218,12 +200,9 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
                   .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
     };
     if ((rc = algo_sync_create(env, &desc, &st->sy, err)))
-        goto fail;
+        return rc;
     *out = st;
     return 0;
-fail:
-    algo_obit_destroy(st);
-    return rc;
 }
 
 int algo_obit_start(void *p, sim_err *err) { return algo_sync_start(((algo_obit *)p)->sy, err); }

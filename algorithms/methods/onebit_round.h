@@ -89,7 +89,6 @@ struct algo_obit {
 };
 
 int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_err *err);
-void algo_obit_destroy(void *p);
 int algo_obit_start(void *p, sim_err *err);
 void algo_obit_fault(void *p, const algo_fault *ev);
 
@@ -98,7 +97,7 @@ void algo_obit_fault(void *p, const algo_fault *ev);
     {                                                                                          \
         .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS,                      \
         .supports_bucket = 1, .server = ALGO_SERVER_PS, .optimizer = OPTIM, .create = CREATE,  \
-        .destroy = algo_obit_destroy, .start = algo_obit_start,                                \
+        .start = algo_obit_start,                                                              \
         .model = algo_method_shared_model, .fault = algo_obit_fault,                           \
     }
 

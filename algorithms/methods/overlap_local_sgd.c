@@ -107,22 +107,6 @@ static int live_models(void *p, const float **xs)
     return k;
 }
 
-static void destroy(void *p)
-{
-    overlap *s = p;
-    if (!s)
-        return;
-    algo_sync_destroy(s->sy);
-    algo_local_optim_release(&s->lo);
-    free(s->since);
-    free(s->applied);
-    free(s->z);
-    free(s->buf);
-    free(s->v);
-    free(s->ptrs);
-    free(s);
-}
-
 static int read_keys(overlap *s, const cfg_config *c, sim_err *err)
 {
     int64_t H;
@@ -146,26 +130,24 @@ static int read_keys(overlap *s, const cfg_config *c, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    overlap *s = calloc(1, sizeof *s);
+    overlap *s = algo_env_calloc(env, 1, sizeof *s);
     if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "overlap_local_sgd: out of memory");
+        return algo_env_alloc_check(env, "overlap_local_sgd", err);
     s->env = env;
     s->n = env->n;
     s->d = env->d;
     int rc = read_keys(s, env->cfg, err);
     if (rc < 0)
-        goto fail;
+        return rc;
     const size_t n = (size_t)s->n, d = (size_t)s->d;
-    s->since = calloc(n, sizeof *s->since);
-    s->applied = calloc(n, sizeof *s->applied);
-    s->z = malloc(d * sizeof(float));
-    s->buf = malloc(n * d * sizeof(float));
-    s->v = s->gmf > 0 ? calloc(n * d, sizeof(float)) : NULL;
-    s->ptrs = malloc(n * sizeof *s->ptrs);
-    if (!s->since || !s->applied || !s->z || !s->buf || (s->gmf > 0 && !s->v) || !s->ptrs) {
-        rc = sim_err_set(err, SIM_ENOMEM, "overlap_local_sgd: out of memory");
-        goto fail;
-    }
+    s->since = algo_env_calloc(env, n, sizeof *s->since);
+    s->applied = algo_env_calloc(env, n, sizeof *s->applied);
+    s->z = algo_env_alloc(env, d * sizeof(float));
+    s->buf = algo_env_alloc(env, n * d * sizeof(float));
+    s->v = s->gmf > 0 ? algo_env_calloc(env, n * d, sizeof(float)) : NULL;
+    s->ptrs = algo_env_alloc(env, n * sizeof *s->ptrs);
+    if ((rc = algo_env_alloc_check(env, "overlap_local_sgd", err)) < 0)
+        return rc;
     rc = algo_local_optim_init(&s->lo, env, 0, err);
     for (int i = 0; i < s->n; i++)
         s->ptrs[i] = env->w[i].x;
@@ -178,12 +160,9 @@ static int create(algo_env *env, void **out, sim_err *err)
                   .form = h_form, .join = h_join},
     };
     if (rc < 0 || (rc = algo_sync_create(env, &desc, &s->sy, err)) < 0)
-        goto fail;
+        return rc;
     *out = s;
     return 0;
-fail:
-    destroy(s);
-    return rc;
 }
 
 static int start(void *p, sim_err *err) { return algo_sync_start(((overlap *)p)->sy, err); }
@@ -229,7 +208,6 @@ const algo_vt algo_overlap_local_sgd = {
     .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
     .create = create,
-    .destroy = destroy,
     .start = start,
     .model = model,
     .worker_models = worker_models,

@@ -44,13 +44,6 @@ static void outer(algo_lsgd *s)
     algo_slowmo_outer(&o->sp, o->x0, o->u, s->avg, s->d, algo_env_lr(s->env));
 }
 
-static void release(algo_lsgd *s)
-{
-    slowmo *o = s->ext;
-    free(o->x0);
-    free(o->u);
-}
-
 static int read_keys(algo_lsgd *s, slowmo *o, const cfg_config *c, sim_err *err)
 {
     algo_slowmo_params *sp = &o->sp;
@@ -72,10 +65,10 @@ static int build_local(algo_lsgd *s, slowmo *o, sim_err *err)
     int rc = algo_lsgd_build(s, err);
     if (rc)
         return rc;
-    o->x0 = malloc((size_t)s->d * sizeof(float));
-    o->u = calloc((size_t)s->d, sizeof(float));
-    if (!o->x0 || !o->u)
-        return sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
+    o->x0 = algo_env_alloc(env, (size_t)s->d * sizeof(float));
+    o->u = algo_env_calloc(env, (size_t)s->d, sizeof(float));
+    if ((rc = algo_env_alloc_check(env, "slowmo", err)) < 0)
+        return rc;
     for (int i = 0; i < s->n; i++)
         s->ptrs[i] = env->w[i].x;
     algo_mean(o->x0, s->ptrs, s->n, s->d);
@@ -84,8 +77,7 @@ static int build_local(algo_lsgd *s, slowmo *o, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.outer = outer, .release = release,
-                                      .ext_size = sizeof(slowmo)};
+    static const algo_lsgd_ops ops = {.outer = outer, .ext_size = sizeof(slowmo)};
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;

@@ -26,19 +26,6 @@ typedef struct smd {
     const float **ptrs;
 } smd;
 
-static void release(void *p)
-{
-    smd *s = p;
-    if (!s)
-        return;
-    algo_local_optim_release(&s->lo);
-    free(s->x0);
-    free(s->u);
-    free(s->avg_b);
-    free(s->xs);
-    free(s->ptrs);
-    free(s);
-}
 
 static int sync_after(void *p, int64_t k)
 {
@@ -91,34 +78,29 @@ int algo_slowmo_dpsgd_create(algo_env *env, const algo_slowmo_params *p, void **
 {
     if (!env->graph || !env->mix)
         return sim_err_set(err, SIM_EINTERNAL, "slowmo: base = dpsgd needs the logical graph");
-    smd *s = calloc(1, sizeof *s);
+    smd *s = algo_env_calloc(env, 1, sizeof *s);
     if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
+        return algo_env_alloc_check(env, "slowmo", err);
     s->p = *p;
     s->n = env->n;
     s->d = env->d;
     int rc = algo_local_optim_init(&s->lo, env, 0, err);
-    if (rc < 0) {
-        free(s);
+    if (rc < 0)
         return rc;
-    }
     const size_t bytes = (size_t)s->d * sizeof(float);
-    s->x0 = malloc(bytes);
-    s->u = calloc((size_t)s->d, sizeof(float));
-    s->avg_b = malloc(bytes);
-    s->xs = malloc(bytes);
-    s->ptrs = malloc((size_t)s->n * sizeof *s->ptrs);
-    if (!s->x0 || !s->u || !s->avg_b || !s->xs || !s->ptrs) {
-        release(s);
-        return sim_err_set(err, SIM_ENOMEM, "slowmo: out of memory");
-    }
+    s->x0 = algo_env_alloc(env, bytes);
+    s->u = algo_env_calloc(env, (size_t)s->d, sizeof(float));
+    s->avg_b = algo_env_alloc(env, bytes);
+    s->xs = algo_env_alloc(env, bytes);
+    s->ptrs = algo_env_alloc(env, (size_t)s->n * sizeof *s->ptrs);
+    if ((rc = algo_env_alloc_check(env, "slowmo", err)) < 0)
+        return rc;
     for (int i = 0; i < s->n; i++)
         s->ptrs[i] = env->w[i].x;
     algo_mean(s->x0, s->ptrs, s->n, s->d);
     memcpy(s->xs, s->x0, bytes);
     algo_gossip_ops ops;
     algo_dsgd_ops(algo_gossip_form_read(env->cfg, ALGO_GOSSIP_AWC), &ops);
-    ops.release = release;
     ops.sync_after = sync_after;
     ops.sync_mean = sync_mean;
     ops.reset = reset;

@@ -243,19 +243,6 @@ static void on_fault(void *p, const algo_fault *ev)
     algo_pairwise_resume(&s->core, i, j);
 }
 
-static void destroy(void *p)
-{
-    swarm *s = p;
-    if (!s)
-        return;
-    algo_pairwise_release(&s->core);
-    free(s->base);
-    free(s->inbox);
-    free(s->scratch);
-    free(s->pd);
-    free(s);
-}
-
 static const cfg_key keys[] = {
     {"algorithm", "local_steps", "1", CFG_KEY_INT, NULL,
      "H: local SGD steps between two interactions of a worker (>= 1)"},
@@ -300,12 +287,12 @@ static int create(algo_env *env, void **out, sim_err *err)
 {
     if (!env->graph)
         return sim_err_set(err, SIM_EINTERNAL, "swarm_sgd: no logical graph");
-    swarm *s = calloc(1, sizeof *s);
+    swarm *s = algo_env_calloc(env, 1, sizeof *s);
     if (!s)
-        return sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+        return algo_env_alloc_check(env, "swarm_sgd", err);
     int rc = read_keys(s, env->cfg, err);
     if (rc)
-        return algo_method_finish(s, rc, destroy, out);
+        return rc;
     if (s->q) {
         double params = (double)env->wire_params;
         s->model_bytes = ceil(params * log2((double)s->q) / 8.0) + s->header;
@@ -314,27 +301,27 @@ static int create(algo_env *env, void **out, sim_err *err)
     }
     size_t n = (size_t)env->n, nd = n * (size_t)env->d;
     if (s->one_sided) {
-        s->base = malloc(nd * sizeof(float));
-        s->inbox = malloc(nd * sizeof(float));
+        s->base = algo_env_alloc(env, nd * sizeof(float));
+        s->inbox = algo_env_alloc(env, nd * sizeof(float));
     }
-    s->scratch = malloc(3 * (size_t)env->d * sizeof(float));
-    s->pd = calloc(n, sizeof *s->pd);
+    s->scratch = algo_env_alloc(env, 3 * (size_t)env->d * sizeof(float));
+    s->pd = algo_env_calloc(env, n, sizeof *s->pd);
     rc = algo_pairwise_init(&s->core, env, begin_step, err);
-    if (!rc && ((s->one_sided && (!s->base || !s->inbox)) || !s->scratch || !s->pd))
-        rc = sim_err_set(err, SIM_ENOMEM, "swarm_sgd: out of memory");
+    if (!rc)
+        rc = algo_env_alloc_check(env, "swarm_sgd", err);
     for (int i = 0; !rc && i < env->n; i++) {
         if (s->one_sided)
             memcpy(s->base + (int64_t)i * env->d, env->w[i].x, (size_t)env->d * sizeof(float));
         s->pd[i].target = draw_h(s, i);
     }
-    return algo_method_finish(s, rc, destroy, out);
+    *out = s;
+    return rc;
 }
 
 const algo_vt algo_swarm_sgd = {
     ALGO_METHOD("swarm_sgd",
                 "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
                 "6"),
-    .destroy = destroy,
     .fault = on_fault,
     ALGO_PAIRWISE_SLOTS,
 };

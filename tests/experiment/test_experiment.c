@@ -197,7 +197,8 @@ static int doubler_create(algo_env *env, void **out, sim_err *err)
 static void doubler_destroy(void *p)
 {
     doubler *d = p;
-    d->inner->destroy(d->st);
+    if (d->inner->destroy)
+        d->inner->destroy(d->st);
     free(d);
 }
 

@@ -1,0 +1,82 @@
+/* The run's owner list (own.h): one array of (pointer, cleanup) pairs in
+ * the runner's bookkeeping, grown by doubling, emptied back to front. */
+#include "algorithms/core/own.h"
+#include "algorithms/core/algo.h"
+#include "algorithms/core/runner.h"
+
+#include <stdlib.h>
+
+void *algo_env_own(algo_env *env, void *ptr, void (*fn)(void *))
+{
+    algo_runner *r = env->run;
+    if (!ptr)
+        return NULL;
+    if (r->n_owned == r->cap_owned) {
+        int cap = r->cap_owned ? 2 * r->cap_owned : 32;
+        algo_owned *v = realloc(r->owned, (size_t)cap * sizeof *v);
+        if (!v) {
+            fn(ptr);
+            r->oom = 1;
+            return NULL;
+        }
+        r->owned = v;
+        r->cap_owned = cap;
+    }
+    r->owned[r->n_owned++] = (algo_owned){ptr, fn};
+    return ptr;
+}
+
+void *algo_env_alloc(algo_env *env, size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        env->run->oom = 1;
+    return algo_env_own(env, p, free);
+}
+
+void *algo_env_calloc(algo_env *env, size_t count, size_t size)
+{
+    void *p = count && size ? calloc(count, size) : calloc(1, 1);
+    if (!p)
+        env->run->oom = 1;
+    return algo_env_own(env, p, free);
+}
+
+static void optim_free(void *s) { algo_optim_state_destroy(s); }
+static void compressor_free(void *c) { algo_compress_destroy(c); }
+static void compress_worker_free(void *w) { algo_compress_worker_release(w); }
+
+algo_optim_state *algo_env_own_optim(algo_env *env, algo_optim_state *s)
+{
+    return algo_env_own(env, s, optim_free);
+}
+
+algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c)
+{
+    return algo_env_own(env, c, compressor_free);
+}
+
+algo_compress_worker *algo_env_own_compress_worker(algo_env *env, algo_compress_worker *w)
+{
+    return algo_env_own(env, w, compress_worker_free);
+}
+
+int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err)
+{
+    if (!env->run->oom)
+        return 0;
+    return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", who);
+}
+
+void algo_env_release(algo_env *env)
+{
+    algo_runner *r = env->run;
+    while (r->n_owned > 0) {
+        algo_owned *o = &r->owned[--r->n_owned];
+        o->fn(o->ptr);
+    }
+    free(r->owned);
+    r->owned = NULL;
+    r->cap_owned = 0;
+    r->oom = 0;
+}

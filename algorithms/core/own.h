@@ -1,0 +1,40 @@
+/* The run's one owner of memory and cleanups, flat like an APR pool: the
+ * blocks of algo_env_alloc/algo_env_calloc and the objects handed to
+ * algo_env_own live until the run ends, when the runner (algo_env_release,
+ * after the method's destroy) runs the cleanups in reverse order of
+ * registration (a block's is free). A failed allocation sets one sticky
+ * flag, so a constructor allocates everything and checks once
+ * (algo_env_alloc_check); on an error it returns and leaves the rest to
+ * the owner. Only for state that lives the whole run: per-round scratch
+ * and structures rebuilt on a rejoin keep their own malloc and free. */
+#ifndef DTSIM_ALGO_OWN_H
+#define DTSIM_ALGO_OWN_H
+
+#include <stddef.h>
+
+#include "algorithms/compress/compress.h"
+#include "algorithms/optim/optim.h"
+#include "sim/err.h"
+
+typedef struct algo_env algo_env;
+
+/* bytes (alloc: uninitialised) or count * size zeroed bytes (calloc),
+ * freed when the run ends. NULL, with the flag set, when out of memory. */
+void *algo_env_alloc(algo_env *env, size_t bytes);
+void *algo_env_calloc(algo_env *env, size_t count, size_t size);
+/* Registers fn(ptr) to run when the run ends, before the cleanups
+ * registered earlier. Returns ptr; a NULL ptr registers nothing. When the
+ * list cannot grow, fn(ptr) runs now, the flag is set and NULL returned. */
+void *algo_env_own(algo_env *env, void *ptr, void (*fn)(void *));
+/* algo_env_own with the kind's own cleanup (algo_optim_state_destroy,
+ * algo_compress_destroy, algo_compress_worker_release; w lies in storage
+ * the run owns, registered before; register it once its init succeeded).
+ * Return their argument. */
+algo_optim_state *algo_env_own_optim(algo_env *env, algo_optim_state *s);
+algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c);
+algo_compress_worker *algo_env_own_compress_worker(algo_env *env, algo_compress_worker *w);
+/* 0 while every allocation of the run succeeded, else SIM_ENOMEM with
+ * "who: out of memory" in err. */
+int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err);
+
+#endif
