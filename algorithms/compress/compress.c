@@ -140,10 +140,9 @@ int64_t algo_compress_ratio_entries(const algo_compressor *c, int64_t d)
     return k > d ? d : (int64_t)k;
 }
 
-void algo_compress_add_sparse(const algo_compressor *c, const algo_compress_msg *msg,
+void algo_compress_add_sparse(const algo_compressor *c SIM_UNUSED, const algo_compress_msg *msg,
                               float scale, float *out)
 {
-    (void)c;
     const float *v = msg->values;
     const int32_t *idx = msg->indices;
     for (int64_t i = 0; i < msg->nnz; i++)

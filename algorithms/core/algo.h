@@ -45,9 +45,7 @@
 #include "workloads/model.h"
 #include "workloads/partition.h"
 
-/* A parameter that a function with a fixed signature (a handler, a
- * driver's hook) may leave unread. */
-#define ALGO_UNUSED __attribute__((unused))
+#define ALGO_UNUSED SIM_UNUSED /* sim/err.h */
 
 /* The definition (or declaration) of an engine event handler (sim_handler)
  * and of a network delivery (sim_net_deliver) named fn: the handler reads
