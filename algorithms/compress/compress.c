@@ -196,41 +196,57 @@ void algo_compress_decode_add(const algo_compressor *c, const algo_compress_msg 
         out[j] += scale * v[j];
 }
 
-int algo_compress_worker_init(algo_compress_worker *w, const algo_compressor *c, int64_t d,
-                              int64_t d_wire, int value_bytes, int error_feedback,
-                              uint64_t seed, int worker, sim_err *err)
+static void worker_release(algo_compress_worker *w)
 {
-    memset(w, 0, sizeof *w);
-    w->comp = c;
-    w->d = d;
-    w->d_wire = d_wire;
-    w->value_bytes = value_bytes;
-    w->error_feedback = error_feedback;
-    int rc = algo_compress_msg_init(&w->msg, c, d, err);
-    if (rc)
-        return rc;
-    w->msg.bytes = c->vt->wire_bytes(c, d_wire, value_bytes);
-    if (error_feedback)
-        w->residual = calloc((size_t)d, sizeof *w->residual);
-    if (c->vt->random)
-        w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR,
-                                c->vt->shared_random ? 0 : (uint64_t)worker);
-    if ((error_feedback && !w->residual) || (c->vt->random && !w->rng)) {
-        algo_compress_worker_release(w);
-        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
-    }
-    return 0;
-}
-
-void algo_compress_worker_release(algo_compress_worker *w)
-{
-    if (!w)
-        return;
     algo_compress_msg_release(&w->msg);
     free(w->residual);
     if (w->rng)
         gsl_rng_free(w->rng);
-    memset(w, 0, sizeof *w);
+}
+
+int algo_compress_workers_create(const algo_compressor *c, int n, int64_t d, int64_t d_wire,
+                                 int value_bytes, int error_feedback, uint64_t seed,
+                                 algo_compress_worker **out, sim_err *err)
+{
+    algo_compress_worker *ws = calloc((size_t)n, sizeof *ws);
+    if (!ws)
+        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
+    for (int i = 0; i < n; i++) {
+        algo_compress_worker *w = &ws[i];
+        *w = (algo_compress_worker){.comp = c, .d = d, .d_wire = d_wire,
+                                    .value_bytes = value_bytes,
+                                    .error_feedback = error_feedback};
+        int rc = algo_compress_msg_init(&w->msg, c, d, err);
+        if (!rc) {
+            w->msg.bytes = c->vt->wire_bytes(c, d_wire, value_bytes);
+            if (error_feedback)
+                w->residual = calloc((size_t)d, sizeof *w->residual);
+            if (c->vt->random)
+                w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR,
+                                        c->vt->shared_random ? 0 : (uint64_t)i);
+            if ((error_feedback && !w->residual) || (c->vt->random && !w->rng))
+                rc = sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
+        }
+        if (rc) {
+            algo_compress_workers_destroy(ws, i + 1);
+            return rc;
+        }
+    }
+    *out = ws;
+    return 0;
+}
+
+void algo_compress_workers_destroy(algo_compress_worker *w, int n)
+{
+    for (int i = 0; w && i < n; i++)
+        worker_release(&w[i]);
+    free(w);
+}
+
+void algo_compress_worker_reset(algo_compress_worker *w)
+{
+    if (w->residual)
+        memset(w->residual, 0, (size_t)w->d * sizeof *w->residual);
 }
 
 const algo_compress_msg *algo_compress_worker_encode(algo_compress_worker *w,

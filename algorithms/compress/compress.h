@@ -131,13 +131,16 @@ typedef struct algo_compress_worker {
     gsl_rng *rng;                /* SIM_STREAM_COMPRESSOR stream (vt->random only) */
 } algo_compress_worker;
 
-/* Allocates the residual (zero) and the message buffers once. seed and
- * worker pick the worker's compressor stream. 0 or SIM_ENOMEM (then
- * nothing to release). */
-int algo_compress_worker_init(algo_compress_worker *w, const algo_compressor *c, int64_t d,
-                              int64_t d_wire, int value_bytes, int error_feedback,
-                              uint64_t seed, int worker, sim_err *err);
-void algo_compress_worker_release(algo_compress_worker *w);
+/* *out = the states of n workers: residuals (zero) and message buffers,
+ * allocated once; seed and worker i pick worker i's compressor stream. 0,
+ * or SIM_ENOMEM or algo_compress_msg_init's error (nothing to release). */
+int algo_compress_workers_create(const algo_compressor *c, int n, int64_t d, int64_t d_wire,
+                                 int value_bytes, int error_feedback, uint64_t seed,
+                                 algo_compress_worker **out, sim_err *err);
+/* Releases n workers and frees the array (NULL: nothing). */
+void algo_compress_workers_destroy(algo_compress_worker *w, int n);
+/* Zeroes w's residual (a fresh error feedback); no-op without one. */
+void algo_compress_worker_reset(algo_compress_worker *w);
 /* Encodes input (d floats) into w->msg with error feedback (see the top of
  * this file); w->msg.bytes is its wire size. Returns &w->msg. */
 const algo_compress_msg *algo_compress_worker_encode(algo_compress_worker *w,

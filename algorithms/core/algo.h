@@ -114,8 +114,8 @@ struct algo_env {
     int n;                /* workers */
     int64_t d;            /* parameters computed on */
     double msg_bytes;     /* S: bytes of one model/gradient on the wire */
-    int64_t wire_params;  /* d_wire: parameters on the wire (sim_params, proxy, else d) */
-    int wire_value_bytes; /* bytes per dense value on the wire ([workload] wire_dtype) */
+    int64_t wire_params;  /* d_wire > 0: parameters on the wire (sim_params, proxy, else d) */
+    int wire_value_bytes; /* > 0: bytes per dense value on the wire ([workload] wire_dtype) */
     double flops_per_sample; /* training FLOPs per sample for compute time */
     int batch;            /* configured per-worker batch (0 = full shard); the
                              current one of worker i is w[i].batch */

@@ -59,9 +59,7 @@ static void choco_release(void *p)
     choco *c = p;
     if (!c)
         return;
-    for (int i = 0; c->cw && i < c->n; i++)
-        algo_compress_worker_release(&c->cw[i]);
-    free(c->cw);
+    algo_compress_workers_destroy(c->cw, c->n);
     algo_compress_destroy(c->comp);
     free(c->xhat);
     free(c->v);
@@ -185,22 +183,17 @@ int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err 
     }
     c->comp->error_feedback = 1; /* contractive form (Random-k unscaled) */
     const size_t n = (size_t)env->n, d = (size_t)env->d;
-    c->cw = calloc(n, sizeof *c->cw);
     c->xhat = calloc(n * d, sizeof *c->xhat);
     c->v = malloc((form == ALGO_GOSSIP_ATC ? n * d : d) * sizeof *c->v);
-    if (!c->cw || !c->xhat || !c->v) {
+    if (!c->xhat || !c->v) {
         choco_release(c);
         return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", cfg->algorithm);
     }
-    int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
-    int value_bytes = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
-    for (int i = 0; i < env->n; i++) {
-        rc = algo_compress_worker_init(&c->cw[i], c->comp, env->d, d_wire, value_bytes, 0,
-                                       cfg->seed, i, err);
-        if (rc) {
-            choco_release(c);
-            return rc;
-        }
+    rc = algo_compress_workers_create(c->comp, env->n, env->d, env->wire_params,
+                                      env->wire_value_bytes, 0, cfg->seed, &c->cw, err);
+    if (rc) {
+        choco_release(c);
+        return rc;
     }
     algo_gossip_ops ops = {
         .form = form,

@@ -172,21 +172,19 @@ static int compressed_create(state *st, sim_err *err)
     if (rc)
         return rc;
     const size_t n = (size_t)env->n, d = (size_t)env->d;
-    st->cw = calloc(n, sizeof *st->cw);
     st->wopt = calloc(n, sizeof *st->wopt);
     st->u = malloc(d * sizeof *st->u);
-    if (!st->cw || !st->wopt || !st->u)
+    if (!st->wopt || !st->u)
         return sim_err_set(err, SIM_ENOMEM, "allreduce_sgd: out of memory");
-    int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
-    int value_bytes = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
+    const int64_t d_wire = env->wire_params;
+    rc = algo_compress_workers_create(c, env->n, env->d, d_wire, env->wire_value_bytes,
+                                      cfg->error_feedback, cfg->seed, &st->cw, err);
+    if (rc)
+        return rc;
     for (int i = 0; i < env->n; i++) {
         st->wopt[i] = algo_optim_state_from_config(cfg, env->model, env->d, err);
         if (!st->wopt[i])
             return err && err->code ? err->code : SIM_EINTERNAL;
-        rc = algo_compress_worker_init(&st->cw[i], c, env->d, d_wire, value_bytes,
-                                       cfg->error_feedback, cfg->seed, i, err);
-        if (rc)
-            return rc;
     }
     double cost;
     rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[)", &cost, err);
@@ -207,11 +205,9 @@ static void destroy(void *p)
     state *st = p;
     if (!st)
         return;
-    for (int i = 0; st->cw && i < st->env->n; i++)
-        algo_compress_worker_release(&st->cw[i]);
+    algo_compress_workers_destroy(st->cw, st->env->n);
     for (int i = 0; st->wopt && i < st->env->n; i++)
         algo_optim_state_destroy(st->wopt[i]);
-    free(st->cw);
     free(st->wopt);
     free(st->u);
     algo_compress_destroy(st->comp);

@@ -139,7 +139,7 @@ static void set_candidate(state *st, double theta)
     st->theta_c = theta;
     st->ccand->param[0] = theta;
     for (int i = 0; i < st->env->n; i++)
-        memset(st->wcand[i].residual, 0, (size_t)st->env->d * sizeof(float));
+        algo_compress_worker_reset(&st->wcand[i]);
     st->e_cand = -1;
 }
 
@@ -312,12 +312,9 @@ static void h_over(void *m, int64_t round ALGO_UNUSED)
 static void h_join(void *m, int j, int sender ALGO_UNUSED)
 {
     state *st = m;
-    const size_t bytes = (size_t)st->env->d * sizeof(float);
     algo_optim_reset(st->wopt[j]);
-    if (st->wmin[j].residual)
-        memset(st->wmin[j].residual, 0, bytes);
-    if (st->wcand[j].residual)
-        memset(st->wcand[j].residual, 0, bytes);
+    algo_compress_worker_reset(&st->wmin[j]);
+    algo_compress_worker_reset(&st->wcand[j]);
 }
 
 static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)p)->sy, ev); }
@@ -327,16 +324,10 @@ static void destroy(void *p)
     state *st = p;
     if (!st)
         return;
-    for (int i = 0; i < st->env->n; i++) {
-        if (st->wmin)
-            algo_compress_worker_release(&st->wmin[i]);
-        if (st->wcand)
-            algo_compress_worker_release(&st->wcand[i]);
-        if (st->wopt)
-            algo_optim_state_destroy(st->wopt[i]);
-    }
-    free(st->wmin);
-    free(st->wcand);
+    algo_compress_workers_destroy(st->wmin, st->env->n);
+    algo_compress_workers_destroy(st->wcand, st->env->n);
+    for (int i = 0; st->wopt && i < st->env->n; i++)
+        algo_optim_state_destroy(st->wopt[i]);
     free(st->wopt);
     algo_compress_destroy(st->cmin);
     algo_compress_destroy(st->ccand);
@@ -397,15 +388,13 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->nu = calloc(n, sizeof *st->nu);
     st->nmin = calloc(n, sizeof *st->nmin);
     st->ncand = calloc(n, sizeof *st->ncand);
-    st->wmin = calloc(n, sizeof *st->wmin);
-    st->wcand = calloc(n, sizeof *st->wcand);
     st->wopt = calloc(n, sizeof *st->wopt);
     char spec[64];
     snprintf(spec, sizeof spec, "topk(%.17g)", st->theta_min);
     st->cmin = algo_compress_create(spec, err);
     st->ccand = st->cmin ? algo_compress_create(spec, err) : NULL;
     if (!st->x || !st->gbar || !st->u || !st->gptr || !st->nu || !st->nmin || !st->ncand ||
-        !st->wmin || !st->wcand || !st->wopt || !st->ccand) {
+        !st->wopt || !st->ccand) {
         destroy(st);
         return sim_err_set(err, SIM_ENOMEM, "gravac: out of memory");
     }
@@ -421,21 +410,19 @@ static int create(algo_env *env, void **out, sim_err *err)
             st->len[l] = layers[l].size;
         }
     }
-    st->d_wire = env->wire_params > 0 ? env->wire_params : env->d;
-    int vb = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
-    for (int i = 0; i < env->n; i++) {
+    st->d_wire = env->wire_params;
+    rc = algo_compress_workers_create(st->cmin, env->n, env->d, st->d_wire,
+                                      env->wire_value_bytes, 1, cfg->seed, &st->wmin, err);
+    if (!rc)
+        rc = algo_compress_workers_create(st->ccand, env->n, env->d, st->d_wire,
+                                          env->wire_value_bytes, 1, cfg->seed, &st->wcand, err);
+    for (int i = 0; !rc && i < env->n; i++) {
         st->wopt[i] = algo_optim_state_from_config(cfg, env->model, env->d, err);
         rc = st->wopt[i] ? 0 : (err && err->code ? err->code : SIM_EINTERNAL);
-        if (!rc)
-            rc = algo_compress_worker_init(&st->wmin[i], st->cmin, env->d, st->d_wire, vb, 1,
-                                           cfg->seed, i, err);
-        if (!rc)
-            rc = algo_compress_worker_init(&st->wcand[i], st->ccand, env->d, st->d_wire, vb, 1,
-                                           cfg->seed, i, err);
-        if (rc) {
-            destroy(st);
-            return rc;
-        }
+    }
+    if (rc) {
+        destroy(st);
+        return rc;
     }
     memcpy(st->x, env->w[0].x, d * sizeof *st->x);
     st->theta_c = st->theta_min;

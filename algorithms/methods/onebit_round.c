@@ -43,8 +43,7 @@ static int dense(const algo_obit *st, int64_t round) { return round < st->freeze
 
 static double phase_bytes(const algo_obit *st, int n)
 {
-    int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
-    return algo_onebit_phase_bytes(n, d_wire);
+    return algo_onebit_phase_bytes(n, st->env->wire_params);
 }
 
 static void h_grad(void *m, int w)
@@ -163,8 +162,7 @@ static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
         rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]", &st->cost, err);
     if (rc)
         return rc;
-    int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
-    st->cost *= (double)d_wire;
+    st->cost *= (double)st->env->wire_params; /* d_wire */
     return st->ops->read_keys ? st->ops->read_keys(st, cfg, err) : 0;
 }
 
