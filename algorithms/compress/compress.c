@@ -149,11 +149,6 @@ void algo_compress_add_sparse(const algo_compressor *c SIM_UNUSED, const algo_co
         out[idx[i]] += scale * v[i];
 }
 
-double algo_compress_wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
-{
-    return c->vt->wire_bytes(c, d, value_bytes);
-}
-
 int algo_compress_msg_init(algo_compress_msg *msg, const algo_compressor *c, int64_t d,
                            sim_err *err)
 {

@@ -106,9 +106,6 @@ int64_t algo_compress_ratio_entries(const algo_compressor *c, int64_t d);
 void algo_compress_add_sparse(const algo_compressor *c, const algo_compress_msg *msg,
                               float scale, float *out);
 
-/* Wire size of a message for d parameters. */
-double algo_compress_wire_bytes(const algo_compressor *c, int64_t d, int value_bytes);
-
 /* Buffers for messages of d parameters (capacity vt->entries(c, d)).
  * SIM_ENOMEM on failure (nothing to release then). */
 int algo_compress_msg_init(algo_compress_msg *msg, const algo_compressor *c, int64_t d,

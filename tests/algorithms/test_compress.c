@@ -39,9 +39,9 @@ Test(compress, k_rule_and_wire_sizes)
     const int64_t k[6] = {1, 1, 3, 4, 50, 1277852};
     for (int i = 0; i < 6; i++) {
         cr_assert_eq(algo_compress_entries(t, d[i]), k[i], "d = %lld", (long long)d[i]);
-        cr_assert_eq(algo_compress_wire_bytes(t, d[i], 2), 8.0 * (double)k[i]);
-        cr_assert_eq(algo_compress_wire_bytes(none, d[i], 4), 4.0 * (double)d[i]);
-        cr_assert_eq(algo_compress_wire_bytes(none, d[i], 2), 2.0 * (double)d[i]);
+        cr_assert_eq(t->vt->wire_bytes(t, d[i], 2), 8.0 * (double)k[i]);
+        cr_assert_eq(none->vt->wire_bytes(none, d[i], 4), 4.0 * (double)d[i]);
+        cr_assert_eq(none->vt->wire_bytes(none, d[i], 2), 2.0 * (double)d[i]);
     }
     algo_compressor *one = make("topk(1)"), *q = make("qsgd(4)");
     cr_assert_eq(algo_compress_entries(one, 44), 44);
@@ -388,12 +388,12 @@ Test(compress, randomk_qsgd_sign_sizes)
     algo_compressor *r = make("randomk(0.01)"), *q = make("qsgd(4, 512)"), *q1 = make("qsgd(1)");
     algo_compressor *s = make("sign");
     cr_assert_eq(r->vt->agg, ALGO_COMPRESS_ALLREDUCE);
-    cr_assert_eq(algo_compress_wire_bytes(r, 10000, 4), 400.0);
+    cr_assert_eq(r->vt->wire_bytes(r, 10000, 4), 400.0);
     /* 2 buckets x 4 bytes + 1000 x (1 + ceil(log2 5) = 4) bits */
-    cr_assert_eq(algo_compress_wire_bytes(q, 1000, 4), 8.0 + 500.0);
+    cr_assert_eq(q->vt->wire_bytes(q, 1000, 4), 8.0 + 500.0);
     /* qsgd(1): 2 bits a value, default bucket 512 -> 2 buckets */
-    cr_assert_eq(algo_compress_wire_bytes(q1, 1000, 4), 8.0 + 250.0);
-    cr_assert_eq(algo_compress_wire_bytes(s, 1001, 2), 126.0 + 4.0);
+    cr_assert_eq(q1->vt->wire_bytes(q1, 1000, 4), 8.0 + 250.0);
+    cr_assert_eq(s->vt->wire_bytes(s, 1001, 2), 126.0 + 4.0);
     algo_compress_destroy(r);
     algo_compress_destroy(q);
     algo_compress_destroy(q1);
