@@ -78,15 +78,6 @@ static int parse_index(const char *s, int limit, int *out)
     return 0;
 }
 
-static int cmp_time(const void *a, const void *b)
-{
-    const algo_fault *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    /* stable: target2 holds the row order while sorting */
-    return x->target2 < y->target2 ? -1 : x->target2 > y->target2;
-}
-
 static int parse_row(const char *name, int ln, field *f, int nf, int n_workers, int n_hosts,
                      algo_fault *ev, sim_err *err)
 {
@@ -190,16 +181,22 @@ int algo_fault_parse(const char *name, const char *text, int n_workers, int n_ho
                     evs = ne;
                     cap = nc;
                 }
+                algo_fault ev;
                 int rc = nf < 0 ? sim_err_set(err, SIM_ECONFIG,
                                               "%s:%d:1: expected 4 fields time,event,target,"
                                               "value, got more",
                                               name, ln)
-                                : parse_row(name, ln, f, nf, n_workers, n_hosts, &evs[cnt], err);
+                                : parse_row(name, ln, f, nf, n_workers, n_hosts, &ev, err);
                 if (rc < 0) {
                     free(evs);
                     return rc;
                 }
-                cnt++;
+                /* in time order, after the events of the same time (stable) */
+                int at = cnt++;
+                while (at > 0 && evs[at - 1].time > ev.time)
+                    at--;
+                memmove(evs + at + 1, evs + at, (size_t)(cnt - 1 - at) * sizeof *evs);
+                evs[at] = ev;
             }
         }
         p += len;
@@ -210,22 +207,6 @@ int algo_fault_parse(const char *name, const char *text, int n_workers, int n_ho
         free(evs);
         return sim_err_set(err, SIM_ECONFIG, "%s:1:1: expected the header time,event,target,value",
                            name);
-    }
-    /* stable sort by time: carry the row order in a side array */
-    if (cnt > 1) {
-        int *t2 = malloc((size_t)cnt * sizeof *t2);
-        if (!t2) {
-            free(evs);
-            return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
-        }
-        for (int i = 0; i < cnt; i++) {
-            t2[i] = evs[i].target2;
-            evs[i].target2 = i;
-        }
-        qsort(evs, (size_t)cnt, sizeof *evs, cmp_time);
-        for (int i = 0; i < cnt; i++)
-            evs[i].target2 = t2[evs[i].target2];
-        free(t2);
     }
     *out = evs;
     *n = cnt;
