@@ -372,12 +372,6 @@ void algo_env_staleness(algo_env *env, int worker, int64_t staleness)
         w->stale_len = len;
     }
     w->stale_counts[v]++;
-    if (env->run->staleness_hist && env->run->staleness_cap > 0) {
-        int64_t s = staleness < 0 ? 0 : staleness;
-        if (s >= env->run->staleness_cap)
-            s = env->run->staleness_cap - 1;
-        env->run->staleness_hist[s]++;
-    }
 }
 
 void algo_env_iteration(algo_env *env, int64_t samples)
