@@ -149,36 +149,6 @@ void algo_compress_add_sparse(const algo_compressor *c SIM_UNUSED, const algo_co
         out[idx[i]] += scale * v[i];
 }
 
-int algo_compress_msg_init(algo_compress_msg *msg, const algo_compressor *c, int64_t d,
-                           sim_err *err)
-{
-    memset(msg, 0, sizeof *msg);
-    if (!c->vt->identity && d > INT32_MAX)
-        return sim_err_set(err, SIM_EINPUT,
-                           "compressor %s: %lld parameters do not fit int32 indices", c->spec,
-                           (long long)d);
-    int64_t cap = algo_compress_entries(c, d);
-    msg->d = d;
-    msg->cap = cap;
-    msg->values = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *msg->values);
-    if (!c->vt->identity)
-        msg->indices = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *msg->indices);
-    if (!msg->values || (!c->vt->identity && !msg->indices)) {
-        algo_compress_msg_release(msg);
-        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
-    }
-    return 0;
-}
-
-void algo_compress_msg_release(algo_compress_msg *msg)
-{
-    if (!msg)
-        return;
-    free(msg->values);
-    free(msg->indices);
-    memset(msg, 0, sizeof *msg);
-}
-
 void algo_compress_decode_add(const algo_compressor *c, const algo_compress_msg *msg,
                               float scale, float *out)
 {
@@ -193,7 +163,8 @@ void algo_compress_decode_add(const algo_compressor *c, const algo_compress_msg 
 
 static void worker_release(algo_compress_worker *w)
 {
-    algo_compress_msg_release(&w->msg);
+    free(w->msg.values);
+    free(w->msg.indices);
     free(w->residual);
     if (w->rng)
         gsl_rng_free(w->rng);
@@ -203,30 +174,37 @@ int algo_compress_workers_create(const algo_compressor *c, int n, int64_t d, int
                                  int value_bytes, int error_feedback, uint64_t seed,
                                  algo_compress_worker **out, sim_err *err)
 {
+    const int sparse = !c->vt->identity;
+    if (sparse && d > INT32_MAX)
+        return sim_err_set(err, SIM_EINPUT,
+                           "compressor %s: %lld parameters do not fit int32 indices", c->spec,
+                           (long long)d);
+    const int64_t cap = algo_compress_entries(c, d);
+    const size_t slots = (size_t)(cap > 0 ? cap : 1);
     algo_compress_worker *ws = calloc((size_t)n, sizeof *ws);
-    if (!ws)
-        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; ws && i < n; i++) {
         algo_compress_worker *w = &ws[i];
         *w = (algo_compress_worker){.comp = c, .d = d, .d_wire = d_wire,
                                     .value_bytes = value_bytes,
                                     .error_feedback = error_feedback};
-        int rc = algo_compress_msg_init(&w->msg, c, d, err);
-        if (!rc) {
-            w->msg.bytes = c->vt->wire_bytes(c, d_wire, value_bytes);
-            if (error_feedback)
-                w->residual = calloc((size_t)d, sizeof *w->residual);
-            if (c->vt->random)
-                w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR,
-                                        c->vt->shared_random ? 0 : (uint64_t)i);
-            if ((error_feedback && !w->residual) || (c->vt->random && !w->rng))
-                rc = sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
-        }
-        if (rc) {
+        w->msg = (algo_compress_msg){.d = d, .cap = cap,
+                                     .bytes = c->vt->wire_bytes(c, d_wire, value_bytes)};
+        w->msg.values = malloc(slots * sizeof *w->msg.values);
+        if (sparse)
+            w->msg.indices = malloc(slots * sizeof *w->msg.indices);
+        if (error_feedback)
+            w->residual = calloc((size_t)d, sizeof *w->residual);
+        if (c->vt->random)
+            w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR,
+                                    c->vt->shared_random ? 0 : (uint64_t)i);
+        if (!w->msg.values || (sparse && !w->msg.indices) || (error_feedback && !w->residual) ||
+            (c->vt->random && !w->rng)) {
             algo_compress_workers_destroy(ws, i + 1);
-            return rc;
+            ws = NULL;
         }
     }
+    if (!ws)
+        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
     *out = ws;
     return 0;
 }

@@ -147,9 +147,11 @@ Test(compress, topk_contracts_and_keeps_the_largest)
         algo_compressor *c = make(specs[s]);
         for (int a = 0; a < 5; a++) {
             int64_t d = ds[a];
-            algo_compress_msg m;
+            algo_compress_worker *w;
             sim_err err;
-            cr_assert_eq(algo_compress_msg_init(&m, c, d, &err), 0, "%s", err.msg);
+            cr_assert_eq(algo_compress_workers_create(c, 1, d, d, 4, 0, 1, &w, &err), 0, "%s",
+                         err.msg);
+            algo_compress_msg m = w->msg; /* its buffers */
             float *v = malloc((size_t)d * sizeof *v), *out = malloc((size_t)d * sizeof *out);
             char *kept = malloc((size_t)d);
             for (int rep = 0; rep < 5; rep++) {
@@ -192,7 +194,7 @@ Test(compress, topk_contracts_and_keeps_the_largest)
             free(v);
             free(out);
             free(kept);
-            algo_compress_msg_release(&m);
+            algo_compress_workers_destroy(w, 1);
         }
         algo_compress_destroy(c);
     }
