@@ -99,9 +99,7 @@ typedef struct algo_worker {
     int defer;            /* 1 + index of its deferred work (algo_env_defer); 0: none */
 } algo_worker;
 
-/* The runner's bookkeeping of a run (gradient jobs, hooks, clip deferral, crash flag, thread pool): private to the
- * runner (algorithms/core/runner.h, used by algo.c and experiment/). */
-typedef struct algo_runner algo_runner;
+typedef struct algo_runner algo_runner; /* private: algorithms/core/runner.h */
 
 struct algo_env {
     const cfg_config *cfg;

@@ -1,7 +1,9 @@
 /* Private to the runner: the bookkeeping of a run that methods do not
- * see (algo_env.run points to it). Included by algorithms/core/algo.c,
- * which maintains it through the env services, and by the experiment
- * layer, which owns the storage (xp_env) and sets the hooks; never by a method or a driver. */
+ * see (algo_env.run points to it: gradient jobs, hooks, clip deferral,
+ * crash flag, thread pool). Included by algorithms/core/algo.c, which
+ * maintains it through the env services, and by the experiment layer,
+ * which owns the storage (xp_env) and sets the hooks; never by a method or
+ * a driver. */
 #ifndef DTSIM_ALGO_RUNNER_H
 #define DTSIM_ALGO_RUNNER_H
 
