@@ -60,7 +60,6 @@ typedef struct state {
     /* keys */
     int64_t window;
     double alpha, theta_min, theta_max, threshold, omega, cf_step, cost_per_value;
-    int64_t d_wire;
     /* decision */
     double theta_c;
     int mode, next_mode;       /* 0 dense, 1 theta_min, 2 theta_c: of the
@@ -227,7 +226,7 @@ static void h_contribute(void *m, int w, int64_t round, int phase ALGO_UNUSED, a
     msg->bytes = mode == 0   ? env->msg_bytes
                  : mode == 1 ? st->wmin[w].msg.bytes
                              : st->wcand[w].msg.bytes;
-    double cost = st->cost_per_value * (double)st->d_wire * calls;
+    double cost = st->cost_per_value * (double)st->env->wire_params * calls;
     msg->encode = cost > 0 ? sim_time_from_s(cost) : 0;
 }
 
@@ -410,11 +409,10 @@ static int create(algo_env *env, void **out, sim_err *err)
             st->len[l] = layers[l].size;
         }
     }
-    st->d_wire = env->wire_params;
-    rc = algo_compress_workers_create(st->cmin, env->n, env->d, st->d_wire,
+    rc = algo_compress_workers_create(st->cmin, env->n, env->d, env->wire_params,
                                       env->wire_value_bytes, 1, cfg->seed, &st->wmin, err);
     if (!rc)
-        rc = algo_compress_workers_create(st->ccand, env->n, env->d, st->d_wire,
+        rc = algo_compress_workers_create(st->ccand, env->n, env->d, env->wire_params,
                                           env->wire_value_bytes, 1, cfg->seed, &st->wcand, err);
     for (int i = 0; !rc && i < env->n; i++) {
         st->wopt[i] = algo_optim_state_from_config(cfg, env->model, env->d, err);

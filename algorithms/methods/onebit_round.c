@@ -41,11 +41,6 @@ static void form_momentum(algo_obit *st, int w)
 
 static int dense(const algo_obit *st, int64_t round) { return round < st->freeze_step; }
 
-static double phase_bytes(const algo_obit *st, int n)
-{
-    return algo_onebit_phase_bytes(n, st->env->wire_params);
-}
-
 static void h_grad(void *m, int w)
 {
     algo_obit *st = m;
@@ -75,7 +70,8 @@ static void h_reenter(void *m, int w ALGO_UNUSED, int64_t round, int phase ALGO_
 {
     algo_obit *st = m;
     msg->bytes = dense(st, round) ? st->env->msg_bytes
-                                  : phase_bytes(st, algo_sync_group(st->sy, round)->n);
+                                  : algo_onebit_phase_bytes(algo_sync_group(st->sy, round)->n,
+                                                            st->env->wire_params);
 }
 
 /* A 1-bit round: w's momentum, compressed before phase 1. */
