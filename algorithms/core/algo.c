@@ -18,9 +18,7 @@ void algo_env_defer_clip(algo_env *env) { env->run->clip_deferred = 1; }
 int algo_env_step_samples(const algo_env *env, int worker)
 {
     const algo_worker *w = &env->w[worker];
-    if (w->batch > 0)
-        return w->batch;
-    return (int)w->sampler.shard_n;
+    return w->batch > 0 ? w->batch : (int)w->sampler.shard_n;
 }
 
 int algo_grad_clip(float *g, int64_t d, double c)
@@ -126,14 +124,10 @@ void algo_env_defer(algo_env *env, int worker, void (*fn)(void *ctx, int worker)
         return;
     }
     algo_env_grad_wait(env, worker); /* runs its earlier deferred work too */
-    if (w->defer > 0) { /* one slot per worker: the done one is reused */
-        env->run->defers[w->defer - 1] =
-            (algo_defer_job){.worker = worker, .fn = fn, .ctx = ctx, .done = 0};
-        return;
-    }
-    env->run->defers[env->run->n_defers] =
+    if (w->defer == 0) /* one slot per worker: a done one is reused */
+        w->defer = ++env->run->n_defers;
+    env->run->defers[w->defer - 1] =
         (algo_defer_job){.worker = worker, .fn = fn, .ctx = ctx, .done = 0};
-    w->defer = ++env->run->n_defers;
 }
 
 void algo_env_grad_wait(algo_env *env, int worker)
@@ -388,7 +382,6 @@ sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, v
     sim_coll_desc desc = {
         .kind = kind,
         .n = env->n,
-        .hosts = NULL,
         .ps_host = env->server_host,
         .per_node = env->per_node,
         .done = done,
