@@ -51,11 +51,7 @@ static double grad_compute(algo_env *env, algo_worker *w, const float *params, f
         algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
     *clipped = env->cfg->clip > 0 && !env->run->clip_deferred &&
                algo_grad_clip(grad, env->d, env->cfg->clip);
-    if (wd != 0) {
-        const float fwd = (float)wd;
-        for (int64_t e = 0; e < env->d; e++)
-            grad[e] += fwd * params[e];
-    }
+    algo_add_decay(grad, params, wd, env->d);
     return loss;
 }
 
