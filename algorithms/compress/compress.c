@@ -34,15 +34,6 @@ const algo_compress_vt *algo_compress_find(const char *name)
     return NULL;
 }
 
-static void known_names(char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; algo_compress_registry[i] && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-                                 algo_compress_registry[i]->name);
-}
-
 algo_compressor *algo_compress_create(const char *spec, sim_err *err)
 {
     sim_spec sp;
@@ -52,9 +43,12 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err)
     }
     const algo_compress_vt *vt = algo_compress_find(sp.name);
     if (!vt) {
-        char known[256];
+        char known[256] = "";
         char hint[96];
-        known_names(known, sizeof known);
+        size_t used = 0;
+        for (int i = 0; algo_compress_registry[i] && used < sizeof known; i++)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                     algo_compress_registry[i]->name);
         sim_err_set(err, SIM_ECONFIG, "unknown compressor '%s' (%sknown: %s)",
                     sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
         return NULL;
