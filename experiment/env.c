@@ -251,11 +251,6 @@ static int fill_env(xp_env *x, const wl_proxy *proxy, int server, sim_err *err)
     env->server_host = server ? c->n_workers : -1;
     env->allreduce_kind = c->collective;
     env->per_node = x->pn.per_node;
-    x->run.staleness_cap = 4 * (int64_t)c->n_workers + 64;
-    x->hist = calloc((size_t)x->run.staleness_cap, sizeof *x->hist);
-    if (!x->hist)
-        return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    x->run.staleness_hist = x->hist;
     return build_workers(x, err);
 }
 
@@ -545,7 +540,6 @@ void xp_env_destroy(xp_env *x)
         if (x->rng_fault[i])
             gsl_rng_free(x->rng_fault[i]);
     free(x->rng_fault);
-    free(x->hist);
     sim_compute_destroy(x->compute);
     topo_mixing_destroy(x->mix);
     if (x->graph_built)

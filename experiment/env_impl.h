@@ -35,7 +35,6 @@ struct xp_env {
     int graph_built;
     topo_mixing *mix;
     sim_compute *compute;
-    int64_t *hist;          /* staleness histogram (run.staleness_cap counts) */
     algo_fault *faults;     /* [faults] schedule, sorted by time */
     double *fault_rate0;    /* per event: a link's configured rate (for up) */
     int n_faults;

@@ -201,13 +201,23 @@ int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const xp_run_result *
         rc = xp_record_faults(db, run_id, x, err);
     if (rc == 0)
         rc = record_staleness(db, run_id, env, err);
-    if (rc == 0) {
-        int64_t nh = 0;
-        for (int64_t s = 0; s < env->run->staleness_cap; s++)
-            if (env->run->staleness_hist[s])
-                nh = s + 1;
-        rc = an_db_run_finish(db, run_id, &sum, rows, env->n, env->run->staleness_hist, nh, err);
-    }
+    /* the summary's histogram: the workers' counts, values of 4n + 63 and
+     * more in the last bin */
+    const int64_t cap = 4 * (int64_t)env->n + 64;
+    int64_t *hist = rc == 0 ? calloc((size_t)cap, sizeof *hist) : NULL;
+    if (rc == 0 && !hist)
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int64_t nh = 0;
+    for (int i = 0; hist && i < env->n; i++)
+        for (int64_t s = 0; s < env->w[i].stale_len; s++) {
+            int64_t b = s < cap ? s : cap - 1;
+            hist[b] += env->w[i].stale_counts[s];
+            if (hist[b])
+                nh = b + 1 > nh ? b + 1 : nh;
+        }
+    if (rc == 0)
+        rc = an_db_run_finish(db, run_id, &sum, rows, env->n, hist, nh, err);
+    free(hist);
     free(rows);
     return rc;
 }

@@ -8,6 +8,10 @@
 
 #include <stdarg.h>
 
+/* A parameter that a function with a fixed signature (a handler, a hook, a
+ * plug-in's vtable slot) may leave unread. */
+#define SIM_UNUSED __attribute__((unused))
+
 enum {
     SIM_OK = 0,
     SIM_EUSAGE = -1,   /* bad command line                     -> exit 2 */

@@ -34,15 +34,6 @@ const algo_compress_vt *algo_compress_find(const char *name)
     return NULL;
 }
 
-static void known_names(char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; algo_compress_registry[i] && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-                                 algo_compress_registry[i]->name);
-}
-
 algo_compressor *algo_compress_create(const char *spec, sim_err *err)
 {
     sim_spec sp;
@@ -52,9 +43,12 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err)
     }
     const algo_compress_vt *vt = algo_compress_find(sp.name);
     if (!vt) {
-        char known[256];
+        char known[256] = "";
         char hint[96];
-        known_names(known, sizeof known);
+        size_t used = 0;
+        for (int i = 0; algo_compress_registry[i] && used < sizeof known; i++)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                     algo_compress_registry[i]->name);
         sim_err_set(err, SIM_ECONFIG, "unknown compressor '%s' (%sknown: %s)",
                     sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
         return NULL;
@@ -140,49 +134,13 @@ int64_t algo_compress_ratio_entries(const algo_compressor *c, int64_t d)
     return k > d ? d : (int64_t)k;
 }
 
-void algo_compress_add_sparse(const algo_compressor *c, const algo_compress_msg *msg,
+void algo_compress_add_sparse(const algo_compressor *c SIM_UNUSED, const algo_compress_msg *msg,
                               float scale, float *out)
 {
-    (void)c;
     const float *v = msg->values;
     const int32_t *idx = msg->indices;
     for (int64_t i = 0; i < msg->nnz; i++)
         out[idx[i]] += scale * v[i];
-}
-
-double algo_compress_wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
-{
-    return c->vt->wire_bytes(c, d, value_bytes);
-}
-
-int algo_compress_msg_init(algo_compress_msg *msg, const algo_compressor *c, int64_t d,
-                           sim_err *err)
-{
-    memset(msg, 0, sizeof *msg);
-    if (!c->vt->identity && d > INT32_MAX)
-        return sim_err_set(err, SIM_EINPUT,
-                           "compressor %s: %lld parameters do not fit int32 indices", c->spec,
-                           (long long)d);
-    int64_t cap = algo_compress_entries(c, d);
-    msg->d = d;
-    msg->cap = cap;
-    msg->values = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *msg->values);
-    if (!c->vt->identity)
-        msg->indices = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *msg->indices);
-    if (!msg->values || (!c->vt->identity && !msg->indices)) {
-        algo_compress_msg_release(msg);
-        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
-    }
-    return 0;
-}
-
-void algo_compress_msg_release(algo_compress_msg *msg)
-{
-    if (!msg)
-        return;
-    free(msg->values);
-    free(msg->indices);
-    memset(msg, 0, sizeof *msg);
 }
 
 void algo_compress_decode_add(const algo_compressor *c, const algo_compress_msg *msg,
@@ -197,41 +155,65 @@ void algo_compress_decode_add(const algo_compressor *c, const algo_compress_msg 
         out[j] += scale * v[j];
 }
 
-int algo_compress_worker_init(algo_compress_worker *w, const algo_compressor *c, int64_t d,
-                              int64_t d_wire, int value_bytes, int error_feedback,
-                              uint64_t seed, int worker, sim_err *err)
+static void worker_release(algo_compress_worker *w)
 {
-    memset(w, 0, sizeof *w);
-    w->comp = c;
-    w->d = d;
-    w->d_wire = d_wire;
-    w->value_bytes = value_bytes;
-    w->error_feedback = error_feedback;
-    int rc = algo_compress_msg_init(&w->msg, c, d, err);
-    if (rc)
-        return rc;
-    w->msg.bytes = c->vt->wire_bytes(c, d_wire, value_bytes);
-    if (error_feedback)
-        w->residual = calloc((size_t)d, sizeof *w->residual);
-    if (c->vt->random)
-        w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR,
-                                c->vt->shared_random ? 0 : (uint64_t)worker);
-    if ((error_feedback && !w->residual) || (c->vt->random && !w->rng)) {
-        algo_compress_worker_release(w);
-        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
-    }
-    return 0;
-}
-
-void algo_compress_worker_release(algo_compress_worker *w)
-{
-    if (!w)
-        return;
-    algo_compress_msg_release(&w->msg);
+    free(w->msg.values);
+    free(w->msg.indices);
     free(w->residual);
     if (w->rng)
         gsl_rng_free(w->rng);
-    memset(w, 0, sizeof *w);
+}
+
+int algo_compress_workers_create(const algo_compressor *c, int n, int64_t d, int64_t d_wire,
+                                 int value_bytes, int error_feedback, uint64_t seed,
+                                 algo_compress_worker **out, sim_err *err)
+{
+    const int sparse = !c->vt->identity;
+    if (sparse && d > INT32_MAX)
+        return sim_err_set(err, SIM_EINPUT,
+                           "compressor %s: %lld parameters do not fit int32 indices", c->spec,
+                           (long long)d);
+    const int64_t cap = algo_compress_entries(c, d);
+    const size_t slots = (size_t)(cap > 0 ? cap : 1);
+    algo_compress_worker *ws = calloc((size_t)n, sizeof *ws);
+    for (int i = 0; ws && i < n; i++) {
+        algo_compress_worker *w = &ws[i];
+        *w = (algo_compress_worker){.comp = c, .d = d, .d_wire = d_wire,
+                                    .value_bytes = value_bytes,
+                                    .error_feedback = error_feedback};
+        w->msg = (algo_compress_msg){.d = d, .cap = cap,
+                                     .bytes = c->vt->wire_bytes(c, d_wire, value_bytes)};
+        w->msg.values = malloc(slots * sizeof *w->msg.values);
+        if (sparse)
+            w->msg.indices = malloc(slots * sizeof *w->msg.indices);
+        if (error_feedback)
+            w->residual = calloc((size_t)d, sizeof *w->residual);
+        if (c->vt->random)
+            w->rng = sim_rng_create(seed, SIM_STREAM_COMPRESSOR,
+                                    c->vt->shared_random ? 0 : (uint64_t)i);
+        if (!w->msg.values || (sparse && !w->msg.indices) || (error_feedback && !w->residual) ||
+            (c->vt->random && !w->rng)) {
+            algo_compress_workers_destroy(ws, i + 1);
+            ws = NULL;
+        }
+    }
+    if (!ws)
+        return sim_err_set(err, SIM_ENOMEM, "compressor %s: out of memory", c->spec);
+    *out = ws;
+    return 0;
+}
+
+void algo_compress_workers_destroy(algo_compress_worker *w, int n)
+{
+    for (int i = 0; w && i < n; i++)
+        worker_release(&w[i]);
+    free(w);
+}
+
+void algo_compress_worker_reset(algo_compress_worker *w)
+{
+    if (w->residual)
+        memset(w->residual, 0, (size_t)w->d * sizeof *w->residual);
 }
 
 const algo_compress_msg *algo_compress_worker_encode(algo_compress_worker *w,

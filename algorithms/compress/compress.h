@@ -33,8 +33,8 @@ typedef enum algo_compress_agg {
     ALGO_COMPRESS_ALLGATHER      /* supports differ: gather every message */
 } algo_compress_agg;
 
-/* One encoded message. Buffers are owned by whoever initialised it
- * (algo_compress_msg_init); encode fills them, never reallocates. */
+/* One encoded message, its buffers (capacity algo_compress_entries) owned
+ * by the worker state that holds it; encode fills them, never reallocates. */
 typedef struct algo_compress_msg {
     int64_t d;         /* length of the dense vector it encodes */
     int64_t nnz;       /* entries used in values (and indices) */
@@ -106,14 +106,6 @@ int64_t algo_compress_ratio_entries(const algo_compressor *c, int64_t d);
 void algo_compress_add_sparse(const algo_compressor *c, const algo_compress_msg *msg,
                               float scale, float *out);
 
-/* Wire size of a message for d parameters. */
-double algo_compress_wire_bytes(const algo_compressor *c, int64_t d, int value_bytes);
-
-/* Buffers for messages of d parameters (capacity vt->entries(c, d)).
- * SIM_ENOMEM on failure (nothing to release then). */
-int algo_compress_msg_init(algo_compress_msg *msg, const algo_compressor *c, int64_t d,
-                           sim_err *err);
-void algo_compress_msg_release(algo_compress_msg *msg);
 /* out += scale * decode(msg). */
 void algo_compress_decode_add(const algo_compressor *c, const algo_compress_msg *msg,
                               float scale, float *out);
@@ -131,13 +123,17 @@ typedef struct algo_compress_worker {
     gsl_rng *rng;                /* SIM_STREAM_COMPRESSOR stream (vt->random only) */
 } algo_compress_worker;
 
-/* Allocates the residual (zero) and the message buffers once. seed and
- * worker pick the worker's compressor stream. 0 or SIM_ENOMEM (then
- * nothing to release). */
-int algo_compress_worker_init(algo_compress_worker *w, const algo_compressor *c, int64_t d,
-                              int64_t d_wire, int value_bytes, int error_feedback,
-                              uint64_t seed, int worker, sim_err *err);
-void algo_compress_worker_release(algo_compress_worker *w);
+/* *out = the states of n workers: residuals (zero) and message buffers,
+ * allocated once; seed and worker i pick worker i's compressor stream. 0,
+ * SIM_ENOMEM, or SIM_EINPUT when a sparse message's indices cannot hold d
+ * (int32); nothing to release then. */
+int algo_compress_workers_create(const algo_compressor *c, int n, int64_t d, int64_t d_wire,
+                                 int value_bytes, int error_feedback, uint64_t seed,
+                                 algo_compress_worker **out, sim_err *err);
+/* Releases n workers and frees the array (NULL: nothing). */
+void algo_compress_workers_destroy(algo_compress_worker *w, int n);
+/* Zeroes w's residual (a fresh error feedback); no-op without one. */
+void algo_compress_worker_reset(algo_compress_worker *w);
 /* Encodes input (d floats) into w->msg with error feedback (see the top of
  * this file); w->msg.bytes is its wire size. Returns &w->msg. */
 const algo_compress_msg *algo_compress_worker_encode(algo_compress_worker *w,

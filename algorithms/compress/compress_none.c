@@ -6,17 +6,14 @@
 
 #include "algorithms/compress/compress.h"
 
-static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
+static double wire_bytes(const algo_compressor *c SIM_UNUSED, int64_t d, int value_bytes)
 {
-    (void)c;
     return (double)d * (double)value_bytes;
 }
 
-static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng *rng,
-                   algo_compress_msg *msg)
+static void encode(const algo_compressor *c SIM_UNUSED, const float *v, int64_t d,
+                   gsl_rng *rng SIM_UNUSED, algo_compress_msg *msg)
 {
-    (void)c;
-    (void)rng;
     memcpy(msg->values, v, (size_t)d * sizeof *v);
     msg->nnz = d;
     msg->d = d;

@@ -43,9 +43,8 @@ static int64_t bits_per_value(int64_t s)
     return 1 + bits;
 }
 
-static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
+static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes SIM_UNUSED)
 {
-    (void)value_bytes;
     const int64_t s = (int64_t)c->param[0], b = (int64_t)c->param[1];
     const int64_t buckets = (d + b - 1) / b;
     return 4.0 * (double)buckets + (double)((d * bits_per_value(s) + 7) / 8);

@@ -8,18 +8,15 @@
 
 #include "algorithms/compress/compress.h"
 
-static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
+static double wire_bytes(const algo_compressor *c SIM_UNUSED, int64_t d,
+                         int value_bytes SIM_UNUSED)
 {
-    (void)c;
-    (void)value_bytes;
     return (double)((d + 7) / 8) + 4.0;
 }
 
-static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng *rng,
-                   algo_compress_msg *msg)
+static void encode(const algo_compressor *c SIM_UNUSED, const float *v, int64_t d,
+                   gsl_rng *rng SIM_UNUSED, algo_compress_msg *msg)
 {
-    (void)c;
-    (void)rng;
     double l1 = 0;
     for (int64_t j = 0; j < d; j++)
         l1 += fabs((double)v[j]);

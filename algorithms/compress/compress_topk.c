@@ -15,9 +15,8 @@
 
 #include "algorithms/compress/compress.h"
 
-static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes)
+static double wire_bytes(const algo_compressor *c, int64_t d, int value_bytes SIM_UNUSED)
 {
-    (void)value_bytes;
     return 8.0 * (double)algo_compress_ratio_entries(c, d);
 }
 
@@ -28,10 +27,9 @@ static inline uint32_t mag_key(float v)
     return u & 0x7fffffffu;
 }
 
-static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng *rng,
+static void encode(const algo_compressor *c, const float *v, int64_t d, gsl_rng *rng SIM_UNUSED,
                    algo_compress_msg *msg)
 {
-    (void)rng;
     int64_t k = algo_compress_ratio_entries(c, d);
     msg->d = d;
     msg->nnz = k;

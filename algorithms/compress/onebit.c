@@ -18,11 +18,6 @@ double algo_onebit_phase_bytes(int n, int64_t d_wire)
     return (double)(algo_onebit_padded(n, d_wire) / (8 * (int64_t)n)) + 4.0;
 }
 
-double algo_onebit_step_bytes(int n, int64_t d_wire)
-{
-    return 2.0 * (double)(n - 1) * algo_onebit_phase_bytes(n, d_wire);
-}
-
 int algo_onebit_init(algo_onebit *ob, int n, int64_t d, int error_feedback, sim_err *err)
 {
     memset(ob, 0, sizeof *ob);

@@ -43,8 +43,6 @@ typedef struct algo_onebit {
 int64_t algo_onebit_padded(int n, int64_t d);
 /* Bytes of one phase message for d_wire parameters: d_pad/(8n) + 4. */
 double algo_onebit_phase_bytes(int n, int64_t d_wire);
-/* Bytes one worker sends per compressed step: 2(n-1) phase messages. */
-double algo_onebit_step_bytes(int n, int64_t d_wire);
 
 /* 0, or SIM_ENOMEM (nothing to release then). Errors start at 0. */
 int algo_onebit_init(algo_onebit *ob, int n, int64_t d, int error_feedback, sim_err *err);

@@ -18,9 +18,7 @@ void algo_env_defer_clip(algo_env *env) { env->run->clip_deferred = 1; }
 int algo_env_step_samples(const algo_env *env, int worker)
 {
     const algo_worker *w = &env->w[worker];
-    if (w->batch > 0)
-        return w->batch;
-    return (int)w->sampler.shard_n;
+    return w->batch > 0 ? w->batch : (int)w->sampler.shard_n;
 }
 
 int algo_grad_clip(float *g, int64_t d, double c)
@@ -53,11 +51,7 @@ static double grad_compute(algo_env *env, algo_worker *w, const float *params, f
         algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
     *clipped = env->cfg->clip > 0 && !env->run->clip_deferred &&
                algo_grad_clip(grad, env->d, env->cfg->clip);
-    if (wd != 0) {
-        const float fwd = (float)wd;
-        for (int64_t e = 0; e < env->d; e++)
-            grad[e] += fwd * params[e];
-    }
+    algo_add_decay(grad, params, wd, env->d);
     return loss;
 }
 
@@ -126,14 +120,10 @@ void algo_env_defer(algo_env *env, int worker, void (*fn)(void *ctx, int worker)
         return;
     }
     algo_env_grad_wait(env, worker); /* runs its earlier deferred work too */
-    if (w->defer > 0) { /* one slot per worker: the done one is reused */
-        env->run->defers[w->defer - 1] =
-            (algo_defer_job){.worker = worker, .fn = fn, .ctx = ctx, .done = 0};
-        return;
-    }
-    env->run->defers[env->run->n_defers] =
+    if (w->defer == 0) /* one slot per worker: a done one is reused */
+        w->defer = ++env->run->n_defers;
+    env->run->defers[w->defer - 1] =
         (algo_defer_job){.worker = worker, .fn = fn, .ctx = ctx, .done = 0};
-    w->defer = ++env->run->n_defers;
 }
 
 void algo_env_grad_wait(algo_env *env, int worker)
@@ -372,12 +362,6 @@ void algo_env_staleness(algo_env *env, int worker, int64_t staleness)
         w->stale_len = len;
     }
     w->stale_counts[v]++;
-    if (env->run->staleness_hist && env->run->staleness_cap > 0) {
-        int64_t s = staleness < 0 ? 0 : staleness;
-        if (s >= env->run->staleness_cap)
-            s = env->run->staleness_cap - 1;
-        env->run->staleness_hist[s]++;
-    }
 }
 
 void algo_env_iteration(algo_env *env, int64_t samples)
@@ -394,7 +378,6 @@ sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, v
     sim_coll_desc desc = {
         .kind = kind,
         .n = env->n,
-        .hosts = NULL,
         .ps_host = env->server_host,
         .per_node = env->per_node,
         .done = done,

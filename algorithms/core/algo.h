@@ -46,9 +46,7 @@
 #include "workloads/model.h"
 #include "workloads/partition.h"
 
-/* A parameter that a function with a fixed signature (a handler, a
- * driver's hook) may leave unread. */
-#define ALGO_UNUSED __attribute__((unused))
+#define ALGO_UNUSED SIM_UNUSED /* sim/err.h */
 
 /* The definition (or declaration) of an engine event handler (sim_handler)
  * and of a network delivery (sim_net_deliver) named fn: the handler reads
@@ -102,10 +100,7 @@ typedef struct algo_worker {
     int defer;            /* 1 + index of its deferred work (algo_env_defer); 0: none */
 } algo_worker;
 
-/* The runner's bookkeeping of a run (gradient jobs, hooks, staleness
- * histogram, clip deferral, crash flag, thread pool): private to the
- * runner (algorithms/core/runner.h, used by algo.c and experiment/). */
-typedef struct algo_runner algo_runner;
+typedef struct algo_runner algo_runner; /* private: algorithms/core/runner.h */
 
 struct algo_env {
     const cfg_config *cfg;
@@ -117,8 +112,8 @@ struct algo_env {
     int n;                /* workers */
     int64_t d;            /* parameters computed on */
     double msg_bytes;     /* S: bytes of one model/gradient on the wire */
-    int64_t wire_params;  /* d_wire: parameters on the wire (sim_params, proxy, else d) */
-    int wire_value_bytes; /* bytes per dense value on the wire ([workload] wire_dtype) */
+    int64_t wire_params;  /* d_wire > 0: parameters on the wire (sim_params, proxy, else d) */
+    int wire_value_bytes; /* > 0: bytes per dense value on the wire ([workload] wire_dtype) */
     double flops_per_sample; /* training FLOPs per sample for compute time */
     int batch;            /* configured per-worker batch (0 = full shard); the
                              current one of worker i is w[i].batch */

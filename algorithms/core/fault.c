@@ -78,15 +78,6 @@ static int parse_index(const char *s, int limit, int *out)
     return 0;
 }
 
-static int cmp_time(const void *a, const void *b)
-{
-    const algo_fault *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    /* stable: target2 holds the row order while sorting */
-    return x->target2 < y->target2 ? -1 : x->target2 > y->target2;
-}
-
 static int parse_row(const char *name, int ln, field *f, int nf, int n_workers, int n_hosts,
                      algo_fault *ev, sim_err *err)
 {
@@ -154,10 +145,10 @@ int algo_fault_parse(const char *name, const char *text, int n_workers, int n_ho
 {
     *out = NULL;
     *n = 0;
-    int cap = 0, cnt = 0, ln = 0, header = 0;
+    int cap = 0, cnt = 0, ln = 0, header = 0, rc = 0;
     algo_fault *evs = NULL;
     const char *p = text;
-    while (*p) {
+    while (*p && rc == 0) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         ln++;
@@ -170,62 +161,44 @@ int algo_fault_parse(const char *name, const char *text, int n_workers, int n_ho
         if (s < l && p[s] != '#') {
             field f[MAX_FIELDS];
             int nf = split(p, l, f);
+            algo_fault ev;
             if (!header) {
                 if (nf != 4 || strcmp(f[0].text, "time") || strcmp(f[1].text, "event") ||
-                    strcmp(f[2].text, "target") || strcmp(f[3].text, "value")) {
-                    free(evs);
-                    return sim_err_set(err, SIM_ECONFIG,
-                                       "%s:%d:1: expected the header time,event,target,value",
-                                       name, ln);
-                }
+                    strcmp(f[2].text, "target") || strcmp(f[3].text, "value"))
+                    break; /* the header error below, at this line */
                 header = 1;
-            } else {
+            } else if (nf < 0) {
+                rc = sim_err_set(err, SIM_ECONFIG,
+                                 "%s:%d:1: expected 4 fields time,event,target,value, got more",
+                                 name, ln);
+            } else if ((rc = parse_row(name, ln, f, nf, n_workers, n_hosts, &ev, err)) == 0) {
                 if (cnt == cap) {
-                    int nc = cap ? 2 * cap : 16;
-                    algo_fault *ne = realloc(evs, (size_t)nc * sizeof *ne);
-                    if (!ne) {
-                        free(evs);
-                        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+                    cap = cap ? 2 * cap : 16;
+                    algo_fault *grown = realloc(evs, (size_t)cap * sizeof *evs);
+                    if (!grown) {
+                        rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+                        break;
                     }
-                    evs = ne;
-                    cap = nc;
+                    evs = grown;
                 }
-                int rc = nf < 0 ? sim_err_set(err, SIM_ECONFIG,
-                                              "%s:%d:1: expected 4 fields time,event,target,"
-                                              "value, got more",
-                                              name, ln)
-                                : parse_row(name, ln, f, nf, n_workers, n_hosts, &evs[cnt], err);
-                if (rc < 0) {
-                    free(evs);
-                    return rc;
-                }
-                cnt++;
+                /* in time order, after the events of the same time (stable) */
+                int at = cnt++;
+                while (at > 0 && evs[at - 1].time > ev.time)
+                    at--;
+                memmove(evs + at + 1, evs + at, (size_t)(cnt - 1 - at) * sizeof *evs);
+                evs[at] = ev;
             }
         }
         p += len;
         if (*p == '\n')
             p++;
     }
-    if (!header) {
+    if (rc == 0 && !header)
+        rc = sim_err_set(err, SIM_ECONFIG, "%s:%d:1: expected the header time,event,target,value",
+                         name, *p ? ln : 1);
+    if (rc < 0) {
         free(evs);
-        return sim_err_set(err, SIM_ECONFIG, "%s:1:1: expected the header time,event,target,value",
-                           name);
-    }
-    /* stable sort by time: carry the row order in a side array */
-    if (cnt > 1) {
-        int *t2 = malloc((size_t)cnt * sizeof *t2);
-        if (!t2) {
-            free(evs);
-            return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
-        }
-        for (int i = 0; i < cnt; i++) {
-            t2[i] = evs[i].target2;
-            evs[i].target2 = i;
-        }
-        qsort(evs, (size_t)cnt, sizeof *evs, cmp_time);
-        for (int i = 0; i < cnt; i++)
-            evs[i].target2 = t2[evs[i].target2];
-        free(t2);
+        return rc;
     }
     *out = evs;
     *n = cnt;

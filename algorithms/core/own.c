@@ -44,7 +44,18 @@ void *algo_env_calloc(algo_env *env, size_t count, size_t size)
 
 static void optim_free(void *s) { algo_optim_state_destroy(s); }
 static void compressor_free(void *c) { algo_compress_destroy(c); }
-static void compress_worker_free(void *w) { algo_compress_worker_release(w); }
+
+/* The n workers of one algo_compress_workers_create, in a block the run owns. */
+typedef struct owned_workers {
+    algo_compress_worker *w;
+    int n;
+} owned_workers;
+
+static void compress_workers_free(void *p)
+{
+    owned_workers *o = p;
+    algo_compress_workers_destroy(o->w, o->n);
+}
 
 algo_optim_state *algo_env_own_optim(algo_env *env, algo_optim_state *s)
 {
@@ -56,9 +67,15 @@ algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c)
     return algo_env_own(env, c, compressor_free);
 }
 
-algo_compress_worker *algo_env_own_compress_worker(algo_env *env, algo_compress_worker *w)
+algo_compress_worker *algo_env_own_compress_workers(algo_env *env, algo_compress_worker *w, int n)
 {
-    return algo_env_own(env, w, compress_worker_free);
+    owned_workers *o = w ? algo_env_alloc(env, sizeof *o) : NULL;
+    if (!o) {
+        algo_compress_workers_destroy(w, n);
+        return NULL;
+    }
+    *o = (owned_workers){.w = w, .n = n};
+    return algo_env_own(env, o, compress_workers_free) ? w : NULL;
 }
 
 int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err)

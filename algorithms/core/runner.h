@@ -1,8 +1,9 @@
 /* Private to the runner: the bookkeeping of a run that methods do not
- * see (algo_env.run points to it). Included by algorithms/core/algo.c,
- * which maintains it through the env services, and by the experiment
- * layer, which owns the storage (xp_env), sets the hooks and reads the
- * staleness histogram; never by a method or a driver. */
+ * see (algo_env.run points to it: gradient jobs, hooks, clip deferral,
+ * crash flag, thread pool). Included by algorithms/core/algo.c, which
+ * maintains it through the env services, and by the experiment layer,
+ * which owns the storage (xp_env) and sets the hooks; never by a method or
+ * a driver. */
 #ifndef DTSIM_ALGO_RUNNER_H
 #define DTSIM_ALGO_RUNNER_H
 
@@ -60,8 +61,6 @@ enum { ALGO_SPAN_COMPUTE, ALGO_SPAN_IDLE, ALGO_SPAN_CUT, ALGO_SPAN_LOST };
 
 struct algo_runner {
     algo_env_hooks hooks;
-    int64_t *staleness_hist; /* counts per staleness value */
-    int64_t staleness_cap;   /* length of staleness_hist; larger values clamp */
     int clip_deferred;       /* 1: algo_env_grad does not clip (algo_env_defer_clip) */
     int crashes;             /* 1: workers may crash (algo_env_crashes); set before
                                 the method's create */

@@ -166,20 +166,16 @@ int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err 
         return err && err->code ? err->code : SIM_ECONFIG;
     c->comp->error_feedback = 1; /* contractive form (Random-k unscaled) */
     const size_t n = (size_t)env->n, d = (size_t)env->d;
-    c->cw = algo_env_calloc(env, n, sizeof *c->cw);
     c->xhat = algo_env_calloc(env, n * d, sizeof *c->xhat);
     c->v = algo_env_alloc(env, (form == ALGO_GOSSIP_ATC ? n * d : d) * sizeof *c->v);
     if ((rc = algo_env_alloc_check(env, cfg->algorithm, err)) < 0)
         return rc;
-    int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
-    int value_bytes = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
-    for (int i = 0; i < env->n; i++) {
-        rc = algo_compress_worker_init(&c->cw[i], c->comp, env->d, d_wire, value_bytes, 0,
-                                       cfg->seed, i, err);
-        if (rc)
-            return rc;
-        algo_env_own_compress_worker(env, &c->cw[i]); /* the driver checks the flag */
-    }
+    rc = algo_compress_workers_create(c->comp, env->n, env->d, env->wire_params,
+                                      env->wire_value_bytes, 0, cfg->seed, &c->cw, err);
+    if (rc)
+        return rc;
+    if (!algo_env_own_compress_workers(env, c->cw, env->n))
+        return algo_env_alloc_check(env, cfg->algorithm, err);
     algo_gossip_ops ops = {
         .form = form,
         .width = 1,

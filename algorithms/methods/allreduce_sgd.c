@@ -173,23 +173,22 @@ static int compressed_create(state *st, sim_err *err)
     if (rc)
         return rc;
     const size_t n = (size_t)env->n, d = (size_t)env->d;
-    st->cw = algo_env_calloc(env, n, sizeof *st->cw);
     st->wopt = algo_env_calloc(env, n, sizeof *st->wopt);
     st->u = algo_env_alloc(env, d * sizeof *st->u);
     if ((rc = algo_env_alloc_check(env, "allreduce_sgd", err)) < 0)
         return rc;
-    int64_t d_wire = env->wire_params > 0 ? env->wire_params : env->d;
-    int value_bytes = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
+    const int64_t d_wire = env->wire_params;
+    rc = algo_compress_workers_create(c, env->n, env->d, d_wire, env->wire_value_bytes,
+                                      cfg->error_feedback, cfg->seed, &st->cw, err);
+    if (rc)
+        return rc;
+    if (!algo_env_own_compress_workers(env, st->cw, env->n))
+        return algo_env_alloc_check(env, "allreduce_sgd", err);
     for (int i = 0; i < env->n; i++) {
         st->wopt[i] = algo_env_own_optim(env, algo_optim_state_from_config(cfg, env->model,
                                                                            env->d, err));
         if (!st->wopt[i])
             return err && err->code ? err->code : SIM_EINTERNAL;
-        rc = algo_compress_worker_init(&st->cw[i], c, env->d, d_wire, value_bytes,
-                                       cfg->error_feedback, cfg->seed, i, err);
-        if (rc)
-            return rc;
-        algo_env_own_compress_worker(env, &st->cw[i]); /* the driver checks the flag */
     }
     double cost;
     rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[)", &cost, err);

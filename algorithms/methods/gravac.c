@@ -60,7 +60,6 @@ typedef struct state {
     /* keys */
     int64_t window;
     double alpha, theta_min, theta_max, threshold, omega, cf_step, cost_per_value;
-    int64_t d_wire;
     /* decision */
     double theta_c;
     int mode, next_mode;       /* 0 dense, 1 theta_min, 2 theta_c: of the
@@ -139,7 +138,7 @@ static void set_candidate(state *st, double theta)
     st->theta_c = theta;
     st->ccand->param[0] = theta;
     for (int i = 0; i < st->env->n; i++)
-        memset(st->wcand[i].residual, 0, (size_t)st->env->d * sizeof(float));
+        algo_compress_worker_reset(&st->wcand[i]);
     st->e_cand = -1;
 }
 
@@ -227,7 +226,7 @@ static void h_contribute(void *m, int w, int64_t round, int phase ALGO_UNUSED, a
     msg->bytes = mode == 0   ? env->msg_bytes
                  : mode == 1 ? st->wmin[w].msg.bytes
                              : st->wcand[w].msg.bytes;
-    double cost = st->cost_per_value * (double)st->d_wire * calls;
+    double cost = st->cost_per_value * (double)st->env->wire_params * calls;
     msg->encode = cost > 0 ? sim_time_from_s(cost) : 0;
 }
 
@@ -312,12 +311,9 @@ static void h_over(void *m, int64_t round ALGO_UNUSED)
 static void h_join(void *m, int j, int sender ALGO_UNUSED)
 {
     state *st = m;
-    const size_t bytes = (size_t)st->env->d * sizeof(float);
     algo_optim_reset(st->wopt[j]);
-    if (st->wmin[j].residual)
-        memset(st->wmin[j].residual, 0, bytes);
-    if (st->wcand[j].residual)
-        memset(st->wcand[j].residual, 0, bytes);
+    algo_compress_worker_reset(&st->wmin[j]);
+    algo_compress_worker_reset(&st->wcand[j]);
 }
 
 static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)p)->sy, ev); }
@@ -366,8 +362,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->nu = algo_env_calloc(env, n, sizeof *st->nu);
     st->nmin = algo_env_calloc(env, n, sizeof *st->nmin);
     st->ncand = algo_env_calloc(env, n, sizeof *st->ncand);
-    st->wmin = algo_env_calloc(env, n, sizeof *st->wmin);
-    st->wcand = algo_env_calloc(env, n, sizeof *st->wcand);
     st->wopt = algo_env_calloc(env, n, sizeof *st->wopt);
     char spec[64];
     snprintf(spec, sizeof spec, "topk(%.17g)", st->theta_min);
@@ -387,21 +381,22 @@ static int create(algo_env *env, void **out, sim_err *err)
             st->len[l] = layers[l].size;
         }
     }
-    st->d_wire = env->wire_params > 0 ? env->wire_params : env->d;
-    int vb = env->wire_value_bytes > 0 ? env->wire_value_bytes : 4;
-    for (int i = 0; i < env->n; i++) {
+    rc = algo_compress_workers_create(st->cmin, env->n, env->d, env->wire_params,
+                                      env->wire_value_bytes, 1, cfg->seed, &st->wmin, err);
+    if (!rc && !algo_env_own_compress_workers(env, st->wmin, env->n))
+        rc = algo_env_alloc_check(env, "gravac", err);
+    if (!rc)
+        rc = algo_compress_workers_create(st->ccand, env->n, env->d, env->wire_params,
+                                          env->wire_value_bytes, 1, cfg->seed, &st->wcand, err);
+    if (!rc && !algo_env_own_compress_workers(env, st->wcand, env->n))
+        rc = algo_env_alloc_check(env, "gravac", err);
+    for (int i = 0; !rc && i < env->n; i++) {
         st->wopt[i] = algo_env_own_optim(env, algo_optim_state_from_config(cfg, env->model,
                                                                            env->d, err));
         rc = st->wopt[i] ? 0 : (err && err->code ? err->code : SIM_EINTERNAL);
-        if (!rc && !(rc = algo_compress_worker_init(&st->wmin[i], st->cmin, env->d, st->d_wire,
-                                                    vb, 1, cfg->seed, i, err)))
-            algo_env_own_compress_worker(env, &st->wmin[i]); /* the driver checks the flag */
-        if (!rc && !(rc = algo_compress_worker_init(&st->wcand[i], st->ccand, env->d,
-                                                    st->d_wire, vb, 1, cfg->seed, i, err)))
-            algo_env_own_compress_worker(env, &st->wcand[i]);
-        if (rc)
-            return rc;
     }
+    if (rc)
+        return rc;
     memcpy(st->x, env->w[0].x, d * sizeof *st->x);
     st->theta_c = st->theta_min;
     st->e_u = st->e_min = st->e_cand = -1;

@@ -41,12 +41,6 @@ static void form_momentum(algo_obit *st, int w)
 
 static int dense(const algo_obit *st, int64_t round) { return round < st->freeze_step; }
 
-static double phase_bytes(const algo_obit *st, int n)
-{
-    int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
-    return algo_onebit_phase_bytes(n, d_wire);
-}
-
 static void h_grad(void *m, int w)
 {
     algo_obit *st = m;
@@ -76,7 +70,8 @@ static void h_reenter(void *m, int w ALGO_UNUSED, int64_t round, int phase ALGO_
 {
     algo_obit *st = m;
     msg->bytes = dense(st, round) ? st->env->msg_bytes
-                                  : phase_bytes(st, algo_sync_group(st->sy, round)->n);
+                                  : algo_onebit_phase_bytes(algo_sync_group(st->sy, round)->n,
+                                                            st->env->wire_params);
 }
 
 /* A 1-bit round: w's momentum, compressed before phase 1. */
@@ -149,8 +144,7 @@ static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
         rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]", &st->cost, err);
     if (rc)
         return rc;
-    int64_t d_wire = st->env->wire_params > 0 ? st->env->wire_params : st->env->d;
-    st->cost *= (double)d_wire;
+    st->cost *= (double)st->env->wire_params; /* d_wire */
     return st->ops->read_keys ? st->ops->read_keys(st, cfg, err) : 0;
 }
 

@@ -231,13 +231,9 @@ void algo_optim_reset(algo_optim_state *s)
 }
 
 const algo_optim_hp *algo_optim_params(const algo_optim_state *s) { return &s->hp; }
-int64_t algo_optim_dim(const algo_optim_state *s) { return s->d; }
 float *algo_optim_m(const algo_optim_state *s) { return s->vec[0]; }
 float *algo_optim_v(const algo_optim_state *s) { return s->n_vec > 1 ? s->vec[1] : NULL; }
-int64_t algo_optim_steps(const algo_optim_state *s) { return s->t; }
-void algo_optim_set_steps(algo_optim_state *s, int64_t t) { s->t = t; }
 void algo_optim_freeze_v(algo_optim_state *s, int frozen) { s->freeze_v = frozen != 0; }
-int algo_optim_layers(const algo_optim_state *s) { return s->n_layers; }
 
 const double *algo_optim_trust(const algo_optim_state *s)
 {

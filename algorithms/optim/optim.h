@@ -110,20 +110,15 @@ void algo_optim_direction(algo_optim_state *s, const float *x, float *g);
 /* Zeroes every buffer and the step count. */
 void algo_optim_reset(algo_optim_state *s);
 const algo_optim_hp *algo_optim_params(const algo_optim_state *s);
-int64_t algo_optim_dim(const algo_optim_state *s);
 /* First and second moment buffers (d floats, writable: a method may average
  * or reset them), NULL when the optimizer keeps none (sgd without momentum
  * has no m; sgd has no v). */
 float *algo_optim_m(const algo_optim_state *s);
 float *algo_optim_v(const algo_optim_state *s);
-/* Steps taken (t of the bias correction); settable, e.g. after averaging. */
-int64_t algo_optim_steps(const algo_optim_state *s);
-void algo_optim_set_steps(algo_optim_state *s, int64_t t);
 /* 1: v is kept as it is (1-bit Adam's compression stage); 0: updated. */
 void algo_optim_freeze_v(algo_optim_state *s, int frozen);
-/* Layers and, for lamb, the trust ratio of each at the last step (1 before
- * the first); NULL for optimizers without one. */
-int algo_optim_layers(const algo_optim_state *s);
+/* For lamb, the trust ratio of each layer at the last step (1 before the
+ * first); NULL for optimizers without one. */
 const double *algo_optim_trust(const algo_optim_state *s);
 
 #endif

@@ -27,33 +27,32 @@ static void bias(const algo_optim_state *s, float *c1, float *c2)
     *c2 = (float)(1.0 / (1.0 - pow(s->hp.beta2, t)));
 }
 
-void algo_optim_adam_dir(algo_optim_state *s, float *g, int64_t off, int64_t len)
+void algo_optim_adam_dir(algo_optim_state *s, float *restrict g)
 {
     const float b1 = (float)s->hp.beta1, a1 = (float)(1.0 - s->hp.beta1);
     const float b2 = (float)s->hp.beta2, a2 = (float)(1.0 - s->hp.beta2);
     const float eps = (float)s->hp.eps;
     float c1, c2;
     bias(s, &c1, &c2);
-    float *restrict m = s->vec[0] + off, *restrict v = s->vec[1] + off;
-    float *restrict gg = g + off;
+    float *restrict m = s->vec[0], *restrict v = s->vec[1];
     if (!s->freeze_v)
-        for (int64_t j = 0; j < len; j++)
-            v[j] = b2 * v[j] + a2 * gg[j] * gg[j];
-    for (int64_t j = 0; j < len; j++) {
-        m[j] = b1 * m[j] + a1 * gg[j];
-        gg[j] = (m[j] * c1) / (sqrtf(v[j] * c2) + eps);
+        for (int64_t j = 0; j < s->d; j++)
+            v[j] = b2 * v[j] + a2 * g[j] * g[j];
+    for (int64_t j = 0; j < s->d; j++) {
+        m[j] = b1 * m[j] + a1 * g[j];
+        g[j] = (m[j] * c1) / (sqrtf(v[j] * c2) + eps);
     }
 }
 
 static void adam_direction(algo_optim_state *s, const float *x, float *g)
 {
     algo_add_decay(g, x, s->hp.weight_decay, s->d);
-    algo_optim_adam_dir(s, g, 0, s->d);
+    algo_optim_adam_dir(s, g);
 }
 
 static void adamw_direction(algo_optim_state *s, const float *x, float *g)
 {
-    algo_optim_adam_dir(s, g, 0, s->d);
+    algo_optim_adam_dir(s, g);
     algo_add_decay(g, x, s->hp.weight_decay, s->d);
 }
 

@@ -24,9 +24,9 @@ struct algo_optim_state {
     double *trust;                      /* n_layers: last trust ratio (lamb) */
 };
 
-/* The Adam-style moment update and preconditioned first moment on
- * [off, off + len): m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2 (unless
- * frozen), g = (m c1) / (sqrt(v c2) + eps). */
-void algo_optim_adam_dir(algo_optim_state *s, float *g, int64_t off, int64_t len);
+/* The Adam-style moment update and preconditioned first moment, over the
+ * d floats: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2 (unless frozen),
+ * g = (m c1) / (sqrt(v c2) + eps). */
+void algo_optim_adam_dir(algo_optim_state *s, float *g);
 
 #endif

@@ -14,7 +14,7 @@
 
 static void direction(algo_optim_state *s, const float *x, float *g)
 {
-    algo_optim_adam_dir(s, g, 0, s->d);
+    algo_optim_adam_dir(s, g);
     for (int l = 0; l < s->n_layers; l++) {
         const float *xl = x + s->layer_off[l];
         float *u = g + s->layer_off[l];

@@ -39,9 +39,9 @@ Test(compress, k_rule_and_wire_sizes)
     const int64_t k[6] = {1, 1, 3, 4, 50, 1277852};
     for (int i = 0; i < 6; i++) {
         cr_assert_eq(algo_compress_entries(t, d[i]), k[i], "d = %lld", (long long)d[i]);
-        cr_assert_eq(algo_compress_wire_bytes(t, d[i], 2), 8.0 * (double)k[i]);
-        cr_assert_eq(algo_compress_wire_bytes(none, d[i], 4), 4.0 * (double)d[i]);
-        cr_assert_eq(algo_compress_wire_bytes(none, d[i], 2), 2.0 * (double)d[i]);
+        cr_assert_eq(t->vt->wire_bytes(t, d[i], 2), 8.0 * (double)k[i]);
+        cr_assert_eq(none->vt->wire_bytes(none, d[i], 4), 4.0 * (double)d[i]);
+        cr_assert_eq(none->vt->wire_bytes(none, d[i], 2), 2.0 * (double)d[i]);
     }
     algo_compressor *one = make("topk(1)"), *q = make("qsgd(4)");
     cr_assert_eq(algo_compress_entries(one, 44), 44);
@@ -59,24 +59,25 @@ Test(compress, topk_ratio_one_keeps_residual_zero)
 {
     const int64_t d = 37;
     algo_compressor *c = make("topk(1.0)");
-    algo_compress_worker w;
+    algo_compress_worker *w;
     sim_err err;
-    cr_assert_eq(algo_compress_worker_init(&w, c, d, 1000, 4, 1, 5, 0, &err), 0, "%s", err.msg);
-    cr_assert_eq(w.msg.bytes, 8000.0); /* the wire size is for d_wire = 1000 */
+    cr_assert_eq(algo_compress_workers_create(c, 1, d, 1000, 4, 1, 5, &w, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(w->msg.bytes, 8000.0); /* the wire size is for d_wire = 1000 */
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     float u[37];
     for (int t = 0; t < 20; t++) {
         fill_gauss(u, d, r);
-        const algo_compress_msg *m = algo_compress_worker_encode(&w, u);
+        const algo_compress_msg *m = algo_compress_worker_encode(w, u);
         cr_assert_eq(m->nnz, d);
         for (int64_t j = 0; j < d; j++) {
             cr_assert_eq(m->indices[j], j);
             cr_assert_eq(m->values[j], u[j]);
-            cr_assert_eq(w.residual[j], 0.0f);
+            cr_assert_eq(w->residual[j], 0.0f);
         }
     }
     gsl_rng_free(r);
-    algo_compress_worker_release(&w);
+    algo_compress_workers_destroy(w, 1);
     algo_compress_destroy(c);
 }
 
@@ -89,12 +90,12 @@ Test(compress, error_feedback_telescopes)
     const int64_t d = 200;
     const int T = 40;
     algo_compressor *c = make("topk(0.1)");
-    algo_compress_worker w, plain;
+    algo_compress_worker *w, *plain;
     sim_err err;
-    cr_assert_eq(algo_compress_worker_init(&w, c, d, d, 4, 1, 5, 0, &err), 0, "%s", err.msg);
-    cr_assert_eq(algo_compress_worker_init(&plain, c, d, d, 4, 0, 5, 1, &err), 0, "%s",
+    cr_assert_eq(algo_compress_workers_create(c, 1, d, d, 4, 1, 5, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(algo_compress_workers_create(c, 1, d, d, 4, 0, 5, &plain, &err), 0, "%s",
                  err.msg);
-    cr_assert_null(plain.residual);
+    cr_assert_null(plain->residual);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     float *u = malloc((size_t)d * sizeof *u), *dense = malloc((size_t)d * sizeof *dense);
     double *sum_delta = calloc((size_t)d, sizeof *sum_delta);
@@ -104,12 +105,12 @@ Test(compress, error_feedback_telescopes)
             u[j] = (float)((long)gsl_rng_uniform_int(r, 129) - 64) / 64.0f;
             sum_u[j] += u[j];
         }
-        const algo_compress_msg *m = algo_compress_worker_encode(&w, u);
+        const algo_compress_msg *m = algo_compress_worker_encode(w, u);
         cr_assert_eq(m->nnz, 20);
         for (int64_t i = 0; i < m->nnz; i++)
             sum_delta[m->indices[i]] += m->values[i];
         /* without error feedback: the message is top-k of u itself */
-        const algo_compress_msg *pm = algo_compress_worker_encode(&plain, u);
+        const algo_compress_msg *pm = algo_compress_worker_encode(plain, u);
         memset(dense, 0, (size_t)d * sizeof *dense);
         algo_compress_decode_add(c, pm, 1.0f, dense);
         for (int64_t i = 0; i < pm->nnz; i++)
@@ -117,9 +118,9 @@ Test(compress, error_feedback_telescopes)
     }
     double worst = 0, norm_e = 0;
     for (int64_t j = 0; j < d; j++) {
-        double gap = fabs(sum_delta[j] - (sum_u[j] - (double)w.residual[j]));
+        double gap = fabs(sum_delta[j] - (sum_u[j] - (double)w->residual[j]));
         worst = gap > worst ? gap : worst;
-        norm_e += (double)w.residual[j] * w.residual[j];
+        norm_e += (double)w->residual[j] * w->residual[j];
     }
     cr_assert_leq(worst, 1e-10, "telescoping gap %g", worst);
     cr_assert_gt(norm_e, 0.0); /* the residual is not trivially zero */
@@ -128,8 +129,8 @@ Test(compress, error_feedback_telescopes)
     free(dense);
     free(sum_delta);
     free(sum_u);
-    algo_compress_worker_release(&w);
-    algo_compress_worker_release(&plain);
+    algo_compress_workers_destroy(w, 1);
+    algo_compress_workers_destroy(plain, 1);
     algo_compress_destroy(c);
 }
 
@@ -146,9 +147,11 @@ Test(compress, topk_contracts_and_keeps_the_largest)
         algo_compressor *c = make(specs[s]);
         for (int a = 0; a < 5; a++) {
             int64_t d = ds[a];
-            algo_compress_msg m;
+            algo_compress_worker *w;
             sim_err err;
-            cr_assert_eq(algo_compress_msg_init(&m, c, d, &err), 0, "%s", err.msg);
+            cr_assert_eq(algo_compress_workers_create(c, 1, d, d, 4, 0, 1, &w, &err), 0, "%s",
+                         err.msg);
+            algo_compress_msg m = w->msg; /* its buffers */
             float *v = malloc((size_t)d * sizeof *v), *out = malloc((size_t)d * sizeof *out);
             char *kept = malloc((size_t)d);
             for (int rep = 0; rep < 5; rep++) {
@@ -191,7 +194,7 @@ Test(compress, topk_contracts_and_keeps_the_largest)
             free(v);
             free(out);
             free(kept);
-            algo_compress_msg_release(&m);
+            algo_compress_workers_destroy(w, 1);
         }
         algo_compress_destroy(c);
     }
@@ -387,12 +390,12 @@ Test(compress, randomk_qsgd_sign_sizes)
     algo_compressor *r = make("randomk(0.01)"), *q = make("qsgd(4, 512)"), *q1 = make("qsgd(1)");
     algo_compressor *s = make("sign");
     cr_assert_eq(r->vt->agg, ALGO_COMPRESS_ALLREDUCE);
-    cr_assert_eq(algo_compress_wire_bytes(r, 10000, 4), 400.0);
+    cr_assert_eq(r->vt->wire_bytes(r, 10000, 4), 400.0);
     /* 2 buckets x 4 bytes + 1000 x (1 + ceil(log2 5) = 4) bits */
-    cr_assert_eq(algo_compress_wire_bytes(q, 1000, 4), 8.0 + 500.0);
+    cr_assert_eq(q->vt->wire_bytes(q, 1000, 4), 8.0 + 500.0);
     /* qsgd(1): 2 bits a value, default bucket 512 -> 2 buckets */
-    cr_assert_eq(algo_compress_wire_bytes(q1, 1000, 4), 8.0 + 250.0);
-    cr_assert_eq(algo_compress_wire_bytes(s, 1001, 2), 126.0 + 4.0);
+    cr_assert_eq(q1->vt->wire_bytes(q1, 1000, 4), 8.0 + 250.0);
+    cr_assert_eq(s->vt->wire_bytes(s, 1001, 2), 126.0 + 4.0);
     algo_compress_destroy(r);
     algo_compress_destroy(q);
     algo_compress_destroy(q1);
@@ -403,22 +406,21 @@ Test(compress, randomk_qsgd_sign_sizes)
 Test(compress, randomk_shares_the_support)
 {
     algo_compressor *c = make("randomk(0.2)");
-    algo_compress_worker a, b;
-    cr_assert_eq(algo_compress_worker_init(&a, c, 50, 50, 4, 1, 9, 0, NULL), 0);
-    cr_assert_eq(algo_compress_worker_init(&b, c, 50, 50, 4, 1, 9, 3, NULL), 0);
+    algo_compress_worker *ws; /* workers 0 and 3 */
+    cr_assert_eq(algo_compress_workers_create(c, 4, 50, 50, 4, 1, 9, &ws, NULL), 0);
+    algo_compress_worker *a = &ws[0], *b = &ws[3];
     float u[50];
     for (int j = 0; j < 50; j++)
         u[j] = (float)j;
     for (int t = 0; t < 5; t++) {
-        algo_compress_worker_encode(&a, u);
-        algo_compress_worker_encode(&b, u);
-        cr_assert_eq(a.msg.nnz, 10);
-        cr_assert_eq(b.msg.nnz, 10);
+        algo_compress_worker_encode(a, u);
+        algo_compress_worker_encode(b, u);
+        cr_assert_eq(a->msg.nnz, 10);
+        cr_assert_eq(b->msg.nnz, 10);
         for (int i = 0; i < 10; i++)
-            cr_assert_eq(a.msg.indices[i], b.msg.indices[i]);
+            cr_assert_eq(a->msg.indices[i], b->msg.indices[i]);
     }
-    algo_compress_worker_release(&a);
-    algo_compress_worker_release(&b);
+    algo_compress_workers_destroy(ws, 4);
     algo_compress_destroy(c);
 }
 
@@ -427,13 +429,13 @@ Test(compress, randomk_shares_the_support)
 static void check_unbiased(algo_compressor *c, const float *v, int64_t d, double want_var)
 {
     enum { N = 20000 };
-    algo_compress_worker w;
-    cr_assert_eq(algo_compress_worker_init(&w, c, d, d, 4, 0, 11, 0, NULL), 0);
+    algo_compress_worker *w;
+    cr_assert_eq(algo_compress_workers_create(c, 1, d, d, 4, 0, 11, &w, NULL), 0);
     double sum[64] = {0}, sum2[64] = {0}, err = 0, err2 = 0;
     float out[64];
     for (int t = 0; t < N; t++) {
         memset(out, 0, sizeof out);
-        algo_compress_decode_add(c, algo_compress_worker_encode(&w, v), 1.0f, out);
+        algo_compress_decode_add(c, algo_compress_worker_encode(w, v), 1.0f, out);
         double e = 0;
         for (int64_t j = 0; j < d; j++) {
             sum[j] += out[j];
@@ -452,7 +454,7 @@ static void check_unbiased(algo_compressor *c, const float *v, int64_t d, double
     double me = err / N, se = sqrt((err2 / N - me * me) / N);
     cr_assert_leq(fabs(me - want_var), 4 * se + 1e-9, "%s: variance %g, want %g (se %g)",
                   c->spec, me, want_var, se);
-    algo_compress_worker_release(&w);
+    algo_compress_workers_destroy(w, 1);
 }
 
 Test(compress, randomk_and_qsgd_unbiased_with_known_variance)
@@ -484,14 +486,14 @@ Test(compress, randomk_and_qsgd_unbiased_with_known_variance)
 Test(compress, sign_is_scaled_sign)
 {
     algo_compressor *s = make("sign");
-    algo_compress_worker w;
-    cr_assert_eq(algo_compress_worker_init(&w, s, 4, 4, 4, 0, 1, 0, NULL), 0);
+    algo_compress_worker *w;
+    cr_assert_eq(algo_compress_workers_create(s, 1, 4, 4, 4, 0, 1, &w, NULL), 0);
     const float v[4] = {1.0f, -3.0f, 0.0f, 4.0f}; /* |v|_1 / d = 2 */
-    const algo_compress_msg *m = algo_compress_worker_encode(&w, v);
+    const algo_compress_msg *m = algo_compress_worker_encode(w, v);
     const float want[4] = {2.0f, -2.0f, 2.0f, 2.0f};
     for (int j = 0; j < 4; j++)
         cr_assert_eq(m->values[j], want[j]);
-    algo_compress_worker_release(&w);
+    algo_compress_workers_destroy(w, 1);
     algo_compress_destroy(s);
 }
 

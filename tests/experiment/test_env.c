@@ -69,8 +69,6 @@ Test(env, sizes_follow_the_config)
     cr_assert_geq(sim_net_n_hosts(xp_env_net(x)), 5);
     cr_assert_eq(env->allreduce_kind, SIM_COLL_TREE);
     cr_assert_null(env->graph, "asgd uses no logical graph");
-    cr_assert_eq(env->run->staleness_cap, 4 * 4 + 64);
-    cr_assert_not_null(env->run->staleness_hist);
     cr_assert_eq(xp_env_dataset(x)->train.n, 600);
     for (int i = 0; i < env->n; i++) {
         cr_assert_eq(env->w[i].batch, 8);
