@@ -32,7 +32,7 @@
  *    models are used.
  *
  * 2. Helpers for the pairwise (asynchronous) methods: lattice quantization
- *    (docs/algorithms.md 6), bipartite colouring and the local momentum step. */
+ *    (docs/algorithms.md 6) and the local momentum step. */
 #ifndef DTSIM_ALGO_GOSSIP_H
 #define DTSIM_ALGO_GOSSIP_H
 
@@ -196,8 +196,6 @@ void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int
 /* Parses a phase list ("none", "all", "1", "1, 3") into a bit mask (bit p
  * for phase p = 1..30; all = every bit). Returns 0 or SIM_ECONFIG. */
 int algo_phase_mask(const char *text, uint32_t *mask);
-/* Phase of an epoch: 1 + the number of lr milestones at or before it. */
-int algo_phase_at(const cfg_config *cfg, double epoch);
 
 /* Local optimizer states of the local-step methods: one state of the
  * configured [algorithm] optimizer per worker (docs/optimizers.md). */
@@ -223,12 +221,6 @@ void algo_local_optim_release(algo_local_optim *lo);
 void algo_lattice_encode(float *codes, const float *x, int64_t d, int q, double s);
 void algo_lattice_decode(float *out, const float *codes, const float *ref, int64_t d, int q,
                          double s);
-
-/* Bipartite 2-colouring of the graph's (static) edges by BFS from the
- * lowest id of each component (that node gets colour 0). Fills colour[n]
- * and returns 1 if the graph is bipartite, 0 otherwise (colour then
- * undefined), SIM_ENOMEM when out of memory. */
-int algo_graph_bipartite(const topo_graph *g, int *colour);
 
 /* Local-momentum decentralized SGD, the core of dpsgd, dsgd_atc and dmsgd:
  * ATC  x_i <- sum_j W_ij (x_j - lr d_j),   AWC  x_i <- sum_j W_ij x_j - lr d_i,

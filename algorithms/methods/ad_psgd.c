@@ -41,6 +41,45 @@ typedef struct apsgd {
     int *active;
 } apsgd;
 
+/* Bipartite 2-colouring of the graph's (static) edges by BFS from the
+ * lowest id of each component (that node gets colour 0). Fills colour[n]
+ * and returns 1 if the graph is bipartite, 0 otherwise (colour then
+ * undefined), SIM_ENOMEM when out of memory. */
+static int bipartite(const topo_graph *g, int *colour)
+{
+    int n = g->n;
+    int *queue = malloc((size_t)(n > 0 ? n : 1) * sizeof *queue);
+    if (!queue)
+        return SIM_ENOMEM;
+    for (int i = 0; i < n; i++)
+        colour[i] = -1;
+    int ok = 1;
+    for (int s = 0; s < n && ok; s++) {
+        if (colour[s] >= 0)
+            continue;
+        int head = 0, tail = 0;
+        colour[s] = 0;
+        queue[tail++] = s;
+        while (head < tail && ok) {
+            int u = queue[head++];
+            const int *nb;
+            int k = topo_graph_neighbors(g, u, &nb);
+            for (int a = 0; a < k; a++) {
+                int v = nb[a];
+                if (colour[v] < 0) {
+                    colour[v] = 1 - colour[u];
+                    queue[tail++] = v;
+                } else if (colour[v] == colour[u]) {
+                    ok = 0;
+                    break;
+                }
+            }
+        }
+    }
+    free(queue);
+    return ok;
+}
+
 static void apply(apsgd *s, int i)
 {
     algo_env_idle_end(s->core.env, i);
@@ -122,7 +161,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         rc = sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     const char *rule = cfg_get_string(c, "algorithm", "active");
     int even = rule && strcmp(rule, "even") == 0, all = rule && strcmp(rule, "all") == 0;
-    int bip = rc || even || all ? 0 : algo_graph_bipartite(env->graph, s->active);
+    int bip = rc || even || all ? 0 : bipartite(env->graph, s->active);
     if (bip < 0)
         rc = sim_err_set(err, SIM_ENOMEM, "ad_psgd: out of memory");
     for (int i = 0; !rc && i < env->n; i++)
