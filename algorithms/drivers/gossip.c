@@ -389,11 +389,6 @@ void algo_gossip_begin_iter(algo_gossip *g, int i)
 
 /* ---- collectives -------------------------------------------------------- */
 
-/* The result of a collective, formed at its first completion (rank i's)
- * over its members (NULL: every worker, nm = n), who have all entered:
- * the exact mean of the sent vectors, the adaptive estimate, or the
- * synchronization's (rewritten) mean, which every member then holds (a
- * rank waiting for its own part already logically holds it). */
 void algo_gossip_coll_form(algo_gossip *g, algo_gossip_coll kind, int i, const int *members,
                            int nm)
 {
@@ -427,7 +422,6 @@ void algo_gossip_coll_form(algo_gossip *g, algo_gossip_coll kind, int i, const i
         g->prof->mix_s += now_s() - t0;
 }
 
-/* Worker i's part of a collective is over: it goes on. */
 void algo_gossip_part_done(algo_gossip *g, algo_gossip_coll kind, int i)
 {
     gworker *w = &g->w[i];

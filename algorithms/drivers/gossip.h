@@ -147,9 +147,14 @@ void algo_gossip_worker_models(void *g, const float **xs);
  * iteration, else the workers that are up (all n when none is). */
 int algo_gossip_live_models(void *g, const float **xs);
 /* The fault slot ([faults] crash and rejoin, docs/faults.md; the rules are
- * in gossip_crash.c): a crashed neighbour is skipped after sync_timeout,
- * its weight going to the diagonal; a rejoining worker takes its live
- * neighbours' mean and a fresh optimizer state (ops->reset); compressed
+ * in gossip_crash.c): a worker waiting for a neighbour's message of gossip
+ * step t skips it when the neighbour is down and the wait has lasted
+ * sync_timeout (at once once it has timed out on that incarnation), its
+ * weight W_ij going to W_ii (W stays doubly stochastic over the live
+ * graph); nothing is sent to a crashed worker and its messages in flight
+ * are dropped; a rejoining worker takes its live neighbours' mean, a fresh
+ * optimizer state (ops->reset) and the first iteration none of them has
+ * published a step of; compressed
  * gossip (ops->bytes) resynchronizes the rejoiner's links with one dense
  * message each way. With a plan or sync_after the collectives run over
  * groups of live workers and a rejoining worker starts at the iteration

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sums spi again when a worker's batch has changed since the last sum. */
 void algo_gossip_refresh_spi(algo_gossip *g)
 {
     if (g->spi_changes == g->env->batch_changes)

@@ -1,15 +1,5 @@
-/* The synchronous-round driver (see sync.h for the contract).
- *
- * State: the groups (oldest first) and, per group, one collective per slot
- * of desc.slots over its members. A group takes over from a STEP q =
- * round x ALGO_SYNC_PHASES_MAX + phase (so a crash can hand a round over
- * between two phases). The oldest round not completed (round), the phases
- * of it already formed (formed), the completions of its last phase it
- * still counts (need) and has (done); per worker its round, phase, status,
- * incarnation (wgen: every event of the worker carries it), the
- * incarnation of its pending timeout (tgen) and the step whose entry waits
- * the timeout (late). Without crashes there is one group and no timeout,
- * crash or join ever happens: the same code is the plain run. */
+/* The synchronous-round driver: the round, crashes and rejoins (the
+ * contract is sync.h, the state sync_impl.h). */
 #include "algorithms/drivers/sync_impl.h"
 
 #include <stdlib.h>
@@ -136,8 +126,6 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s, int plain)
     return 0;
 }
 
-/* A new group of the given workers (ascending) from round first on. NULL
- * on failure (reported through algo_env_fail). */
 algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_t first)
 {
     algo_group_colls c = {.none = 1, .owner = sy, .who = sy->d.who};
@@ -277,8 +265,6 @@ static void count_live(algo_sync *sy)
         algo_live_steps_count(&sy->live, sy->env, live_of, sy);
 }
 
-/* The members' work-ending steps of the round, held back until its phase 0
- * is formed, count from here. */
 void algo_sync_report(algo_sync *sy)
 {
     if (sy->d.count != ALGO_SYNC_COUNT_STEPS || sy->d.background || sy->reported)
