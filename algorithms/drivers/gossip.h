@@ -173,8 +173,6 @@ void algo_gossip_fault(void *g, const algo_fault *ev);
 /* Worker i's current model (env->w[i].x unless the driver runs in place),
  * its deferred combine run first. */
 float *algo_gossip_x(const algo_gossip *g, int i);
-/* Gossip steps worker i has taken so far. */
-int64_t algo_gossip_rounds(const algo_gossip *g, int i);
 /* Starts wall-clock profiling into p (NULL stops it); p is borrowed. */
 void algo_gossip_set_profile(algo_gossip *g, algo_gossip_profile *p);
 /* The epoch at which global iteration k starts: samples applied before it

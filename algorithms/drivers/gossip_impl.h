@@ -59,7 +59,6 @@ typedef struct gworker {
     double delta;          /* ||sent - combined||^2 of the last step (x part) */
     double lr;             /* learning rate of iteration k */
     algo_gossip_plan plan; /* mixing of iteration k */
-    int64_t rounds_total;
     float *x;              /* the model: env->w[i].x, or a slot in place */
     /* crashes ([faults], crash mode only) */
     uint32_t gen;          /* incarnation: +1 at every crash and rejoin */
@@ -173,9 +172,6 @@ void algo_gossip_begin_iter(algo_gossip *g, int i);
 void algo_gossip_check_round(algo_gossip *g, int i);
 /* Receiver done with sender j's slot of parity p (flow control). */
 void algo_gossip_release(algo_gossip *g, int j, int p);
-/* Before slots of parity p are written outside a combine: the pending
- * combines that read them run. */
-void algo_gossip_slots_free(algo_gossip *g, int p);
 
 /* The result of a collective, formed at its first completion (rank i's)
  * over its members (NULL: every worker, nm = n), who have all entered:

@@ -32,7 +32,8 @@ static int event_worker(const algo_sync *sy, uint64_t arg, int stat)
     return w;
 }
 
-int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots)
+/* The phases of round (slots filled); desc.hooks.plan or one phase. */
+static int plan(const algo_sync *sy, int64_t round, int *slots)
 {
     if (!sy->d.hooks.plan) {
         slots[0] = 0;
@@ -44,7 +45,7 @@ int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots)
 static int phase_slot(const algo_sync *sy, int64_t round, int p, int *n_phases)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
-    *n_phases = algo_sync_plan(sy, round, slots);
+    *n_phases = plan(sy, round, slots);
     return slots[p];
 }
 
@@ -629,7 +630,7 @@ static int on_computed(void *ctx, int w)
 static void crash(algo_sync *sy, int c)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
-    int n_phases = algo_sync_plan(sy, sy->round, slots);
+    int n_phases = plan(sy, sy->round, slots);
     int finishing = sy->formed >= n_phases;
     int from = sy->d.restart_round ? 0 : sy->formed;
     int64_t a = finishing ? step_of(sy->round + 1, 0) : step_of(sy->round, from);
@@ -705,7 +706,7 @@ static void rejoin(algo_sync *sy, int j)
     if (g && g->n > 0)
         return;
     /* a multi-phase round past its first phase is over for the joiner */
-    if (sy->formed > 0 && algo_sync_plan(sy, sy->round, slots) > 1)
+    if (sy->formed > 0 && plan(sy, sy->round, slots) > 1)
         sy->round++;
     int m = j;
     if (!algo_sync_group_add(sy, &m, 1, step_of(sy->round, 0)))

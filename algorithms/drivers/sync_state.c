@@ -6,7 +6,8 @@
 
 /* ---- life cycle ---------------------------------------------------------- */
 
-void algo_sync_ext_free(gext *x)
+/* Frees a group's ext (its collectives). */
+static void ext_free(gext *x)
 {
     if (!x)
         return;
@@ -29,7 +30,7 @@ void algo_sync_destroy(algo_sync *sy)
     if (!sy)
         return;
     for (int i = 0; i < sy->groups.n; i++)
-        algo_sync_ext_free(sy->groups.g[i]->ext);
+        ext_free(sy->groups.g[i]->ext);
     algo_groups_release(&sy->groups);
     free(sy->wround);
     free(sy->wphase);
@@ -172,7 +173,7 @@ static int group_held(void *ctx, const algo_group *g)
 
 static void group_drop(void *ctx ALGO_UNUSED, algo_group *g)
 {
-    algo_sync_ext_free(g->ext);
+    ext_free(g->ext);
     g->ext = NULL;
 }
 
