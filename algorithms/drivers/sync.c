@@ -286,18 +286,10 @@ static void form(algo_sync *sy, algo_group *g, int64_t k, int p, int w)
         algo_sync_report(sy);
 }
 
-static void schedule_timeout(algo_sync *sy, int w)
-{
-    sy->tgen[w]++;
-    if (!sim_engine_schedule(sy->env->eng, sy->timeout, on_timeout, sy,
-                             algo_group_arg(w, sy->tgen[w]), NULL, NULL))
-        fail(sy, SIM_ENOMEM, "cannot schedule a timeout");
-}
-
 static void wait_timeout(algo_sync *sy, int w)
 {
     sy->wstat[w] = S_WAITING;
-    schedule_timeout(sy, w);
+    algo_group_timeout(sy->env, sy->timeout, on_timeout, sy, w, ++sy->tgen[w]);
 }
 
 /* Background: w enters its round's collective after the timeout; its work
@@ -305,7 +297,7 @@ static void wait_timeout(algo_sync *sy, int w)
 static void bg_wait(algo_sync *sy, int w)
 {
     sy->bglate[w] = 1;
-    schedule_timeout(sy, w);
+    algo_group_timeout(sy->env, sy->timeout, on_timeout, sy, w, ++sy->tgen[w]);
 }
 
 /* w enters phase p of round k in the collective of its group. */
