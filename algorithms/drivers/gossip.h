@@ -225,12 +225,15 @@ void algo_lattice_encode(float *codes, const float *x, int64_t d, int q, double 
 void algo_lattice_decode(float *out, const float *codes, const float *ref, int64_t d, int q,
                          double s);
 
-/* Local-momentum decentralized SGD, the core of dpsgd, dsgd_atc and dmsgd:
+/* Local-momentum decentralized SGD, the core of dpsgd (AWC by default),
+ * dsgd_atc, dmsgd (ATC by default) and, through algo_dsgd_ops,
+ * consensus_control:
  * ATC  x_i <- sum_j W_ij (x_j - lr d_j),   AWC  x_i <- sum_j W_ij x_j - lr d_i,
  * with d the direction of worker i's local optimizer ([algorithm]
  * optimizer; for sgd the heavy-ball / Nesterov direction of the common
- * momentum, nesterov and weight_decay keys, d = g without momentum).
- * Returns the algo_gossip state in *out. */
+ * momentum, nesterov and weight_decay keys, d = g without momentum; its
+ * buffers stay local). With q gossip steps W becomes W^q. Returns the
+ * algo_gossip state in *out. */
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err);
 /* The gossip ops of that update in the given form, for a method state that
  * begins with an algo_local_optim (the callbacks read it); plan and release
