@@ -174,12 +174,6 @@ static algo_group *wgroup(const algo_sync *sy, int w)
     return algo_groups_for(&sy->groups, step_of(sy->wround[w], sy->wphase[w]));
 }
 
-/* The group that runs phase 0 of round. */
-static algo_group *group_for(const algo_sync *sy, int64_t round)
-{
-    return algo_groups_for(&sy->groups, step_of(round, 0));
-}
-
 /* With buckets: w's bucketed collectives of phase 0 of round k in g (NULL:
  * none, as for the all-to-all of a group of one). */
 static algo_overlap *ov_of(const algo_sync *sy, const algo_group *g, int64_t k, int w)
@@ -271,7 +265,7 @@ void algo_sync_report(algo_sync *sy)
     if (sy->d.count != ALGO_SYNC_COUNT_STEPS || sy->d.background || sy->reported)
         return;
     sy->reported = 1;
-    const algo_group *g = group_for(sy, sy->round);
+    const algo_group *g = algo_sync_group(sy, sy->round);
     for (int r = 0; g && r < g->n; r++)
         algo_live_steps_done(&sy->live, g->members[r], sy->env->w[g->members[r]].grad_samples);
     count_live(sy);
@@ -410,12 +404,12 @@ static void round_check(algo_sync *sy)
     sy->done = 0;
     sy->formed = 0;
     sy->reported = 0;
-    algo_group *g = group_for(sy, sy->round);
+    const algo_group *g = algo_sync_group(sy, sy->round);
     sy->need = g ? g->n : 0;
     if (sy->d.count == ALGO_SYNC_COUNT_LAST) {
         algo_env_iteration(sy->env, samples);
         if (sy->d.hooks.counted)
-            sy->d.hooks.counted(sy->m, group_for(sy, sy->round - 1), sy->round - 1);
+            sy->d.hooks.counted(sy->m, algo_sync_group(sy, sy->round - 1), sy->round - 1);
     }
     if (sy->d.hooks.over)
         sy->d.hooks.over(sy->m, sy->round - 1);
@@ -436,7 +430,7 @@ static ALGO_ON_MESSAGE(on_join_model)
 static void joiners(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
-    algo_group *next = group_for(sy, sy->round + 1);
+    const algo_group *next = algo_sync_group(sy, sy->round + 1);
     int k = algo_group_members_joining(next, sy->pending, env, sy->scratch);
     if (!k || !algo_sync_group_add(sy, sy->scratch, k, step_of(sy->round + 1, 0)))
         return;
@@ -542,7 +536,7 @@ static void bg_ready(algo_sync *sy, int w)
     sy->wov[w] = NULL;
     if (sy->late[w] == step_of(k, 0))
         bg_wait(sy, w);
-    else if ((sy->wov[w] = ov_of(sy, group_for(sy, k), k, w)))
+    else if ((sy->wov[w] = ov_of(sy, algo_sync_group(sy, k), k, w)))
         algo_overlap_enter(sy->wov[w], w, msg.bytes);
     else
         enter_at(sy, w, k, 0);
@@ -578,7 +572,7 @@ static void slot_done(slot_ctx *c, int w)
     int n_phases;
     if (sy->d.background) {
         if (sy->wstat[w] != S_OFF && sy->wstat[w] != S_JOINING && sy->bg[w] == sy->round &&
-            !sy->bglate[w] && group_for(sy, sy->round) == c->g)
+            !sy->bglate[w] && algo_sync_group(sy, sy->round) == c->g)
             bg_done(sy, c->g, w);
         return;
     }
