@@ -460,8 +460,7 @@ static int64_t later_iter(const algo_gossip *g, int r, int64_t k)
     return kr > k ? kr : k;
 }
 
-/* Worker j rejoins: its live neighbours' mean, a fresh optimizer state, at
- * the first iteration none of them has published a step of. */
+/* Worker j rejoins (the rule: gossip.h, algo_gossip_fault). */
 static void rejoin(algo_gossip *g, int j)
 {
     algo_env *env = g->env;

@@ -197,9 +197,7 @@ static void step_begin(algo_sync *sy, int w)
         sy->d.hooks.grad(sy->m, w);
     else
         algo_env_grad(env, w, env->w[w].x, env->w[w].grad);
-    /* the step that ends w's work is bucketed: the message must be known
-     * before the first bucket */
-    algo_overlap *ov = NULL;
+    algo_overlap *ov = NULL; /* the work-ending step is bucketed (sync.h) */
     if (sy->bucketed && !sy->d.background &&
         (!sy->d.hooks.last_step || sy->d.hooks.last_step(sy->m, w))) {
         algo_group *g = wgroup(sy, w);
@@ -517,9 +515,7 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
 
 /* ---- background rounds (desc.background) -------------------------------- */
 
-/* w's work for its round is over: it contributes (and goes on working) once
- * its part of the previous round's collective is over; till then it is
- * blocked (idle). */
+/* w's work for its round is over (sync.h, "Background rounds"). */
 static void bg_ready(algo_sync *sy, int w)
 {
     if (sy->bg[w] >= 0) {
@@ -610,9 +606,7 @@ static int on_computed(void *ctx, int w)
 
 /* ---- crashes and rejoins ------------------------------------------------- */
 
-/* Worker c crashed: sync.h, "Crashes and rejoins". The aborted step a:
- * the next round's first when this one is formed and finishing, else this
- * round's first unformed phase (its phase 0 with desc.restart_round). */
+/* Worker c crashed (sync.h, "Crashes and rejoins"; a: the aborted step). */
 static void crash(algo_sync *sy, int c)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
@@ -679,8 +673,7 @@ static void crash(algo_sync *sy, int c)
     count_live(sy);
 }
 
-/* Worker j rejoined: it joins at the next formed result; when nobody is
- * left to form one, it starts a group of its own at once. */
+/* Worker j rejoined (sync.h, "Crashes and rejoins"). */
 static void rejoin(algo_sync *sy, int j)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
