@@ -3,12 +3,14 @@
  * when a step starts (coupled weight decay at that snapshot) and applied
  * when the step ends by the worker's own optimizer state ([algorithm]
  * optimizer; decoupled weight decay then uses the model at that moment),
- * while averagings with neighbours may change the model in between. The
- * core holds the local optimizer states, the version
- * counters behind the staleness of an applied step (averagings between the
- * read and the application) and the evaluated model (the average of the
- * workers' models). A method's state begins with its algo_pairwise, so the
- * core's vtable slots take the state itself. */
+ * while averagings with neighbours may change the model in between. One
+ * iteration = one applied step (samples = the batch). The core holds the
+ * local optimizer states, the version counters behind the staleness of an
+ * applied step (the averagings that changed the worker's model between the
+ * read and the application), the evaluated model (the average of the
+ * workers' models) and the crash rules (algo_pairwise_fault). A method's
+ * state begins with its algo_pairwise, so the core's vtable slots take the
+ * state itself. */
 #ifndef DTSIM_ALGO_PAIRWISE_H
 #define DTSIM_ALGO_PAIRWISE_H
 

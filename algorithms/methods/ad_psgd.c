@@ -17,19 +17,13 @@
  * a non-bipartite graph every worker active; even = the even ids; all =
  * every worker. Atomic averaging makes every choice deadlock-free and
  * mean-preserving.
- * One iteration = one applied gradient (samples = the batch). Staleness of
- * an applied gradient = the number of averagings that changed the worker's
- * model between the read of its snapshot and the application (an active
- * worker on a bipartite graph: exactly 1, its own averaging). The step
- * loop's gradient, update, counters and evaluated model are the pairwise
- * core's (pairwise.h); this file adds the active set and the blocking.
- *
- * Crashes ([faults], docs/faults.md): partners are drawn among the live
- * neighbours. A request to a worker that crashes (or from one that crashed)
- * is dropped; the active worker gives up waiting for its answer [faults]
- * sync_timeout after it sent the request, applies its gradient and draws
- * a live partner at its next step; the crash and the rejoin themselves
- * are the pairwise core's. */
+ * The step loop, iterations, staleness (an active worker on a bipartite
+ * graph: exactly 1, its own averaging), evaluated model and crash rules
+ * are the pairwise core's (pairwise.h); this file adds the active set and
+ * the blocking. A request to a worker that crashes (or from one that
+ * crashed) is dropped; the active worker gives up waiting for its answer
+ * [faults] sync_timeout after it sent the request, applies its gradient
+ * and draws a live partner at its next step. */
 #include <stdlib.h>
 #include <string.h>
 

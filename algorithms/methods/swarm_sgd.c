@@ -24,18 +24,12 @@
  * then ceil(P log2(q) / 8) + header_bytes bytes (P = parameters on the
  * wire), else S. With H = 1, no quantization, the complete graph and the
  * symmetric variant this is random pairwise gossip SGD.
- * One iteration = one applied local step (samples = the batch). Staleness
- * of an applied step = the number of averagings that changed the worker's
- * model between the read of its gradient's model and the application.
- * The step loop's gradient, update, counters and evaluated model are the
- * pairwise core's (pairwise.h).
- *
- * Crashes ([faults], docs/faults.md): partners are drawn among the live
- * neighbours; an interaction with a crashed worker is dropped (no
- * averaging, no answer, no read of a dead worker's copy) and the initiator
- * forgets it [faults] sync_timeout after it started it, so it can interact
- * again. A rejoining worker (the pairwise core's rule) publishes its new
- * model as its copy and starts a new period. */
+ * The step loop, iterations, staleness, evaluated model and crash rules
+ * are the pairwise core's (pairwise.h). An interaction with a crashed
+ * worker is dropped (no averaging, no answer, no read of a dead worker's
+ * copy) and the initiator forgets it [faults] sync_timeout after it
+ * started it, so it can interact again. A rejoining worker publishes its
+ * new model as its copy and starts a new period. */
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
