@@ -560,9 +560,10 @@ static void bg_done(algo_sync *sy, algo_group *g, int w)
 }
 
 /* w's part of a slot's collective in c->g is over (with buckets: its last
- * bucket is reduced). */
-static void slot_done(slot_ctx *c, int w)
+ * bucket is reduced; ctx is c). */
+static void on_buckets_done(sim_engine *eng ALGO_UNUSED, void *ctx, int w)
 {
+    slot_ctx *c = ctx;
     algo_sync *sy = c->sy;
     int64_t k = sy->wround[w];
     int n_phases;
@@ -578,14 +579,9 @@ static void slot_done(slot_ctx *c, int w)
     phase_done(sy, c->g, w);
 }
 
-static void on_slot_done(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
+static void on_slot_done(sim_engine *eng, void *ctx, int rank)
 {
-    slot_done(ctx, ((slot_ctx *)ctx)->g->members[((slot_ctx *)ctx)->offset + rank]);
-}
-
-static void on_buckets_done(sim_engine *eng ALGO_UNUSED, void *ctx, int w)
-{
-    slot_done(ctx, w);
+    on_buckets_done(eng, ctx, ((slot_ctx *)ctx)->g->members[((slot_ctx *)ctx)->offset + rank]);
 }
 
 /* With buckets: w's work-ending compute step has ended: its update (a

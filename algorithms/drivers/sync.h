@@ -154,9 +154,9 @@
  *  formed it calls hooks.join(m, j, sender) (the method copies the model,
  *  resets the optimizer state, residuals or counters of j from sender's;
  *  NULL: nothing), sends j join bytes (desc.join_bytes, 0 =
- *  env->msg_bytes), and j starts round k + 1 when they arrive. The group grows from that round on. When
- *  no one is left to form a result, j starts a group of its own at once
- *  (hooks.join(m, j, -1)). Every new group is announced by
+ *  env->msg_bytes), and j starts round k + 1 when they arrive. The group
+ *  grows from that round on. When no one is left to form a result, j
+ *  starts a group of its own at once (hooks.join(m, j, -1)). Every new group is announced by
  *  hooks.regroup(m, g) before its first round (1-bit: error buffers reset
  *  per partition); NULL: nothing. A method must not keep g: after a crash
  *  or a rejoin, a group that no worker can use any more and whose
