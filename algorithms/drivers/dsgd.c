@@ -1,14 +1,6 @@
-/* Local-momentum decentralized SGD, shared by dpsgd (AWC by default),
- * dsgd_atc (ATC), dmsgd (ATC by default) and, through algo_dsgd_ops,
- * consensus_control (ATC with its own plan). docs/algorithms.md 0.3, 1.2, 3.1:
- *   ATC:  y_i = x_i - lr d_i is sent; x_i <- sum_j W_ij y_j
- *   AWC:  x_i is sent at the step start; x_i <- sum_j W_ij x_j - lr d_i
- * d_i is the direction of worker i's own optimizer state ([algorithm]
- * optimizer). For sgd: d_i = g_i (+ weight decay) without momentum, else
- * the local heavy-ball buffer m_i <- beta m_i + g_i (or the Nesterov
- * direction g_i + beta m_i). With q gossip steps W becomes W^q. Optimizer
- * buffers stay local. The callbacks' state is, or begins with, an
- * algo_local_optim. */
+/* Local-momentum decentralized SGD (gossip.h, algo_dsgd_create;
+ * docs/algorithms.md 0.3, 1.2, 3.1). ATC sends y_i = x_i - lr d_i after
+ * the compute step, AWC x_i at the step start. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -55,7 +55,6 @@ static int recv_add(gworker *w, int64_t t, int delta)
 static void try_publish(algo_gossip *g, int i);
 static void coll_enter(algo_gossip *g, algo_gossip_coll kind, int i);
 
-int64_t algo_gossip_rounds(const algo_gossip *g, int i) { return g->w[i].rounds_total; }
 
 float *algo_gossip_x(const algo_gossip *g, int i)
 {
@@ -176,7 +175,9 @@ static void combine_fused(algo_gossip *g, int i, const topo_wmat *W, int p, cons
     algo_env_defer(g->env, i, combine_job, g);
 }
 
-void algo_gossip_slots_free(algo_gossip *g, int p)
+/* Before slots of parity p are written outside a combine: the pending
+ * combines that read them run. */
+static void slots_free(algo_gossip *g, int p)
 {
     if (g->def_par == p)
         algo_env_defer_join(g->env);
@@ -239,7 +240,6 @@ static void complete_round(algo_gossip *g, int i)
     w->timed_out = 0;
     w->round++;
     w->t++;
-    w->rounds_total++;
     env->w[i].gossip_rounds++;
     if (g->crash) {
         algo_gossip_crash_release(g, i, t, src);
@@ -295,13 +295,13 @@ static void try_publish(algo_gossip *g, int i)
         }
     } else if (w->round == 0) {
         double t0 = g->prof ? now_s() : 0;
-        algo_gossip_slots_free(g, p);
+        slots_free(g, p);
         algo_env_defer_wait(env, i); /* prepare reads its model */
         g->ops.prepare(g->m, env, i, w->k, w->lr, s);
         if (g->prof)
             g->prof->update_s += now_s() - t0;
     } else {
-        algo_gossip_slots_free(g, p);
+        slots_free(g, p);
         memcpy(s, w->mix, (size_t)g->len * sizeof(float));
     }
     if (w->plan.mode == ALGO_MIX_EXACT) {
@@ -389,11 +389,6 @@ void algo_gossip_begin_iter(algo_gossip *g, int i)
 
 /* ---- collectives -------------------------------------------------------- */
 
-/* The result of a collective, formed at its first completion (rank i's)
- * over its members (NULL: every worker, nm = n), who have all entered:
- * the exact mean of the sent vectors, the adaptive estimate, or the
- * synchronization's (rewritten) mean, which every member then holds (a
- * rank waiting for its own part already logically holds it). */
 void algo_gossip_coll_form(algo_gossip *g, algo_gossip_coll kind, int i, const int *members,
                            int nm)
 {
@@ -427,7 +422,6 @@ void algo_gossip_coll_form(algo_gossip *g, algo_gossip_coll kind, int i, const i
         g->prof->mix_s += now_s() - t0;
 }
 
-/* Worker i's part of a collective is over: it goes on. */
 void algo_gossip_part_done(algo_gossip *g, algo_gossip_coll kind, int i)
 {
     gworker *w = &g->w[i];

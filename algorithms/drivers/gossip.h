@@ -32,7 +32,7 @@
  *    models are used.
  *
  * 2. Helpers for the pairwise (asynchronous) methods: lattice quantization
- *    (docs/algorithms.md 6), bipartite colouring and the local momentum step. */
+ *    (docs/algorithms.md 6) and the local momentum step. */
 #ifndef DTSIM_ALGO_GOSSIP_H
 #define DTSIM_ALGO_GOSSIP_H
 
@@ -144,9 +144,14 @@ void algo_gossip_worker_models(void *g, const float **xs);
  * iteration, else the workers that are up (all n when none is). */
 int algo_gossip_live_models(void *g, const float **xs);
 /* The fault slot ([faults] crash and rejoin, docs/faults.md; the rules are
- * in gossip_crash.c): a crashed neighbour is skipped after sync_timeout,
- * its weight going to the diagonal; a rejoining worker takes its live
- * neighbours' mean and a fresh optimizer state (ops->reset); compressed
+ * in gossip_crash.c): a worker waiting for a neighbour's message of gossip
+ * step t skips it when the neighbour is down and the wait has lasted
+ * sync_timeout (at once once it has timed out on that incarnation), its
+ * weight W_ij going to W_ii (W stays doubly stochastic over the live
+ * graph); nothing is sent to a crashed worker and its messages in flight
+ * are dropped; a rejoining worker takes its live neighbours' mean, a fresh
+ * optimizer state (ops->reset) and the first iteration none of them has
+ * published a step of; compressed
  * gossip (ops->bytes) resynchronizes the rejoiner's links with one dense
  * message each way. With a plan or sync_after the collectives run over
  * groups of live workers and a rejoining worker starts at the iteration
@@ -165,8 +170,6 @@ void algo_gossip_fault(void *g, const algo_fault *ev);
 /* Worker i's current model (env->w[i].x unless the driver runs in place),
  * its deferred combine run first. */
 float *algo_gossip_x(const algo_gossip *g, int i);
-/* Gossip steps worker i has taken so far. */
-int64_t algo_gossip_rounds(const algo_gossip *g, int i);
 /* Starts wall-clock profiling into p (NULL stops it); p is borrowed. */
 void algo_gossip_set_profile(algo_gossip *g, algo_gossip_profile *p);
 /* The epoch at which global iteration k starts: samples applied before it
@@ -193,8 +196,6 @@ void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int
 /* Parses a phase list ("none", "all", "1", "1, 3") into a bit mask (bit p
  * for phase p = 1..30; all = every bit). Returns 0 or SIM_ECONFIG. */
 int algo_phase_mask(const char *text, uint32_t *mask);
-/* Phase of an epoch: 1 + the number of lr milestones at or before it. */
-int algo_phase_at(const cfg_config *cfg, double epoch);
 
 /* Local optimizer states of the local-step methods: one state of the
  * configured [algorithm] optimizer per worker (docs/optimizers.md). */
@@ -221,18 +222,15 @@ void algo_lattice_encode(float *codes, const float *x, int64_t d, int q, double 
 void algo_lattice_decode(float *out, const float *codes, const float *ref, int64_t d, int q,
                          double s);
 
-/* Bipartite 2-colouring of the graph's (static) edges by BFS from the
- * lowest id of each component (that node gets colour 0). Fills colour[n]
- * and returns 1 if the graph is bipartite, 0 otherwise (colour then
- * undefined), SIM_ENOMEM when out of memory. */
-int algo_graph_bipartite(const topo_graph *g, int *colour);
-
-/* Local-momentum decentralized SGD, the core of dpsgd, dsgd_atc and dmsgd:
+/* Local-momentum decentralized SGD, the core of dpsgd (AWC by default),
+ * dsgd_atc, dmsgd (ATC by default) and, through algo_dsgd_ops,
+ * consensus_control:
  * ATC  x_i <- sum_j W_ij (x_j - lr d_j),   AWC  x_i <- sum_j W_ij x_j - lr d_i,
  * with d the direction of worker i's local optimizer ([algorithm]
  * optimizer; for sgd the heavy-ball / Nesterov direction of the common
- * momentum, nesterov and weight_decay keys, d = g without momentum).
- * Returns the algo_gossip state in *out. */
+ * momentum, nesterov and weight_decay keys, d = g without momentum; its
+ * buffers stay local). With q gossip steps W becomes W^q. Returns the
+ * algo_gossip state in *out. */
 int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err);
 /* The gossip ops of that update in the given form, for a method state that
  * begins with an algo_local_optim (the callbacks read it); plan and release

@@ -1,15 +1,6 @@
-/* The gossip driver's crash and rejoin rules ([faults], docs/faults.md),
+/* The gossip driver's crash and rejoin rules (gossip.h, algo_gossip_fault),
  * all of them: gossip.c calls in here only in crash mode (algo_env_crashes(env)).
- *
- * A worker waiting for a neighbour's message of gossip step t skips it when
- * the neighbour is down and the wait has lasted [faults] sync_timeout (at
- * once once it has timed out on that incarnation); the missing neighbour's
- * weight W_ij goes to W_ii, so W stays doubly stochastic over the live
- * graph. Nothing is sent to a crashed worker and its messages in flight
- * are dropped (messages carry the step and both incarnations). A rejoining
- * worker takes its live neighbours' mean, a fresh optimizer state
- * (ops->reset) and the first iteration none of them has published a step
- * of. */
+ * Messages carry the step and both incarnations. */
 #include "algorithms/drivers/gossip_impl.h"
 #include "algorithms/drivers/group.h"
 
@@ -41,9 +32,6 @@ static int takes_part(const algo_gossip *g, int j, int64_t t)
 
 static int tv_source(const algo_gossip *g, gworker *w, int i, int *src);
 
-/* Can worker i combine step t? Every in-neighbour's message is
- * in, or the neighbour is not part of step t: joined later, or down and
- * either already known dead or waited for sync_timeout. */
 int algo_gossip_crash_ready(const algo_gossip *g, int i)
 {
     const gworker *w = &g->w[i];
@@ -472,8 +460,7 @@ static int64_t later_iter(const algo_gossip *g, int r, int64_t k)
     return kr > k ? kr : k;
 }
 
-/* Worker j rejoins: its live neighbours' mean, a fresh optimizer state, at
- * the first iteration none of them has published a step of. */
+/* Worker j rejoins (the rule: gossip.h, algo_gossip_fault). */
 static void rejoin(algo_gossip *g, int j)
 {
     algo_env *env = g->env;

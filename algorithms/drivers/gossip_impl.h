@@ -59,7 +59,6 @@ typedef struct gworker {
     double delta;          /* ||sent - combined||^2 of the last step (x part) */
     double lr;             /* learning rate of iteration k */
     algo_gossip_plan plan; /* mixing of iteration k */
-    int64_t rounds_total;
     float *x;              /* the model: env->w[i].x, or a slot in place */
     /* crashes ([faults], crash mode only) */
     uint32_t gen;          /* incarnation: +1 at every crash and rejoin */
@@ -173,12 +172,12 @@ void algo_gossip_begin_iter(algo_gossip *g, int i);
 void algo_gossip_check_round(algo_gossip *g, int i);
 /* Receiver done with sender j's slot of parity p (flow control). */
 void algo_gossip_release(algo_gossip *g, int j, int p);
-/* Before slots of parity p are written outside a combine: the pending
- * combines that read them run. */
-void algo_gossip_slots_free(algo_gossip *g, int p);
 
-/* Forms a collective's result at its first completion (rank i's) over
- * its members (NULL: all, nm = n). */
+/* The result of a collective, formed at its first completion (rank i's)
+ * over its members (NULL: every worker, nm = n), who have all entered:
+ * the exact mean of the sent vectors, the adaptive estimate, or the
+ * synchronization's (rewritten) mean, which every member then holds (a
+ * rank waiting for its own part already logically holds it). */
 void algo_gossip_coll_form(algo_gossip *g, algo_gossip_coll kind, int i, const int *members,
                            int nm);
 /* Worker i's part of a collective is over: it goes on. */
@@ -209,7 +208,9 @@ int algo_gossip_crash_init(algo_gossip *g, sim_err *err);
 /* Is global iteration k complete? The workers that completed it and the
  * ghosts (down since an iteration <= k) make n, and one did. */
 int algo_gossip_crash_complete(const algo_gossip *g, int64_t k);
-/* Can worker i combine its step w[i].t? */
+/* Can worker i combine its step t = w[i].t? Every in-neighbour's message
+ * is in, or the neighbour is not part of step t: joined later, or down and
+ * either already known dead or waited for sync_timeout. */
 int algo_gossip_crash_ready(const algo_gossip *g, int i);
 /* Sends worker i's slot p of step w[i].t to who takes part in it (bytes
  * each, unless a pair is being resynchronized) and arms the timeout. */

@@ -1,6 +1,6 @@
 /* Helpers shared by the decentralized methods (see gossip.h): the local
  * optimizer step written out of place, the local momentum buffers, the form
- * key, lr-phase lists, lattice quantization and bipartite colouring. */
+ * key, lr-phase lists and lattice quantization. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,15 +131,6 @@ int algo_phase_mask(const char *text, uint32_t *mask)
     return 0;
 }
 
-int algo_phase_at(const cfg_config *cfg, double epoch)
-{
-    int p = 1;
-    for (int i = 0; i < cfg->n_lr_milestones; i++)
-        if (epoch >= cfg->lr_milestones[i])
-            p++;
-    return p;
-}
-
 void algo_lattice_encode(float *codes, const float *x, int64_t d, int q, double s)
 {
     const double fq = (double)q;
@@ -159,39 +150,4 @@ void algo_lattice_decode(float *out, const float *codes, const float *ref, int64
         double c = (double)codes[j];
         out[j] = (float)(qs * rint((double)ref[j] / qs - c / fq) + s * c);
     }
-}
-
-int algo_graph_bipartite(const topo_graph *g, int *colour)
-{
-    int n = g->n;
-    int *queue = malloc((size_t)(n > 0 ? n : 1) * sizeof *queue);
-    if (!queue)
-        return SIM_ENOMEM;
-    for (int i = 0; i < n; i++)
-        colour[i] = -1;
-    int ok = 1;
-    for (int s = 0; s < n && ok; s++) {
-        if (colour[s] >= 0)
-            continue;
-        int head = 0, tail = 0;
-        colour[s] = 0;
-        queue[tail++] = s;
-        while (head < tail && ok) {
-            int u = queue[head++];
-            const int *nb;
-            int k = topo_graph_neighbors(g, u, &nb);
-            for (int a = 0; a < k; a++) {
-                int v = nb[a];
-                if (colour[v] < 0) {
-                    colour[v] = 1 - colour[u];
-                    queue[tail++] = v;
-                } else if (colour[v] == colour[u]) {
-                    ok = 0;
-                    break;
-                }
-            }
-        }
-    }
-    free(queue);
-    return ok;
 }

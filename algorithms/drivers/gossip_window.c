@@ -1,15 +1,10 @@
 /* The gossip driver's iteration window, iteration accounting and
- * evaluation snapshots (gossip_impl.h): global iteration k completes when
- * every worker has completed it (in crash mode: the live workers that
- * completed it and the ghosts, down since an iteration <= k); the
- * evaluated model is the mean of the snapshot rows of the iteration the
- * runner evaluates after, else of the current models. */
+ * evaluation snapshots (the rules: gossip.h and gossip_impl.h). */
 #include "algorithms/drivers/gossip_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Sums spi again when a worker's batch has changed since the last sum. */
 void algo_gossip_refresh_spi(algo_gossip *g)
 {
     if (g->spi_changes == g->env->batch_changes)

@@ -76,7 +76,9 @@ int algo_group_timeout(algo_env *env, sim_time delay, sim_handler fn, void *ctx,
     return algo_env_fail(env, SIM_ENOMEM, "%s: cannot schedule a timeout", env->cfg->algorithm);
 }
 
-void algo_groups_drop(algo_groups *gs, int i)
+/* Frees the i-th group kept (its collectives, not its ext) and closes the
+ * gap; the caller makes sure nothing refers to it any more. */
+static void groups_drop(algo_groups *gs, int i)
 {
     group_free(gs->g[i]);
     memmove(gs->g + i, gs->g + i + 1, (size_t)(gs->n - i - 1) * sizeof *gs->g);
@@ -95,7 +97,7 @@ void algo_groups_collect(algo_groups *gs, int64_t low, int (*held)(void *ctx, co
         }
         if (drop)
             drop(ctx, g);
-        algo_groups_drop(gs, i);
+        groups_drop(gs, i);
     }
 }
 

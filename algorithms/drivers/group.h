@@ -4,7 +4,7 @@
  * each group with its own collective over its members' hosts (rank r = the
  * r-th member, members ascending). A crash or a rejoin makes a new group
  * that takes over from a given round on; an older group is dropped
- * (algo_groups_drop) by its owner once no worker can use it and none of
+ * (algo_groups_collect) by its owner once no worker can use it and none of
  * its collectives has a message in flight.
  *
  * Events of a worker carry its incarnation (algo_group_arg): a crash or a
@@ -61,9 +61,6 @@ sim_coll *algo_group_coll(algo_env *env, algo_group *g, int alltoall, sim_coll_k
                           sim_coll_done done, void *ctx, const char *who);
 /* The group that runs `round`: the newest whose first round is <= round. */
 algo_group *algo_groups_for(const algo_groups *gs, int64_t round);
-/* Frees the i-th group kept (its collectives, not its ext) and closes the
- * gap; the caller makes sure nothing refers to it any more. */
-void algo_groups_drop(algo_groups *gs, int i);
 /* Frees every group older than the one that runs `low` (no lookup asks
  * for an earlier step any more, so no lookup finds them) whose collectives
  * have nothing in flight and that held(ctx, g) does not hold (NULL: none);

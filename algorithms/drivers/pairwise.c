@@ -6,11 +6,11 @@
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
-int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *state, int i),
+int algo_pairwise_init(algo_pairwise *pw, algo_env *env, const algo_pairwise_ops *ops,
                        sim_err *err)
 {
     size_t n = (size_t)env->n;
-    *pw = (algo_pairwise){.env = env, .n = env->n, .d = env->d, .begin = begin};
+    *pw = (algo_pairwise){.env = env, .n = env->n, .d = env->d, .ops = ops};
     int rc = algo_local_optim_init(&pw->lo, env, 1, err);
     if (rc < 0)
         return rc;
@@ -19,12 +19,14 @@ int algo_pairwise_init(algo_pairwise *pw, algo_env *env, void (*begin)(void *sta
     pw->ptrs = algo_env_alloc(env, n * sizeof *pw->ptrs);
     pw->live = algo_env_alloc(env, n * sizeof *pw->live);
     pw->gen = algo_env_calloc(env, n, sizeof *pw->gen);
+    pw->rq = algo_env_calloc(env, n, sizeof *pw->rq);
     if ((rc = algo_env_alloc_check(env, env->cfg->algorithm, err)) < 0)
         return rc;
     return cfg_get_time(env->cfg, "faults", "sync_timeout", &pw->timeout, err);
 }
 
-void algo_pairwise_grad(algo_pairwise *pw, int i)
+/* i's gradient (algo_pairwise_begin), remembering the version read. */
+static void grad(algo_pairwise *pw, int i)
 {
     algo_worker *w = &pw->env->w[i];
     /* coupled weight decay at the snapshot, inside the (maybe deferred) job */
@@ -38,6 +40,7 @@ void algo_pairwise_apply(algo_pairwise *pw, int i)
     algo_env_grad_wait(env, i);
     algo_env_staleness(env, i, pw->ver[i] - pw->grad_ver[i]);
     algo_optim_step(pw->lo.s[i], env->w[i].x, env->w[i].grad, algo_env_lr(env));
+    algo_env_iteration(env, env->w[i].grad_samples);
 }
 
 int algo_pairwise_partner(algo_pairwise *pw, int i)
@@ -53,7 +56,9 @@ int algo_pairwise_partner(algo_pairwise *pw, int i)
     return pw->live[gsl_rng_uniform_int(pw->env->w[i].rng_algo, (unsigned long)up)];
 }
 
-int algo_pairwise_rejoin(algo_pairwise *pw, int i)
+/* A rejoining i's model and optimizer state (algo_pairwise_fault); the
+ * lowest live neighbour, or -1. */
+static int rejoin(algo_pairwise *pw, int i)
 {
     algo_env *env = pw->env;
     const int *nb;
@@ -71,18 +76,89 @@ int algo_pairwise_rejoin(algo_pairwise *pw, int i)
     return first;
 }
 
-static void on_rejoin_model(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg,
-                            int src ALGO_UNUSED, int dst, double bytes ALGO_UNUSED)
+static ALGO_ON_EVENT(on_compute)
+{
+    algo_pairwise *pw = ctx;
+    int i = algo_group_arg_w(arg);
+    if (pw->gen[i] != algo_group_arg_gen(arg))
+        return; /* a crashed incarnation's step */
+    pw->rq[i].computed = 1;
+    pw->ops->computed(pw, i);
+}
+
+void algo_pairwise_begin(algo_pairwise *pw, int i)
+{
+    algo_env *env = pw->env;
+    grad(pw, i);
+    pw->rq[i].computed = 0;
+    if (pw->ops->begin)
+        pw->ops->begin(pw, i);
+    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, pw,
+                     algo_group_arg(i, pw->gen[i]));
+}
+
+static int current(const algo_pairwise *pw, int i, uint64_t arg)
+{
+    return !pw->env->w[i].down && pw->rq[i].gen == algo_group_arg_gen(arg);
+}
+
+int algo_pairwise_live(const algo_pairwise *pw, int i, int j, uint64_t arg)
+{
+    return current(pw, i, arg) && !pw->env->w[j].down;
+}
+
+int algo_pairwise_done(algo_pairwise *pw, int i, uint64_t arg)
+{
+    if (!current(pw, i, arg) || !pw->rq[i].pending)
+        return 0;
+    pw->rq[i].pending = 0;
+    return 1;
+}
+
+/* i's interaction has not completed within the timeout: it gives it up. */
+static ALGO_ON_EVENT(on_timeout)
+{
+    algo_pairwise *pw = ctx;
+    int i = algo_group_arg_w(arg);
+    if (!algo_pairwise_done(pw, i, arg))
+        return;
+    pw->rq[i].gen++;
+    if (pw->ops->expired)
+        pw->ops->expired(pw, i);
+}
+
+void algo_pairwise_request(algo_pairwise *pw, int i, int j, double bytes, sim_net_deliver handler)
+{
+    algo_env *env = pw->env;
+    pw->rq[i].pending = 1;
+    algo_env_send(env, i, j, bytes, handler, pw, algo_group_arg(i, ++pw->rq[i].gen));
+    if (algo_env_crashes(env))
+        algo_group_timeout(env, pw->timeout, on_timeout, pw, i, pw->rq[i].gen);
+}
+
+static ALGO_ON_MESSAGE(on_rejoin_model)
 {
     algo_pairwise *pw = ctx;
     if (!pw->env->w[dst].down && pw->gen[dst] == algo_group_arg_gen(arg))
-        pw->begin(pw, dst);
+        algo_pairwise_begin(pw, dst);
 }
 
-void algo_pairwise_resume(algo_pairwise *pw, int i, int j)
+void algo_pairwise_fault(void *state, const algo_fault *ev)
 {
+    algo_pairwise *pw = state;
+    int i = ev->target;
+    pw->gen[i]++;
+    pw->rq[i].gen++;
+    pw->rq[i].pending = 0;
+    if (ev->kind == ALGO_FAULT_CRASH) {
+        algo_env_idle_end(pw->env, i);
+        return;
+    }
+    int j = rejoin(pw, i);
+    if (pw->ops->rejoined)
+        pw->ops->rejoined(pw, i);
     if (j < 0)
-        pw->begin(pw, i);
+        algo_pairwise_begin(pw, i);
     else
         algo_env_send(pw->env, j, i, pw->env->msg_bytes, on_rejoin_model, pw,
                       algo_group_arg(i, pw->gen[i]));
@@ -112,7 +188,7 @@ int algo_pairwise_start(void *state, sim_err *err ALGO_UNUSED)
 {
     algo_pairwise *pw = state;
     for (int i = 0; i < pw->n; i++)
-        pw->begin(state, i);
+        algo_pairwise_begin(pw, i);
     return 0;
 }
 
@@ -123,7 +199,6 @@ void algo_pairwise_worker_models(void *state, const float **xs)
         xs[i] = pw->env->w[i].x;
 }
 
-/* The evaluated model: the average of the live workers' current models. */
 const float *algo_pairwise_model(void *state, float *scratch)
 {
     algo_pairwise *pw = state;

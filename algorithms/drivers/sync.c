@@ -1,15 +1,5 @@
-/* The synchronous-round driver (see sync.h for the contract).
- *
- * State: the groups (oldest first) and, per group, one collective per slot
- * of desc.slots over its members. A group takes over from a STEP q =
- * round x ALGO_SYNC_PHASES_MAX + phase (so a crash can hand a round over
- * between two phases). The oldest round not completed (round), the phases
- * of it already formed (formed), the completions of its last phase it
- * still counts (need) and has (done); per worker its round, phase, status,
- * incarnation (wgen: every event of the worker carries it), the
- * incarnation of its pending timeout (tgen) and the step whose entry waits
- * the timeout (late). Without crashes there is one group and no timeout,
- * crash or join ever happens: the same code is the plain run. */
+/* The synchronous-round driver: the round, crashes and rejoins (the
+ * contract is sync.h, the state sync_impl.h). */
 #include "algorithms/drivers/sync_impl.h"
 
 #include <stdlib.h>
@@ -42,7 +32,8 @@ static int event_worker(const algo_sync *sy, uint64_t arg, int stat)
     return w;
 }
 
-int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots)
+/* The phases of round (slots filled); desc.hooks.plan or one phase. */
+static int plan(const algo_sync *sy, int64_t round, int *slots)
 {
     if (!sy->d.hooks.plan) {
         slots[0] = 0;
@@ -54,7 +45,7 @@ int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots)
 static int phase_slot(const algo_sync *sy, int64_t round, int p, int *n_phases)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
-    *n_phases = algo_sync_plan(sy, round, slots);
+    *n_phases = plan(sy, round, slots);
     return slots[p];
 }
 
@@ -136,8 +127,6 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s, int plain)
     return 0;
 }
 
-/* A new group of the given workers (ascending) from round first on. NULL
- * on failure (reported through algo_env_fail). */
 algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_t first)
 {
     algo_group_colls c = {.none = 1, .owner = sy, .who = sy->d.who};
@@ -185,12 +174,6 @@ static algo_group *wgroup(const algo_sync *sy, int w)
     return algo_groups_for(&sy->groups, step_of(sy->wround[w], sy->wphase[w]));
 }
 
-/* The group that runs phase 0 of round. */
-static algo_group *group_for(const algo_sync *sy, int64_t round)
-{
-    return algo_groups_for(&sy->groups, step_of(round, 0));
-}
-
 /* With buckets: w's bucketed collectives of phase 0 of round k in g (NULL:
  * none, as for the all-to-all of a group of one). */
 static algo_overlap *ov_of(const algo_sync *sy, const algo_group *g, int64_t k, int w)
@@ -214,9 +197,7 @@ static void step_begin(algo_sync *sy, int w)
         sy->d.hooks.grad(sy->m, w);
     else
         algo_env_grad(env, w, env->w[w].x, env->w[w].grad);
-    /* the step that ends w's work is bucketed: the message must be known
-     * before the first bucket */
-    algo_overlap *ov = NULL;
+    algo_overlap *ov = NULL; /* the work-ending step is bucketed (sync.h) */
     if (sy->bucketed && !sy->d.background &&
         (!sy->d.hooks.last_step || sy->d.hooks.last_step(sy->m, w))) {
         algo_group *g = wgroup(sy, w);
@@ -277,14 +258,12 @@ static void count_live(algo_sync *sy)
         algo_live_steps_count(&sy->live, sy->env, live_of, sy);
 }
 
-/* The members' work-ending steps of the round, held back until its phase 0
- * is formed, count from here. */
 void algo_sync_report(algo_sync *sy)
 {
     if (sy->d.count != ALGO_SYNC_COUNT_STEPS || sy->d.background || sy->reported)
         return;
     sy->reported = 1;
-    const algo_group *g = group_for(sy, sy->round);
+    const algo_group *g = algo_sync_group(sy, sy->round);
     for (int r = 0; g && r < g->n; r++)
         algo_live_steps_done(&sy->live, g->members[r], sy->env->w[g->members[r]].grad_samples);
     count_live(sy);
@@ -299,18 +278,10 @@ static void form(algo_sync *sy, algo_group *g, int64_t k, int p, int w)
         algo_sync_report(sy);
 }
 
-static void schedule_timeout(algo_sync *sy, int w)
-{
-    sy->tgen[w]++;
-    if (!sim_engine_schedule(sy->env->eng, sy->timeout, on_timeout, sy,
-                             algo_group_arg(w, sy->tgen[w]), NULL, NULL))
-        fail(sy, SIM_ENOMEM, "cannot schedule a timeout");
-}
-
 static void wait_timeout(algo_sync *sy, int w)
 {
     sy->wstat[w] = S_WAITING;
-    schedule_timeout(sy, w);
+    algo_group_timeout(sy->env, sy->timeout, on_timeout, sy, w, ++sy->tgen[w]);
 }
 
 /* Background: w enters its round's collective after the timeout; its work
@@ -318,7 +289,7 @@ static void wait_timeout(algo_sync *sy, int w)
 static void bg_wait(algo_sync *sy, int w)
 {
     sy->bglate[w] = 1;
-    schedule_timeout(sy, w);
+    algo_group_timeout(sy->env, sy->timeout, on_timeout, sy, w, ++sy->tgen[w]);
 }
 
 /* w enters phase p of round k in the collective of its group. */
@@ -431,12 +402,12 @@ static void round_check(algo_sync *sy)
     sy->done = 0;
     sy->formed = 0;
     sy->reported = 0;
-    algo_group *g = group_for(sy, sy->round);
+    const algo_group *g = algo_sync_group(sy, sy->round);
     sy->need = g ? g->n : 0;
     if (sy->d.count == ALGO_SYNC_COUNT_LAST) {
         algo_env_iteration(sy->env, samples);
         if (sy->d.hooks.counted)
-            sy->d.hooks.counted(sy->m, group_for(sy, sy->round - 1), sy->round - 1);
+            sy->d.hooks.counted(sy->m, algo_sync_group(sy, sy->round - 1), sy->round - 1);
     }
     if (sy->d.hooks.over)
         sy->d.hooks.over(sy->m, sy->round - 1);
@@ -457,7 +428,7 @@ static ALGO_ON_MESSAGE(on_join_model)
 static void joiners(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
-    algo_group *next = group_for(sy, sy->round + 1);
+    const algo_group *next = algo_sync_group(sy, sy->round + 1);
     int k = algo_group_members_joining(next, sy->pending, env, sy->scratch);
     if (!k || !algo_sync_group_add(sy, sy->scratch, k, step_of(sy->round + 1, 0)))
         return;
@@ -544,9 +515,7 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
 
 /* ---- background rounds (desc.background) -------------------------------- */
 
-/* w's work for its round is over: it contributes (and goes on working) once
- * its part of the previous round's collective is over; till then it is
- * blocked (idle). */
+/* w's work for its round is over (sync.h, "Background rounds"). */
 static void bg_ready(algo_sync *sy, int w)
 {
     if (sy->bg[w] >= 0) {
@@ -563,7 +532,7 @@ static void bg_ready(algo_sync *sy, int w)
     sy->wov[w] = NULL;
     if (sy->late[w] == step_of(k, 0))
         bg_wait(sy, w);
-    else if ((sy->wov[w] = ov_of(sy, group_for(sy, k), k, w)))
+    else if ((sy->wov[w] = ov_of(sy, algo_sync_group(sy, k), k, w)))
         algo_overlap_enter(sy->wov[w], w, msg.bytes);
     else
         enter_at(sy, w, k, 0);
@@ -591,15 +560,16 @@ static void bg_done(algo_sync *sy, algo_group *g, int w)
 }
 
 /* w's part of a slot's collective in c->g is over (with buckets: its last
- * bucket is reduced). */
-static void slot_done(slot_ctx *c, int w)
+ * bucket is reduced; ctx is c). */
+static void on_buckets_done(sim_engine *eng ALGO_UNUSED, void *ctx, int w)
 {
+    slot_ctx *c = ctx;
     algo_sync *sy = c->sy;
     int64_t k = sy->wround[w];
     int n_phases;
     if (sy->d.background) {
         if (sy->wstat[w] != S_OFF && sy->wstat[w] != S_JOINING && sy->bg[w] == sy->round &&
-            !sy->bglate[w] && group_for(sy, sy->round) == c->g)
+            !sy->bglate[w] && algo_sync_group(sy, sy->round) == c->g)
             bg_done(sy, c->g, w);
         return;
     }
@@ -609,14 +579,9 @@ static void slot_done(slot_ctx *c, int w)
     phase_done(sy, c->g, w);
 }
 
-static void on_slot_done(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
+static void on_slot_done(sim_engine *eng, void *ctx, int rank)
 {
-    slot_done(ctx, ((slot_ctx *)ctx)->g->members[((slot_ctx *)ctx)->offset + rank]);
-}
-
-static void on_buckets_done(sim_engine *eng ALGO_UNUSED, void *ctx, int w)
-{
-    slot_done(ctx, w);
+    on_buckets_done(eng, ctx, ((slot_ctx *)ctx)->g->members[((slot_ctx *)ctx)->offset + rank]);
 }
 
 /* With buckets: w's work-ending compute step has ended: its update (a
@@ -637,13 +602,11 @@ static int on_computed(void *ctx, int w)
 
 /* ---- crashes and rejoins ------------------------------------------------- */
 
-/* Worker c crashed: sync.h, "Crashes and rejoins". The aborted step a:
- * the next round's first when this one is formed and finishing, else this
- * round's first unformed phase (its phase 0 with desc.restart_round). */
+/* Worker c crashed (sync.h, "Crashes and rejoins"; a: the aborted step). */
 static void crash(algo_sync *sy, int c)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
-    int n_phases = algo_sync_plan(sy, sy->round, slots);
+    int n_phases = plan(sy, sy->round, slots);
     int finishing = sy->formed >= n_phases;
     int from = sy->d.restart_round ? 0 : sy->formed;
     int64_t a = finishing ? step_of(sy->round + 1, 0) : step_of(sy->round, from);
@@ -706,8 +669,7 @@ static void crash(algo_sync *sy, int c)
     count_live(sy);
 }
 
-/* Worker j rejoined: it joins at the next formed result; when nobody is
- * left to form one, it starts a group of its own at once. */
+/* Worker j rejoined (sync.h, "Crashes and rejoins"). */
 static void rejoin(algo_sync *sy, int j)
 {
     int slots[ALGO_SYNC_PHASES_MAX];
@@ -719,7 +681,7 @@ static void rejoin(algo_sync *sy, int j)
     if (g && g->n > 0)
         return;
     /* a multi-phase round past its first phase is over for the joiner */
-    if (sy->formed > 0 && algo_sync_plan(sy, sy->round, slots) > 1)
+    if (sy->formed > 0 && plan(sy, sy->round, slots) > 1)
         sy->round++;
     int m = j;
     if (!algo_sync_group_add(sy, &m, 1, step_of(sy->round, 0)))

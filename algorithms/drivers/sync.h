@@ -152,20 +152,15 @@
  *
  *  A rejoining worker j joins at the next formed result: the member that
  *  formed it calls hooks.join(m, j, sender) (the method copies the model,
- *  resets the optimizer state, residuals or counters of j from sender's),
- *  sends j join bytes (desc.join_bytes, 0 = env->msg_bytes), and j starts
- *  round k + 1 when they arrive. The group grows from that round on. When
- *  no one is left to form a result, j starts a group of its own at once
- *  (hooks.join(m, j, -1)). Every new group is announced by
+ *  resets the optimizer state, residuals or counters of j from sender's;
+ *  NULL: nothing), sends j join bytes (desc.join_bytes, 0 =
+ *  env->msg_bytes), and j starts round k + 1 when they arrive. The group
+ *  grows from that round on. When no one is left to form a result, j
+ *  starts a group of its own at once (hooks.join(m, j, -1)). Every new group is announced by
  *  hooks.regroup(m, g) before its first round (1-bit: error buffers reset
  *  per partition); NULL: nothing. A method must not keep g: after a crash
  *  or a rejoin, a group that no worker can use any more and whose
- *  collectives have nothing in flight is freed.
- *
- *  A method state reads, for its model() and worker_models():
- *  algo_sync_phases_formed (between FORM and the last TAKE every member
- *  logically holds the result), algo_sync_live (up and in a group) and
- *  algo_sync_round. */
+ *  collectives have nothing in flight is freed. */
 #ifndef DTSIM_ALGO_SYNC_H
 #define DTSIM_ALGO_SYNC_H
 
@@ -205,8 +200,6 @@ typedef struct algo_sync_hooks {
     /* Start of a compute step: compute w's gradient. NULL: at w's own
      * parameters (env->w[w].x). */
     void (*grad)(void *m, int w);
-    /* End of a compute step: 1 when w's work for its round is over, 0 for
-     * another step. NULL: 1. */
     int (*step_done)(void *m, int w);
     /* With buckets: 1 when the compute step starting now ends w's work for
      * its round (it is bucketed; its hooks.step_done runs when its backward
@@ -220,17 +213,10 @@ typedef struct algo_sync_hooks {
     void (*contribute)(void *m, int w, int64_t round, int phase, algo_sync_msg *msg);
     /* Required. Phase p's first completion in g: form the result. */
     void (*form)(void *m, const algo_group *g, int64_t round, int phase, int w);
-    /* w's completion of phase p, after form. NULL: nothing. */
     void (*take)(void *m, int w, int64_t round, int phase);
-    /* Decoding compute time after the last phase. NULL: none. */
     sim_time (*decode)(void *m, const algo_group *g, int64_t round);
-    /* Rejoin: j joins from the next round; sender (-1: none) holds the
-     * result. Reset j's state from it. NULL: nothing. */
     void (*join)(void *m, int j, int sender);
-    /* After the driver's bookkeeping of c's crash. NULL: nothing. */
     void (*crash)(void *m, int c);
-    /* A new group takes over from step g->first_round (= round x
-     * ALGO_SYNC_PHASES_MAX + phase). NULL: nothing. */
     void (*regroup)(void *m, const algo_group *g);
     /* After a timeout, before w re-enters phase p of round k in a new
      * group: msg->bytes is its message's size there (1-bit: the partition
@@ -277,7 +263,8 @@ void algo_sync_fault(algo_sync *sy, const algo_fault *ev);
 
 /* The oldest round not completed. */
 int64_t algo_sync_round(const algo_sync *sy);
-/* The phases of that round formed so far. */
+/* The phases of that round formed so far (between FORM and the last TAKE
+ * every member logically holds the result: what model() reads). */
 int algo_sync_phases_formed(const algo_sync *sy);
 /* COUNT_STEPS: counts the round's held-back steps now (from hooks.form of
  * phase 0; once per round; nothing for background rounds). */

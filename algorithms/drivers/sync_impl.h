@@ -78,8 +78,6 @@ static inline uint64_t warg(const algo_sync *sy, int w)
     return algo_group_arg(w, sy->wgen[w]);
 }
 
-/* The phases of round (slots filled); desc.hooks.plan or one phase. */
-int algo_sync_plan(const algo_sync *sy, int64_t round, int *slots);
 /* A new group of the given workers (ascending) from step first on, with
  * its collectives; NULL on failure (reported through algo_env_fail). */
 algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_t first);
@@ -87,8 +85,6 @@ algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_
  * nothing in flight (sync_state.c): memory bounded by the workers and the
  * messages in flight, not by the crashes so far. */
 void algo_sync_collect(algo_sync *sy);
-/* Frees a group's ext (its collectives). */
-void algo_sync_ext_free(gext *x);
 /* Starts worker w on round (its work, phase 0). */
 void algo_sync_work_begin(algo_sync *sy, int w, int64_t round);
 

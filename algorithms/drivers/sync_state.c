@@ -6,7 +6,8 @@
 
 /* ---- life cycle ---------------------------------------------------------- */
 
-void algo_sync_ext_free(gext *x)
+/* Frees a group's ext (its collectives). */
+static void ext_free(gext *x)
 {
     if (!x)
         return;
@@ -29,7 +30,7 @@ static void sync_free(void *p)
 {
     algo_sync *sy = p;
     for (int i = 0; i < sy->groups.n; i++)
-        algo_sync_ext_free(sy->groups.g[i]->ext);
+        ext_free(sy->groups.g[i]->ext);
     algo_groups_release(&sy->groups);
 }
 
@@ -139,7 +140,7 @@ static int group_held(void *ctx, const algo_group *g)
 
 static void group_drop(void *ctx ALGO_UNUSED, algo_group *g)
 {
-    algo_sync_ext_free(g->ext);
+    ext_free(g->ext);
     g->ext = NULL;
 }
 

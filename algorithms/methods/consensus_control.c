@@ -37,7 +37,9 @@ typedef struct cc {
 static void plan(void *p, int64_t k ALGO_UNUSED, double epoch, algo_gossip_plan *out)
 {
     cc *s = p;
-    int ph = algo_phase_at(s->cfg, epoch);
+    int ph = 1; /* the epoch's phase: 1 + the lr milestones at or before it */
+    for (int i = 0; i < s->cfg->n_lr_milestones; i++)
+        ph += epoch >= s->cfg->lr_milestones[i];
     uint32_t bit = ph < 31 ? 1u << ph : 0;
     if ((s->exact_mask & bit) || epoch < s->exact_until) {
         *out = (algo_gossip_plan){.mode = ALGO_MIX_EXACT};

@@ -24,21 +24,12 @@
  * then ceil(P log2(q) / 8) + header_bytes bytes (P = parameters on the
  * wire), else S. With H = 1, no quantization, the complete graph and the
  * symmetric variant this is random pairwise gossip SGD.
- * One iteration = one applied local step (samples = the batch). Staleness
- * of an applied step = the number of averagings that changed the worker's
- * model between the read of its gradient's model and the application.
- * The step loop's gradient, update, counters and evaluated model are the
- * pairwise core's (pairwise.h).
- *
- * Crashes ([faults], docs/faults.md): partners are drawn among the live
- * neighbours; an interaction with a crashed worker is dropped (no
- * averaging, no answer, no read of a dead worker's copy) and the initiator
- * forgets it [faults] sync_timeout after it started it, so it can interact
- * again. A crashed worker's step and messages in flight are discarded. A
- * rejoining worker starts from the mean of its live neighbours' models
- * (published as its copy) with a fresh optimizer state and a new period,
- * once the lowest of them has sent it the model. Without crashes no
- * timeout is scheduled. */
+ * The step loop, iterations, staleness, evaluated model and crash rules
+ * are the pairwise core's (pairwise.h). An interaction with a crashed
+ * worker is dropped (no averaging, no answer, no read of a dead worker's
+ * copy) and the initiator forgets it [faults] sync_timeout after it
+ * started it, so it can interact again. A rejoining worker publishes its
+ * new model as its copy and starts a new period. */
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
@@ -47,12 +38,10 @@
 #include "algorithms/drivers/pairwise.h"
 #include "algorithms/methods/method.h"
 
-/* A worker's period of local steps and its current interaction. */
+/* A worker's period of local steps. */
 typedef struct period {
     int64_t h;          /* local steps since the last interaction started */
     int64_t target;     /* H_i of the current period */
-    int in_flight;
-    uint32_t igen;      /* the current interaction's issue */
 } period;
 
 typedef struct swarm {
@@ -64,23 +53,8 @@ typedef struct swarm {
     float *base;        /* one-sided: n x d published copies p_i */
     float *inbox;       /* one-sided: n x d, the partner's copy or its codes */
     float *scratch;     /* 3 x d: codes and decoded models */
-    period *pd;         /* per worker: its period and interaction */
+    period *pd;         /* per worker: its period */
 } swarm;
-
-/* Interaction arg of initiator i is still wanted: i did not crash and it
- * did not time out (live_pair: nor did its partner j crash). */
-static int current(const swarm *s, int i, uint64_t arg)
-{
-    return !s->core.env->w[i].down && s->pd[i].igen == algo_group_arg_gen(arg);
-}
-
-static int live_pair(const swarm *s, int i, int j, uint64_t arg)
-{
-    return current(s, i, arg) && !s->core.env->w[j].down;
-}
-
-static void begin_step(void *p, int i);
-static ALGO_ON_EVENT(on_timeout);
 
 static int64_t draw_h(swarm *s, int i)
 {
@@ -92,9 +66,7 @@ static int64_t draw_h(swarm *s, int i)
 /* Symmetric: the answer only completes the interaction. */
 static ALGO_ON_MESSAGE(on_answer)
 {
-    swarm *s = ctx;
-    if (current(s, dst, arg))
-        s->pd[dst].in_flight = 0;
+    algo_pairwise_done(ctx, dst, arg);
 }
 
 /* Symmetric, quantized: each side averages with the other decoded against
@@ -123,7 +95,7 @@ static ALGO_ON_MESSAGE(on_request)
 {
     swarm *s = ctx;
     int i = src, j = dst;
-    if (!live_pair(s, i, j, arg))
+    if (!algo_pairwise_live(&s->core, i, j, arg))
         return;
     if (s->q)
         average_quantized(s, i, j);
@@ -137,7 +109,7 @@ static ALGO_ON_MESSAGE(on_reply)
 {
     swarm *s = ctx;
     int i = dst;
-    if (!current(s, i, arg))
+    if (!algo_pairwise_done(&s->core, i, arg))
         return;
     int64_t d = s->core.d;
     float *x = s->core.env->w[i].x, *b = s->base + (int64_t)i * d;
@@ -151,7 +123,6 @@ static ALGO_ON_MESSAGE(on_reply)
         x[e] = 0.5f * (b[e] + other[e]) + (x[e] - b[e]);
     algo_pairwise_mark(&s->core, i);
     memcpy(b, x, (size_t)d * sizeof(float)); /* publish */
-    s->pd[i].in_flight = 0;
 }
 
 /* One-sided: j's published copy is read without j. */
@@ -159,7 +130,7 @@ static ALGO_ON_MESSAGE(on_read)
 {
     swarm *s = ctx;
     int i = src, j = dst;
-    if (!live_pair(s, i, j, arg))
+    if (!algo_pairwise_live(&s->core, i, j, arg))
         return;
     int64_t d = s->core.d;
     float *in = s->inbox + (int64_t)i * d;
@@ -178,70 +149,34 @@ static void interact(swarm *s, int i)
         return;
     s->pd[i].h = 0;
     s->pd[i].target = draw_h(s, i);
-    s->pd[i].in_flight = 1;
-    s->pd[i].igen++;
-    algo_env *env = s->core.env;
-    uint64_t arg = algo_group_arg(i, s->pd[i].igen);
     if (s->one_sided)
-        algo_env_send(env, i, j, s->header, on_read, s, arg);
+        algo_pairwise_request(&s->core, i, j, s->header, on_read);
     else
-        algo_env_send(env, i, j, s->model_bytes, on_request, s, arg);
-    if (algo_env_crashes(env))
-        algo_group_timeout(env, s->core.timeout, on_timeout, s, i, s->pd[i].igen);
+        algo_pairwise_request(&s->core, i, j, s->model_bytes, on_request);
 }
 
-/* Worker i's interaction has not completed within the timeout. */
-static ALGO_ON_EVENT(on_timeout)
+static void computed(void *p, int i)
 {
-    swarm *s = ctx;
-    int i = algo_group_arg_w(arg);
-    if (!current(s, i, arg) || !s->pd[i].in_flight)
-        return;
-    s->pd[i].igen++;
-    s->pd[i].in_flight = 0;
-}
-
-static ALGO_ON_EVENT(on_compute)
-{
-    swarm *s = ctx;
-    algo_env *env = s->core.env;
-    int i = algo_group_arg_w(arg);
-    if (s->core.gen[i] != algo_group_arg_gen(arg))
-        return; /* a crashed incarnation's step */
-    algo_pairwise_apply(&s->core, i);
+    swarm *s = p;
     s->pd[i].h++;
-    algo_env_iteration(env, env->w[i].grad_samples);
-    if (!s->pd[i].in_flight && s->pd[i].h >= s->pd[i].target)
+    algo_pairwise_apply(&s->core, i);
+    if (!s->core.rq[i].pending && s->pd[i].h >= s->pd[i].target)
         interact(s, i);
-    begin_step(s, i);
+    algo_pairwise_begin(&s->core, i);
 }
 
-static void begin_step(void *p, int i)
+/* A rejoining worker publishes its model and starts a new period. */
+static void rejoined(void *p, int i)
 {
     swarm *s = p;
-    algo_env *env = s->core.env;
-    algo_pairwise_grad(&s->core, i);
-    algo_env_compute(env, i, algo_env_step_samples(env, i), on_compute, s,
-                     algo_group_arg(i, s->core.gen[i]));
-}
-
-static void on_fault(void *p, const algo_fault *ev)
-{
-    swarm *s = p;
-    algo_env *env = s->core.env;
-    int i = ev->target;
-    s->core.gen[i]++;
-    s->pd[i].igen++;
-    s->pd[i].in_flight = 0;
-    if (ev->kind == ALGO_FAULT_CRASH)
-        return;
-    int j = algo_pairwise_rejoin(&s->core, i);
     if (s->one_sided)
-        memcpy(s->base + (int64_t)i * s->core.d, env->w[i].x, (size_t)s->core.d * sizeof(float));
+        memcpy(s->base + (int64_t)i * s->core.d, s->core.env->w[i].x,
+               (size_t)s->core.d * sizeof(float));
     s->pd[i].h = 0;
     s->pd[i].target = draw_h(s, i);
-    algo_pairwise_resume(&s->core, i, j);
 }
+
+static const algo_pairwise_ops ops = {.computed = computed, .rejoined = rejoined};
 
 static const cfg_key keys[] = {
     {"algorithm", "local_steps", "1", CFG_KEY_INT, NULL,
@@ -306,7 +241,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     }
     s->scratch = algo_env_alloc(env, 3 * (size_t)env->d * sizeof(float));
     s->pd = algo_env_calloc(env, n, sizeof *s->pd);
-    rc = algo_pairwise_init(&s->core, env, begin_step, err);
+    rc = algo_pairwise_init(&s->core, env, &ops, err);
     if (!rc)
         rc = algo_env_alloc_check(env, "swarm_sgd", err);
     for (int i = 0; !rc && i < env->n; i++) {
@@ -322,6 +257,5 @@ const algo_vt algo_swarm_sgd = {
     ALGO_METHOD("swarm_sgd",
                 "SwarmSGD: asynchronous pairwise averaging after H local steps, quantized option",
                 "6"),
-    .fault = on_fault,
     ALGO_PAIRWISE_SLOTS,
 };

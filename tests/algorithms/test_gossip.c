@@ -295,7 +295,7 @@ Test(gossip, one_peer_exponential_averages_exactly_in_log2_n_steps)
     h_build(&h, test_base_ini, sets3, 5);
     h_run(&h, 1);
     cr_assert_lt(h_consensus(&h), 1e-6 * c0);
-    cr_assert_eq(algo_gossip_rounds(h.alg, 0), 3);
+    cr_assert_eq(h.env->w[0].gossip_rounds, 3);
     h_free(&h);
 }
 
@@ -501,7 +501,7 @@ Test(gossip, consensus_control_adaptive_gossip_steps)
     h_build(&h, test_base_ini, loose, 3);
     h_run(&h, K);
     for (int i = 0; i < 8; i++)
-        cr_assert_eq(algo_gossip_rounds(h.alg, i), K, "worker %d", i);
+        cr_assert_eq(h.env->w[i].gossip_rounds, K, "worker %d", i);
     /* gossip 2 S per worker and a scalar ring all-reduce (8 bytes) per step */
     double expect = K * (8 * 2 * 176.0 + 2 * 7 * 8.0);
     cr_assert(fabs(sim_net_bytes_sent_total(h.net) - expect) < 1e-6, "bytes %.3f vs %.3f",
@@ -510,13 +510,13 @@ Test(gossip, consensus_control_adaptive_gossip_steps)
     h_build(&h, test_base_ini, tight, 4);
     h_run(&h, K);
     for (int i = 0; i < 8; i++)
-        cr_assert_eq(algo_gossip_rounds(h.alg, i), 5 * K, "worker %d", i);
+        cr_assert_eq(h.env->w[i].gossip_rounds, 5 * K, "worker %d", i);
     h_free(&h);
     /* relative: at least two steps (the first estimate is above half
      * itself), fewer than the cap; steady state log(1/2)/log(1/lambda) + 1 */
     h_build(&h, test_base_ini, rel, 4);
     h_run(&h, K);
-    int64_t r0 = algo_gossip_rounds(h.alg, 0);
+    int64_t r0 = h.env->w[0].gossip_rounds;
     cr_assert(r0 >= 2 * K && r0 < 40 * K, "rounds %lld", (long long)r0);
     h_free(&h);
 }
