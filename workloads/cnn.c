@@ -241,25 +241,51 @@ static void pool_forward(const float *a, int h, int w, int c, int64_t cb, float 
             }
 }
 
+/* Window position t's share of the gradient: dp where the recorded
+ * maximum is t and the pooled value is positive (ReLU passes it), else 0.
+ * Called with m = VB (vectorised) or the tail. */
+static inline void unpool_row(float *restrict a, const float *restrict p,
+                              const float *restrict arg, const float *restrict dp, float t,
+                              int m)
+{
+    for (int k = 0; k < m; k++) {
+        float v = dp[k], pk = p[k], r = arg[k];
+        float g = pk > 0 ? v : 0.0f;
+        a[k] = r == t ? g : 0.0f;
+    }
+}
+
 /* Replaces the post-ReLU maps a by their gradient: the recorded maximum of
  * each window gets dp when the pooled value p is positive (ReLU passes it),
- * everything else (including a trailing odd row or column) 0. */
+ * everything else (including a trailing odd row or column) 0. Each value
+ * of a is written once (no clearing pass). */
 static void pool_backward(float *a, int h, int w, int c, int64_t cb, const float *p,
                           const float *arg, const float *dp)
 {
     const int ph = h / 2, pw = w / 2;
-    memset(a, 0, (size_t)cb * h * w * c * sizeof *a);
-    for (int64_t s = 0; s < cb; s++)
-        for (int y = 0; y < ph; y++)
+    const size_t row = (size_t)w * c;
+    for (int64_t s = 0; s < cb; s++) {
+        float *as = a + s * h * row;
+        for (int y = 0; y < ph; y++) {
             for (int x = 0; x < pw; x++) {
-                float *r0 = a + ((s * h + 2 * y) * w + 2 * x) * c;
+                float *r0 = as + (2 * y * (size_t)w + 2 * x) * c;
                 const int64_t o = ((s * ph + y) * pw + x) * c;
-                for (int k = 0; k < c; k++)
-                    if (p[o + k] > 0) {
-                        int t = (int)arg[o + k];
-                        r0[(t >> 1) * (int64_t)w * c + (t & 1) * c + k] = dp[o + k];
-                    }
+                for (int t = 0; t < 4; t++) {
+                    float *d = r0 + (t >> 1) * row + (t & 1) * c;
+                    int k = 0;
+                    for (; k + VB <= c; k += VB)
+                        unpool_row(d + k, p + o + k, arg + o + k, dp + o + k, (float)t, VB);
+                    unpool_row(d + k, p + o + k, arg + o + k, dp + o + k, (float)t, c - k);
+                }
             }
+            if (w & 1) {
+                memset(as + (2 * y * (size_t)w + w - 1) * c, 0, (size_t)c * sizeof *a);
+                memset(as + ((2 * y + 1) * (size_t)w + w - 1) * c, 0, (size_t)c * sizeof *a);
+            }
+        }
+        if (h & 1)
+            memset(as + (h - 1) * row, 0, row * sizeof *a);
+    }
 }
 
 static void im2col1(const cnn_geom *g, const float *x, int64_t cb, float *col)
