@@ -34,6 +34,37 @@ int algo_key_double(const cfg_config *c, const char *key, double lo, double hi,
                      bounds[0], lo, hi, bounds[1], x);
 }
 
+int algo_keys_read(const cfg_config *c, const cfg_key *keys, void *st, void *ext,
+                   sim_err *err)
+{
+    for (const cfg_key *k = keys; k && k->key; k++) {
+        char *to = k->ext ? ext : st;
+        if (!k->size || !to)
+            continue;
+        to += k->offset;
+        int64_t v = 0;
+        int rc;
+        if (k->type == CFG_KEY_DOUBLE && k->bounds)
+            rc = algo_key_double(c, k->key, k->lo, k->hi, k->bounds, (double *)to, err);
+        else if (k->type == CFG_KEY_DOUBLE)
+            rc = cfg_get_double(c, "algorithm", k->key, (double *)to, err);
+        else if (k->type == CFG_KEY_BOOL)
+            rc = cfg_get_bool(c, "algorithm", k->key, (int *)to, err);
+        else if (k->bounds)
+            rc = algo_key_int(c, k->key, (int64_t)k->lo,
+                              k->hi == INFINITY ? INT64_MAX : (int64_t)k->hi, &v, err);
+        else
+            rc = cfg_get_int(c, "algorithm", k->key, &v, err);
+        if (rc)
+            return rc;
+        if (k->type == CFG_KEY_INT && k->size == sizeof(int64_t))
+            *(int64_t *)to = v;
+        else if (k->type == CFG_KEY_INT)
+            *(int *)to = (int)v;
+    }
+    return 0;
+}
+
 int algo_method_finish(void *st, int rc, void (*destroy)(void *), void **out)
 {
     if (rc)
