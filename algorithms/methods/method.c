@@ -3,8 +3,9 @@
 
 #include <math.h>
 
-int algo_key_int(const cfg_config *c, const char *key, int64_t lo, int64_t hi, int64_t *out,
-                 sim_err *err)
+/* The integer key in [lo, hi] (hi = INT64_MAX: no upper bound). */
+static int key_int(const cfg_config *c, const char *key, int64_t lo, int64_t hi, int64_t *out,
+                   sim_err *err)
 {
     int rc = cfg_get_int(c, "algorithm", key, out, err);
     if (rc < 0 || (*out >= lo && *out <= hi))
@@ -51,8 +52,8 @@ int algo_keys_read(const cfg_config *c, const cfg_key *keys, void *st, void *ext
         else if (k->type == CFG_KEY_BOOL)
             rc = cfg_get_bool(c, "algorithm", k->key, (int *)to, err);
         else if (k->bounds)
-            rc = algo_key_int(c, k->key, (int64_t)k->lo,
-                              k->hi == INFINITY ? INT64_MAX : (int64_t)k->hi, &v, err);
+            rc = key_int(c, k->key, (int64_t)k->lo, k->hi == INFINITY ? INT64_MAX : (int64_t)k->hi,
+                         &v, err);
         else
             rc = cfg_get_int(c, "algorithm", k->key, &v, err);
         if (rc)
