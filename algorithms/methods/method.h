@@ -23,8 +23,9 @@
 /* A key row whose value algo_keys_read stores in the field FIELD of the
  * method's state type ST: a double in the interval from LO to HI (BOUNDS
  * as algo_key_double's; NULL: any value), an integer in [LO, HI] (HI =
- * INFINITY: no upper bound; "must be in [LO, HI]" or "must be >= LO") into an int or int64_t field, a bool into an
- * int. The _EXT rows store into the state's extension instead. */
+ * INFINITY: no upper bound; "must be in [LO, HI]" or "must be >= LO")
+ * into an int or int64_t field, a bool into an int. The _EXT rows store
+ * into the state's extension instead. */
 #define ALGO_KEY_FIELD(KEY, DEF, TYPE, LO, HI, BOUNDS, ST, FIELD, EXT, DOC)                   \
     {.section = "algorithm", .key = KEY, .def = DEF, .type = TYPE, .doc = DOC, .lo = LO,      \
      .hi = HI, .bounds = BOUNDS, .offset = offsetof(ST, FIELD),                               \
@@ -39,8 +40,8 @@
     ALGO_KEY_FIELD(KEY, DEF, CFG_KEY_INT, LO, HI, "[]", ST, FIELD, 1, DOC)
 
 /* Reads every row of keys that names a field (ALGO_KEY_*) into st, or into
- * ext for the _EXT rows, in table order, each with its range check; rows whose target is NULL are skipped. 0 or
- * the first failure's code (err). */
+ * ext for the _EXT rows, in table order, each with its range check; rows
+ * whose target is NULL are skipped. 0 or the first failure's code (err). */
 int algo_keys_read(const cfg_config *c, const cfg_key *keys, void *st, void *ext,
                    sim_err *err);
 
