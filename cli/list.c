@@ -41,8 +41,9 @@ static void list_algorithms(void)
     for (int i = 0; algo_registry[i]; i++) {
         const algo_vt *vt = algo_registry[i];
         printf("  %-16s %s (docs/algorithms.md %s)\n", vt->name, vt->summary, vt->reference);
+        char doc[1024];
         for (const cfg_key *k = vt->keys; k && k->key; k++)
-            printf("      %-14s = %-10s %s\n", k->key, k->def, k->doc);
+            printf("      %-14s = %-10s %s\n", k->key, k->def, xp_key_doc(k, doc, sizeof doc));
     }
 }
 

@@ -52,6 +52,15 @@ typedef struct cfg_key {
     cfg_key_type type;
     const char *choices;  /* CFG_KEY_CHOICE: "ring|tree|ps" */
     const char *doc;      /* one line, for --help and the README */
+    /* A method key read by algorithms' algo_keys_read (size 0: read by its
+     * consumer): the range from lo to hi, each end open or closed as bounds
+     * says ("(]"; NULL: any value; hi = INFINITY: no upper bound), and the
+     * offset and size of its field in the method's state (ext: in the
+     * state's extension). The key documentation prints the range. */
+    double lo, hi;
+    const char *bounds;
+    size_t offset;
+    unsigned char size, ext;
 } cfg_key;
 
 /* Enums of the common choice keys that no lower layer defines ([network]

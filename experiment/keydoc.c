@@ -3,6 +3,7 @@
  * a function giving its i-th entry's name and arguments. */
 #include "experiment/keydoc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,6 +58,13 @@ const char *xp_key_doc(const cfg_key *k, char *buf, size_t len)
     if (!buf || len == 0)
         return "";
     size_t used = (size_t)snprintf(buf, len, "%s", k->doc ? k->doc : "");
+    if (k->bounds && used < len) { /* the range a reader checks (config.h) */
+        int upper = !isinf(k->hi);
+        used += (size_t)(upper ? snprintf(buf + used, len - used, " (in %c%.15g, %.15g%c)",
+                                          k->bounds[0], k->lo, k->hi, k->bounds[1])
+                               : snprintf(buf + used, len - used, " (%s %.15g)",
+                                          k->bounds[0] == '(' ? ">" : ">=", k->lo));
+    }
     for (size_t c = 0; c < sizeof choice_keys / sizeof choice_keys[0]; c++) {
         if (strcmp(k->section, choice_keys[c].section) || strcmp(k->key, choice_keys[c].key))
             continue;

@@ -9,7 +9,8 @@
 
 #include "config/config.h"
 
-/* k's doc, followed for [algorithm] optimizer and compressor, [topology]
+/* k's doc with its checked range when it has one (" (in (0, 1])",
+ * " (>= 1)"), followed for [algorithm] optimizer and compressor, [topology]
  * graph and [workload] model, dataset and partition by ": a | b(x) | ...
  * (dtsim list KIND)". Writes into buf (len bytes, truncated to fit) and
  * returns it; "" when k has no doc. */

@@ -18,18 +18,18 @@ typedef struct adaptive {
 } adaptive;
 
 static const cfg_key keys[] = {
-    {"algorithm", "local_steps", "4", CFG_KEY_INT, NULL,
-     "H: local steps between two averages (>= 1)"},
+    ALGO_LSGD_KEY_STEPS("4", "H: local steps between two averages"),
     ALGO_LSGD_KEY_BUFFERS,
     {"algorithm", "batch_test", "norm", CFG_KEY_CHOICE, "norm|inner_product|augmented",
      "variance test that grows the local batch at each synchronization"},
-    {"algorithm", "eta", "0.1", CFG_KEY_DOUBLE, NULL, "norm test constant (> 0)"},
-    {"algorithm", "theta", "0.5", CFG_KEY_DOUBLE, NULL, "inner-product test constant (> 0)"},
-    {"algorithm", "nu", "1", CFG_KEY_DOUBLE, NULL, "orthogonality test constant (> 0)"},
-    {"algorithm", "max_batch", "4096", CFG_KEY_INT, NULL,
-     "largest local batch the test may set (0 = no cap)"},
-    {"algorithm", "test_samples", "64", CFG_KEY_INT, NULL,
-     "per-sample gradients per worker and test (at most the batch; >= 2)"},
+    ALGO_KEY_DOUBLE_EXT("eta", "0.1", 0, INFINITY, "(]", adaptive, eta, "norm test constant"),
+    ALGO_KEY_DOUBLE_EXT("theta", "0.5", 0, INFINITY, "(]", adaptive, theta,
+                        "inner-product test constant"),
+    ALGO_KEY_DOUBLE_EXT("nu", "1", 0, INFINITY, "(]", adaptive, nu, "orthogonality test constant"),
+    ALGO_KEY_INT_EXT("max_batch", "4096", 0, 100000000, adaptive, max_batch,
+                     "largest local batch the test may set (0 = no cap)"),
+    ALGO_KEY_INT_EXT("test_samples", "64", 2, 1000000, adaptive, test_samples,
+                     "per-sample gradients per worker and test (at most the batch)"),
     {0},
 };
 
@@ -80,35 +80,16 @@ static int read_keys(adaptive *a, const cfg_config *c, sim_err *err)
 {
     static const char *const tw[] = {"norm", "inner_product", "augmented", NULL};
     a->test = (algo_batch_test)algo_lsgd_choice(c, "batch_test", tw);
-    static const char *const pos[] = {"eta", "theta", "nu"};
-    double *v[] = {&a->eta, &a->theta, &a->nu};
-    int64_t mb, ts;
-    int rc;
-    for (int k = 0; k < 3; k++)
-        if ((rc = cfg_get_double(c, "algorithm", pos[k], v[k], err)) ||
-            (!(*v[k] > 0) && (rc = cfg_error(c, "algorithm", pos[k], SIM_ECONFIG, err,
-                                             "must be > 0"))))
-            return rc;
-    if ((rc = cfg_get_int(c, "algorithm", "max_batch", &mb, err)) ||
-        (rc = cfg_get_int(c, "algorithm", "test_samples", &ts, err)))
-        return rc;
-    if (mb < 0 || mb > 100000000)
-        return cfg_error(c, "algorithm", "max_batch", SIM_ECONFIG, err,
-                                "must be in [0, 1e8], got %lld", (long long)mb);
-    if (ts < 2 || ts > 1000000)
-        return cfg_error(c, "algorithm", "test_samples", SIM_ECONFIG, err,
-                                "must be in [2, 1000000], got %lld", (long long)ts);
-    if (c->batch == 0)
-        return cfg_error(c, "algorithm", "batch", SIM_ECONFIG, err,
-                                "adaptive_local_sgd needs a batch size, not the full shard");
-    a->max_batch = (int)mb;
-    a->test_samples = (int)ts;
-    return 0;
+    int rc = algo_keys_read(c, keys, NULL, a, err);
+    if (!rc && c->batch == 0)
+        rc = cfg_error(c, "algorithm", "batch", SIM_ECONFIG, err,
+                       "adaptive_local_sgd needs a batch size, not the full shard");
+    return rc;
 }
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.contribute2 = contribute2, .form2 = form2,
+    static const algo_lsgd_ops ops = {.keys = keys, .contribute2 = contribute2, .form2 = form2,
                                       .ext_size = sizeof(adaptive), .start = start};
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)

@@ -296,8 +296,8 @@ static void on_fault(void *p, const algo_fault *ev)
 static const cfg_key keys[] = {
     {"algorithm", "staleness_lr", "constant", CFG_KEY_CHOICE, "constant|inverse",
      "constant: lr for every update; inverse: lr / max(1, staleness)"},
-    {"algorithm", "max_staleness", "0", CFG_KEY_INT, NULL,
-     "0 = unbounded; K > 0: the server drops gradients staler than K"},
+    ALGO_KEY_INT("max_staleness", "0", 0, INFINITY, state, max_staleness,
+                 "0 = unbounded; K > 0: the server drops gradients staler than K"),
     {"algorithm", "next_job", "same", CFG_KEY_CHOICE, "same|random",
      "same: the pushing worker gets the new model; random: a uniformly drawn worker (queues when busy)"},
     {0},
@@ -331,7 +331,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     const char *pol = cfg_get_string(env->cfg, "algorithm", "staleness_lr");
     st->inverse_lr = pol && strcmp(pol, "inverse") == 0;
     if (!rc)
-        rc = algo_key_int(env->cfg, "max_staleness", 0, INT64_MAX, &st->max_staleness, err);
+        rc = algo_keys_read(env->cfg, keys, st, NULL, err);
     if (!rc) {
         memcpy(st->x, env->w[0].x, (size_t)env->d * sizeof(float));
         algo_env_defer_clip(env);

@@ -58,16 +58,17 @@ static const cfg_key keys[] = {
      "lr phases (1 = before the first milestone) that take gossip_steps steps; others take 1"},
     {"algorithm", "exact_phases", "none", CFG_KEY_STRING, NULL,
      "lr phases with exact averaging (all-reduce of S bytes) instead of gossip, e.g. 1"},
-    {"algorithm", "exact_until_epoch", "0", CFG_KEY_DOUBLE, NULL,
-     "exact averaging while the epoch is below this (0 = off)"},
+    ALGO_KEY_DOUBLE("exact_until_epoch", "0", 0, 0, NULL, cc, exact_until,
+                    "exact averaging while the epoch is below this (0 = off)"),
     {"algorithm", "adaptive_phases", "none", CFG_KEY_STRING, NULL,
      "lr phases with adaptive gossip until the consensus estimate meets the target"},
-    {"algorithm", "target_consensus", "0", CFG_KEY_DOUBLE, NULL,
-     "adaptive: absolute target on Xi_hat = sqrt(mean_i ||y_i - (Wy)_i||^2); 0 = use the fraction"},
-    {"algorithm", "target_fraction", "0.5", CFG_KEY_DOUBLE, NULL,
-     "adaptive: target = fraction x Xi_hat of the iteration's first gossip step"},
-    {"algorithm", "max_gossip_steps", "64", CFG_KEY_INT, NULL,
-     "adaptive: at most this many gossip steps per iteration"},
+    ALGO_KEY_DOUBLE("target_consensus", "0", 0, INFINITY, "[]", cc, target,
+                    "adaptive: absolute target on Xi_hat = sqrt(mean_i ||y_i - (Wy)_i||^2); 0 = "
+                    "use the fraction"),
+    ALGO_KEY_DOUBLE("target_fraction", "0.5", 0, 1, "()", cc, fraction,
+                    "adaptive: target = fraction x Xi_hat of the iteration's first gossip step"),
+    ALGO_KEY_INT("max_gossip_steps", "64", 1, 100000, cc, max_steps,
+                 "adaptive: at most this many gossip steps per iteration"),
     {0},
 };
 
@@ -83,25 +84,18 @@ static int phases(const cfg_config *c, const char *key, uint32_t *mask, sim_err 
 
 static int read_keys(cc *s, const cfg_config *c, sim_err *err)
 {
-    int64_t steps, max_steps;
+    int64_t steps;
     int rc = phases(c, "gossip_phases", &s->gossip_mask, err);
     if (rc == 0)
         rc = phases(c, "exact_phases", &s->exact_mask, err);
     if (rc == 0)
         rc = phases(c, "adaptive_phases", &s->adaptive_mask, err);
     if (rc == 0)
-        rc = cfg_get_double(c, "algorithm", "exact_until_epoch", &s->exact_until, err);
-    if (rc == 0)
-        rc = algo_key_double(c, "target_consensus", 0, INFINITY, "[]", &s->target, err);
-    if (rc == 0)
-        rc = algo_key_double(c, "target_fraction", 0, 1, "()", &s->fraction, err);
-    if (rc == 0)
-        rc = algo_key_int(c, "max_gossip_steps", 1, 100000, &max_steps, err);
+        rc = algo_keys_read(c, keys, s, NULL, err);
     if (rc == 0)
         rc = cfg_get_int(c, "algorithm", "gossip_steps", &steps, err);
     if (rc < 0)
         return rc;
-    s->max_steps = (int)max_steps;
     s->steps = (int)(steps < 0 ? 0 : steps > 1000000 ? 1000000 : steps);
     return 0;
 }

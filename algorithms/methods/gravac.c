@@ -80,20 +80,20 @@ typedef struct state {
 enum { SLOT_DENSE = 0, SLOT_GATHER = 1 };
 
 static const cfg_key keys[] = {
-    {"algorithm", "theta_min", "0.1", CFG_KEY_DOUBLE, NULL,
-     "least compression: keep fraction of the fallback compressor, in (0, 1]"},
-    {"algorithm", "theta_max", "1e-4", CFG_KEY_DOUBLE, NULL,
-     "most compression the search may reach, in (0, theta_min]"},
-    {"algorithm", "gain_threshold", "0.75", CFG_KEY_DOUBLE, NULL,
-     "epsilon: least compression gain for a keep fraction to be used"},
-    {"algorithm", "window", "25", CFG_KEY_INT, NULL,
-     "w: rounds at theta_min before the gains decide (>= 0)"},
-    {"algorithm", "ewma_alpha", "0.05", CFG_KEY_DOUBLE, NULL,
-     "a: EWMA rate of the norms, in (0, 1]"},
-    {"algorithm", "ct_tolerance", "0.05", CFG_KEY_DOUBLE, NULL,
-     "omega: the search stops when the two best throughputs differ by less"},
-    {"algorithm", "cf_step", "0.5", CFG_KEY_DOUBLE, NULL,
-     "the candidate keep fraction is multiplied by this each epoch, in (0, 1)"},
+    ALGO_KEY_DOUBLE("theta_min", "0.1", 0, 1, "(]", state, theta_min,
+                    "least compression: keep fraction of the fallback compressor"),
+    ALGO_KEY_DOUBLE("theta_max", "1e-4", 0, 0, NULL, state, theta_max,
+                    "most compression the search may reach, in (0, theta_min]"),
+    ALGO_KEY_DOUBLE("gain_threshold", "0.75", 0, 0, NULL, state, threshold,
+                    "epsilon: least compression gain for a keep fraction to be used"),
+    ALGO_KEY_INT("window", "25", 0, INFINITY, state, window,
+                 "w: rounds at theta_min before the gains decide"),
+    ALGO_KEY_DOUBLE("ewma_alpha", "0.05", 0, 1, "(]", state, alpha,
+                    "a: EWMA rate of the norms"),
+    ALGO_KEY_DOUBLE("ct_tolerance", "0.05", 0, INFINITY, "[]", state, omega,
+                    "omega: the search stops when the two best throughputs differ by less"),
+    ALGO_KEY_DOUBLE("cf_step", "0.5", 0, 1, "()", state, cf_step,
+                    "the candidate keep fraction is multiplied by this each epoch"),
     ALGO_KEY_COMPRESS_TIME("of one Top-k call"),
     {0},
 };
@@ -320,25 +320,13 @@ static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)
 
 static int read_keys(state *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = algo_key_double(cfg, "theta_min", 0, 1, "(]", &st->theta_min, err);
-    if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "theta_max", &st->theta_max, err);
+    int rc = algo_keys_read(cfg, keys, st, NULL, err);
     if (!rc && !(st->theta_max > 0 && st->theta_max <= st->theta_min))
         return cfg_error(cfg, "algorithm", "theta_max", SIM_ECONFIG, err,
                          "must be in (0, theta_min], got %g", st->theta_max);
     if (!rc)
-        rc = cfg_get_double(cfg, "algorithm", "gain_threshold", &st->threshold, err);
-    if (!rc)
-        rc = algo_key_int(cfg, "window", 0, INT64_MAX, &st->window, err);
-    if (!rc)
-        rc = algo_key_double(cfg, "ewma_alpha", 0, 1, "(]", &st->alpha, err);
-    if (!rc)
-        rc = algo_key_double(cfg, "cf_step", 0, 1, "()", &st->cf_step, err);
-    if (!rc)
         rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]",
                              &st->cost_per_value, err);
-    if (!rc)
-        rc = algo_key_double(cfg, "ct_tolerance", 0, INFINITY, "[]", &st->omega, err);
     return rc;
 }
 

@@ -26,10 +26,9 @@ typedef struct hier {
 enum { SLOT_GLOBAL = 0, SLOT_SERVER = 1 };
 
 static const cfg_key keys[] = {
-    {"algorithm", "local_steps", "4", CFG_KEY_INT, NULL,
-     "H: local steps between two averages inside each server (>= 1)"},
-    {"algorithm", "global_every", "2", CFG_KEY_INT, NULL,
-     "every this many server averages, the average is across all servers instead (>= 1)"},
+    ALGO_LSGD_KEY_STEPS("4", "H: local steps between two averages inside each server"),
+    ALGO_KEY_INT_EXT("global_every", "2", 1, 1000000, hier, every,
+                     "every this many server averages, the average is across all servers instead"),
     {"algorithm", "buffers", "local", CFG_KEY_CHOICE, "local|reset",
      "optimizer buffers at an average: kept local, or reset to 0"},
     {0},
@@ -73,22 +72,18 @@ static const float *avg_of(algo_lsgd *s, int w)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.ext_size = sizeof(hier), .n_slots = 2,
+    static const algo_lsgd_ops ops = {.keys = keys, .ext_size = sizeof(hier), .n_slots = 2,
                                       .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_HIER_INTRA},
                                       .plan = plan, .mean = mean, .avg_of = avg_of};
-    const cfg_config *c = env->cfg;
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
     hier *h = s->ext;
-    int rc = algo_key_int(c, "global_every", 1, 1000000, &h->every, err);
-    if (!rc) {
-        h->flat = env->per_node <= 0;
-        h->p = h->flat ? env->n : env->per_node;
-        h->savg = algo_env_alloc(env, (size_t)((env->n + h->p - 1) / h->p) * (size_t)env->d *
-                                          sizeof(float));
-        rc = algo_env_alloc_check(env, "hierarchical_local_sgd", err);
-    }
+    h->flat = env->per_node <= 0;
+    h->p = h->flat ? env->n : env->per_node;
+    h->savg = algo_env_alloc(env, (size_t)((env->n + h->p - 1) / h->p) * (size_t)env->d *
+                                      sizeof(float));
+    int rc = algo_env_alloc_check(env, "hierarchical_local_sgd", err);
     return algo_lsgd_finish(s, rc, 1, out, err);
 }
 

@@ -149,10 +149,9 @@ algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err
     s->n = env->n;
     s->d = env->d;
     s->ops = *ops;
-    int64_t H;
-    if (algo_key_int(c, "local_steps", 1, 1000000, &H, err) < 0)
+    if (algo_keys_read(c, ops->keys, s, ext, err) < 0)
         return NULL;
-    s->H = s->H_cur = (int)H;
+    s->H_cur = s->H;
     static const char *const bufw[] = {"local", "average", "reset", NULL};
     s->buf = algo_lsgd_choice(c, "buffers", bufw);
     return s;

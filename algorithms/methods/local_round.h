@@ -26,11 +26,13 @@
 #include "algorithms/drivers/gossip.h"
 #include "algorithms/drivers/local.h"
 #include "algorithms/drivers/sync.h"
+#include "algorithms/methods/method.h"
 
 typedef struct algo_lsgd algo_lsgd;
 
 /* What a method adds to the round (every slot may be NULL). */
 typedef struct algo_lsgd_ops {
+    const cfg_key *keys; /* the method's key table, read by algo_lsgd_alloc */
     /* After the average (slowmo: the outer step on s->avg). */
     void (*outer)(algo_lsgd *s);
     /* After the round's held-back step is reported (post: the switch). */
@@ -71,8 +73,9 @@ struct algo_lsgd {
                             runs it instead (every vt function defers) */
 };
 
-/* An empty round with local_steps and buffers read (H_cur = H); then the
- * method reads its keys and sets s->H_cur, s->ext, and calls
+/* An empty round with the rows of ops->keys read (into s, the _EXT rows
+ * into s->ext when ops->ext_size) and buffers read (H_cur = H); then the
+ * method reads its other keys and sets s->H_cur, s->ext, and calls
  * algo_lsgd_build (or sets s->base). NULL with err filled on failure. */
 algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err);
 /* Allocates the round's buffers and its driver. 0 or a code (err). */
@@ -93,6 +96,9 @@ void algo_lsgd_local_step(algo_env *env, algo_local_optim *lo, int64_t *applied,
 /* A choice key's index in words (0 when unset or unknown). */
 int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *words);
 
+/* The local_steps row of a method of the family, read into s->H. */
+#define ALGO_LSGD_KEY_STEPS(DEF, DOC)                                                           \
+    ALGO_KEY_INT("local_steps", DEF, 1, 1000000, algo_lsgd, H, DOC)
 #define ALGO_LSGD_KEY_BUFFERS                                                                   \
     {"algorithm", "buffers", "local", CFG_KEY_CHOICE, "local|average|reset",                   \
      "optimizer buffers at a synchronization: kept local, averaged like x, or reset to 0"}

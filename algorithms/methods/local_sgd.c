@@ -4,15 +4,14 @@
 #include "algorithms/methods/local_round.h"
 
 static const cfg_key keys[] = {
-    {"algorithm", "local_steps", "4", CFG_KEY_INT, NULL,
-     "H: local steps between two blocking averages of the parameters (>= 1)"},
+    ALGO_LSGD_KEY_STEPS("4", "H: local steps between two blocking averages of the parameters"),
     ALGO_LSGD_KEY_BUFFERS,
     {0},
 };
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {0};
+    static const algo_lsgd_ops ops = {.keys = keys};
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;

@@ -4,6 +4,9 @@
 #ifndef DTSIM_ALGO_METHOD_H
 #define DTSIM_ALGO_METHOD_H
 
+#include <math.h>
+#include <stddef.h>
+
 #include "algorithms/core/algo.h"
 
 /* The head of a method's vtable: its name, summary and docs/algorithms.md
@@ -17,14 +20,36 @@
     {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,                     \
      "compute seconds per parameter (d_wire) " WHAT " (>= 0)"}
 
-/* Reads the [algorithm] integer key into *out and checks lo <= *out <= hi
- * (hi = INT64_MAX: no upper bound); a value out of range is a config error
- * naming the key. 0 or a negative code (err). */
-int algo_key_int(const cfg_config *c, const char *key, int64_t lo, int64_t hi, int64_t *out,
-                 sim_err *err);
-/* The same for a double key in the interval from lo to hi whose bounds
- * are open or closed as bounds[0] and bounds[1] say ("[)": lo <= x < hi).
- * hi = INFINITY: "]" accepts infinity, ")" does not. */
+/* A key row whose value algo_keys_read stores in the field FIELD of the
+ * method's state type ST: a double in the interval from LO to HI (BOUNDS
+ * as algo_key_double's; NULL: any value), an integer in [LO, HI] (HI =
+ * INFINITY: no upper bound; "must be in [LO, HI]" or "must be >= LO")
+ * into an int or int64_t field, a bool into an int. The _EXT rows store
+ * into the state's extension instead. */
+#define ALGO_KEY_FIELD(KEY, DEF, TYPE, LO, HI, BOUNDS, ST, FIELD, EXT, DOC)                   \
+    {.section = "algorithm", .key = KEY, .def = DEF, .type = TYPE, .doc = DOC, .lo = LO,      \
+     .hi = HI, .bounds = BOUNDS, .offset = offsetof(ST, FIELD),                               \
+     .size = sizeof(((ST *)0)->FIELD), .ext = EXT}
+#define ALGO_KEY_DOUBLE(KEY, DEF, LO, HI, BOUNDS, ST, FIELD, DOC)                             \
+    ALGO_KEY_FIELD(KEY, DEF, CFG_KEY_DOUBLE, LO, HI, BOUNDS, ST, FIELD, 0, DOC)
+#define ALGO_KEY_DOUBLE_EXT(KEY, DEF, LO, HI, BOUNDS, ST, FIELD, DOC)                         \
+    ALGO_KEY_FIELD(KEY, DEF, CFG_KEY_DOUBLE, LO, HI, BOUNDS, ST, FIELD, 1, DOC)
+#define ALGO_KEY_INT(KEY, DEF, LO, HI, ST, FIELD, DOC)                                        \
+    ALGO_KEY_FIELD(KEY, DEF, CFG_KEY_INT, LO, HI, "[]", ST, FIELD, 0, DOC)
+#define ALGO_KEY_INT_EXT(KEY, DEF, LO, HI, ST, FIELD, DOC)                                    \
+    ALGO_KEY_FIELD(KEY, DEF, CFG_KEY_INT, LO, HI, "[]", ST, FIELD, 1, DOC)
+
+/* Reads every row of keys that names a field (ALGO_KEY_*) into st, or into
+ * ext for the _EXT rows, in table order, each with its range check; rows
+ * whose target is NULL are skipped. 0 or the first failure's code (err). */
+int algo_keys_read(const cfg_config *c, const cfg_key *keys, void *st, void *ext,
+                   sim_err *err);
+
+/* Reads the [algorithm] double key into *out and checks that it lies in
+ * the interval from lo to hi whose bounds are open or closed as bounds[0]
+ * and bounds[1] say ("[)": lo <= x < hi; hi = INFINITY: "]" accepts
+ * infinity, ")" does not); a value out of range is a config error naming
+ * the key. 0 or a negative code (err). */
 int algo_key_double(const cfg_config *c, const char *key, double lo, double hi,
                     const char *bounds, double *out, sim_err *err);
 

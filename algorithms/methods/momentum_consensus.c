@@ -26,6 +26,7 @@ typedef struct mc {
     float *v;        /* n x d */
     int64_t d;
     double beta, omega, wd;
+    int overlap;     /* the exchange overlaps the gradient (AWC) */
 } mc;
 
 static void prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr ALGO_UNUSED,
@@ -84,26 +85,21 @@ static void reset(void *p, algo_env *env ALGO_UNUSED, int i)
 
 static const cfg_key keys[] = {
     ALGO_GOSSIP_STEPS_KEY,
-    {"algorithm", "omega", "0.5", CFG_KEY_DOUBLE, NULL,
-     "[U] weight of the own v_i against the neighbours' average sum_j W_ij v_j, in [0, 1]"},
-    {"algorithm", "overlap", "true", CFG_KEY_BOOL, NULL,
-     "true: the (x, v) exchange overlaps the gradient; false: sent after it, blocking [U]"},
+    ALGO_KEY_DOUBLE("omega", "0.5", 0, 1, "[]", mc, omega,
+                    "[U] weight of the own v_i against the neighbours' average sum_j W_ij v_j"),
+    ALGO_KEY_FIELD("overlap", "true", CFG_KEY_BOOL, 0, 0, NULL, mc, overlap, 0,
+                   "true: the (x, v) exchange overlaps the gradient; false: sent after it, "
+                   "blocking [U]"),
     {0},
 };
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
     const cfg_config *c = env->cfg;
-    double omega;
-    int overlap;
     int rc = algo_optim_require_sgd(c,
                                     "its heavy ball through v = x^{k+1} - x^k is the method, "
                                     "docs/algorithms.md section 5",
                                     err);
-    if (rc == 0)
-        rc = algo_key_double(c, "omega", 0, 1, "[]", &omega, err);
-    if (rc == 0)
-        rc = cfg_get_bool(c, "algorithm", "overlap", &overlap, err);
     if (rc < 0)
         return rc;
     mc *s = algo_env_calloc(env, 1, sizeof *s);
@@ -112,12 +108,13 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->v = algo_env_calloc(env, (size_t)env->n * (size_t)env->d, sizeof(float));
     if ((rc = algo_env_alloc_check(env, "momentum_consensus", err)) < 0)
         return rc;
+    if ((rc = algo_keys_read(c, keys, s, NULL, err)) < 0)
+        return rc;
     s->d = env->d;
     s->beta = c->momentum;
-    s->omega = omega;
     s->wd = c->weight_decay;
     algo_gossip_ops ops = {
-        .form = overlap ? ALGO_GOSSIP_AWC : ALGO_GOSSIP_ATC,
+        .form = s->overlap ? ALGO_GOSSIP_AWC : ALGO_GOSSIP_ATC,
         .width = 2,
         .prepare = prepare,
         .finish = finish,

@@ -8,8 +8,7 @@
 #include "algorithms/methods/onebit_round.h"
 
 static const cfg_key adam_keys[] = {
-    {"algorithm", "freeze_step", "100000", CFG_KEY_INT, NULL,
-     "rounds of dense warm-up before v is frozen and momenta go 1-bit (>= 0)"},
+    ALGO_OBIT_KEY_FREEZE("rounds of dense warm-up before v is frozen and momenta go 1-bit"),
     ALGO_KEY_COMPRESS_TIME("to compress one message"),
     {0},
 };
@@ -31,7 +30,8 @@ static void adam_update(algo_obit *st)
     }
 }
 
-static const algo_obit_ops ops = {.who = "onebit_adam", .optim = "adamw", .update = adam_update};
+static const algo_obit_ops ops = {.who = "onebit_adam", .optim = "adamw", .keys = adam_keys,
+                                  .update = adam_update};
 
 static int create(algo_env *env, void **out, sim_err *err)
 {

@@ -10,17 +10,16 @@
 #include "algorithms/methods/onebit_round.h"
 
 static const cfg_key lamb_keys[] = {
-    {"algorithm", "freeze_step", "100000", CFG_KEY_INT, NULL,
-     "rounds of dense warm-up before v and the trust ratios are frozen (>= 0)"},
+    ALGO_OBIT_KEY_FREEZE("rounds of dense warm-up before v and the trust ratios are frozen"),
     ALGO_KEY_COMPRESS_TIME("to compress one message"),
-    {"algorithm", "coeff_beta", "0.9", CFG_KEY_DOUBLE, NULL,
-     "EWMA rate of the warm-up trust ratio c_l, in [0, 1)"},
-    {"algorithm", "factor_max", "4.0", CFG_KEY_DOUBLE, NULL,
-     "upper bound of the trust-ratio correction factor f"},
-    {"algorithm", "factor_min", "0.5", CFG_KEY_DOUBLE, NULL,
-     "lower bound of f (<= factor_max)"},
-    {"algorithm", "factor_threshold", "0.1", CFG_KEY_DOUBLE, NULL,
-     "phi: f moves by at most a factor 1 +- phi per step"},
+    ALGO_KEY_DOUBLE("coeff_beta", "0.9", 0, 1, "[)", algo_obit, coeff_beta,
+                    "EWMA rate of the warm-up trust ratio c_l"),
+    ALGO_KEY_DOUBLE("factor_max", "4.0", 0, 0, NULL, algo_obit, factor_max,
+                    "upper bound of the trust-ratio correction factor f"),
+    ALGO_KEY_DOUBLE("factor_min", "0.5", 0, 0, NULL, algo_obit, factor_min,
+                    "lower bound of f, in (0, factor_max]"),
+    ALGO_KEY_DOUBLE("factor_threshold", "0.1", 0, INFINITY, "[]", algo_obit, factor_threshold,
+                    "phi: f moves by at most a factor 1 +- phi per step"),
     {0},
 };
 
@@ -101,29 +100,19 @@ static void lamb_update(algo_obit *st)
     }
 }
 
-static int lamb_read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
+/* The cross-key check after the rows are read. */
+static int lamb_check(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc;
-    if ((rc = cfg_get_double(cfg, "algorithm", "coeff_beta", &st->coeff_beta, err)) ||
-        (rc = cfg_get_double(cfg, "algorithm", "factor_max", &st->factor_max, err)) ||
-        (rc = cfg_get_double(cfg, "algorithm", "factor_min", &st->factor_min, err)) ||
-        (rc = cfg_get_double(cfg, "algorithm", "factor_threshold", &st->factor_threshold, err)))
-        return rc;
-    if (!(st->coeff_beta >= 0 && st->coeff_beta < 1))
-        return cfg_error(cfg, "algorithm", "coeff_beta", SIM_ECONFIG, err,
-                                "must be in [0, 1), got %g", st->coeff_beta);
     if (!(st->factor_min > 0 && st->factor_min <= st->factor_max))
         return cfg_error(cfg, "algorithm", "factor_min", SIM_ECONFIG, err,
-                                "must be in (0, factor_max], got %g", st->factor_min);
-    if (!(st->factor_threshold >= 0))
-        return cfg_error(cfg, "algorithm", "factor_threshold", SIM_ECONFIG, err,
-                                "must be >= 0, got %g", st->factor_threshold);
+                         "must be in (0, factor_max], got %g", st->factor_min);
     return 0;
 }
 
 static const algo_obit_ops ops = {.who = "onebit_lamb", .optim = "lamb", .lamb = 1,
-                                  .update = lamb_update, .warmed = track_trust,
-                                  .freeze = lamb_freeze, .read_keys = lamb_read_keys};
+                                  .keys = lamb_keys, .update = lamb_update,
+                                  .warmed = track_trust, .freeze = lamb_freeze,
+                                  .check = lamb_check};
 
 static int create(algo_env *env, void **out, sim_err *err)
 {

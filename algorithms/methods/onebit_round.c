@@ -139,13 +139,13 @@ static void ob_free(void *ob) { algo_onebit_release(ob); }
 
 static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
-    int rc = algo_key_int(cfg, "freeze_step", 0, INT64_MAX, &st->freeze_step, err);
+    int rc = algo_keys_read(cfg, st->ops->keys, st, NULL, err);
     if (!rc)
         rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]", &st->cost, err);
     if (rc)
         return rc;
     st->cost *= (double)st->env->wire_params; /* d_wire */
-    return st->ops->read_keys ? st->ops->read_keys(st, cfg, err) : 0;
+    return st->ops->check ? st->ops->check(st, cfg, err) : 0;
 }
 
 int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_err *err)

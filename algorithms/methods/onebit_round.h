@@ -60,8 +60,10 @@ typedef struct algo_obit_ops {
     void (*warmed)(algo_obit *st);
     /* At the freeze, v frozen (lamb: v_fresh and kappa_l). NULL: nothing. */
     void (*freeze)(algo_obit *st);
-    /* The method's own keys. NULL: none. */
-    int (*read_keys)(algo_obit *st, const cfg_config *cfg, sim_err *err);
+    /* The method's key table (its rows read into algo_obit), and the
+     * cross-key checks after it is read (NULL: none). */
+    const cfg_key *keys;
+    int (*check)(algo_obit *st, const cfg_config *cfg, sim_err *err);
 } algo_obit_ops;
 
 struct algo_obit {
@@ -91,6 +93,10 @@ struct algo_obit {
 int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_err *err);
 int algo_obit_start(void *p, sim_err *err);
 void algo_obit_fault(void *p, const algo_fault *ev);
+
+/* The freeze_step row of a 1-bit method's key table. */
+#define ALGO_OBIT_KEY_FREEZE(DOC)                                                              \
+    ALGO_KEY_INT("freeze_step", "100000", 0, INFINITY, algo_obit, freeze_step, DOC)
 
 /* A 1-bit method's vtable (state: algo_obit *). */
 #define ALGO_OBIT_VT(NAME, SUMMARY, REF, KEYS, OPTIM, CREATE)                                    \

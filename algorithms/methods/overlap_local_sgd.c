@@ -107,26 +107,16 @@ static int live_models(void *p, const float **xs)
     return k;
 }
 
-static int read_keys(overlap *s, const cfg_config *c, sim_err *err)
-{
-    int64_t H;
-    int rc;
-    if ((rc = cfg_get_int(c, "algorithm", "local_steps", &H, err)) ||
-        (rc = cfg_get_double(c, "algorithm", "pull", &s->alpha, err)) ||
-        (rc = cfg_get_double(c, "algorithm", "anchor_momentum", &s->gmf, err)))
-        return rc;
-    if (H < 1 || H > 1000000)
-        return cfg_error(c, "algorithm", "local_steps", SIM_ECONFIG, err,
-                                "must be in [1, 1000000], got %lld", (long long)H);
-    if (!(s->alpha >= 0 && s->alpha <= 1))
-        return cfg_error(c, "algorithm", "pull", SIM_ECONFIG, err,
-                                "must be in [0, 1], got %g", s->alpha);
-    if (!(s->gmf >= 0 && s->gmf < 1))
-        return cfg_error(c, "algorithm", "anchor_momentum", SIM_ECONFIG, err,
-                                "must be in [0, 1), got %g", s->gmf);
-    s->tau = (int)H;
-    return 0;
-}
+static const cfg_key keys[] = {
+    ALGO_KEY_INT("local_steps", "2", 1, 1000000, overlap, tau,
+                 "tau: local steps between two syncs"),
+    ALGO_KEY_DOUBLE("pull", "0.2", 0, 1, "[]", overlap, alpha,
+                    "alpha: pull toward the anchor at a sync, x <- (1 - alpha) x + alpha z"),
+    ALGO_KEY_DOUBLE("anchor_momentum", "0", 0, 1, "[)", overlap, gmf,
+                    "gmf: momentum of the anchor update (0: the anchor is the mean of the pulled "
+                    "models)"),
+    {0},
+};
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
@@ -136,7 +126,7 @@ static int create(algo_env *env, void **out, sim_err *err)
     s->env = env;
     s->n = env->n;
     s->d = env->d;
-    int rc = read_keys(s, env->cfg, err);
+    int rc = algo_keys_read(env->cfg, keys, s, NULL, err);
     if (rc < 0)
         return rc;
     const size_t n = (size_t)s->n, d = (size_t)s->d;
@@ -185,16 +175,6 @@ static void worker_models(void *p, const float **xs)
 }
 
 static void fault(void *p, const algo_fault *ev) { algo_sync_fault(((overlap *)p)->sy, ev); }
-
-static const cfg_key keys[] = {
-    {"algorithm", "local_steps", "2", CFG_KEY_INT, NULL,
-     "tau: local steps between two syncs (>= 1)"},
-    {"algorithm", "pull", "0.2", CFG_KEY_DOUBLE, NULL,
-     "alpha: pull toward the anchor at a sync, x <- (1 - alpha) x + alpha z, in [0, 1]"},
-    {"algorithm", "anchor_momentum", "0", CFG_KEY_DOUBLE, NULL,
-     "gmf: momentum of the anchor update in [0, 1) (0: the anchor is the mean of the pulled models)"},
-    {0},
-};
 
 const algo_vt algo_overlap_local_sgd = {
     .name = "overlap_local_sgd",

@@ -18,13 +18,12 @@ typedef struct slowmo {
 } slowmo;
 
 static const cfg_key keys[] = {
-    {"algorithm", "local_steps", "12", CFG_KEY_INT, NULL,
-     "tau: base steps per outer iteration (>= 1)"},
+    ALGO_LSGD_KEY_STEPS("12", "tau: base steps per outer iteration"),
     ALGO_LSGD_KEY_BUFFERS,
-    {"algorithm", "slow_momentum", "0.5", CFG_KEY_DOUBLE, NULL,
-     "beta: slow (outer) momentum, or BMUF's block momentum eta, in [0, 1)"},
-    {"algorithm", "slow_lr", "1", CFG_KEY_DOUBLE, NULL,
-     "alpha: slow learning rate, or BMUF's block learning rate zeta (> 0)"},
+    ALGO_KEY_DOUBLE_EXT("slow_momentum", "0.5", 0, 1, "[)", slowmo, sp.beta,
+                        "beta: slow (outer) momentum, or BMUF's block momentum eta"),
+    ALGO_KEY_DOUBLE_EXT("slow_lr", "1", 0, INFINITY, "()", slowmo, sp.alpha,
+                        "alpha: slow learning rate, or BMUF's block learning rate zeta"),
     {"algorithm", "bmuf", "none", CFG_KEY_CHOICE, "none|classic|nesterov",
      "none: SlowMo's update in gradient units; classic or nesterov: BMUF block momentum"},
     {"algorithm", "base", "local_sgd", CFG_KEY_CHOICE, "local_sgd|dpsgd",
@@ -44,18 +43,13 @@ static void outer(algo_lsgd *s)
     algo_slowmo_outer(&o->sp, o->x0, o->u, s->avg, s->d, algo_env_lr(s->env));
 }
 
-static int read_keys(algo_lsgd *s, slowmo *o, const cfg_config *c, sim_err *err)
+static void read_keys(algo_lsgd *s, slowmo *o, const cfg_config *c)
 {
     algo_slowmo_params *sp = &o->sp;
-    int rc;
-    if ((rc = algo_key_double(c, "slow_momentum", 0, 1, "[)", &sp->beta, err)) ||
-        (rc = algo_key_double(c, "slow_lr", 0, INFINITY, "()", &sp->alpha, err)))
-        return rc;
     static const char *const bw[] = {"none", "classic", "nesterov", NULL};
     sp->bmuf = (algo_bmuf)algo_lsgd_choice(c, "bmuf", bw);
     sp->tau = s->H;
     sp->buffers = s->buf;
-    return 0;
 }
 
 /* slowmo over local steps: x0 starts as the mean of the initial models. */
@@ -77,12 +71,13 @@ static int build_local(algo_lsgd *s, slowmo *o, sim_err *err)
 
 static int create(algo_env *env, void **out, sim_err *err)
 {
-    static const algo_lsgd_ops ops = {.outer = outer, .ext_size = sizeof(slowmo)};
+    static const algo_lsgd_ops ops = {.keys = keys, .outer = outer, .ext_size = sizeof(slowmo)};
     algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
     if (!s)
         return err->code;
     slowmo *o = s->ext;
-    int rc = read_keys(s, o, env->cfg, err);
+    read_keys(s, o, env->cfg);
+    int rc = 0;
     const char *base = cfg_get_string(env->cfg, "algorithm", "base");
     if (!rc && base && strcmp(base, "dpsgd") == 0 && env->cfg->bucket > 0) {
         rc = cfg_error(env->cfg, "algorithm", "bucket", SIM_ECONFIG, err,

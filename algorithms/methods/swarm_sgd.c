@@ -179,16 +179,16 @@ static void rejoined(void *p, int i)
 static const algo_pairwise_ops ops = {.computed = computed, .rejoined = rejoined};
 
 static const cfg_key keys[] = {
-    {"algorithm", "local_steps", "1", CFG_KEY_INT, NULL,
-     "H: local SGD steps between two interactions of a worker (>= 1)"},
+    ALGO_KEY_INT("local_steps", "1", 1, 1000000, swarm, H,
+                 "H: local SGD steps between two interactions of a worker"),
     {"algorithm", "local_steps_dist", "fixed", CFG_KEY_CHOICE, "fixed|geometric",
      "fixed: exactly H steps; geometric: a fresh draw with mean H for every period"},
     {"algorithm", "variant", "symmetric", CFG_KEY_CHOICE, "symmetric|one_sided",
      "symmetric: both partners average (mean kept); one_sided: the initiator reads p_j"},
     {"algorithm", "quant_levels", "0", CFG_KEY_INT, NULL,
      "lattice quantization levels q (a power of two >= 2; 0 = off): log2(q) bits per value"},
-    {"algorithm", "quant_step", "0.001", CFG_KEY_DOUBLE, NULL,
-     "lattice spacing s_q (> 0); decoding is exact to s_q while |x - ref| < q s_q / 2"},
+    ALGO_KEY_DOUBLE("quant_step", "0.001", 0, INFINITY, "()", swarm, s_q,
+                    "lattice spacing s_q; decoding is exact to s_q while |x - ref| < q s_q / 2"),
     {"algorithm", "header_bytes", "64B", CFG_KEY_SIZE, NULL,
      "bytes of a read request, added to every quantized message"},
     {0},
@@ -196,20 +196,17 @@ static const cfg_key keys[] = {
 
 static int read_keys(swarm *s, const cfg_config *c, sim_err *err)
 {
-    int64_t H, q;
-    int rc = algo_key_int(c, "local_steps", 1, 1000000, &H, err);
+    int64_t q;
+    int rc = algo_keys_read(c, keys, s, NULL, err);
     if (rc == 0)
         rc = cfg_get_int(c, "algorithm", "quant_levels", &q, err);
     if (rc == 0 && q != 0 && (q < 2 || q > (1 << 24) || !topo_is_pow2(q)))
         rc = cfg_error(c, "algorithm", "quant_levels", SIM_ECONFIG, err,
                        "must be 0 or a power of two in [2, 2^24], got %lld", (long long)q);
-    if (rc == 0)
-        rc = algo_key_double(c, "quant_step", 0, INFINITY, "()", &s->s_q, err);
     if (rc < 0)
         return rc;
     const cfg_entry *e = cfg_find(c, "algorithm", "header_bytes");
     s->header = e ? strtod(e->value, NULL) : 64.0;
-    s->H = (int)H;
     s->q = (int)q;
     const char *v = cfg_get_string(c, "algorithm", "variant");
     s->one_sided = v && strcmp(v, "one_sided") == 0;

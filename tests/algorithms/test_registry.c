@@ -4,6 +4,7 @@
  * needs no edit here. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -11,6 +12,8 @@
 #include "algorithms/core/algo.h"
 #include "algorithms/optim/optim.h"
 #include "config/config.h"
+#include "experiment/experiment.h"
+#include "tests/common.h"
 
 /* The args text of a spec kind: "" or "(...)". */
 static int args_ok(const char *args)
@@ -32,6 +35,18 @@ static void check_keys(const char *owner, const cfg_key *keys, const char *secti
                   "%s.%s has no one-line doc", owner, key->key);
         if (key->type == CFG_KEY_CHOICE)
             cr_assert(key->choices && key->choices[0], "%s.%s: no choices", owner, key->key);
+        if (key->bounds) { /* a checked range: on a number, holding the default */
+            double v = strtod(key->def, NULL), lo = key->lo, hi = key->hi;
+            const char *b = key->bounds;
+            cr_assert(key->type == CFG_KEY_INT || key->type == CFG_KEY_DOUBLE, "%s", key->key);
+            cr_assert(strlen(b) == 2 && strchr("[(", b[0]) && strchr("])", b[1]) && lo <= hi,
+                      "%s.%s: range", owner, key->key);
+            cr_assert((b[0] == '(' ? v > lo : v >= lo) && (b[1] == ')' ? v < hi : v <= hi),
+                      "%s.%s: the default is out of its range", owner, key->key);
+        }
+        cr_assert(key->size == 0 || key->type == CFG_KEY_INT || key->type == CFG_KEY_DOUBLE ||
+                      key->type == CFG_KEY_BOOL,
+                  "%s.%s: a read row is a number or a bool", owner, key->key);
         for (int j = 0; j < k; j++)
             cr_assert_str_neq(keys[j].key, key->key, "%s: key twice", owner);
         for (int c = 0; cfg_keys[c].key; c++)
@@ -165,4 +180,29 @@ Test(registry, optimizer_keys_read_by_the_optimizer_or_the_method)
     cr_assert(algo_reads_optimizer_key(&plain, &cfg, "eps"));
     cr_assert_not(algo_reads_optimizer_key(&plain, &cfg, "lamb_min_trust"));
     cr_assert_not(algo_reads_optimizer_key(&plain, &cfg, "no_such_key"));
+}
+
+/* algo_keys_read gives a row's range check and message: a double's
+ * interval, a double above a bound (a row of a state's extension), an
+ * integer's lower bound. */
+Test(registry, key_rows_are_read_with_their_range)
+{
+    static const char *const cases[][3] = {
+        {"algorithm.name=gravac", "algorithm.ewma_alpha=0",
+         "--set algorithm.ewma_alpha: must be in (0, 1], got 0"},
+        {"algorithm.name=slowmo", "algorithm.slow_lr=0",
+         "--set algorithm.slow_lr: must be > 0, got 0"},
+        {"algorithm.name=asgd", "algorithm.max_staleness=-1",
+         "--set algorithm.max_staleness: must be >= 0, got -1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cfg_config cfg;
+        sim_err err = {0};
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "c.ini", test_base_ini, cases[i], 2,
+                                     &cfg, &err), 0, "%s", err.msg);
+        xp_run_opts opts = {0};
+        cr_assert_eq(xp_experiment_run(&cfg, &opts, NULL, &err), SIM_ECONFIG, "%s", cases[i][1]);
+        cr_assert(strstr(err.msg, cases[i][2]), "got '%s', want '%s'", err.msg, cases[i][2]);
+        cfg_release(&cfg);
+    }
 }
