@@ -1,15 +1,7 @@
-/* The gossip driver's crash and rejoin rules ([faults], docs/faults.md),
- * all of them: gossip.c calls in here only in crash mode (algo_env_crashes(env)).
- *
- * A worker waiting for a neighbour's message of gossip step t skips it when
- * the neighbour is down and the wait has lasted [faults] sync_timeout (at
- * once once it has timed out on that incarnation); the missing neighbour's
- * weight W_ij goes to W_ii, so W stays doubly stochastic over the live
- * graph. Nothing is sent to a crashed worker and its messages in flight
- * are dropped (messages carry the step and both incarnations). A rejoining
- * worker takes its live neighbours' mean, a fresh optimizer state
- * (ops->reset) and the first iteration none of them has published a step
- * of. */
+/* The gossip driver's crash and rejoin rules, all of them (docs/faults.md,
+ * the dpsgd row and "CHOCO under crashes"): gossip.c calls in here only in
+ * crash mode (algo_env_crashes(env)). Messages carry the gossip step and
+ * both incarnations, so a dead incarnation's messages are dropped. */
 #include "algorithms/drivers/gossip_impl.h"
 #include "algorithms/drivers/group.h"
 

@@ -1,15 +1,10 @@
-/* The synchronous-round driver (see sync.h for the contract).
- *
- * State: the groups (oldest first) and, per group, one collective per slot
- * of desc.slots over its members. A group takes over from a STEP q =
- * round x ALGO_SYNC_PHASES_MAX + phase (so a crash can hand a round over
- * between two phases). The oldest round not completed (round), the phases
- * of it already formed (formed), the completions of its last phase it
- * still counts (need) and has (done); per worker its round, phase, status,
- * incarnation (wgen: every event of the worker carries it), the
- * incarnation of its pending timeout (tgen) and the step whose entry waits
- * the timeout (late). Without crashes there is one group and no timeout,
- * crash or join ever happens: the same code is the plain run. */
+/* The synchronous-round driver's rounds, crashes and rejoins (contract:
+ * sync.h; state: sync_impl.h). A group takes over from a step q = round x
+ * ALGO_SYNC_PHASES_MAX + phase, so a crash can hand a round over between
+ * two phases. Every event of worker w carries its incarnation wgen[w];
+ * tgen[w] is the incarnation of its pending timeout. Without crashes there
+ * is one group and no timeout, crash or join ever happens: the same code
+ * is the plain run. */
 #include "algorithms/drivers/sync_impl.h"
 
 #include <stdlib.h>
