@@ -1,9 +1,6 @@
-/* The 1-bit compressed all-reduce with two-stage error feedback
- * (docs/algorithms.md section 7.1), shared by onebit_adam and onebit_lamb.
- * Vectors are padded with zeros to d_pad, a multiple of 8n, and cut into n
- * chunks of d_pad/n; worker i keeps its error e_i (d_pad floats) and, as
- * the server of chunk i, the server error e_i^s (d_pad/n floats).
- *
+/* The 1-bit compressed all-reduce with two-stage error feedback, shared by
+ * onebit_adam and onebit_lamb. Vectors are padded with zeros to d_pad, a
+ * multiple of 8n, and cut into n chunks of d_pad/n:
  *   worker i:  c_i = m_i + e_i;  s_i = ||c_i|| / sqrt(d_pad);
  *              q_i = s_i sgn(c_i) (sgn(0) = +1);  e_i <- c_i - q_i
  *   phase 1:   all-to-all of the sign bits (chunk j to worker j) and of s_i
@@ -11,17 +8,10 @@
  *              sigma_j = ||a_j|| / sqrt(d_pad/n);  r_j = sigma_j sgn(a_j);
  *              e_j^s <- a_j - r_j
  *   phase 2:   all-gather of the bits of r_j and sigma_j; r = concat_j r_j
- *
- * Telescoping (exact up to rounding): summed over steps,
- *   sum_t r_t = sum_t mean_i m_i,t - mean_i e_i,T - e^s_T.
- * Without error feedback both errors stay 0 and are not added.
- *
- * Wire size of one phase message (one destination in phase 1, one block
- * of the all-gather in phase 2): d_pad/(8n) bytes of bits plus a 4-byte
- * fp32 scale, so a worker sends 2(n-1)(d_pad/(8n) + 4) bytes per step
- * (d_pad computed for d_wire). The arithmetic is done once per round for
- * all workers (the simulator holds every worker's state); nothing
- * allocates after algo_onebit_init. */
+ * The arithmetic is done once per round for all workers (the simulator
+ * holds every worker's state); nothing allocates after algo_onebit_init.
+ * docs/algorithms.md, section 7.1 (telescoping, error_feedback = false);
+ * message sizes: docs/compressors.md. */
 #ifndef DTSIM_ALGO_ONEBIT_H
 #define DTSIM_ALGO_ONEBIT_H
 

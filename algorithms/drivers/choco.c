@@ -1,41 +1,14 @@
-/* Compressed gossip for dpsgd and dsgd_atc (docs/algorithms.md section
- * 1.7, "Decentralized methods"; CHOCO-SGD, Koloskova, Stich, Jaggi, ICML
- * 2019, and Koloskova, Lin, Stich, Jaggi, ICLR 2020). Every worker i keeps
- * a public copy x_hat_i of its model, known to itself and to its
- * neighbours; it sends only the compressed difference
+/* choco: compressed gossip for dpsgd and dsgd_atc (CHOCO-SGD, Koloskova,
+ * Stich, Jaggi, ICML 2019), as ops of the gossip driver (gossip.h):
  *     q_i = C(v_i - x_hat_i),   x_hat_i <- x_hat_i + q_i     (all holders)
- * and moves towards its neighbours' public copies with the consensus step
- * gamma ([algorithm] consensus_step):
- *   ATC (dsgd_atc):  v_i = x_i - lr d_i  (after the compute step)
+ *   ATC (dsgd_atc):  v_i = x_i - lr d_i
  *                    x_i <- v_i + gamma (sum_j W_ij x_hat_j - x_hat_i)
- *   AWC (dpsgd):     v_i = x_i            (at the step start, overlapping
- *                                          the gradient)
+ *   AWC (dpsgd):     v_i = x_i
  *                    x_i <- x_i + gamma (sum_j W_ij x_hat_j - x_hat_i) - lr d_i
- * with d_i the local optimizer's direction, as in dsgd.c, and sum_j W_ij = 1.
- * x_hat is the error feedback: what C drops stays in v - x_hat and is sent
- * later, so [algorithm] error_feedback must stay true (the compressor runs
- * without the generic residual; Random-k unscaled).
- *
- * The copies x_hat_j held by i's neighbours are all equal to j's own (they
- * apply the same q_j), so the simulation keeps one x_hat_j per worker and
- * the gossip driver (gossip.h) carries it: the vector a worker publishes is
- * its x_hat after the update, the driver's mixed vector is then
- * sum_j W_ij x_hat_j, and the network carries the compressed message's
- * wire size (the ops' bytes callback) instead of S. The numbers are those
- * of the real algorithm; only the memory is smaller.
- *
- * Properties (tested): with a doubly stochastic W the mean of the models
- * moves only by the local steps (sum_i (W x_hat - x_hat)_i = 0); with
- * gamma = 1 and a compressor that keeps everything (topk(1)) the method is
- * dsgd_atc / dpsgd up to rounding; one message of 8 k_wire bytes (Top-k)
- * per neighbour per iteration.
- *
- * One gossip step per iteration (gossip_steps = 1; other values are a
- * configuration error). Compression compute time is not charged here.
- *
- * Crashes ([faults], docs/faults.md): a rejoin resynchronizes the copies
- * with one dense message each way on each of the rejoiner's links (the
- * rule is in gossip_crash.c; choco_reset restarts x_hat at the model). */
+ * One x_hat_j per worker (every holder's copy is equal): the published
+ * vector is x_hat, the network carries the compressed message's size.
+ * docs/compressors.md, "Compressed gossip"; crashes: docs/faults.md,
+ * "CHOCO under crashes" (rule in gossip_crash.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,25 +1,9 @@
-/* The gossip driver's collectives under crashes ([faults], docs/faults.md):
- * the exact and adaptive all-reduces of a plan (consensus_control) and the
- * periodic average of sync_after (slowmo with base = dpsgd) run over a
- * group of live workers (group.c), as the synchronous methods' rounds do.
- * The gossip steps between them keep the rules of gossip_crash.c.
- *
- * Every worker enters the same sequence of collectives (the plan and the
- * synchronizations are the same on every worker), numbered q = 0, 1, ...
- * A crash of c aborts the first collective not yet formed (formed: its
- * first rank has completed): a survivor learns of it only by timing out,
- * so it enters that collective over the survivors sync_timeout after it
- * entered the aborted one (after the crash, when it had entered before),
- * whether or not it already timed out on c in a gossip step: the
- * collective is a separate wait. A collective that is formed finishes in
- * its old group without c. The result is over the members (renormalized).
- *
- * A rejoining worker (its model and optimizer state set by gossip_crash.c)
- * waits, idle, for the first worker to begin the iteration after the
- * latest one begun: nobody has then sent a step of it nor entered a
- * collective of it, so the joiner starts it with that worker's gossip step
- * and is a member of its collectives. With no live worker it starts at
- * once in a group of its own. */
+/* The gossip driver's collectives under crashes: consensus_control's exact
+ * and adaptive all-reduces and slowmo (base = dpsgd)'s periodic average run
+ * over groups of live workers (group.c), numbered q = 0, 1, ... in the same
+ * sequence on every worker; the gossip steps between them keep the rules
+ * of gossip_crash.c. The abort, timeout and rejoin rules:
+ * docs/faults.md, the consensus_control row. */
 #include "algorithms/drivers/gossip_impl.h"
 #include "algorithms/drivers/group.h"
 

@@ -50,7 +50,7 @@ struct algo_sync {
     int64_t samples;     /* its samples, summed at its last phase's form */
     int64_t *wround;
     int *wphase, *wstat, *pending, *scratch;
-    uint32_t *wgen, *tgen;
+    uint32_t *wgen, *tgen; /* w's incarnation (in its events); its pending timeout's */
     int64_t *late;       /* per worker: the step whose entry waits the timeout */
     algo_group **lateg;  /* with buckets: the group it believes in meanwhile */
     double *wbytes;      /* the message of the worker's current phase */

@@ -1,29 +1,10 @@
-/* ad_psgd: asynchronous decentralized parallel SGD (docs/algorithms.md 1.4).
- * Every worker loops on its own: it takes the gradient at its current model
- * (the snapshot x_hat = x_i, read when the step starts) and applies it when
- * the step ends, x_i <- x_i - lr g (local momentum with the momentum key),
- * so the gradient comes from before any averaging that happened meanwhile.
- * An ACTIVE worker, when its step starts, also sends its model (S bytes) to
- * one neighbour j drawn uniformly from its algorithm stream; on arrival the
- * pair is averaged atomically, x_i, x_j <- (x_i + x_j)/2 (the models' values
- * at that moment: the global view W_k X of the paper, doubly stochastic,
- * so the sum of the models is unchanged), and j answers with its model
- * (S bytes). The active worker applies its gradient only after the answer
- * (steps 3 then 4 of the paper), so it waits for it if its compute ends
- * first; a passive worker never waits (answering does not block its
- * computation).
- * Active set (key active): auto = a bipartite 2-colouring, colour 0 (the
- * component's lowest id; on a ring of even n: the even ids) active, and on
- * a non-bipartite graph every worker active; even = the even ids; all =
- * every worker. Atomic averaging makes every choice deadlock-free and
- * mean-preserving.
- * The step loop, iterations, staleness (an active worker on a bipartite
- * graph: exactly 1, its own averaging), evaluated model and crash rules
- * are the pairwise core's (pairwise.h); this file adds the active set and
- * the blocking. A request to a worker that crashes (or from one that
- * crashed) is dropped; the active worker gives up waiting for its answer
- * [faults] sync_timeout after it sent the request, applies its gradient
- * and draws a live partner at its next step. */
+/* ad_psgd: asynchronous decentralized parallel SGD (Lian et al., ICML
+ * 2018), on the pairwise driver (algorithms/drivers/pairwise.h):
+ *   step start:  x_hat = x_i; g = grad F(x_hat); active i sends x_i to j
+ *   on arrival:  x_i, x_j <- (x_i + x_j)/2      (atomic; j answers)
+ *   step end:    x_i <- x_i - lr g              (active: after the answer)
+ * This file adds the active set (key active) and the blocking.
+ * docs/algorithms.md, section 1.4 (crashes: docs/faults.md). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,61 +1,15 @@
-/* allreduce_sgd: parallel momentum SGD (PmSGD, docs/algorithms.md 1.1). Every
- * worker holds the same x and m. Each round every worker computes its
- * gradient at x, enters a blocking all-reduce of S bytes (the configured
- * collective: ring, tree or parameter server, built from point-to-point
- * messages), and updates with the averaged gradient. The update is the
- * configured optimizer's ([algorithm] optimizer, default sgd), with one
- * state for the shared model.
- *
- * Timing: a worker starts its next step as soon as ITS part of the
- * collective has completed (it then holds the reduced gradient), so
- * workers wait only for what they need. The update itself is applied once
- * per round, at the first rank's completion: by then every gradient of the
- * round exists, because a rank can only complete after all ranks entered.
- * The round is counted (algo_env_iteration: evaluation, stop rules) when
- * the LAST rank completes, so a synchronous round costs the whole
- * collective, e.g. 2 log2(n) S/B for the binomial tree (its broadcast
- * included). x is unchanged between the two: the next update needs every
- * rank in the next round.
- *
- * Compression ([algorithm] compressor other than none, docs/algorithms.md
- * section 1.7, docs/compressors.md): the optimizer must be sgd (error
- * feedback compresses a linear update). When its compute step ends, worker
- * i turns its gradient into the direction of its OWN optimizer state
- * (dir_i = m_i with m_i = beta m_i + g_i, after g_i += wd x; g_i when
- * momentum = 0; g_i + beta m_i for Nesterov), compresses u_i = lr dir_i
- * with error feedback and enters an all-gather of its message (a
- * compressor whose messages can be summed would use the configured
- * all-reduce instead); the round applies x -= (1/n) sum_i Delta_i, summed
- * in worker-id order. Momentum being linear, the mean of the workers'
- * momenta is the momentum of the mean gradient, so topk(1.0) gives PmSGD
- * up to rounding. With compressor = none nothing of this runs: the dense
- * path is the one above.
- *
- * Compression time ([algorithm] compress_time_per_value = c, only with a
- * compressor, docs/compressors.md): encoding costs c x d_wire seconds of
- * compute between the end of the worker's compute step and its entering
- * the collective; decoding costs c x (the values it decodes: n x
- * entries(d_wire) after an all-gather, entries(d_wire) after an
- * all-reduce) after its part of the collective, before its next step. Both
- * count in the worker's compute time. With buckets the message is encoded
- * before the step, and both costs are charged after the last bucket. Under
- * crashes the same costs are charged, the decoding of an
- * all-gather counting the messages of the group's members; a rejoining
- * worker is sent the model once the rank that applied the update has
- * decoded it.
- *
- * Buckets ([algorithm] bucket > 0, algorithms/drivers/overlap.h): the
- * compute step and the all-reduce are replaced by bucketed all-reduces that
- * overlap the backward pass; the worker's part of the round is over when
- * its last bucket is reduced. Gradients and updates are unchanged; under
- * crashes a partly reduced bucket costs its bytes and time (docs/faults.md).
- *
- * Rounds, groups of live workers, buckets, compression time, crashes and
- * rejoins are the synchronous-round driver's (algorithms/drivers/sync.h):
- * this file is the update rule. Under crashes ([faults], docs/faults.md)
- * the update is the mean over the round's group (renormalized over who
- * took part); a rejoining worker is sent x and starts the next round from
- * it (the optimizer state is the shared one). */
+/* allreduce_sgd: parallel momentum SGD, PmSGD (Goyal et al. 2017).
+ * One shared x and optimizer state; per round, on the synchronous-round
+ * driver (algorithms/drivers/sync.h):
+ *   worker i:   g_i = grad F(x; xi_i), enters the all-reduce (S bytes)
+ *   h_form:     gbar = (1/n) sum_i g_i      (worker-id order)
+ *               optimizer step on x with gbar
+ * With a compressor (optimizer sgd), h_contribute forms
+ *   u_i = lr dir_i (worker i's own sgd state), Delta_i = C(u_i + e_i),
+ * and h_form applies x -= (1/n) sum_i Delta_i. Rounds, groups, buckets,
+ * compression time, crashes and rejoins are the driver's.
+ * docs/algorithms.md, section 1.1 (compression: 1.7 and docs/compressors.md;
+ * crashes and buckets: docs/faults.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

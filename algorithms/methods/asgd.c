@@ -1,44 +1,11 @@
-/* asgd: parameter-server asynchronous SGD (docs/algorithms.md 1.6). The server
- * (host n) holds x and a version counter t. A worker loops: pull (x, t),
- * compute its gradient on the model it read, push the gradient. When a
- * push computed on version t_read arrives, the server applies
- *   x <- x - lr_tau * g,  tau = t - t_read,  t <- t + 1
- * (server momentum when momentum > 0; the server steps with the configured
- * [algorithm] optimizer, one state) and at once sends the new model back
- * to that worker. Every message is S bytes through the network model; the
- * server serves pushes in arrival order (engine FIFO on equal times).
- *
- * Options: staleness_lr = constant (lr_tau = lr) | inverse (lr / max(1, tau));
- * max_staleness = 0 (unbounded) or K: a gradient with tau > K is dropped
- * (counted in the staleness histogram but not applied, SSP-style reject);
- * every drop records the cumulative count as series `dropped` (global).
- *
- * Clipped ASGD (docs/algorithms.md section 11): with [algorithm] clip = C > 0
- * the server clips every arriving gradient to norm C before applying it
- * (algo_env_defer_clip: algo_env_grad leaves it alone), so a dropped
- * gradient is never clipped; after each applied update the fraction of
- * applied gradients that were clipped is recorded as series
- * `clipped_fraction` (global). C = infinity changes nothing.
- *
- * next_job = same (default): the worker whose gradient arrived gets the new
- * model. next_job = random (the "random worker" variant for heterogeneous
- * data): the server sends the new job to a worker drawn uniformly from the
- * method's global stream; a busy worker queues it (FIFO) and starts it when
- * it has pushed its current gradient. Exactly n jobs are in flight; each
- * job carries its own model copy, version and gradient buffer (with
- * next_job = same, job j is worker j's and lives in its buffers).
- *
- * Crashes with next_job = random: a crashed worker loses the job it
- * computes, its queue, the jobs still on their way to it and its push in
- * flight. The server learns of the crash [faults] sync_timeout after it:
- * it then re-issues every job of the crashed incarnation and every job it
- * sent to the worker while it was down (the current
- * model, to a live worker drawn as below) and draws no job for the
- * worker until it rejoins. Draws are uniform over the workers the server
- * does not know to be down (the k-th of them for a draw k, so with every
- * worker up the draws are those of a run without faults); with none left
- * a job waits for the next rejoin. A rejoining worker is idle until a job
- * reaches it (a job carries the current model). */
+/* asgd: parameter-server asynchronous SGD (Dean et al. 2012; staleness-
+ * aware lr of Zhang et al. 2016); the server loop is this file's. The
+ * server (host n) holds x and a version t; a push computed on t_read does
+ *   tau = t - t_read;  if max_staleness = 0 or tau <= max_staleness:
+ *     x <- x - lr_tau clip_C(g),  t <- t + 1   (lr_tau = lr or lr/max(1,tau))
+ * then sends the current x to the worker (next_job = same) or to a random
+ * one (next_job = random).
+ * docs/algorithms.md, sections 1.6 and 11 (crashes: docs/faults.md). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,24 +1,13 @@
 /* consensus_control: decentralized momentum SGD in ATC form whose
- * communication is steered by the lr phases (docs/algorithms.md 10). Base step:
- * m_i <- beta m_i + g_i (Nesterov with the nesterov key), y_i = x_i - lr d_i,
- * then one of, per iteration k (phase p = 1 + lr milestones passed at the
- * epoch where k starts; the first match wins):
- *  - exact averaging, x_i = (1/n) sum_j y_j by an all-reduce of S bytes (the
- *    [network] collective), when p is in exact_phases or the epoch is below
- *    exact_until_epoch;
- *  - adaptive gossip, when p is in adaptive_phases: gossip steps y <- W y
- *    until the cheap estimate Xi_hat = sqrt(mean_i delta_i),
- *    delta_i = ||y_i - sum_j W_ij y_j||^2 of the vectors just exchanged, is at
- *    most the target; after every step the workers all-reduce their delta_i
- *    (a scalar ring all-reduce of 8 bytes, charged to the network). Target =
- *    target_consensus when > 0, else target_fraction x Xi_hat of the first
- *    step of the same iteration (what uncontrolled one-step D-SGD would
- *    leave at this point); at most max_gossip_steps steps. The exact
- *    consensus distance of the runner is only recorded, never used;
- *  - gossip_steps steps of gossip in gossip_phases, one step elsewhere.
- * With W = J every variant keeps the workers identical (Xi = 0). The base
- * step is dsgd.c's ATC update (algo_dsgd_ops, any [algorithm] optimizer as
- * the local step); this file adds the plan. */
+ * communication follows the lr phases (Kong et al., ICML 2021), on the
+ * gossip driver (its base step is dsgd.c's ATC update, algo_dsgd_ops):
+ *   m_i <- beta m_i + g_i,  y_i = x_i - lr d_i,  then per iteration k:
+ *   exact:     x_i = (1/n) sum_j y_j            (all-reduce of S bytes)
+ *   adaptive:  y <- W y while Xi_hat = sqrt(mean_i delta_i) > target,
+ *              delta_i = ||y_i - sum_j W_ij y_j||^2  (scalar all-reduce)
+ *   gossip:    gossip_steps (or 1) steps of y <- W y
+ * This file adds the plan. docs/algorithms.md, section 10 (crashes:
+ * docs/faults.md). */
 #include <math.h>
 #include <stdlib.h>
 

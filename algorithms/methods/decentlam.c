@@ -1,15 +1,9 @@
-/* decentlam: DecentLaM (docs/algorithms.md 3.3), ATC with the gossip moved inside
- * the quantity fed to the momentum:
+/* decentlam: DecentLaM (Yuan et al., ICCV 2021), ATC with the gossip moved
+ * inside the quantity fed to the momentum, on the gossip driver:
  *   z_i = x_i - lr g_i                      (sent to neighbours, blocking)
  *   gt_i = (x_i - sum_j W_ij z_j) / lr      ("corrected gradient")
  *   m_i <- beta m_i + gt_i;  x_i <- x_i - lr m_i   (Nesterov: lr (gt + beta m))
- * Weight decay is added to g. beta = 0 is exactly ATC-DSGD; W = J with equal
- * starting points is PmSGD; the full-batch fixed point is ATC-DSGD's at
- * step lr whatever beta is. With q gossip steps, W^q replaces W. The
- * state is one heavy-ball buffer per worker. The momentum on the corrected
- * gradient is the method, so [algorithm] optimizer must be sgd.
- * Crashes ([faults], docs/faults.md): the gossip driver's rules; a
- * rejoining worker takes its live neighbours' mean and m_i = 0. */
+ * docs/algorithms.md, section 3.3 (crashes: docs/faults.md). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,41 +1,12 @@
 /* gravac: GraVAC, Top-k with error feedback whose keep fraction theta is
- * chosen online (docs/algorithms.md section 9; Tyagi and Swany 2023, code
- * sahiltyagi4/GraVAC). Built like allreduce_sgd's compressed path: worker
- * i turns its gradient into u_i = lr dir_i with its own sgd state, and
- * keeps two Top-k compressors with their own residuals, one at theta_min
- * and one at the candidate theta_c; both encode u_i every step.
- *
- * Gain: gain(theta) = EWMA(|C_theta(u + e_theta)|) / EWMA(|u|), norms the
- * sum of per-layer L2 norms, averaged over the workers, EWMA rate
- * ewma_alpha (the first value starts it). Each round uses the decision
- * made at the end of the previous one (so every worker enters the same
- * collective):
- *   first `window` rounds:       send C_theta_min
- *   gain(theta_c) >= threshold:  send C_theta_c   (ring all-gather, 8k bytes)
- *   gain(theta_min) >= threshold: send C_theta_min
- *   else:                        dense all-reduce of u (S bytes)
- * and x -= (1/n) sum_i message_i (dense: the mean of the u_i).
- *
- * Search, at each epoch boundary while it is on: CT = samples/s over the
- * epoch x gain of the theta used is recorded; theta_c <- max(theta_max,
- * theta_c x cf_step) (a fresh residual and EWMA); the search stops when
- * the two best CT values differ relatively by less than ct_tolerance, and
- * theta_c is fixed to the more compressed of the two.
- *
- * Compression cost: each Top-k call costs compress_time_per_value x d_wire
- * seconds of compute (2 calls per step, 1 when theta_c = theta_min),
- * counted in the worker's compute time before it enters the collective.
- * Series: keep_fraction (the theta used) when it changes; gain (of
- * theta_c) every round.
- *
- * Rounds, groups of live workers, compression time, crashes and rejoins
- * are the synchronous-round driver's (algorithms/drivers/sync.h): this
- * file is the update rule. Under crashes ([faults], docs/faults.md) the
- * update is x -= (1/m) sum over the m members of the round's group; the
- * round's gains are averaged over them; the mode decided at a formed
- * update holds for the next round; the search goes on unchanged. A
- * rejoining worker is sent x (S bytes) and starts with a fresh sgd state
- * and zero residuals. */
+ * chosen online (Tyagi and Swany, IEEE CLOUD 2023). On the synchronous-
+ * round driver (algorithms/drivers/sync.h), worker i forms
+ *   u_i = lr dir_i (its own sgd state), C_theta_min(u_i), C_theta_c(u_i)
+ *   gain(theta) = EWMA(|C_theta(u + e_theta)|) / EWMA(|u|)
+ * and the round sends C_theta_c, C_theta_min or dense u by the previous
+ * round's decision; x -= (1/m) sum_i message_i. theta_c is searched at
+ * epoch boundaries. docs/algorithms.md, section 9 (crashes:
+ * docs/faults.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,25 +1,11 @@
-/* The Local SGD round (docs/algorithms.md 1.5), shared by local_sgd,
- * post_local_sgd, adaptive_local_sgd and slowmo (base = local_sgd), on the
- * synchronous-round driver (algorithms/drivers/sync.h).
- *
- * Every worker keeps its own model x_i and its own optimizer state (the
- * configured optimizer) and takes local steps: the gradient at x_i when the
- * step starts, x_i <- x_i - lr dir_i when it ends, with lr at the worker's
- * own point of training (its applied samples times n). After H_cur local
- * steps it enters an all-reduce of its parameters (S bytes). At the
- * round's first completion every x_i has its round's value: the mean xbar
- * over the group (worker-id order) is formed there once, with the
- * method's outer step, and each member takes it when its own part
- * completes. Buffers ([algorithm] buffers): local (untouched), average
- * (first and second moments averaged like x) or reset (zeroed).
- *
- * One iteration = one local step of every live worker (ALGO_SYNC_COUNT_
- * STEPS). The evaluated model is the mean of the workers' models; while a
- * round's members take the average, the average.
- *
- * Under crashes (docs/faults.md) the average is over who took part; a
- * rejoining worker is idle until the next formed average, which it takes
- * with a fresh optimizer state (its lr position is the sender's). */
+/* The Local SGD round (Lin et al., ICLR 2020), shared by local_sgd,
+ * post_local_sgd, adaptive_local_sgd, hierarchical_local_sgd and slowmo
+ * (base = local_sgd), on the synchronous-round driver
+ * (algorithms/drivers/sync.h):
+ *   local step:   x_i <- x_i - lr dir_i     (worker i's own optimizer state)
+ *   after H_cur:  xbar = (1/m) sum_i x_i    (formed once, at the round's
+ *                 first completion; ops->outer after it); x_i <- xbar
+ * docs/algorithms.md, sections 1.5, 1.8, 2 and 4 (crashes: docs/faults.md). */
 #ifndef DTSIM_ALGO_LOCAL_ROUND_H
 #define DTSIM_ALGO_LOCAL_ROUND_H
 

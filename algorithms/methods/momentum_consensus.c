@@ -1,21 +1,10 @@
 /* momentum_consensus: decentralized heavy ball with momentum-accelerated
- * consensus (Balu et al., docs/algorithms.md 5). The update is RECONSTRUCTED
- * from the paper's abstract [U]: every worker sends (x_i^k, v_i^k) (2S bytes
- * per neighbour) and sets
+ * consensus (Balu et al., ICASSP 2021; RECONSTRUCTED from the abstract
+ * [U]), on the gossip driver. Every worker sends (x_i^k, v_i^k) and sets
  *   x_i^{k+1} = sum_j W_ij x_j + beta [omega v_i + (1 - omega) sum_j W_ij v_j]
- *               - lr g_i,          v_i^{k+1} = x_i^{k+1} - x_i^k,
- * with beta the common momentum key, omega the [U] mixing weight (key
- * omega, default 0.5), v^0 = 0 and W^q with q gossip steps. beta = 0 is
- * D-PSGD (AWC); omega = 1 is local heavy ball with parameter consensus.
- * overlap = true (default): the exchange of (x^k, v^k) overlaps the gradient
- * computation (both are known at the step start); false: the worker sends
- * after its gradient and waits (the "blocking" reading of the text [U]).
- * The same numbers either way; only the timing differs. The heavy ball
- * through v is the method, so [algorithm] optimizer must be sgd.
- * Crashes ([faults], docs/faults.md): the gossip driver's rules, for x and v
- * alike (a missing neighbour's (x_j, v_j) is replaced by the worker's own,
- * its weight moved to the diagonal); a rejoining worker takes its live
- * neighbours' mean of x and v_i = 0. */
+ *               - lr g_i,          v_i^{k+1} = x_i^{k+1} - x_i^k
+ * (v^0 = 0; W^q with q gossip steps).
+ * docs/algorithms.md, section 5 (crashes: docs/faults.md). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,45 +1,13 @@
-/* The 1-bit round shared by onebit_adam (onebit_adam.c) and onebit_lamb
- * (onebit_lamb.c) (docs/algorithms.md section 7, DeepSpeed's
- * onebit/adam.py and onebit/lamb.py). One shared model x and one optimizer
- * state (adamw or lamb, no bias correction).
- *
- * Warm-up, rounds 1..freeze_step: the gradients are all-reduced dense (the
- * configured collective, S bytes) and the mean takes an adamw step
- * (x -= lr (m / (sqrt(v) + eps) + wd x)) or a lamb step; so with
- * freeze_step >= the rounds run, onebit_adam is allreduce_sgd with
- * optimizer = adamw, bias_correction = false (onebit_lamb: lamb).
- *
- * Compression stage, rounds > freeze_step: v is frozen; worker i forms
- * m_i = beta1 m + (1 - beta1) g_i from the synchronized m and its gradient
- * and the momentum is the 1-bit compressed all-reduce of the m_i
- * (onebit.h, section 7.1): phase 1 is an all-to-all (each worker sends
- * d_pad/(8n) + 4 bytes to each other one), phase 2 an all-gather of the
- * same size, 2(n-1)(d_pad/(8n) + 4) bytes per worker per step. Then
- *   onebit_adam: x -= lr (m / (sqrt(v) + eps) + wd x);
- *   onebit_lamb: per layer, scaled momenta (kappa), the gradient recovered
- *   from the momentum feeds a fresh variance, and the frozen trust ratio
- *   c_l is corrected by a bounded factor f (section 7.3):
- *   x_l -= lr c_l f_l u_l.
- * [algorithm] error_feedback = false drops both error buffers (ablation).
- *
- * Compression cost: before entering phase 1 a worker spends
- * compress_time_per_value x d_wire seconds of compute (one pass over the
- * vector for the worker side; the server side on d/n values is folded
- * into it), counted in its compute time.
- *
- * Rounds (a warm-up round is one phase on the dense all-reduce, a 1-bit
- * round two: the all-to-all, then the all-gather), groups of live
- * workers, buckets, compression time, crashes and rejoins are the
- * synchronous-round driver's (algorithms/drivers/sync.h): this file is the
- * update rule.
- * Under crashes ([faults], docs/faults.md) the rounds run over the round's
- * group with the driver's abort rule; over m members the 1-bit all-reduce
- * is re-partitioned into m chunks, its error buffers (workers' and
- * servers') set to 0 at every membership change (a modelling choice: they
- * are defined per partition); a group of one has nothing to exchange, and
- * its 1-bit round is one phase. The shared x, m, v (frozen or not) and the
- * LAMB state stay; a joiner is sent x, m and v (and v_fresh after a LAMB
- * freeze) at the next formed update. */
+/* The 1-bit round shared by onebit_adam and onebit_lamb (Tang et al., ICML
+ * 2021; Li et al. 2021; DeepSpeed's onebit/adam.py and onebit/lamb.py), as
+ * hooks of the synchronous-round driver (algorithms/drivers/sync.h). One
+ * shared x and optimizer state (adamw or lamb, no bias correction):
+ *   warm-up (rounds <= freeze_step), one phase:  gbar = dense all-reduce
+ *     of the g_i; an adamw or lamb step on x with gbar
+ *   1-bit rounds, two phases (all-to-all, all-gather), v frozen:
+ *     m_i = beta1 m + (1 - beta1) g_i;  m = onebit all-reduce of the m_i
+ *     (onebit.h); ops->update applies x -= lr (...) from st->mnew
+ * docs/algorithms.md, section 7 (crashes: docs/faults.md). */
 #ifndef DTSIM_ALGO_ONEBIT_ROUND_H
 #define DTSIM_ALGO_ONEBIT_ROUND_H
 

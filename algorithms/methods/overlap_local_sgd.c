@@ -1,24 +1,12 @@
-/* overlap_local_sgd: Overlap-Local-SGD (docs/algorithms.md 8) on the
- * synchronous-round driver's background rounds (algorithms/drivers/
- * sync.h). Workers take local steps (their own optimizer state, lr at
- * their own point of training, as local_sgd). After every tau local steps
- * worker i synchronizes (round k is its (k+1)-th sync):
- *   1. it waits for its part of round k - 1's all-reduce (the only point
- *      where it can block); that round's result is the anchor z (x^0
- *      before the first);
- *   2. pull: x_i <- (1 - alpha) x_i + alpha z;
- *   3. anchor momentum (gmf > 0): v_i <- gmf v_i + (z - x_i)/lr (v_i =
- *      (z - x_i)/lr at the first sync), buf_i = z - lr v_i; gmf = 0:
- *      buf_i = x_i;
- *   4. it enters round k's all-reduce of buf_i (S bytes) and goes on
- *      computing; the mean of the members' buf_i (worker-id order, formed
- *      at the round's first completion) is the next z.
- * One iteration = one local step of every live worker. The evaluated model
- * is the mean of the live workers' x_i.
- *
- * Buckets, crashes and rejoins are the driver's (docs/faults.md): a joiner
- * takes z as its model with a fresh optimizer state and anchor momentum
- * v = 0 (its lr position is the sender's). */
+/* overlap_local_sgd: Overlap-Local-SGD (Wang, Liang, Joshi, ICASSP 2020)
+ * on the synchronous-round driver's background rounds
+ * (algorithms/drivers/sync.h). After every tau local steps worker i:
+ *   z = the result of round k - 1 (waits for it; x^0 before the first)
+ *   x_i <- (1 - alpha) x_i + alpha z
+ *   v_i <- gmf v_i + (z - x_i)/lr,  buf_i = z - lr v_i   (gmf = 0: x_i)
+ *   enters round k's all-reduce of buf_i and goes on computing;
+ *   the mean of the members' buf_i is the next z.
+ * docs/algorithms.md, section 8 (crashes: docs/faults.md). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,35 +1,12 @@
-/* swarm_sgd: SwarmSGD (docs/algorithms.md 6), asynchronous random pairwise
- * interactions with local steps and optional lattice quantization.
- * Every worker loops on local SGD steps (gradient at the model when the step
- * starts, applied when it ends; local momentum with the momentum key). After
- * H_i local steps (H = local_steps, or geometric with mean H) and when it
- * has no interaction in flight, it interacts with a neighbour j drawn
- * uniformly (its algorithm stream) and goes on computing meanwhile:
- *  - symmetric: i sends its model (a message of the size below); on arrival
- *    the pair averages atomically with the models' values at that moment,
- *    x_i <- (x_i + Q(x_j))/2 and x_j <- (x_j + Q(x_i))/2 (Q decoded against
- *    the receiver's own model), and j answers with its model (same size).
- *    Neither worker stops computing. Without quantization both get the same
- *    average and the sum of the models is unchanged (mean kept); atomic
- *    averaging also keeps two interactions that cross on one edge from
- *    undoing each other.
- *  - one_sided (PopSGD / RDMA read): i sends a read request (header bytes);
- *    j's published copy p_j comes back without j being involved; i sets
- *    x_i <- (p_i + Q(p_j))/2 + (x_i - p_i) (= (p_i + Q(p_j))/2 - lr h_i, h_i
- *    its local progress since it published p_i) and publishes p_i = x_i.
- *    j is not modified: the mean is not kept, and p_j may be stale.
- * Quantization (quant_levels = q, a power of two; 0 = off): lattice codes
- * c = round(x / s_q) mod q decoded against the receiver's model (the
- * initiator of a one-sided read decodes against p_i); a model message is
- * then ceil(P log2(q) / 8) + header_bytes bytes (P = parameters on the
- * wire), else S. With H = 1, no quantization, the complete graph and the
- * symmetric variant this is random pairwise gossip SGD.
- * The step loop, iterations, staleness, evaluated model and crash rules
- * are the pairwise core's (pairwise.h). An interaction with a crashed
- * worker is dropped (no averaging, no answer, no read of a dead worker's
- * copy) and the initiator forgets it [faults] sync_timeout after it
- * started it, so it can interact again. A rejoining worker publishes its
- * new model as its copy and starts a new period. */
+/* swarm_sgd: SwarmSGD (Nadiradze et al., NeurIPS 2021), asynchronous
+ * random pairwise averaging with local steps, on the pairwise driver
+ * (algorithms/drivers/pairwise.h). After H_i local steps, worker i
+ * interacts with a neighbour j drawn uniformly:
+ *   symmetric:  x_i <- (x_i + Q(x_j))/2,  x_j <- (x_j + Q(x_i))/2  (atomic)
+ *   one_sided:  x_i <- (p_i + Q(p_j))/2 + (x_i - p_i),  p_i <- x_i
+ * Q: lattice codes c = round(x / s_q) mod q, decoded against the
+ * receiver's model (quant_levels = 0: Q = identity).
+ * docs/algorithms.md, section 6 (crashes: docs/faults.md). */
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
