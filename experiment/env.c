@@ -427,6 +427,7 @@ static int build(xp_env *x, sim_err *err)
     rc = cfg_get_time(c, "faults", "sync_timeout", &rto, err);
     if (rc < 0)
         return rc;
+    x->env.sync_timeout = rto; /* the time parser refuses a negative one */
     nd.retransmit_timeout = sim_time_to_s(rto);
     x->net = sim_net_create(x->eng, &nd, err);
     if (!x->net)

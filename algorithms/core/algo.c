@@ -193,6 +193,15 @@ double algo_env_grad(algo_env *env, int worker, const float *params, float *grad
     return algo_env_grad_wd(env, worker, params, grad, 0.0);
 }
 
+/* p grown to bytes by realloc while *ok; on a failure p stays as it was
+ * (still valid, freed with the worker) and *ok becomes 0. */
+static void *grow(void *p, size_t bytes, int *ok)
+{
+    void *q = *ok ? realloc(p, bytes) : NULL;
+    *ok = q != NULL;
+    return q ? q : p;
+}
+
 int algo_env_set_batch(algo_env *env, int worker, int batch)
 {
     if (worker < 0 || worker >= env->n || batch < 0)
@@ -201,29 +210,16 @@ int algo_env_set_batch(algo_env *env, int worker, int batch)
     algo_env_grad_wait(env, worker); /* its buffers may move */
     int64_t need = batch > 0 ? batch : w->sampler.shard_n;
     if (need > w->batch_cap) {
-        size_t dim = (size_t)env->ds->dim;
         int ok = 1;
-        if (env->ds->sparse) {
-            int64_t *br = realloc(w->brows, (size_t)need * sizeof *br);
-            if (br)
-                w->brows = br;
-            ok = br != NULL;
-        } else {
-            float *bx = realloc(w->bx, (size_t)need * dim * sizeof(float));
-            if (bx)
-                w->bx = bx;
-            ok = bx != NULL;
-        }
-        float *by = ok ? realloc(w->by, (size_t)need * sizeof(float)) : NULL;
-        if (by)
-            w->by = by;
-        float *ws = by ? realloc(w->ws, wl_model_workspace_floats(env->model, need) *
-                                            sizeof(float))
-                       : NULL;
-        if (!ws)
+        if (env->ds->sparse)
+            w->brows = grow(w->brows, (size_t)need * sizeof *w->brows, &ok);
+        else
+            w->bx = grow(w->bx, (size_t)need * (size_t)env->ds->dim * sizeof(float), &ok);
+        w->by = grow(w->by, (size_t)need * sizeof(float), &ok);
+        w->ws = grow(w->ws, wl_model_workspace_floats(env->model, need) * sizeof(float), &ok);
+        if (!ok)
             return algo_env_fail(env, SIM_ENOMEM, "worker %d: out of memory for a batch of %lld",
                                  worker, (long long)need);
-        w->ws = ws;
         w->batch_cap = need;
     }
     if (w->batch != batch) {

@@ -123,6 +123,7 @@ struct algo_env {
     const topo_mixing *mix;   /* its mixing matrices ([topology] weights) */
     sim_coll_kind allreduce_kind; /* from [network] collective */
     int per_node;         /* workers per server (hierarchical networks), else 0 */
+    sim_time sync_timeout; /* [faults] sync_timeout (>= 0): the wait for a crashed peer */
     algo_worker *w;       /* n workers */
     gsl_rng *rng_global;  /* the method's global stream */
     int64_t iterations;   /* completed iterations, maintained by algo_env_iteration */

@@ -97,12 +97,10 @@ static void choco_reset(void *p, algo_env *env, int i)
 int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
     const cfg_config *cfg = env->cfg;
-    algo_compressor *wanted = algo_compress_from_config(cfg, err);
-    if (!wanted)
-        return err && err->code ? err->code : SIM_ECONFIG;
-    int identity = wanted->vt->identity;
-    algo_compress_destroy(wanted);
-    if (identity)
+    algo_compressor *comp = algo_env_own_compressor(env, algo_compress_from_config(cfg, err));
+    if (!comp)
+        return err && err->code ? err->code : algo_env_alloc_check(env, cfg->algorithm, err);
+    if (comp->vt->identity)
         return algo_dsgd_create(env, form, out, err);
     double gamma;
     int rc = cfg_get_double(cfg, "algorithm", "consensus_step", &gamma, err);
@@ -134,9 +132,7 @@ int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err 
     rc = algo_local_optim_init(&c->lo, env, 0, err);
     if (rc)
         return rc;
-    c->comp = algo_env_own_compressor(env, algo_compress_from_config(cfg, err));
-    if (!c->comp)
-        return err && err->code ? err->code : SIM_ECONFIG;
+    c->comp = comp;
     c->comp->error_feedback = 1; /* contractive form (Random-k unscaled) */
     const size_t n = (size_t)env->n, d = (size_t)env->d;
     c->xhat = algo_env_calloc(env, n * d, sizeof *c->xhat);

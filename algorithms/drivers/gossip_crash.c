@@ -269,7 +269,7 @@ void algo_gossip_crash_send(algo_gossip *g, int i, int p, double bytes)
     if (algo_gossip_crash_ready(g, i))
         algo_gossip_check_round(g, i);
     else
-        algo_group_timeout(env, g->timeout, on_timeout, g, i, ++w->tseq);
+        algo_group_timeout(env, on_timeout, g, i, ++w->tseq);
 }
 
 void algo_gossip_crash_substitute(algo_gossip *g, int i, int64_t t, int *src, int *j0)
@@ -549,9 +549,6 @@ int algo_gossip_crash_init(algo_gossip *g, sim_err *err)
         return cfg_error(env->cfg, sec, key, SIM_ECONFIG, err,
                                 "%s: %s does not support worker crashes ([faults])",
                                 env->cfg->algorithm, why);
-    int rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &g->timeout, err);
-    if (rc < 0)
-        return rc;
     g->tv = topo_graph_period(env->graph) != 1;
     g->resync = ops->bytes != NULL;
     size_t nn = 0;

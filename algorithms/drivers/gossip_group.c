@@ -101,7 +101,7 @@ static void wait_timeout(algo_gossip *g, int w)
 {
     ggroups *f = g->gc;
     f->wstat[w] = G_WAITING;
-    algo_group_timeout(g->env, g->timeout, on_timeout, g, w, ++f->tgen[w]);
+    algo_group_timeout(g->env, on_timeout, g, w, ++f->tgen[w]);
 }
 
 void algo_gossip_group_enter(algo_gossip *g, int i, algo_gossip_coll kind)

@@ -146,7 +146,6 @@ struct algo_gossip {
                             * after algo_env_defer_join (a combine of step t reads
                             * the slots of parity t and writes the other) */
     int crash;             /* algo_env_crashes(env): crash mode (docs/faults.md) */
-    sim_time timeout;      /* [faults] sync_timeout */
     gnb *nb_slab;
     int tv;                /* crash mode on a time-varying graph */
     int resync;            /* compressed gossip: a rejoin resynchronizes its pairs */

@@ -68,10 +68,9 @@ algo_group *algo_groups_for(const algo_groups *gs, int64_t round)
     return NULL;
 }
 
-int algo_group_timeout(algo_env *env, sim_time delay, sim_handler fn, void *ctx, int w,
-                       uint32_t gen)
+int algo_group_timeout(algo_env *env, sim_handler fn, void *ctx, int w, uint32_t gen)
 {
-    if (sim_engine_schedule(env->eng, delay, fn, ctx, algo_group_arg(w, gen), NULL, NULL))
+    if (sim_engine_schedule(env->eng, env->sync_timeout, fn, ctx, algo_group_arg(w, gen), NULL, NULL))
         return 0;
     return algo_env_fail(env, SIM_ENOMEM, "%s: cannot schedule a timeout", env->cfg->algorithm);
 }

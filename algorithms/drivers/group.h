@@ -77,12 +77,11 @@ int algo_group_members_except(const algo_group *g, int c, int *out);
 int algo_group_members_joining(const algo_group *next, const int *pending, const algo_env *env,
                                int *out);
 
-/* Schedules fn(eng, ctx, algo_group_arg(w, gen), NULL) after delay (a
- * timeout of worker w's incarnation gen: the handler ignores it when gen
- * is no longer current). A failure goes to algo_env_fail ("<method>:
- * cannot schedule a timeout"). 0 or its code. */
-int algo_group_timeout(algo_env *env, sim_time delay, sim_handler fn, void *ctx, int w,
-                       uint32_t gen);
+/* Schedules fn(eng, ctx, algo_group_arg(w, gen), NULL) after env's
+ * sync_timeout (a timeout of worker w's incarnation gen: the handler ignores
+ * it when gen is no longer current). A failure goes to algo_env_fail
+ * ("<method>: cannot schedule a timeout"). 0 or its code. */
+int algo_group_timeout(algo_env *env, sim_handler fn, void *ctx, int w, uint32_t gen);
 
 /* An event argument: worker w with incarnation gen. */
 static inline uint64_t algo_group_arg(int w, uint32_t gen)

@@ -20,9 +20,7 @@ int algo_pairwise_init(algo_pairwise *pw, algo_env *env, const algo_pairwise_ops
     pw->live = algo_env_alloc(env, n * sizeof *pw->live);
     pw->gen = algo_env_calloc(env, n, sizeof *pw->gen);
     pw->rq = algo_env_calloc(env, n, sizeof *pw->rq);
-    if ((rc = algo_env_alloc_check(env, env->cfg->algorithm, err)) < 0)
-        return rc;
-    return cfg_get_time(env->cfg, "faults", "sync_timeout", &pw->timeout, err);
+    return algo_env_alloc_check(env, env->cfg->algorithm, err);
 }
 
 /* i's gradient (algo_pairwise_begin), remembering the version read. */
@@ -133,7 +131,7 @@ void algo_pairwise_request(algo_pairwise *pw, int i, int j, double bytes, sim_ne
     pw->rq[i].pending = 1;
     algo_env_send(env, i, j, bytes, handler, pw, algo_group_arg(i, ++pw->rq[i].gen));
     if (algo_env_crashes(env))
-        algo_group_timeout(env, pw->timeout, on_timeout, pw, i, pw->rq[i].gen);
+        algo_group_timeout(env, on_timeout, pw, i, pw->rq[i].gen);
 }
 
 static ALGO_ON_MESSAGE(on_rejoin_model)

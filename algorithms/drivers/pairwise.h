@@ -55,13 +55,11 @@ typedef struct algo_pairwise {
     uint32_t *gen;      /* per worker: incarnation, +1 at each crash and rejoin
                          * ([faults]); events carry it (algo_group_arg) */
     algo_pair_req *rq;  /* per worker: its current interaction */
-    sim_time timeout;   /* [faults] sync_timeout, the methods' waits under crashes */
 } algo_pairwise;
 
 /* Fills pw for env (which must have a graph) and the method's ops. Returns
  * 0 or an error code with err filled (SIM_ENOMEM, or a config error of the
- * optimizer keys or of [faults] sync_timeout); the run owns what it
- * allocates either way. */
+ * optimizer keys); the run owns what it allocates either way. */
 int algo_pairwise_init(algo_pairwise *pw, algo_env *env, const algo_pairwise_ops *ops,
                        sim_err *err);
 

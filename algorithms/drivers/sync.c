@@ -281,7 +281,7 @@ static void form(algo_sync *sy, algo_group *g, int64_t k, int p, int w)
 static void wait_timeout(algo_sync *sy, int w)
 {
     sy->wstat[w] = S_WAITING;
-    algo_group_timeout(sy->env, sy->timeout, on_timeout, sy, w, ++sy->tgen[w]);
+    algo_group_timeout(sy->env, on_timeout, sy, w, ++sy->tgen[w]);
 }
 
 /* Background: w enters its round's collective after the timeout; its work
@@ -289,7 +289,7 @@ static void wait_timeout(algo_sync *sy, int w)
 static void bg_wait(algo_sync *sy, int w)
 {
     sy->bglate[w] = 1;
-    algo_group_timeout(sy->env, sy->timeout, on_timeout, sy, w, ++sy->tgen[w]);
+    algo_group_timeout(sy->env, on_timeout, sy, w, ++sy->tgen[w]);
 }
 
 /* w enters phase p of round k in the collective of its group. */

@@ -43,7 +43,6 @@ struct algo_sync {
     algo_groups groups;
     int bucketed;        /* [algorithm] bucket > 0 */
     int crashes;         /* algo_env_crashes(env) when created */
-    sim_time timeout;    /* [faults] sync_timeout */
     int64_t round;       /* the oldest round not completed */
     int formed;          /* phases of it formed */
     int need, done;      /* completions it counts, and has */

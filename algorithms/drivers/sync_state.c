@@ -46,13 +46,6 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->m = desc->method;
     sy->crashes = algo_env_crashes(env);
     sy->bucketed = cfg->bucket > 0;
-    if (sy->crashes) {
-        int rc = cfg_get_time(cfg, "faults", "sync_timeout", &sy->timeout, err);
-        if (!rc && sy->timeout < 0)
-            rc = cfg_error(cfg, "faults", "sync_timeout", SIM_ECONFIG, err, "must not be negative");
-        if (rc < 0)
-            return rc;
-    }
     size_t n = (size_t)env->n;
     sy->wround = algo_env_calloc(env, n, sizeof *sy->wround);
     sy->wphase = algo_env_calloc(env, n, sizeof *sy->wphase);

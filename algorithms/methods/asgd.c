@@ -47,7 +47,6 @@ typedef struct state {
     int n_known_down; /* workers the server knows to be down */
     int *parked;     /* jobs waiting for a live worker */
     int n_parked;
-    sim_time timeout; /* [faults] sync_timeout */
 } state;
 
 static void send_job(state *st, int j);
@@ -242,7 +241,7 @@ static void on_fault(void *p, const algo_fault *ev)
     if (ev->kind == ALGO_FAULT_CRASH) {
         algo_env_idle_end(env, w);
         if (st->random_job)
-            algo_group_timeout(env, st->timeout, on_crash_known, st, w, old);
+            algo_group_timeout(env, on_crash_known, st, w, old);
         return;
     }
     if (ev->kind != ALGO_FAULT_REJOIN)
@@ -293,8 +292,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     if (!rc && !(st->opt = algo_env_own_optim(
                      env, algo_optim_state_from_config(env->cfg, env->model, env->d, err))))
         rc = err && err->code ? err->code : SIM_EINTERNAL;
-    if (!rc && st->random_job && algo_env_crashes(env))
-        rc = cfg_get_time(env->cfg, "faults", "sync_timeout", &st->timeout, err);
     const char *pol = cfg_get_string(env->cfg, "algorithm", "staleness_lr");
     st->inverse_lr = pol && strcmp(pol, "inverse") == 0;
     if (!rc)

@@ -110,3 +110,31 @@ Test(env_faults, a_crashed_workers_lost_step_is_not_counted)
     /* a live worker's steps all count: 30 iterations of one step each */
     cr_assert_eq(test_sql_int(path, "SELECT steps FROM workers WHERE worker = 4"), 30);
 }
+
+/* [faults] sync_timeout is read once, by the environment, for every method
+ * (the drivers and asgd schedule their timeouts with env->sync_timeout);
+ * a negative one never gets there: the time parser refuses it. */
+Test(env_faults, the_sync_timeout_is_read_once_for_every_method)
+{
+    setup();
+    static const char *const methods[] = {"algorithm.name=dpsgd", "algorithm.name=asgd",
+                                          "algorithm.name=allreduce_sgd"};
+    for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+        const char *sets[] = {"faults.schedule=none", "faults.sync_timeout=250ms", methods[m]};
+        cfg_config cfg;
+        sim_err err = {0};
+        cr_assert_eq(cfg_load(xp_experiment_schema(), "../exp/e.ini", sets, 3, &cfg, &err), 0,
+                     "%s", err.msg);
+        xp_env *x = xp_env_create(&cfg, NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        cr_assert_eq(xp_env_algo_env(x)->sync_timeout, sim_time_from_s(0.25), "%s", methods[m]);
+        xp_env_destroy(x);
+        cfg_release(&cfg);
+    }
+    const char *neg[] = {"faults.sync_timeout=-1s"};
+    cfg_config cfg;
+    sim_err err = {0};
+    cr_assert_lt(cfg_load(xp_experiment_schema(), "../exp/e.ini", neg, 1, &cfg, &err), 0);
+    cr_assert_str_eq(err.msg, "--set faults.sync_timeout=-1s: expected a time such as 5us, got "
+                              "'-1s'");
+}
