@@ -33,11 +33,11 @@ typedef struct state {
     algo_optim_state **wopt;   /* n: each worker's optimizer state */
     float *u;                  /* d: one worker's update */
     sim_time enc_dt, dec_dt;   /* compression compute per step (encode, decode) */
-    double dec_cost;           /* decoding seconds per message (c x entries(d_wire)) */
+    double cost, dec_cost;     /* compress_time_per_value c; c x entries(d_wire) */
 } state;
 
 static const cfg_key keys[] = {
-    ALGO_KEY_COMPRESS_TIME("encoded or value decoded, with a compressor"),
+    ALGO_KEY_COMPRESS_TIME(state, cost, "encoded or value decoded, with a compressor"),
     {0},
 };
 
@@ -144,8 +144,8 @@ static int compressed_create(state *st, sim_err *err)
         if (!st->wopt[i])
             return err && err->code ? err->code : SIM_EINTERNAL;
     }
-    double cost;
-    rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[)", &cost, err);
+    rc = algo_keys_read(cfg, keys, st, NULL, err);
+    const double cost = st->cost;
     if (rc)
         return rc;
     /* encode: one pass over d_wire values; decode: the values received */

@@ -65,7 +65,7 @@ static const cfg_key keys[] = {
                     "omega: the search stops when the two best throughputs differ by less"),
     ALGO_KEY_DOUBLE("cf_step", "0.5", 0, 1, "()", state, cf_step,
                     "the candidate keep fraction is multiplied by this each epoch"),
-    ALGO_KEY_COMPRESS_TIME("of one Top-k call"),
+    ALGO_KEY_COMPRESS_TIME(state, cost_per_value, "of one Top-k call"),
     {0},
 };
 
@@ -295,9 +295,6 @@ static int read_keys(state *st, const cfg_config *cfg, sim_err *err)
     if (!rc && !(st->theta_max > 0 && st->theta_max <= st->theta_min))
         return cfg_error(cfg, "algorithm", "theta_max", SIM_ECONFIG, err,
                          "must be in (0, theta_min], got %g", st->theta_max);
-    if (!rc)
-        rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]",
-                             &st->cost_per_value, err);
     return rc;
 }
 

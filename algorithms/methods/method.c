@@ -17,8 +17,11 @@ static int key_int(const cfg_config *c, const char *key, int64_t lo, int64_t hi,
                      (long long)lo, (long long)hi, (long long)*out);
 }
 
-int algo_key_double(const cfg_config *c, const char *key, double lo, double hi,
-                    const char *bounds, double *out, sim_err *err)
+/* A double key in the interval from lo to hi, its bounds open or closed as
+ * bounds[0] and bounds[1] say ("[)": lo <= x < hi; hi = INFINITY: "]"
+ * accepts infinity, ")" does not). */
+static int key_double(const cfg_config *c, const char *key, double lo, double hi,
+                      const char *bounds, double *out, sim_err *err)
 {
     int rc = cfg_get_double(c, "algorithm", key, out, err);
     if (rc < 0)
@@ -46,7 +49,7 @@ int algo_keys_read(const cfg_config *c, const cfg_key *keys, void *st, void *ext
         int64_t v = 0;
         int rc;
         if (k->type == CFG_KEY_DOUBLE && k->bounds)
-            rc = algo_key_double(c, k->key, k->lo, k->hi, k->bounds, (double *)to, err);
+            rc = key_double(c, k->key, k->lo, k->hi, k->bounds, (double *)to, err);
         else if (k->type == CFG_KEY_DOUBLE)
             rc = cfg_get_double(c, "algorithm", k->key, (double *)to, err);
         else if (k->type == CFG_KEY_BOOL)

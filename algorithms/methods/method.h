@@ -14,11 +14,12 @@
 #define ALGO_METHOD(NAME, SUMMARY, REF)                                                        \
     .name = NAME, .summary = SUMMARY, .reference = REF, .keys = keys, .create = create
 
-/* The [algorithm] key row of compress_time_per_value (default 1e-9 s), its
- * description completing "compute seconds per parameter (d_wire) ...". */
-#define ALGO_KEY_COMPRESS_TIME(WHAT)                                                           \
-    {"algorithm", "compress_time_per_value", "1e-9", CFG_KEY_DOUBLE, NULL,                     \
-     "compute seconds per parameter (d_wire) " WHAT " (>= 0)"}
+/* The [algorithm] key row of compress_time_per_value (default 1e-9 s, >= 0,
+ * read into the double FIELD of ST), its description completing "compute
+ * seconds per parameter (d_wire) ...". */
+#define ALGO_KEY_COMPRESS_TIME(ST, FIELD, WHAT)                                                \
+    ALGO_KEY_DOUBLE("compress_time_per_value", "1e-9", 0, INFINITY, "[)", ST, FIELD,         \
+                    "compute seconds per parameter (d_wire) " WHAT)
 
 /* A key row whose value algo_keys_read stores in the field FIELD of the
  * method's state type ST: a double in the interval from LO to HI (BOUNDS
@@ -44,14 +45,6 @@
  * whose target is NULL are skipped. 0 or the first failure's code (err). */
 int algo_keys_read(const cfg_config *c, const cfg_key *keys, void *st, void *ext,
                    sim_err *err);
-
-/* Reads the [algorithm] double key into *out and checks that it lies in
- * the interval from lo to hi whose bounds are open or closed as bounds[0]
- * and bounds[1] say ("[)": lo <= x < hi; hi = INFINITY: "]" accepts
- * infinity, ")" does not); a value out of range is a config error naming
- * the key. 0 or a negative code (err). */
-int algo_key_double(const cfg_config *c, const char *key, double lo, double hi,
-                    const char *bounds, double *out, sim_err *err);
 
 /* The evaluated model of a method whose state begins with its one shared
  * model (float *x, the first field). */

@@ -9,7 +9,7 @@
 
 static const cfg_key adam_keys[] = {
     ALGO_OBIT_KEY_FREEZE("rounds of dense warm-up before v is frozen and momenta go 1-bit"),
-    ALGO_KEY_COMPRESS_TIME("to compress one message"),
+    ALGO_KEY_COMPRESS_TIME(algo_obit, cost, "to compress one message"),
     {0},
 };
 

@@ -11,7 +11,7 @@
 
 static const cfg_key lamb_keys[] = {
     ALGO_OBIT_KEY_FREEZE("rounds of dense warm-up before v and the trust ratios are frozen"),
-    ALGO_KEY_COMPRESS_TIME("to compress one message"),
+    ALGO_KEY_COMPRESS_TIME(algo_obit, cost, "to compress one message"),
     ALGO_KEY_DOUBLE("coeff_beta", "0.9", 0, 1, "[)", algo_obit, coeff_beta,
                     "EWMA rate of the warm-up trust ratio c_l"),
     ALGO_KEY_DOUBLE("factor_max", "4.0", 0, 0, NULL, algo_obit, factor_max,

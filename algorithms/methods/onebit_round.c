@@ -140,8 +140,6 @@ static void ob_free(void *ob) { algo_onebit_release(ob); }
 static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
 {
     int rc = algo_keys_read(cfg, st->ops->keys, st, NULL, err);
-    if (!rc)
-        rc = algo_key_double(cfg, "compress_time_per_value", 0, INFINITY, "[]", &st->cost, err);
     if (rc)
         return rc;
     st->cost *= (double)st->env->wire_params; /* d_wire */
