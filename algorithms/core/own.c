@@ -67,15 +67,22 @@ algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c)
     return algo_env_own(env, c, compressor_free);
 }
 
-algo_compress_worker *algo_env_own_compress_workers(algo_env *env, algo_compress_worker *w, int n)
+int algo_env_compress_workers(algo_env *env, const algo_compressor *c, int error_feedback,
+                              algo_compress_worker **out, sim_err *err)
 {
-    owned_workers *o = w ? algo_env_alloc(env, sizeof *o) : NULL;
-    if (!o) {
-        algo_compress_workers_destroy(w, n);
-        return NULL;
-    }
-    *o = (owned_workers){.w = w, .n = n};
-    return algo_env_own(env, o, compress_workers_free) ? w : NULL;
+    int rc = algo_compress_workers_create(c, env->n, env->d, env->wire_params,
+                                          env->wire_value_bytes, error_feedback, env->cfg->seed,
+                                          out, err);
+    if (rc)
+        return rc;
+    owned_workers *o = algo_env_alloc(env, sizeof *o);
+    if (o)
+        *o = (owned_workers){.w = *out, .n = env->n};
+    else
+        algo_compress_workers_destroy(*out, env->n);
+    if (!o || !algo_env_own(env, o, compress_workers_free))
+        *out = NULL;
+    return algo_env_alloc_check(env, env->cfg->algorithm, err);
 }
 
 int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err)

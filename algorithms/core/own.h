@@ -27,12 +27,15 @@ void *algo_env_calloc(algo_env *env, size_t count, size_t size);
  * list cannot grow, fn(ptr) runs now, the flag is set and NULL returned. */
 void *algo_env_own(algo_env *env, void *ptr, void (*fn)(void *));
 /* algo_env_own with the kind's own cleanup (algo_optim_state_destroy,
- * algo_compress_destroy, algo_compress_workers_destroy of the n workers
- * algo_compress_workers_create made). Return their argument; NULL (the
- * flag set, the object destroyed) when the list cannot grow. */
+ * algo_compress_destroy). Return their argument; NULL (the flag set, the
+ * object destroyed) when the list cannot grow. */
 algo_optim_state *algo_env_own_optim(algo_env *env, algo_optim_state *s);
 algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c);
-algo_compress_worker *algo_env_own_compress_workers(algo_env *env, algo_compress_worker *w, int n);
+/* The env->n workers' states of compressor c (algo_compress_workers_create
+ * for env's d, wire_params, wire_value_bytes and the run's seed) into
+ * *out, owned by the run. 0 or an error code (err). */
+int algo_env_compress_workers(algo_env *env, const algo_compressor *c, int error_feedback,
+                              algo_compress_worker **out, sim_err *err);
 /* 0 while every allocation of the run succeeded, else SIM_ENOMEM with
  * "who: out of memory" in err. */
 int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err);

@@ -139,12 +139,8 @@ int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err 
     c->v = algo_env_alloc(env, (form == ALGO_GOSSIP_ATC ? n * d : d) * sizeof *c->v);
     if ((rc = algo_env_alloc_check(env, cfg->algorithm, err)) < 0)
         return rc;
-    rc = algo_compress_workers_create(c->comp, env->n, env->d, env->wire_params,
-                                      env->wire_value_bytes, 0, cfg->seed, &c->cw, err);
-    if (rc)
+    if ((rc = algo_env_compress_workers(env, c->comp, 0, &c->cw, err)) < 0)
         return rc;
-    if (!algo_env_own_compress_workers(env, c->cw, env->n))
-        return algo_env_alloc_check(env, cfg->algorithm, err);
     algo_gossip_ops ops = {
         .form = form,
         .width = 1,

@@ -540,9 +540,10 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
     g->done_cnt = calloc((size_t)g->R, sizeof *g->done_cnt); /* grown by gossip_window.c */
     g->iter_samples = calloc((size_t)g->R, sizeof *g->iter_samples);
     size_t n_recv = 0;
-    for (int i = 0; i < env->n; i++) {
+    for (int i = 0; g->w && i < env->n; i++) {
         const int *nb;
-        n_recv += 2 * (size_t)topo_graph_neighbors(env->graph, i, &nb) + 2;
+        g->w[i].cap_recv = 2 * topo_graph_neighbors(env->graph, i, &nb) + 2;
+        n_recv += (size_t)g->w[i].cap_recv;
     }
     g->recv_slab = algo_env_alloc(env, n_recv * sizeof *g->recv_slab);
     if (ops->plan) /* the method may use exact or adaptive mixing */
@@ -561,8 +562,6 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
         w->slot[0] = g->slab + (3 * i) * len;
         w->slot[1] = g->slab + (3 * i + 1) * len;
         w->mix = g->slab + (3 * i + 2) * len;
-        const int *nb;
-        w->cap_recv = 2 * topo_graph_neighbors(env->graph, (int)i, &nb) + 2;
         w->recv = g->recv_slab + n_recv;
         n_recv += (size_t)w->cap_recv;
         g->sp[0][i] = w->slot[0];

@@ -21,7 +21,6 @@ static int fail(algo_sync *sy, int code, const char *what)
     return algo_env_fail(sy->env, code, "%s: %s", sy->d.who, what);
 }
 
-
 /* The worker of a driver event, or -1 when it is stale (an earlier
  * incarnation, or the worker is no longer in status stat). */
 static int event_worker(const algo_sync *sy, uint64_t arg, int stat)

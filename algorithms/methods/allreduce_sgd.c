@@ -16,6 +16,7 @@
 
 #include "algorithms/core/algo.h"
 #include "algorithms/compress/compress.h"
+#include "algorithms/drivers/gossip.h"
 #include "algorithms/drivers/sync.h"
 #include "algorithms/methods/method.h"
 #include "sim/units.h"
@@ -30,7 +31,7 @@ typedef struct state {
     /* compression; comp == NULL on the dense path */
     algo_compressor *comp;
     algo_compress_worker *cw;  /* n: each worker's residual and message */
-    algo_optim_state **wopt;   /* n: each worker's optimizer state */
+    algo_local_optim wopt;     /* each worker's optimizer state */
     float *u;                  /* d: one worker's update */
     sim_time enc_dt, dec_dt;   /* compression compute per step (encode, decode) */
     double cost, dec_cost;     /* compress_time_per_value c; c x entries(d_wire) */
@@ -62,7 +63,7 @@ static void h_contribute(void *m, int w, int64_t round ALGO_UNUSED, int phase AL
     const int64_t d = env->d;
     float *g = env->w[w].grad, *u = st->u;
     const float flr = (float)algo_env_lr(env);
-    algo_optim_direction(st->wopt[w], st->x, g);
+    algo_optim_direction(st->wopt.s[w], st->x, g);
     for (int64_t j = 0; j < d; j++)
         u[j] = flr * g[j];
     msg->bytes = algo_compress_worker_encode(&st->cw[w], u)->bytes;
@@ -126,24 +127,12 @@ static int compressed_create(state *st, sim_err *err)
                                     err);
     if (rc)
         return rc;
-    const size_t n = (size_t)env->n, d = (size_t)env->d;
-    st->wopt = algo_env_calloc(env, n, sizeof *st->wopt);
-    st->u = algo_env_alloc(env, d * sizeof *st->u);
-    if ((rc = algo_env_alloc_check(env, "allreduce_sgd", err)) < 0)
+    st->u = algo_env_alloc(env, (size_t)env->d * sizeof *st->u);
+    if ((rc = algo_env_alloc_check(env, "allreduce_sgd", err)) < 0 ||
+        (rc = algo_env_compress_workers(env, c, cfg->error_feedback, &st->cw, err)) < 0 ||
+        (rc = algo_local_optim_init(&st->wopt, env, 0, err)) < 0)
         return rc;
     const int64_t d_wire = env->wire_params;
-    rc = algo_compress_workers_create(c, env->n, env->d, d_wire, env->wire_value_bytes,
-                                      cfg->error_feedback, cfg->seed, &st->cw, err);
-    if (rc)
-        return rc;
-    if (!algo_env_own_compress_workers(env, st->cw, env->n))
-        return algo_env_alloc_check(env, "allreduce_sgd", err);
-    for (int i = 0; i < env->n; i++) {
-        st->wopt[i] = algo_env_own_optim(env, algo_optim_state_from_config(cfg, env->model,
-                                                                           env->d, err));
-        if (!st->wopt[i])
-            return err && err->code ? err->code : SIM_EINTERNAL;
-    }
     rc = algo_keys_read(cfg, keys, st, NULL, err);
     const double cost = st->cost;
     if (rc)

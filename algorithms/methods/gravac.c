@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "algorithms/compress/compress.h"
+#include "algorithms/drivers/gossip.h"
 #include "algorithms/drivers/sync.h"
 #include "algorithms/methods/method.h"
 #include "sim/units.h"
@@ -24,7 +25,7 @@ typedef struct state {
     algo_sync *sy;
     float *gbar, *u;         /* u: n x d, the workers' updates (dense fallback) */
     const float **gptr;        /* n: scratch, the members' updates */
-    algo_optim_state **wopt;
+    algo_local_optim wopt;
     algo_compressor *cmin, *ccand;
     algo_compress_worker *wmin, *wcand;
     double *nu, *nmin, *ncand; /* n: the round's norms */
@@ -181,7 +182,7 @@ static void h_contribute(void *m, int w, int64_t round, int phase ALGO_UNUSED, a
     float *g = env->w[w].grad, *u = st->u + (size_t)w * (size_t)d;
     algo_env_grad_wait(env, w); /* with buckets the step has not run yet */
     const float flr = (float)algo_env_lr(env);
-    algo_optim_direction(st->wopt[w], st->x, g);
+    algo_optim_direction(st->wopt.s[w], st->x, g);
     for (int64_t j = 0; j < d; j++)
         u[j] = flr * g[j];
     st->nu[w] = layer_norm(st, u);
@@ -282,7 +283,7 @@ static void h_over(void *m, int64_t round ALGO_UNUSED)
 static void h_join(void *m, int j, int sender ALGO_UNUSED)
 {
     state *st = m;
-    algo_optim_reset(st->wopt[j]);
+    algo_optim_reset(st->wopt.s[j]);
     algo_compress_worker_reset(&st->wmin[j]);
     algo_compress_worker_reset(&st->wcand[j]);
 }
@@ -318,7 +319,6 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->nu = algo_env_calloc(env, n, sizeof *st->nu);
     st->nmin = algo_env_calloc(env, n, sizeof *st->nmin);
     st->ncand = algo_env_calloc(env, n, sizeof *st->ncand);
-    st->wopt = algo_env_calloc(env, n, sizeof *st->wopt);
     char spec[64];
     snprintf(spec, sizeof spec, "topk(%.17g)", st->theta_min);
     st->cmin = algo_env_own_compressor(env, algo_compress_create(spec, err));
@@ -337,21 +337,9 @@ static int create(algo_env *env, void **out, sim_err *err)
             st->len[l] = layers[l].size;
         }
     }
-    rc = algo_compress_workers_create(st->cmin, env->n, env->d, env->wire_params,
-                                      env->wire_value_bytes, 1, cfg->seed, &st->wmin, err);
-    if (!rc && !algo_env_own_compress_workers(env, st->wmin, env->n))
-        rc = algo_env_alloc_check(env, "gravac", err);
-    if (!rc)
-        rc = algo_compress_workers_create(st->ccand, env->n, env->d, env->wire_params,
-                                          env->wire_value_bytes, 1, cfg->seed, &st->wcand, err);
-    if (!rc && !algo_env_own_compress_workers(env, st->wcand, env->n))
-        rc = algo_env_alloc_check(env, "gravac", err);
-    for (int i = 0; !rc && i < env->n; i++) {
-        st->wopt[i] = algo_env_own_optim(env, algo_optim_state_from_config(cfg, env->model,
-                                                                           env->d, err));
-        rc = st->wopt[i] ? 0 : (err && err->code ? err->code : SIM_EINTERNAL);
-    }
-    if (rc)
+    if ((rc = algo_env_compress_workers(env, st->cmin, 1, &st->wmin, err)) < 0 ||
+        (rc = algo_env_compress_workers(env, st->ccand, 1, &st->wcand, err)) < 0 ||
+        (rc = algo_local_optim_init(&st->wopt, env, 0, err)) < 0)
         return rc;
     memcpy(st->x, env->w[0].x, d * sizeof *st->x);
     st->theta_c = st->theta_min;
