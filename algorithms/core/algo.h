@@ -46,16 +46,14 @@
 #include "workloads/model.h"
 #include "workloads/partition.h"
 
-#define ALGO_UNUSED SIM_UNUSED /* sim/err.h */
-
 /* The definition (or declaration) of an engine event handler (sim_handler)
  * and of a network delivery (sim_net_deliver) named fn: the handler reads
  * ctx and arg, and a delivery src and dst. */
 #define ALGO_ON_EVENT(fn)                                                                      \
-    void fn(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, void *payload ALGO_UNUSED)
+    void fn(sim_engine *eng SIM_UNUSED, void *ctx, uint64_t arg, void *payload SIM_UNUSED)
 #define ALGO_ON_MESSAGE(fn)                                                                    \
-    void fn(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, int src ALGO_UNUSED,         \
-            int dst ALGO_UNUSED, double bytes ALGO_UNUSED)
+    void fn(sim_engine *eng SIM_UNUSED, void *ctx, uint64_t arg, int src SIM_UNUSED,         \
+            int dst SIM_UNUSED, double bytes SIM_UNUSED)
 
 typedef struct algo_env algo_env;
 

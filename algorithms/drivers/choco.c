@@ -40,7 +40,7 @@ static void publish(choco *c, int i, const float *v, float *send)
     memcpy(send, xh, (size_t)d * sizeof *send);
 }
 
-static void atc_prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+static void atc_prepare(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
                         float *send)
 {
     choco *c = p;
@@ -50,7 +50,7 @@ static void atc_prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, do
     publish(c, i, v, send);
 }
 
-static void atc_finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr ALGO_UNUSED,
+static void atc_finish(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr SIM_UNUSED,
                        const float *mixed)
 {
     choco *c = p;
@@ -62,13 +62,13 @@ static void atc_finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, dou
         x[j] = v[j] + gm * (mixed[j] - xh[j]);
 }
 
-static void awc_prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr ALGO_UNUSED,
+static void awc_prepare(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr SIM_UNUSED,
                         float *send)
 {
     publish(p, i, env->w[i].x, send);
 }
 
-static void awc_finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+static void awc_finish(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
                        const float *mixed)
 {
     choco *c = p;

@@ -6,7 +6,7 @@
 
 #include "algorithms/drivers/gossip.h"
 
-static void atc_prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+static void atc_prepare(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
                         float *send)
 {
     const algo_local_optim *s = p;
@@ -14,19 +14,19 @@ static void atc_prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, do
     algo_optim_step_from(s->s[i], send, w->x, w->x, w->grad, lr);
 }
 
-static void atc_finish(void *p ALGO_UNUSED, algo_env *env, int i, int64_t k ALGO_UNUSED,
-                       double lr ALGO_UNUSED, const float *mixed)
+static void atc_finish(void *p SIM_UNUSED, algo_env *env, int i, int64_t k SIM_UNUSED,
+                       double lr SIM_UNUSED, const float *mixed)
 {
     memcpy(env->w[i].x, mixed, (size_t)env->d * sizeof(float));
 }
 
-static void awc_prepare(void *p ALGO_UNUSED, algo_env *env, int i, int64_t k ALGO_UNUSED,
-                        double lr ALGO_UNUSED, float *send)
+static void awc_prepare(void *p SIM_UNUSED, algo_env *env, int i, int64_t k SIM_UNUSED,
+                        double lr SIM_UNUSED, float *send)
 {
     memcpy(send, env->w[i].x, (size_t)env->d * sizeof(float));
 }
 
-static void awc_finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+static void awc_finish(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
                        const float *mixed)
 {
     const algo_local_optim *s = p;
@@ -34,14 +34,14 @@ static void awc_finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, dou
     algo_optim_step_from(s->s[i], w->x, mixed, w->x, w->grad, lr);
 }
 
-static void atc_combine(void *p ALGO_UNUSED, algo_env *env, int i, int64_t k ALGO_UNUSED,
-                        double lr ALGO_UNUSED, const topo_wmat *W, const float *const *in,
-                        const float *x_old ALGO_UNUSED, float *x_new)
+static void atc_combine(void *p SIM_UNUSED, algo_env *env, int i, int64_t k SIM_UNUSED,
+                        double lr SIM_UNUSED, const topo_wmat *W, const float *const *in,
+                        const float *x_old SIM_UNUSED, float *x_new)
 {
     algo_gossip_row(W, i, in, 0, env->d, x_new);
 }
 
-static void awc_combine(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+static void awc_combine(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
                         const topo_wmat *W, const float *const *in, const float *x_old,
                         float *x_new)
 {
@@ -56,7 +56,7 @@ static void awc_combine(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, do
     }
 }
 
-static void dsgd_reset(void *m, algo_env *env ALGO_UNUSED, int i)
+static void dsgd_reset(void *m, algo_env *env SIM_UNUSED, int i)
 {
     algo_local_optim *lo = m;
     algo_optim_reset(lo->s[i]);

@@ -109,8 +109,8 @@ static void mixing_done(algo_gossip *g, int i, const float *result)
         finish_iter(g, i, 0);
 }
 
-static void on_msg(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, int src ALGO_UNUSED,
-                   int dst, double bytes ALGO_UNUSED)
+static void on_msg(sim_engine *eng SIM_UNUSED, void *ctx, uint64_t arg, int src SIM_UNUSED,
+                   int dst, double bytes SIM_UNUSED)
 {
     algo_gossip *g = ctx;
     gworker *w = &g->w[dst];
@@ -439,7 +439,7 @@ void algo_gossip_part_done(algo_gossip *g, algo_gossip_coll kind, int i)
 }
 
 /* Without crashes every worker is rank i of the collectives over all n. */
-static void on_coll_done(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
+static void on_coll_done(sim_engine *eng SIM_UNUSED, void *ctx, int rank)
 {
     struct gcoll *c = ctx;
     algo_gossip *g = c->g;
@@ -602,7 +602,7 @@ int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m,
     return 0;
 }
 
-int algo_gossip_start(void *p, sim_err *err ALGO_UNUSED)
+int algo_gossip_start(void *p, sim_err *err SIM_UNUSED)
 {
     algo_gossip *g = p;
     for (int i = 0; i < g->n; i++)

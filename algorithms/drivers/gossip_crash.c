@@ -161,8 +161,8 @@ static ALGO_ON_EVENT(on_timeout)
     algo_gossip_check_round(g, i);
 }
 
-static void on_msg(sim_engine *eng ALGO_UNUSED, void *ctx, uint64_t arg, int src, int dst,
-                   double bytes ALGO_UNUSED)
+static void on_msg(sim_engine *eng SIM_UNUSED, void *ctx, uint64_t arg, int src, int dst,
+                   double bytes SIM_UNUSED)
 {
     algo_gossip *g = ctx;
     gworker *w = &g->w[dst];

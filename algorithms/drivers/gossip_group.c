@@ -147,12 +147,12 @@ static void part_done(algo_group *gr, int rank, int scalar)
     algo_gossip_part_done(g, kind, w);
 }
 
-static void on_done(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
+static void on_done(sim_engine *eng SIM_UNUSED, void *ctx, int rank)
 {
     part_done(ctx, rank, 0);
 }
 
-static void on_sdone(sim_engine *eng ALGO_UNUSED, void *ctx, int rank)
+static void on_sdone(sim_engine *eng SIM_UNUSED, void *ctx, int rank)
 {
     part_done(ctx, rank, 1);
 }

@@ -182,7 +182,7 @@ void algo_pairwise_average(algo_pairwise *pw, int i, int j)
     algo_pairwise_mark(pw, j);
 }
 
-int algo_pairwise_start(void *state, sim_err *err ALGO_UNUSED)
+int algo_pairwise_start(void *state, sim_err *err SIM_UNUSED)
 {
     algo_pairwise *pw = state;
     for (int i = 0; i < pw->n; i++)

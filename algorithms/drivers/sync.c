@@ -560,7 +560,7 @@ static void bg_done(algo_sync *sy, algo_group *g, int w)
 
 /* w's part of a slot's collective in c->g is over (with buckets: its last
  * bucket is reduced; ctx is c). */
-static void on_buckets_done(sim_engine *eng ALGO_UNUSED, void *ctx, int w)
+static void on_buckets_done(sim_engine *eng SIM_UNUSED, void *ctx, int w)
 {
     slot_ctx *c = ctx;
     algo_sync *sy = c->sy;

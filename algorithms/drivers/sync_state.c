@@ -80,7 +80,7 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     return 0;
 }
 
-int algo_sync_start(algo_sync *sy, sim_err *err ALGO_UNUSED)
+int algo_sync_start(algo_sync *sy, sim_err *err SIM_UNUSED)
 {
     for (int w = 0; w < sy->env->n; w++)
         algo_sync_work_begin(sy, w, 0);
@@ -131,7 +131,7 @@ static int group_held(void *ctx, const algo_group *g)
     return 0;
 }
 
-static void group_drop(void *ctx ALGO_UNUSED, algo_group *g)
+static void group_drop(void *ctx SIM_UNUSED, algo_group *g)
 {
     ext_free(g->ext);
     g->ext = NULL;

@@ -50,7 +50,7 @@ static void h_grad(void *m, int w)
 
 /* Worker w's update u = lr dir_w (see the top of the file), compressed into
  * its message (error feedback); msg->bytes is its wire size. */
-static void h_contribute(void *m, int w, int64_t round ALGO_UNUSED, int phase ALGO_UNUSED,
+static void h_contribute(void *m, int w, int64_t round SIM_UNUSED, int phase SIM_UNUSED,
                          algo_sync_msg *msg)
 {
     state *st = m;
@@ -72,8 +72,8 @@ static void h_contribute(void *m, int w, int64_t round ALGO_UNUSED, int phase AL
 
 /* The round's update over the members of g: x -= (1/m) sum_i Delta_i
  * (compressed), else an optimizer step on the mean gradient. */
-static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED,
-                   int phase ALGO_UNUSED, int w ALGO_UNUSED)
+static void h_form(void *m, const algo_group *g, int64_t round SIM_UNUSED,
+                   int phase SIM_UNUSED, int w SIM_UNUSED)
 {
     state *st = m;
     algo_env *env = st->env;
@@ -96,7 +96,7 @@ static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED,
 
 /* Decoding: c x entries(d_wire) per message decoded (every member's after
  * an all-gather, one after an all-reduce). */
-static sim_time h_decode(void *m, const algo_group *g, int64_t round ALGO_UNUSED)
+static sim_time h_decode(void *m, const algo_group *g, int64_t round SIM_UNUSED)
 {
     state *st = m;
     if (!st->comp || st->dec_dt <= 0)

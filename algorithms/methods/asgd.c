@@ -305,7 +305,7 @@ static int create(algo_env *env, void **out, sim_err *err)
 }
 
 /* The first n jobs go one to each worker. */
-static int start(void *p, sim_err *err ALGO_UNUSED)
+static int start(void *p, sim_err *err SIM_UNUSED)
 {
     state *st = p;
     for (int w = 0; w < st->env->n; w++) {

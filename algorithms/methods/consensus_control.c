@@ -23,7 +23,7 @@ typedef struct cc {
     double target, fraction;
 } cc;
 
-static void plan(void *p, int64_t k ALGO_UNUSED, double epoch, algo_gossip_plan *out)
+static void plan(void *p, int64_t k SIM_UNUSED, double epoch, algo_gossip_plan *out)
 {
     cc *s = p;
     int ph = 1; /* the epoch's phase: 1 + the lr milestones at or before it */

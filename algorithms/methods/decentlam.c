@@ -25,7 +25,7 @@ static float *momentum_of(const momentum *mo, int i)
     return mo->m ? mo->m + (int64_t)i * mo->d : NULL;
 }
 
-static void prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr, float *send)
+static void prepare(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr, float *send)
 {
     const momentum *s = p;
     algo_worker *w = &env->w[i];
@@ -57,15 +57,15 @@ static void update(const momentum *s, float *restrict x, const float *restrict m
     }
 }
 
-static void finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+static void finish(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
                    const float *mixed)
 {
     const momentum *s = p;
     update(s, env->w[i].x, mixed, momentum_of(s, i), s->d, lr);
 }
 
-static void combine(void *p, algo_env *env ALGO_UNUSED, int i, int64_t k ALGO_UNUSED, double lr,
-                    const topo_wmat *W, const float *const *in, const float *x_old ALGO_UNUSED,
+static void combine(void *p, algo_env *env SIM_UNUSED, int i, int64_t k SIM_UNUSED, double lr,
+                    const topo_wmat *W, const float *const *in, const float *x_old SIM_UNUSED,
                     float *x_new)
 {
     const momentum *s = p;
@@ -79,7 +79,7 @@ static void combine(void *p, algo_env *env ALGO_UNUSED, int i, int64_t k ALGO_UN
 }
 
 /* A rejoining worker's fresh state: m_i = 0. */
-static void reset(void *p, algo_env *env ALGO_UNUSED, int i)
+static void reset(void *p, algo_env *env SIM_UNUSED, int i)
 {
     const momentum *s = p;
     float *m = momentum_of(s, i);

@@ -174,7 +174,7 @@ static int h_plan(void *m, int64_t round, int *slots)
 
 /* Worker w's update u_w, its norms and messages (both Top-k calls, whose
  * compute time is charged before it enters). */
-static void h_contribute(void *m, int w, int64_t round, int phase ALGO_UNUSED, algo_sync_msg *msg)
+static void h_contribute(void *m, int w, int64_t round, int phase SIM_UNUSED, algo_sync_msg *msg)
 {
     state *st = m;
     algo_env *env = st->env;
@@ -203,8 +203,8 @@ static void h_contribute(void *m, int w, int64_t round, int phase ALGO_UNUSED, a
 }
 
 /* The round's update and gains over the members of g. */
-static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED, int phase ALGO_UNUSED,
-                   int w ALGO_UNUSED)
+static void h_form(void *m, const algo_group *g, int64_t round SIM_UNUSED, int phase SIM_UNUSED,
+                   int w SIM_UNUSED)
 {
     state *st = m;
     const int64_t d = st->env->d;
@@ -244,7 +244,7 @@ static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED, int 
 
 /* The round is counted: the gain series, the search at an epoch boundary
  * and the next round's decision. */
-static void h_counted(void *m, const algo_group *g ALGO_UNUSED, int64_t round ALGO_UNUSED)
+static void h_counted(void *m, const algo_group *g SIM_UNUSED, int64_t round SIM_UNUSED)
 {
     state *st = m;
     algo_env *env = st->env;
@@ -268,7 +268,7 @@ static void h_counted(void *m, const algo_group *g ALGO_UNUSED, int64_t round AL
 }
 
 /* Every member's round is over: the decision takes effect. */
-static void h_over(void *m, int64_t round ALGO_UNUSED)
+static void h_over(void *m, int64_t round SIM_UNUSED)
 {
     state *st = m;
     st->mode = st->next_mode;
@@ -280,7 +280,7 @@ static void h_over(void *m, int64_t round ALGO_UNUSED)
 }
 
 /* A rejoining worker starts with a fresh sgd state and zero residuals. */
-static void h_join(void *m, int j, int sender ALGO_UNUSED)
+static void h_join(void *m, int j, int sender SIM_UNUSED)
 {
     state *st = m;
     algo_optim_reset(st->wopt.s[j]);

@@ -48,7 +48,7 @@ static int h_plan(void *m, int64_t round, int *slots)
     return s->ops.contribute2 ? 2 : 1;
 }
 
-static void h_contribute(void *m, int w, int64_t round ALGO_UNUSED, int phase,
+static void h_contribute(void *m, int w, int64_t round SIM_UNUSED, int phase,
                          algo_sync_msg *msg)
 {
     algo_lsgd *s = m;
@@ -69,7 +69,7 @@ static void mean_of(algo_lsgd *s, const algo_group *g, float *out,
 
 /* The round's first completion: every member has entered, so every x_i
  * has its round's value. */
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w ALGO_UNUSED)
+static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w SIM_UNUSED)
 {
     algo_lsgd *s = m;
     if (phase == 1) {
@@ -97,7 +97,7 @@ static const float *avg_of(algo_lsgd *s, int w)
     return s->ops.avg_of ? s->ops.avg_of(s, w) : s->avg;
 }
 
-static void h_take(void *m, int i, int64_t round ALGO_UNUSED, int phase)
+static void h_take(void *m, int i, int64_t round SIM_UNUSED, int phase)
 {
     algo_lsgd *s = m;
     if (phase != 0)

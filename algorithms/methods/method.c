@@ -69,7 +69,7 @@ int algo_keys_read(const cfg_config *c, const cfg_key *keys, void *st, void *ext
     return 0;
 }
 
-const float *algo_method_shared_model(void *state, float *scratch ALGO_UNUSED)
+const float *algo_method_shared_model(void *state, float *scratch SIM_UNUSED)
 {
     return *(float **)state;
 }

@@ -18,7 +18,7 @@ typedef struct mc {
     int overlap;     /* the exchange overlaps the gradient (AWC) */
 } mc;
 
-static void prepare(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr ALGO_UNUSED,
+static void prepare(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr SIM_UNUSED,
                     float *send)
 {
     mc *s = p;
@@ -42,7 +42,7 @@ static void update(const mc *s, float *restrict x, const float *restrict g,
     }
 }
 
-static void finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
+static void finish(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
                    const float *mixed)
 {
     mc *s = p;
@@ -50,8 +50,8 @@ static void finish(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double 
            s->d, lr);
 }
 
-static void combine(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double lr,
-                    const topo_wmat *W, const float *const *in, const float *x_old ALGO_UNUSED,
+static void combine(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
+                    const topo_wmat *W, const float *const *in, const float *x_old SIM_UNUSED,
                     float *x_new)
 {
     mc *s = p;
@@ -66,7 +66,7 @@ static void combine(void *p, algo_env *env, int i, int64_t k ALGO_UNUSED, double
 }
 
 /* A rejoining worker's fresh state: v_i = 0. */
-static void reset(void *p, algo_env *env ALGO_UNUSED, int i)
+static void reset(void *p, algo_env *env SIM_UNUSED, int i)
 {
     mc *s = p;
     memset(s->v + (int64_t)i * s->d, 0, (size_t)s->d * sizeof(float));

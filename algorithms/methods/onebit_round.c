@@ -65,7 +65,7 @@ static int h_plan(void *m, int64_t round, int *slots)
 
 /* The size of w's message in round k's group (a 1-bit phase message
  * depends on the partition), also when it re-enters a smaller one. */
-static void h_reenter(void *m, int w ALGO_UNUSED, int64_t round, int phase ALGO_UNUSED,
+static void h_reenter(void *m, int w SIM_UNUSED, int64_t round, int phase SIM_UNUSED,
                       algo_sync_msg *msg)
 {
     algo_obit *st = m;
@@ -89,7 +89,7 @@ static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg
 
 /* Phase 1: the 1-bit all-reduce of the members' momenta; the last phase:
  * the update (the warm-up's: the optimizer step on the mean gradient). */
-static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w ALGO_UNUSED)
+static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w SIM_UNUSED)
 {
     algo_obit *st = m;
     algo_env *env = st->env;

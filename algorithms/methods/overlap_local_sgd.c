@@ -36,7 +36,7 @@ static int h_step_done(void *m, int i)
 }
 
 /* Steps 2-3 of the sync: buf_i from z, the result of the previous round. */
-static void h_contribute(void *m, int i, int64_t round, int phase ALGO_UNUSED, algo_sync_msg *msg)
+static void h_contribute(void *m, int i, int64_t round, int phase SIM_UNUSED, algo_sync_msg *msg)
 {
     overlap *s = m;
     float *x = s->env->w[i].x, *buf = s->buf + (int64_t)i * s->d;
@@ -60,8 +60,8 @@ static void h_contribute(void *m, int i, int64_t round, int phase ALGO_UNUSED, a
     msg->bytes = s->env->msg_bytes;
 }
 
-static void h_form(void *m, const algo_group *g, int64_t round ALGO_UNUSED, int phase ALGO_UNUSED,
-                   int w ALGO_UNUSED)
+static void h_form(void *m, const algo_group *g, int64_t round SIM_UNUSED, int phase SIM_UNUSED,
+                   int w SIM_UNUSED)
 {
     overlap *s = m;
     for (int r = 0; r < g->n; r++)

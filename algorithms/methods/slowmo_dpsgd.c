@@ -48,7 +48,7 @@ static void mean_buffer(smd *s, const int *members, int nm,
 }
 
 /* Every member is in the all-reduce, so their buffers can be set here. */
-static void sync_mean(void *p, algo_env *env ALGO_UNUSED, int64_t k ALGO_UNUSED, double lr,
+static void sync_mean(void *p, algo_env *env SIM_UNUSED, int64_t k SIM_UNUSED, double lr,
                       const int *members, int nm, float *mean)
 {
     smd *s = p;
