@@ -55,7 +55,6 @@ static int recv_add(gworker *w, int64_t t, int delta)
 static void try_publish(algo_gossip *g, int i);
 static void coll_enter(algo_gossip *g, algo_gossip_coll kind, int i);
 
-
 float *algo_gossip_x(const algo_gossip *g, int i)
 {
     algo_env_defer_wait(g->env, i);

@@ -192,7 +192,6 @@ void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int
  * buffer. */
 #define ALGO_ROW_CHUNK 2048
 
-
 /* Parses a phase list ("none", "all", "1", "1, 3") into a bit mask (bit p
  * for phase p = 1..30; all = every bit). Returns 0 or SIM_ECONFIG. */
 int algo_phase_mask(const char *text, uint32_t *mask);

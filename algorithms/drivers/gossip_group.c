@@ -71,7 +71,6 @@ int algo_gossip_group_init(algo_gossip *g, sim_err *err)
     return 0;
 }
 
-
 static void enter(algo_gossip *g, int i)
 {
     ggroups *f = g->gc;

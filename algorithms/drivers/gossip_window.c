@@ -22,7 +22,6 @@ static int64_t samples_before(const algo_gossip *g, int64_t k)
     return g->env->samples + (k - g->k_lo) * g->spi;
 }
 
-
 double algo_gossip_epoch_at(const algo_gossip *g, int64_t k)
 {
     return (double)samples_before(g, k) / (double)g->env->ds->train.n;
@@ -228,4 +227,3 @@ void algo_gossip_worker_models(void *p, const float **xs)
     for (int i = 0; i < g->n; i++)
         xs[i] = snap && (!f->has || f->has[i]) ? f->x + (int64_t)i * g->d : g->w[i].x;
 }
-

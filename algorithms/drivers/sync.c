@@ -707,4 +707,3 @@ void algo_sync_fault(algo_sync *sy, const algo_fault *ev)
         rejoin(sy, ev->target);
     algo_sync_collect(sy);
 }
-

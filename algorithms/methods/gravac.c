@@ -290,15 +290,6 @@ static void h_join(void *m, int j, int sender SIM_UNUSED)
 
 static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)p)->sy, ev); }
 
-static int read_keys(state *st, const cfg_config *cfg, sim_err *err)
-{
-    int rc = algo_keys_read(cfg, keys, st, NULL, err);
-    if (!rc && !(st->theta_max > 0 && st->theta_max <= st->theta_min))
-        return cfg_error(cfg, "algorithm", "theta_max", SIM_ECONFIG, err,
-                         "must be in (0, theta_min], got %g", st->theta_max);
-    return rc;
-}
-
 static int create(algo_env *env, void **out, sim_err *err)
 {
     const cfg_config *cfg = env->cfg;
@@ -306,7 +297,10 @@ static int create(algo_env *env, void **out, sim_err *err)
     if (!st)
         return algo_env_alloc_check(env, "gravac", err);
     st->env = env;
-    int rc = read_keys(st, cfg, err);
+    int rc = algo_keys_read(cfg, keys, st, NULL, err);
+    if (!rc && !(st->theta_max > 0 && st->theta_max <= st->theta_min))
+        return cfg_error(cfg, "algorithm", "theta_max", SIM_ECONFIG, err,
+                         "must be in (0, theta_min], got %g", st->theta_max);
     if (!rc)
         rc = algo_optim_require_sgd(cfg, "error feedback needs a linear update", err);
     if (rc)

@@ -260,4 +260,3 @@ void algo_lsgd_fault(void *p, const algo_fault *ev)
     if (s->sy)
         algo_sync_fault(s->sy, ev);
 }
-

@@ -133,18 +133,8 @@ static double h_join_bytes(void *m)
 
 void algo_obit_fault(void *p, const algo_fault *ev) { algo_sync_fault(((algo_obit *)p)->sy, ev); }
 
-
 /* At the run's end: the 1-bit all-reduce, rebuilt at each regroup. */
 static void ob_free(void *ob) { algo_onebit_release(ob); }
-
-static int read_keys(algo_obit *st, const cfg_config *cfg, sim_err *err)
-{
-    int rc = algo_keys_read(cfg, st->ops->keys, st, NULL, err);
-    if (rc)
-        return rc;
-    st->cost *= (double)st->env->wire_params; /* d_wire */
-    return st->ops->check ? st->ops->check(st, cfg, err) : 0;
-}
 
 int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_err *err)
 {
@@ -155,7 +145,10 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     algo_env_own(env, &st->ob, ob_free);
     st->env = env;
     st->ops = ops;
-    int rc = read_keys(st, cfg, err);
+    int rc = algo_keys_read(cfg, ops->keys, st, NULL, err);
+    st->cost *= (double)env->wire_params; /* d_wire */
+    if (!rc && ops->check)
+        rc = ops->check(st, cfg, err);
     if (rc)
         return rc;
     const size_t n = (size_t)env->n, d = (size_t)env->d;

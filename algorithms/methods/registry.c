@@ -68,7 +68,6 @@ int algo_compress_check(const algo_vt *vt, const cfg_config *cfg, sim_err *err)
     return 0;
 }
 
-
 int algo_bucket_check(const algo_vt *vt, const cfg_config *cfg, sim_err *err)
 {
     if (cfg->bucket <= 0 || vt->supports_bucket)

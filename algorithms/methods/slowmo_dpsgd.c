@@ -26,7 +26,6 @@ typedef struct smd {
     const float **ptrs;
 } smd;
 
-
 static int sync_after(void *p, int64_t k)
 {
     const smd *s = p;

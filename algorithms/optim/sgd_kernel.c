@@ -107,4 +107,3 @@ void algo_local_step(float *out, const float *base, const float *x, float *g, fl
     int kind = beta == 0 || !m ? 0 : nesterov ? 2 : 1;
     step_kernel(out, base, g, m, d, (float)lr, (float)beta, kind);
 }
-
