@@ -85,6 +85,29 @@ int algo_env_compress_workers(algo_env *env, const algo_compressor *c, int error
     return algo_env_alloc_check(env, env->cfg->algorithm, err);
 }
 
+int algo_local_optim_init(algo_local_optim *lo, algo_env *env, int snapshot_decay,
+                          sim_err *err)
+{
+    *lo = (algo_local_optim){.s = NULL, .n = env->n, .snapshot_wd = 0};
+    const algo_optim *o = algo_optim_from_config(env->cfg, err);
+    if (!o)
+        return err && err->code ? err->code : SIM_ECONFIG;
+    algo_optim_hp hp;
+    algo_optim_hp_from_config(env->cfg, &hp);
+    if (snapshot_decay && !o->decoupled_wd) {
+        lo->snapshot_wd = hp.weight_decay;
+        hp.weight_decay = 0;
+    }
+    const wl_layer *layers = env->model ? env->model->layers : NULL;
+    int nl = env->model ? env->model->n_layers : 0;
+    lo->s = algo_env_calloc(env, (size_t)env->n, sizeof *lo->s);
+    for (int i = 0; lo->s && i < env->n; i++)
+        if (!(lo->s[i] = algo_env_own_optim(
+                  env, algo_optim_state_create(o, &hp, env->d, layers, nl, err))))
+            return err && err->code ? err->code : SIM_ENOMEM;
+    return algo_env_alloc_check(env, env->cfg->algorithm, err);
+}
+
 int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err)
 {
     if (!env->run->oom)

@@ -36,6 +36,24 @@ algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c);
  * *out, owned by the run. 0 or an error code (err). */
 int algo_env_compress_workers(algo_env *env, const algo_compressor *c, int error_feedback,
                               algo_compress_worker **out, sim_err *err);
+/* The workers' optimizer states: one state of the configured [algorithm]
+ * optimizer per worker (docs/optimizers.md), for every method and driver
+ * whose workers step on their own. */
+typedef struct algo_local_optim {
+    algo_optim_state **s; /* n states, s[i] for worker i */
+    int n;
+    double snapshot_wd;   /* weight decay the caller adds to the gradient itself, or 0 */
+} algo_local_optim;
+
+/* Creates the n states from env->cfg (env->d floats, the model's layers).
+ * snapshot_decay = 1: a coupled optimizer's weight decay is left to the
+ * caller (snapshot_wd; it adds wd x where it reads the gradient) and the
+ * states step with wd = 0; decoupled optimizers keep theirs. The run owns
+ * the states. Returns 0, or an error code with err
+ * filled. */
+int algo_local_optim_init(algo_local_optim *lo, algo_env *env, int snapshot_decay,
+                          sim_err *err);
+
 /* 0 while every allocation of the run succeeded, else SIM_ENOMEM with
  * "who: out of memory" in err. */
 int algo_env_alloc_check(const algo_env *env, const char *who, sim_err *err);

@@ -196,23 +196,6 @@ void algo_gossip_row_step(const topo_wmat *W, int i, const float *const *in, int
  * for phase p = 1..30; all = every bit). Returns 0 or SIM_ECONFIG. */
 int algo_phase_mask(const char *text, uint32_t *mask);
 
-/* Local optimizer states of the local-step methods: one state of the
- * configured [algorithm] optimizer per worker (docs/optimizers.md). */
-typedef struct algo_local_optim {
-    algo_optim_state **s; /* n states, s[i] for worker i */
-    int n;
-    double snapshot_wd;   /* weight decay the caller adds to the gradient itself, or 0 */
-} algo_local_optim;
-
-/* Creates the n states from env->cfg (env->d floats, the model's layers).
- * snapshot_decay = 1: a coupled optimizer's weight decay is left to the
- * caller (snapshot_wd; it adds wd x where it reads the gradient) and the
- * states step with wd = 0; decoupled optimizers keep theirs. The run owns
- * the states (algorithms/core/own.h). Returns 0, or an error code with err
- * filled. */
-int algo_local_optim_init(algo_local_optim *lo, algo_env *env, int snapshot_decay,
-                          sim_err *err);
-
 /* Lattice quantization (docs/algorithms.md 6), q a power of two >= 2, step s:
  * code c = round(x / s) mod q (stored as a float in [0, q)); decoding
  * against a reference y gives q s round(y / (q s) - c / q) + s c, which is

@@ -16,7 +16,6 @@
 
 #include "algorithms/core/algo.h"
 #include "algorithms/compress/compress.h"
-#include "algorithms/drivers/gossip.h"
 #include "algorithms/drivers/sync.h"
 #include "algorithms/methods/method.h"
 #include "sim/units.h"

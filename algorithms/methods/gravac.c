@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "algorithms/compress/compress.h"
-#include "algorithms/drivers/gossip.h"
 #include "algorithms/drivers/sync.h"
 #include "algorithms/methods/method.h"
 #include "sim/units.h"
