@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "workloads/dense_impl.h"
+#include "workloads/vmath_impl.h"
 
 void wl_dense_forward(const float *w, int nin, int nout, const float *in, int64_t b,
                       float *out)
@@ -70,6 +71,8 @@ void wl_dense_sample_stats(const float *ds, const float *xs, const float *ts, in
     *q += nb * dt;
 }
 
+#define SOFTMAX_CHUNK 128
+
 double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax)
 {
     int am = 0;
@@ -81,11 +84,18 @@ double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax)
         }
     double s = 0;
     float zy = (yi >= 0 && yi < c) ? z[yi] : mx;
-    for (int k = 0; k < c; k++) {
-        float e = expf(z[k] - mx);
-        s += e;
+    /* e = expf(z - mx), SOFTMAX_CHUNK at a time through the vectorised
+     * expf (same bits), summed in double in class order */
+    float e[SOFTMAX_CHUNK];
+    for (int k0 = 0; k0 < c; k0 += SOFTMAX_CHUNK) {
+        const int w = c - k0 < SOFTMAX_CHUNK ? c - k0 : SOFTMAX_CHUNK;
+        for (int k = 0; k < w; k++)
+            e[k] = z[k0 + k] - mx;
+        wl_vmath_expf(e, w);
+        for (int k = 0; k < w; k++)
+            s += e[k];
         if (probs)
-            z[k] = e;
+            memcpy(z + k0, e, (size_t)w * sizeof *z);
     }
     if (probs) {
         float inv = (float)(1.0 / s);
