@@ -160,6 +160,18 @@ static void dense_stats(const float *delta, const float *in, const float *g, int
     }
 }
 
+/* dh[i] *= 1 - h[i]^2 (tanh' from the output), in blocks of 8 with a
+ * constant trip count so that GCC's -O2 vectoriser takes them. */
+static void tanh_backward(float *restrict dh, const float *restrict h, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int u = 0; u < 8; u++)
+            dh[i + u] *= 1.0f - h[i + u] * h[i + u];
+    for (; i < n; i++)
+        dh[i] *= 1.0f - h[i] * h[i];
+}
+
 static double charlm_run(const wl_model *m, const float *params, const float *x,
                          const float *y, int64_t b, float *grad, float *ws, double *sq,
                          double *q)
@@ -183,8 +195,7 @@ static double charlm_run(const wl_model *m, const float *params, const float *x,
         dense_stats(bf.z, bf.h, g2, hd, v, b, bf.dh, sq, q);
     /* hidden: dh = dz W2, times tanh' = 1 - h^2 */
     wl_dense_backward(bf.z, w2, hd, v, b, bf.dh);
-    for (int64_t i = 0; i < b * hd; i++)
-        bf.dh[i] *= 1.0f - bf.h[i] * bf.h[i];
+    tanh_backward(bf.dh, bf.h, b * hd);
     wl_dense_grad(bf.dh, bf.u, ku, hd, b, g1);
     if (sq)
         dense_stats(bf.dh, bf.u, g1, ku, hd, b, bf.du, sq, q);
