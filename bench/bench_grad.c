@@ -11,7 +11,9 @@
  * script runs under $DTSIM_PYTHON when set, else /usr/bin/python3 (Debian's
  * interpreter, which sees python3-torch; a pyenv python3 first on PATH
  * does not), else python3. Run from the source root (meson's benchmark
- * workdir). About 20 s in all. The BLAS kernel is pinned as the simulator
+ * workdir). Every figure is the best round of ~2 ms calls over 0.5 s (the
+ * mean beside it), on both sides and for the sgemm references. About 20 s
+ * in all. The BLAS kernel is pinned as the simulator
  * pins it (wl_blas_pin, the first thing main does), so the figures are
  * those of the kernel the simulator's gradients run on, and the kernel is
  * printed with them. With DTSIM_BENCH_CPU set, dtsim's figures (not
