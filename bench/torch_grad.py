@@ -6,8 +6,16 @@ prints nothing but a note without it.
 
 Output, one line per model and batch: NAME BATCH SAMPLES_PER_SECOND.
 Usage: torch_grad.py [MIN_SECONDS]"""
+import os
 import sys
 import time
+
+# One thread, really: Debian's torch does its dense algebra through the
+# system BLAS (OpenBLAS, BLAS_INFO=generic), whose own thread pool
+# torch.set_num_threads does not reach; unset, it ran two threads at batch
+# 128 (CPU/wall 2.0 on the 2-core machine). Set before torch loads.
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"
 
 try:
     import torch
@@ -96,8 +104,12 @@ def bench(model, x, y, loss_fn):
             return x.shape[0] / best
 
 
-print(f"# PyTorch {torch.__version__}, torch.set_num_threads(1), best round of ~2 ms")
+print(f"# PyTorch {torch.__version__}, torch.set_num_threads(1) and "
+      "OPENBLAS_NUM_THREADS=1, best round of ~2 ms")
+wall0, cpu0 = time.perf_counter(), time.process_time()
 for name, model, make_x, make_y, loss_fn in models():
     for batch in (32, 128):
         sps = bench(model, make_x(batch), make_y(batch), loss_fn)
         print(f"{name}\t{batch}\t{sps:.0f}", flush=True)
+ratio = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
+print(f"# PyTorch's process CPU time / wall time over these figures: {ratio:.2f} (1.00 = one core)")
