@@ -111,18 +111,65 @@ double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax)
     return log(s) - ((double)zy - (double)mx);
 }
 
-void wl_softmax_xent_grad(float *z, int64_t b, int c, const float *y, float invb,
-                          double *loss)
+/* The rows of wl_softmax_row_loss with probabilities, XENT_ROWS at a time
+ * so that the exponentials go through wl_vmath_expf in one run and four
+ * rows' sums (each still in class order, in double) advance together
+ * rather than one dependent chain at a time: the same bits. */
+#define XENT_ROWS 64
+
+static void xent_rows(float *z, int64_t rows, int c, const float *y, float invb, double *loss)
 {
-    for (int64_t i = 0; i < b; i++) {
+    float mx[XENT_ROWS], zy[XENT_ROWS];
+    double s[XENT_ROWS];
+    for (int64_t i = 0; i < rows; i++) {
+        float *zi = z + i * c, m = zi[0];
+        for (int k = 1; k < c; k++)
+            if (zi[k] > m)
+                m = zi[k];
+        const int yi = (int)y[i];
+        mx[i] = m;
+        zy[i] = (yi >= 0 && yi < c) ? zi[yi] : m;
+        for (int k = 0; k < c; k++)
+            zi[k] -= m;
+    }
+    wl_vmath_expf(z, rows * c);
+    int64_t i = 0;
+    for (; i + 4 <= rows; i += 4) {
+        const float *z0 = z + i * c, *z1 = z0 + c, *z2 = z1 + c, *z3 = z2 + c;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int k = 0; k < c; k++) {
+            s0 += z0[k];
+            s1 += z1[k];
+            s2 += z2[k];
+            s3 += z3[k];
+        }
+        s[i] = s0, s[i + 1] = s1, s[i + 2] = s2, s[i + 3] = s3;
+    }
+    for (; i < rows; i++) {
+        double si = 0;
+        for (int k = 0; k < c; k++)
+            si += z[i * c + k];
+        s[i] = si;
+    }
+    for (i = 0; i < rows; i++) {
         float *zi = z + i * c;
-        int yi = (int)y[i];
-        *loss += wl_softmax_row_loss(zi, c, yi, 1, NULL);
+        const int yi = (int)y[i];
+        const float inv = (float)(1.0 / s[i]);
+        for (int k = 0; k < c; k++)
+            zi[k] *= inv;
+        *loss += log(s[i]) - ((double)zy[i] - (double)mx[i]);
         if (yi >= 0 && yi < c)
             zi[yi] -= 1.0f;
         for (int k = 0; k < c; k++)
             zi[k] *= invb;
     }
+}
+
+void wl_softmax_xent_grad(float *z, int64_t b, int c, const float *y, float invb,
+                          double *loss)
+{
+    for (int64_t i0 = 0; i0 < b; i0 += XENT_ROWS)
+        xent_rows(z + i0 * c, b - i0 < XENT_ROWS ? b - i0 : XENT_ROWS, c, y + i0, invb, loss);
 }
 
 wl_eval wl_softmax_evaluate(const wl_model *m, const float *params, const float *x,
