@@ -5,9 +5,11 @@
  * e = exp(2|x|), 2|x| clamped to 19 (tanh rounds to 1 from 9.01), exp as
  * 2^n p(r), r = 2|x| - n ln 2 in two parts, p the Cephes expf polynomial.
  * No fused multiply-adds, so the SSE2 copy (two 128-bit halves) and the
- * AVX2 copy give the same bits. Checked on every float in [2^-12, 10]
- * (the rest is x, +-1 or NaN): within 1 ulp of libm's double tanh
- * rounded to float. A tail of fewer than eight is padded. */
+ * AVX2 copy give the same bits. Checked on all 2^32 floats: every result
+ * is the correctly rounded tanh (libm's double tanh rounded to float) or
+ * a neighbour of it (7.5 M inputs are one float away, 0.17% of all
+ * floats and 1.7% of a fine grid of [-12, 12]; none further), NaN stays NaN, and the AVX2 and SSE2 copies agree. A tail of
+ * fewer than eight is padded. */
 #include "workloads/vmath_impl.h"
 
 #include <math.h>
@@ -22,7 +24,9 @@ typedef int v8i __attribute__((vector_size(32)));
 
 #define FSPLAT(a) ((v8f){(a), (a), (a), (a), (a), (a), (a), (a)})
 #define FBLEND(mask, a, b) ((v8f)(((v8i)(a) & (mask)) | ((v8i)(b) & ~(mask))))
-#define FSIGN ((v8i){INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN})
+#define FSIGN                                                                           \
+    ((v8i){INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, \
+           INT32_MIN})
 
 /* tanh of the eight floats at v, in place. Macros and inline code rather
  * than functions taking vectors: a 32-byte vector passed by value would

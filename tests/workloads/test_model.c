@@ -739,27 +739,31 @@ Test(model, charlm_gradient_matches_finite_differences)
     check_grad(&big, "charlm", 9, 42, 0.5);
 }
 
-/* Error of f against the double ref in units of the float ulp at ref. */
-static double ulps_off(float f, double ref)
+/* Distance in floats between a and b (adjacent floats: 1), across zero. */
+static int64_t floats_apart(float a, float b)
 {
-    int e;
-    frexp(ref, &e);
-    double ulp = fabs(ref) < 0x1p-126 ? 0x1p-149 : ldexp(1.0, e - 24);
-    return fabs((double)f - ref) / ulp;
+    int32_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    int64_t oa = ia < 0 ? -(int64_t)(ia & 0x7fffffff) : ia;
+    int64_t ob = ib < 0 ? -(int64_t)(ib & 0x7fffffff) : ib;
+    return oa > ob ? oa - ob : ob - oa;
 }
 
-/* charlm's tanh: within 1 ulp of libm's double tanh (rounded to float, it
- * is the nearest float on every point of this grid) on a step-2^-16 grid of
- * [-12, 12] and a ratio-(1 + 2^-10) grid of |x| from 1e-40 (subnormals) to
- * 12, in batches of 1021 (a tail that is not a multiple of the vector
- * width); exact at the special values. */
-Test(model, vmath_tanh_within_one_ulp_of_libm)
+/* charlm's tanh: the correctly rounded float (libm's double tanh rounded)
+ * or a neighbour, on a step-2^-16 grid of [-12, 12] and a ratio-(1 +
+ * 2^-10) grid of |x| from 1e-40 (subnormals) to 12, in batches of 1021 (a
+ * tail that is not a multiple of the vector width); neighbours on under
+ * 3% of the points (1.7% when written; 0.17% of all floats, most of which
+ * are tiny or saturate); exact at the special values. */
+Test(model, vmath_tanh_within_one_float_of_the_rounded_value)
 {
     enum { N = 1021 };
     float v[N], x[N];
-    double worst = 0, worst_x = 0;
+    int64_t worst = 0;
+    double worst_x = 0;
     int n = 0;
-    long checked = 0;
+    long checked = 0, off = 0;
     for (int pass = 0; pass < 2; pass++) {
         double t = pass == 0 ? -12.0 : 1e-40;
         while (t <= 12.0) {
@@ -769,9 +773,10 @@ Test(model, vmath_tanh_within_one_ulp_of_libm)
             if (n >= N - 1 || t > 12.0) {
                 wl_vmath_tanh(v, n);
                 for (int i = 0; i < n; i++) {
-                    double e = ulps_off(v[i], tanh((double)x[i]));
-                    if (e > worst)
-                        worst = e, worst_x = x[i];
+                    int64_t d = floats_apart(v[i], (float)tanh((double)x[i]));
+                    off += d > 0;
+                    if (d > worst)
+                        worst = d, worst_x = x[i];
                 }
                 checked += n;
                 n = 0;
@@ -779,7 +784,8 @@ Test(model, vmath_tanh_within_one_ulp_of_libm)
         }
     }
     cr_expect(checked > 1500000, "%ld points", checked);
-    cr_expect(worst <= 1.0, "worst %.3f ulp at %.9g", worst, worst_x);
+    cr_expect(worst <= 1, "worst %lld floats off at %.9g", (long long)worst, worst_x);
+    cr_expect(off < 3 * checked / 100, "%ld of %ld points one float off", off, checked);
     float sp[6] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-149f};
     wl_vmath_tanh(sp, 6);
     cr_expect(sp[0] == 0 && !signbit(sp[0]) && sp[1] == 0 && signbit(sp[1]));
