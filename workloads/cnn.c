@@ -174,46 +174,43 @@ static void bufs_of(const cnn_geom *g, int64_t cb, float *ws, cnn_bufs *bf)
  * scalar. */
 #define VB 8
 
-/* o[j] = relu?(o[j] + bias[j]) for j < n */
-static void bias_act(float *restrict o, const float *restrict bias, int n, int relu)
+/* out (rows x n) = in (rows x k) W^T (W: n x k), without the biases,
+ * which pool_forward adds with the ReLU. */
+static void conv_product(const float *w, int k, int n, const float *in, int64_t rows,
+                         float *out)
 {
-    int j = 0;
-    if (relu) {
-        for (; j + VB <= n; j += VB)
-            for (int u = 0; u < VB; u++) {
-                float v = o[j + u] + bias[j + u];
-                o[j + u] = v > 0 ? v : 0.0f;
-            }
-        for (; j < n; j++) {
-            float v = o[j] + bias[j];
-            o[j] = v > 0 ? v : 0.0f;
-        }
-    } else {
-        for (; j < n; j++)
-            o[j] += bias[j];
-    }
-}
-
-/* out (rows x n) = in (rows x k) W^T + bias (W: n x k then n biases), then
- * ReLU when relu is set (bias and ReLU in one pass after the sgemm). */
-static void affine(const float *w, int k, int n, const float *in, int64_t rows, float *out,
-                   int relu)
-{
-    const float *bias = w + (int64_t)n * k;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, n, k, 1.0f, in, k, w, k,
                 0.0f, out, n);
+}
+
+/* out (rows x n) = in (rows x k) W^T + bias (W: n x k then n biases): the
+ * sgemm, then the biases added row by row. */
+static void affine(const float *w, int k, int n, const float *in, int64_t rows, float *out)
+{
+    const float *bias = w + (int64_t)n * k;
+    conv_product(w, k, n, in, rows, out);
     for (int64_t i = 0; i < rows; i++)
-        bias_act(out + i * n, bias, n, relu);
+        for (int j = 0; j < n; j++)
+            out[i * n + j] += bias[j];
+}
+
+/* relu(a + bias) */
+static inline float bias_relu(float a, float bias)
+{
+    const float v = a + bias;
+    return v > 0 ? v : 0.0f;
 }
 
 /* Branch-free first maximum of m channels of one window (pairs, then the
- * better pair): rows r0, r1, the right neighbour c floats further. Called
- * with m = VB (vectorised) or the tail. */
+ * better pair) of relu(a + bias): rows r0, r1, the right neighbour c floats
+ * further. Called with m = VB (vectorised) or the tail. */
 static inline void pool_max(const float *restrict r0, const float *restrict r1, int c,
-                            float *restrict p, float *restrict arg, int m)
+                            const float *restrict bias, float *restrict p,
+                            float *restrict arg, int m)
 {
     for (int k = 0; k < m; k++) {
-        float v0 = r0[k], v1 = r0[c + k], v2 = r1[k], v3 = r1[c + k];
+        float v0 = bias_relu(r0[k], bias[k]), v1 = bias_relu(r0[c + k], bias[k]);
+        float v2 = bias_relu(r1[k], bias[k]), v3 = bias_relu(r1[c + k], bias[k]);
         float m01 = v1 > v0 ? v1 : v0, t01 = v1 > v0 ? 1.0f : 0.0f;
         float m23 = v3 > v2 ? v3 : v2, t23 = v3 > v2 ? 3.0f : 2.0f;
         p[k] = m23 > m01 ? m23 : m01;
@@ -221,11 +218,13 @@ static inline void pool_max(const float *restrict r0, const float *restrict r1, 
     }
 }
 
-/* 2x2 stride-2 max-pool of channels-last maps (h x w x c per sample). The
- * window position of each maximum (0 top-left, 1 top-right, 2 bottom-left,
- * 3 bottom-right; the first one on ties) goes to arg, as a float, for the
- * backward pass. */
-static void pool_forward(const float *a, int h, int w, int c, int64_t cb, float *p, float *arg)
+/* 2x2 stride-2 max-pool of the maps relu(a + bias), a channels-last (h x w
+ * x c per sample; a itself is left as it is, and a trailing odd row or
+ * column is never read). The window position of each maximum (0 top-left,
+ * 1 top-right, 2 bottom-left, 3 bottom-right; the first one on ties) goes
+ * to arg, as a float, for the backward pass. */
+static void pool_forward(const float *a, const float *bias, int h, int w, int c, int64_t cb,
+                         float *p, float *arg)
 {
     const int ph = h / 2, pw = w / 2;
     for (int64_t s = 0; s < cb; s++)
@@ -236,8 +235,9 @@ static void pool_forward(const float *a, int h, int w, int c, int64_t cb, float 
                 const int64_t o = ((s * ph + y) * pw + x) * c;
                 int k = 0;
                 for (; k + VB <= c; k += VB)
-                    pool_max(r0 + k, r1 + k, c, p + o + k, arg + o + k, VB);
-                pool_max(r0 + k, r1 + k, c, p + o + k, arg + o + k, c - k);
+                    pool_max(r0 + k, r1 + k, c, bias + k, p + o + k, arg + o + k, VB);
+                if (k < c)
+                    pool_max(r0 + k, r1 + k, c, bias + k, p + o + k, arg + o + k, c - k);
             }
 }
 
@@ -351,13 +351,16 @@ static void forward(const wl_model *m, const float *params, const float *x, int6
                     const cnn_bufs *bf)
 {
     const cnn_geom *g = geom(m);
+    const float *w1 = params + m->layers[0].offset, *w2 = params + m->layers[1].offset;
     im2col1(g, x, cb, bf->col1);
-    affine(params + m->layers[0].offset, g->k1, g->c1, bf->col1, cb * g->h1 * g->w1, bf->a1, 1);
-    pool_forward(bf->a1, g->h1, g->w1, g->c1, cb, bf->p1, bf->arg1);
+    conv_product(w1, g->k1, g->c1, bf->col1, cb * g->h1 * g->w1, bf->a1);
+    pool_forward(bf->a1, w1 + (int64_t)g->c1 * g->k1, g->h1, g->w1, g->c1, cb, bf->p1,
+                 bf->arg1);
     im2col2(g, bf->p1, cb, bf->col2);
-    affine(params + m->layers[1].offset, g->k2, g->c2, bf->col2, cb * g->h2 * g->w2, bf->a2, 1);
-    pool_forward(bf->a2, g->h2, g->w2, g->c2, cb, bf->p2, bf->arg2);
-    affine(params + m->layers[2].offset, g->feat, g->classes, bf->p2, cb, bf->z, 0);
+    conv_product(w2, g->k2, g->c2, bf->col2, cb * g->h2 * g->w2, bf->a2);
+    pool_forward(bf->a2, w2 + (int64_t)g->c2 * g->k2, g->h2, g->w2, g->c2, cb, bf->p2,
+                 bf->arg2);
+    affine(params + m->layers[2].offset, g->feat, g->classes, bf->p2, cb, bf->z);
 }
 
 /* grad W (+)= delta^T in, grad b (+)= column sums of delta (in double) */
@@ -367,21 +370,10 @@ static void weight_grad(const float *delta, const float *in, int64_t rows, int k
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, (int)rows, 1.0f, delta, n, in, k,
                 accumulate ? 1.0f : 0.0f, gw, k);
     float *gb = gw + (int64_t)n * k;
-    int j = 0;
-    for (; j < n; j += VB) {
-        const int m = n - j < VB ? n - j : VB;
-        double acc[VB] = {0};
-        if (m == VB)
-            for (int64_t i = 0; i < rows; i++)
-                for (int u = 0; u < VB; u++)
-                    acc[u] += delta[i * n + j + u];
-        else
-            for (int64_t i = 0; i < rows; i++)
-                for (int u = 0; u < m; u++)
-                    acc[u] += delta[i * n + j + u];
-        for (int u = 0; u < m; u++)
-            gb[j + u] = accumulate ? gb[j + u] + (float)acc[u] : (float)acc[u];
-    }
+    if (accumulate)
+        wl_dense_bias_grad_add(delta, rows, n, gb);
+    else
+        wl_dense_bias_grad(delta, rows, n, gb);
 }
 
 static double cnn_loss_grad(const wl_model *m, const float *params, const float *x,

@@ -40,7 +40,7 @@ void wl_dense_grad(const float *delta, const float *in, int nin, int nout, int64
  * (the bits of a column-at-a-time loop, without its strided reads). */
 #define BIAS_CHUNK 256
 
-void wl_dense_bias_grad(const float *delta, int64_t b, int n, float *gb)
+static void bias_sums(const float *delta, int64_t b, int n, float *gb, int add)
 {
     double acc[BIAS_CHUNK];
     for (int k0 = 0; k0 < n; k0 += BIAS_CHUNK) {
@@ -57,8 +57,18 @@ void wl_dense_bias_grad(const float *delta, int64_t b, int n, float *gb)
                 acc[k] += row[k];
         }
         for (int k = 0; k < w; k++)
-            gb[k0 + k] = (float)acc[k];
+            gb[k0 + k] = add ? gb[k0 + k] + (float)acc[k] : (float)acc[k];
     }
+}
+
+void wl_dense_bias_grad(const float *delta, int64_t b, int n, float *gb)
+{
+    bias_sums(delta, b, n, gb, 0);
+}
+
+void wl_dense_bias_grad_add(const float *delta, int64_t b, int n, float *gb)
+{
+    bias_sums(delta, b, n, gb, 1);
 }
 
 void wl_dense_sample_stats(const float *ds, const float *xs, const float *ts, int nin,

@@ -26,6 +26,9 @@ void wl_dense_grad(const float *delta, const float *in, int nin, int nout, int64
 /* gb[k] = sum over the b rows of delta[i][k] (n columns), summed in double. */
 void wl_dense_bias_grad(const float *delta, int64_t b, int n, float *gb);
 
+/* gb[k] += (float) the same double sum (a later chunk of the rows). */
+void wl_dense_bias_grad_add(const float *delta, int64_t b, int n, float *gb);
+
 /* One sample's share of a dense layer's batch statistics (see
  * wl_stats_finish): ds its delta (nout, scaled by 1/nb), xs its input (nin),
  * ts = G xs + g_b (nout). Adds nb^2 ||ds||^2 (||xs||^2 + 1) to *sq and
