@@ -87,7 +87,9 @@ void wl_dense_sample_stats(const float *ds, const float *xs, const float *ts, in
 
 #define SOFTMAX_CHUNK 128
 
-double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax)
+/* The largest of c logits; *argmax (if not NULL) gets the first place it
+ * occurs. */
+static inline float row_max(const float *z, int c, int *argmax)
 {
     int am = 0;
     float mx = z[0];
@@ -96,10 +98,18 @@ double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax)
             mx = z[k];
             am = k;
         }
-    double s = 0;
-    float zy = (yi >= 0 && yi < c) ? z[yi] : mx;
+    if (argmax)
+        *argmax = am;
+    return mx;
+}
+
+double wl_softmax_row_loss(const float *z, int c, int yi, int *argmax)
+{
+    const float mx = row_max(z, c, argmax);
+    const float zy = (yi >= 0 && yi < c) ? z[yi] : mx;
     /* e = expf(z - mx), SOFTMAX_CHUNK at a time through the vectorised
      * expf (same bits), summed in double in class order */
+    double s = 0;
     float e[SOFTMAX_CHUNK];
     for (int k0 = 0; k0 < c; k0 += SOFTMAX_CHUNK) {
         const int w = c - k0 < SOFTMAX_CHUNK ? c - k0 : SOFTMAX_CHUNK;
@@ -108,21 +118,12 @@ double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax)
         wl_vmath_expf(e, w);
         for (int k = 0; k < w; k++)
             s += e[k];
-        if (probs)
-            memcpy(z + k0, e, (size_t)w * sizeof *z);
     }
-    if (probs) {
-        float inv = (float)(1.0 / s);
-        for (int k = 0; k < c; k++)
-            z[k] *= inv;
-    }
-    if (argmax)
-        *argmax = am;
     return log(s) - ((double)zy - (double)mx);
 }
 
-/* The rows of wl_softmax_row_loss with probabilities, XENT_ROWS at a time
- * so that the exponentials go through wl_vmath_expf in one run and four
+/* Each row's cross-entropy as wl_softmax_row_loss computes it, and the row
+ * replaced by its logit gradient, XENT_ROWS rows at a time so that the exponentials go through wl_vmath_expf in one run and four
  * rows' sums (each still in class order, in double) advance together
  * rather than one dependent chain at a time: the same bits. */
 #define XENT_ROWS 64
@@ -132,10 +133,8 @@ static void xent_rows(float *z, int64_t rows, int c, const float *y, float invb,
     float mx[XENT_ROWS], zy[XENT_ROWS];
     double s[XENT_ROWS];
     for (int64_t i = 0; i < rows; i++) {
-        float *zi = z + i * c, m = zi[0];
-        for (int k = 1; k < c; k++)
-            if (zi[k] > m)
-                m = zi[k];
+        float *zi = z + i * c;
+        const float m = row_max(zi, c, NULL);
         const int yi = (int)y[i];
         mx[i] = m;
         zy[i] = (yi >= 0 && yi < c) ? zi[yi] : m;
@@ -197,7 +196,7 @@ wl_eval wl_softmax_evaluate(const wl_model *m, const float *params, const float 
         float *z = logits(m, params, x + i0 * m->dim, b, ws);
         for (int64_t i = 0; i < b; i++) {
             int yi = (int)y[i0 + i], am;
-            loss += wl_softmax_row_loss(z + i * c, c, yi, 0, &am);
+            loss += wl_softmax_row_loss(z + i * c, c, yi, &am);
             correct += am == yi;
         }
     }

@@ -37,10 +37,9 @@ void wl_dense_sample_stats(const float *ds, const float *xs, const float *ts, in
                            int nout, double nb, double *sq, double *q);
 
 /* Row z (c logits): returns its cross-entropy against label yi (an
- * out-of-range label scores against the maximum) and, when probs is set,
- * replaces the row by its softmax probabilities. *argmax (if not NULL) gets
- * the predicted class, ties to the lower class. */
-double wl_softmax_row_loss(float *z, int c, int yi, int probs, int *argmax);
+ * out-of-range label scores against the maximum). *argmax (if not NULL)
+ * gets the predicted class, ties to the lower class. */
+double wl_softmax_row_loss(const float *z, int c, int yi, int *argmax);
 
 /* The loss head of a training step over b rows of c logits with labels y:
  * adds each row's cross-entropy to *loss, in row order, and replaces the

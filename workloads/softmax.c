@@ -136,7 +136,7 @@ static wl_eval softmax_evaluate_sparse(const wl_model *m, const float *params,
         logits_sparse(m, params, X, rows, i0, b, ws);
         for (int64_t i = 0; i < b; i++) {
             int yi = (int)y[i0 + i], am;
-            loss += wl_softmax_row_loss(ws + i * c, c, yi, 0, &am);
+            loss += wl_softmax_row_loss(ws + i * c, c, yi, &am);
             correct += am == yi;
         }
     }
