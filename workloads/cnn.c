@@ -27,6 +27,7 @@
 #include "sim/units.h"
 #include "workloads/dense_impl.h"
 #include "workloads/models_impl.h"
+#include "workloads/sparse_rows_impl.h"
 
 #define CNN_CHUNK 16
 #define KS 5
@@ -39,6 +40,11 @@ typedef struct cnn_geom {
     int p2h, p2w;       /* pool2 output (c2 maps) */
     int k1, k2, feat;   /* im2col widths, fc inputs */
     int classes;
+    /* conv2's column gradient row by row from its sparse delta (at most a
+     * quarter of a pooled map's gradient is nonzero), when the replay of
+     * the BLAS's sums checks out for every chunk size */
+    int dcol_rows;
+    wl_srows dcol;
 } cnn_geom;
 
 static int geom_make(cnn_geom *g, int c0, int h0, int w0, int c1, int c2, int classes)
@@ -91,6 +97,10 @@ static int cnn_create(wl_model *m, const char *const *args, int nargs, sim_err *
                            "model 'cnn': images of %dx%d are too small for two 5x5 "
                            "convolutions and 2x2 poolings (at least 16x16)",
                            ds->height, ds->width);
+    int64_t rows[CNN_CHUNK];
+    for (int cb = 1; cb <= CNN_CHUNK; cb++)
+        rows[cb - 1] = (int64_t)cb * g.h2 * g.w2;
+    g.dcol_rows = wl_srows_plan(&g.dcol, g.k2, g.c2, rows, CNN_CHUNK);
     cnn_geom *p = malloc(sizeof *p);
     if (!p)
         return sim_err_set(err, SIM_ENOMEM, "model 'cnn': out of memory");
@@ -331,20 +341,45 @@ static void add_to(float *restrict dst, const float *restrict src, int n)
         dst[t] += src[t];
 }
 
-/* dp1 = sum of the column gradients back onto the pooled maps. */
-static void col2im2(const cnn_geom *g, const float *dcol, int64_t cb, float *dp1)
+/* Adds row (s, oy, ox) of conv2's column gradient onto the pooled maps
+ * dp1, kernel row by kernel row. */
+static void col2im_row(const cnn_geom *g, const float *row, int64_t s, int oy, int ox, float *dp1)
 {
     const int seg = KS * g->c1;
+    for (int ky = 0; ky < KS; ky++) {
+        add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
+        row += seg;
+    }
+}
+
+/* dp1 = conv2's input gradient: the column gradient delta2 W2 summed back
+ * onto the pooled maps (col2im), rows in order. When the sparse replay is
+ * planned (and W2 finite, and OpenBLAS on one thread as planned), the rows
+ * are computed from delta2's nonzeros WL_SROWS_BLOCK at a time into buf
+ * and added at once; otherwise one sgemm writes the whole column gradient
+ * into buf (rows x k2). The same bits either way. */
+static void conv2_input_grad(const cnn_geom *g, const float *delta, const float *w2, int64_t cb,
+                             float *buf, float *dp1)
+{
+    const int64_t r2 = (int64_t)g->h2 * g->w2, rows = cb * r2;
+    const int fast = g->dcol_rows && openblas_get_num_threads() == 1 &&
+                     wl_srows_finite(&g->dcol, w2);
+    if (!fast)
+        wl_dense_backward(delta, w2, g->k2, g->c2, rows, buf);
     memset(dp1, 0, (size_t)cb * g->p1h * g->p1w * g->c1 * sizeof *dp1);
-    for (int64_t s = 0; s < cb; s++)
-        for (int oy = 0; oy < g->h2; oy++)
-            for (int ox = 0; ox < g->w2; ox++) {
-                const float *row = dcol + ((s * g->h2 + oy) * g->w2 + ox) * g->k2;
-                for (int ky = 0; ky < KS; ky++) {
-                    add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
-                    row += seg;
-                }
-            }
+    for (int64_t r0 = 0; r0 < rows; r0 += WL_SROWS_BLOCK) {
+        const int n = rows - r0 < WL_SROWS_BLOCK ? (int)(rows - r0) : WL_SROWS_BLOCK;
+        const float *block = buf + r0 * g->k2;
+        if (fast) {
+            wl_srows_rows(&g->dcol, rows, r0, n, delta + r0 * g->c2, w2, buf);
+            block = buf;
+        }
+        for (int i = 0; i < n; i++) {
+            const int64_t r = r0 + i, rem = r % r2;
+            col2im_row(g, block + (int64_t)i * g->k2, r / r2, (int)(rem / g->w2),
+                       (int)(rem % g->w2), dp1);
+        }
+    }
 }
 
 static void forward(const wl_model *m, const float *params, const float *x, int64_t cb,
@@ -402,8 +437,7 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
         /* pool2, ReLU, conv2 (the column gradient overwrites col2) */
         pool_backward(bf.a2, g->h2, g->w2, g->c2, cb, bf.p2, bf.arg2, bf.dp2);
         weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc);
-        wl_dense_backward(bf.a2, w2, g->k2, g->c2, cb * r2, bf.col2);
-        col2im2(g, bf.col2, cb, bf.dp1);
+        conv2_input_grad(g, bf.a2, w2, cb, bf.col2, bf.dp1);
         /* pool1, ReLU, conv1 */
         pool_backward(bf.a1, g->h1, g->w1, g->c1, cb, bf.p1, bf.arg1, bf.dp1);
         weight_grad(bf.a1, bf.col1, cb * r1, g->k1, g->c1, g1, acc);

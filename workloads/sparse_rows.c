@@ -1,0 +1,283 @@
+/* Rows of a product with a sparse left operand, in the pinned BLAS's bits
+ * (sparse_rows_impl.h says how and why). */
+#include "workloads/sparse_rows_impl.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SROWS_X86 1
+#endif
+
+/* OpenBLAS 0.3.21, x86-64 Haswell: param.h's SGEMM_DEFAULT_P and _Q and
+ * the kernel's unroll of m. */
+#define GEMM_P 320
+#define GEMM_Q 320
+#define UNROLL_M 8
+#define MAX_ROWS 12288 /* well under the driver's column block R */
+
+/* Marks groups [c / 8, (c + n) / 8) of a half as summed in two chains. */
+static void mark(uint8_t *half, int c, int n)
+{
+    memset(half + c / 8, 1, (size_t)n / 8);
+}
+
+/* The tiles of the kernel's 12-row panels over a column block of m
+ * columns (m a multiple of 8): with m >= 16, a head 8x6 tile on the left
+ * half, then 16x6 tiles alternating right and left, each step 8 columns
+ * on, and a closing 8x6 tile; 8x6 tiles sum in two chains, 16x6 in one;
+ * narrower blocks are 8-wide tiles of one chain. */
+static void panel_tiles(int m, uint8_t *left, uint8_t *right)
+{
+    memset(left, 0, (size_t)m / 8);
+    memset(right, 0, (size_t)m / 8);
+    if (m < 16)
+        return;
+    int r = m, pl = 8, pr = 0;
+    mark(left, 0, 8);
+    for (;;) {
+        pr += 16; /* right 16x6 */
+        r -= 8;
+        if (r < 16) {
+            mark(left, pl, 8);
+            break;
+        }
+        pl += 16; /* left 16x6 */
+        r -= 8;
+        if (r < 16) {
+            mark(right, pr, 8);
+            break;
+        }
+    }
+}
+
+/* How row r of a `rows`-row product is summed in a column block: 0 one
+ * chain everywhere, 1 / 2 the left / right half of a 12-row panel (per
+ * group, split_l / split_r), 3 two chains everywhere (a 4-row panel). The
+ * first column block's kernel calls take 12 rows at a time, then 4 while
+ * more than 4 are left, then the rest; the later blocks' one call takes
+ * 12s, then 8, 4, 2, 1. */
+static int row_kind(int64_t rows, int64_t r, int first)
+{
+    const int64_t q = rows - rows % 12;
+    if (r < q)
+        return r % 12 < 6 ? 1 : 2;
+    int64_t t = rows - q, u = r - q;
+    if (first)
+        return u / 4 * 4 + 4 <= t ? 3 : 0;
+    if (t >= 8) {
+        if (u < 8)
+            return 0;
+        u -= 8;
+        t -= 8;
+    }
+    return t >= 4 && u < 4 ? 3 : 0;
+}
+
+int wl_srows_finite(const wl_srows *p, const float *w)
+{
+    const int64_t n = (int64_t)p->k * p->cols;
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++)
+        ok &= isfinite(w[i]) != 0;
+    return ok;
+}
+
+#ifdef SROWS_X86
+#define STRIP 12 /* groups of 8 columns summed at once, in registers */
+/* GCC's -O2 keeps acc[] in registers only when its loops are unrolled */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL _Pragma("GCC unroll 12")
+#else
+#define UNROLL
+#endif
+
+/* A row's nonzeros: their k and values, in k order. */
+typedef struct nonzeros {
+    int n;
+    uint16_t k[GEMM_Q];
+    float v[GEMM_Q];
+} nonzeros;
+
+/* out[c, c + 8 * ng) = one chain per element over the nonzeros, + 0. */
+__attribute__((target("avx2,fma"))) static void chains(const nonzeros *z, const float *w,
+                                                       int cols, int c, int ng, float *out)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    if (ng == STRIP) {
+        __m256 acc[STRIP];
+        UNROLL for (int g = 0; g < STRIP; g++)
+            acc[g] = zero;
+        for (int t = 0; t < z->n; t++) {
+            const __m256 v = _mm256_set1_ps(z->v[t]);
+            const float *wr = w + (int64_t)z->k[t] * cols + c;
+            UNROLL for (int g = 0; g < STRIP; g++)
+                acc[g] = _mm256_fmadd_ps(v, _mm256_loadu_ps(wr + 8 * g), acc[g]);
+        }
+        UNROLL for (int g = 0; g < STRIP; g++)
+            _mm256_storeu_ps(out + c + 8 * g, _mm256_add_ps(acc[g], zero));
+        return;
+    }
+    for (int g = 0; g < ng; g++) {
+        __m256 acc = zero;
+        for (int t = 0; t < z->n; t++)
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(z->v[t]),
+                                  _mm256_loadu_ps(w + (int64_t)z->k[t] * cols + c + 8 * g), acc);
+        _mm256_storeu_ps(out + c + 8 * g, _mm256_add_ps(acc, zero));
+    }
+}
+
+/* out[8 g, 8 g + 8) = two chains (the even k of the whole groups of 8 and
+ * the k past them in one, the odd k in the other), added, + 0. */
+__attribute__((target("avx2,fma"))) static void two_chains(const nonzeros *z, int k8,
+                                                           const float *w, int cols, int g,
+                                                           float *out)
+{
+    __m256 a = _mm256_setzero_ps(), b = a;
+    for (int t = 0; t < z->n; t++) {
+        const __m256 v = _mm256_set1_ps(z->v[t]);
+        const __m256 x = _mm256_loadu_ps(w + (int64_t)z->k[t] * cols + 8 * g);
+        if (z->k[t] < k8 && (z->k[t] & 1))
+            b = _mm256_fmadd_ps(v, x, b);
+        else
+            a = _mm256_fmadd_ps(v, x, a);
+    }
+    _mm256_storeu_ps(out + 8 * g, _mm256_add_ps(_mm256_add_ps(b, a), _mm256_setzero_ps()));
+}
+
+/* The groups of row r summed in two chains are redone so. */
+static void split_groups(const wl_srows *p, int64_t rows, int64_t r, const nonzeros *z,
+                         const float *w, float *out)
+{
+    const int k8 = p->k & ~7;
+    if (r < rows - rows % 12) { /* a 12-row panel: the same half in every block */
+        const int half = r % 12 < 6 ? 0 : 1;
+        for (int i = 0; i < p->nsplit[half]; i++)
+            two_chains(z, k8, w, p->cols, p->split[half][i], out);
+        return;
+    }
+    int g0 = 0;
+    for (int b = 0; b < p->nblocks; b++) {
+        if (row_kind(rows, r, b == 0) == 3)
+            for (int g = g0; g < p->block_end[b]; g++)
+                two_chains(z, k8, w, p->cols, g, out);
+        g0 = p->block_end[b];
+    }
+}
+#endif
+
+void wl_srows_rows(const wl_srows *p, int64_t rows, int64_t r0, int n, const float *d,
+                   const float *w, float *out)
+{
+#ifdef SROWS_X86
+    nonzeros z[WL_SROWS_BLOCK];
+    for (int i = 0; i < n; i++) {
+        const float *di = d + (int64_t)i * p->k;
+        int m = 0;
+        for (int t = 0; t < p->k; t++) {
+            z[i].k[m] = (uint16_t)t;
+            z[i].v[m] = di[t];
+            m += di[t] != 0.0f;
+        }
+        z[i].n = m;
+    }
+    /* column strips outside, rows inside: a strip of W stays in L1 */
+    for (int c = 0; c < p->cols; c += 8 * STRIP) {
+        const int ng = (p->cols - c) / 8 < STRIP ? (p->cols - c) / 8 : STRIP;
+        for (int i = 0; i < n; i++)
+            chains(&z[i], w, p->cols, c, ng, out + (int64_t)i * p->cols);
+    }
+    for (int i = 0; i < n; i++)
+        split_groups(p, rows, r0 + i, &z[i], w, out + (int64_t)i * p->cols);
+#else
+    (void)p, (void)rows, (void)r0, (void)n, (void)d, (void)w, (void)out;
+#endif
+}
+
+/* A deterministic stream of floats in [-1, 1) for the check. */
+static float next_value(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((double)(*s >> 40) / (double)(1ULL << 23)) - 1.0f;
+}
+
+/* Replay against cblas_sgemm for a product of `rows` rows: 1 identical. */
+static int check(const wl_srows *p, int64_t rows)
+{
+    const int k = p->k, cols = p->cols;
+    float *d = malloc((size_t)rows * k * sizeof *d);
+    float *w = malloc((size_t)k * cols * sizeof *w);
+    float *c = malloc((size_t)rows * cols * sizeof *c);
+    float *row = malloc((size_t)WL_SROWS_BLOCK * cols * sizeof *row);
+    int same = d && w && c && row;
+    if (same) {
+        uint64_t s = 0x5eed ^ (uint64_t)rows;
+        for (int64_t i = 0; i < rows * k; i++) {
+            const float v = next_value(&s);
+            d[i] = v > 0.4f ? v - 0.4f : v < -0.6f ? v + 0.6f : 0.0f; /* 70% zeros */
+        }
+        for (int64_t i = 0; i < (int64_t)k * cols; i++)
+            w[i] = next_value(&s);
+        for (int64_t i = 0; i < rows * cols; i++)
+            c[i] = NAN; /* beta = 0 must clear it */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, cols, k, 1.0f, d, k, w,
+                    cols, 0.0f, c, cols);
+        for (int64_t r = 0; r < rows && same; r += WL_SROWS_BLOCK) {
+            const int n = rows - r < WL_SROWS_BLOCK ? (int)(rows - r) : WL_SROWS_BLOCK;
+            wl_srows_rows(p, rows, r, n, d + r * k, w, row);
+            same = memcmp(row, c + r * cols, (size_t)n * cols * sizeof *row) == 0;
+        }
+    }
+    free(d);
+    free(w);
+    free(c);
+    free(row);
+    return same;
+}
+
+int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows)
+{
+    memset(p, 0, sizeof *p);
+#ifdef SROWS_X86
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        return 0;
+#else
+    return 0;
+#endif
+    /* several BLAS threads split the product differently */
+    if (openblas_get_num_threads() != 1)
+        return 0;
+    if (cols <= 0 || cols % 8 != 0 || cols / 8 > WL_SROWS_MAX_GROUPS || k < 1 || k > GEMM_Q)
+        return 0;
+    p->cols = cols;
+    p->k = k;
+    /* the driver's column blocks (its m): P at a time, a last stretch
+     * between P and 2P halved (rounded up to the unroll) */
+    for (int is = 0; is < cols;) {
+        int mi = cols - is;
+        if (mi >= 2 * GEMM_P)
+            mi = GEMM_P;
+        else if (mi > GEMM_P)
+            mi = (mi / 2 + UNROLL_M - 1) / UNROLL_M * UNROLL_M;
+        if (p->nblocks == WL_SROWS_MAX_BLOCKS)
+            return 0;
+        uint8_t left[2 * GEMM_P / 8], right[2 * GEMM_P / 8];
+        panel_tiles(mi, left, right);
+        for (int g = 0; g < mi / 8; g++) {
+            if (left[g])
+                p->split[0][p->nsplit[0]++] = (uint16_t)(is / 8 + g);
+            if (right[g])
+                p->split[1][p->nsplit[1]++] = (uint16_t)(is / 8 + g);
+        }
+        is += mi;
+        p->block_end[p->nblocks++] = is / 8;
+    }
+    for (int i = 0; i < nrows; i++)
+        if (rows[i] < 1 || rows[i] > MAX_ROWS || !check(p, rows[i]))
+            return 0;
+    return 1;
+}

@@ -1,0 +1,56 @@
+/* Private: the rows of a product D W (row-major, D rows x k mostly zeros,
+ * W k x cols) one at a time, with the bits cblas_sgemm(RowMajor, NoTrans,
+ * NoTrans, ..., beta = 0) gives for the whole product under the pinned
+ * BLAS kernel, at the cost of D's nonzeros only.
+ *
+ * OpenBLAS 0.3.21's Haswell sgemm (sgemm_kernel_8x4_haswell_2.c, with
+ * param.h's P = Q = 320 and the level-3 driver's blocking) sums each
+ * element of a product with k <= Q in one of two ways, fixed by where the
+ * element falls in the kernel's tiles: one chain of fused multiply-adds
+ * over k in order, or two chains (the even k of each whole group of 8 in
+ * one, the odd in the other, the k past the last whole group in the first)
+ * added at the end; then C = sum * alpha + C with C cleared for beta = 0.
+ * A zero term of a chain leaves it unchanged but for the sign of a zero
+ * sum, which the final + 0 erases, so skipping D's zeros keeps the bits as
+ * long as W is finite (0 * inf would have been NaN). This file replays the
+ * tiling to know which elements are summed which way.
+ *
+ * Whether the replay is right is not assumed: wl_srows_plan compares it
+ * with cblas_sgemm on random sparse operands of the planned shapes (every
+ * row count the caller names) and says no on any difference, on a CPU
+ * without AVX2 and FMA, or on shapes outside the replayed cases; the
+ * caller then keeps cblas_sgemm. */
+#ifndef DTSIM_WL_SPARSE_ROWS_IMPL_H
+#define DTSIM_WL_SPARSE_ROWS_IMPL_H
+
+#include <stdint.h>
+
+#define WL_SROWS_MAX_GROUPS 256 /* columns / 8 */
+#define WL_SROWS_MAX_BLOCKS 8   /* OpenBLAS's column blocks */
+#define WL_SROWS_BLOCK 16       /* rows per wl_srows_rows call, at most */
+
+typedef struct wl_srows {
+    int cols, k;
+    int nblocks;
+    int block_end[WL_SROWS_MAX_BLOCKS]; /* in groups of 8 columns */
+    /* the groups of 8 columns summed in two chains in the left [0] and
+     * right [1] halves of the kernel's 12-row panels */
+    int nsplit[2];
+    uint16_t split[2][WL_SROWS_MAX_GROUPS];
+} wl_srows;
+
+/* Plans products of k-wide D rows by a k x cols W and checks the replay
+ * against cblas_sgemm for products of each of the nrows row counts in
+ * rows[]. 1: wl_srows_row may be used for products of those row counts
+ * (and W finite, wl_srows_finite); 0: use cblas_sgemm. */
+int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows);
+
+/* 1 when every value of W (k x cols) is finite. */
+int wl_srows_finite(const wl_srows *p, const float *w);
+
+/* out (n x cols) = rows r0 .. r0 + n - 1 of D W for a product of `rows`
+ * rows, n <= WL_SROWS_BLOCK, d those rows of D (n x k). */
+void wl_srows_rows(const wl_srows *p, int64_t rows, int64_t r0, int n, const float *d,
+                   const float *w, float *out);
+
+#endif
