@@ -4,6 +4,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,12 +96,51 @@ int wl_srows_finite(const wl_srows *p, const float *w)
 #define UNROLL
 #endif
 
-/* A row's nonzeros: their k and values, in k order. */
+/* A row's nonzeros: their k and values, in k order (8 floats of slack
+ * for the vector stores). */
 typedef struct nonzeros {
     int n;
-    uint16_t k[GEMM_Q];
-    float v[GEMM_Q];
+    int32_t k[WL_SROWS_MAX_K + 8];
+    float v[WL_SROWS_MAX_K + 8];
 } nonzeros;
+
+/* For each mask of 8 lanes, the lanes that are set, in order, one byte
+ * each: the permutation that packs them to the front. */
+static uint64_t PACK[256];
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+
+static void pack_init(void)
+{
+    for (int m = 0; m < 256; m++) {
+        uint64_t v = 0;
+        int n = 0;
+        for (int i = 0; i < 8; i++)
+            if (m >> i & 1)
+                v |= (uint64_t)i << (8 * n++);
+        PACK[m] = v;
+    }
+}
+
+/* z = the nonzeros of d (k floats), 8 lanes at a time, without a branch
+ * per value. */
+__attribute__((target("avx2,fma"))) static void nonzeros_of(const float *d, int k, nonzeros *z)
+{
+    int n = 0;
+    for (int i = 0; i < k; i += 8) {
+        const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32(k - i),
+                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256 x = _mm256_maskload_ps(d + i, in);
+        const unsigned m = (unsigned)_mm256_movemask_ps(
+            _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NEQ_UQ),
+                          _mm256_castsi256_ps(in)));
+        const __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)PACK[m]));
+        _mm256_storeu_ps(z->v + n, _mm256_permutevar8x32_ps(x, perm));
+        _mm256_storeu_si256((__m256i *)(z->k + n),
+                            _mm256_add_epi32(perm, _mm256_set1_epi32(i)));
+        n += __builtin_popcount(m);
+    }
+    z->n = n;
+}
 
 /* out[c, c + 8 * ng) = one chain per element over the nonzeros, + 0. */
 __attribute__((target("avx2,fma"))) static void chains(const nonzeros *z, const float *w,
@@ -131,19 +171,20 @@ __attribute__((target("avx2,fma"))) static void chains(const nonzeros *z, const 
 }
 
 /* out[8 g, 8 g + 8) = two chains (the even k of the whole groups of 8 and
- * the k past them in one, the odd k in the other), added, + 0. */
+ * the k past them in one, the odd k in the other), added, + 0. Without a
+ * branch: each term goes to both chains, times 0 in the other one; a zero
+ * term leaves a chain as it is but for the sign of a zero, which the
+ * final + 0 erases. */
 __attribute__((target("avx2,fma"))) static void two_chains(const nonzeros *z, int k8,
                                                            const float *w, int cols, int g,
                                                            float *out)
 {
     __m256 a = _mm256_setzero_ps(), b = a;
     for (int t = 0; t < z->n; t++) {
-        const __m256 v = _mm256_set1_ps(z->v[t]);
+        const int odd = z->k[t] < k8 && (z->k[t] & 1);
         const __m256 x = _mm256_loadu_ps(w + (int64_t)z->k[t] * cols + 8 * g);
-        if (z->k[t] < k8 && (z->k[t] & 1))
-            b = _mm256_fmadd_ps(v, x, b);
-        else
-            a = _mm256_fmadd_ps(v, x, a);
+        a = _mm256_fmadd_ps(_mm256_set1_ps(odd ? 0.0f : z->v[t]), x, a);
+        b = _mm256_fmadd_ps(_mm256_set1_ps(odd ? z->v[t] : 0.0f), x, b);
     }
     _mm256_storeu_ps(out + 8 * g, _mm256_add_ps(_mm256_add_ps(b, a), _mm256_setzero_ps()));
 }
@@ -174,16 +215,8 @@ void wl_srows_rows(const wl_srows *p, int64_t rows, int64_t r0, int n, const flo
 {
 #ifdef SROWS_X86
     nonzeros z[WL_SROWS_BLOCK];
-    for (int i = 0; i < n; i++) {
-        const float *di = d + (int64_t)i * p->k;
-        int m = 0;
-        for (int t = 0; t < p->k; t++) {
-            z[i].k[m] = (uint16_t)t;
-            z[i].v[m] = di[t];
-            m += di[t] != 0.0f;
-        }
-        z[i].n = m;
-    }
+    for (int i = 0; i < n; i++)
+        nonzeros_of(d + (int64_t)i * p->k, p->k, &z[i]);
     /* column strips outside, rows inside: a strip of W stays in L1 */
     for (int c = 0; c < p->cols; c += 8 * STRIP) {
         const int ng = (p->cols - c) / 8 < STRIP ? (p->cols - c) / 8 : STRIP;
@@ -241,6 +274,7 @@ static int check(const wl_srows *p, int64_t rows)
 int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows)
 {
     memset(p, 0, sizeof *p);
+    pthread_once(&pack_once, pack_init);
 #ifdef SROWS_X86
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
@@ -251,7 +285,7 @@ int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows)
     /* several BLAS threads split the product differently */
     if (openblas_get_num_threads() != 1)
         return 0;
-    if (cols <= 0 || cols % 8 != 0 || cols / 8 > WL_SROWS_MAX_GROUPS || k < 1 || k > GEMM_Q)
+    if (cols <= 0 || cols % 8 != 0 || cols / 8 > WL_SROWS_MAX_GROUPS || k < 1 || k > WL_SROWS_MAX_K)
         return 0;
     p->cols = cols;
     p->k = k;

@@ -28,6 +28,7 @@
 #define WL_SROWS_MAX_GROUPS 256 /* columns / 8 */
 #define WL_SROWS_MAX_BLOCKS 8   /* OpenBLAS's column blocks */
 #define WL_SROWS_BLOCK 16       /* rows per wl_srows_rows call, at most */
+#define WL_SROWS_MAX_K 64       /* columns of D */
 
 typedef struct wl_srows {
     int cols, k;
