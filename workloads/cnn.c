@@ -45,6 +45,9 @@ typedef struct cnn_geom {
      * the BLAS's sums checks out for every chunk size */
     int dcol_rows;
     wl_srows dcol;
+    /* the same for conv2's weight gradient delta2^T col2 */
+    int wgrad2_rows;
+    wl_srows wgrad2;
 } cnn_geom;
 
 static int geom_make(cnn_geom *g, int c0, int h0, int w0, int c1, int c2, int classes)
@@ -101,6 +104,7 @@ static int cnn_create(wl_model *m, const char *const *args, int nargs, sim_err *
     for (int cb = 1; cb <= CNN_CHUNK; cb++)
         rows[cb - 1] = (int64_t)cb * g.h2 * g.w2;
     g.dcol_rows = wl_srows_plan(&g.dcol, g.k2, g.c2, rows, CNN_CHUNK);
+    g.wgrad2_rows = wl_srows_plan_tn(&g.wgrad2, g.c2, g.k2, rows, CNN_CHUNK);
     cnn_geom *p = malloc(sizeof *p);
     if (!p)
         return sim_err_set(err, SIM_ENOMEM, "model 'cnn': out of memory");
@@ -363,7 +367,7 @@ static void conv2_input_grad(const cnn_geom *g, const float *delta, const float 
 {
     const int64_t r2 = (int64_t)g->h2 * g->w2, rows = cb * r2;
     const int fast = g->dcol_rows && openblas_get_num_threads() == 1 &&
-                     wl_srows_finite(&g->dcol, w2);
+                     wl_srows_finite(w2, (int64_t)g->c2 * g->k2);
     if (!fast)
         wl_dense_backward(delta, w2, g->k2, g->c2, rows, buf);
     memset(dp1, 0, (size_t)cb * g->p1h * g->p1w * g->c1 * sizeof *dp1);
@@ -398,12 +402,17 @@ static void forward(const wl_model *m, const float *params, const float *x, int6
     affine(params + m->layers[2].offset, g->feat, g->classes, bf->p2, cb, bf->z);
 }
 
-/* grad W (+)= delta^T in, grad b (+)= column sums of delta (in double) */
+/* grad W (+)= delta^T in, grad b (+)= column sums of delta (in double);
+ * the product replayed from delta's nonzeros when sp is planned (in
+ * finite: the same bits as the sgemm). */
 static void weight_grad(const float *delta, const float *in, int64_t rows, int k, int n,
-                        float *gw, int accumulate)
+                        float *gw, int accumulate, const wl_srows *sp)
 {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, (int)rows, 1.0f, delta, n, in, k,
-                accumulate ? 1.0f : 0.0f, gw, k);
+    if (sp && openblas_get_num_threads() == 1)
+        wl_srows_tn(sp, rows, delta, in, accumulate, gw);
+    else
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, (int)rows, 1.0f, delta, n,
+                    in, k, accumulate ? 1.0f : 0.0f, gw, k);
     float *gb = gw + (int64_t)n * k;
     if (accumulate)
         wl_dense_bias_grad_add(delta, rows, n, gb);
@@ -432,15 +441,19 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
         forward(m, params, x + i0 * m->dim, cb, &bf);
         wl_softmax_xent_grad(bf.z, cb, c, y + i0, invb, &loss);
         /* fc */
-        weight_grad(bf.z, bf.p2, cb, g->feat, c, gf, acc);
+        weight_grad(bf.z, bf.p2, cb, g->feat, c, gf, acc, NULL);
         wl_dense_backward(bf.z, wf, g->feat, c, cb, bf.dp2);
         /* pool2, ReLU, conv2 (the column gradient overwrites col2) */
         pool_backward(bf.a2, g->h2, g->w2, g->c2, cb, bf.p2, bf.arg2, bf.dp2);
-        weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc);
+        /* col2 holds p1's values: finite when p1 is */
+        const int sparse2 = g->wgrad2_rows &&
+                            wl_srows_finite(bf.p1, cb * g->p1h * g->p1w * g->c1);
+        weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc,
+                    sparse2 ? &g->wgrad2 : NULL);
         conv2_input_grad(g, bf.a2, w2, cb, bf.col2, bf.dp1);
         /* pool1, ReLU, conv1 */
         pool_backward(bf.a1, g->h1, g->w1, g->c1, cb, bf.p1, bf.arg1, bf.dp1);
-        weight_grad(bf.a1, bf.col1, cb * r1, g->k1, g->c1, g1, acc);
+        weight_grad(bf.a1, bf.col1, cb * r1, g->k1, g->c1, g1, acc, NULL);
     }
     return loss / (double)b;
 }

@@ -33,9 +33,10 @@
 typedef struct wl_srows {
     int cols, k;
     int nblocks;
-    int block_end[WL_SROWS_MAX_BLOCKS]; /* in groups of 8 columns */
-    /* the groups of 8 columns summed in two chains in the left [0] and
-     * right [1] halves of the kernel's 12-row panels */
+    int block_end[WL_SROWS_MAX_BLOCKS]; /* in columns */
+    /* per group of 8 columns: summed in two chains in the left / right
+     * half of the kernel's 12-wide panels; the same as lists */
+    uint8_t split_l[WL_SROWS_MAX_GROUPS], split_r[WL_SROWS_MAX_GROUPS];
     int nsplit[2];
     uint16_t split[2][WL_SROWS_MAX_GROUPS];
 } wl_srows;
@@ -46,12 +47,24 @@ typedef struct wl_srows {
  * (and W finite, wl_srows_finite); 0: use cblas_sgemm. */
 int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows);
 
-/* 1 when every value of W (k x cols) is finite. */
-int wl_srows_finite(const wl_srows *p, const float *w);
+/* The same for C (k x cols) = D^T X (+ C), D rows x k (k <= 64, mostly
+ * zeros), X rows x cols (finite): cblas_sgemm(RowMajor, Trans, NoTrans,
+ * k, cols, rows, 1, D, k, X, cols, beta, C, cols) with beta 0 or 1, any
+ * cols. */
+int wl_srows_plan_tn(wl_srows *p, int k, int cols, const int64_t *rows, int nrows);
+
+/* 1 when v[0 .. n) are all finite (W, or what X is made of: a zero of D
+ * times an infinity or NaN would not have been skipped). */
+int wl_srows_finite(const float *v, int64_t n);
 
 /* out (n x cols) = rows r0 .. r0 + n - 1 of D W for a product of `rows`
  * rows, n <= WL_SROWS_BLOCK, d those rows of D (n x k). */
 void wl_srows_rows(const wl_srows *p, int64_t rows, int64_t r0, int n, const float *d,
                    const float *w, float *out);
+
+/* c (k x cols) = D^T X, or c + D^T X when accumulate, as planned by
+ * wl_srows_plan_tn (d rows x k, x rows x cols). */
+void wl_srows_tn(const wl_srows *p, int64_t rows, const float *d, const float *x, int accumulate,
+                 float *c);
 
 #endif
