@@ -357,17 +357,15 @@ static void col2im_row(const cnn_geom *g, const float *row, int64_t s, int oy, i
 }
 
 /* dp1 = conv2's input gradient: the column gradient delta2 W2 summed back
- * onto the pooled maps (col2im), rows in order. When the sparse replay is
- * planned (and W2 finite, and OpenBLAS on one thread as planned), the rows
- * are computed from delta2's nonzeros WL_SROWS_BLOCK at a time into buf
- * and added at once; otherwise one sgemm writes the whole column gradient
- * into buf (rows x k2). The same bits either way. */
+ * onto the pooled maps (col2im), rows in order. When fast (the sparse
+ * replay planned and worth it, W2 finite), the rows are computed from
+ * delta2's nonzeros WL_SROWS_BLOCK at a time into buf and added at once;
+ * otherwise one sgemm writes the whole column gradient into buf (rows x
+ * k2). The same bits either way. */
 static void conv2_input_grad(const cnn_geom *g, const float *delta, const float *w2, int64_t cb,
-                             float *buf, float *dp1)
+                             int fast, float *buf, float *dp1)
 {
     const int64_t r2 = (int64_t)g->h2 * g->w2, rows = cb * r2;
-    const int fast = g->dcol_rows && openblas_get_num_threads() == 1 &&
-                     wl_srows_finite(w2, (int64_t)g->c2 * g->k2);
     if (!fast)
         wl_dense_backward(delta, w2, g->k2, g->c2, rows, buf);
     memset(dp1, 0, (size_t)cb * g->p1h * g->p1w * g->c1 * sizeof *dp1);
@@ -403,12 +401,12 @@ static void forward(const wl_model *m, const float *params, const float *x, int6
 }
 
 /* grad W (+)= delta^T in, grad b (+)= column sums of delta (in double);
- * the product replayed from delta's nonzeros when sp is planned (in
- * finite: the same bits as the sgemm). */
+ * the product replayed from delta's nonzeros when sp is given (planned,
+ * worth it, `in` finite: the same bits as the sgemm). */
 static void weight_grad(const float *delta, const float *in, int64_t rows, int k, int n,
                         float *gw, int accumulate, const wl_srows *sp)
 {
-    if (sp && openblas_get_num_threads() == 1)
+    if (sp)
         wl_srows_tn(sp, rows, delta, in, accumulate, gw);
     else
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, (int)rows, 1.0f, delta, n,
@@ -445,12 +443,17 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
         wl_dense_backward(bf.z, wf, g->feat, c, cb, bf.dp2);
         /* pool2, ReLU, conv2 (the column gradient overwrites col2) */
         pool_backward(bf.a2, g->h2, g->w2, g->c2, cb, bf.p2, bf.arg2, bf.dp2);
-        /* col2 holds p1's values: finite when p1 is */
-        const int sparse2 = g->wgrad2_rows &&
+        /* delta2's nonzeros (a quarter at most: one per pooling window)
+         * decide whether the replays pay; col2 holds p1's values */
+        const double dens2 = wl_srows_density(bf.a2, cb * r2 * g->c2);
+        const int one_thread = openblas_get_num_threads() == 1;
+        const int sparse2 = g->wgrad2_rows && one_thread && dens2 <= WL_SROWS_PAYS_TN &&
                             wl_srows_finite(bf.p1, cb * g->p1h * g->p1w * g->c1);
+        const int dcol_fast = g->dcol_rows && one_thread && dens2 <= WL_SROWS_PAYS &&
+                              wl_srows_finite(w2, (int64_t)g->c2 * g->k2);
         weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc,
                     sparse2 ? &g->wgrad2 : NULL);
-        conv2_input_grad(g, bf.a2, w2, cb, bf.col2, bf.dp1);
+        conv2_input_grad(g, bf.a2, w2, cb, dcol_fast, bf.col2, bf.dp1);
         /* pool1, ReLU, conv1 */
         pool_backward(bf.a1, g->h1, g->w1, g->c1, cb, bf.p1, bf.arg1, bf.dp1);
         weight_grad(bf.a1, bf.col1, cb * r1, g->k1, g->c1, g1, acc, NULL);

@@ -79,6 +79,14 @@ static int row_kind(int64_t rows, int64_t r, int first)
     return t >= 4 && u < 4 ? 3 : 0;
 }
 
+double wl_srows_density(const float *d, int64_t n)
+{
+    int64_t nz = 0;
+    for (int64_t i = 0; i < n; i++)
+        nz += d[i] != 0.0f;
+    return n > 0 ? (double)nz / (double)n : 0.0;
+}
+
 int wl_srows_finite(const float *v, int64_t n)
 {
     int ok = 1;

@@ -53,6 +53,13 @@ int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows);
  * cols. */
 int wl_srows_plan_tn(wl_srows *p, int k, int cols, const int64_t *rows, int nrows);
 
+/* The share of D's values that are nonzero; the replays beat the sgemm
+ * below about these shares (docs/benchmarks.md: cnn(16, 32)'s shapes on
+ * the development machine; either way gives the same bits). */
+double wl_srows_density(const float *d, int64_t n);
+#define WL_SROWS_PAYS 0.4     /* D W */
+#define WL_SROWS_PAYS_TN 0.22 /* D^T X */
+
 /* 1 when v[0 .. n) are all finite (W, or what X is made of: a zero of D
  * times an infinity or NaN would not have been skipped). */
 int wl_srows_finite(const float *v, int64_t n);
