@@ -1,4 +1,4 @@
-/* Rows of a product with a sparse left operand, in the pinned BLAS's bits
+/* Products with a sparse left operand, in the pinned BLAS's bits
  * (sparse_rows_impl.h says how and why). */
 #include "workloads/sparse_rows_impl.h"
 
@@ -28,10 +28,10 @@ static void mark(uint8_t *half, int c, int n)
 }
 
 /* The tiles of the kernel's 12-row panels over a column block of m
- * columns (m a multiple of 8): with m >= 16, a head 8x6 tile on the left
- * half, then 16x6 tiles alternating right and left, each step 8 columns
- * on, and a closing 8x6 tile; 8x6 tiles sum in two chains, 16x6 in one;
- * narrower blocks are 8-wide tiles of one chain. */
+ * columns: with m >= 16, a head 8x6 tile on the left half, then 16x6
+ * tiles alternating right and left, each step 8 columns on, and a closing
+ * 8x6 tile; 8x6 tiles sum in two chains, 16x6 in one; narrower blocks,
+ * and the last m % 8 columns, are tiles of one chain. */
 static void panel_tiles(int m, uint8_t *left, uint8_t *right)
 {
     memset(left, 0, (size_t)(m + 7) / 8);

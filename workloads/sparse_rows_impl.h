@@ -1,25 +1,28 @@
-/* Private: the rows of a product D W (row-major, D rows x k mostly zeros,
- * W k x cols) one at a time, with the bits cblas_sgemm(RowMajor, NoTrans,
- * NoTrans, ..., beta = 0) gives for the whole product under the pinned
- * BLAS kernel, at the cost of D's nonzeros only.
+/* Private: products whose left operand is mostly zeros (a pooled map's
+ * gradient: one nonzero per pooling window at most), with the bits
+ * cblas_sgemm gives under the pinned BLAS kernel, at the cost of the
+ * nonzeros only: the rows of D W a few at a time (so that a caller can use
+ * each block while it is in cache), and D^T X (+ C).
  *
  * OpenBLAS 0.3.21's Haswell sgemm (sgemm_kernel_8x4_haswell_2.c, with
  * param.h's P = Q = 320 and the level-3 driver's blocking) sums each
- * element of a product with k <= Q in one of two ways, fixed by where the
- * element falls in the kernel's tiles: one chain of fused multiply-adds
- * over k in order, or two chains (the even k of each whole group of 8 in
- * one, the odd in the other, the k past the last whole group in the first)
- * added at the end; then C = sum * alpha + C with C cleared for beta = 0.
- * A zero term of a chain leaves it unchanged but for the sign of a zero
- * sum, which the final + 0 erases, so skipping D's zeros keeps the bits as
- * long as W is finite (0 * inf would have been NaN). This file replays the
- * tiling to know which elements are summed which way.
+ * element in one of two ways, fixed by where the element falls in the
+ * kernel's tiles: one chain of fused multiply-adds over k in order, or two
+ * chains (the even k of each whole group of 8 in one, the odd in the
+ * other, the k past the last whole group in the first) added at the end;
+ * then C = sum * alpha + C, C cleared first for beta = 0, once per
+ * stretch of Q k's. A zero term of a chain leaves it unchanged but for
+ * the sign of a zero sum, which the final + C erases (C is never -0), so
+ * skipping D's zeros keeps the bits as long as the other operand is
+ * finite (0 * inf would have been NaN). This file replays the tiling to
+ * know which elements are summed which way.
  *
- * Whether the replay is right is not assumed: wl_srows_plan compares it
- * with cblas_sgemm on random sparse operands of the planned shapes (every
- * row count the caller names) and says no on any difference, on a CPU
- * without AVX2 and FMA, or on shapes outside the replayed cases; the
- * caller then keeps cblas_sgemm. */
+ * Whether the replay is right is not assumed: wl_srows_plan and
+ * wl_srows_plan_tn compare it with cblas_sgemm on random sparse operands
+ * of the planned shapes (every row count the caller names) and say no on
+ * any difference, on a CPU without AVX2 and FMA, with OpenBLAS on more
+ * than one thread, or on shapes outside the replayed cases; the caller
+ * then keeps cblas_sgemm. */
 #ifndef DTSIM_WL_SPARSE_ROWS_IMPL_H
 #define DTSIM_WL_SPARSE_ROWS_IMPL_H
 
