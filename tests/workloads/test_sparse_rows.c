@@ -32,10 +32,10 @@ static void fill(float *d, int64_t nd, float *w, int64_t nw, double dense, unsig
     srand(seed);
     for (int64_t i = 0; i < nd; i++) {
         double u = rand() / (double)RAND_MAX;
-        d[i] = u < dense ? (float)(2 * rand() / (double)RAND_MAX - 1) : (i % 3 ? 0.0f : -0.0f);
+        d[i] = u < dense ? (float)(2.0 * rand() / RAND_MAX - 1) : (i % 3 ? 0.0f : -0.0f);
     }
     for (int64_t i = 0; i < nw; i++)
-        w[i] = (float)(2 * rand() / (double)RAND_MAX - 1);
+        w[i] = (float)(2.0 * rand() / RAND_MAX - 1);
 }
 
 /* Rows of the replay against one cblas_sgemm: the number of floats whose
