@@ -27,6 +27,7 @@
 #include "sim/units.h"
 #include "workloads/dense_impl.h"
 #include "workloads/models_impl.h"
+#include "workloads/sparse_rows_impl.h"
 
 #define CNN_CHUNK 16
 #define KS 5
@@ -39,6 +40,14 @@ typedef struct cnn_geom {
     int p2h, p2w;       /* pool2 output (c2 maps) */
     int k1, k2, feat;   /* im2col widths, fc inputs */
     int classes;
+    /* conv2's column gradient row by row from its sparse delta (at most a
+     * quarter of a pooled map's gradient is nonzero), when the replay of
+     * the BLAS's sums checks out for every chunk size */
+    int dcol_rows;
+    wl_srows dcol;
+    /* the same for conv2's weight gradient delta2^T col2 */
+    int wgrad2_rows;
+    wl_srows wgrad2;
 } cnn_geom;
 
 static int geom_make(cnn_geom *g, int c0, int h0, int w0, int c1, int c2, int classes)
@@ -91,6 +100,11 @@ static int cnn_create(wl_model *m, const char *const *args, int nargs, sim_err *
                            "model 'cnn': images of %dx%d are too small for two 5x5 "
                            "convolutions and 2x2 poolings (at least 16x16)",
                            ds->height, ds->width);
+    int64_t rows[CNN_CHUNK];
+    for (int cb = 1; cb <= CNN_CHUNK; cb++)
+        rows[cb - 1] = (int64_t)cb * g.h2 * g.w2;
+    g.dcol_rows = wl_srows_plan(&g.dcol, g.k2, g.c2, rows, CNN_CHUNK);
+    g.wgrad2_rows = wl_srows_plan_tn(&g.wgrad2, g.c2, g.k2, rows, CNN_CHUNK);
     cnn_geom *p = malloc(sizeof *p);
     if (!p)
         return sim_err_set(err, SIM_ENOMEM, "model 'cnn': out of memory");
@@ -331,20 +345,43 @@ static void add_to(float *restrict dst, const float *restrict src, int n)
         dst[t] += src[t];
 }
 
-/* dp1 = sum of the column gradients back onto the pooled maps. */
-static void col2im2(const cnn_geom *g, const float *dcol, int64_t cb, float *dp1)
+/* Adds row (s, oy, ox) of conv2's column gradient onto the pooled maps
+ * dp1, kernel row by kernel row. */
+static void col2im_row(const cnn_geom *g, const float *row, int64_t s, int oy, int ox, float *dp1)
 {
     const int seg = KS * g->c1;
+    for (int ky = 0; ky < KS; ky++) {
+        add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
+        row += seg;
+    }
+}
+
+/* dp1 = conv2's input gradient: the column gradient delta2 W2 summed back
+ * onto the pooled maps (col2im), rows in order. When fast (the sparse
+ * replay planned and worth it, W2 finite), the rows are computed from
+ * delta2's nonzeros WL_SROWS_BLOCK at a time into buf and added at once;
+ * otherwise one sgemm writes the whole column gradient into buf (rows x
+ * k2). The same bits either way. */
+static void conv2_input_grad(const cnn_geom *g, const float *delta, const float *w2, int64_t cb,
+                             int fast, float *buf, float *dp1)
+{
+    const int64_t r2 = (int64_t)g->h2 * g->w2, rows = cb * r2;
+    if (!fast)
+        wl_dense_backward(delta, w2, g->k2, g->c2, rows, buf);
     memset(dp1, 0, (size_t)cb * g->p1h * g->p1w * g->c1 * sizeof *dp1);
-    for (int64_t s = 0; s < cb; s++)
-        for (int oy = 0; oy < g->h2; oy++)
-            for (int ox = 0; ox < g->w2; ox++) {
-                const float *row = dcol + ((s * g->h2 + oy) * g->w2 + ox) * g->k2;
-                for (int ky = 0; ky < KS; ky++) {
-                    add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
-                    row += seg;
-                }
-            }
+    for (int64_t r0 = 0; r0 < rows; r0 += WL_SROWS_BLOCK) {
+        const int n = rows - r0 < WL_SROWS_BLOCK ? (int)(rows - r0) : WL_SROWS_BLOCK;
+        const float *block = buf + r0 * g->k2;
+        if (fast) {
+            wl_srows_rows(&g->dcol, rows, r0, n, delta + r0 * g->c2, w2, buf);
+            block = buf;
+        }
+        for (int i = 0; i < n; i++) {
+            const int64_t r = r0 + i, rem = r % r2;
+            col2im_row(g, block + (int64_t)i * g->k2, r / r2, (int)(rem / g->w2),
+                       (int)(rem % g->w2), dp1);
+        }
+    }
 }
 
 static void forward(const wl_model *m, const float *params, const float *x, int64_t cb,
@@ -363,12 +400,17 @@ static void forward(const wl_model *m, const float *params, const float *x, int6
     affine(params + m->layers[2].offset, g->feat, g->classes, bf->p2, cb, bf->z);
 }
 
-/* grad W (+)= delta^T in, grad b (+)= column sums of delta (in double) */
+/* grad W (+)= delta^T in, grad b (+)= column sums of delta (in double);
+ * the product replayed from delta's nonzeros when sp is given (planned,
+ * worth it, `in` finite: the same bits as the sgemm). */
 static void weight_grad(const float *delta, const float *in, int64_t rows, int k, int n,
-                        float *gw, int accumulate)
+                        float *gw, int accumulate, const wl_srows *sp)
 {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, (int)rows, 1.0f, delta, n, in, k,
-                accumulate ? 1.0f : 0.0f, gw, k);
+    if (sp)
+        wl_srows_tn(sp, rows, delta, in, accumulate, gw);
+    else
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, (int)rows, 1.0f, delta, n,
+                    in, k, accumulate ? 1.0f : 0.0f, gw, k);
     float *gb = gw + (int64_t)n * k;
     if (accumulate)
         wl_dense_bias_grad_add(delta, rows, n, gb);
@@ -397,16 +439,24 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
         forward(m, params, x + i0 * m->dim, cb, &bf);
         wl_softmax_xent_grad(bf.z, cb, c, y + i0, invb, &loss);
         /* fc */
-        weight_grad(bf.z, bf.p2, cb, g->feat, c, gf, acc);
+        weight_grad(bf.z, bf.p2, cb, g->feat, c, gf, acc, NULL);
         wl_dense_backward(bf.z, wf, g->feat, c, cb, bf.dp2);
         /* pool2, ReLU, conv2 (the column gradient overwrites col2) */
         pool_backward(bf.a2, g->h2, g->w2, g->c2, cb, bf.p2, bf.arg2, bf.dp2);
-        weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc);
-        wl_dense_backward(bf.a2, w2, g->k2, g->c2, cb * r2, bf.col2);
-        col2im2(g, bf.col2, cb, bf.dp1);
+        /* delta2's nonzeros (a quarter at most: one per pooling window)
+         * decide whether the replays pay; col2 holds p1's values */
+        const double dens2 = wl_srows_density(bf.a2, cb * r2 * g->c2);
+        const int one_thread = openblas_get_num_threads() == 1;
+        const int sparse2 = g->wgrad2_rows && one_thread && dens2 <= WL_SROWS_PAYS_TN &&
+                            wl_srows_finite(bf.p1, cb * g->p1h * g->p1w * g->c1);
+        const int dcol_fast = g->dcol_rows && one_thread && dens2 <= WL_SROWS_PAYS &&
+                              wl_srows_finite(w2, (int64_t)g->c2 * g->k2);
+        weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc,
+                    sparse2 ? &g->wgrad2 : NULL);
+        conv2_input_grad(g, bf.a2, w2, cb, dcol_fast, bf.col2, bf.dp1);
         /* pool1, ReLU, conv1 */
         pool_backward(bf.a1, g->h1, g->w1, g->c1, cb, bf.p1, bf.arg1, bf.dp1);
-        weight_grad(bf.a1, bf.col1, cb * r1, g->k1, g->c1, g1, acc);
+        weight_grad(bf.a1, bf.col1, cb * r1, g->k1, g->c1, g1, acc, NULL);
     }
     return loss / (double)b;
 }

@@ -1,0 +1,581 @@
+/* Products with a sparse left operand, in the pinned BLAS's bits
+ * (sparse_rows_impl.h says how and why). */
+#include "workloads/sparse_rows_impl.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SROWS_X86 1
+#endif
+
+/* OpenBLAS 0.3.21, x86-64 Haswell: param.h's SGEMM_DEFAULT_P and _Q and
+ * the kernel's unroll of m. */
+#define GEMM_P 320
+#define GEMM_Q 320
+#define UNROLL_M 8
+#define MAX_ROWS 12288 /* well under the driver's column block R */
+#define MAX_ROWS_TN (1 << 20)
+
+/* Marks groups [c / 8, (c + n) / 8) of a half as summed in two chains. */
+static void mark(uint8_t *half, int c, int n)
+{
+    memset(half + c / 8, 1, (size_t)n / 8);
+}
+
+/* The tiles of the kernel's 12-row panels over a column block of m
+ * columns: with m >= 16, a head 8x6 tile on the left half, then 16x6
+ * tiles alternating right and left, each step 8 columns on, and a closing
+ * 8x6 tile; 8x6 tiles sum in two chains, 16x6 in one; narrower blocks,
+ * and the last m % 8 columns, are tiles of one chain. */
+static void panel_tiles(int m, uint8_t *left, uint8_t *right)
+{
+    memset(left, 0, (size_t)(m + 7) / 8);
+    memset(right, 0, (size_t)(m + 7) / 8);
+    if (m < 16)
+        return;
+    int r = m, pl = 8, pr = 0;
+    mark(left, 0, 8);
+    for (;;) {
+        pr += 16; /* right 16x6 */
+        r -= 8;
+        if (r < 16) {
+            mark(left, pl, 8);
+            break;
+        }
+        pl += 16; /* left 16x6 */
+        r -= 8;
+        if (r < 16) {
+            mark(right, pr, 8);
+            break;
+        }
+    }
+}
+
+/* How row r of a `rows`-row product is summed in a column block: 0 one
+ * chain everywhere, 1 / 2 the left / right half of a 12-row panel (per
+ * group, split_l / split_r), 3 two chains everywhere (a 4-row panel). The
+ * first column block's kernel calls take 12 rows at a time, then 4 while
+ * more than 4 are left, then the rest; the later blocks' one call takes
+ * 12s, then 8, 4, 2, 1. */
+static int row_kind(int64_t rows, int64_t r, int first)
+{
+    const int64_t q = rows - rows % 12;
+    if (r < q)
+        return r % 12 < 6 ? 1 : 2;
+    int64_t t = rows - q, u = r - q;
+    if (first)
+        return u / 4 * 4 + 4 <= t ? 3 : 0;
+    if (t >= 8) {
+        if (u < 8)
+            return 0;
+        u -= 8;
+        t -= 8;
+    }
+    return t >= 4 && u < 4 ? 3 : 0;
+}
+
+double wl_srows_density(const float *d, int64_t n)
+{
+    int64_t nz = 0;
+    for (int64_t i = 0; i < n; i++)
+        nz += d[i] != 0.0f;
+    return n > 0 ? (double)nz / (double)n : 0.0;
+}
+
+int wl_srows_finite(const float *v, int64_t n)
+{
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++)
+        ok &= isfinite(v[i]) != 0;
+    return ok;
+}
+
+#ifdef SROWS_X86
+#define STRIP 12 /* groups of 8 columns summed at once, in registers */
+/* GCC's -O2 keeps acc[] in registers only when its loops are unrolled */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL _Pragma("GCC unroll 12")
+#else
+#define UNROLL
+#endif
+
+/* A row's nonzeros: their k and values, in k order (8 floats of slack
+ * for the vector stores). */
+typedef struct nonzeros {
+    int n;
+    int32_t k[WL_SROWS_MAX_K + 8];
+    float v[WL_SROWS_MAX_K + 8];
+} nonzeros;
+
+/* For each mask of 8 lanes, the lanes that are set, in order, one byte
+ * each: the permutation that packs them to the front. */
+static uint64_t PACK[256];
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+
+static void pack_init(void)
+{
+    for (int m = 0; m < 256; m++) {
+        uint64_t v = 0;
+        int n = 0;
+        for (int i = 0; i < 8; i++)
+            if (m >> i & 1)
+                v |= (uint64_t)i << (8 * n++);
+        PACK[m] = v;
+    }
+}
+
+/* z = the nonzeros of d (k floats), 8 lanes at a time, without a branch
+ * per value. */
+__attribute__((target("avx2,fma"))) static void nonzeros_of(const float *d, int k, nonzeros *z)
+{
+    int n = 0;
+    for (int i = 0; i < k; i += 8) {
+        const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32(k - i),
+                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256 x = _mm256_maskload_ps(d + i, in);
+        const unsigned m = (unsigned)_mm256_movemask_ps(
+            _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NEQ_UQ),
+                          _mm256_castsi256_ps(in)));
+        const __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)PACK[m]));
+        _mm256_storeu_ps(z->v + n, _mm256_permutevar8x32_ps(x, perm));
+        _mm256_storeu_si256((__m256i *)(z->k + n),
+                            _mm256_add_epi32(perm, _mm256_set1_epi32(i)));
+        n += __builtin_popcount(m);
+    }
+    z->n = n;
+}
+
+/* out[c, c + 8 * ng) = one chain per element over the nonzeros, + 0. */
+__attribute__((target("avx2,fma"))) static void chains(const nonzeros *z, const float *w,
+                                                       int cols, int c, int ng, float *out)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    if (ng == STRIP) {
+        __m256 acc[STRIP];
+        UNROLL for (int g = 0; g < STRIP; g++)
+            acc[g] = zero;
+        for (int t = 0; t < z->n; t++) {
+            const __m256 v = _mm256_set1_ps(z->v[t]);
+            const float *wr = w + (int64_t)z->k[t] * cols + c;
+            UNROLL for (int g = 0; g < STRIP; g++)
+                acc[g] = _mm256_fmadd_ps(v, _mm256_loadu_ps(wr + 8 * g), acc[g]);
+        }
+        UNROLL for (int g = 0; g < STRIP; g++)
+            _mm256_storeu_ps(out + c + 8 * g, _mm256_add_ps(acc[g], zero));
+        return;
+    }
+    for (int g = 0; g < ng; g++) {
+        __m256 acc = zero;
+        for (int t = 0; t < z->n; t++)
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(z->v[t]),
+                                  _mm256_loadu_ps(w + (int64_t)z->k[t] * cols + c + 8 * g), acc);
+        _mm256_storeu_ps(out + c + 8 * g, _mm256_add_ps(acc, zero));
+    }
+}
+
+/* out[8 g, 8 g + 8) = two chains (the even k of the whole groups of 8 and
+ * the k past them in one, the odd k in the other), added, + 0. Without a
+ * branch: each term goes to both chains, times 0 in the other one; a zero
+ * term leaves a chain as it is but for the sign of a zero, which the
+ * final + 0 erases. */
+__attribute__((target("avx2,fma"))) static void two_chains(const nonzeros *z, int k8,
+                                                           const float *w, int cols, int g,
+                                                           float *out)
+{
+    __m256 a = _mm256_setzero_ps(), b = a;
+    for (int t = 0; t < z->n; t++) {
+        const int odd = z->k[t] < k8 && (z->k[t] & 1);
+        const __m256 x = _mm256_loadu_ps(w + (int64_t)z->k[t] * cols + 8 * g);
+        a = _mm256_fmadd_ps(_mm256_set1_ps(odd ? 0.0f : z->v[t]), x, a);
+        b = _mm256_fmadd_ps(_mm256_set1_ps(odd ? z->v[t] : 0.0f), x, b);
+    }
+    _mm256_storeu_ps(out + 8 * g, _mm256_add_ps(_mm256_add_ps(b, a), _mm256_setzero_ps()));
+}
+
+/* The groups of row r summed in two chains are redone so. */
+static void split_groups(const wl_srows *p, int64_t rows, int64_t r, const nonzeros *z,
+                         const float *w, float *out)
+{
+    const int k8 = p->k & ~7;
+    if (r < rows - rows % 12) { /* a 12-row panel: the same half in every block */
+        const int half = r % 12 < 6 ? 0 : 1;
+        for (int i = 0; i < p->nsplit[half]; i++)
+            two_chains(z, k8, w, p->cols, p->split[half][i], out);
+        return;
+    }
+    int c0 = 0;
+    for (int b = 0; b < p->nblocks; b++) {
+        if (row_kind(rows, r, b == 0) == 3) /* cols % 8 == 0 here: whole groups */
+            for (int g = c0 / 8; g < p->block_end[b] / 8; g++)
+                two_chains(z, k8, w, p->cols, g, out);
+        c0 = p->block_end[b];
+    }
+}
+#endif
+
+void wl_srows_rows(const wl_srows *p, int64_t rows, int64_t r0, int n, const float *d,
+                   const float *w, float *out)
+{
+#ifdef SROWS_X86
+    nonzeros z[WL_SROWS_BLOCK];
+    for (int i = 0; i < n; i++)
+        nonzeros_of(d + (int64_t)i * p->k, p->k, &z[i]);
+    /* column strips outside, rows inside: a strip of W stays in L1 */
+    for (int c = 0; c < p->cols; c += 8 * STRIP) {
+        const int ng = (p->cols - c) / 8 < STRIP ? (p->cols - c) / 8 : STRIP;
+        for (int i = 0; i < n; i++)
+            chains(&z[i], w, p->cols, c, ng, out + (int64_t)i * p->cols);
+    }
+    for (int i = 0; i < n; i++)
+        split_groups(p, rows, r0 + i, &z[i], w, out + (int64_t)i * p->cols);
+#else
+    (void)p, (void)rows, (void)r0, (void)n, (void)d, (void)w, (void)out;
+#endif
+}
+
+/* ---- C = D^T X (+ C) ----
+ * OpenBLAS's m is X's columns, its n D's columns (the channels), its k the
+ * rows, taken Q at a time (a last stretch between Q and 2Q halved), each
+ * stretch's sums added to C. Channel i, in column block b, is summed as
+ * row_kind(k, i, b == 0) says (over n = D's columns); a partial last group
+ * of 8 columns is one chain. Per stretch, each channel's nonzero rows are
+ * listed; a strip of up to 12 groups of 8 columns is summed in registers
+ * over the list, the groups summed in two chains redone so. */
+#ifdef SROWS_X86
+#define TN_CH 16 /* channels listed at once */
+
+typedef struct tn_list {
+    int n;
+    int32_t t[GEMM_Q];
+    float v[GEMM_Q];
+} tn_list;
+
+/* Groups g0 .. g0 + ng - 1 summed in two chains for channel i: bit g - g0
+ * (whole groups only). */
+static unsigned split_mask(const wl_srows *p, int i, int g0, int ng)
+{
+    unsigned mask = 0;
+    int c0 = 0;
+    for (int b = 0; b < p->nblocks; b++) {
+        const int c1 = p->block_end[b], kind = row_kind(p->k, i, b == 0);
+        for (int g = g0; g < g0 + ng && kind != 0; g++)
+            if (8 * g >= c0 && 8 * g + 8 <= c1 &&
+                (kind == 3 || (kind == 1 && p->split_l[g]) || (kind == 2 && p->split_r[g])))
+                mask |= 1u << (g - g0);
+        c0 = c1;
+    }
+    return mask;
+}
+
+/* X's strip of group g on row t: 8 floats, or the columns left. */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256
+strip_load(const float *x, int g, int partial, __m256i lanes)
+{
+    return partial ? _mm256_maskload_ps(x + 8 * g, lanes) : _mm256_loadu_ps(x + 8 * g);
+}
+
+/* sum[0 .. 8 ng) = one chain per element over the list; ng a constant
+ * where inlined, the last group partial when `partial`. */
+static inline __attribute__((always_inline, target("avx2,fma"))) void
+tn_chain(const tn_list *l, const float *x, int cols, int ng, int partial, __m256i lanes,
+         float *sum)
+{
+    __m256 acc[STRIP];
+    UNROLL for (int g = 0; g < ng; g++)
+        acc[g] = _mm256_setzero_ps();
+    for (int e = 0; e < l->n; e++) {
+        const __m256 v = _mm256_set1_ps(l->v[e]);
+        const float *xr = x + (int64_t)l->t[e] * cols;
+        if (e + 2 < l->n) /* rows far apart: ask for the one after next */
+            for (int q = 0; q < 8 * ng; q += 16)
+                _mm_prefetch((const char *)(x + (int64_t)l->t[e + 2] * cols + q), _MM_HINT_T0);
+        UNROLL for (int g = 0; g < ng; g++)
+            acc[g] = _mm256_fmadd_ps(v, strip_load(xr, g, partial && g == ng - 1, lanes), acc[g]);
+    }
+    UNROLL for (int g = 0; g < ng; g++)
+        _mm256_storeu_ps(sum + 8 * g, acc[g]);
+}
+
+#define TN_CHAIN(NG)                                                                       \
+    __attribute__((target("avx2,fma"))) static void tn_chain_##NG(                         \
+        const tn_list *l, const float *x, int cols, int partial, __m256i lanes, float *sum) \
+    {                                                                                      \
+        tn_chain(l, x, cols, NG, partial, lanes, sum);                                     \
+    }
+TN_CHAIN(1)
+TN_CHAIN(2)
+TN_CHAIN(3)
+TN_CHAIN(4)
+TN_CHAIN(5)
+TN_CHAIN(6)
+TN_CHAIN(7)
+TN_CHAIN(8)
+TN_CHAIN(9)
+TN_CHAIN(10)
+TN_CHAIN(11)
+TN_CHAIN(12)
+
+typedef void tn_chain_fn(const tn_list *, const float *, int, int, __m256i, float *);
+static tn_chain_fn *const TN_CHAIN_OF[STRIP + 1] = {
+    NULL,       tn_chain_1, tn_chain_2, tn_chain_3,  tn_chain_4,  tn_chain_5, tn_chain_6,
+    tn_chain_7, tn_chain_8, tn_chain_9, tn_chain_10, tn_chain_11, tn_chain_12};
+
+/* sum[0 .. 8 ng) = two chains per element over the list (k8: the rows
+ * of the stretch in whole groups of 8), added; ng <= STRIP / 2 a
+ * constant where inlined, whole groups. As two_chains, without a branch. */
+static inline __attribute__((always_inline, target("avx2,fma"))) void
+tn_split(const tn_list *l, const float *x, int cols, int ng, int k8, float *sum)
+{
+    __m256 a[STRIP / 2], b[STRIP / 2];
+    UNROLL for (int g = 0; g < ng; g++)
+        a[g] = b[g] = _mm256_setzero_ps();
+    for (int e = 0; e < l->n; e++) {
+        const int odd = l->t[e] < k8 && (l->t[e] & 1);
+        const __m256 va = _mm256_set1_ps(odd ? 0.0f : l->v[e]);
+        const __m256 vb = _mm256_set1_ps(odd ? l->v[e] : 0.0f);
+        const float *xr = x + (int64_t)l->t[e] * cols;
+        UNROLL for (int g = 0; g < ng; g++) {
+            const __m256 xv = _mm256_loadu_ps(xr + 8 * g);
+            a[g] = _mm256_fmadd_ps(va, xv, a[g]);
+            b[g] = _mm256_fmadd_ps(vb, xv, b[g]);
+        }
+    }
+    UNROLL for (int g = 0; g < ng; g++)
+        _mm256_storeu_ps(sum + 8 * g, _mm256_add_ps(b[g], a[g]));
+}
+
+#define TN_SPLIT(NG)                                                                     \
+    __attribute__((target("avx2,fma"))) static void tn_split_##NG(                       \
+        const tn_list *l, const float *x, int cols, int k8, float *sum)                  \
+    {                                                                                    \
+        tn_split(l, x, cols, NG, k8, sum);                                               \
+    }
+TN_SPLIT(1)
+TN_SPLIT(2)
+TN_SPLIT(3)
+TN_SPLIT(4)
+TN_SPLIT(5)
+TN_SPLIT(6)
+
+typedef void tn_split_fn(const tn_list *, const float *, int, int, float *);
+static tn_split_fn *const TN_SPLIT_OF[STRIP / 2 + 1] = {
+    NULL, tn_split_1, tn_split_2, tn_split_3, tn_split_4, tn_split_5, tn_split_6};
+
+/* One stretch of len rows (d and x at its first row): c (+)= its sums. */
+__attribute__((target("avx2,fma"))) static void tn_stretch(const wl_srows *p, const float *d,
+                                                           const float *x, int len, float *c)
+{
+    const int k = p->k, cols = p->cols, groups = (cols + 7) / 8, k8 = len & ~7;
+    tn_list lists[TN_CH];
+    for (int i0 = 0; i0 < k; i0 += TN_CH) {
+        const int nch = k - i0 < TN_CH ? k - i0 : TN_CH;
+        for (int i = 0; i < nch; i++)
+            lists[i].n = 0;
+        for (int t = 0; t < len; t++) {
+            nonzeros z;
+            nonzeros_of(d + (int64_t)t * k + i0, nch, &z);
+            for (int e = 0; e < z.n; e++) {
+                tn_list *l = &lists[z.k[e]];
+                l->t[l->n] = t;
+                l->v[l->n++] = z.v[e];
+            }
+        }
+        for (int g0 = 0; g0 < groups; g0 += STRIP) {
+            const int ng = groups - g0 < STRIP ? groups - g0 : STRIP;
+            const int partial = 8 * (g0 + ng) > cols;
+            const __m256i lanes = _mm256_cmpgt_epi32(
+                _mm256_set1_epi32(cols - 8 * (g0 + ng - 1)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            for (int i = 0; i < nch; i++) {
+                float sum[8 * STRIP];
+                TN_CHAIN_OF[ng](&lists[i], x + 8 * g0, cols, partial, lanes, sum);
+                const unsigned mask = split_mask(p, i0 + i, g0, ng);
+                for (int h = 0; h < ng; h += STRIP / 2) {
+                    /* the split groups of this half strip: from the
+                     * first to the last, redone together */
+                    const unsigned m = (mask >> h) & ((1u << (STRIP / 2)) - 1);
+                    if (m == 0)
+                        continue;
+                    const int lo = __builtin_ctz(m), hi = 31 - __builtin_clz(m);
+                    float two[8 * STRIP / 2];
+                    TN_SPLIT_OF[hi - lo + 1](&lists[i], x + 8 * (g0 + h + lo), cols, k8, two);
+                    for (int g = lo; g <= hi; g++)
+                        if (m >> g & 1)
+                            memcpy(sum + 8 * (h + g), two + 8 * (g - lo), 8 * sizeof *sum);
+                }
+                float *ci = c + (int64_t)(i0 + i) * cols + 8 * g0;
+                for (int g = 0; g < ng; g++) {
+                    const int last = partial && g == ng - 1;
+                    const __m256 old = strip_load(ci, g, last, lanes);
+                    const __m256 now = _mm256_add_ps(_mm256_loadu_ps(sum + 8 * g), old);
+                    if (last)
+                        _mm256_maskstore_ps(ci + 8 * g, lanes, now);
+                    else
+                        _mm256_storeu_ps(ci + 8 * g, now);
+                }
+            }
+        }
+    }
+}
+#endif
+
+void wl_srows_tn(const wl_srows *p, int64_t rows, const float *d, const float *x, int accumulate,
+                 float *c)
+{
+#ifdef SROWS_X86
+    if (!accumulate)
+        memset(c, 0, (size_t)p->k * p->cols * sizeof *c);
+    for (int64_t r0 = 0; r0 < rows;) {
+        int64_t len = rows - r0;
+        if (len >= 2 * GEMM_Q)
+            len = GEMM_Q;
+        else if (len > GEMM_Q)
+            len = (len / 2 + UNROLL_M - 1) / UNROLL_M * UNROLL_M;
+        tn_stretch(p, d + r0 * p->k, x + r0 * p->cols, (int)len, c);
+        r0 += len;
+    }
+#else
+    (void)p, (void)rows, (void)d, (void)x, (void)accumulate, (void)c;
+#endif
+}
+
+/* A deterministic stream of floats in [-1, 1) for the check. */
+static float next_value(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((double)(*s >> 40) / (double)(1ULL << 23)) - 1.0f;
+}
+
+/* Replay against cblas_sgemm for a product of `rows` rows: 1 identical. */
+static int check(const wl_srows *p, int64_t rows)
+{
+    const int k = p->k, cols = p->cols;
+    float *d = malloc((size_t)rows * k * sizeof *d);
+    float *w = malloc((size_t)k * cols * sizeof *w);
+    float *c = malloc((size_t)rows * cols * sizeof *c);
+    float *row = malloc((size_t)WL_SROWS_BLOCK * cols * sizeof *row);
+    int same = d && w && c && row;
+    if (same) {
+        uint64_t s = 0x5eed ^ (uint64_t)rows;
+        for (int64_t i = 0; i < rows * k; i++) {
+            const float v = next_value(&s);
+            d[i] = v > 0.4f ? v - 0.4f : v < -0.6f ? v + 0.6f : 0.0f; /* 70% zeros */
+        }
+        for (int64_t i = 0; i < (int64_t)k * cols; i++)
+            w[i] = next_value(&s);
+        for (int64_t i = 0; i < rows * cols; i++)
+            c[i] = NAN; /* beta = 0 must clear it */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, cols, k, 1.0f, d, k, w,
+                    cols, 0.0f, c, cols);
+        for (int64_t r = 0; r < rows && same; r += WL_SROWS_BLOCK) {
+            const int n = rows - r < WL_SROWS_BLOCK ? (int)(rows - r) : WL_SROWS_BLOCK;
+            wl_srows_rows(p, rows, r, n, d + r * k, w, row);
+            same = memcmp(row, c + r * cols, (size_t)n * cols * sizeof *row) == 0;
+        }
+    }
+    free(d);
+    free(w);
+    free(c);
+    free(row);
+    return same;
+}
+
+/* The same for C = D^T X + C on a product of `rows` rows (both betas). */
+static int check_tn(const wl_srows *p, int64_t rows)
+{
+    const int k = p->k, cols = p->cols;
+    float *d = malloc((size_t)rows * k * sizeof *d);
+    float *x = malloc((size_t)rows * cols * sizeof *x);
+    float *c = malloc((size_t)k * cols * sizeof *c);
+    float *e = malloc((size_t)k * cols * sizeof *e);
+    int same = d && x && c && e;
+    uint64_t s = 0x7e57 ^ (uint64_t)rows;
+    for (int beta = 0; beta <= 1 && same; beta++) {
+        for (int64_t i = 0; i < rows * k; i++) {
+            const float v = next_value(&s);
+            d[i] = v > 0.4f ? v - 0.4f : v < -0.6f ? v + 0.6f : 0.0f; /* 70% zeros */
+        }
+        for (int64_t i = 0; i < rows * cols; i++)
+            x[i] = next_value(&s);
+        for (int64_t i = 0; i < (int64_t)k * cols; i++)
+            c[i] = e[i] = beta ? next_value(&s) : NAN;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, cols, (int)rows, 1.0f, d, k, x,
+                    cols, (float)beta, c, cols);
+        wl_srows_tn(p, rows, d, x, beta, e);
+        same = memcmp(c, e, (size_t)k * cols * sizeof *c) == 0;
+    }
+    free(d);
+    free(x);
+    free(c);
+    free(e);
+    return same;
+}
+
+/* The replay needs AVX2 and FMA, and OpenBLAS on one thread (several
+ * threads split a product differently). */
+static int replay_possible(void)
+{
+#ifdef SROWS_X86
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        return 0;
+    pthread_once(&pack_once, pack_init);
+    return openblas_get_num_threads() == 1;
+#else
+    return 0;
+#endif
+}
+
+/* The driver's column blocks (its m): P at a time, a last stretch between
+ * P and 2P halved (rounded up to the unroll); the tiles of each. */
+static int plan_tiles(wl_srows *p, int cols, int k)
+{
+    memset(p, 0, sizeof *p);
+    if (cols <= 0 || (cols + 7) / 8 > WL_SROWS_MAX_GROUPS || k < 1 || k > WL_SROWS_MAX_K)
+        return 0;
+    p->cols = cols;
+    p->k = k;
+    for (int is = 0; is < cols;) {
+        int mi = cols - is;
+        if (mi >= 2 * GEMM_P)
+            mi = GEMM_P;
+        else if (mi > GEMM_P)
+            mi = (mi / 2 + UNROLL_M - 1) / UNROLL_M * UNROLL_M;
+        if (p->nblocks == WL_SROWS_MAX_BLOCKS)
+            return 0;
+        panel_tiles(mi, p->split_l + is / 8, p->split_r + is / 8);
+        for (int g = is / 8; g < is / 8 + mi / 8; g++) {
+            if (p->split_l[g])
+                p->split[0][p->nsplit[0]++] = (uint16_t)g;
+            if (p->split_r[g])
+                p->split[1][p->nsplit[1]++] = (uint16_t)g;
+        }
+        is += mi;
+        p->block_end[p->nblocks++] = is;
+    }
+    return 1;
+}
+
+int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows)
+{
+    if (!replay_possible() || cols % 8 != 0 || !plan_tiles(p, cols, k))
+        return 0;
+    for (int i = 0; i < nrows; i++)
+        if (rows[i] < 1 || rows[i] > MAX_ROWS || !check(p, rows[i]))
+            return 0;
+    return 1;
+}
+
+int wl_srows_plan_tn(wl_srows *p, int k, int cols, const int64_t *rows, int nrows)
+{
+    if (!replay_possible() || !plan_tiles(p, cols, k))
+        return 0;
+    for (int i = 0; i < nrows; i++)
+        if (rows[i] < 1 || rows[i] > MAX_ROWS_TN || !check_tn(p, rows[i]))
+            return 0;
+    return 1;
+}
