@@ -4,7 +4,7 @@
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
+#include <threads.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,7 +115,7 @@ typedef struct nonzeros {
 /* For each mask of 8 lanes, the lanes that are set, in order, one byte
  * each: the permutation that packs them to the front. */
 static uint64_t PACK[256];
-static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+static once_flag pack_once = ONCE_FLAG_INIT;
 
 static void pack_init(void)
 {
@@ -523,7 +523,7 @@ static int replay_possible(void)
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
         return 0;
-    pthread_once(&pack_once, pack_init);
+    call_once(&pack_once, pack_init);
     return openblas_get_num_threads() == 1;
 #else
     return 0;
