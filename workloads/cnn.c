@@ -184,9 +184,38 @@ static void bufs_of(const cnn_geom *g, int64_t cb, float *ws, cnn_bufs *bf)
 }
 
 /* Element-wise loops run in blocks of VB with a constant trip count so
- * that GCC's -O2 ("very cheap") vectoriser takes them; the tails are
- * scalar. */
+ * that GCC's -O2 vectoriser takes them; the tails are scalar. Each pass
+ * (NAME_body) is compiled twice, plainly (SSE2) and for AVX2, by TWICE
+ * below, and every call takes the AVX2 copy where the CPU has it: wider
+ * vectors, no fused multiply-add (none is allowed in the AVX2 copy), so
+ * the same float operations and the same bits. */
 #define VB 8
+#define PASS static inline __attribute__((always_inline)) void
+
+/* GCC would turn copy loops back into memcpy calls */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_IDIOMS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_IDIOMS
+#endif
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TWICE(name, params, args)                                                        \
+    __attribute__((target("avx2"))) NO_IDIOMS static void name##_avx2 params             \
+    {                                                                                    \
+        name##_body args;                                                                \
+    }                                                                                    \
+    NO_IDIOMS static void name params                                                    \
+    {                                                                                    \
+        if (__builtin_cpu_supports("avx2"))                                              \
+            name##_avx2 args;                                                            \
+        else                                                                             \
+            name##_body args;                                                            \
+    }
+#else
+#define TWICE(name, params, args)                                                        \
+    NO_IDIOMS static void name params { name##_body args; }
+#endif
 
 /* out (rows x n) = in (rows x k) W^T (W: n x k), without the biases,
  * which pool_forward adds with the ReLU. */
@@ -237,8 +266,8 @@ static inline void pool_max(const float *restrict r0, const float *restrict r1, 
  * column is never read). The window position of each maximum (0 top-left,
  * 1 top-right, 2 bottom-left, 3 bottom-right; the first one on ties) goes
  * to arg, as a float, for the backward pass. */
-static void pool_forward(const float *a, const float *bias, int h, int w, int c, int64_t cb,
-                         float *p, float *arg)
+PASS pool_forward_body(const float *a, const float *bias, int h, int w, int c, int64_t cb,
+                       float *p, float *arg)
 {
     const int ph = h / 2, pw = w / 2;
     for (int64_t s = 0; s < cb; s++)
@@ -254,6 +283,9 @@ static void pool_forward(const float *a, const float *bias, int h, int w, int c,
                     pool_max(r0 + k, r1 + k, c, bias + k, p + o + k, arg + o + k, c - k);
             }
 }
+TWICE(pool_forward,
+      (const float *a, const float *bias, int h, int w, int c, int64_t cb, float *p, float *arg),
+      (a, bias, h, w, c, cb, p, arg))
 
 /* Window position t's share of the gradient: dp where the recorded
  * maximum is t and the pooled value is positive (ReLU passes it), else 0.
@@ -273,8 +305,8 @@ static inline void unpool_row(float *restrict a, const float *restrict p,
  * each window gets dp when the pooled value p is positive (ReLU passes it),
  * everything else (including a trailing odd row or column) 0. Each value
  * of a is written once (no clearing pass). */
-static void pool_backward(float *a, int h, int w, int c, int64_t cb, const float *p,
-                          const float *arg, const float *dp)
+PASS pool_backward_body(float *a, int h, int w, int c, int64_t cb, const float *p,
+                        const float *arg, const float *dp)
 {
     const int ph = h / 2, pw = w / 2;
     const size_t row = (size_t)w * c;
@@ -301,6 +333,10 @@ static void pool_backward(float *a, int h, int w, int c, int64_t cb, const float
             memset(as + (h - 1) * row, 0, row * sizeof *a);
     }
 }
+TWICE(pool_backward,
+      (float *a, int h, int w, int c, int64_t cb, const float *p, const float *arg,
+       const float *dp),
+      (a, h, w, c, cb, p, arg, dp))
 
 static void im2col1(const cnn_geom *g, const float *x, int64_t cb, float *col)
 {
@@ -312,30 +348,43 @@ static void im2col1(const cnn_geom *g, const float *x, int64_t cb, float *col)
                 for (int c = 0; c < g->c0; c++)
                     for (int ky = 0; ky < KS; ky++) {
                         const float *src = x + s * in + ((int64_t)c * g->h0 + oy + ky) * g->w0 + ox;
-                        for (int kx = 0; kx < KS; kx++)
-                            row[kx] = src[kx];
+                        memcpy(row, src, KS * sizeof *row); /* inlined: 16 + 4 bytes */
                         row += KS;
                     }
             }
 }
 
-static void im2col2(const cnn_geom *g, const float *p1, int64_t cb, float *col)
+/* dst[t] = src[t] for t < n, inline: a memcpy call per 80 floats cost
+ * more than the copy (TWICE keeps GCC from turning the loop back into
+ * one) */
+PASS copy_to(float *restrict dst, const float *restrict src, int n)
 {
-    const size_t seg = (size_t)KS * g->c1;
+    int t = 0;
+    for (; t + VB <= n; t += VB)
+        for (int u = 0; u < VB; u++)
+            dst[t + u] = src[t + u];
+    for (; t < n; t++)
+        dst[t] = src[t];
+}
+
+PASS im2col2_body(const cnn_geom *g, const float *p1, int64_t cb, float *col)
+{
+    const int seg = KS * g->c1;
     for (int64_t s = 0; s < cb; s++)
         for (int oy = 0; oy < g->h2; oy++)
             for (int ox = 0; ox < g->w2; ox++) {
                 float *row = col + ((s * g->h2 + oy) * g->w2 + ox) * g->k2;
                 for (int ky = 0; ky < KS; ky++) {
                     const float *src = p1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1;
-                    memcpy(row, src, seg * sizeof *row);
+                    copy_to(row, src, seg);
                     row += seg;
                 }
             }
 }
+TWICE(im2col2, (const cnn_geom *g, const float *p1, int64_t cb, float *col), (g, p1, cb, col))
 
 /* dst[t] += src[t] for t < n */
-static void add_to(float *restrict dst, const float *restrict src, int n)
+PASS add_to(float *restrict dst, const float *restrict src, int n)
 {
     int t = 0;
     for (; t + VB <= n; t += VB)
@@ -345,16 +394,24 @@ static void add_to(float *restrict dst, const float *restrict src, int n)
         dst[t] += src[t];
 }
 
-/* Adds row (s, oy, ox) of conv2's column gradient onto the pooled maps
- * dp1, kernel row by kernel row. */
-static void col2im_row(const cnn_geom *g, const float *row, int64_t s, int oy, int ox, float *dp1)
+/* Adds rows r0 .. r0 + n - 1 of conv2's column gradient (block, n x k2)
+ * onto the pooled maps dp1, row by row, kernel row by kernel row. */
+PASS col2im_rows_body(const cnn_geom *g, const float *block, int64_t r0, int n, float *dp1)
 {
     const int seg = KS * g->c1;
-    for (int ky = 0; ky < KS; ky++) {
-        add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
-        row += seg;
+    const int64_t r2 = (int64_t)g->h2 * g->w2;
+    for (int i = 0; i < n; i++) {
+        const int64_t r = r0 + i, s = r / r2, rem = r % r2;
+        const int oy = (int)(rem / g->w2), ox = (int)(rem % g->w2);
+        const float *row = block + (int64_t)i * g->k2;
+        for (int ky = 0; ky < KS; ky++) {
+            add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
+            row += seg;
+        }
     }
 }
+TWICE(col2im_rows, (const cnn_geom *g, const float *block, int64_t r0, int n, float *dp1),
+      (g, block, r0, n, dp1))
 
 /* dp1 = conv2's input gradient: the column gradient delta2 W2 summed back
  * onto the pooled maps (col2im), rows in order. When fast (the sparse
@@ -376,11 +433,7 @@ static void conv2_input_grad(const cnn_geom *g, const float *delta, const float 
             wl_srows_rows(&g->dcol, rows, r0, n, delta + r0 * g->c2, w2, buf);
             block = buf;
         }
-        for (int i = 0; i < n; i++) {
-            const int64_t r = r0 + i, rem = r % r2;
-            col2im_row(g, block + (int64_t)i * g->k2, r / r2, (int)(rem / g->w2),
-                       (int)(rem % g->w2), dp1);
-        }
+        col2im_rows(g, block, r0, n, dp1);
     }
 }
 

@@ -4,6 +4,9 @@
  * the models were written with (bias rows first, sums in double in row
  * order). */
 #include <cblas.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #include <math.h>
 #include <string.h>
 
@@ -37,14 +40,16 @@ void wl_dense_grad(const float *delta, const float *in, int nin, int nout, int64
 
 /* Columns summed at once: the rows are read in memory order into one
  * double accumulator per column, each column still summed from row 0 up
- * (the bits of a column-at-a-time loop, without its strided reads). */
+ * (the bits of a column-at-a-time loop, without its strided reads).
+ * Columns [k0, k1). */
 #define BIAS_CHUNK 256
 
-static void bias_sums(const float *delta, int64_t b, int n, float *gb, int add)
+static void bias_sums_range(const float *delta, int64_t b, int n, int k0, int k1, float *gb,
+                            int add)
 {
     double acc[BIAS_CHUNK];
-    for (int k0 = 0; k0 < n; k0 += BIAS_CHUNK) {
-        const int w = n - k0 < BIAS_CHUNK ? n - k0 : BIAS_CHUNK;
+    for (; k0 < k1; k0 += BIAS_CHUNK) {
+        const int w = k1 - k0 < BIAS_CHUNK ? k1 - k0 : BIAS_CHUNK;
         for (int k = 0; k < w; k++)
             acc[k] = 0;
         for (int64_t i = 0; i < b; i++) {
@@ -59,6 +64,48 @@ static void bias_sums(const float *delta, int64_t b, int n, float *gb, int add)
         for (int k = 0; k < w; k++)
             gb[k0 + k] = add ? gb[k0 + k] + (float)acc[k] : (float)acc[k];
     }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* The same, 16 columns at a time in four registers of 4 doubles (the
+ * compiler keeps a stack array in memory: a load and a store per row):
+ * each column's sum is the same sequence of double additions, so the same
+ * bits; the columns past the last 16 as above. */
+__attribute__((target("avx2"))) static void bias_sums_avx2(const float *delta, int64_t b, int n,
+                                                           float *gb, int add)
+{
+    int k0 = 0;
+    for (; k0 + 16 <= n; k0 += 16) {
+        __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t i = 0; i < b; i++) {
+            const float *row = delta + i * n + k0;
+            const __m256 x0 = _mm256_loadu_ps(row), x1 = _mm256_loadu_ps(row + 8);
+            a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(x0)));
+            a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(x0, 1)));
+            a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm256_castps256_ps128(x1)));
+            a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm256_extractf128_ps(x1, 1)));
+        }
+        double acc[16];
+        _mm256_storeu_pd(acc, a0);
+        _mm256_storeu_pd(acc + 4, a1);
+        _mm256_storeu_pd(acc + 8, a2);
+        _mm256_storeu_pd(acc + 12, a3);
+        for (int k = 0; k < 16; k++)
+            gb[k0 + k] = add ? gb[k0 + k] + (float)acc[k] : (float)acc[k];
+    }
+    bias_sums_range(delta, b, n, k0, n, gb, add);
+}
+#endif
+
+static void bias_sums(const float *delta, int64_t b, int n, float *gb, int add)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_cpu_supports("avx2")) {
+        bias_sums_avx2(delta, b, n, gb, add);
+        return;
+    }
+#endif
+    bias_sums_range(delta, b, n, 0, n, gb, add);
 }
 
 void wl_dense_bias_grad(const float *delta, int64_t b, int n, float *gb)
