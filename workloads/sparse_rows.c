@@ -450,6 +450,17 @@ static float next_value(uint64_t *s)
     return (float)((double)(*s >> 40) / (double)(1ULL << 23)) - 1.0f;
 }
 
+/* D (nd floats, 70% zeros) and the other operand (no floats) for a check. */
+static void check_operands(uint64_t *s, float *d, int64_t nd, float *o, int64_t no)
+{
+    for (int64_t i = 0; i < nd; i++) {
+        const float v = next_value(s);
+        d[i] = v > 0.4f ? v - 0.4f : v < -0.6f ? v + 0.6f : 0.0f;
+    }
+    for (int64_t i = 0; i < no; i++)
+        o[i] = next_value(s);
+}
+
 /* Replay against cblas_sgemm for a product of `rows` rows: 1 identical. */
 static int check(const wl_srows *p, int64_t rows)
 {
@@ -461,12 +472,7 @@ static int check(const wl_srows *p, int64_t rows)
     int same = d && w && c && row;
     if (same) {
         uint64_t s = 0x5eed ^ (uint64_t)rows;
-        for (int64_t i = 0; i < rows * k; i++) {
-            const float v = next_value(&s);
-            d[i] = v > 0.4f ? v - 0.4f : v < -0.6f ? v + 0.6f : 0.0f; /* 70% zeros */
-        }
-        for (int64_t i = 0; i < (int64_t)k * cols; i++)
-            w[i] = next_value(&s);
+        check_operands(&s, d, rows * k, w, (int64_t)k * cols);
         for (int64_t i = 0; i < rows * cols; i++)
             c[i] = NAN; /* beta = 0 must clear it */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, cols, k, 1.0f, d, k, w,
@@ -495,12 +501,7 @@ static int check_tn(const wl_srows *p, int64_t rows)
     int same = d && x && c && e;
     uint64_t s = 0x7e57 ^ (uint64_t)rows;
     for (int beta = 0; beta <= 1 && same; beta++) {
-        for (int64_t i = 0; i < rows * k; i++) {
-            const float v = next_value(&s);
-            d[i] = v > 0.4f ? v - 0.4f : v < -0.6f ? v + 0.6f : 0.0f; /* 70% zeros */
-        }
-        for (int64_t i = 0; i < rows * cols; i++)
-            x[i] = next_value(&s);
+        check_operands(&s, d, rows * k, x, rows * cols);
         for (int64_t i = 0; i < (int64_t)k * cols; i++)
             c[i] = e[i] = beta ? next_value(&s) : NAN;
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, cols, (int)rows, 1.0f, d, k, x,
