@@ -394,18 +394,44 @@ PASS add_to(float *restrict dst, const float *restrict src, int n)
         dst[t] += src[t];
 }
 
+/* dst[t] = src[t] + 0 for t < n: what add_to gives on a cleared dst
+ * (0 + x is x + 0, which is x except that -0 becomes +0), without the
+ * clearing */
+PASS put_to(float *restrict dst, const float *restrict src, int n)
+{
+    int t = 0;
+    for (; t + VB <= n; t += VB)
+        for (int u = 0; u < VB; u++)
+            dst[t + u] = src[t + u] + 0.0f;
+    for (; t < n; t++)
+        dst[t] = src[t] + 0.0f;
+}
+
 /* Adds rows r0 .. r0 + n - 1 of conv2's column gradient (block, n x k2)
- * onto the pooled maps dp1, row by row, kernel row by kernel row. */
+ * onto the pooled maps dp1, row by row, kernel row by kernel row. dp1 is
+ * not cleared beforehand: the first term each pooled value receives (from
+ * the first output row oy = max(0, py - 4), then the first column ox =
+ * max(0, px - 4), in the order of the rows) is stored as term + 0, the
+ * later ones added; the maps are p1h = h2 + 4 by p1w = w2 + 4, so every
+ * value receives one. */
 PASS col2im_rows_body(const cnn_geom *g, const float *block, int64_t r0, int n, float *dp1)
 {
-    const int seg = KS * g->c1;
+    const int seg = KS * g->c1, last = (KS - 1) * g->c1;
     const int64_t r2 = (int64_t)g->h2 * g->w2;
     for (int i = 0; i < n; i++) {
         const int64_t r = r0 + i, s = r / r2, rem = r % r2;
         const int oy = (int)(rem / g->w2), ox = (int)(rem % g->w2);
         const float *row = block + (int64_t)i * g->k2;
         for (int ky = 0; ky < KS; ky++) {
-            add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
+            float *d = dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1;
+            if (oy > 0 && ky < KS - 1) {
+                add_to(d, row, seg);
+            } else if (ox == 0) {
+                put_to(d, row, seg);
+            } else {
+                add_to(d, row, last);
+                put_to(d + last, row + last, g->c1);
+            }
             row += seg;
         }
     }
@@ -425,7 +451,6 @@ static void conv2_input_grad(const cnn_geom *g, const float *delta, const float 
     const int64_t r2 = (int64_t)g->h2 * g->w2, rows = cb * r2;
     if (!fast)
         wl_dense_backward(delta, w2, g->k2, g->c2, rows, buf);
-    memset(dp1, 0, (size_t)cb * g->p1h * g->p1w * g->c1 * sizeof *dp1);
     for (int64_t r0 = 0; r0 < rows; r0 += WL_SROWS_BLOCK) {
         const int n = rows - r0 < WL_SROWS_BLOCK ? (int)(rows - r0) : WL_SROWS_BLOCK;
         const float *block = buf + r0 * g->k2;
