@@ -287,17 +287,20 @@ TWICE(pool_forward,
       (const float *a, const float *bias, int h, int w, int c, int64_t cb, float *p, float *arg),
       (a, bias, h, w, c, cb, p, arg))
 
-/* Window position t's share of the gradient: dp where the recorded
- * maximum is t and the pooled value is positive (ReLU passes it), else 0.
- * Called with m = VB (vectorised) or the tail. */
-static inline void unpool_row(float *restrict a, const float *restrict p,
-                              const float *restrict arg, const float *restrict dp, float t,
-                              int m)
+/* One window's gradient, m channels: dp where the pooled value is
+ * positive (ReLU passes it), else 0, at the recorded maximum's position
+ * (d0 top-left, d1 top-right, d2 bottom-left, d3 bottom-right), 0 at the
+ * other three. Called with m = VB (vectorised) or the tail. */
+PASS unpool_window(float *restrict d0, float *restrict d1, float *restrict d2,
+                   float *restrict d3, const float *restrict p, const float *restrict arg,
+                   const float *restrict dp, int m)
 {
     for (int k = 0; k < m; k++) {
-        float v = dp[k], pk = p[k], r = arg[k];
-        float g = pk > 0 ? v : 0.0f;
-        a[k] = r == t ? g : 0.0f;
+        const float g = p[k] > 0 ? dp[k] : 0.0f, r = arg[k];
+        d0[k] = r == 0.0f ? g : 0.0f;
+        d1[k] = r == 1.0f ? g : 0.0f;
+        d2[k] = r == 2.0f ? g : 0.0f;
+        d3[k] = r == 3.0f ? g : 0.0f;
     }
 }
 
@@ -316,13 +319,13 @@ PASS pool_backward_body(float *a, int h, int w, int c, int64_t cb, const float *
             for (int x = 0; x < pw; x++) {
                 float *r0 = as + (2 * y * (size_t)w + 2 * x) * c;
                 const int64_t o = ((s * ph + y) * pw + x) * c;
-                for (int t = 0; t < 4; t++) {
-                    float *d = r0 + (t >> 1) * row + (t & 1) * c;
-                    int k = 0;
-                    for (; k + VB <= c; k += VB)
-                        unpool_row(d + k, p + o + k, arg + o + k, dp + o + k, (float)t, VB);
-                    unpool_row(d + k, p + o + k, arg + o + k, dp + o + k, (float)t, c - k);
-                }
+                float *r1 = r0 + row;
+                int k = 0;
+                for (; k + VB <= c; k += VB)
+                    unpool_window(r0 + k, r0 + c + k, r1 + k, r1 + c + k, p + o + k,
+                                  arg + o + k, dp + o + k, VB);
+                unpool_window(r0 + k, r0 + c + k, r1 + k, r1 + c + k, p + o + k, arg + o + k,
+                              dp + o + k, c - k);
             }
             if (w & 1) {
                 memset(as + (2 * y * (size_t)w + w - 1) * c, 0, (size_t)c * sizeof *a);
