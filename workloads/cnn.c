@@ -341,21 +341,36 @@ TWICE(pool_backward,
        const float *dp),
       (a, h, w, c, cb, p, arg, dp))
 
-static void im2col1(const cnn_geom *g, const float *x, int64_t cb, float *col)
+/* 8 floats, unaligned, as one vector (one move in the AVX2 copy) */
+typedef float f8u __attribute__((vector_size(32), aligned(4), may_alias));
+
+/* conv1's columns: row (s, oy, ox) holds, channel by channel and kernel
+ * row by kernel row, the KS floats of the image at (oy + ky, ox). Where
+ * the image row has 8 floats from ox on, 8 are copied (one vector) and
+ * the 3 past the segment are overwritten by the next segment or the next
+ * row (the last row of the columns, ox = w1 - 1, never takes that path:
+ * w1 - 1 + 8 > w0). */
+PASS im2col1_body(const cnn_geom *g, const float *x, int64_t cb, float *col)
 {
-    const int64_t in = (int64_t)g->c0 * g->h0 * g->w0;
+    const int c0 = g->c0, h0 = g->h0, w0 = g->w0, h1 = g->h1, w1 = g->w1, k1 = g->k1;
+    const int64_t in = (int64_t)c0 * h0 * w0;
     for (int64_t s = 0; s < cb; s++)
-        for (int oy = 0; oy < g->h1; oy++)
-            for (int ox = 0; ox < g->w1; ox++) {
-                float *row = col + ((s * g->h1 + oy) * g->w1 + ox) * g->k1;
-                for (int c = 0; c < g->c0; c++)
+        for (int oy = 0; oy < h1; oy++)
+            for (int ox = 0; ox < w1; ox++) {
+                float *row = col + ((s * h1 + oy) * w1 + ox) * k1;
+                const int wide = ox + 8 <= w0;
+                for (int c = 0; c < c0; c++)
                     for (int ky = 0; ky < KS; ky++) {
-                        const float *src = x + s * in + ((int64_t)c * g->h0 + oy + ky) * g->w0 + ox;
-                        memcpy(row, src, KS * sizeof *row); /* inlined: 16 + 4 bytes */
+                        const float *src = x + s * in + ((int64_t)c * h0 + oy + ky) * w0 + ox;
+                        if (wide)
+                            *(f8u *)row = *(const f8u *)src;
+                        else
+                            memcpy(row, src, KS * sizeof *row); /* inlined: 16 + 4 bytes */
                         row += KS;
                     }
             }
 }
+TWICE(im2col1, (const cnn_geom *g, const float *x, int64_t cb, float *col), (g, x, cb, col))
 
 /* dst[t] = src[t] for t < n, inline: a memcpy call per 80 floats cost
  * more than the copy (TWICE keeps GCC from turning the loop back into
