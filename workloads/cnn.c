@@ -287,17 +287,20 @@ TWICE(pool_forward,
       (const float *a, const float *bias, int h, int w, int c, int64_t cb, float *p, float *arg),
       (a, bias, h, w, c, cb, p, arg))
 
-/* Window position t's share of the gradient: dp where the recorded
- * maximum is t and the pooled value is positive (ReLU passes it), else 0.
- * Called with m = VB (vectorised) or the tail. */
-static inline void unpool_row(float *restrict a, const float *restrict p,
-                              const float *restrict arg, const float *restrict dp, float t,
-                              int m)
+/* One window's gradient, m channels: dp where the pooled value is
+ * positive (ReLU passes it), else 0, at the recorded maximum's position
+ * (d0 top-left, d1 top-right, d2 bottom-left, d3 bottom-right), 0 at the
+ * other three. Called with m = VB (vectorised) or the tail. */
+PASS unpool_window(float *restrict d0, float *restrict d1, float *restrict d2,
+                   float *restrict d3, const float *restrict p, const float *restrict arg,
+                   const float *restrict dp, int m)
 {
     for (int k = 0; k < m; k++) {
-        float v = dp[k], pk = p[k], r = arg[k];
-        float g = pk > 0 ? v : 0.0f;
-        a[k] = r == t ? g : 0.0f;
+        const float g = p[k] > 0 ? dp[k] : 0.0f, r = arg[k];
+        d0[k] = r == 0.0f ? g : 0.0f;
+        d1[k] = r == 1.0f ? g : 0.0f;
+        d2[k] = r == 2.0f ? g : 0.0f;
+        d3[k] = r == 3.0f ? g : 0.0f;
     }
 }
 
@@ -316,13 +319,13 @@ PASS pool_backward_body(float *a, int h, int w, int c, int64_t cb, const float *
             for (int x = 0; x < pw; x++) {
                 float *r0 = as + (2 * y * (size_t)w + 2 * x) * c;
                 const int64_t o = ((s * ph + y) * pw + x) * c;
-                for (int t = 0; t < 4; t++) {
-                    float *d = r0 + (t >> 1) * row + (t & 1) * c;
-                    int k = 0;
-                    for (; k + VB <= c; k += VB)
-                        unpool_row(d + k, p + o + k, arg + o + k, dp + o + k, (float)t, VB);
-                    unpool_row(d + k, p + o + k, arg + o + k, dp + o + k, (float)t, c - k);
-                }
+                float *r1 = r0 + row;
+                int k = 0;
+                for (; k + VB <= c; k += VB)
+                    unpool_window(r0 + k, r0 + c + k, r1 + k, r1 + c + k, p + o + k,
+                                  arg + o + k, dp + o + k, VB);
+                unpool_window(r0 + k, r0 + c + k, r1 + k, r1 + c + k, p + o + k, arg + o + k,
+                              dp + o + k, c - k);
             }
             if (w & 1) {
                 memset(as + (2 * y * (size_t)w + w - 1) * c, 0, (size_t)c * sizeof *a);
@@ -338,21 +341,36 @@ TWICE(pool_backward,
        const float *dp),
       (a, h, w, c, cb, p, arg, dp))
 
-static void im2col1(const cnn_geom *g, const float *x, int64_t cb, float *col)
+/* 8 floats, unaligned, as one vector (one move in the AVX2 copy) */
+typedef float f8u __attribute__((vector_size(32), aligned(4), may_alias));
+
+/* conv1's columns: row (s, oy, ox) holds, channel by channel and kernel
+ * row by kernel row, the KS floats of the image at (oy + ky, ox). Where
+ * the image row has 8 floats from ox on, 8 are copied (one vector) and
+ * the 3 past the segment are overwritten by the next segment or the next
+ * row (the last row of the columns, ox = w1 - 1, never takes that path:
+ * w1 - 1 + 8 > w0). */
+PASS im2col1_body(const cnn_geom *g, const float *x, int64_t cb, float *col)
 {
-    const int64_t in = (int64_t)g->c0 * g->h0 * g->w0;
+    const int c0 = g->c0, h0 = g->h0, w0 = g->w0, h1 = g->h1, w1 = g->w1, k1 = g->k1;
+    const int64_t in = (int64_t)c0 * h0 * w0;
     for (int64_t s = 0; s < cb; s++)
-        for (int oy = 0; oy < g->h1; oy++)
-            for (int ox = 0; ox < g->w1; ox++) {
-                float *row = col + ((s * g->h1 + oy) * g->w1 + ox) * g->k1;
-                for (int c = 0; c < g->c0; c++)
+        for (int oy = 0; oy < h1; oy++)
+            for (int ox = 0; ox < w1; ox++) {
+                float *row = col + ((s * h1 + oy) * w1 + ox) * k1;
+                const int wide = ox + 8 <= w0;
+                for (int c = 0; c < c0; c++)
                     for (int ky = 0; ky < KS; ky++) {
-                        const float *src = x + s * in + ((int64_t)c * g->h0 + oy + ky) * g->w0 + ox;
-                        memcpy(row, src, KS * sizeof *row); /* inlined: 16 + 4 bytes */
+                        const float *src = x + s * in + ((int64_t)c * h0 + oy + ky) * w0 + ox;
+                        if (wide)
+                            *(f8u *)row = *(const f8u *)src;
+                        else
+                            memcpy(row, src, KS * sizeof *row); /* inlined: 16 + 4 bytes */
                         row += KS;
                     }
             }
 }
+TWICE(im2col1, (const cnn_geom *g, const float *x, int64_t cb, float *col), (g, x, cb, col))
 
 /* dst[t] = src[t] for t < n, inline: a memcpy call per 80 floats cost
  * more than the copy (TWICE keeps GCC from turning the loop back into
@@ -394,18 +412,44 @@ PASS add_to(float *restrict dst, const float *restrict src, int n)
         dst[t] += src[t];
 }
 
+/* dst[t] = src[t] + 0 for t < n: what add_to gives on a cleared dst
+ * (0 + x is x + 0, which is x except that -0 becomes +0), without the
+ * clearing */
+PASS put_to(float *restrict dst, const float *restrict src, int n)
+{
+    int t = 0;
+    for (; t + VB <= n; t += VB)
+        for (int u = 0; u < VB; u++)
+            dst[t + u] = src[t + u] + 0.0f;
+    for (; t < n; t++)
+        dst[t] = src[t] + 0.0f;
+}
+
 /* Adds rows r0 .. r0 + n - 1 of conv2's column gradient (block, n x k2)
- * onto the pooled maps dp1, row by row, kernel row by kernel row. */
+ * onto the pooled maps dp1, row by row, kernel row by kernel row. dp1 is
+ * not cleared beforehand: the first term each pooled value receives (from
+ * the first output row oy = max(0, py - 4), then the first column ox =
+ * max(0, px - 4), in the order of the rows) is stored as term + 0, the
+ * later ones added; the maps are p1h = h2 + 4 by p1w = w2 + 4, so every
+ * value receives one. */
 PASS col2im_rows_body(const cnn_geom *g, const float *block, int64_t r0, int n, float *dp1)
 {
-    const int seg = KS * g->c1;
+    const int seg = KS * g->c1, last = (KS - 1) * g->c1;
     const int64_t r2 = (int64_t)g->h2 * g->w2;
     for (int i = 0; i < n; i++) {
         const int64_t r = r0 + i, s = r / r2, rem = r % r2;
         const int oy = (int)(rem / g->w2), ox = (int)(rem % g->w2);
         const float *row = block + (int64_t)i * g->k2;
         for (int ky = 0; ky < KS; ky++) {
-            add_to(dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1, row, seg);
+            float *d = dp1 + ((s * g->p1h + oy + ky) * g->p1w + ox) * g->c1;
+            if (oy > 0 && ky < KS - 1) {
+                add_to(d, row, seg);
+            } else if (ox == 0) {
+                put_to(d, row, seg);
+            } else {
+                add_to(d, row, last);
+                put_to(d + last, row + last, g->c1);
+            }
             row += seg;
         }
     }
@@ -425,7 +469,6 @@ static void conv2_input_grad(const cnn_geom *g, const float *delta, const float 
     const int64_t r2 = (int64_t)g->h2 * g->w2, rows = cb * r2;
     if (!fast)
         wl_dense_backward(delta, w2, g->k2, g->c2, rows, buf);
-    memset(dp1, 0, (size_t)cb * g->p1h * g->p1w * g->c1 * sizeof *dp1);
     for (int64_t r0 = 0; r0 < rows; r0 += WL_SROWS_BLOCK) {
         const int n = rows - r0 < WL_SROWS_BLOCK ? (int)(rows - r0) : WL_SROWS_BLOCK;
         const float *block = buf + r0 * g->k2;
