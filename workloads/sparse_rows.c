@@ -104,13 +104,14 @@ int wl_srows_finite(const float *v, int64_t n)
 #define UNROLL
 #endif
 
-/* A row's nonzeros: their k and values, in k order (8 floats of slack
- * for the vector stores). */
-typedef struct nonzeros {
+/* The terms of a sum over the shared dimension: each one's place k along
+ * it (a row of D W's W, or a row of a stretch of D^T X's X) and its
+ * value, in k order (8 of slack for the vector stores). */
+typedef struct terms {
     int n;
-    int32_t k[WL_SROWS_MAX_K + 8];
-    float v[WL_SROWS_MAX_K + 8];
-} nonzeros;
+    int32_t k[GEMM_Q + 8];
+    float v[GEMM_Q + 8];
+} terms;
 
 /* For each mask of 8 lanes, the lanes that are set, in order, one byte
  * each: the permutation that packs them to the front. */
@@ -129,9 +130,9 @@ static void pack_init(void)
     }
 }
 
-/* z = the nonzeros of d (k floats), 8 lanes at a time, without a branch
- * per value. */
-__attribute__((target("avx2,fma"))) static void nonzeros_of(const float *d, int k, nonzeros *z)
+/* z = the nonzeros of d (k <= WL_SROWS_MAX_K floats), 8 lanes at a time,
+ * without a branch per value. */
+__attribute__((target("avx2,fma"))) static void nonzeros_of(const float *d, int k, terms *z)
 {
     int n = 0;
     for (int i = 0; i < k; i += 8) {
@@ -150,71 +151,142 @@ __attribute__((target("avx2,fma"))) static void nonzeros_of(const float *d, int 
     z->n = n;
 }
 
-/* out[c, c + 8 * ng) = one chain per element over the nonzeros, + 0. */
-__attribute__((target("avx2,fma"))) static void chains(const nonzeros *z, const float *w,
-                                                       int cols, int c, int ng, float *out)
+/* Group g of a row of x: 8 floats, or the columns left (lanes). */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256
+strip_load(const float *x, int g, int partial, __m256i lanes)
 {
-    const __m256 zero = _mm256_setzero_ps();
-    if (ng == STRIP) {
-        __m256 acc[STRIP];
-        UNROLL for (int g = 0; g < STRIP; g++)
-            acc[g] = zero;
-        for (int t = 0; t < z->n; t++) {
-            const __m256 v = _mm256_set1_ps(z->v[t]);
-            const float *wr = w + (int64_t)z->k[t] * cols + c;
-            UNROLL for (int g = 0; g < STRIP; g++)
-                acc[g] = _mm256_fmadd_ps(v, _mm256_loadu_ps(wr + 8 * g), acc[g]);
-        }
-        UNROLL for (int g = 0; g < STRIP; g++)
-            _mm256_storeu_ps(out + c + 8 * g, _mm256_add_ps(acc[g], zero));
-        return;
-    }
-    for (int g = 0; g < ng; g++) {
-        __m256 acc = zero;
-        for (int t = 0; t < z->n; t++)
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(z->v[t]),
-                                  _mm256_loadu_ps(w + (int64_t)z->k[t] * cols + c + 8 * g), acc);
-        _mm256_storeu_ps(out + c + 8 * g, _mm256_add_ps(acc, zero));
-    }
+    return partial ? _mm256_maskload_ps(x + 8 * g, lanes) : _mm256_loadu_ps(x + 8 * g);
 }
 
-/* out[8 g, 8 g + 8) = two chains (the even k of the whole groups of 8 and
- * the k past them in one, the odd k in the other), added, + 0. Without a
- * branch: each term goes to both chains, times 0 in the other one; a zero
- * term leaves a chain as it is but for the sign of a zero, which the
- * final + 0 erases. */
-__attribute__((target("avx2,fma"))) static void two_chains(const nonzeros *z, int k8,
-                                                           const float *w, int cols, int g,
-                                                           float *out)
+/* sum[0 .. 8 ng) = one chain per element over the terms (x's row k times
+ * the term's value), + 0: the sum as the kernel stores it on a cleared C
+ * (and, before an addition to a C that is never -0, no change). ng is a
+ * constant where inlined, the last group partial when `partial`. */
+static inline __attribute__((always_inline, target("avx2,fma"))) void
+chain(const terms *l, const float *x, int cols, int ng, int partial, __m256i lanes, float *sum)
 {
-    __m256 a = _mm256_setzero_ps(), b = a;
-    for (int t = 0; t < z->n; t++) {
-        const int odd = z->k[t] < k8 && (z->k[t] & 1);
-        const __m256 x = _mm256_loadu_ps(w + (int64_t)z->k[t] * cols + 8 * g);
-        a = _mm256_fmadd_ps(_mm256_set1_ps(odd ? 0.0f : z->v[t]), x, a);
-        b = _mm256_fmadd_ps(_mm256_set1_ps(odd ? z->v[t] : 0.0f), x, b);
+    __m256 acc[STRIP];
+    UNROLL for (int g = 0; g < ng; g++)
+        acc[g] = _mm256_setzero_ps();
+    for (int e = 0; e < l->n; e++) {
+        const __m256 v = _mm256_set1_ps(l->v[e]);
+        const float *xr = x + (int64_t)l->k[e] * cols;
+        UNROLL for (int g = 0; g < ng; g++)
+            acc[g] = _mm256_fmadd_ps(v, strip_load(xr, g, partial && g == ng - 1, lanes), acc[g]);
     }
-    _mm256_storeu_ps(out + 8 * g, _mm256_add_ps(_mm256_add_ps(b, a), _mm256_setzero_ps()));
+    UNROLL for (int g = 0; g < ng; g++)
+        _mm256_storeu_ps(sum + 8 * g, _mm256_add_ps(acc[g], _mm256_setzero_ps()));
 }
+
+#define CHAIN(NG)                                                                         \
+    __attribute__((target("avx2,fma"))) static void chain_##NG(                           \
+        const terms *l, const float *x, int cols, int partial, __m256i lanes, float *sum) \
+    {                                                                                     \
+        chain(l, x, cols, NG, partial, lanes, sum);                                       \
+    }
+CHAIN(1)
+CHAIN(2)
+CHAIN(3)
+CHAIN(4)
+CHAIN(5)
+CHAIN(6)
+CHAIN(7)
+CHAIN(8)
+CHAIN(9)
+CHAIN(10)
+CHAIN(11)
+CHAIN(12)
+
+typedef void chain_fn(const terms *, const float *, int, int, __m256i, float *);
+static chain_fn *const CHAIN_OF[STRIP + 1] = {NULL,    chain_1, chain_2,  chain_3,  chain_4,
+                                              chain_5, chain_6, chain_7,  chain_8,  chain_9,
+                                              chain_10, chain_11, chain_12};
+
+/* sum[0 .. 8 ng) = two chains per element (the terms of even k below k8,
+ * the whole groups of 8, and those past it in one, the odd ones below k8
+ * in the other), added, + 0; whole groups, ng <= STRIP / 2 a constant
+ * where inlined. Without a branch: each term goes to both chains, times 0
+ * in the other one; a zero term leaves a chain as it is but for the sign
+ * of a zero, which the final + 0 erases. */
+static inline __attribute__((always_inline, target("avx2,fma"))) void
+split(const terms *l, const float *x, int cols, int ng, int k8, float *sum)
+{
+    __m256 a[STRIP / 2], b[STRIP / 2];
+    UNROLL for (int g = 0; g < ng; g++)
+        a[g] = b[g] = _mm256_setzero_ps();
+    for (int e = 0; e < l->n; e++) {
+        const int odd = l->k[e] < k8 && (l->k[e] & 1);
+        const __m256 va = _mm256_set1_ps(odd ? 0.0f : l->v[e]);
+        const __m256 vb = _mm256_set1_ps(odd ? l->v[e] : 0.0f);
+        const float *xr = x + (int64_t)l->k[e] * cols;
+        UNROLL for (int g = 0; g < ng; g++) {
+            const __m256 xv = _mm256_loadu_ps(xr + 8 * g);
+            a[g] = _mm256_fmadd_ps(va, xv, a[g]);
+            b[g] = _mm256_fmadd_ps(vb, xv, b[g]);
+        }
+    }
+    UNROLL for (int g = 0; g < ng; g++)
+        _mm256_storeu_ps(sum + 8 * g,
+                         _mm256_add_ps(_mm256_add_ps(b[g], a[g]), _mm256_setzero_ps()));
+}
+
+#define SPLIT(NG)                                                                        \
+    __attribute__((target("avx2,fma"))) static void split_##NG(                          \
+        const terms *l, const float *x, int cols, int k8, float *sum)                    \
+    {                                                                                    \
+        split(l, x, cols, NG, k8, sum);                                                  \
+    }
+SPLIT(1)
+SPLIT(2)
+SPLIT(3)
+SPLIT(4)
+SPLIT(5)
+SPLIT(6)
+
+typedef void split_fn(const terms *, const float *, int, int, float *);
+static split_fn *const SPLIT_OF[STRIP / 2 + 1] = {NULL,    split_1, split_2, split_3,
+                                                  split_4, split_5, split_6};
+
+/* ---- D W, a few rows at a time ---- */
 
 /* The groups of row r summed in two chains are redone so. */
-static void split_groups(const wl_srows *p, int64_t rows, int64_t r, const nonzeros *z,
+static void split_groups(const wl_srows *p, int64_t rows, int64_t r, const terms *z,
                          const float *w, float *out)
 {
     const int k8 = p->k & ~7;
     if (r < rows - rows % 12) { /* a 12-row panel: the same half in every block */
         const int half = r % 12 < 6 ? 0 : 1;
-        for (int i = 0; i < p->nsplit[half]; i++)
-            two_chains(z, k8, w, p->cols, p->split[half][i], out);
+        for (int i = 0; i < p->nsplit[half]; i++) {
+            const int g = p->split[half][i];
+            SPLIT_OF[1](z, w + 8 * g, p->cols, k8, out + 8 * g);
+        }
         return;
     }
     int c0 = 0;
     for (int b = 0; b < p->nblocks; b++) {
         if (row_kind(rows, r, b == 0) == 3) /* cols % 8 == 0 here: whole groups */
             for (int g = c0 / 8; g < p->block_end[b] / 8; g++)
-                two_chains(z, k8, w, p->cols, g, out);
+                SPLIT_OF[1](z, w + 8 * g, p->cols, k8, out + 8 * g);
         c0 = p->block_end[b];
     }
+}
+
+__attribute__((target("avx2,fma"))) static void rows_x86(const wl_srows *p, int64_t rows,
+                                                         int64_t r0, int n, const float *d,
+                                                         const float *w, float *out)
+{
+    terms z[WL_SROWS_BLOCK];
+    for (int i = 0; i < n; i++)
+        nonzeros_of(d + (int64_t)i * p->k, p->k, &z[i]);
+    /* column strips outside, rows inside: a strip of W stays in L1 */
+    const __m256i whole = _mm256_set1_epi32(-1);
+    for (int c = 0; c < p->cols; c += 8 * STRIP) {
+        const int ng = (p->cols - c) / 8 < STRIP ? (p->cols - c) / 8 : STRIP;
+        for (int i = 0; i < n; i++)
+            CHAIN_OF[ng](&z[i], w + c, p->cols, 0, whole, out + (int64_t)i * p->cols + c);
+    }
+    for (int i = 0; i < n; i++)
+        split_groups(p, rows, r0 + i, &z[i], w, out + (int64_t)i * p->cols);
 }
 #endif
 
@@ -222,17 +294,7 @@ void wl_srows_rows(const wl_srows *p, int64_t rows, int64_t r0, int n, const flo
                    const float *w, float *out)
 {
 #ifdef SROWS_X86
-    nonzeros z[WL_SROWS_BLOCK];
-    for (int i = 0; i < n; i++)
-        nonzeros_of(d + (int64_t)i * p->k, p->k, &z[i]);
-    /* column strips outside, rows inside: a strip of W stays in L1 */
-    for (int c = 0; c < p->cols; c += 8 * STRIP) {
-        const int ng = (p->cols - c) / 8 < STRIP ? (p->cols - c) / 8 : STRIP;
-        for (int i = 0; i < n; i++)
-            chains(&z[i], w, p->cols, c, ng, out + (int64_t)i * p->cols);
-    }
-    for (int i = 0; i < n; i++)
-        split_groups(p, rows, r0 + i, &z[i], w, out + (int64_t)i * p->cols);
+    rows_x86(p, rows, r0, n, d, w, out);
 #else
     (void)p, (void)rows, (void)r0, (void)n, (void)d, (void)w, (void)out;
 #endif
@@ -248,12 +310,6 @@ void wl_srows_rows(const wl_srows *p, int64_t rows, int64_t r0, int n, const flo
  * over the list, the groups summed in two chains redone so. */
 #ifdef SROWS_X86
 #define TN_CH 16 /* channels listed at once */
-
-typedef struct tn_list {
-    int n;
-    int32_t t[GEMM_Q];
-    float v[GEMM_Q];
-} tn_list;
 
 /* Groups g0 .. g0 + ng - 1 summed in two chains for channel i: bit g - g0
  * (whole groups only). */
@@ -272,116 +328,22 @@ static unsigned split_mask(const wl_srows *p, int i, int g0, int ng)
     return mask;
 }
 
-/* X's strip of group g on row t: 8 floats, or the columns left. */
-static inline __attribute__((always_inline, target("avx2,fma"))) __m256
-strip_load(const float *x, int g, int partial, __m256i lanes)
-{
-    return partial ? _mm256_maskload_ps(x + 8 * g, lanes) : _mm256_loadu_ps(x + 8 * g);
-}
-
-/* sum[0 .. 8 ng) = one chain per element over the list; ng a constant
- * where inlined, the last group partial when `partial`. */
-static inline __attribute__((always_inline, target("avx2,fma"))) void
-tn_chain(const tn_list *l, const float *x, int cols, int ng, int partial, __m256i lanes,
-         float *sum)
-{
-    __m256 acc[STRIP];
-    UNROLL for (int g = 0; g < ng; g++)
-        acc[g] = _mm256_setzero_ps();
-    for (int e = 0; e < l->n; e++) {
-        const __m256 v = _mm256_set1_ps(l->v[e]);
-        const float *xr = x + (int64_t)l->t[e] * cols;
-        if (e + 2 < l->n) /* rows far apart: ask for the one after next */
-            for (int q = 0; q < 8 * ng; q += 16)
-                _mm_prefetch((const char *)(x + (int64_t)l->t[e + 2] * cols + q), _MM_HINT_T0);
-        UNROLL for (int g = 0; g < ng; g++)
-            acc[g] = _mm256_fmadd_ps(v, strip_load(xr, g, partial && g == ng - 1, lanes), acc[g]);
-    }
-    UNROLL for (int g = 0; g < ng; g++)
-        _mm256_storeu_ps(sum + 8 * g, acc[g]);
-}
-
-#define TN_CHAIN(NG)                                                                       \
-    __attribute__((target("avx2,fma"))) static void tn_chain_##NG(                         \
-        const tn_list *l, const float *x, int cols, int partial, __m256i lanes, float *sum) \
-    {                                                                                      \
-        tn_chain(l, x, cols, NG, partial, lanes, sum);                                     \
-    }
-TN_CHAIN(1)
-TN_CHAIN(2)
-TN_CHAIN(3)
-TN_CHAIN(4)
-TN_CHAIN(5)
-TN_CHAIN(6)
-TN_CHAIN(7)
-TN_CHAIN(8)
-TN_CHAIN(9)
-TN_CHAIN(10)
-TN_CHAIN(11)
-TN_CHAIN(12)
-
-typedef void tn_chain_fn(const tn_list *, const float *, int, int, __m256i, float *);
-static tn_chain_fn *const TN_CHAIN_OF[STRIP + 1] = {
-    NULL,       tn_chain_1, tn_chain_2, tn_chain_3,  tn_chain_4,  tn_chain_5, tn_chain_6,
-    tn_chain_7, tn_chain_8, tn_chain_9, tn_chain_10, tn_chain_11, tn_chain_12};
-
-/* sum[0 .. 8 ng) = two chains per element over the list (k8: the rows
- * of the stretch in whole groups of 8), added; ng <= STRIP / 2 a
- * constant where inlined, whole groups. As two_chains, without a branch. */
-static inline __attribute__((always_inline, target("avx2,fma"))) void
-tn_split(const tn_list *l, const float *x, int cols, int ng, int k8, float *sum)
-{
-    __m256 a[STRIP / 2], b[STRIP / 2];
-    UNROLL for (int g = 0; g < ng; g++)
-        a[g] = b[g] = _mm256_setzero_ps();
-    for (int e = 0; e < l->n; e++) {
-        const int odd = l->t[e] < k8 && (l->t[e] & 1);
-        const __m256 va = _mm256_set1_ps(odd ? 0.0f : l->v[e]);
-        const __m256 vb = _mm256_set1_ps(odd ? l->v[e] : 0.0f);
-        const float *xr = x + (int64_t)l->t[e] * cols;
-        UNROLL for (int g = 0; g < ng; g++) {
-            const __m256 xv = _mm256_loadu_ps(xr + 8 * g);
-            a[g] = _mm256_fmadd_ps(va, xv, a[g]);
-            b[g] = _mm256_fmadd_ps(vb, xv, b[g]);
-        }
-    }
-    UNROLL for (int g = 0; g < ng; g++)
-        _mm256_storeu_ps(sum + 8 * g, _mm256_add_ps(b[g], a[g]));
-}
-
-#define TN_SPLIT(NG)                                                                     \
-    __attribute__((target("avx2,fma"))) static void tn_split_##NG(                       \
-        const tn_list *l, const float *x, int cols, int k8, float *sum)                  \
-    {                                                                                    \
-        tn_split(l, x, cols, NG, k8, sum);                                               \
-    }
-TN_SPLIT(1)
-TN_SPLIT(2)
-TN_SPLIT(3)
-TN_SPLIT(4)
-TN_SPLIT(5)
-TN_SPLIT(6)
-
-typedef void tn_split_fn(const tn_list *, const float *, int, int, float *);
-static tn_split_fn *const TN_SPLIT_OF[STRIP / 2 + 1] = {
-    NULL, tn_split_1, tn_split_2, tn_split_3, tn_split_4, tn_split_5, tn_split_6};
-
 /* One stretch of len rows (d and x at its first row): c (+)= its sums. */
 __attribute__((target("avx2,fma"))) static void tn_stretch(const wl_srows *p, const float *d,
                                                            const float *x, int len, float *c)
 {
     const int k = p->k, cols = p->cols, groups = (cols + 7) / 8, k8 = len & ~7;
-    tn_list lists[TN_CH];
+    terms lists[TN_CH]; /* per channel: the rows of the stretch, k = t */
     for (int i0 = 0; i0 < k; i0 += TN_CH) {
         const int nch = k - i0 < TN_CH ? k - i0 : TN_CH;
         for (int i = 0; i < nch; i++)
             lists[i].n = 0;
         for (int t = 0; t < len; t++) {
-            nonzeros z;
+            terms z;
             nonzeros_of(d + (int64_t)t * k + i0, nch, &z);
             for (int e = 0; e < z.n; e++) {
-                tn_list *l = &lists[z.k[e]];
-                l->t[l->n] = t;
+                terms *l = &lists[z.k[e]];
+                l->k[l->n] = t;
                 l->v[l->n++] = z.v[e];
             }
         }
@@ -392,7 +354,7 @@ __attribute__((target("avx2,fma"))) static void tn_stretch(const wl_srows *p, co
                 _mm256_set1_epi32(cols - 8 * (g0 + ng - 1)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
             for (int i = 0; i < nch; i++) {
                 float sum[8 * STRIP];
-                TN_CHAIN_OF[ng](&lists[i], x + 8 * g0, cols, partial, lanes, sum);
+                CHAIN_OF[ng](&lists[i], x + 8 * g0, cols, partial, lanes, sum);
                 const unsigned mask = split_mask(p, i0 + i, g0, ng);
                 for (int h = 0; h < ng; h += STRIP / 2) {
                     /* the split groups of this half strip: from the
@@ -402,7 +364,7 @@ __attribute__((target("avx2,fma"))) static void tn_stretch(const wl_srows *p, co
                         continue;
                     const int lo = __builtin_ctz(m), hi = 31 - __builtin_clz(m);
                     float two[8 * STRIP / 2];
-                    TN_SPLIT_OF[hi - lo + 1](&lists[i], x + 8 * (g0 + h + lo), cols, k8, two);
+                    SPLIT_OF[hi - lo + 1](&lists[i], x + 8 * (g0 + h + lo), cols, k8, two);
                     for (int g = lo; g <= hi; g++)
                         if (m >> g & 1)
                             memcpy(sum + 8 * (h + g), two + 8 * (g - lo), 8 * sizeof *sum);
