@@ -526,6 +526,10 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
     const float invb = 1.0f / (float)b;
     const int c = g->classes;
     const int64_t r1 = (int64_t)g->h1 * g->w1, r2 = (int64_t)g->h2 * g->w2;
+    /* the replays as planned: OpenBLAS still on one thread; the column
+     * gradient's also needs W2 finite (the same for every chunk) */
+    const int one_thread = openblas_get_num_threads() == 1;
+    const int dcol_ok = g->dcol_rows && one_thread && wl_srows_finite(w2, (int64_t)g->c2 * g->k2);
     double loss = 0;
     for (int64_t i0 = 0; i0 < b; i0 += CNN_CHUNK) {
         const int64_t cb = b - i0 < CNN_CHUNK ? b - i0 : CNN_CHUNK;
@@ -542,11 +546,9 @@ static double cnn_loss_grad(const wl_model *m, const float *params, const float 
         /* delta2's nonzeros (a quarter at most: one per pooling window)
          * decide whether the replays pay; col2 holds p1's values */
         const double dens2 = wl_srows_density(bf.a2, cb * r2 * g->c2);
-        const int one_thread = openblas_get_num_threads() == 1;
         const int sparse2 = g->wgrad2_rows && one_thread && dens2 <= WL_SROWS_PAYS_TN &&
                             wl_srows_finite(bf.p1, cb * g->p1h * g->p1w * g->c1);
-        const int dcol_fast = g->dcol_rows && one_thread && dens2 <= WL_SROWS_PAYS &&
-                              wl_srows_finite(w2, (int64_t)g->c2 * g->k2);
+        const int dcol_fast = dcol_ok && dens2 <= WL_SROWS_PAYS;
         weight_grad(bf.a2, bf.col2, cb * r2, g->k2, g->c2, g2, acc,
                     sparse2 ? &g->wgrad2 : NULL);
         conv2_input_grad(g, bf.a2, w2, cb, dcol_fast, bf.col2, bf.dp1);
