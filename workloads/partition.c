@@ -38,6 +38,7 @@ static wl_partition *partition_alloc(int n_workers, int64_t n, sim_err *err)
     wl_partition *p = calloc(1, sizeof *p);
     if (p) {
         p->n_workers = n_workers;
+        p->draws = 1;
         p->offset = calloc((size_t)n_workers + 1, sizeof *p->offset);
         p->index = malloc((size_t)(n > 0 ? n : 1) * sizeof *p->index);
     }

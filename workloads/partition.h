@@ -19,6 +19,7 @@ typedef struct wl_partition {
     int n_workers;
     int64_t *offset;  /* n_workers + 1 offsets into index */
     int64_t *index;   /* permutation of 0..train.n-1 grouped by worker */
+    int draws;        /* dirichlet(alpha, min): draws taken (1 for every other kind) */
 } wl_partition;
 
 struct sim_spec; /* sim/units.h: a spec split into name and arguments */
@@ -52,7 +53,7 @@ extern const wl_partition_vt *const wl_partition_registry[]; /* NULL-terminated 
 /* The registered kind called name, or NULL. */
 const wl_partition_vt *wl_partition_find(const char *name);
 
-/* spec: "iid" | "contiguous" | "dirichlet(alpha)" | "shards(k)". Every worker
+/* spec: "iid" | "contiguous" | "dirichlet(alpha[, min])" | "shards(k)". Every worker
  * gets at least one sample or SIM_ECONFIG. */
 wl_partition *wl_partition_create(const wl_dataset *ds, int n_workers, const char *spec,
                                   gsl_rng *rng, sim_err *err);

@@ -42,13 +42,52 @@ static int label_of(const wl_dataset *ds, int64_t i)
     return c >= 0 && c < ds->classes ? c : 0;
 }
 
-/* dirichlet(alpha): for each class in turn, shuffle the class's samples
- * (file order first), draw shares ~ Dir(alpha 1_w) and cut the shuffled list
- * at the rounded cumulative shares. An empty worker then takes the highest
- * index of the currently largest worker (lowest id on ties); n >= w
- * guarantees that worker has two samples or more. */
+/* dirichlet(alpha[, min]): for each class in turn, shuffle the class's
+ * samples (file order first), draw shares ~ Dir(alpha 1_w) and cut the
+ * shuffled list at the rounded cumulative shares.
+ * Without min: an empty worker then takes the highest index of the
+ * currently largest worker (lowest id on ties); n >= w guarantees that
+ * worker has two samples or more.
+ * With min >= 1: a draw (every class, as above, continuing the stream) in
+ * which some worker holds fewer than min samples is drawn again whole, up
+ * to DIRICHLET_MAX_DRAWS draws (as NIID-Bench redraws until the smallest
+ * share reaches its minimum); the rule is the same for every seed, so no
+ * seed is refused for an uneven split, and the partition is Dir(alpha)
+ * conditioned on every share >= min. *draws is the number of draws. */
+enum { DIRICHLET_MAX_DRAWS = 1000 };
+
+/* One draw: every class's shuffled list (cls + start[k]) cut at the
+ * cumulative Dir(a) shares into owner; count[j] (zeroed first) is worker
+ * j's total. */
+static void dirichlet_draw(int w, int c, const int64_t *start, int64_t *cls, const double *a,
+                           double *theta, gsl_rng *rng, int *owner, int64_t *count)
+{
+    memset(count, 0, ((size_t)w + 1) * sizeof *count);
+    for (int k = 0; k < c; k++) {
+        int64_t *list = cls + start[k], m = start[k + 1] - start[k];
+        if (m == 0)
+            continue;
+        gsl_ran_shuffle(rng, list, (size_t)m, sizeof *list);
+        gsl_ran_dirichlet(rng, (size_t)w, a, theta);
+        double cum = 0;
+        int64_t lo = 0;
+        for (int j = 0; j < w; j++) {
+            cum += isfinite(theta[j]) ? theta[j] : 0;
+            int64_t hi = j == w - 1 ? m : (int64_t)llround(cum * (double)m);
+            if (hi > m)
+                hi = m;
+            if (hi < lo)
+                hi = lo;
+            for (int64_t t = lo; t < hi; t++)
+                owner[list[t]] = j;
+            count[j] += hi - lo;
+            lo = hi;
+        }
+    }
+}
+
 static int partition_dirichlet(wl_partition *p, const wl_dataset *ds, double alpha,
-                               gsl_rng *rng, sim_err *err)
+                               int64_t min, gsl_rng *rng, int *draws, sim_err *err)
 {
     const int w = p->n_workers, c = ds->classes;
     const int64_t n = ds->train.n;
@@ -74,25 +113,21 @@ static int partition_dirichlet(wl_partition *p, const wl_dataset *ds, double alp
     start[0] = 0;
     for (int i = 0; i < w; i++)
         a[i] = alpha;
-    for (int k = 0; k < c; k++) {
-        int64_t *list = cls + start[k], m = start[k + 1] - start[k];
-        if (m == 0)
-            continue;
-        gsl_ran_shuffle(rng, list, (size_t)m, sizeof *list);
-        gsl_ran_dirichlet(rng, (size_t)w, a, theta);
-        double cum = 0;
-        int64_t lo = 0;
-        for (int j = 0; j < w; j++) {
-            cum += isfinite(theta[j]) ? theta[j] : 0;
-            int64_t hi = j == w - 1 ? m : (int64_t)llround(cum * (double)m);
-            if (hi > m)
-                hi = m;
-            if (hi < lo)
-                hi = lo;
-            for (int64_t t = lo; t < hi; t++)
-                owner[list[t]] = j;
-            count[j] += hi - lo;
-            lo = hi;
+    for (*draws = 1;; ++*draws) {
+        dirichlet_draw(w, c, start, cls, a, theta, rng, owner, count);
+        if (min <= 0)
+            break;
+        int64_t smallest = count[0];
+        for (int j = 1; j < w; j++)
+            smallest = count[j] < smallest ? count[j] : smallest;
+        if (smallest >= min)
+            break;
+        if (*draws == DIRICHLET_MAX_DRAWS) {
+            rc = sim_err_set(err, SIM_ECONFIG,
+                             "no draw of %d gave every worker %lld samples or more (the last "
+                             "draw's smallest share: %lld); lower min or raise alpha",
+                             DIRICHLET_MAX_DRAWS, (long long)min, (long long)smallest);
+            goto done;
         }
     }
     for (int j = 0; j < w; j++) {
@@ -213,9 +248,20 @@ static wl_partition *dirichlet_build(const wl_partition_req *rq, sim_err *err)
 {
     const sim_spec *sp = rq->sp;
     double alpha = 0;
-    if (sp->nargs != 1 || sim_parse_double(sp->args[0], &alpha, NULL) != 0 || !(alpha > 0) ||
-        !isfinite(alpha)) {
-        sim_err_set(err, SIM_ECONFIG, "partition '%s': expected dirichlet(alpha) with alpha > 0",
+    int64_t min = 0;
+    const char *m = sp->nargs == 2 ? sp->args[1] : "";
+    if (strncmp(m, "min", 3) == 0) { /* min = N is min N */
+        m += 3;
+        while (*m == ' ' || *m == '\t')
+            m++;
+        m += *m == '=';
+    }
+    if (sp->nargs < 1 || sp->nargs > 2 || sim_parse_double(sp->args[0], &alpha, NULL) != 0 ||
+        !(alpha > 0) || !isfinite(alpha) ||
+        (sp->nargs == 2 && (sim_parse_int(m, &min, NULL) != 0 || min < 1 || min > INT32_MAX))) {
+        sim_err_set(err, SIM_ECONFIG,
+                    "partition '%s': expected dirichlet(alpha) or dirichlet(alpha, min) with "
+                    "alpha > 0 and min >= 1",
                     rq->spec);
         return NULL;
     }
@@ -226,11 +272,17 @@ static wl_partition *dirichlet_build(const wl_partition_req *rq, sim_err *err)
                     rq->spec, rq->ds->name);
         return NULL;
     }
-    wl_partition *p = wl_partition_start(rq, 1, "workers", err);
-    if (p && partition_dirichlet(p, rq->ds, alpha, rq->rng, err) != 0) {
+    wl_partition *p = wl_partition_start(rq, min > 1 ? min : 1,
+                                         min > 1 ? "samples that min x workers asks" : "workers", err);
+    int draws = 0;
+    sim_err e = {0};
+    if (p && partition_dirichlet(p, rq->ds, alpha, min, rq->rng, &draws, &e) != 0) {
+        sim_err_set(err, e.code, "partition '%s': %s", rq->spec, e.msg);
         wl_partition_destroy(p);
         return NULL;
     }
+    if (p)
+        p->draws = draws;
     return p;
 }
 
@@ -269,8 +321,9 @@ const wl_partition_vt wl_partition_contiguous_vt = {
 
 const wl_partition_vt wl_partition_dirichlet_vt = {
     .name = "dirichlet",
-    .args = "(alpha)",
-    .summary = "per class, worker shares ~ Dirichlet(alpha); small alpha = skewed labels",
+    .args = "(alpha[, min])",
+    .summary = "per class, worker shares ~ Dirichlet(alpha); small alpha = skewed labels; with "
+               "min, drawn again until every worker holds min samples",
     .needs_rng = 1,
     .build = dirichlet_build,
 };

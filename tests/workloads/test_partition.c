@@ -158,6 +158,80 @@ Test(partition, dirichlet_every_worker_gets_a_sample)
     wl_dataset_destroy(ds);
 }
 
+static int64_t smallest_share(const wl_partition *p)
+{
+    int64_t s = wl_partition_size(p, 0);
+    for (int w = 1; w < p->n_workers; w++)
+        s = wl_partition_size(p, w) < s ? wl_partition_size(p, w) : s;
+    return s;
+}
+
+/* dirichlet(alpha, min): every seed gives every worker at least min
+ * samples (the seeds whose first draw falls short are drawn again, not
+ * refused); the count of draws is kept; "min = N" is the same spec. Over
+ * seeds 1..40, dirichlet(0.1) on 10 workers leaves some worker below 200
+ * samples in most seeds (asserted: at least 10), so the redraw is
+ * exercised. */
+Test(partition, dirichlet_min_gives_every_worker_a_minimum_on_every_seed)
+{
+    wl_dataset *ds = hand(5000, 10, 1);
+    int short_seeds = 0, redrawn = 0;
+    for (unsigned long seed = 1; seed <= 40; seed++) {
+        wl_partition *plain = part(ds, 10, "dirichlet(0.1)", seed);
+        wl_partition *p = part(ds, 10, "dirichlet(0.1, 200)", seed);
+        wl_partition *q = part(ds, 10, "dirichlet(0.1, min = 200)", seed);
+        check_cover(p, 5000);
+        cr_assert(same_partition(p, q, 5000), "seed %lu", seed);
+        cr_assert_geq(smallest_share(p), 200, "seed %lu", seed);
+        cr_assert_eq(plain->draws, 1);
+        cr_assert_geq(p->draws, 1);
+        short_seeds += smallest_share(plain) < 200;
+        redrawn += p->draws > 1;
+        /* a first draw that meets the minimum is dirichlet(alpha)'s own */
+        if (p->draws == 1)
+            cr_assert(same_partition(p, plain, 5000), "seed %lu", seed);
+        else
+            cr_assert(!same_partition(p, plain, 5000), "seed %lu", seed);
+        wl_partition_destroy(plain);
+        wl_partition_destroy(p);
+        wl_partition_destroy(q);
+    }
+    cr_assert_geq(short_seeds, 10, "only %d of 40 seeds fell short", short_seeds);
+    cr_assert_eq(redrawn, short_seeds);
+    /* the skew is still there: shares stay far from uniform */
+    wl_partition *p = part(ds, 10, "dirichlet(0.1, 200)", 3);
+    cr_assert_gt(mean_top_share(p, ds), 0.35);
+    wl_partition_destroy(p);
+    wl_dataset_destroy(ds);
+}
+
+/* The refusals: a minimum the data set cannot hold, one that no draw
+ * meets (an exactly even split at alpha 0.01), malformed arguments. */
+Test(partition, dirichlet_min_refusals)
+{
+    wl_dataset *ds = hand(5000, 10, 1);
+    gsl_rng *r = rng_new(1);
+    sim_err err = {0};
+    cr_assert_null(wl_partition_create(ds, 10, "dirichlet(0.1, 501)", r, &err));
+    cr_assert_eq(err.code, SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "5010") && strstr(err.msg, "min x workers"), "%s", err.msg);
+    cr_assert_null(wl_partition_create(ds, 10, "dirichlet(0.01, 500)", r, &err));
+    cr_assert_eq(err.code, SIM_ECONFIG);
+    cr_assert(strstr(err.msg, "dirichlet(0.01, 500)") && strstr(err.msg, "no draw of 1000") &&
+                  strstr(err.msg, "lower min"),
+              "%s", err.msg);
+    const char *bad[] = {"dirichlet(0.1, 0)", "dirichlet(0.1, x)", "dirichlet(0.1, 2, 3)",
+                         "dirichlet(0.1, mini = 3)", "dirichlet(0.1, -4)", "dirichlet(0.1, 2.5)"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err = (sim_err){0};
+        cr_assert_null(wl_partition_create(ds, 10, bad[i], r, &err), "%s", bad[i]);
+        cr_assert_eq(err.code, SIM_ECONFIG, "%s", bad[i]);
+        cr_assert(strstr(err.msg, "dirichlet(alpha, min)"), "%s: %s", bad[i], err.msg);
+    }
+    gsl_rng_free(r);
+    wl_dataset_destroy(ds);
+}
+
 /* 8 classes of 25 sorted samples, 4 workers, shards(2): 8 shards of 25 are
  * exactly the 8 classes, so every worker holds exactly 2 labels and 50
  * samples, and the workers' labels are disjoint. */
@@ -210,7 +284,7 @@ Test(partition, errors)
     cr_assert_null(wl_partition_create(ds, 2, "random", r, &err));
     cr_assert_eq(err.code, SIM_ECONFIG);
     cr_assert(strstr(err.msg, "random") && strstr(err.msg, "iid") &&
-                  strstr(err.msg, "contiguous") && strstr(err.msg, "dirichlet(alpha)") &&
+                  strstr(err.msg, "contiguous") && strstr(err.msg, "dirichlet(alpha[, min])") &&
                   strstr(err.msg, "shards(k)"),
               "%s", err.msg);
     cr_assert_null(wl_partition_create(ds, 2, "dirichlet(0)", r, &err));
@@ -242,8 +316,8 @@ Test(partition, error_messages)
     } cases[] = {
         {2, 0, "iid(3)", "partition 'iid(3)': expected iid (no arguments)"},
         {2, 0, "contiguous(1)", "partition 'contiguous(1)': expected contiguous (no arguments)"},
-        {2, 0, "dirichlet(inf)", "partition 'dirichlet(inf)': expected dirichlet(alpha) with "
-                                 "alpha > 0"},
+        {2, 0, "dirichlet(inf)", "partition 'dirichlet(inf)': expected dirichlet(alpha) or "
+                                 "dirichlet(alpha, min) with alpha > 0 and min >= 1"},
         {2, 1, "dirichlet(0.5)", "partition 'dirichlet(0.5)' needs a classification dataset; "
                                  "'hand' is a regression dataset"},
         {2, 0, "shards(1000001)", "partition 'shards(1000001)': expected shards(k) with k >= 1"},
@@ -253,7 +327,7 @@ Test(partition, error_messages)
                                 "samples, fewer than the 11 workers"},
         {4, 0, "shards(3)", "partition 'shards(3)': dataset 'hand' has 10 training samples, "
                             "fewer than the 12 shards (workers x k)"},
-        {2, 0, "blocks", "unknown partition 'blocks' (known: iid, contiguous, dirichlet(alpha), "
+        {2, 0, "blocks", "unknown partition 'blocks' (known: iid, contiguous, dirichlet(alpha[, min]), "
                          "shards(k))"},
     };
     gsl_rng *r = rng_new(1);
