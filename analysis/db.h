@@ -11,6 +11,7 @@
 #ifndef DTSIM_AN_DB_H
 #define DTSIM_AN_DB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/err.h"
@@ -181,6 +182,11 @@ int an_db_run_orphaned(an_db *db, int64_t run_id);
  * as 'failed' (its process is gone). *n_copied = runs copied. SIM_EDB
  * names the file. Used by rank 0 of an MPI sweep. */
 int an_db_merge(an_db *db, const char *src_path, int *n_copied, sim_err *err);
+/* What `dtsim merge` compares before merging: the database's schema version
+ * (meta.schema_version; 0 for an empty database) and the distinct
+ * experiment names of its runs (runs.name), sorted and joined by ", " into
+ * names (len bytes; "" for none; SIM_EDB if they do not fit). */
+int an_db_identity(an_db *db, long *version, char *names, size_t len, sim_err *err);
 /* The underlying connection, for read queries (report, plot, scaling). */
 struct sqlite3 *an_db_sqlite(an_db *db);
 

@@ -184,3 +184,43 @@ int an_db_merge(an_db *db, const char *src_path, int *n_copied, sim_err *err)
     sqlite3_exec(db->conn, "DETACH DATABASE merge_src", NULL, NULL, NULL);
     return ret;
 }
+
+int an_db_identity(an_db *db, long *version, char *names, size_t len, sim_err *err)
+{
+    *version = 0;
+    if (len > 0)
+        names[0] = '\0';
+    sqlite3_stmt *s = NULL;
+    int has_meta = db_query_has_row(db, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                                        " AND name = 'meta'");
+    if (has_meta < 0)
+        return db_error(db, err);
+    if (has_meta == 0)
+        return 0;
+    if (sqlite3_prepare_v2(db->conn, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
+                           &s, NULL) != SQLITE_OK)
+        return db_error(db, err);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW && sqlite3_column_text(s, 0))
+        *version = strtol((const char *)sqlite3_column_text(s, 0), NULL, 10);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_error(db, err);
+    if (sqlite3_prepare_v2(db->conn, "SELECT DISTINCT coalesce(name, '') FROM runs ORDER BY 1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_error(db, err);
+    size_t used = 0;
+    int ret = 0;
+    while (ret == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+        int n = snprintf(names + used, len - used, "%s%s", used ? ", " : "", name ? name : "");
+        if (n < 0 || (size_t)n >= len - used)
+            ret = sim_err_set(err, SIM_EDB, "%s: too many experiment names", db->path);
+        else
+            used += (size_t)n;
+    }
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = db_error(db, err);
+    sqlite3_finalize(s);
+    return ret;
+}

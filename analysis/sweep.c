@@ -748,10 +748,32 @@ int an_sweep_run(const an_sweep_opts *o, an_sweep_summary *sum, sim_err *err)
     if (ret != 0)
         return ret;
     sum->total = plan.n_points;
+    unsigned char *todo = NULL;
+    if (o->n_parts > 0) {
+        if (o->part < 1 || o->part > o->n_parts) {
+            an_sweep_plan_release(&plan);
+            return sim_err_set(err, SIM_EUSAGE, "sweep: part %d of %d: parts are numbered 1 to %d",
+                               o->part, o->n_parts, o->n_parts);
+        }
+        if (o->mpi && an_sweep_under_mpirun()) {
+            an_sweep_plan_release(&plan);
+            return sim_err_set(err, SIM_EUSAGE, "sweep: --part and mpirun both share the "
+                               "configurations out: use one of them");
+        }
+        todo = calloc((size_t)plan.n_points + 1, 1);
+        if (!todo) {
+            an_sweep_plan_release(&plan);
+            return sim_err_set(err, SIM_ENOMEM, "sweep: out of memory");
+        }
+        sum->total = 0;
+        for (int i = 0; i < plan.n_points; i++)
+            sum->total += todo[i] = i % o->n_parts == o->part - 1;
+    }
     if (o->mpi && an_sweep_under_mpirun())
         ret = an_sweep_run_mpi(o, &plan, sum, err);
     else
-        ret = an_sweep_run_points(o, &plan, NULL, o->db_path, 0, sum, err);
+        ret = an_sweep_run_points(o, &plan, todo, o->db_path, 0, sum, err);
+    free(todo);
     an_sweep_plan_release(&plan);
     if (ret != 0 && ret != SIM_EINTR && sum->failed > 0)
         sim_err_prefix(err, "sweep: %d of %d runs failed; the first", sum->failed,

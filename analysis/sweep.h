@@ -54,7 +54,7 @@ typedef int (*an_sweep_run_fn)(void *ctx, const cfg_config *cfg, an_db *db,
 /* One configuration that finished, failed, or was found already done. */
 typedef struct an_sweep_result {
     int index;              /* position in the sweep, 0-based */
-    int total;              /* configurations in the sweep */
+    int total;              /* configurations in the sweep (all parts) */
     const char *label;      /* "workers.count=4 algorithm.name=asgd experiment.seed=2" */
     int skipped;            /* 1: already done in the database, not run again */
     int64_t run_id;         /* the new run, or the existing one when skipped; 0 if none */
@@ -96,6 +96,9 @@ typedef struct an_sweep_opts {
                                      NULL = next to db_path */
     int mpi;                      /* 1: share the grid with the other ranks when started
                                      by mpirun (OMPI_COMM_WORLD_SIZE set); 0: never */
+    int part, n_parts;            /* --part K/N: only the configurations i (0-based, in
+                                     sweep order) with i mod N = K - 1, 1 <= K <= N;
+                                     n_parts 0: all of them */
     an_sweep_run_fn run;          /* runs one experiment (required) */
     void *run_ctx;
     /* Optional: checks that a loaded config can be built (data, networks,
@@ -116,7 +119,7 @@ typedef struct an_sweep_opts {
 } an_sweep_opts;
 
 typedef struct an_sweep_summary {
-    int total;              /* configurations in the sweep */
+    int total;              /* configurations in the sweep (in this part, with --part) */
     int ran;                /* run now, status done or diverged */
     int skipped;            /* already in the database */
     int failed;             /* failed or killed */

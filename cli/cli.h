@@ -23,6 +23,7 @@ int cli_trace_main(int argc, char **argv);
 int cli_estimate_main(int argc, char **argv);
 int cli_list_main(int argc, char **argv);
 int cli_calibrate_main(int argc, char **argv);
+int cli_merge_main(int argc, char **argv);
 
 /* Prints "dtsim: " and the error's message to standard error; returns the
  * exit status of its code. */

@@ -19,6 +19,7 @@ static const struct {
     {"plot", cli_plot_main},     {"topo", cli_topo_main},
     {"calibrate", cli_calibrate_main},
     {"trace", cli_trace_main},   {"estimate", cli_estimate_main},
+    {"merge", cli_merge_main},
 };
 
 static void help_main(FILE *f)
@@ -31,7 +32,9 @@ static void help_main(FILE *f)
             "              [--max-memory SIZE] [--quiet]\n"
             "  dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
             "              [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N] [--db FILE]\n"
-            "              [--threads N] [--shard-dir DIR] [--max-memory SIZE] [--quiet]\n"
+            "              [--threads N] [--shard-dir DIR] [--part K/N] [--max-memory SIZE]\n"
+            "              [--quiet]\n"
+            "  dtsim merge OUT.db PART.db... [--force]\n"
             "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
             "              [--baseline RUN] [--columns KEY,...] [--csv]\n"
             "              [--aggregate [--compare KEY=V1,V2] | --scaling | --staleness]\n"

@@ -2,7 +2,7 @@
  * argv: --help or -h prints the help and stops; an option's value is
  * checked as it is met; anything else starting with '-' (but "-" alone, an
  * operand) is an unknown option; the first operand is the command's, a
- * second one an error. The missing operand is reported after the pass. */
+ * second one an error (or, with spec->more, the next of a list). The missing operand is reported after the pass. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +102,13 @@ int cli_options_parse(const cli_spec *spec, int argc, char **argv, int *status)
             return 1;
         } else if (spec->operand && !*spec->operand) {
             *spec->operand = a;
+        } else if (spec->more && spec->more->n < spec->more->cap) {
+            spec->more->items[spec->more->n++] = a;
+        } else if (spec->more) {
+            char cap[32];
+            snprintf(cap, sizeof cap, "%d", spec->more->cap + 1);
+            *status = cli_usage_error(spec->command, "too many operands (at most %s)", cap);
+            return 1;
         } else {
             *status = cli_usage_error(spec->command, "unexpected argument '%s'", a);
             return 1;

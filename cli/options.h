@@ -63,8 +63,10 @@ typedef struct cli_spec {
     const char *head;      /* the help text before the options */
     const cli_opt *opts;   /* ends with CLI_END */
     const char *tail;      /* the help text after them, or NULL */
-    const char **operand;  /* where the one operand goes; NULL: the command takes none */
+    const char **operand;  /* where the first operand goes; NULL: the command takes none */
     const char *missing;   /* the usage error without it: "missing DB" */
+    cli_list *more;        /* where the operands after the first go; NULL: a second
+                              operand is an error */
 } cli_spec;
 
 /* Parses argv[1..argc-1] into the table's destinations (argv[0] is the

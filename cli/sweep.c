@@ -1,6 +1,7 @@
 /* dtsim sweep: the Cartesian product of --grid values and --seeds into one
  * database (analysis/sweep.c), each configuration through the experiment
  * runner; a line per configuration and a summary. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 static const char help_head[] =
     "Usage: dtsim sweep EXPERIMENT.ini --grid SECTION.KEY=V1,V2,... [--grid ...]\n"
     "                   [--set SECTION.KEY=VALUE]... [--seeds A-B] [--jobs N]\n"
-    "                   [--db FILE] [--threads N] [--shard-dir DIR]\n"
+    "                   [--db FILE] [--threads N] [--shard-dir DIR] [--part K/N]\n"
     "                   [--max-memory SIZE] [--quiet]\n\n"
     "Runs the Cartesian product of the --grid values times the --seeds, with every\n"
     "--set applied to all, into one database (default results.db). Every\n"
@@ -33,7 +34,13 @@ static const char help_tail[] =
     "Under mpirun (OpenMPI), the ranks share the configurations still to do; rank 0\n"
     "writes the database, the others shard databases whose contents they send to\n"
     "rank 0 in MPI messages, merged at the end (no shared filesystem needed):\n"
-    "  mpirun --hostfile hosts -np 8 dtsim sweep exp.ini --grid ... --db results.db\n";
+    "  mpirun --hostfile hosts -np 8 dtsim sweep exp.ini --grid ... --db results.db\n\n"
+    "Without MPI (a Slurm job array, GNU parallel), --part K/N runs the K-th of N\n"
+    "disjoint slices (configuration i, counted from 0 in the order of the lines, when\n"
+    "i mod N = K - 1), each into its own database, and dtsim merge joins them:\n"
+    "  dtsim sweep exp.ini --grid ... --part $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT \\\n"
+    "      --db part-$SLURM_ARRAY_TASK_ID.db       (sbatch --array=1-N)\n"
+    "  dtsim merge results.db part-*.db\n";
 
 typedef struct sweep_cli {
     int progress;       /* a progress line is wanted */
@@ -154,6 +161,29 @@ static void print_summary(const an_sweep_summary *sum, int rc, const char *db_pa
     fflush(stdout);
 }
 
+/* --part K/N: 1 <= K <= N <= 1000000, both whole numbers. */
+static int parse_part(const char *command, const char *value, void *dest)
+{
+    an_sweep_opts *o = dest;
+    char *end = NULL;
+    errno = 0;
+    long k = strtol(value, &end, 10), n = 0;
+    if (end != value && *end == '/') {
+        const char *s = end + 1;
+        n = strtol(s, &end, 10);
+        if (end == s)
+            n = 0;
+    }
+    if (errno || !end || *end || n < 1 || n > 1000000 || k < 1 || k > n)
+        return cli_usage_error(command,
+                               "--part: expected K/N with 1 <= K <= N (the K-th of N slices; "
+                               "a job array numbered from 0 passes K + 1), got '%s'",
+                               value);
+    o->part = (int)k;
+    o->n_parts = (int)n;
+    return 0;
+}
+
 int cli_sweep_main(int argc, char **argv)
 {
     const char *sets[MAX_SETS], *grids[MAX_SETS], *threads_opt = NULL;
@@ -191,6 +221,9 @@ int cli_sweep_main(int argc, char **argv)
                  "  --max-memory SIZE      refuse (exit 2, before anything runs) a point whose\n"
                  "                         models, data or graph need more than SIZE (512M,\n"
                  "                         8G; default: $DTSIM_MAX_MEMORY, else the machine's)\n"),
+        CLI_CALL("--part", parse_part, &o,
+                 "  --part K/N             only the K-th of N disjoint slices of the\n"
+                 "                         configurations (K from 1 to N), for a job array\n"),
         CLI_FLAG("--quiet", "-q", &quiet, "  --quiet, -q            no progress line\n"),
         CLI_END,
     };
