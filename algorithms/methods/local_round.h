@@ -11,6 +11,7 @@
 
 #include "algorithms/drivers/gossip.h"
 #include "algorithms/drivers/local.h"
+#include "algorithms/methods/local_rules.h"
 #include "algorithms/drivers/sync.h"
 #include "algorithms/methods/method.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/drivers/choco.h"
+#include "algorithms/methods/gossip_rules.h"
 #include "algorithms/compress/compress.h"
 
 typedef struct choco {
