@@ -41,15 +41,29 @@ static const cfg_key keys[] = {
     {0},
 };
 
-static void h_grad(void *m, int w)
+static int h_grad(void *m, int w)
 {
     state *st = m;
     algo_env_grad(st->env, w, st->x, st->env->w[w].grad);
+    return 1;
+}
+
+/* Decoding in round k's group: c x entries(d_wire) per message decoded
+ * (every member's after an all-gather, one after an all-reduce). */
+static void decode_time(state *st, int64_t round, algo_sync_msg *msg)
+{
+    const algo_group *g = algo_sync_group(st->sy, round);
+    if (!st->comp || st->dec_dt <= 0)
+        msg->decode = 0;
+    else if (st->comp->vt->agg != ALGO_COMPRESS_ALLGATHER || !g || g->n == st->env->n)
+        msg->decode = st->dec_dt;
+    else
+        msg->decode = sim_time_from_s(st->dec_cost * (double)g->n);
 }
 
 /* Worker w's update u = lr dir_w (see the top of the file), compressed into
  * its message (error feedback); msg->bytes is its wire size. */
-static void h_contribute(void *m, int w, int64_t round SIM_UNUSED, int phase SIM_UNUSED,
+static void h_contribute(void *m, int w, int64_t round, int phase SIM_UNUSED,
                          algo_sync_msg *msg)
 {
     state *st = m;
@@ -67,6 +81,14 @@ static void h_contribute(void *m, int w, int64_t round SIM_UNUSED, int phase SIM
         u[j] = flr * g[j];
     msg->bytes = algo_compress_worker_encode(&st->cw[w], u)->bytes;
     msg->encode = st->enc_dt;
+    decode_time(st, round, msg);
+}
+
+/* w re-enters its round in a smaller group: the decoding of its group. */
+static void h_reenter(void *m, int w SIM_UNUSED, int64_t round, int phase SIM_UNUSED,
+                      algo_sync_msg *msg)
+{
+    decode_time(m, round, msg);
 }
 
 /* The round's update over the members of g: x -= (1/m) sum_i Delta_i
@@ -91,18 +113,6 @@ static void h_form(void *m, const algo_group *g, int64_t round SIM_UNUSED,
         st->gptr[r] = env->w[g->members[r]].grad;
     algo_mean(st->gbar, st->gptr, g->n, d);
     algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
-}
-
-/* Decoding: c x entries(d_wire) per message decoded (every member's after
- * an all-gather, one after an all-reduce). */
-static sim_time h_decode(void *m, const algo_group *g, int64_t round SIM_UNUSED)
-{
-    state *st = m;
-    if (!st->comp || st->dec_dt <= 0)
-        return 0;
-    if (st->comp->vt->agg != ALGO_COMPRESS_ALLGATHER || g->n == st->env->n)
-        return st->dec_dt;
-    return sim_time_from_s(st->dec_cost * (double)g->n);
 }
 
 static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)p)->sy, ev); }
@@ -174,7 +184,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         .slots = {gather ? ALGO_SYNC_ALLGATHER : ALGO_SYNC_ALLREDUCE},
         .count = ALGO_SYNC_COUNT_LAST,
         .hooks = {.grad = h_grad, .contribute = h_contribute, .form = h_form,
-                  .decode = h_decode},
+                  .reenter = h_reenter},
     };
     if (!rc)
         rc = algo_sync_create(env, &desc, &st->sy, err);

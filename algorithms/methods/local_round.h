@@ -50,6 +50,8 @@ struct algo_lsgd {
     int buf;             /* 0 local, 1 average, 2 reset */
     algo_local_optim lo; /* one optimizer state per worker */
     int *since;          /* n: local steps since the last average */
+    int *take;           /* n: the worker's work for the round is over; it
+                            takes the average at its next hook */
     int64_t *applied;    /* n: samples the worker has applied */
     float *avg, *avg_m, *avg_v;
     const float **ptrs;
