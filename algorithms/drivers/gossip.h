@@ -131,7 +131,7 @@ algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form d
 /* Builds the driver for env (which must have a graph and W) into *out (a
  * vtable create slot); the run owns it (algorithms/core/own.h), as it
  * owns m. Reads gossip_steps from env->cfg. Returns 0 or the error
- * code (err->code, else SIM_EINTERNAL). */
+ * code (err filled). */
 int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
                              sim_err *err);
 /* The vtable slots: the state of a gossip method is its algo_gossip. */

@@ -75,9 +75,10 @@ static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_col
                             .n_members = n, .done = on_buckets_done, .computed = on_computed,
                             .ctx = ctx, .alltoall = sy->d.slots[ctx->slot] == ALGO_SYNC_ALLTOALL};
     sim_err e = {0};
-    algo_overlap *ov = algo_overlap_create(sy->env, &od, &e);
-    if (!ov)
-        algo_env_fail(sy->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", sy->d.who, e.msg);
+    algo_overlap *ov = NULL;
+    int rc = algo_overlap_create(sy->env, &od, &ov, &e);
+    if (rc < 0)
+        algo_env_fail(sy->env, rc, "%s: %s", sy->d.who, e.msg);
     return ov;
 }
 

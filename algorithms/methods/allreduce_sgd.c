@@ -123,16 +123,12 @@ static int compressed_create(state *st, sim_err *err)
 {
     algo_env *env = st->env;
     const cfg_config *cfg = env->cfg;
-    algo_compressor *c = algo_compress_from_config(cfg, err);
-    if (!c)
-        return err && err->code ? err->code : SIM_ECONFIG;
-    if (c->vt->identity) {
-        algo_compress_destroy(c);
-        return 0;
-    }
-    if (!(st->comp = algo_env_own_compressor(env, c)))
-        return algo_env_alloc_check(env, "allreduce_sgd", err);
-    int rc = algo_optim_require_sgd(cfg, "with a compressor: error feedback needs a linear update",
+    algo_compressor *c;
+    int rc = algo_env_compressor_create(env, NULL, &c, err);
+    if (rc < 0 || c->vt->identity)
+        return rc;
+    st->comp = c;
+    rc = algo_optim_require_sgd(cfg, "with a compressor: error feedback needs a linear update",
                                     err);
     if (rc)
         return rc;
@@ -167,9 +163,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->gbar = algo_env_alloc(env, bytes);
     st->gptr = algo_env_alloc(env, (size_t)env->n * sizeof *st->gptr);
     int rc = algo_env_alloc_check(env, "allreduce_sgd", err);
-    if (!rc && !(st->opt = algo_env_own_optim(
-                     env, algo_optim_state_from_config(env->cfg, env->model, env->d, err))))
-        rc = err && err->code ? err->code : SIM_EINTERNAL;
+    if (!rc)
+        rc = algo_env_optim_create(env, NULL, NULL, &st->opt, err);
     if (rc)
         return rc;
     for (int i = 0; i < env->n; i++)

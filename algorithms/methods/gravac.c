@@ -324,10 +324,10 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->ncand = algo_env_calloc(env, n, sizeof *st->ncand);
     char spec[64];
     snprintf(spec, sizeof spec, "topk(%.17g)", st->theta_min);
-    st->cmin = algo_env_own_compressor(env, algo_compress_create(spec, err));
-    st->ccand = st->cmin ? algo_env_own_compressor(env, algo_compress_create(spec, err)) : NULL;
-    if (!st->ccand || algo_env_alloc_check(env, "gravac", err) < 0)
-        return sim_err_set(err, SIM_ENOMEM, "gravac: out of memory");
+    if ((rc = algo_env_compressor_create(env, spec, &st->cmin, err)) < 0 ||
+        (rc = algo_env_compressor_create(env, spec, &st->ccand, err)) < 0 ||
+        (rc = algo_env_alloc_check(env, "gravac", err)) < 0)
+        return rc;
     const wl_layer *layers = env->model ? env->model->layers : NULL;
     int nl = env->model ? env->model->n_layers : 0;
     if (nl <= 0 || nl > 16) {

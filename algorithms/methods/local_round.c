@@ -142,24 +142,26 @@ int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *wo
     return 0;
 }
 
-algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err)
+int algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, algo_lsgd **out, sim_err *err)
 {
     const cfg_config *c = env->cfg;
     algo_lsgd *s = algo_env_calloc(env, 1, sizeof *s);
     void *ext = ops->ext_size ? algo_env_calloc(env, 1, ops->ext_size) : NULL;
-    if (algo_env_alloc_check(env, c->algorithm, err) < 0)
-        return NULL;
+    int rc = algo_env_alloc_check(env, c->algorithm, err);
+    if (rc < 0)
+        return rc;
     s->ext = ext;
     s->env = env;
     s->n = env->n;
     s->d = env->d;
     s->ops = *ops;
-    if (algo_keys_read(c, ops->keys, s, ext, err) < 0)
-        return NULL;
+    if ((rc = algo_keys_read(c, ops->keys, s, ext, err)) < 0)
+        return rc;
     s->H_cur = s->H;
     static const char *const bufw[] = {"local", "average", "reset", NULL};
     s->buf = algo_lsgd_choice(c, "buffers", bufw);
-    return s;
+    *out = s;
+    return 0;
 }
 
 int algo_lsgd_build(algo_lsgd *s, sim_err *err)

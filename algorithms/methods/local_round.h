@@ -65,8 +65,8 @@ struct algo_lsgd {
 /* An empty round with the rows of ops->keys read (into s, the _EXT rows
  * into s->ext when ops->ext_size) and buffers read (H_cur = H); then the
  * method reads its other keys and sets s->H_cur, s->ext, and calls
- * algo_lsgd_build (or sets s->base). NULL with err filled on failure. */
-algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err);
+ * algo_lsgd_build (or sets s->base). Into *out; 0 or the code (err). */
+int algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, algo_lsgd **out, sim_err *err);
 /* Allocates the round's buffers and its driver. 0 or a code (err). */
 int algo_lsgd_build(algo_lsgd *s, sim_err *err);
 /* The end of a method's create: with rc 0 builds the round (build = 1)

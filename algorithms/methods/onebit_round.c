@@ -172,10 +172,8 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     hp.bias_correction = 0; /* DeepSpeed's 1-bit optimizers apply none */
     const wl_layer *layers = env->model ? env->model->layers : NULL;
     int nl = env->model ? env->model->n_layers : 0;
-    st->opt = algo_env_own_optim(env, algo_optim_state_create(algo_optim_find(ops->optim), &hp,
-                                                              env->d, layers, nl, err));
-    if (!st->opt)
-        return err && err->code ? err->code : SIM_EINTERNAL;
+    if ((rc = algo_env_optim_create(env, algo_optim_find(ops->optim), &hp, &st->opt, err)) < 0)
+        return rc;
     st->n_layers = nl <= 0 || nl > 16 ? 1 : nl; /* else one layer of d */
     st->len[0] = env->d;
     for (int l = 0; st->n_layers == nl && l < nl; l++) {
