@@ -16,6 +16,11 @@ static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_col
 static void count_live(algo_sync *sy);
 static void bg_ready(algo_sync *sy, int w);
 
+/* The contract stays fixed (sync.h): a method varies through its own state
+ * and these hooks, not through new slots. */
+_Static_assert(sizeof(algo_sync_hooks) == 7 * sizeof(void (*)(void)),
+               "algo_sync_hooks has seven hooks (sync.h, docs/architecture.md)");
+
 static int fail(algo_sync *sy, int code, const char *what)
 {
     return algo_env_fail(sy->env, code, "%s: %s", sy->d.who, what);
