@@ -175,7 +175,8 @@ int xp_experiment_warnings(const cfg_config *cfg, char *buf, size_t len)
         n += warn_key(cfg, "topology", "weights", buf, len, &used, why);
     }
     sim_err cerr = {0};
-    algo_compressor *comp = algo_compress_create(cfg->compressor, &cerr);
+    algo_compressor *comp = NULL;
+    algo_compress_create(cfg->compressor, &comp, &cerr);
     if (comp && comp->vt->identity) {
         snprintf(why, sizeof why, "no compressor (compressor = %s)", comp->vt->name);
         n += warn_key(cfg, "algorithm", "error_feedback", buf, len, &used, why);

@@ -34,12 +34,15 @@ const algo_compress_vt *algo_compress_find(const char *name)
     return NULL;
 }
 
-algo_compressor *algo_compress_create(const char *spec, sim_err *err)
+int algo_compress_create(const char *spec, algo_compressor **out, sim_err *err)
 {
     sim_spec sp;
-    if (!spec || sim_spec_parse(spec, &sp, err) != 0) {
-        sim_err_prefix(err, "compressor '%s'", spec ? spec : "");
-        return NULL;
+    if (!spec)
+        return sim_err_set(err, SIM_ECONFIG, "compressor '': none given");
+    int rc = sim_spec_parse(spec, &sp, err);
+    if (rc != 0) {
+        sim_err_prefix(err, "compressor '%s'", spec);
+        return rc < 0 ? rc : SIM_ECONFIG;
     }
     const algo_compress_vt *vt = algo_compress_find(sp.name);
     if (!vt) {
@@ -49,15 +52,12 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err)
         for (int i = 0; algo_compress_registry[i] && used < sizeof known; i++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                      algo_compress_registry[i]->name);
-        sim_err_set(err, SIM_ECONFIG, "unknown compressor '%s' (%sknown: %s)",
-                    sp.name, sim_suggest(sp.name, known, hint, sizeof hint), known);
-        return NULL;
+        return sim_err_set(err, SIM_ECONFIG, "unknown compressor '%s' (%sknown: %s)", sp.name,
+                           sim_suggest(sp.name, known, hint, sizeof hint), known);
     }
     algo_compressor *c = calloc(1, sizeof *c);
-    if (!c) {
-        sim_err_set(err, SIM_ENOMEM, "compressor '%s': out of memory", spec);
-        return NULL;
-    }
+    if (!c)
+        return sim_err_set(err, SIM_ENOMEM, "compressor '%s': out of memory", spec);
     c->vt = vt;
     c->error_feedback = 1;
     const char *args[SIM_SPEC_MAX_ARGS];
@@ -70,34 +70,33 @@ algo_compressor *algo_compress_create(const char *spec, sim_err *err)
     }
     if (sp.nargs > 0 && used < sizeof c->spec)
         snprintf(c->spec + used, sizeof c->spec - used, ")");
-    int rc = vt->parse ? vt->parse(c, args, sp.nargs, err)
-             : sp.nargs != 0 ? sim_err_set(err, SIM_ECONFIG, "%s takes no arguments, got %d",
-                                           vt->name, sp.nargs)
-                             : 0;
+    rc = vt->parse ? vt->parse(c, args, sp.nargs, err)
+         : sp.nargs != 0 ? sim_err_set(err, SIM_ECONFIG, "%s takes no arguments, got %d",
+                                       vt->name, sp.nargs)
+                         : 0;
     if (rc != 0) {
         free(c);
-        return NULL;
+        return rc < 0 ? rc : SIM_ECONFIG;
     }
-    return c;
+    *out = c;
+    return 0;
 }
 
 void algo_compress_destroy(algo_compressor *c) { free(c); }
 
-algo_compressor *algo_compress_from_config(const cfg_config *cfg, sim_err *err)
+int algo_compress_from_config(const cfg_config *cfg, algo_compressor **out, sim_err *err)
 {
-    sim_err local;
+    sim_err local = {0};
     if (!err)
         err = &local;
-    algo_compressor *c = algo_compress_create(cfg->compressor, err);
-    if (!c) {
+    int rc = algo_compress_create(cfg->compressor, out, err);
+    if (rc) {
         char msg[sizeof err->msg];
-        int code = err->code ? err->code : SIM_ECONFIG;
         memcpy(msg, err->msg, sizeof msg);
-        cfg_error(cfg, "algorithm", "compressor", code, err, "%s", msg);
-    } else {
-        c->error_feedback = cfg->error_feedback;
+        return cfg_error(cfg, "algorithm", "compressor", rc, err, "%s", msg);
     }
-    return c;
+    (*out)->error_feedback = cfg->error_feedback;
+    return 0;
 }
 
 int64_t algo_compress_entries(const algo_compressor *c, int64_t d)

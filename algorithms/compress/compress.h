@@ -86,13 +86,14 @@ struct algo_compressor {
 extern const algo_compress_vt *const algo_compress_registry[]; /* NULL-terminated */
 const algo_compress_vt *algo_compress_find(const char *name);
 
-/* Parses spec ("none", "topk(0.01)"): SIM_ECONFIG naming the compressor for
- * an unknown name (listing the known ones) or bad arguments. */
-algo_compressor *algo_compress_create(const char *spec, sim_err *err);
+/* Parses spec ("none", "topk(0.01)") into *out: 0, or SIM_ECONFIG naming
+ * the compressor for an unknown name (listing the known ones) or bad
+ * arguments (*out untouched). */
+int algo_compress_create(const char *spec, algo_compressor **out, sim_err *err);
 void algo_compress_destroy(algo_compressor *c);
 /* The same from [algorithm] compressor, errors as "file:line: [algorithm]
  * compressor: ...". */
-algo_compressor *algo_compress_from_config(const cfg_config *cfg, sim_err *err);
+int algo_compress_from_config(const cfg_config *cfg, algo_compressor **out, sim_err *err);
 
 /* Entries of a message for d parameters (vt->entries or its default). */
 int64_t algo_compress_entries(const algo_compressor *c, int64_t d);

@@ -368,8 +368,8 @@ void algo_env_iteration(algo_env *env, int64_t samples)
         env->run->hooks.iteration(env->run->hooks.exp);
 }
 
-sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
-                        sim_err *err)
+int algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
+                  sim_coll **out, sim_err *err)
 {
     sim_coll_desc desc = {
         .kind = kind,
@@ -379,11 +379,23 @@ sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, v
         .done = done,
         .ctx = ctx,
     };
-    if (kind == SIM_COLL_PS && env->server_host < 0) {
-        sim_err_set(err, SIM_EINTERNAL, "parameter-server collective without a server host");
-        return NULL;
-    }
-    return sim_coll_create(env->net, &desc, err);
+    if (kind == SIM_COLL_PS && env->server_host < 0)
+        return sim_err_set(err, SIM_EINTERNAL,
+                           "parameter-server collective without a server host");
+    return algo_env_coll_create(env, &desc, out, err);
+}
+
+int algo_env_coll_create(algo_env *env, const sim_coll_desc *desc, sim_coll **out,
+                         sim_err *err)
+{
+    sim_err local = {0};
+    if (!err)
+        err = &local;
+    /* sim_coll_create returns NULL with its code in err: the one place the
+     * algorithms read a code back, at the engine's boundary */
+    if (!(*out = sim_coll_create(env->net, desc, err)))
+        return err->code < 0 ? err->code : SIM_EINTERNAL;
+    return 0;
 }
 
 double algo_env_epoch(const algo_env *env)

@@ -212,9 +212,14 @@ void algo_env_staleness(algo_env *env, int worker, int64_t staleness);
 /* Reports a completed iteration that applied `samples` samples' worth of
  * gradients (increments env->iterations and env->samples first). */
 void algo_env_iteration(algo_env *env, int64_t samples);
-/* A collective over all n workers of the given kind; done(ctx, rank). */
-sim_coll *algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
-                        sim_err *err);
+/* The collective of desc on env's network into *out; 0 or the code (err):
+ * sim_coll_create in this layer's convention. */
+int algo_env_coll_create(algo_env *env, const sim_coll_desc *desc, sim_coll **out,
+                         sim_err *err);
+/* A collective over all n workers of the given kind (done(ctx, rank)) into
+ * *out; 0 or the code (err). */
+int algo_env_coll(algo_env *env, sim_coll_kind kind, sim_coll_done done, void *ctx,
+                  sim_coll **out, sim_err *err);
 /* Records a failure inside an event: keeps the first (code < 0, message
  * formatted like sim_err_set) in env->error and stops the engine; the
  * runner marks the run failed with it. Returns code (SIM_EINTERNAL when

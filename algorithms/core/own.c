@@ -57,14 +57,38 @@ static void compress_workers_free(void *p)
     algo_compress_workers_destroy(o->w, o->n);
 }
 
-algo_optim_state *algo_env_own_optim(algo_env *env, algo_optim_state *s)
+int algo_env_optim_create(algo_env *env, const algo_optim *o, const algo_optim_hp *hp,
+                          algo_optim_state **out, sim_err *err)
 {
-    return algo_env_own(env, s, optim_free);
+    algo_optim_hp own;
+    int rc = 0;
+    if (!o && (rc = algo_optim_from_config(env->cfg, &o, err)) < 0)
+        return rc;
+    if (!hp) {
+        algo_optim_hp_from_config(env->cfg, &own);
+        hp = &own;
+    }
+    const wl_layer *layers = env->model ? env->model->layers : NULL;
+    int nl = env->model ? env->model->n_layers : 0;
+    algo_optim_state *s;
+    if ((rc = algo_optim_state_create(o, hp, env->d, layers, nl, &s, err)) < 0)
+        return rc;
+    if (!(*out = algo_env_own(env, s, optim_free)))
+        return algo_env_alloc_check(env, env->cfg->algorithm, err);
+    return 0;
 }
 
-algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c)
+int algo_env_compressor_create(algo_env *env, const char *spec, algo_compressor **out,
+                               sim_err *err)
 {
-    return algo_env_own(env, c, compressor_free);
+    algo_compressor *c;
+    int rc = spec ? algo_compress_create(spec, &c, err)
+                  : algo_compress_from_config(env->cfg, &c, err);
+    if (rc < 0)
+        return rc;
+    if (!(*out = algo_env_own(env, c, compressor_free)))
+        return algo_env_alloc_check(env, env->cfg->algorithm, err);
+    return 0;
 }
 
 int algo_env_compress_workers(algo_env *env, const algo_compressor *c, int error_feedback,
@@ -89,22 +113,20 @@ int algo_local_optim_init(algo_local_optim *lo, algo_env *env, int snapshot_deca
                           sim_err *err)
 {
     *lo = (algo_local_optim){.s = NULL, .n = env->n, .snapshot_wd = 0};
-    const algo_optim *o = algo_optim_from_config(env->cfg, err);
-    if (!o)
-        return err && err->code ? err->code : SIM_ECONFIG;
+    const algo_optim *o;
+    int rc = algo_optim_from_config(env->cfg, &o, err);
+    if (rc < 0)
+        return rc;
     algo_optim_hp hp;
     algo_optim_hp_from_config(env->cfg, &hp);
     if (snapshot_decay && !o->decoupled_wd) {
         lo->snapshot_wd = hp.weight_decay;
         hp.weight_decay = 0;
     }
-    const wl_layer *layers = env->model ? env->model->layers : NULL;
-    int nl = env->model ? env->model->n_layers : 0;
     lo->s = algo_env_calloc(env, (size_t)env->n, sizeof *lo->s);
     for (int i = 0; lo->s && i < env->n; i++)
-        if (!(lo->s[i] = algo_env_own_optim(
-                  env, algo_optim_state_create(o, &hp, env->d, layers, nl, err))))
-            return err && err->code ? err->code : SIM_ENOMEM;
+        if ((rc = algo_env_optim_create(env, o, &hp, &lo->s[i], err)) < 0)
+            return rc;
     return algo_env_alloc_check(env, env->cfg->algorithm, err);
 }
 

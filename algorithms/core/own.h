@@ -26,11 +26,16 @@ void *algo_env_calloc(algo_env *env, size_t count, size_t size);
  * registered earlier. Returns ptr; a NULL ptr registers nothing. When the
  * list cannot grow, fn(ptr) runs now, the flag is set and NULL returned. */
 void *algo_env_own(algo_env *env, void *ptr, void (*fn)(void *));
-/* algo_env_own with the kind's own cleanup (algo_optim_state_destroy,
- * algo_compress_destroy). Return their argument; NULL (the flag set, the
- * object destroyed) when the list cannot grow. */
-algo_optim_state *algo_env_own_optim(algo_env *env, algo_optim_state *s);
-algo_compressor *algo_env_own_compressor(algo_env *env, algo_compressor *c);
+/* A state of optimizer o (NULL: [algorithm] optimizer) with the
+ * hyper-parameters hp (NULL: the configuration's) for env->d floats and the
+ * model's layers, owned by the run, into *out. 0 or the code (err). */
+int algo_env_optim_create(algo_env *env, const algo_optim *o, const algo_optim_hp *hp,
+                          algo_optim_state **out, sim_err *err);
+/* The compressor of spec (NULL: [algorithm] compressor, with its
+ * error_feedback; algo_compress_from_config), owned by the run, into *out.
+ * 0 or the code (err). */
+int algo_env_compressor_create(algo_env *env, const char *spec, algo_compressor **out,
+                               sim_err *err);
 /* The env->n workers' states of compressor c (algo_compress_workers_create
  * for env's d, wire_params, wire_value_bytes and the run's seed) into
  * *out, owned by the run. 0 or an error code (err). */

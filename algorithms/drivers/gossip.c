@@ -453,8 +453,7 @@ static void on_coll_done(sim_engine *eng SIM_UNUSED, void *ctx, int rank)
 static int make_coll(algo_gossip *g, algo_gossip_coll kind, sim_coll_kind ck, sim_err *err)
 {
     g->cctx[kind] = (struct gcoll){.g = g, .kind = (int)kind, .done = 0};
-    g->coll[kind] = algo_env_coll(g->env, ck, on_coll_done, &g->cctx[kind], err);
-    return g->coll[kind] ? 0 : -1;
+    return algo_env_coll(g->env, ck, on_coll_done, &g->cctx[kind], &g->coll[kind], err);
 }
 
 /* Worker i enters its next collective: over every worker, or in crash
@@ -495,31 +494,26 @@ static void gossip_free(void *p)
     free(g->iter_samples);
 }
 
-static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, void *m,
-                                  sim_err *err)
+int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
+                             sim_err *err)
 {
     algo_gossip *g = algo_env_calloc(env, 1, sizeof *g);
-    if (!g) {
-        algo_env_alloc_check(env, env->cfg->algorithm, err);
-        return NULL;
-    }
+    if (!g)
+        return algo_env_alloc_check(env, env->cfg->algorithm, err);
+    int rc;
     g->env = env;
     g->ops = *ops;
     g->m = m;
     g->def_par = -1;
-    if (!env->graph || !env->mix) {
-        sim_err_set(err, SIM_EINTERNAL, "%s: no logical graph", env->cfg->algorithm);
-        return NULL;
-    }
+    if (!env->graph || !env->mix)
+        return sim_err_set(err, SIM_EINTERNAL, "%s: no logical graph", env->cfg->algorithm);
     int64_t steps = 1;
     if (cfg_find(env->cfg, "algorithm", "gossip_steps") &&
-        cfg_get_int(env->cfg, "algorithm", "gossip_steps", &steps, err) < 0)
-        return NULL;
-    if (steps < 0 || steps > 1000000) {
-        cfg_error(env->cfg, "algorithm", "gossip_steps", SIM_ECONFIG, err,
+        (rc = cfg_get_int(env->cfg, "algorithm", "gossip_steps", &steps, err)) < 0)
+        return rc;
+    if (steps < 0 || steps > 1000000)
+        return cfg_error(env->cfg, "algorithm", "gossip_steps", SIM_ECONFIG, err,
                          "must be in [0, 1000000], got %lld", (long long)steps);
-        return NULL;
-    }
     g->steps = (int)steps;
     g->n = env->n;
     g->d = env->d;
@@ -550,11 +544,9 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
     if (ops->sync_after)
         g->savg = algo_env_alloc(env, (size_t)env->d * sizeof(float));
     if (!g->done_cnt || !g->iter_samples ||
-        algo_env_alloc_check(env, env->cfg->algorithm, err) < 0) {
-        sim_err_set(err, SIM_ENOMEM, "%s: out of memory for %d workers", env->cfg->algorithm,
-                    env->n);
-        return NULL;
-    }
+        algo_env_alloc_check(env, env->cfg->algorithm, err) < 0)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory for %d workers",
+                           env->cfg->algorithm, env->n);
     n_recv = 0;
     for (size_t i = 0; i < n; i++) {
         gworker *w = &g->w[i];
@@ -567,8 +559,8 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
         g->sp[1][i] = w->slot[1];
     }
     g->crash = algo_env_crashes(env);
-    if (g->crash && algo_gossip_crash_init(g, err) < 0)
-        return NULL;
+    if (g->crash && (rc = algo_gossip_crash_init(g, err)) < 0)
+        return rc;
     g->in_place = !g->crash && ops->sends_model && ops->form == ALGO_GOSSIP_AWC &&
                   ops->width == 1 &&
                   ops->combine_finish && !ops->plan && !ops->sync_after &&
@@ -581,22 +573,13 @@ static algo_gossip *gossip_create(algo_env *env, const algo_gossip_ops *ops, voi
             w->x = w->slot[0];
         }
     }
-    if (ops->plan && (make_coll(g, ALGO_GC_EXACT, env->allreduce_kind, err) < 0 ||
-                      make_coll(g, ALGO_GC_SCALAR, SIM_COLL_RING, err) < 0))
-        return NULL;
-    if (ops->sync_after && make_coll(g, ALGO_GC_SYNC, env->allreduce_kind, err) < 0)
-        return NULL;
-    if (g->crash && (ops->plan || ops->sync_after) && algo_gossip_group_init(g, err) < 0)
-        return NULL;
-    return g;
-}
-
-int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
-                             sim_err *err)
-{
-    algo_gossip *g = gossip_create(env, ops, m, err);
-    if (!g)
-        return err && err->code ? err->code : SIM_EINTERNAL;
+    if (ops->plan && ((rc = make_coll(g, ALGO_GC_EXACT, env->allreduce_kind, err)) < 0 ||
+                      (rc = make_coll(g, ALGO_GC_SCALAR, SIM_COLL_RING, err)) < 0))
+        return rc;
+    if (ops->sync_after && (rc = make_coll(g, ALGO_GC_SYNC, env->allreduce_kind, err)) < 0)
+        return rc;
+    if (g->crash && (ops->plan || ops->sync_after) && (rc = algo_gossip_group_init(g, err)) < 0)
+        return rc;
     *out = g;
     return 0;
 }

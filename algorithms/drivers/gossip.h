@@ -101,7 +101,7 @@ typedef struct algo_gossip_ops {
     void (*sync_mean)(void *m, algo_env *env, int64_t k, double lr, const int *members, int nm,
                       float *mean);
     /* Optional: the wire size of the message worker i has just prepared
-     * (compressed gossip, choco.c); NULL = width x S bytes. */
+     * (compressed gossip, methods/choco_rule.c); NULL = width x S bytes. */
     double (*bytes)(void *m, int i);
     /* Optional: gives worker i a fresh optimizer state (it rejoins after a
      * crash). NULL: the method refuses crashes. */
@@ -131,7 +131,7 @@ algo_gossip_form algo_gossip_form_read(const cfg_config *cfg, algo_gossip_form d
 /* Builds the driver for env (which must have a graph and W) into *out (a
  * vtable create slot); the run owns it (algorithms/core/own.h), as it
  * owns m. Reads gossip_steps from env->cfg. Returns 0 or the error
- * code (err->code, else SIM_EINTERNAL). */
+ * code (err filled). */
 int algo_gossip_create_state(algo_env *env, const algo_gossip_ops *ops, void *m, void **out,
                              sim_err *err);
 /* The vtable slots: the state of a gossip method is its algo_gossip. */
@@ -203,21 +203,5 @@ int algo_phase_mask(const char *text, uint32_t *mask);
 void algo_lattice_encode(float *codes, const float *x, int64_t d, int q, double s);
 void algo_lattice_decode(float *out, const float *codes, const float *ref, int64_t d, int q,
                          double s);
-
-/* Local-momentum decentralized SGD, the core of dpsgd (AWC by default),
- * dsgd_atc, dmsgd (ATC by default) and, through algo_dsgd_ops,
- * consensus_control:
- * ATC  x_i <- sum_j W_ij (x_j - lr d_j),   AWC  x_i <- sum_j W_ij x_j - lr d_i,
- * with d the direction of worker i's local optimizer ([algorithm]
- * optimizer; for sgd the heavy-ball / Nesterov direction of the common
- * momentum, nesterov and weight_decay keys, d = g without momentum; its
- * buffers stay local). With q gossip steps W becomes W^q. Returns the
- * algo_gossip state in *out. */
-int algo_dsgd_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err);
-/* The gossip ops of that update in the given form, for a method state that
- * begins with an algo_local_optim (the callbacks read it); plan and release
- * are left NULL for the caller; reset gives worker i a fresh optimizer
- * state. */
-void algo_dsgd_ops(algo_gossip_form form, algo_gossip_ops *ops);
 
 #endif

@@ -193,7 +193,7 @@ static void on_msg(sim_engine *eng SIM_UNUSED, void *ctx, uint64_t arg, int src,
         algo_gossip_check_round(g, dst);
 }
 
-/* ---- compressed gossip (CHOCO, choco.c) ---------------------------------
+/* ---- compressed gossip (CHOCO, methods/choco_rule.c) ---------------------------------
  *
  * Every worker j has a public copy x_hat_j held by itself and by its
  * neighbours, which all apply the same compressed differences; the

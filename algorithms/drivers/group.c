@@ -165,10 +165,11 @@ sim_coll *algo_group_coll(algo_env *env, algo_group *g, int alltoall, sim_coll_k
         desc.nbr = nbr;
     }
     sim_err e = {0};
-    sim_coll *c = sim_coll_create(env->net, &desc, &e);
+    sim_coll *c = NULL;
+    int rc = algo_env_coll_create(env, &desc, &c, &e);
     free(off);
     free(nbr);
-    if (!c)
-        algo_env_fail(env, e.code ? e.code : SIM_EINTERNAL, "%s: %s", who, e.msg);
+    if (rc < 0)
+        algo_env_fail(env, rc, "%s: %s", who, e.msg);
     return c;
 }

@@ -177,13 +177,13 @@ void algo_overlap_destroy(algo_overlap *ov)
     free(ov);
 }
 
-algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim_err *err)
+int algo_overlap_create(algo_env *env, const algo_overlap_desc *d, algo_overlap **out,
+                        sim_err *err)
 {
     algo_overlap *ov = calloc(1, sizeof *ov);
-    if (!ov) {
-        sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
-        return NULL;
-    }
+    if (!ov)
+        return sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
+    int rc;
     ov->env = env;
     ov->done = d->done;
     ov->computed = d->computed;
@@ -193,7 +193,8 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
     int n_layers = layer_profile(env, layers, WL_PROXY_LAYERS_MAX);
     if (n_layers > WL_PROXY_LAYERS_MAX)
         n_layers = WL_PROXY_LAYERS_MAX;
-    if (algo_bucket_plan_init(&ov->plan, layers, n_layers, env->msg_bytes, d->cap, err) < 0)
+    if ((rc = algo_bucket_plan_init(&ov->plan, layers, n_layers, env->msg_bytes, d->cap,
+                                    err)) < 0)
         goto fail;
     size_t n = (size_t)env->n;
     ov->coll = calloc((size_t)ov->plan.n, sizeof *ov->coll);
@@ -207,7 +208,7 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
     ov->rank_of = malloc(n * sizeof *ov->rank_of);
     if (!ov->coll || !ov->ready || !ov->next || !ov->busy || !ov->parity ||
         !ov->stopped || !ov->scale || !ov->members || !ov->rank_of) {
-        sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
+        rc = sim_err_set(err, SIM_ENOMEM, "bucket: out of memory");
         goto fail;
     }
     for (int i = 0; i < env->n; i++)
@@ -221,14 +222,21 @@ algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim
                             .ps_host = env->server_host, .per_node = env->per_node,
                             .done = on_bucket_done, .ctx = ov};
         algo_group g = {.n = m, .members = ov->members};
-        ov->coll[b] = d->alltoall  ? algo_group_coll(env, &g, 1, d->kind, cd.done, cd.ctx, "bucket")
-                      : d->members ? sim_coll_create(env->net, &cd, err)
-                                   : algo_env_coll(env, d->kind, cd.done, cd.ctx, err);
-        if (!ov->coll[b])
+        rc = 0;
+        if (d->alltoall) /* fails through algo_env_fail */
+            ov->coll[b] = algo_group_coll(env, &g, 1, d->kind, cd.done, cd.ctx, "bucket");
+        else if (d->members)
+            rc = algo_env_coll_create(env, &cd, &ov->coll[b], err);
+        else
+            rc = algo_env_coll(env, d->kind, cd.done, cd.ctx, &ov->coll[b], err);
+        if (rc < 0 || !ov->coll[b]) {
+            rc = rc < 0 ? rc : env->error.code; /* the all-to-all's, reported */
             goto fail;
+        }
     }
-    return ov;
+    *out = ov;
+    return 0;
 fail:
     algo_overlap_destroy(ov);
-    return NULL;
+    return rc < 0 ? rc : SIM_ENOMEM;
 }

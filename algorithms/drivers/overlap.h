@@ -34,7 +34,9 @@ typedef struct algo_overlap_desc {
                              (kind ignored; at least 2 members) */
 } algo_overlap_desc;
 
-algo_overlap *algo_overlap_create(algo_env *env, const algo_overlap_desc *d, sim_err *err);
+/* Into *out; 0 or the code (err). */
+int algo_overlap_create(algo_env *env, const algo_overlap_desc *d, algo_overlap **out,
+                        sim_err *err);
 void algo_overlap_destroy(algo_overlap *ov);
 /* Starts worker w's compute step of `samples` samples (its gradient must be
  * computed already) whose message has `bytes` bytes (env->msg_bytes, or a

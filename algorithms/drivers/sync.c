@@ -16,6 +16,11 @@ static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_col
 static void count_live(algo_sync *sy);
 static void bg_ready(algo_sync *sy, int w);
 
+/* The contract stays fixed (sync.h): a method varies through its own state
+ * and these hooks, not through new slots. */
+_Static_assert(sizeof(algo_sync_hooks) == 7 * sizeof(void (*)(void)),
+               "algo_sync_hooks has seven hooks (sync.h, docs/architecture.md)");
+
 static int fail(algo_sync *sy, int code, const char *what)
 {
     return algo_env_fail(sy->env, code, "%s: %s", sy->d.who, what);
@@ -75,9 +80,10 @@ static algo_overlap *bucket_ov(algo_sync *sy, const int *members, int n, sim_col
                             .n_members = n, .done = on_buckets_done, .computed = on_computed,
                             .ctx = ctx, .alltoall = sy->d.slots[ctx->slot] == ALGO_SYNC_ALLTOALL};
     sim_err e = {0};
-    algo_overlap *ov = algo_overlap_create(sy->env, &od, &e);
-    if (!ov)
-        algo_env_fail(sy->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", sy->d.who, e.msg);
+    algo_overlap *ov = NULL;
+    int rc = algo_overlap_create(sy->env, &od, &ov, &e);
+    if (rc < 0)
+        algo_env_fail(sy->env, rc, "%s: %s", sy->d.who, e.msg);
     return ov;
 }
 
@@ -162,8 +168,6 @@ algo_group *algo_sync_group_add(algo_sync *sy, const int *members, int n, int64_
             return NULL;
     }
     x->ctx[0] = (slot_ctx){sy, g, 0, 0};
-    if (sy->d.hooks.regroup)
-        sy->d.hooks.regroup(sy->m, g);
     return g;
 }
 
@@ -192,13 +196,13 @@ static void on_step_end(sim_engine *eng, void *ctx, uint64_t arg, void *payload)
 static void step_begin(algo_sync *sy, int w)
 {
     algo_env *env = sy->env;
+    int last = 1;
     if (sy->d.hooks.grad)
-        sy->d.hooks.grad(sy->m, w);
+        last = sy->d.hooks.grad(sy->m, w);
     else
         algo_env_grad(env, w, env->w[w].x, env->w[w].grad);
     algo_overlap *ov = NULL; /* the work-ending step is bucketed (sync.h) */
-    if (sy->bucketed && !sy->d.background &&
-        (!sy->d.hooks.last_step || sy->d.hooks.last_step(sy->m, w))) {
+    if (sy->bucketed && !sy->d.background && last) {
         algo_group *g = wgroup(sy, w);
         if (sy->late[w] == step_of(sy->wround[w], 0)) /* aborted: the group it knew */
             g = sy->lateg[w];
@@ -211,6 +215,7 @@ static void step_begin(algo_sync *sy, int w)
         sy->d.hooks.contribute(sy->m, w, sy->wround[w], 0, &msg);
         sy->wbytes[w] = msg.bytes;
         sy->wenc[w] = msg.encode;
+        sy->wdec[w] = msg.decode;
         sy->wstat[w] = S_ENTERED;
         sy->wov[w] = ov;
         algo_overlap_step(ov, w, algo_env_step_samples(env, w), msg.bytes);
@@ -259,22 +264,35 @@ static void count_live(algo_sync *sy)
 
 void algo_sync_report(algo_sync *sy)
 {
-    if (sy->d.count != ALGO_SYNC_COUNT_STEPS || sy->d.background || sy->reported)
+    if (!sy->countable || sy->reported)
         return;
     sy->reported = 1;
+    if (sy->d.count == ALGO_SYNC_COUNT_FIRST) {
+        algo_env_iteration(sy->env, sy->samples);
+        return;
+    }
     const algo_group *g = algo_sync_group(sy, sy->round);
     for (int r = 0; g && r < g->n; r++)
         algo_live_steps_done(&sy->live, g->members[r], sy->env->w[g->members[r]].grad_samples);
     count_live(sy);
 }
 
-/* Phase p's first completion (w) in g: the method forms the result. */
-static void form(algo_sync *sy, algo_group *g, int64_t k, int p, int w)
+/* Phase p's first completion (w) in g: the method forms the result, and
+ * the round is counted there by COUNT_STEPS (phase 0) or COUNT_FIRST (the
+ * last phase, last = 1; the members' samples are summed before). */
+static void form(algo_sync *sy, algo_group *g, int64_t k, int p, int w, int last)
 {
     sy->formed = p + 1;
+    if (last) {
+        sy->samples = 0;
+        for (int r = 0; r < g->n; r++)
+            sy->samples += sy->env->w[g->members[r]].grad_samples;
+    }
+    sy->countable = !sy->d.background && ((sy->d.count == ALGO_SYNC_COUNT_STEPS && p == 0) ||
+                                          (sy->d.count == ALGO_SYNC_COUNT_FIRST && last));
     sy->d.hooks.form(sy->m, g, k, p, w);
-    if (p == 0)
-        algo_sync_report(sy);
+    algo_sync_report(sy);
+    sy->countable = 0;
 }
 
 static void wait_timeout(algo_sync *sy, int w)
@@ -342,9 +360,10 @@ static ALGO_ON_EVENT(on_timeout)
         return;
     sy->late[w] = -1;
     if (sy->d.hooks.reenter) {
-        algo_sync_msg msg = {0};
+        algo_sync_msg msg = {.bytes = sy->wbytes[w], .decode = sy->wdec[w]};
         sy->d.hooks.reenter(sy->m, w, sy->wround[w], sy->wphase[w], &msg);
         sy->wbytes[w] = msg.bytes;
+        sy->wdec[w] = msg.decode;
     }
     enter(sy, w);
 }
@@ -378,6 +397,7 @@ static void phase_begin(algo_sync *sy, int w, int p)
     sy->wphase[w] = p;
     sy->d.hooks.contribute(sy->m, w, sy->wround[w], p, &msg);
     sy->wbytes[w] = msg.bytes;
+    sy->wdec[w] = msg.decode;
     if (msg.samples > 0 || msg.encode > 0) {
         /* compute: the worker is idle only once it is done */
         sy->wstat[w] = S_ENCODING;
@@ -403,13 +423,10 @@ static void round_check(algo_sync *sy)
     sy->reported = 0;
     const algo_group *g = algo_sync_group(sy, sy->round);
     sy->need = g ? g->n : 0;
-    if (sy->d.count == ALGO_SYNC_COUNT_LAST) {
+    if (sy->d.count == ALGO_SYNC_COUNT_LAST)
         algo_env_iteration(sy->env, samples);
-        if (sy->d.hooks.counted)
-            sy->d.hooks.counted(sy->m, algo_sync_group(sy, sy->round - 1), sy->round - 1);
-    }
-    if (sy->d.hooks.over)
-        sy->d.hooks.over(sy->m, sy->round - 1);
+    int slots[ALGO_SYNC_PHASES_MAX];
+    plan(sy, sy->round, slots); /* the method's decisions apply from here (sync.h) */
 }
 
 static ALGO_ON_MESSAGE(on_join_model)
@@ -431,9 +448,6 @@ static void joiners(algo_sync *sy, int w)
     int k = algo_group_members_joining(next, sy->pending, env, sy->scratch);
     if (!k || !algo_sync_group_add(sy, sy->scratch, k, step_of(sy->round + 1, 0)))
         return;
-    double bytes = sy->d.hooks.join_bytes ? sy->d.hooks.join_bytes(sy->m) : sy->d.join_bytes;
-    if (!(bytes > 0))
-        bytes = env->msg_bytes;
     for (int i = 0; i < env->n; i++) {
         if (!sy->pending[i] || env->w[i].down)
             continue;
@@ -443,8 +457,11 @@ static void joiners(algo_sync *sy, int w)
         sy->late[i] = -1;
         if (sy->d.count == ALGO_SYNC_COUNT_STEPS)
             sy->live.step[i] = sy->live.reported;
-        if (sy->d.hooks.join)
-            sy->d.hooks.join(sy->m, i, w);
+        double bytes = sy->d.hooks.join ? sy->d.hooks.join(sy->m, i, w) : 0;
+        if (!(bytes > 0))
+            bytes = sy->d.join_bytes;
+        if (!(bytes > 0))
+            bytes = env->msg_bytes;
         algo_env_send(env, w, i, bytes, on_join_model, sy, warg(sy, i));
     }
 }
@@ -452,25 +469,12 @@ static void joiners(algo_sync *sy, int w)
 /* w's last phase (and its decoding) is over. */
 static void finish(algo_sync *sy, int w)
 {
-    algo_env *env = sy->env;
     int64_t k = sy->wround[w];
-    int p = sy->wphase[w], first = sy->formed <= p;
-    if (first) {
-        algo_group *g = wgroup(sy, w);
-        form(sy, g, k, p, w);
-        sy->samples = 0;
-        for (int r = 0; r < g->n; r++)
-            sy->samples += env->w[g->members[r]].grad_samples;
-        if (sy->d.count == ALGO_SYNC_COUNT_FIRST) {
-            algo_env_iteration(env, sy->samples);
-            if (sy->d.hooks.counted)
-                sy->d.hooks.counted(sy->m, g, k);
-        }
-    }
-    if (sy->d.hooks.take)
-        sy->d.hooks.take(sy->m, w, k, p);
-    if (first)
+    int p = sy->wphase[w];
+    if (sy->formed <= p) {
+        form(sy, wgroup(sy, w), k, p, w, 1);
         joiners(sy, w);
+    }
     sy->done++;
     round_check(sy);
     algo_sync_work_begin(sy, w, k + 1);
@@ -497,14 +501,12 @@ static void phase_done(algo_sync *sy, algo_group *g, int w)
     phase_slot(sy, k, p, &n_phases);
     if (p < n_phases - 1) {
         if (sy->formed <= p)
-            form(sy, g, k, p, w);
-        if (sy->d.hooks.take)
-            sy->d.hooks.take(sy->m, w, k, p);
+            form(sy, g, k, p, w, 0);
         phase_begin(sy, w, p + 1);
         return;
     }
     algo_env_idle_end(env, w);
-    sim_time dt = sy->d.hooks.decode ? sy->d.hooks.decode(sy->m, g, k) : 0;
+    sim_time dt = sy->wdec[w];
     dt += sy->wenc[w]; /* with buckets: the encoding (0 without) */
     if (dt > 0) /* decoding is compute; the round counts the worker once it is done */
         charge(sy, w, S_DECODING, dt);
@@ -543,11 +545,9 @@ static void bg_done(algo_sync *sy, algo_group *g, int w)
 {
     int64_t k = sy->bg[w];
     if (sy->formed < 1) {
-        form(sy, g, k, 0, w);
+        form(sy, g, k, 0, w, 1);
         joiners(sy, w);
     }
-    if (sy->d.hooks.take)
-        sy->d.hooks.take(sy->m, w, k, 0);
     sy->bg[w] = -1;
     sy->wov[w] = NULL;
     sy->done++;
@@ -662,8 +662,6 @@ static void crash(algo_sync *sy, int c)
             wait_timeout(sy, s);
         }
     }
-    if (sy->d.hooks.crash)
-        sy->d.hooks.crash(sy->m, c);
     round_check(sy);
     count_live(sy);
 }

@@ -46,7 +46,8 @@
  *     hooks.form reads) and fills msg.bytes (its wire size), optionally
  *     msg.encode (compute time before it is entered: compression) or
  *     msg.samples (a compute step of that many samples before it is
- *     entered: adaptive_local_sgd's statistics). The driver charges that
+ *     entered: adaptive_local_sgd's statistics), and for the round's last
+ *     phase msg.decode (compute time after it: decompression). The driver charges that
  *     compute (idle ends before it and begins again after it), begins w's
  *     idle interval (algo_env_idle_begin) if it is not idle, and enters the
  *     phase's collective of w's group (algo_env_coll_enter, rank = w's rank
@@ -59,12 +60,14 @@
  *     completing member. The method forms the round's result over g's members
  *     (members ascending, rank r = g->members[r]; a mean is over g->n
  *     members in worker-id order, renormalized over who took part).
- *  4. TAKE. At each member's completion of phase p, after FORM:
- *     hooks.take(m, w, k, p) (Local SGD copies the average into x_w); NULL:
- *     nothing (a shared model).
+ *  4. TAKE. At each member's completion of phase p, after FORM, the member
+ *     holds the result: the driver calls no hook; the method's next hook
+ *     for w (hooks.grad of round k + 1, or hooks.contribute of phase p + 1)
+ *     runs at the same instant, and a method with per-worker models applies
+ *     the result there (Local SGD copies the average into x_w).
  *  5. DECODE. When w's part of the last phase's collective is over, its
- *     idle interval ends and hooks.decode(m, g, k) compute time is charged
- *     (NULL or 0: none); then FORM (if first) and TAKE of the last phase.
+ *     idle interval ends and the msg.decode of its last message is charged
+ *     (0: none); then FORM (if first) of the last phase.
  *  6. The worker starts round k + 1 at 1.
  *
  * ---- Ordering guarantees (they keep results bit-identical) --------------
@@ -73,10 +76,11 @@
  *    order; hooks.grad runs at the instant the compute step is scheduled.
  *  - At the last phase's completion of w the order is:
  *    algo_env_idle_end(w), DECODE (if any), FORM (first completion only;
- *    COUNT_FIRST reports there), TAKE, the joiners' model send (first
- *    completion only, by w), then the count and step 6 (see below).
- *    Phases before the last one go FORM (first only), TAKE, straight to
- *    the next CONTRIBUTE.
+ *    COUNT_FIRST reports there), the joiners' model send (first
+ *    completion only, by w), then the count (and, when the round is
+ *    complete, hooks.plan of the next one) and step 6 (see below).
+ *    Phases before the last one go FORM (first only), straight to the next
+ *    CONTRIBUTE.
  *  - The iteration count, by desc.count; one rule, with or without crashes
  *    possible (a run whose crashes never fire is the plain run, bit for
  *    bit):
@@ -84,8 +88,10 @@
  *        last member completes, with the samples of the members' gradients
  *        (w->grad_samples) summed at FORM of the last phase, BEFORE that
  *        member starts round k + 1.
- *      ALGO_SYNC_COUNT_FIRST: reported at FORM of the last phase (1-bit
- *        methods).
+ *      ALGO_SYNC_COUNT_FIRST: reported at FORM of the last phase, with the
+ *        same samples: where the method calls algo_sync_report from
+ *        hooks.form (gravac, whose gains read the count and the epoch),
+ *        else right after hooks.form (1-bit methods).
  *      ALGO_SYNC_COUNT_STEPS: an iteration is one local step of every
  *        live worker (Local SGD family; algo_live_steps, drivers/local.h):
  *        iteration K completes when every live worker has completed its
@@ -102,7 +108,7 @@
  *    message must be known when its first bucket is entered: a hook that
  *    reads the gradient calls algo_env_grad_wait first; its msg.encode is
  *    then charged after the last bucket, with the decoding). With buckets
- *    only the step that ends the work (hooks.last_step) is bucketed, on
+ *    only the step that ends the work (hooks.grad returned 1) is bucketed, on
  *    phase 0's slot (per server for HIER_INTRA); its hooks.step_done runs
  *    when its backward pass ends, before any member's last bucket is
  *    reduced (so FORM sees every member's step); later phases are plain.
@@ -117,7 +123,7 @@
  *  k - 1's collective is over, then CONTRIBUTEs to round k (the method
  *  applies round k - 1's result there), enters round k's collective and
  *  at once starts its work for round k + 1. FORM (first completion, then
- *  the joiners' model send) and TAKE run at w's completion of round k,
+ *  the joiners' model send) runs at w's completion of round k,
  *  which unblocks w if it waits. One phase, COUNT_STEPS with every step
  *  counted when it ends, no decode. With buckets the message is entered as
  *  buckets one after another (algo_overlap_enter; no backward pass to
@@ -138,8 +144,7 @@
  *  of it by timing out: it enters the new group's collective sync_timeout
  *  after it entered the aborted step (or after the crash, when it had
  *  entered before), with the message it holds (hooks.reenter may resize
- *  it); c's contribution is lost. hooks.crash(m, c) runs after the
- *  driver's bookkeeping (NULL: nothing).
+ *  it); c's contribution is lost.
  *  Buckets: each group has its own bucket collectives. A survivor has
  *  "entered" a bucketed round when its backward pass ends. A crash before
  *  that: it waits the timeout from there. A crash while its buckets are
@@ -153,14 +158,15 @@
  *  A rejoining worker j joins at the next formed result: the member that
  *  formed it calls hooks.join(m, j, sender) (the method copies the model,
  *  resets the optimizer state, residuals or counters of j from sender's;
- *  NULL: nothing), sends j join bytes (desc.join_bytes, 0 =
- *  env->msg_bytes), and j starts round k + 1 when they arrive. The group
+ *  NULL: nothing), sends j the bytes hooks.join returned (0: desc.join_bytes,
+ *  0 = env->msg_bytes), and j starts round k + 1 when they arrive. The group
  *  grows from that round on. When no one is left to form a result, j
- *  starts a group of its own at once (hooks.join(m, j, -1)). Every new group is announced by
- *  hooks.regroup(m, g) before its first round (1-bit: error buffers reset
- *  per partition); NULL: nothing. A method must not keep g: after a crash
- *  or a rejoin, a group that no worker can use any more and whose
- *  collectives have nothing in flight is freed. */
+ *  starts a group of its own at once (hooks.join(m, j, -1)). A method that
+ *  keeps state per group (1-bit's error buffers, per partition) compares
+ *  the g->id of the group it forms in with the one its state was built for.
+ *  A method must not keep g: after a crash or a rejoin, a group that no
+ *  worker can use any more and whose collectives have nothing in flight
+ *  is freed. */
 #ifndef DTSIM_ALGO_SYNC_H
 #define DTSIM_ALGO_SYNC_H
 
@@ -193,46 +199,44 @@ typedef struct algo_sync_msg {
     double bytes;     /* wire size of the message */
     sim_time encode;  /* compute time before it is entered (0: none) */
     int samples;      /* or: a compute step of this many samples first (0: none) */
+    sim_time decode;  /* the round's last phase: compute time after its
+                         collective (0: none) */
 } algo_sync_msg;
 
-/* The method's hooks; m is the method's state (desc.method). */
+/* The method's hooks; m is the method's state (desc.method). Seven, fixed:
+ * a method expresses its variation through its own state and these, not
+ * through new slots (the Local SGD family's round, 1-bit's partitions and
+ * GraVAC's window all do). */
 typedef struct algo_sync_hooks {
-    /* Start of a compute step: compute w's gradient. NULL: at w's own
-     * parameters (env->w[w].x). */
-    void (*grad)(void *m, int w);
+    /* Start of a compute step: compute w's gradient; returns 1 when the
+     * step ends w's work for its round (with buckets it is the bucketed
+     * step; its hooks.step_done runs when its backward pass ends), 0 when
+     * more steps follow. NULL: at w's own parameters (env->w[w].x), 1. */
+    int (*grad)(void *m, int w);
+    /* End of a compute step: a local step; 1 when w's work for its round
+     * is over, 0 to take another compute step. NULL: 1. */
     int (*step_done)(void *m, int w);
-    /* With buckets: 1 when the compute step starting now ends w's work for
-     * its round (it is bucketed; its hooks.step_done runs when its backward
-     * pass ends). NULL: 1. */
-    int (*last_step)(void *m, int w);
     /* Phases of round k: fills slots[p] (ALGO_SYNC_PHASES_MAX) with the
      * collective slot of each phase, returns their count (>= 1). The same
-     * for every member of round k. NULL: one phase on slot 0. */
+     * for every member of round k. Also called with k as soon as k becomes
+     * the oldest round not completed (right after round k - 1 completes, or
+     * the last member it waited for crashed): a decision taken at round
+     * k - 1's FORM applies from there (gravac's mode). NULL: one phase on
+     * slot 0. */
     int (*plan)(void *m, int64_t round, int *slots);
     /* Required. w's message of phase p of round k (see the top). */
     void (*contribute)(void *m, int w, int64_t round, int phase, algo_sync_msg *msg);
     /* Required. Phase p's first completion in g: form the result. */
     void (*form)(void *m, const algo_group *g, int64_t round, int phase, int w);
-    void (*take)(void *m, int w, int64_t round, int phase);
-    sim_time (*decode)(void *m, const algo_group *g, int64_t round);
-    void (*join)(void *m, int j, int sender);
-    void (*crash)(void *m, int c);
-    void (*regroup)(void *m, const algo_group *g);
+    /* A rejoining worker j's state from sender, the member that formed the
+     * result (-1: none, j starts a group of its own); returns the bytes
+     * sent to j now (0: desc.join_bytes). NULL: nothing, desc.join_bytes. */
+    double (*join)(void *m, int j, int sender);
     /* After a timeout, before w re-enters phase p of round k in a new
-     * group: msg->bytes is its message's size there (1-bit: the partition
-     * of m members). NULL: the size it had. Nothing is re-encoded. */
+     * group: *msg holds its message as it was; the method may resize it
+     * for the group it re-enters (msg->bytes: 1-bit's partition of m
+     * members; msg->decode). NULL: as it was. Nothing is re-encoded. */
     void (*reenter)(void *m, int w, int64_t round, int phase, algo_sync_msg *msg);
-    /* Right after the driver counted round k as an iteration (COUNT_FIRST,
-     * COUNT_LAST): statistics that read the count, the samples or the
-     * epoch (gravac's gains). NULL: nothing. */
-    void (*counted)(void *m, const algo_group *g, int64_t round);
-    /* Round k is complete (its last member completed it, or the last one
-     * it waited for crashed): the oldest round not completed is now
-     * k + 1. NULL: nothing. */
-    void (*over)(void *m, int64_t round);
-    /* The bytes sent to a joiner now, when they depend on the method's
-     * state (1-bit LAMB after its freeze). NULL: desc.join_bytes. */
-    double (*join_bytes)(void *m);
 } algo_sync_hooks;
 
 typedef struct algo_sync_desc {
@@ -266,8 +270,9 @@ int64_t algo_sync_round(const algo_sync *sy);
 /* The phases of that round formed so far (between FORM and the last TAKE
  * every member logically holds the result: what model() reads). */
 int algo_sync_phases_formed(const algo_sync *sy);
-/* COUNT_STEPS: counts the round's held-back steps now (from hooks.form of
- * phase 0; once per round; nothing for background rounds). */
+/* Counts the round now, from hooks.form: COUNT_STEPS its held-back steps
+ * (phase 0), COUNT_FIRST the round (the last phase); once per round,
+ * nothing elsewhere (other phases, COUNT_LAST, background rounds). */
 void algo_sync_report(algo_sync *sy);
 /* 1 when w is up and a member of the groups (not waiting to join). */
 int algo_sync_live(const algo_sync *sy, int w);

@@ -54,11 +54,13 @@ struct algo_sync {
     algo_group **lateg;  /* with buckets: the group it believes in meanwhile */
     double *wbytes;      /* the message of the worker's current phase */
     sim_time *wenc;      /* with buckets: encoding charged after the last bucket */
+    sim_time *wdec;      /* the decoding of the worker's message (msg.decode) */
     algo_overlap **wov;  /* with buckets: the overlap of the worker's step */
     /* COUNT_STEPS: the steps of the live workers; the round's held-back
      * steps are released once (reported) */
     algo_live_steps live;
     int reported;
+    int countable;       /* inside hooks.form of the phase that counts the round */
     /* background: the round whose collective w is in (-1: none), and
      * whether its entry waits out the timeout */
     int64_t *bg;

@@ -58,6 +58,7 @@ int algo_sync_create(algo_env *env, const algo_sync_desc *desc, algo_sync **out,
     sy->lateg = algo_env_calloc(env, n, sizeof *sy->lateg);
     sy->wbytes = algo_env_calloc(env, n, sizeof *sy->wbytes);
     sy->wenc = algo_env_calloc(env, n, sizeof *sy->wenc);
+    sy->wdec = algo_env_calloc(env, n, sizeof *sy->wdec);
     sy->wov = algo_env_calloc(env, n, sizeof *sy->wov);
     sy->computed = algo_env_calloc(env, n, sizeof *sy->computed);
     sy->bg = algo_env_alloc(env, n * sizeof *sy->bg);

@@ -91,11 +91,12 @@ static int create(algo_env *env, void **out, sim_err *err)
 {
     static const algo_lsgd_ops ops = {.keys = keys, .contribute2 = contribute2, .form2 = form2,
                                       .ext_size = sizeof(adaptive), .start = start};
-    algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
-    if (!s)
-        return err->code;
+    algo_lsgd *s;
+    int rc = algo_lsgd_alloc(env, &ops, &s, err);
+    if (rc)
+        return rc;
     adaptive *a = s->ext;
-    int rc = read_keys(a, env->cfg, err);
+    rc = read_keys(a, env->cfg, err);
     if (!rc && env->ds->sparse) /* the batch statistics read dense rows (w->bx) */
         rc = cfg_error(env->cfg, "workload", "sparse", SIM_ECONFIG, err,
                               "adaptive_local_sgd needs dense rows for its batch "

@@ -41,15 +41,29 @@ static const cfg_key keys[] = {
     {0},
 };
 
-static void h_grad(void *m, int w)
+static int h_grad(void *m, int w)
 {
     state *st = m;
     algo_env_grad(st->env, w, st->x, st->env->w[w].grad);
+    return 1;
+}
+
+/* Decoding in round k's group: c x entries(d_wire) per message decoded
+ * (every member's after an all-gather, one after an all-reduce). */
+static void decode_time(state *st, int64_t round, algo_sync_msg *msg)
+{
+    const algo_group *g = algo_sync_group(st->sy, round);
+    if (!st->comp || st->dec_dt <= 0)
+        msg->decode = 0;
+    else if (st->comp->vt->agg != ALGO_COMPRESS_ALLGATHER || !g || g->n == st->env->n)
+        msg->decode = st->dec_dt;
+    else
+        msg->decode = sim_time_from_s(st->dec_cost * (double)g->n);
 }
 
 /* Worker w's update u = lr dir_w (see the top of the file), compressed into
  * its message (error feedback); msg->bytes is its wire size. */
-static void h_contribute(void *m, int w, int64_t round SIM_UNUSED, int phase SIM_UNUSED,
+static void h_contribute(void *m, int w, int64_t round, int phase SIM_UNUSED,
                          algo_sync_msg *msg)
 {
     state *st = m;
@@ -67,6 +81,14 @@ static void h_contribute(void *m, int w, int64_t round SIM_UNUSED, int phase SIM
         u[j] = flr * g[j];
     msg->bytes = algo_compress_worker_encode(&st->cw[w], u)->bytes;
     msg->encode = st->enc_dt;
+    decode_time(st, round, msg);
+}
+
+/* w re-enters its round in a smaller group: the decoding of its group. */
+static void h_reenter(void *m, int w SIM_UNUSED, int64_t round, int phase SIM_UNUSED,
+                      algo_sync_msg *msg)
+{
+    decode_time(m, round, msg);
 }
 
 /* The round's update over the members of g: x -= (1/m) sum_i Delta_i
@@ -93,18 +115,6 @@ static void h_form(void *m, const algo_group *g, int64_t round SIM_UNUSED,
     algo_optim_step(st->opt, st->x, st->gbar, algo_env_lr(env));
 }
 
-/* Decoding: c x entries(d_wire) per message decoded (every member's after
- * an all-gather, one after an all-reduce). */
-static sim_time h_decode(void *m, const algo_group *g, int64_t round SIM_UNUSED)
-{
-    state *st = m;
-    if (!st->comp || st->dec_dt <= 0)
-        return 0;
-    if (st->comp->vt->agg != ALGO_COMPRESS_ALLGATHER || g->n == st->env->n)
-        return st->dec_dt;
-    return sim_time_from_s(st->dec_cost * (double)g->n);
-}
-
 static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)p)->sy, ev); }
 
 /* Builds the compression state from [algorithm] compressor and
@@ -113,16 +123,12 @@ static int compressed_create(state *st, sim_err *err)
 {
     algo_env *env = st->env;
     const cfg_config *cfg = env->cfg;
-    algo_compressor *c = algo_compress_from_config(cfg, err);
-    if (!c)
-        return err && err->code ? err->code : SIM_ECONFIG;
-    if (c->vt->identity) {
-        algo_compress_destroy(c);
-        return 0;
-    }
-    if (!(st->comp = algo_env_own_compressor(env, c)))
-        return algo_env_alloc_check(env, "allreduce_sgd", err);
-    int rc = algo_optim_require_sgd(cfg, "with a compressor: error feedback needs a linear update",
+    algo_compressor *c;
+    int rc = algo_env_compressor_create(env, NULL, &c, err);
+    if (rc < 0 || c->vt->identity)
+        return rc;
+    st->comp = c;
+    rc = algo_optim_require_sgd(cfg, "with a compressor: error feedback needs a linear update",
                                     err);
     if (rc)
         return rc;
@@ -157,9 +163,8 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->gbar = algo_env_alloc(env, bytes);
     st->gptr = algo_env_alloc(env, (size_t)env->n * sizeof *st->gptr);
     int rc = algo_env_alloc_check(env, "allreduce_sgd", err);
-    if (!rc && !(st->opt = algo_env_own_optim(
-                     env, algo_optim_state_from_config(env->cfg, env->model, env->d, err))))
-        rc = err && err->code ? err->code : SIM_EINTERNAL;
+    if (!rc)
+        rc = algo_env_optim_create(env, NULL, NULL, &st->opt, err);
     if (rc)
         return rc;
     for (int i = 0; i < env->n; i++)
@@ -174,7 +179,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         .slots = {gather ? ALGO_SYNC_ALLGATHER : ALGO_SYNC_ALLREDUCE},
         .count = ALGO_SYNC_COUNT_LAST,
         .hooks = {.grad = h_grad, .contribute = h_contribute, .form = h_form,
-                  .decode = h_decode},
+                  .reenter = h_reenter},
     };
     if (!rc)
         rc = algo_sync_create(env, &desc, &st->sy, err);

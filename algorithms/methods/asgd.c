@@ -289,9 +289,8 @@ static int create(algo_env *env, void **out, sim_err *err)
         st->jobs[j].g = st->random_job ? algo_env_alloc(env, bytes) : env->w[j].grad;
     }
     int rc = algo_env_alloc_check(env, "asgd", err);
-    if (!rc && !(st->opt = algo_env_own_optim(
-                     env, algo_optim_state_from_config(env->cfg, env->model, env->d, err))))
-        rc = err && err->code ? err->code : SIM_EINTERNAL;
+    if (!rc)
+        rc = algo_env_optim_create(env, NULL, NULL, &st->opt, err);
     const char *pol = cfg_get_string(env->cfg, "algorithm", "staleness_lr");
     st->inverse_lr = pol && strcmp(pol, "inverse") == 0;
     if (!rc)

@@ -1,6 +1,6 @@
 /* consensus_control: decentralized momentum SGD in ATC form whose
  * communication follows the lr phases (Kong et al., ICML 2021), on the
- * gossip driver (its base step is dsgd.c's ATC update, algo_dsgd_ops):
+ * gossip driver (its base step is dsgd_rule.c's ATC update, algo_dsgd_ops):
  *   m_i <- beta m_i + g_i,  y_i = x_i - lr d_i,  then per iteration k:
  *   exact:     x_i = (1/n) sum_j y_j            (all-reduce of S bytes)
  *   adaptive:  y <- W y while Xi_hat = sqrt(mean_i delta_i) > target,
@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "algorithms/drivers/gossip.h"
+#include "algorithms/methods/gossip_rules.h"
 #include "algorithms/methods/method.h"
 
 typedef struct cc {

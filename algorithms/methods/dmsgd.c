@@ -9,7 +9,7 @@
  * Crashes ([faults], docs/faults.md): the gossip driver's rules; a
  * rejoining worker takes its live neighbours' mean and m_i = 0 (the
  * optimizer state reset of algo_dsgd_create). */
-#include "algorithms/drivers/gossip.h"
+#include "algorithms/methods/gossip_rules.h"
 #include "algorithms/methods/method.h"
 
 static const cfg_key keys[] = {

@@ -5,8 +5,8 @@
  * form = atc gives the ATC variant, which with W = J is exactly mini-batch
  * SGD; the AWC form is not (each worker keeps its own last gradient step).
  * With [algorithm] compressor other than none the exchange is CHOCO's
- * compressed gossip (choco.c) in the same form. */
-#include "algorithms/drivers/choco.h"
+ * compressed gossip (choco_rule.c) in the same form. */
+#include "algorithms/methods/gossip_rules.h"
 #include "algorithms/methods/method.h"
 
 static const cfg_key keys[] = {

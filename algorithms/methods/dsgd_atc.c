@@ -3,8 +3,8 @@
  * local heavy-ball / Nesterov direction when momentum > 0 (then it is the
  * same update as dmsgd with form = atc). The message depends on the
  * gradient, so the exchange is blocking. With [algorithm] compressor other
- * than none the exchange is CHOCO's compressed gossip (choco.c). */
-#include "algorithms/drivers/choco.h"
+ * than none the exchange is CHOCO's compressed gossip (choco_rule.c). */
+#include "algorithms/methods/gossip_rules.h"
 #include "algorithms/methods/method.h"
 
 static const cfg_key keys[] = {

@@ -35,6 +35,7 @@ typedef struct state {
     double theta_c;
     int mode, next_mode;       /* 0 dense, 1 theta_min, 2 theta_c: of the
                                   oldest round not completed, and of the next */
+    int64_t mode_round;        /* the round mode took effect at */
     double e_u, e_min, e_cand; /* EWMAs; < 0 = not started */
     int64_t rounds;
     int searching;
@@ -152,6 +153,43 @@ static void search_step(state *st)
         set_candidate(st, next);
 }
 
+/* After the round is counted (algo_sync_report): the gain series, the
+ * search at an epoch boundary and the next round's decision. */
+static void decide(state *st)
+{
+    algo_env *env = st->env;
+    double g_min = st->e_u > 0 ? st->e_min / st->e_u : 1.0;
+    double g_c = st->e_u > 0 ? st->e_cand / st->e_u : 1.0;
+    algo_env_series(env, -1, "gain", g_c);
+    int64_t ep = (int64_t)floor(algo_env_epoch(env));
+    if (ep > st->epoch_idx) {
+        st->epoch_idx = ep;
+        search_step(st);
+        g_c = st->e_cand > 0 && st->e_u > 0 ? st->e_cand / st->e_u : g_c;
+    }
+    if (st->rounds < st->window)
+        st->next_mode = 1;
+    else if (st->theta_c < st->theta_min && st->e_cand >= 0 && g_c >= st->threshold)
+        st->next_mode = 2;
+    else if (g_min >= st->threshold)
+        st->next_mode = 1;
+    else
+        st->next_mode = 0;
+}
+
+/* Round k is the oldest not completed (every member of k - 1 is over):
+ * the decision taken at k - 1's update takes effect. */
+static void switch_mode(state *st, int64_t round)
+{
+    st->mode_round = round;
+    st->mode = st->next_mode;
+    double th = theta_used(st, st->mode);
+    if (th != st->last_theta) {
+        st->last_theta = th;
+        algo_env_series(st->env, -1, "keep_fraction", th);
+    }
+}
+
 /* The mode of round k: the current one, or the one decided at the
  * current round's formed update for the next. */
 static int mode_of(const state *st, int64_t round)
@@ -159,14 +197,20 @@ static int mode_of(const state *st, int64_t round)
     return round > algo_sync_round(st->sy) ? st->next_mode : st->mode;
 }
 
-static void h_grad(void *m, int w)
+static int h_grad(void *m, int w)
 {
     state *st = m;
     algo_env_grad(st->env, w, st->x, st->env->w[w].grad);
+    return 1;
 }
 
+/* The slot of round k's mode; the driver plans each round as it becomes
+ * the oldest not completed, where its mode takes effect. */
 static int h_plan(void *m, int64_t round, int *slots)
 {
+    state *st = m;
+    if (st->sy && round == algo_sync_round(st->sy) && round > st->mode_round)
+        switch_mode(st, round);
     slots[0] = mode_of(m, round) == 0 ? SLOT_DENSE : SLOT_GATHER;
     return 1;
 }
@@ -239,52 +283,18 @@ static void h_form(void *m, const algo_group *g, int64_t round SIM_UNUSED, int p
     st->e_min = ewma(st->e_min, mm, st->alpha);
     st->e_cand = ewma(st->e_cand, mc, st->alpha);
     st->rounds++;
-}
-
-/* The round is counted: the gain series, the search at an epoch boundary
- * and the next round's decision. */
-static void h_counted(void *m, const algo_group *g SIM_UNUSED, int64_t round SIM_UNUSED)
-{
-    state *st = m;
-    algo_env *env = st->env;
-    double g_min = st->e_u > 0 ? st->e_min / st->e_u : 1.0;
-    double g_c = st->e_u > 0 ? st->e_cand / st->e_u : 1.0;
-    algo_env_series(env, -1, "gain", g_c);
-    int64_t ep = (int64_t)floor(algo_env_epoch(env));
-    if (ep > st->epoch_idx) {
-        st->epoch_idx = ep;
-        search_step(st);
-        g_c = st->e_cand > 0 && st->e_u > 0 ? st->e_cand / st->e_u : g_c;
-    }
-    if (st->rounds < st->window)
-        st->next_mode = 1;
-    else if (st->theta_c < st->theta_min && st->e_cand >= 0 && g_c >= st->threshold)
-        st->next_mode = 2;
-    else if (g_min >= st->threshold)
-        st->next_mode = 1;
-    else
-        st->next_mode = 0;
-}
-
-/* Every member's round is over: the decision takes effect. */
-static void h_over(void *m, int64_t round SIM_UNUSED)
-{
-    state *st = m;
-    st->mode = st->next_mode;
-    double th = theta_used(st, st->mode);
-    if (th != st->last_theta) {
-        st->last_theta = th;
-        algo_env_series(st->env, -1, "keep_fraction", th);
-    }
+    algo_sync_report(st->sy); /* the round counts here; the decision reads the count */
+    decide(st);
 }
 
 /* A rejoining worker starts with a fresh sgd state and zero residuals. */
-static void h_join(void *m, int j, int sender SIM_UNUSED)
+static double h_join(void *m, int j, int sender SIM_UNUSED)
 {
     state *st = m;
     algo_optim_reset(st->wopt.s[j]);
     algo_compress_worker_reset(&st->wmin[j]);
     algo_compress_worker_reset(&st->wcand[j]);
+    return 0;
 }
 
 static void on_fault(void *p, const algo_fault *ev) { algo_sync_fault(((state *)p)->sy, ev); }
@@ -314,10 +324,10 @@ static int create(algo_env *env, void **out, sim_err *err)
     st->ncand = algo_env_calloc(env, n, sizeof *st->ncand);
     char spec[64];
     snprintf(spec, sizeof spec, "topk(%.17g)", st->theta_min);
-    st->cmin = algo_env_own_compressor(env, algo_compress_create(spec, err));
-    st->ccand = st->cmin ? algo_env_own_compressor(env, algo_compress_create(spec, err)) : NULL;
-    if (!st->ccand || algo_env_alloc_check(env, "gravac", err) < 0)
-        return sim_err_set(err, SIM_ENOMEM, "gravac: out of memory");
+    if ((rc = algo_env_compressor_create(env, spec, &st->cmin, err)) < 0 ||
+        (rc = algo_env_compressor_create(env, spec, &st->ccand, err)) < 0 ||
+        (rc = algo_env_alloc_check(env, "gravac", err)) < 0)
+        return rc;
     const wl_layer *layers = env->model ? env->model->layers : NULL;
     int nl = env->model ? env->model->n_layers : 0;
     if (nl <= 0 || nl > 16) {
@@ -345,7 +355,7 @@ static int create(algo_env *env, void **out, sim_err *err)
         .slots = {[SLOT_DENSE] = ALGO_SYNC_ALLREDUCE, [SLOT_GATHER] = ALGO_SYNC_ALLGATHER},
         .count = ALGO_SYNC_COUNT_FIRST,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
-                  .counted = h_counted, .over = h_over, .join = h_join},
+                  .join = h_join},
     };
     rc = algo_sync_create(env, &desc, &st->sy, err);
     *out = st;

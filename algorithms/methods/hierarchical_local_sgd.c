@@ -75,15 +75,16 @@ static int create(algo_env *env, void **out, sim_err *err)
     static const algo_lsgd_ops ops = {.keys = keys, .ext_size = sizeof(hier), .n_slots = 2,
                                       .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_HIER_INTRA},
                                       .plan = plan, .mean = mean, .avg_of = avg_of};
-    algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
-    if (!s)
-        return err->code;
+    algo_lsgd *s;
+    int rc = algo_lsgd_alloc(env, &ops, &s, err);
+    if (rc)
+        return rc;
     hier *h = s->ext;
     h->flat = env->per_node <= 0;
     h->p = h->flat ? env->n : env->per_node;
     h->savg = algo_env_alloc(env, (size_t)((env->n + h->p - 1) / h->p) * (size_t)env->d *
                                       sizeof(float));
-    int rc = algo_env_alloc_check(env, "hierarchical_local_sgd", err);
+    rc = algo_env_alloc_check(env, "hierarchical_local_sgd", err);
     return algo_lsgd_finish(s, rc, 1, out, err);
 }
 

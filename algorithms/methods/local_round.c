@@ -19,25 +19,50 @@ void algo_lsgd_local_step(algo_env *env, algo_local_optim *lo, int64_t *applied,
     applied[i] += w->grad_samples;
 }
 
-static void h_grad(void *m, int w)
+/* The average worker w takes. */
+static const float *avg_of(algo_lsgd *s, int w)
 {
-    algo_lsgd *s = m;
-    algo_env_grad(s->env, w, s->env->w[w].x, s->env->w[w].grad);
+    return s->ops.avg_of ? s->ops.avg_of(s, w) : s->avg;
 }
 
-/* The end of a local step: its update; 1 when the round's H_cur are done. */
+/* Worker i completed the round's phase 0 (its work was over: s->take[i]):
+ * it takes the average and the buffers. Applied by i's next hook, which
+ * the driver runs at the instant of the completion (sync.h, TAKE). */
+static void take(algo_lsgd *s, int i)
+{
+    if (!s->take[i])
+        return;
+    s->take[i] = 0;
+    float *mv, *v;
+    memcpy(s->env->w[i].x, avg_of(s, i), (size_t)s->d * sizeof(float));
+    s->since[i] = 0;
+    if (s->buf == BUF_AVERAGE) {
+        if ((mv = algo_optim_m(s->lo.s[i])))
+            memcpy(mv, s->avg_m, (size_t)s->d * sizeof(float));
+        if ((v = algo_optim_v(s->lo.s[i])))
+            memcpy(v, s->avg_v, (size_t)s->d * sizeof(float));
+    } else if (s->buf == BUF_RESET) {
+        algo_optim_reset(s->lo.s[i]);
+    }
+}
+
+/* A local step's gradient, after the previous round's average is taken;
+ * 1 when it is the round's last step (with buckets: bucketed). */
+static int h_grad(void *m, int w)
+{
+    algo_lsgd *s = m;
+    take(s, w);
+    algo_env_grad(s->env, w, s->env->w[w].x, s->env->w[w].grad);
+    return s->since[w] + 1 >= s->H_cur;
+}
+
+/* The end of a local step: its update; 1 when the round's H_cur are done
+ * (the average is to be taken at the round's completion). */
 static int h_step_done(void *m, int i)
 {
     algo_lsgd *s = m;
     algo_lsgd_local_step(s->env, &s->lo, s->applied, i);
-    return ++s->since[i] >= s->H_cur;
-}
-
-/* With buckets: the step starting now is the round's last (bucketed). */
-static int h_last_step(void *m, int i)
-{
-    algo_lsgd *s = m;
-    return s->since[i] + 1 >= s->H_cur;
+    return s->take[i] = ++s->since[i] >= s->H_cur;
 }
 
 static int h_plan(void *m, int64_t round, int *slots)
@@ -52,10 +77,12 @@ static void h_contribute(void *m, int w, int64_t round SIM_UNUSED, int phase,
                          algo_sync_msg *msg)
 {
     algo_lsgd *s = m;
-    if (phase == 0)
+    if (phase == 0) {
         msg->bytes = s->env->msg_bytes;
-    else
-        s->ops.contribute2(s, w, msg);
+        return;
+    }
+    take(s, w); /* phase 0 is complete */
+    s->ops.contribute2(s, w, msg);
 }
 
 /* The mean over g's members of a vector of theirs (worker-id order). */
@@ -91,41 +118,19 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
         s->ops.formed(s);
 }
 
-/* The average worker w takes. */
-static const float *avg_of(algo_lsgd *s, int w)
-{
-    return s->ops.avg_of ? s->ops.avg_of(s, w) : s->avg;
-}
-
-static void h_take(void *m, int i, int64_t round SIM_UNUSED, int phase)
-{
-    algo_lsgd *s = m;
-    if (phase != 0)
-        return;
-    float *mv, *v;
-    memcpy(s->env->w[i].x, avg_of(s, i), (size_t)s->d * sizeof(float));
-    s->since[i] = 0;
-    if (s->buf == BUF_AVERAGE) {
-        if ((mv = algo_optim_m(s->lo.s[i])))
-            memcpy(mv, s->avg_m, (size_t)s->d * sizeof(float));
-        if ((v = algo_optim_v(s->lo.s[i])))
-            memcpy(v, s->avg_v, (size_t)s->d * sizeof(float));
-    } else if (s->buf == BUF_RESET) {
-        algo_optim_reset(s->lo.s[i]);
-    }
-}
-
 /* A joiner takes the average with a fresh optimizer state; its lr position
  * is the sender's. */
-static void h_join(void *m, int j, int sender)
+static double h_join(void *m, int j, int sender)
 {
     algo_lsgd *s = m;
+    s->take[j] = 0;
     s->since[j] = 0;
     if (sender >= 0)
         s->applied[j] = s->applied[sender];
     memcpy(s->env->w[j].x, sender >= 0 ? avg_of(s, sender) : s->avg,
            (size_t)s->d * sizeof(float));
     algo_optim_reset(s->lo.s[j]);
+    return 0;
 }
 
 int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *words)
@@ -137,24 +142,26 @@ int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *wo
     return 0;
 }
 
-algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err)
+int algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, algo_lsgd **out, sim_err *err)
 {
     const cfg_config *c = env->cfg;
     algo_lsgd *s = algo_env_calloc(env, 1, sizeof *s);
     void *ext = ops->ext_size ? algo_env_calloc(env, 1, ops->ext_size) : NULL;
-    if (algo_env_alloc_check(env, c->algorithm, err) < 0)
-        return NULL;
+    int rc = algo_env_alloc_check(env, c->algorithm, err);
+    if (rc < 0)
+        return rc;
     s->ext = ext;
     s->env = env;
     s->n = env->n;
     s->d = env->d;
     s->ops = *ops;
-    if (algo_keys_read(c, ops->keys, s, ext, err) < 0)
-        return NULL;
+    if ((rc = algo_keys_read(c, ops->keys, s, ext, err)) < 0)
+        return rc;
     s->H_cur = s->H;
     static const char *const bufw[] = {"local", "average", "reset", NULL};
     s->buf = algo_lsgd_choice(c, "buffers", bufw);
-    return s;
+    *out = s;
+    return 0;
 }
 
 int algo_lsgd_build(algo_lsgd *s, sim_err *err)
@@ -162,6 +169,7 @@ int algo_lsgd_build(algo_lsgd *s, sim_err *err)
     algo_env *env = s->env;
     const size_t n = (size_t)s->n, bytes = (size_t)s->d * sizeof(float);
     s->since = algo_env_calloc(env, n, sizeof *s->since);
+    s->take = algo_env_calloc(env, n, sizeof *s->take);
     s->applied = algo_env_calloc(env, n, sizeof *s->applied);
     s->avg = algo_env_alloc(env, bytes);
     s->avg_m = algo_env_alloc(env, bytes);
@@ -181,9 +189,8 @@ int algo_lsgd_build(algo_lsgd *s, sim_err *err)
         .who = env->cfg->algorithm, .method = s, .n_slots = s->ops.contribute2 ? 2 : 1,
         .slots = {ALGO_SYNC_ALLREDUCE, ALGO_SYNC_ALLREDUCE}, .count = ALGO_SYNC_COUNT_STEPS,
         .span = s->H + 2, .joiner_idle = 1,
-        .hooks = {.grad = h_grad, .step_done = h_step_done, .last_step = h_last_step,
-                  .plan = h_plan,
-                  .contribute = h_contribute, .form = h_form, .take = h_take, .join = h_join},
+        .hooks = {.grad = h_grad, .step_done = h_step_done, .plan = h_plan,
+                  .contribute = h_contribute, .form = h_form, .join = h_join},
     };
     if (s->ops.n_slots) {
         desc.n_slots = s->ops.n_slots;

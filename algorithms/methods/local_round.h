@@ -11,6 +11,7 @@
 
 #include "algorithms/drivers/gossip.h"
 #include "algorithms/drivers/local.h"
+#include "algorithms/methods/local_rules.h"
 #include "algorithms/drivers/sync.h"
 #include "algorithms/methods/method.h"
 
@@ -49,6 +50,8 @@ struct algo_lsgd {
     int buf;             /* 0 local, 1 average, 2 reset */
     algo_local_optim lo; /* one optimizer state per worker */
     int *since;          /* n: local steps since the last average */
+    int *take;           /* n: the worker's work for the round is over; it
+                            takes the average at its next hook */
     int64_t *applied;    /* n: samples the worker has applied */
     float *avg, *avg_m, *avg_v;
     const float **ptrs;
@@ -62,8 +65,8 @@ struct algo_lsgd {
 /* An empty round with the rows of ops->keys read (into s, the _EXT rows
  * into s->ext when ops->ext_size) and buffers read (H_cur = H); then the
  * method reads its other keys and sets s->H_cur, s->ext, and calls
- * algo_lsgd_build (or sets s->base). NULL with err filled on failure. */
-algo_lsgd *algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, sim_err *err);
+ * algo_lsgd_build (or sets s->base). Into *out; 0 or the code (err). */
+int algo_lsgd_alloc(algo_env *env, const algo_lsgd_ops *ops, algo_lsgd **out, sim_err *err);
 /* Allocates the round's buffers and its driver. 0 or a code (err). */
 int algo_lsgd_build(algo_lsgd *s, sim_err *err);
 /* The end of a method's create: with rc 0 builds the round (build = 1)

@@ -12,9 +12,10 @@ static const cfg_key keys[] = {
 static int create(algo_env *env, void **out, sim_err *err)
 {
     static const algo_lsgd_ops ops = {.keys = keys};
-    algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
-    if (!s)
-        return err->code;
+    algo_lsgd *s;
+    int rc = algo_lsgd_alloc(env, &ops, &s, err);
+    if (rc)
+        return rc;
     return algo_lsgd_finish(s, 0, 1, out, err);
 }
 

@@ -41,10 +41,11 @@ static void form_momentum(algo_obit *st, int w)
 
 static int dense(const algo_obit *st, int64_t round) { return round < st->freeze_step; }
 
-static void h_grad(void *m, int w)
+static int h_grad(void *m, int w)
 {
     algo_obit *st = m;
     algo_env_grad(st->env, w, st->x, st->env->w[w].grad);
+    return 1;
 }
 
 /* A warm-up round: the dense all-reduce; a 1-bit round: the all-to-all,
@@ -87,6 +88,21 @@ static void h_contribute(void *m, int w, int64_t round, int phase, algo_sync_msg
     msg->encode = st->cost > 0 ? sim_time_from_s(st->cost) : 0;
 }
 
+/* The 1-bit all-reduce over g's members: built anew, errors zero, for
+ * every new group (a new partition) the first time a round forms in it. */
+static int regroup(algo_obit *st, const algo_group *g)
+{
+    if (st->ob_group == g->id + 1)
+        return 0;
+    st->ob_group = g->id + 1;
+    algo_onebit_release(&st->ob);
+    sim_err e = {0};
+    int rc = algo_onebit_init(&st->ob, g->n, st->env->d, st->env->cfg->error_feedback, &e);
+    if (rc)
+        return algo_env_fail(st->env, rc < 0 ? rc : SIM_ENOMEM, "%s: %s", st->ops->who, e.msg);
+    return 0;
+}
+
 /* Phase 1: the 1-bit all-reduce of the members' momenta; the last phase:
  * the update (the warm-up's: the optimizer step on the mean gradient). */
 static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w SIM_UNUSED)
@@ -103,6 +119,8 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
         return;
     }
     if (phase == 0) {
+        if (regroup(st, g) < 0)
+            return;
         for (int r = 0; r < g->n; r++)
             st->gptr[r] = st->mi + (size_t)g->members[r] * (size_t)env->d;
         algo_onebit_allreduce(&st->ob, st->gptr, st->mnew);
@@ -112,20 +130,9 @@ static void h_form(void *m, const algo_group *g, int64_t round, int phase, int w
     st->ops->update(st);
 }
 
-/* A new group: the 1-bit all-reduce over its members, errors zero. */
-static void h_regroup(void *m, const algo_group *g)
-{
-    algo_obit *st = m;
-    if (g->n < 1)
-        return;
-    algo_onebit_release(&st->ob);
-    sim_err e = {0};
-    if (algo_onebit_init(&st->ob, g->n, st->env->d, st->env->cfg->error_feedback, &e))
-        algo_env_fail(st->env, e.code ? e.code : SIM_ENOMEM, "%s: %s", st->ops->who, e.msg);
-}
-
-/* x, m and v (onebit_lamb after the freeze also its fresh variance). */
-static double h_join_bytes(void *m)
+/* A joiner is sent x, m and v (onebit_lamb after the freeze also its
+ * fresh variance); the shared state is all it needs. */
+static double h_join(void *m, int j SIM_UNUSED, int sender SIM_UNUSED)
 {
     algo_obit *st = m;
     return (st->ops->lamb && st->kappa_set ? 4.0 : 3.0) * st->env->msg_bytes;
@@ -165,10 +172,8 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
     hp.bias_correction = 0; /* DeepSpeed's 1-bit optimizers apply none */
     const wl_layer *layers = env->model ? env->model->layers : NULL;
     int nl = env->model ? env->model->n_layers : 0;
-    st->opt = algo_env_own_optim(env, algo_optim_state_create(algo_optim_find(ops->optim), &hp,
-                                                              env->d, layers, nl, err));
-    if (!st->opt)
-        return err && err->code ? err->code : SIM_EINTERNAL;
+    if ((rc = algo_env_optim_create(env, algo_optim_find(ops->optim), &hp, &st->opt, err)) < 0)
+        return rc;
     st->n_layers = nl <= 0 || nl > 16 ? 1 : nl; /* else one layer of d */
     st->len[0] = env->d;
     for (int l = 0; st->n_layers == nl && l < nl; l++) {
@@ -182,7 +187,7 @@ int algo_obit_create(algo_env *env, const algo_obit_ops *ops, void **out, sim_er
                   [SLOT_ALLTOALL] = ALGO_SYNC_ALLTOALL},
         .count = ALGO_SYNC_COUNT_FIRST, .restart_round = 1,
         .hooks = {.grad = h_grad, .plan = h_plan, .contribute = h_contribute, .form = h_form,
-                  .reenter = h_reenter, .regroup = h_regroup, .join_bytes = h_join_bytes},
+                  .reenter = h_reenter, .join = h_join},
     };
     if ((rc = algo_sync_create(env, &desc, &st->sy, err)))
         return rc;

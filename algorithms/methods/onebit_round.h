@@ -45,6 +45,7 @@ struct algo_obit {
     float *gbar;
     const float **gptr;   /* n: the members' vectors */
     algo_onebit ob;       /* over the current group's members */
+    int ob_group;         /* the id + 1 of the group ob was built for (0: none) */
     float *mi;            /* n x d: the workers' momenta */
     float *mnew;          /* d: the reduced momentum */
     int kappa_set;        /* the freeze has happened */

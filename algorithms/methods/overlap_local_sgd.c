@@ -70,7 +70,7 @@ static void h_form(void *m, const algo_group *g, int64_t round SIM_UNUSED, int p
 }
 
 /* A joiner starts afresh from z. */
-static void h_join(void *m, int j, int sender)
+static double h_join(void *m, int j, int sender)
 {
     overlap *s = m;
     memcpy(s->env->w[j].x, s->z, (size_t)s->d * sizeof(float));
@@ -80,6 +80,7 @@ static void h_join(void *m, int j, int sender)
     s->since[j] = 0;
     if (sender >= 0)
         s->applied[j] = s->applied[sender];
+    return 0;
 }
 
 /* The workers the evaluated model averages: the live ones. */

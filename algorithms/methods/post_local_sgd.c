@@ -27,11 +27,12 @@ static int create(algo_env *env, void **out, sim_err *err)
 {
     static const algo_lsgd_ops ops = {.keys = keys, .formed = formed, .ext_size = sizeof(post)};
     const cfg_config *c = env->cfg;
-    algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
-    if (!s)
-        return err->code;
+    algo_lsgd *s;
+    int rc = algo_lsgd_alloc(env, &ops, &s, err);
+    if (rc)
+        return rc;
     post *p = s->ext;
-    int rc = 0;
+    rc = 0;
     if (p->sw < 0 && c->n_lr_milestones == 0)
         rc = cfg_error(c, "algorithm", "switch_epoch", SIM_ECONFIG, err,
                        "is not set and there is no lr milestone to default to");

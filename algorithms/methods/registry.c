@@ -52,9 +52,10 @@ static int has_bucket(const algo_vt *vt) { return vt->supports_bucket; }
 
 int algo_compress_check(const algo_vt *vt, const cfg_config *cfg, sim_err *err)
 {
-    algo_compressor *c = algo_compress_from_config(cfg, err);
-    if (!c)
-        return err && err->code ? err->code : SIM_ECONFIG;
+    algo_compressor *c;
+    int rc = algo_compress_from_config(cfg, &c, err);
+    if (rc)
+        return rc;
     int identity = c->vt->identity;
     algo_compress_destroy(c);
     if (!identity && !vt->supports_compression) {

@@ -72,12 +72,13 @@ static int build_local(algo_lsgd *s, slowmo *o, sim_err *err)
 static int create(algo_env *env, void **out, sim_err *err)
 {
     static const algo_lsgd_ops ops = {.keys = keys, .outer = outer, .ext_size = sizeof(slowmo)};
-    algo_lsgd *s = algo_lsgd_alloc(env, &ops, err);
-    if (!s)
-        return err->code;
+    algo_lsgd *s;
+    int rc = algo_lsgd_alloc(env, &ops, &s, err);
+    if (rc)
+        return rc;
     slowmo *o = s->ext;
     read_keys(s, o, env->cfg);
-    int rc = 0;
+    rc = 0;
     const char *base = cfg_get_string(env->cfg, "algorithm", "base");
     if (!rc && base && strcmp(base, "dpsgd") == 0 && env->cfg->bucket > 0) {
         rc = cfg_error(env->cfg, "algorithm", "bucket", SIM_ECONFIG, err,

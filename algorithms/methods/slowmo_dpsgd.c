@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/drivers/gossip.h"
-#include "algorithms/drivers/local.h"
+#include "algorithms/methods/gossip_rules.h"
+#include "algorithms/methods/local_rules.h"
 #include "algorithms/methods/method.h"
 
 typedef struct smd {

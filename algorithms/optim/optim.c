@@ -60,26 +60,28 @@ void algo_optim_hp_from_config(const cfg_config *cfg, algo_optim_hp *hp)
     };
 }
 
-const algo_optim *algo_optim_from_config(const cfg_config *cfg, sim_err *err)
+int algo_optim_from_config(const cfg_config *cfg, const algo_optim **out, sim_err *err)
 {
     const algo_optim *o = algo_optim_find(cfg->optimizer);
-    if (o)
-        return o;
+    if (o) {
+        *out = o;
+        return 0;
+    }
     char known[256] = "";
     size_t used = 0;
     for (int i = 0; algo_optim_registry[i] && used < sizeof known - 32; i++)
         used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                  algo_optim_registry[i]->name);
-    cfg_error(cfg, "algorithm", "optimizer", SIM_ECONFIG, err,
+    return cfg_error(cfg, "algorithm", "optimizer", SIM_ECONFIG, err,
                      "unknown optimizer '%s' (known: %s)", cfg->optimizer, known);
-    return NULL;
 }
 
 int algo_optim_require_sgd(const cfg_config *cfg, const char *why, sim_err *err)
 {
-    const algo_optim *o = algo_optim_from_config(cfg, err);
-    if (!o)
-        return err && err->code ? err->code : SIM_ECONFIG;
+    const algo_optim *o;
+    int rc = algo_optim_from_config(cfg, &o, err);
+    if (rc)
+        return rc;
     if (strcmp(o->name, "sgd") == 0)
         return 0;
     return cfg_error(cfg, "algorithm", "optimizer", SIM_ECONFIG, err,
@@ -120,51 +122,53 @@ static int set_layers(algo_optim_state *s, const wl_layer *layers, int n_layers,
     return 0;
 }
 
-algo_optim_state *algo_optim_state_create(const algo_optim *o, const algo_optim_hp *hp,
-                                          int64_t d, const wl_layer *layers, int n_layers,
-                                          sim_err *err)
+int algo_optim_state_create(const algo_optim *o, const algo_optim_hp *hp, int64_t d,
+                            const wl_layer *layers, int n_layers, algo_optim_state **out,
+                            sim_err *err)
 {
     algo_optim_state *s = calloc(1, sizeof *s);
-    if (!s) {
-        sim_err_set(err, SIM_ENOMEM, "optimizer %s: out of memory", o->name);
-        return NULL;
-    }
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "optimizer %s: out of memory", o->name);
+    int rc;
     s->o = o;
     s->hp = *hp;
     s->d = d;
     s->n_vec = o->vectors ? o->vectors(hp) : ALGO_OPTIM_MAX_VECTORS;
     if (s->n_vec < 0 || s->n_vec > ALGO_OPTIM_MAX_VECTORS) {
-        sim_err_set(err, SIM_EINTERNAL, "optimizer %s: %d state vectors", o->name, s->n_vec);
+        rc = sim_err_set(err, SIM_EINTERNAL, "optimizer %s: %d state vectors", o->name,
+                         s->n_vec);
         goto fail;
     }
-    if (set_layers(s, layers, n_layers, err) < 0)
+    if ((rc = set_layers(s, layers, n_layers, err)) < 0)
         goto fail;
     if (s->n_vec > 0) {
         float *slab = calloc((size_t)s->n_vec * (size_t)d, sizeof(float));
         if (!slab) {
-            sim_err_set(err, SIM_ENOMEM, "optimizer %s: out of memory for %d x %lld floats",
-                        o->name, s->n_vec, (long long)d);
+            rc = sim_err_set(err, SIM_ENOMEM, "optimizer %s: out of memory for %d x %lld floats",
+                             o->name, s->n_vec, (long long)d);
             goto fail;
         }
         for (int k = 0; k < s->n_vec; k++)
             s->vec[k] = slab + (int64_t)k * d;
     }
-    return s;
+    *out = s;
+    return 0;
 fail:
     algo_optim_state_destroy(s);
-    return NULL;
+    return rc;
 }
 
-algo_optim_state *algo_optim_state_from_config(const cfg_config *cfg, const wl_model *model,
-                                               int64_t d, sim_err *err)
+int algo_optim_state_from_config(const cfg_config *cfg, const wl_model *model, int64_t d,
+                                 algo_optim_state **out, sim_err *err)
 {
-    const algo_optim *o = algo_optim_from_config(cfg, err);
-    if (!o)
-        return NULL;
+    const algo_optim *o;
+    int rc = algo_optim_from_config(cfg, &o, err);
+    if (rc)
+        return rc;
     algo_optim_hp hp;
     algo_optim_hp_from_config(cfg, &hp);
     return algo_optim_state_create(o, &hp, d, model ? model->layers : NULL,
-                                   model ? model->n_layers : 0, err);
+                                   model ? model->n_layers : 0, out, err);
 }
 
 void algo_optim_state_destroy(algo_optim_state *s)

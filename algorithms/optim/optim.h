@@ -76,24 +76,25 @@ int algo_optim_reads_key(const algo_optim *o, const char *key);
 
 /* The hyper-parameters of a configuration's common keys. */
 void algo_optim_hp_from_config(const cfg_config *cfg, algo_optim_hp *hp);
-/* The configured optimizer ([algorithm] optimizer), or NULL with a config
- * error naming the key and the known names. */
-const algo_optim *algo_optim_from_config(const cfg_config *cfg, sim_err *err);
+/* The configured optimizer ([algorithm] optimizer) into *out: 0, or
+ * SIM_ECONFIG naming the key and the known names. */
+int algo_optim_from_config(const cfg_config *cfg, const algo_optim **out, sim_err *err);
 /* For a method whose update rule is momentum SGD by definition: 0 when the
  * configured optimizer is sgd, else SIM_ECONFIG naming [algorithm]
  * optimizer, the method and why (a short phrase). */
 int algo_optim_require_sgd(const cfg_config *cfg, const char *why, sim_err *err);
 
-/* A state for vectors of d floats. layers[0..n_layers-1] (offset/size in
- * order, covering [0, d)) drive per-layer rules; n_layers = 0 means one
- * layer of d. hp is copied. NULL on error (SIM_ENOMEM, or SIM_EINTERNAL
- * for a bad layer table). */
-algo_optim_state *algo_optim_state_create(const algo_optim *o, const algo_optim_hp *hp,
-                                          int64_t d, const wl_layer *layers, int n_layers,
-                                          sim_err *err);
-/* The configured optimizer for one copy of model (d = its parameters). */
-algo_optim_state *algo_optim_state_from_config(const cfg_config *cfg, const wl_model *model,
-                                               int64_t d, sim_err *err);
+/* A state for vectors of d floats into *out. layers[0..n_layers-1]
+ * (offset/size in order, covering [0, d)) drive per-layer rules;
+ * n_layers = 0 means one layer of d. hp is copied. 0, or SIM_ENOMEM, or
+ * SIM_EINTERNAL for a bad layer table (*out untouched). */
+int algo_optim_state_create(const algo_optim *o, const algo_optim_hp *hp, int64_t d,
+                            const wl_layer *layers, int n_layers, algo_optim_state **out,
+                            sim_err *err);
+/* The configured optimizer for one copy of model (d = its parameters),
+ * into *out; 0 or the code. */
+int algo_optim_state_from_config(const cfg_config *cfg, const wl_model *model, int64_t d,
+                                 algo_optim_state **out, sim_err *err);
 void algo_optim_state_destroy(algo_optim_state *s);
 
 /* x <- x - lr dir(x, g). g is overwritten (it ends as dir or scratch). */

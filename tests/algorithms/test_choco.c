@@ -1,4 +1,4 @@
-/* Compressed gossip (CHOCO) for dpsgd and dsgd_atc (algorithms/drivers/choco.c,
+/* Compressed gossip (CHOCO) for dpsgd and dsgd_atc (algorithms/methods/choco_rule.c,
  * docs/compressors.md): with a compressor that keeps everything and
  * consensus_step 1 the methods equal their uncompressed forms up to
  * rounding; compressor none leaves them bit for bit unchanged; the mean of

@@ -17,7 +17,8 @@
 static algo_compressor *make(const char *spec)
 {
     sim_err err = {0};
-    algo_compressor *c = algo_compress_create(spec, &err);
+    algo_compressor *c = NULL;
+    cr_assert_eq(algo_compress_create(spec, &c, &err), 0, "%s: %s", spec, err.msg);
     cr_assert_not_null(c, "%s: %s", spec, err.msg);
     return c;
 }

@@ -18,7 +18,7 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 
-#include "algorithms/drivers/local.h"
+#include "algorithms/methods/local_rules.h"
 #include "tests/algorithms/harness.h"
 #include "algorithms/core/fault.h"
 #include "sim/rng.h"

@@ -23,6 +23,17 @@
 #include "experiment/experiment.h"
 #include "tests/algorithms/harness.h"
 
+/* algo_optim_state_create's state, or NULL with its code in err->code. */
+static algo_optim_state *state_create(const algo_optim *o, const algo_optim_hp *hp, int64_t d,
+                                      const wl_layer *layers, int n_layers, sim_err *err)
+{
+    algo_optim_state *s = NULL;
+    int rc = algo_optim_state_create(o, hp, d, layers, n_layers, &s, err);
+    cr_assert_eq(rc < 0, s == NULL, "a code (%d) and a state", rc);
+    cr_assert(rc == 0 || rc == err->code);
+    return s;
+}
+
 /* ---- the update written out in double ----------------------------------- */
 
 #define D_MAX 8
@@ -103,7 +114,7 @@ static void check_three_steps(const char *name, ref_kind kind, const algo_optim_
     for (int l = 0; l < n_layers; l++)
         layers[l] = (wl_layer){.name = "l", .offset = off[l], .size = len[l]};
     sim_err err = {0};
-    algo_optim_state *s = algo_optim_state_create(o, hp, d, layers, n_layers, &err);
+    algo_optim_state *s = state_create(o, hp, d, layers, n_layers, &err);
     cr_assert_not_null(s, "%s", err.msg);
     float x[5], g[5];
     double xr[5], tr[4];
@@ -200,9 +211,9 @@ Test(optim, adamw_decouples_weight_decay)
         hp = hp_default();
         hp.weight_decay = with_wd ? 0.1 : 0.0;
         sim_err err = {0};
-        algo_optim_state *a = algo_optim_state_create(algo_optim_find("adam"), &hp, 5, NULL, 0,
+        algo_optim_state *a = state_create(algo_optim_find("adam"), &hp, 5, NULL, 0,
                                                       &err);
-        algo_optim_state *w = algo_optim_state_create(algo_optim_find("adamw"), &hp, 5, NULL,
+        algo_optim_state *w = state_create(algo_optim_find("adamw"), &hp, 5, NULL,
                                                       0, &err);
         cr_assert(a && w);
         float xa[5], xw[5], ga[5], gw[5];
@@ -235,7 +246,7 @@ Test(optim, lamb_trust_ratio_hits_each_bound)
     /* the ratios are exactly the bounds */
     wl_layer layers[2] = {{"a", 0, 3}, {"b", 3, 2}};
     sim_err err = {0};
-    algo_optim_state *s = algo_optim_state_create(algo_optim_find("lamb"), &hp, 5, layers, 2,
+    algo_optim_state *s = state_create(algo_optim_find("lamb"), &hp, 5, layers, 2,
                                                   &err);
     cr_assert_not_null(s, "%s", err.msg);
     cr_assert_eq(s->n_layers, 2);
@@ -263,7 +274,7 @@ Test(optim, lamb_zero_norms_give_trust_one)
 
     wl_layer layers[2] = {{"a", 0, 2}, {"b", 2, 3}};
     sim_err err = {0};
-    algo_optim_state *s = algo_optim_state_create(algo_optim_find("lamb"), &hp, 5, layers, 2,
+    algo_optim_state *s = state_create(algo_optim_find("lamb"), &hp, 5, layers, 2,
                                                   &err);
     cr_assert_not_null(s, "%s", err.msg);
     float x[5], g[5];
@@ -278,7 +289,7 @@ Test(optim, lamb_zero_norms_give_trust_one)
     algo_optim_state_destroy(s);
 
     hp.weight_decay = 0;
-    s = algo_optim_state_create(algo_optim_find("lamb"), &hp, 5, layers, 2, &err);
+    s = state_create(algo_optim_find("lamb"), &hp, 5, layers, 2, &err);
     float x1[5] = {1, 2, 0.3f, -0.2f, 0.25f}, g1[5] = {0, 0, 0.5f, 0.1f, -0.2f};
     algo_optim_step(s, x1, g1, 0.1);
     trust = algo_optim_trust(s);
@@ -293,16 +304,16 @@ Test(optim, layer_table_is_closed_or_rejected)
     algo_optim_hp hp = hp_default();
     sim_err err = {0};
     wl_layer part[1] = {{"a", 0, 3}};
-    algo_optim_state *s = algo_optim_state_create(algo_optim_find("lamb"), &hp, 5, part, 1,
+    algo_optim_state *s = state_create(algo_optim_find("lamb"), &hp, 5, part, 1,
                                                   &err);
     cr_assert_not_null(s, "%s", err.msg);
     cr_assert_eq(s->n_layers, 2, "the parameters past the table form a layer");
     algo_optim_state_destroy(s);
-    s = algo_optim_state_create(algo_optim_find("lamb"), &hp, 5, NULL, 0, &err);
+    s = state_create(algo_optim_find("lamb"), &hp, 5, NULL, 0, &err);
     cr_assert_eq(s->n_layers, 1);
     algo_optim_state_destroy(s);
     wl_layer gap[2] = {{"a", 0, 2}, {"b", 3, 2}};
-    s = algo_optim_state_create(algo_optim_find("lamb"), &hp, 5, gap, 2, &err);
+    s = state_create(algo_optim_find("lamb"), &hp, 5, gap, 2, &err);
     cr_assert_null(s);
     cr_assert_eq(err.code, SIM_EINTERNAL);
     cr_assert(strstr(err.msg, "layer 1"), "%s", err.msg);
@@ -357,7 +368,7 @@ Test(optim, sgd_plugin_is_the_old_sgd_step_bit_for_bit)
         /* four states driven through the four entry points */
         algo_optim_state *s[4];
         for (int k = 0; k < 4; k++) {
-            s[k] = algo_optim_state_create(o, &hp, DS, NULL, 0, &err);
+            s[k] = state_create(o, &hp, DS, NULL, 0, &err);
             cr_assert_not_null(s[k], "%s", err.msg);
         }
         cr_assert_eq(algo_optim_m(s[0]) != NULL, cases[c].beta != 0);
@@ -413,7 +424,7 @@ Test(optim, reset_freeze_and_steps)
 {
     algo_optim_hp hp = hp_default();
     sim_err err = {0};
-    algo_optim_state *s = algo_optim_state_create(algo_optim_find("adam"), &hp, 5, NULL, 0,
+    algo_optim_state *s = state_create(algo_optim_find("adam"), &hp, 5, NULL, 0,
                                                   &err);
     cr_assert_not_null(s, "%s", err.msg);
     cr_assert_eq(s->d, 5);

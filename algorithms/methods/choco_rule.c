@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/drivers/choco.h"
+#include "algorithms/methods/gossip_rules.h"
 #include "algorithms/compress/compress.h"
 
 typedef struct choco {
@@ -97,13 +97,14 @@ static void choco_reset(void *p, algo_env *env, int i)
 int algo_choco_create(algo_env *env, algo_gossip_form form, void **out, sim_err *err)
 {
     const cfg_config *cfg = env->cfg;
-    algo_compressor *comp = algo_env_own_compressor(env, algo_compress_from_config(cfg, err));
-    if (!comp)
-        return err && err->code ? err->code : algo_env_alloc_check(env, cfg->algorithm, err);
+    algo_compressor *comp;
+    int rc = algo_env_compressor_create(env, NULL, &comp, err);
+    if (rc < 0)
+        return rc;
     if (comp->vt->identity)
         return algo_dsgd_create(env, form, out, err);
     double gamma;
-    int rc = cfg_get_double(cfg, "algorithm", "consensus_step", &gamma, err);
+    rc = cfg_get_double(cfg, "algorithm", "consensus_step", &gamma, err);
     if (rc)
         return rc;
     if (!(gamma > 0 && gamma <= 1))

@@ -1,10 +1,10 @@
-/* Local-momentum decentralized SGD (gossip.h, algo_dsgd_create;
+/* Local-momentum decentralized SGD (gossip_rules.h, algo_dsgd_create;
  * docs/algorithms.md 0.3, 1.2, 3.1). ATC sends y_i = x_i - lr d_i after
  * the compute step, AWC x_i at the step start. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/drivers/gossip.h"
+#include "algorithms/methods/gossip_rules.h"
 
 static void atc_prepare(void *p, algo_env *env, int i, int64_t k SIM_UNUSED, double lr,
                         float *send)
