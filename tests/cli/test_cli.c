@@ -732,6 +732,50 @@ Test(cli, blas_kernel_is_pinned_and_recorded)
         cr_log_warn("the Sandybridge and Haswell kernels gave the same rows here");
 }
 
+/* How many times OpenBLAS loaded running "dtsim ARGS" in dir (OpenBLAS
+ * built with DYNAMIC_ARCH prints "Core: NAME" as it loads under
+ * OPENBLAS_VERBOSE=2), starting without a kernel asked for. */
+static int blas_loads(const char *dir, const char *args)
+{
+    setenv("OPENBLAS_VERBOSE", "2", 1);
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("DTSIM_BLAS");
+    dtsim(dir, args);
+    unsetenv("OPENBLAS_VERBOSE");
+    int n = 0;
+    for (const char *c = out_text; (c = strstr(c, "Core: ")) != NULL; c++)
+        n++;
+    return n;
+}
+
+/* dtsim re-executes itself with the pinned kernel (so OpenBLAS loads
+ * twice) for the commands whose results go through the BLAS, and only
+ * for them: not for the help, list, report, estimate (time model only). */
+Test(cli, only_commands_that_compute_pin_the_kernel)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        cr_skip_test("this CPU has no AVX2: dtsim keeps OpenBLAS's own kernel");
+#else
+    cr_skip_test("the pinned kernel is x86-64's");
+#endif
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    const int once = blas_loads(dir, "list models");
+    if (once == 0)
+        cr_skip_test("this OpenBLAS does not say when it loads (no DYNAMIC_ARCH)");
+    cr_expect_eq(once, 1, "list: %s", out_text);
+    static const char *const plain[] = {"--help", "run --help", "sweep -h", "list",
+                                        "estimate small.ini", "report missing.db",
+                                        "trace missing.db --run 1 -o t.json"};
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        cr_expect_eq(blas_loads(dir, plain[i]), 1, "dtsim %s: %s", plain[i], out_text);
+    static const char *const pinned[] = {"run small.ini --quiet --db r.db", "topo ring --n 8"};
+    for (size_t i = 0; i < sizeof pinned / sizeof *pinned; i++)
+        cr_expect_eq(blas_loads(dir, pinned[i]), 2, "dtsim %s: %s", pinned[i], out_text);
+}
+
 Test(cli, provenance_is_recorded)
 {
     const char *dir = test_tmpdir();
