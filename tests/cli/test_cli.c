@@ -704,7 +704,8 @@ static void chaotic_rows(const char *dir, const char *core, const char *blas, ch
     test_sql_text(db, "SELECT blas FROM runs", blas_text, blas_len);
 }
 
-Test(cli, blas_kernel_is_pinned_and_recorded)
+/* Skips the test on a CPU where dtsim pins no kernel. */
+static void skip_without_avx2(void)
 {
 #if defined(__x86_64__)
     __builtin_cpu_init();
@@ -713,6 +714,11 @@ Test(cli, blas_kernel_is_pinned_and_recorded)
 #else
     cr_skip_test("the pinned kernel is x86-64's");
 #endif
+}
+
+Test(cli, blas_kernel_is_pinned_and_recorded)
+{
+    skip_without_avx2();
     const char *dir = test_tmpdir();
     test_write_file(dir, "chaotic.ini", chaotic_ini);
     static char a[8192], b[8192], native[8192];
@@ -753,13 +759,7 @@ static int blas_loads(const char *dir, const char *args)
  * for them: not for the help, list, report, estimate (time model only). */
 Test(cli, only_commands_that_compute_pin_the_kernel)
 {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
-        cr_skip_test("this CPU has no AVX2: dtsim keeps OpenBLAS's own kernel");
-#else
-    cr_skip_test("the pinned kernel is x86-64's");
-#endif
+    skip_without_avx2();
     const char *dir = test_tmpdir();
     test_write_file(dir, "small.ini", small_ini);
     const int once = blas_loads(dir, "list models");
