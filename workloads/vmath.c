@@ -199,9 +199,14 @@ static inline __attribute__((always_inline, target("avx2,fma"))) void expf4(floa
     __m256d y = _mm256_fmadd_pd(r, bits_pd(EXPF_C2), _mm256_set1_pd(1.0));
     y = _mm256_fmadd_pd(z, r2, y);
     __m128 e = _mm256_cvtpd_ps(_mm256_mul_pd(y, _mm256_castsi256_pd(t)));
-    e = _mm_blendv_ps(e, _mm_set1_ps(INFINITY), _mm_cmpgt_ps(xf, _mm_set1_ps(EXPF_HI)));
-    e = _mm_blendv_ps(e, _mm_setzero_ps(), _mm_cmplt_ps(xf, _mm_set1_ps(EXPF_LO)));
-    e = _mm_blendv_ps(e, _mm_add_ps(xf, xf), _mm_cmpunord_ps(xf, xf));
+    /* the special cases only where a lane has |x| >= 88 or is NaN */
+    const __m128i top = _mm_and_si128(_mm_srli_epi32(_mm_castps_si128(xf), 20),
+                                      _mm_set1_epi32(0x7ff));
+    if (_mm_movemask_epi8(_mm_cmpgt_epi32(top, _mm_set1_epi32(0x429)))) {
+        e = _mm_blendv_ps(e, _mm_set1_ps(INFINITY), _mm_cmpgt_ps(xf, _mm_set1_ps(EXPF_HI)));
+        e = _mm_blendv_ps(e, _mm_setzero_ps(), _mm_cmplt_ps(xf, _mm_set1_ps(EXPF_LO)));
+        e = _mm_blendv_ps(e, _mm_add_ps(xf, xf), _mm_cmpunord_ps(xf, xf));
+    }
     _mm_storeu_ps(v, e);
 }
 
