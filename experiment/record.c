@@ -59,8 +59,12 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
         if (!cfg_entry_number(&c->entries[i], &nums[i]))
             nums[i] = NAN;
     }
-    char blas[160], cpu[160];
+    char blas[320], kernels[160], cpu[160];
     wl_blas_describe(blas, sizeof blas);
+    /* what the model's own kernels chose (cnn's sparse replay) */
+    wl_model_kernels(xp_env_model(x), kernels, sizeof kernels);
+    if (kernels[0])
+        snprintf(blas + strlen(blas), sizeof blas - strlen(blas), ", %s", kernels);
     wl_cpu_model(cpu, sizeof cpu);
     an_run_info info = {
         .name = c->name,

@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "sim/err.h"
+#include "workloads/blas.h"
 
 const char *test_source_path(const char *rel)
 {
@@ -257,6 +258,18 @@ const char *test_experiment_dir(const char *ini)
 __attribute__((constructor)) static void test_init_handlers(void)
 {
     sim_err_install_library_handlers();
+}
+
+/* Every test executable computes with the BLAS kernel dtsim pins
+ * (workloads/blas.h): re-executed once, before Criterion's main, with
+ * OPENBLAS_CORETYPE set, however it is started (meson test, by hand, a
+ * debugger); Criterion's workers inherit the variable and so do not
+ * re-execute. glibc hands an executable's constructors main's arguments. */
+__attribute__((constructor)) static void test_pin_blas(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    if (argc > 0 && argv && argv[0])
+        wl_blas_pin(argv);
 }
 
 /* ---- configurations ---- */

@@ -2,9 +2,11 @@
  * kernel by CPU when the library loads, and different kernels sum in a
  * different order, so a chaotic run's losses would depend on the machine.
  * dtsim pins the AVX2 kernel ("Haswell") on every x86-64 CPU that has
- * AVX2 and FMA: wl_blas_pin, called first in main, sets OPENBLAS_CORETYPE
- * and re-executes the program once (the library has already read the
- * variable by then). DTSIM_BLAS=native opts out (for speed on a CPU whose
+ * AVX2 and FMA: wl_blas_pin sets OPENBLAS_CORETYPE and re-executes the
+ * program once (the library has already read the variable by then). dtsim
+ * calls it before the commands that compute with the BLAS, the benchmarks
+ * first in main, the test executables from a constructor
+ * (tests/common.c). DTSIM_BLAS=native opts out (for speed on a CPU whose
  * own kernel is faster); a CPU without AVX2 keeps OpenBLAS's own choice.
  * Either is recorded: wl_blas_describe names the kernel in use, the
  * OpenBLAS version and whether it is the pinned one. */

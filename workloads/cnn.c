@@ -21,6 +21,7 @@
  * factor). */
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,24 @@ static int cnn_create(wl_model *m, const char *const *args, int nargs, sim_err *
                   (double)g.feat * g.classes;
     m->flops_per_sample = 6.0 * macs;
     return 0;
+}
+
+/* "sparse replay on" when both of conv2's products planned, else "off"
+ * (or "on for ... only") with the plans' reasons. */
+static void cnn_kernels(const wl_model *m, char *buf, size_t len)
+{
+    const cnn_geom *g = geom(m);
+    const char *dcol = g->dcol.refused, *wgrad = g->wgrad2.refused;
+    if (!dcol && !wgrad)
+        snprintf(buf, len, "sparse replay on");
+    else if (dcol && wgrad && strcmp(dcol, wgrad) == 0)
+        snprintf(buf, len, "sparse replay off (%s)", dcol);
+    else if (dcol && wgrad)
+        snprintf(buf, len, "sparse replay off (column gradient: %s; weight gradient: %s)", dcol,
+                 wgrad);
+    else
+        snprintf(buf, len, "sparse replay on for the %s gradient only (%s)",
+                 dcol ? "weight" : "column", dcol ? dcol : wgrad);
 }
 
 static void cnn_destroy(wl_model *m)
@@ -586,4 +605,5 @@ const wl_model_vt wl_cnn_vt = {
     .loss_grad = cnn_loss_grad,
     .evaluate = cnn_evaluate,
     .batch_stats = NULL,
+    .kernels = cnn_kernels,
 };

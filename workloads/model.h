@@ -91,6 +91,10 @@ typedef struct wl_model_vt {
     wl_eval (*evaluate_sparse)(const wl_model *m, const float *params, const wl_csr *X,
                                const int64_t *rows, const float *y, int64_t n, float *ws,
                                int64_t ws_batch);
+    /* Optional (NULL: nothing to say): how the model's own kernels chose
+     * to compute, for the run's record beside the BLAS kernel (runs.blas),
+     * e.g. cnn's "sparse replay on" or "sparse replay off (why)". */
+    void (*kernels)(const wl_model *m, char *buf, size_t len);
 } wl_model_vt;
 
 struct wl_model {
@@ -116,6 +120,14 @@ const wl_model_vt *wl_model_find(const char *name);
 static inline int wl_model_sparse(const wl_model *m)
 {
     return m->vt->loss_grad_sparse != NULL && m->vt->evaluate_sparse != NULL;
+}
+
+/* What vt->kernels writes, or "" (buf has len >= 1 bytes). */
+static inline void wl_model_kernels(const wl_model *m, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (m->vt->kernels)
+        m->vt->kernels(m, buf, len);
 }
 
 static inline size_t wl_model_workspace_floats(const wl_model *m, int64_t max_batch)

@@ -478,20 +478,27 @@ static int check_tn(const wl_srows *p, int64_t rows)
     return same;
 }
 
-/* The replay needs AVX2 and FMA, and OpenBLAS on one thread (several
- * threads split a product differently). */
-static int replay_possible(void)
+/* NULL when the replay may be tried, else why not: it is switched off,
+ * needs AVX2 and FMA, and OpenBLAS on one thread (several threads split
+ * a product differently). */
+static const char *replay_refused(void)
 {
+    const char *env = getenv(WL_SROWS_ENV);
+    if (env && strcmp(env, "off") == 0)
+        return WL_SROWS_ENV "=off";
 #ifdef SROWS_X86
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
-        return 0;
+        return "no AVX2 and FMA";
     call_once(&pack_once, pack_init);
-    return openblas_get_num_threads() == 1;
+    return openblas_get_num_threads() == 1 ? NULL : "OpenBLAS on several threads";
 #else
-    return 0;
+    return "not x86-64";
 #endif
 }
+
+static const char REFUSED_SHAPE[] = "a shape it does not replay";
+static const char REFUSED_SUMS[] = "this sgemm sums otherwise";
 
 /* The driver's column blocks (its m): P at a time, a last stretch between
  * P and 2P halved (rounded up to the unroll); the tiles of each. */
@@ -523,22 +530,41 @@ static int plan_tiles(wl_srows *p, int cols, int k)
     return 1;
 }
 
+/* 0 with p->refused = why (plan_tiles clears p). */
+static int refuse(wl_srows *p, const char *why)
+{
+    p->refused = why;
+    return 0;
+}
+
 int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows)
 {
-    if (!replay_possible() || cols % 8 != 0 || !plan_tiles(p, cols, k))
-        return 0;
-    for (int i = 0; i < nrows; i++)
-        if (rows[i] < 1 || rows[i] > MAX_ROWS || !check(p, rows[i]))
-            return 0;
+    const char *no = replay_refused();
+    if (no)
+        return refuse(p, no);
+    if (cols % 8 != 0 || !plan_tiles(p, cols, k))
+        return refuse(p, REFUSED_SHAPE);
+    for (int i = 0; i < nrows; i++) {
+        if (rows[i] < 1 || rows[i] > MAX_ROWS)
+            return refuse(p, REFUSED_SHAPE);
+        if (!check(p, rows[i]))
+            return refuse(p, REFUSED_SUMS);
+    }
     return 1;
 }
 
 int wl_srows_plan_tn(wl_srows *p, int k, int cols, const int64_t *rows, int nrows)
 {
-    if (!replay_possible() || !plan_tiles(p, cols, k))
-        return 0;
-    for (int i = 0; i < nrows; i++)
-        if (rows[i] < 1 || rows[i] > MAX_ROWS_TN || !check_tn(p, rows[i]))
-            return 0;
+    const char *no = replay_refused();
+    if (no)
+        return refuse(p, no);
+    if (!plan_tiles(p, cols, k))
+        return refuse(p, REFUSED_SHAPE);
+    for (int i = 0; i < nrows; i++) {
+        if (rows[i] < 1 || rows[i] > MAX_ROWS_TN)
+            return refuse(p, REFUSED_SHAPE);
+        if (!check_tn(p, rows[i]))
+            return refuse(p, REFUSED_SUMS);
+    }
     return 1;
 }

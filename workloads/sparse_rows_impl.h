@@ -21,8 +21,9 @@
  * wl_srows_plan_tn compare it with cblas_sgemm on random sparse operands
  * of the planned shapes (every row count the caller names) and say no on
  * any difference, on a CPU without AVX2 and FMA, with OpenBLAS on more
- * than one thread, or on shapes outside the replayed cases; the caller
- * then keeps cblas_sgemm. */
+ * than one thread, on shapes outside the replayed cases, or when the
+ * environment has DTSIM_SPARSE_REPLAY=off; the caller then keeps
+ * cblas_sgemm (the same bits, slower) and records the plan's reason. */
 #ifndef DTSIM_WL_SPARSE_ROWS_IMPL_H
 #define DTSIM_WL_SPARSE_ROWS_IMPL_H
 
@@ -42,12 +43,18 @@ typedef struct wl_srows {
     uint8_t split_l[WL_SROWS_MAX_GROUPS], split_r[WL_SROWS_MAX_GROUPS];
     int nsplit[2];
     uint16_t split[2][WL_SROWS_MAX_GROUPS];
+    const char *refused; /* NULL when planned, else why not (static text) */
 } wl_srows;
+
+/* The environment variable that turns the replays off ("off"; any other
+ * value, or none, leaves them on). */
+#define WL_SROWS_ENV "DTSIM_SPARSE_REPLAY"
 
 /* Plans products of k-wide D rows by a k x cols W and checks the replay
  * against cblas_sgemm for products of each of the nrows row counts in
  * rows[]. 1: wl_srows_row may be used for products of those row counts
- * (and W finite, wl_srows_finite); 0: use cblas_sgemm. */
+ * (and W finite, wl_srows_finite); 0: use cblas_sgemm, p->refused says
+ * why. */
 int wl_srows_plan(wl_srows *p, int cols, int k, const int64_t *rows, int nrows);
 
 /* The same for C (k x cols) = D^T X (+ C), D rows x k (k <= 64, mostly

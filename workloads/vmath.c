@@ -104,17 +104,21 @@ void wl_vmath_tanh(float *v, int64_t n)
     tanh_run(v, n);
 }
 
-/* expf, four lanes at a time, as the C library computes it (glibc 2.36's
- * expf, sysdeps/ieee754/flt-32/e_expf.c, in the copy glibc itself selects
- * on a CPU with FMA and AVX2): x * 32 / ln 2 = k + r, rounded by adding
- * 1.5 x 2^52; exp(x) = 2^(k/32) (a table of 2^(i/32) with k's bits added
- * into the exponent) times a cubic in r, in double with the same fused
- * multiply-adds in the same order, rounded once to float. So each lane's
- * bits are those of expf(x) (the workloads suite compares the two on
- * every float of [-104, 89] and on the special values). Lanes with |x| >=
- * 88 or NaN (glibc's special cases) and CPUs without FMA and AVX2 call
- * expf itself. */
-#if defined(__x86_64__) || defined(__i386__)
+/* expf, dtsim's own: glibc 2.36's algorithm (sysdeps/ieee754/flt-32/
+ * e_expf.c, as glibc compiles it for CPUs with FMA), written out here with
+ * its special cases so that no lane depends on the C library in use:
+ * x * 32 / ln 2 = k + r, rounded by adding 1.5 x 2^52; exp(x) = 2^(k/32)
+ * (a table of 2^(i/32) with k's bits added into the exponent) times a
+ * cubic in r, in double with fused multiply-adds, rounded once to float.
+ * Every operation is an IEEE double operation or a fused multiply-add
+ * (exact by definition: fma() where the CPU has none), so the bits are
+ * the same on every machine; they are glibc 2.36's expf's where glibc
+ * runs this copy (x86-64 with FMA and AVX2: all 2^32 floats agree). The
+ * special cases are glibc's: -inf gives +0, +inf inf, NaN x + x (quiet);
+ * above ln(FLT_MAX) (0x1.62e42ep6) inf, below ln(2^-150) (-0x1.9fe368p6)
+ * +0; the rest, subnormal results included, take the main path. Four
+ * lanes at a time where the CPU has AVX2 and FMA (a tail is padded), one
+ * at a time (wl_vmath_expf1) elsewhere. */
 static const uint64_t EXP2F_TAB[32] = {
     0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
     0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
@@ -125,48 +129,98 @@ static const uint64_t EXP2F_TAB[32] = {
     0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
     0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
 };
+#define EXPF_INV_LN2_N 0x40471547652b82fe /* 32 / ln 2 */
+#define EXPF_SHIFT 0x4338000000000000     /* 1.5 x 2^52 */
+#define EXPF_C0 0x3ebc6af84b912394
+#define EXPF_C1 0x3f2ebfce50fac4f3
+#define EXPF_C2 0x3f962e42ff0c52d6
+#define EXPF_HI 0x1.62e42ep6f  /* above: inf */
+#define EXPF_LO -0x1.9fe368p6f /* below: +0 */
 
+static double as_double(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+float wl_vmath_expf1(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if (((u >> 20) & 0x7ff) >= 0x42a) { /* |x| >= 88 or NaN */
+        if (u == 0xff800000u)
+            return 0.0f; /* -inf */
+        if (((u >> 20) & 0x7ff) >= 0x7f8)
+            return x + x; /* inf, NaN */
+        if (x > EXPF_HI)
+            return INFINITY;
+        if (x < EXPF_LO)
+            return 0.0f;
+    }
+    const double xd = x, inv_ln2_n = as_double(EXPF_INV_LN2_N), shift = as_double(EXPF_SHIFT);
+    double kd = fma(inv_ln2_n, xd, shift);
+    uint64_t ki;
+    memcpy(&ki, &kd, sizeof ki);
+    kd -= shift;
+    const double r = fma(inv_ln2_n, xd, -kd);
+    const double s = as_double(EXP2F_TAB[ki % 32] + (ki << 47));
+    const double z = fma(as_double(EXPF_C0), r, as_double(EXPF_C1));
+    const double r2 = r * r;
+    double y = fma(r, as_double(EXPF_C2), 1.0);
+    y = fma(z, r2, y);
+    return (float)(y * s);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
 static inline __attribute__((always_inline, target("avx2,fma"))) __m256d
 bits_pd(uint64_t u)
 {
     return _mm256_castsi256_pd(_mm256_set1_epi64x((long long)u));
 }
 
+/* expf of the four floats at v, in place: wl_vmath_expf1's operations on
+ * four lanes, the special cases blended in. */
+static inline __attribute__((always_inline, target("avx2,fma"))) void expf4(float *v)
+{
+    const __m256d inv_ln2_n = bits_pd(EXPF_INV_LN2_N), shift = bits_pd(EXPF_SHIFT);
+    const __m128 xf = _mm_loadu_ps(v);
+    const __m256d xd = _mm256_cvtps_pd(xf);
+    __m256d kd = _mm256_fmadd_pd(inv_ln2_n, xd, shift);
+    const __m256i ki = _mm256_castpd_si256(kd);
+    kd = _mm256_sub_pd(kd, shift);
+    const __m256d r = _mm256_fmsub_pd(inv_ln2_n, xd, kd);
+    const __m256i t = _mm256_add_epi64(
+        _mm256_i64gather_epi64((const long long *)EXP2F_TAB,
+                               _mm256_and_si256(ki, _mm256_set1_epi64x(31)), 8),
+        _mm256_slli_epi64(ki, 47));
+    const __m256d z = _mm256_fmadd_pd(bits_pd(EXPF_C0), r, bits_pd(EXPF_C1));
+    const __m256d r2 = _mm256_mul_pd(r, r);
+    __m256d y = _mm256_fmadd_pd(r, bits_pd(EXPF_C2), _mm256_set1_pd(1.0));
+    y = _mm256_fmadd_pd(z, r2, y);
+    __m128 e = _mm256_cvtpd_ps(_mm256_mul_pd(y, _mm256_castsi256_pd(t)));
+    /* the special cases only where a lane has |x| >= 88 or is NaN */
+    const __m128i top = _mm_and_si128(_mm_srli_epi32(_mm_castps_si128(xf), 20),
+                                      _mm_set1_epi32(0x7ff));
+    if (_mm_movemask_epi8(_mm_cmpgt_epi32(top, _mm_set1_epi32(0x429)))) {
+        e = _mm_blendv_ps(e, _mm_set1_ps(INFINITY), _mm_cmpgt_ps(xf, _mm_set1_ps(EXPF_HI)));
+        e = _mm_blendv_ps(e, _mm_setzero_ps(), _mm_cmplt_ps(xf, _mm_set1_ps(EXPF_LO)));
+        e = _mm_blendv_ps(e, _mm_add_ps(xf, xf), _mm_cmpunord_ps(xf, xf));
+    }
+    _mm_storeu_ps(v, e);
+}
+
 __attribute__((target("avx2,fma"))) static void expf_fma(float *v, int64_t n)
 {
-    const __m256d inv_ln2_n = bits_pd(0x40471547652b82fe); /* 32 / ln 2 */
-    const __m256d shift = bits_pd(0x4338000000000000);     /* 1.5 x 2^52 */
-    const __m256d c0 = bits_pd(0x3ebc6af84b912394), c1 = bits_pd(0x3f2ebfce50fac4f3);
-    const __m256d c2 = bits_pd(0x3f962e42ff0c52d6), one = _mm256_set1_pd(1.0);
-    const __m128i top_mask = _mm_set1_epi32(0x7ff), top_88 = _mm_set1_epi32(0x42a);
-    const __m256i idx_mask = _mm256_set1_epi64x(31);
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const __m128 xf = _mm_loadu_ps(v + i);
-        const __m128i top = _mm_and_si128(_mm_srli_epi32(_mm_castps_si128(xf), 20), top_mask);
-        if (_mm_movemask_epi8(_mm_cmpgt_epi32(top, top_88))) {
-            for (int k = 0; k < 4; k++)
-                v[i + k] = expf(v[i + k]);
-            continue;
-        }
-        const __m256d xd = _mm256_cvtps_pd(xf);
-        __m256d kd = _mm256_fmadd_pd(inv_ln2_n, xd, shift);
-        const __m256i ki = _mm256_castpd_si256(kd);
-        kd = _mm256_sub_pd(kd, shift);
-        const __m256d r = _mm256_fmsub_pd(inv_ln2_n, xd, kd);
-        const __m256i t = _mm256_add_epi64(
-            _mm256_i64gather_epi64((const long long *)EXP2F_TAB, _mm256_and_si256(ki, idx_mask),
-                                   8),
-            _mm256_slli_epi64(ki, 47));
-        const __m256d z = _mm256_fmadd_pd(c0, r, c1);
-        const __m256d r2 = _mm256_mul_pd(r, r);
-        __m256d y = _mm256_fmadd_pd(r, c2, one);
-        y = _mm256_fmadd_pd(z, r2, y);
-        y = _mm256_mul_pd(y, _mm256_castsi256_pd(t));
-        _mm_storeu_ps(v + i, _mm256_cvtpd_ps(y));
+    for (; i + 4 <= n; i += 4)
+        expf4(v + i);
+    if (i < n) {
+        float x[4] = {0, 0, 0, 0};
+        memcpy(x, v + i, (size_t)(n - i) * sizeof *v);
+        expf4(x);
+        memcpy(v + i, x, (size_t)(n - i) * sizeof *v);
     }
-    for (; i < n; i++)
-        v[i] = expf(v[i]);
 }
 #endif
 
@@ -179,5 +233,5 @@ void wl_vmath_expf(float *v, int64_t n)
     }
 #endif
     for (int64_t i = 0; i < n; i++)
-        v[i] = expf(v[i]);
+        v[i] = wl_vmath_expf1(v[i]);
 }

@@ -704,7 +704,8 @@ static void chaotic_rows(const char *dir, const char *core, const char *blas, ch
     test_sql_text(db, "SELECT blas FROM runs", blas_text, blas_len);
 }
 
-Test(cli, blas_kernel_is_pinned_and_recorded)
+/* Skips the test on a CPU where dtsim pins no kernel. */
+static void skip_without_avx2(void)
 {
 #if defined(__x86_64__)
     __builtin_cpu_init();
@@ -713,6 +714,11 @@ Test(cli, blas_kernel_is_pinned_and_recorded)
 #else
     cr_skip_test("the pinned kernel is x86-64's");
 #endif
+}
+
+Test(cli, blas_kernel_is_pinned_and_recorded)
+{
+    skip_without_avx2();
     const char *dir = test_tmpdir();
     test_write_file(dir, "chaotic.ini", chaotic_ini);
     static char a[8192], b[8192], native[8192];
@@ -730,6 +736,44 @@ Test(cli, blas_kernel_is_pinned_and_recorded)
      * proves nothing on this machine) */
     if (strcmp(native, a) == 0)
         cr_log_warn("the Sandybridge and Haswell kernels gave the same rows here");
+}
+
+/* How many times OpenBLAS loaded running "dtsim ARGS" in dir (OpenBLAS
+ * built with DYNAMIC_ARCH prints "Core: NAME" as it loads under
+ * OPENBLAS_VERBOSE=2), starting without a kernel asked for. */
+static int blas_loads(const char *dir, const char *args)
+{
+    setenv("OPENBLAS_VERBOSE", "2", 1);
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("DTSIM_BLAS");
+    dtsim(dir, args);
+    unsetenv("OPENBLAS_VERBOSE");
+    int n = 0;
+    for (const char *c = out_text; (c = strstr(c, "Core: ")) != NULL; c++)
+        n++;
+    return n;
+}
+
+/* dtsim re-executes itself with the pinned kernel (so OpenBLAS loads
+ * twice) for the commands whose results go through the BLAS, and only
+ * for them: not for the help, list, report, estimate (time model only). */
+Test(cli, only_commands_that_compute_pin_the_kernel)
+{
+    skip_without_avx2();
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    const int once = blas_loads(dir, "list models");
+    if (once == 0)
+        cr_skip_test("this OpenBLAS does not say when it loads (no DYNAMIC_ARCH)");
+    cr_expect_eq(once, 1, "list: %s", out_text);
+    static const char *const plain[] = {"--help", "run --help", "sweep -h", "list",
+                                        "estimate small.ini", "report missing.db",
+                                        "trace missing.db --run 1 -o t.json"};
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        cr_expect_eq(blas_loads(dir, plain[i]), 1, "dtsim %s: %s", plain[i], out_text);
+    static const char *const pinned[] = {"run small.ini --quiet --db r.db", "topo ring --n 8"};
+    for (size_t i = 0; i < sizeof pinned / sizeof *pinned; i++)
+        cr_expect_eq(blas_loads(dir, pinned[i]), 2, "dtsim %s: %s", pinned[i], out_text);
 }
 
 Test(cli, provenance_is_recorded)
