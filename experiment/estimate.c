@@ -45,7 +45,7 @@ int xp_time_stats_fill(xp_time_stats *s, const algo_env *env, sim_net *net,
         s->send[w] = totals[(size_t)w * AN_SPAN_N + AN_SPAN_SEND];
         s->idle[w] = totals[(size_t)w * AN_SPAN_N + AN_SPAN_IDLE];
     }
-    s->bytes = sim_net_bytes_sent_total(net);
+    s->bytes = sim_net_bytes_sent_total(net) - sim_net_bytes_unsent(net, -1);
     s->busiest_link = -1;
     double best = -1;
     for (int l = 0; l < sim_net_n_links(net); l++) {

@@ -557,3 +557,31 @@ Test(experiment, the_last_row_under_crashes_is_the_same_for_every_stop_rule, .ti
         free(b);
     }
 }
+
+/* bytes_sent counts what has left the senders by the row's time
+ * (docs/database.md): D-PSGD in its AWC form sends iteration k + 1's
+ * models at the instant iteration k completes, and those are not in the
+ * row of iteration k. 8 workers on a ring: 16 messages of S bytes per
+ * iteration, so 16 k S at iteration k and 80 S after 5 (96 S before). */
+Test(experiment, bytes_sent_leaves_out_the_exchange_begun_at_the_stop)
+{
+    const char *sets[] = {"algorithm.name=dpsgd", "topology.graph=ring", "workers.count=8",
+                          "network.topology=star", "network.bandwidth=10Gbps",
+                          "network.latency=5us", "experiment.max_iterations=5"};
+    cfg_config cfg;
+    load(small_ini, sets, 7, &cfg);
+    rows *rs = calloc(1, sizeof *rs);
+    sim_err err = {0};
+    xp_run_opts o = {.on_metric = collect, .ctx = rs};
+    xp_run_result res;
+    cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    double S = 4.0 * (double)res.n_params;
+    cr_assert_eq(rs->n, 6);
+    for (int k = 0; k < rs->n; k++)
+        cr_assert_eq(rs->r[k].bytes_sent, (int64_t)(16 * rs->r[k].iteration * S),
+                     "iteration %lld: %lld bytes, S = %g", (long long)rs->r[k].iteration,
+                     (long long)rs->r[k].bytes_sent, S);
+    cr_assert_eq(res.bytes_sent, 80 * S, "%g bytes = %g S", res.bytes_sent, res.bytes_sent / S);
+    free(rs);
+    cfg_release(&cfg);
+}
