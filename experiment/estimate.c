@@ -158,6 +158,10 @@ int xp_experiment_estimate(const cfg_config *cfg, int64_t iterations, int thread
     out->run_iterations = run_iterations(cfg, &s, out->iter_time);
     out->run_time = out->run_iterations * out->iter_time;
     out->gpu_hours = s.n_workers * out->run_time / 3600.0;
+    const algo_vt *vt = algo_find(r.algorithm);
+    const char *why = vt && vt->data_time ? vt->data_time(cfg) : NULL;
+    if (why)
+        snprintf(out->data_time, sizeof out->data_time, "%s", why);
     free(order);
     xp_time_stats_release(&s);
     return 0;
