@@ -23,8 +23,9 @@ static const char help_head[] =
     "GPU-hours (workers x time). The time model draws the same random step times\n"
     "as a trained run, so --iterations equal to the run's gives its time exactly;\n"
     "with random stragglers or transient slowdowns fewer iterations give a mean\n"
-    "that varies with N. Where time depends on the data (adaptive compression, a\n"
-    "loss target) train it instead.\n\n";
+    "that varies with N. Where time depends on the data (a method that chooses\n"
+    "batch sizes, message sizes or gossip steps from the gradients: the estimate\n"
+    "warns and says why; a loss target) train it instead.\n\n";
 
 /* Seconds in a readable unit. */
 static void format_seconds(double s, char *buf, size_t len)
@@ -130,5 +131,10 @@ int cli_estimate_main(int argc, char **argv)
     if (rc < 0)
         return cli_fail(&err);
     print_estimate(&e, !isnan(price), price);
+    if (e.data_time[0])
+        fprintf(stderr,
+                "dtsim: warning: %s: %s; the time model computes no gradient, so this"
+                " estimate may be off: run it (dtsim run) for its time\n",
+                e.algorithm, e.data_time);
     return 0;
 }

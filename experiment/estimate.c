@@ -45,7 +45,7 @@ int xp_time_stats_fill(xp_time_stats *s, const algo_env *env, sim_net *net,
         s->send[w] = totals[(size_t)w * AN_SPAN_N + AN_SPAN_SEND];
         s->idle[w] = totals[(size_t)w * AN_SPAN_N + AN_SPAN_IDLE];
     }
-    s->bytes = sim_net_bytes_sent_total(net);
+    s->bytes = sim_net_bytes_sent_total(net) - sim_net_bytes_unsent(net, -1);
     s->busiest_link = -1;
     double best = -1;
     for (int l = 0; l < sim_net_n_links(net); l++) {
@@ -158,6 +158,10 @@ int xp_experiment_estimate(const cfg_config *cfg, int64_t iterations, int thread
     out->run_iterations = run_iterations(cfg, &s, out->iter_time);
     out->run_time = out->run_iterations * out->iter_time;
     out->gpu_hours = s.n_workers * out->run_time / 3600.0;
+    const algo_vt *vt = algo_find(r.algorithm);
+    const char *why = vt && vt->data_time ? vt->data_time(cfg) : NULL;
+    if (why)
+        snprintf(out->data_time, sizeof out->data_time, "%s", why);
     free(order);
     xp_time_stats_release(&s);
     return 0;

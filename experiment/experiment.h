@@ -128,6 +128,10 @@ typedef struct xp_estimate {
     double run_iterations;   /* of the configured run */
     double run_time;         /* its simulated seconds */
     double gpu_hours;
+    /* Why the method's time depends on the gradients or the data, which the
+     * time model does not compute (algo_vt.data_time), so the estimate may
+     * be off; "" when it does not. */
+    char data_time[256];
 } xp_estimate;
 int xp_experiment_estimate(const cfg_config *cfg, int64_t iterations, int threads,
                            xp_estimate *out, sim_err *err);

@@ -182,7 +182,8 @@ int xp_record_finish(an_db *db, int64_t run_id, xp_env *x, const xp_run_result *
             .steps = w->steps,
             .compute_time = w->compute_time,
             .idle_time = w->idle_time,
-            .bytes_sent = (int64_t)llround(sim_net_bytes_sent_host(net, i)),
+            .bytes_sent = (int64_t)llround(sim_net_bytes_sent_host(net, i) -
+                                          sim_net_bytes_unsent(net, i)),
             .mean_staleness = w->staleness_n > 0 ? w->staleness_sum / (double)w->staleness_n
                                                  : NAN,
             .gossip_rounds = w->gossip_rounds,

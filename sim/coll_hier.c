@@ -20,11 +20,16 @@
  * is the composite's done for r. With one server the ring is skipped; a
  * server of one rank has a reduce and a bcast of one rank, done at once.
  *
+ * With one server the ring is skipped: that is the intra-server average
+ * hierarchical_local_sgd takes (algorithms/drivers/sync.c), the same
+ * messages as this one's intra-server part.
+ *
  * On an ideal two-level network (per-rank links of latency a_i and
  * bandwidth B_i to a server switch, one interface per server of a_e, B_e
- * to a top switch, B_e <= B_i, p a power of two) a round takes
- *   2 log2(p) (2 a_i + S / B_i) + 2 (N - 1) (2 a_i + 2 a_e + S / (N B_e))
- * (tests/sim/test_collective.c). */
+ * to a top switch, B_e <= B_i, any p) a round whose ranks enter together
+ * takes
+ *   2 ceil(log2 p) (2 a_i + S / B_i) + 2 (N - 1) (2 a_i + 2 a_e + S / (N B_e))
+ * (tests/sim/test_collective.c; docs/algorithms.md 1.8). */
 #include "sim/coll_hier.h"
 
 #include <stdlib.h>

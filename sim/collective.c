@@ -43,7 +43,14 @@
  * Neighbour lists are kept per round parity; a set_neighbors takes effect
  * at the first enter of the next round.
  *
- * REDUCE / BCAST: the two halves of TREE, with its rules; HIER is a
+ * REDUCE / BCAST: the two halves of TREE, with its rules, except that each
+ * keeps one message in flight per rank: BCAST forwards to one child at a
+ * time (largest subtree first) and a REDUCE parent takes one child's
+ * vector at a time (a ready child waits while another child's vector is
+ * in flight to its parent; at each arrival the parent takes the ready
+ * child of smallest offset). A rank's link so never carries two vectors
+ * at once, and with every rank entering together each takes
+ * ceil(log2 n) (latency + bytes/bandwidth) on a star, for any n. HIER is a
  * composite of REDUCE, RING and BCAST collectives (sim/coll_hier.c) that
  * keeps no rank state here.
  *
@@ -73,6 +80,7 @@ typedef struct coll_rank {
     int down_sent;   /* tree: broadcast forwarded */
     int recv[2];     /* ring/allgather/neighbor messages, tree reduce messages */
     int down[2];     /* tree broadcast / PS pull received */
+    int taking[2];   /* REDUCE: a child's vector of that round parity in flight to it */
     double bytes_round; /* bytes sent in the current (or last) round */
     double bytes_total; /* bytes sent over all rounds */
 } coll_rank;
@@ -212,6 +220,12 @@ static int advance(sim_coll *c, int r)
     case SIM_COLL_TREE:
     case SIM_COLL_REDUCE:
         if (!R->up_done && R->recv[p] == tree_n_children(c, r)) {
+            if (c->kind == SIM_COLL_REDUCE && r != 0) {
+                int *busy = &c->rank[tree_parent(r)].taking[p];
+                if (*busy)
+                    break; /* the parent takes it once the vector in flight is in */
+                *busy = 1;
+            }
             R->up_done = 1;
             if (r != 0 && send_msg(c, r, tree_parent(r), TYPE_UP, round, R->bytes))
                 return -1;
@@ -302,6 +316,21 @@ static int round_ok(const sim_coll *c, int r, int round)
     return d == 0 || d == 1;
 }
 
+/* REDUCE: a child's vector of round parity p has reached r: r takes the
+ * next one, from its ready child of smallest offset. */
+static int take_next(sim_coll *c, int r, int p)
+{
+    c->rank[r].taking[p] = 0;
+    int lim = r ? lowbit(r) : c->n;
+    for (int d = 1; d < lim && r + d < c->n && !c->rank[r].taking[p]; d <<= 1) {
+        const coll_rank *C = &c->rank[r + d];
+        if (C->state == RANK_ACTIVE && (int)((C->rounds - 1) & 1) == p && !C->up_done &&
+            advance(c, r + d))
+            return -1;
+    }
+    return 0;
+}
+
 static void on_message(sim_engine *eng, void *ctx, uint64_t arg, int src, int dst,
                        double bytes)
 {
@@ -337,6 +366,8 @@ static void on_message(sim_engine *eng, void *ctx, uint64_t arg, int src, int ds
             c->rank[to].down[p]++;
         else
             c->rank[to].recv[p]++;
+        if (c->kind == SIM_COLL_REDUCE && take_next(c, to, p))
+            return;
         if (advance(c, to))
             return;
         if (is_complete(c, to)) {

@@ -23,11 +23,14 @@
  *             sim_coll_set_neighbors) and is done when it has received from
  *             all its in-neighbours and its own sends have drained.
  *  REDUCE     the reduce half of TREE: binomial tree to rank 0, full
- *             vectors; a rank is done when its message to its parent has
- *             arrived (rank 0: when all its children's have).
+ *             vectors, a parent taking one child's vector at a time; a
+ *             rank is done when its message to its parent has arrived
+ *             (rank 0: when all its children's have).
  *  BCAST      the broadcast half of TREE: rank 0 sends the full vector down
- *             the binomial tree; a rank is done when it has the vector and
- *             its forwards have arrived.
+ *             the binomial tree, one forward in flight per rank; a rank is
+ *             done when it has the vector and its forwards have arrived.
+ *             REDUCE then BCAST on one server (HIER with one server) is the
+ *             one intra-server average: ceil(log2 n) levels each.
  *  HIER       hierarchical all-reduce over servers of per_node ranks (ranks
  *             s*per_node .. s*per_node + per_node - 1 share server s; with
  *             a host list, rank r is on server hosts[r] / per_node, the

@@ -622,6 +622,18 @@ int sim_net_send_flow(sim_net *net, int src, int dst, double bytes,
     return sent(net, fi, flow);
 }
 
+/* The payload bytes of flow f (draining) not yet sent at now. */
+static double flow_unsent(const net_flow *f, sim_time now)
+{
+    double rem = f->remaining;
+    if (f->rate > 0.0 && now > f->last)
+        rem -= f->rate * sim_time_to_s(now - f->last);
+    rem *= f->eff; /* payload bytes */
+    if (rem < 0.0)
+        rem = 0.0;
+    return rem > f->bytes ? f->bytes : rem;
+}
+
 /* Flow fi, still draining, is lost now: it leaves its links and the active
  * list; the part not yet sent is taken off the host and total counters,
  * the part sent is added to its links'; its re-send is scheduled. */
@@ -629,14 +641,7 @@ static int flow_lose(sim_net *net, int fi)
 {
     net_flow *f = &net->flows[fi];
     sim_time now = sim_engine_now(net->eng);
-    double rem = f->remaining;
-    if (f->rate > 0.0 && now > f->last)
-        rem -= f->rate * sim_time_to_s(now - f->last);
-    rem *= f->eff; /* payload bytes */
-    if (rem < 0.0)
-        rem = 0.0;
-    if (rem > f->bytes)
-        rem = f->bytes;
+    double rem = flow_unsent(f, now);
     double sent = f->bytes - rem;
     if (f->ev)
         sim_engine_cancel(net->eng, f->ev);
@@ -719,6 +724,18 @@ double sim_net_bytes_sent_host(const sim_net *net, int host)
 }
 
 double sim_net_bytes_sent_total(const sim_net *net) { return net->total_bytes; }
+
+double sim_net_bytes_unsent(const sim_net *net, int host)
+{
+    sim_time now = sim_engine_now(net->eng);
+    double sum = 0.0;
+    for (int i = net->act_head; i >= 0; i = net->flows[i].next) {
+        const net_flow *f = &net->flows[i];
+        if (host < 0 || f->src == host)
+            sum += flow_unsent(f, now);
+    }
+    return sum;
+}
 
 uint64_t sim_net_messages(const sim_net *net) { return net->messages; }
 

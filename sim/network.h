@@ -170,6 +170,10 @@ void sim_net_set_route_budget(sim_net *net, size_t bytes);
 /* Counters. */
 double sim_net_bytes_sent_host(const sim_net *net, int host);   /* bytes injected by host */
 double sim_net_bytes_sent_total(const sim_net *net);
+/* Of those, the bytes of messages still draining that have not left host
+ * (every host: host < 0) by now: the sent counters count a message whole
+ * when it starts, so counter - unsent is what has been sent by now. */
+double sim_net_bytes_unsent(const sim_net *net, int host);
 double sim_net_bytes_link(const sim_net *net, int link);        /* bytes carried by a directed link */
 /* Sets the bandwidth of every link between vertices a and b (both
  * directions) to rate bytes/s (finite, > 0) from now on, bringing it up

@@ -272,6 +272,11 @@ typedef struct algo_vt {
     /* The optimizer whose hyper-parameter keys the method reads whatever
      * [algorithm] optimizer says (onebit_adam: "adamw"), or NULL. */
     const char *optimizer;
+    /* Why the method's simulated time depends on the gradients or the data
+     * under cfg (batch sizes, message sizes or rounds chosen from them), or
+     * NULL when the time model alone gives it; NULL slot: never. `dtsim
+     * estimate`, which computes no gradient, warns with it. */
+    const char *(*data_time)(const cfg_config *cfg);
     /* Builds the method's state (reads its keys from env->cfg), owned by
      * the run (algo_env_alloc, algo_env_own): on an error it returns and
      * the owner frees what it built. */

@@ -44,6 +44,12 @@ static int need_snapshot(const algo_gossip *g, int64_t k)
         int64_t before = samples_before(g, k), through = before + g->spi;
         if ((double)through >= lim && (double)before < lim)
             return 1;
+        /* under crashes an iteration applies at most spi samples, so
+         * through is an upper bound: every iteration that may be the last
+         * one is kept (the guess only falls as k_lo moves, so the workers
+         * all decide alike for each k) */
+        if (g->crash && (double)through >= lim)
+            return 1;
         /* with changing batches the later iterations' samples are a guess:
          * one iteration's worth of margin either side */
         if (g->env->batch_changes > 0 && (double)(through + g->spi) >= lim &&

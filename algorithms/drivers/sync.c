@@ -61,7 +61,10 @@ static sim_coll_kind slot_kind(const algo_sync *sy, int s)
     case ALGO_SYNC_ALLGATHER:
         return SIM_COLL_ALLGATHER;
     case ALGO_SYNC_HIER_INTRA:
-        return SIM_COLL_TREE; /* inside one server: reduce, then broadcast */
+        /* inside one server: the hierarchical all-reduce's own intra-server
+         * part (reduce to the leader, broadcast back; its ring skipped for
+         * one server); on a flat network every "server" is one worker */
+        return sy->env->per_node > 0 ? SIM_COLL_HIER : SIM_COLL_TREE;
     case ALGO_SYNC_HIER_INTER:
         return SIM_COLL_HIER;
     case ALGO_SYNC_ALLTOALL:
@@ -118,11 +121,11 @@ static int intra_colls(algo_sync *sy, algo_group *g, gext *x, int s, int plain)
         x->subctx[s][k] = (slot_ctx){sy, g, s, r};
         x->n_sub[s] = k + 1;
         if (sy->bucketed && !(x->subov[s][k] = bucket_ov(sy, g->members + r, e - r,
-                                                        SIM_COLL_TREE, &x->subctx[s][k])))
+                                                        slot_kind(sy, s), &x->subctx[s][k])))
             return -1;
-        sim_coll_desc desc = {.kind = SIM_COLL_TREE, .n = e - r, .hosts = g->members + r,
-                              .ps_host = sy->env->server_host, .done = on_slot_done,
-                              .ctx = &x->subctx[s][k]};
+        sim_coll_desc desc = {.kind = slot_kind(sy, s), .n = e - r, .hosts = g->members + r,
+                              .ps_host = sy->env->server_host, .per_node = p,
+                              .done = on_slot_done, .ctx = &x->subctx[s][k]};
         sim_err err = {0};
         if (plain && !(x->sub[s][k] = sim_coll_create(sy->env->net, &desc, &err)))
             return algo_env_fail(sy->env, err.code ? err.code : SIM_EINTERNAL, "%s: %s",

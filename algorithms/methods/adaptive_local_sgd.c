@@ -111,7 +111,16 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_lsgd_finish(s, rc, 1, out, err);
 }
 
-const algo_vt algo_adaptive_local_sgd = ALGO_LSGD_VT(
-    "adaptive_local_sgd",
-    "Local SGD whose local batch grows by a variance test at each synchronization", "2", keys,
-    create, 0);
+static const char *data_time(const cfg_config *cfg)
+{
+    (void)cfg;
+    return "its local batch grows by a variance test on the gradients, so its step times"
+           " and iterations per epoch follow the data";
+}
+
+const algo_vt algo_adaptive_local_sgd = {
+    ALGO_LSGD_SLOTS("adaptive_local_sgd",
+                    "Local SGD whose local batch grows by a variance test at each synchronization",
+                    "2", keys, create, 0),
+    .data_time = data_time,
+};

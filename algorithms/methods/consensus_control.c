@@ -107,10 +107,21 @@ static int create(algo_env *env, void **out, sim_err *err)
     return algo_gossip_create_state(env, &ops, s, out, err);
 }
 
+static const char *data_time(const cfg_config *cfg)
+{
+    uint32_t mask = 0;
+    const char *t = cfg_get_string(cfg, "algorithm", "adaptive_phases");
+    if (algo_phase_mask(t ? t : "none", &mask) < 0 || mask == 0)
+        return NULL;
+    return "in its adaptive_phases the gossip steps per iteration follow the consensus"
+           " estimate of the models";
+}
+
 const algo_vt algo_consensus_control = {
     ALGO_METHOD("consensus_control",
                 "ATC momentum D-SGD with phase-wise exact averaging, extra or adaptive gossip",
                 "10"),
     .server = ALGO_SERVER_PS,
+    .data_time = data_time,
     ALGO_GOSSIP_SLOTS,
 };

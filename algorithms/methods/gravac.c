@@ -370,12 +370,20 @@ static int start(void *p, sim_err *err)
     return algo_sync_start(st->sy, err);
 }
 
+static const char *data_time(const cfg_config *cfg)
+{
+    (void)cfg;
+    return "its keep fraction (and so its message sizes) is chosen online from the gradients'"
+           " compression gain";
+}
+
 const algo_vt algo_gravac = {
     ALGO_METHOD("gravac",
                 "GraVAC: Top-k with error feedback, keep fraction chosen online from the gain",
                 "9"),
     .supports_bucket = 1,
     .server = ALGO_SERVER_PS,
+    .data_time = data_time,
     .start = start,
     .model = algo_method_shared_model,
     .fault = on_fault,

@@ -92,13 +92,15 @@ int algo_lsgd_choice(const cfg_config *c, const char *key, const char *const *wo
     {"algorithm", "buffers", "local", CFG_KEY_CHOICE, "local|average|reset",                   \
      "optimizer buffers at a synchronization: kept local, averaged like x, or reset to 0"}
 
+/* The vtable slots of a method of the family (ALGO_LSGD_VT: them alone,
+ * between braces; a method with more slots writes its own braces). */
+#define ALGO_LSGD_SLOTS(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                \
+    .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .uses_graph = GRAPH,     \
+    .supports_bucket = 1, .server = ALGO_SERVER_PS,                                            \
+    .create = CREATE, .start = algo_lsgd_start,                                                \
+    .model = algo_lsgd_model, .worker_models = algo_lsgd_worker_models,                        \
+    .fault = algo_lsgd_fault
 #define ALGO_LSGD_VT(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH)                                   \
-    {                                                                                          \
-        .name = NAME, .summary = SUMMARY, .reference = REF, .keys = KEYS, .uses_graph = GRAPH, \
-        .supports_bucket = 1, .server = ALGO_SERVER_PS,                                        \
-        .create = CREATE, .start = algo_lsgd_start,                                            \
-        .model = algo_lsgd_model, .worker_models = algo_lsgd_worker_models,                    \
-        .fault = algo_lsgd_fault,                                                              \
-    }
+    { ALGO_LSGD_SLOTS(NAME, SUMMARY, REF, KEYS, CREATE, GRAPH) }
 
 #endif

@@ -54,9 +54,10 @@ Test(hierarchical_local_sgd, one_server_is_local_sgd)
 {
     const char *hier[] = {"algorithm.name=hierarchical_local_sgd", "algorithm.local_steps=3",
                           "algorithm.global_every=2", "network.topology=hierarchical(1, 8)",
-                          "network.collective=tree"};
+                          "network.collective=hierarchical"};
     const char *local[] = {"algorithm.name=local_sgd", "algorithm.local_steps=3",
-                           "network.topology=hierarchical(1, 8)", "network.collective=tree"};
+                           "network.topology=hierarchical(1, 8)",
+                           "network.collective=hierarchical"};
     same_runs(hier, 5, local, 4);
 }
 
@@ -71,28 +72,53 @@ Test(hierarchical_local_sgd, global_every_1_is_local_sgd_with_the_hierarchical_c
     same_runs(hier, 5, local, 4);
 }
 
-/* hierarchical(4, 2), H = 2, global_every = 3, T = 10 ms: rounds 0 and 1
+/* The server average's messages on the critical path of a round in a run
+ * of rounds (docs/algorithms.md 1.8): with K = ceil(log2 p), X(1) = 0 and
+ * X(p) = 2K - 1 when X(p - 2^(K-1)) <= K - 2, else 2K (2 log2 p for p a
+ * power of two). */
+static int server_average_messages(int p)
+{
+    if (p <= 1)
+        return 0;
+    int K = 0;
+    while ((1 << K) < p)
+        K++;
+    return server_average_messages(p - (1 << (K - 1))) <= K - 2 ? 2 * K - 1 : 2 * K;
+}
+
+/* hierarchical(N, p), H = 2, global_every = 3, T = 10 ms: rounds 0 and 1
  * average inside the servers, round 2 across them, and so on. The step
  * that ends round k is iteration (k + 1) H; between two such iterations
- * H T + 2(2 ai + S/Bi) (a server average ends round k) or H T + h(4). */
+ * H T + X(p)(2 ai + S/Bi) (a server average ends round k: the intra-server
+ * part of the hierarchical all-reduce) or H T + X(p)(2 ai + S/Bi) +
+ * 2(N - 1)(2 ai + 2 ae + S/(N Be)) (the hierarchical all-reduce). Before
+ * they shared one collective, p = 8 cost 2 more messages per round (the
+ * server average broadcast to every child at once). */
 Test(hierarchical_local_sgd, round_times_in_closed_form)
 {
     static times ts;
-    harness h;
-    const char *sets[] = {"algorithm.name=hierarchical_local_sgd", "algorithm.local_steps=2",
-                          "algorithm.global_every=3", "network.topology=hierarchical(4, 2)",
-                          "network.collective=hierarchical"};
-    run(&h, &ts, sets, 5, 40);
-    const double S = 4e6, ai = 1e-6, Bi = 1e10, ae = 5e-6, Be = 1e9, T = 0.01;
-    const double intra = 2 * (2 * ai + S / Bi);
-    const double h4 = intra + 2 * 3 * (2 * ai + 2 * ae + S / (4 * Be));
-    const int H = 2;
-    for (int k = 1; k < 20; k++) {
-        double dt = ts.t[(k + 1) * H - 1] - ts.t[k * H - 1];
-        double want = H * T + ((k + 1) % 3 == 0 ? h4 : intra);
-        cr_assert(fabs(dt - want) < 1e-9, "round %d: %.9f vs %.9f", k, dt, want);
+    const int Ns[6] = {4, 2, 2, 2, 2, 1}, ps[6] = {2, 3, 5, 6, 8, 12};
+    for (int c = 0; c < 6; c++) {
+        harness h;
+        char topo[64], count[64];
+        snprintf(topo, sizeof topo, "network.topology=hierarchical(%d, %d)", Ns[c], ps[c]);
+        snprintf(count, sizeof count, "workers.count=%d", Ns[c] * ps[c]);
+        const char *sets[] = {"algorithm.name=hierarchical_local_sgd", "algorithm.local_steps=2",
+                              "algorithm.global_every=3", topo, count,
+                              "network.collective=hierarchical"};
+        run(&h, &ts, sets, 6, 40);
+        const double S = 4e6, ai = 1e-6, Bi = 1e10, ae = 5e-6, Be = 1e9, T = 0.01;
+        const int N = Ns[c];
+        const double intra = server_average_messages(ps[c]) * (2 * ai + S / Bi);
+        const double hN = intra + 2 * (N - 1) * (2 * ai + 2 * ae + S / (N * Be));
+        const int H = 2;
+        for (int k = 1; k < 20; k++) {
+            double dt = ts.t[(k + 1) * H - 1] - ts.t[k * H - 1];
+            double want = H * T + ((k + 1) % 3 == 0 ? hN : intra);
+            cr_assert(fabs(dt - want) < 1e-9, "%s, round %d: %.9f vs %.9f", topo, k, dt, want);
+        }
+        h_free(&h);
     }
-    h_free(&h);
 }
 
 /* Worker 7 (server 3 with worker 6) crashes at 0.175 s and rejoins at

@@ -793,6 +793,21 @@ Test(cli, provenance_is_recorded)
     cr_assert_str_eq(text, DTSIM_VERSION);
 }
 
+/* estimate warns, naming the method and why, when its time follows the
+ * data (algo_vt.data_time), after the table and with exit 0; not else. */
+Test(cli, estimate_warns_where_time_depends_on_the_data)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "small.ini", small_ini);
+    int rc = dtsim(dir, "estimate small.ini --iterations 4 --set algorithm.name=gravac");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out_text);
+    cr_assert(strstr(out_text, "dtsim: warning: gravac: its keep fraction"), "%s", out_text);
+    cr_assert(strstr(out_text, "this estimate may be off"), "%s", out_text);
+    rc = dtsim(dir, "estimate small.ini --iterations 4");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out_text);
+    cr_assert_null(strstr(out_text, "warning"), "%s", out_text);
+}
+
 /* A timeline cut at trace_max_events is said by run and by sweep alike,
  * with the run and the number of rows not recorded. */
 Test(cli, truncated_timeline_is_warned_by_run_and_sweep)

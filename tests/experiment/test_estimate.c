@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "algorithms/core/algo.h"
 #include "experiment/experiment.h"
 #include "tests/common.h"
 
@@ -104,4 +105,65 @@ Test(estimate, configured_run_from_epochs_and_time)
     test_config_load_ok(xp_experiment_schema(), ring_ini, NULL, 0, &cfg);
     cr_assert_eq(xp_experiment_estimate(&cfg, 0, 1, &e, &err), SIM_EUSAGE);
     cfg_release(&cfg);
+}
+
+/* Every method of the registry: one that declares no dependence of its time
+ * on the data (algo_vt.data_time) gets from the estimate exactly a trained
+ * run's time; one that declares it gets the reason in e.data_time (and
+ * `dtsim estimate` prints it as a warning). The step time follows the
+ * batch (compute = model) and messages have a size, so a method choosing
+ * batch or message sizes from the gradients shows it. */
+static const char *const data_ini = "[experiment]\n"
+                                    "max_iterations = 12\n"
+                                    "max_epochs = 0\n"
+                                    "[workers]\n"
+                                    "count = 4\n"
+                                    "compute = model\n"
+                                    "device = v100\n"
+                                    "[network]\n"
+                                    "topology = star\n"
+                                    "bandwidth = 1Gbps\n"
+                                    "latency = 5us\n"
+                                    "[topology]\n"
+                                    "graph = ring\n"
+                                    "[algorithm]\n"
+                                    "batch = 16\n"
+                                    "lr_milestones = 1\n"
+                                    "[workload]\n"
+                                    "model = softmax\n"
+                                    "dataset = blobs(4, 10, 400)\n"
+                                    "proxy = resnet50\n";
+
+Test(estimate, a_method_whose_time_follows_the_data_says_so_the_others_are_exact,
+     .timeout = 300)
+{
+    int flagged = 0;
+    for (int k = 0; algo_registry[k]; k++) {
+        const algo_vt *vt = algo_registry[k];
+        char name[96];
+        snprintf(name, sizeof name, "algorithm.name=%s", vt->name);
+        const char *sets[] = {name};
+        cfg_config cfg;
+        test_config_load_ok(xp_experiment_schema(), data_ini, sets, 1, &cfg);
+        const char *why = vt->data_time ? vt->data_time(&cfg) : NULL;
+        cfg_release(&cfg);
+        xp_estimate e = estimate(data_ini, sets, 1, 12);
+        xp_run_result r = test_run_ini(data_ini, sets, 1, NULL);
+        cr_assert_str_eq(r.status, "done", "%s", vt->name);
+        double trained = r.sim_time / (double)r.iterations;
+        if (!why) {
+            cr_assert_str_eq(e.data_time, "", "%s", vt->name);
+            cr_assert(fabs(e.iter_time - trained) <= 1e-12 * trained,
+                      "%s declares no data dependence, but its estimate is %.9g s per "
+                      "iteration against %.9g s trained", vt->name, e.iter_time, trained);
+        } else {
+            flagged++;
+            cr_assert_str_eq(e.data_time, why, "%s", vt->name);
+        }
+    }
+    cr_assert_gt(flagged, 0);
+    /* consensus_control: only its adaptive phases follow the data */
+    const char *cc[] = {"algorithm.name=consensus_control", "algorithm.adaptive_phases=all"};
+    xp_estimate e = estimate(data_ini, cc, 2, 4);
+    cr_assert(strstr(e.data_time, "adaptive_phases"), "%s", e.data_time);
 }

@@ -512,3 +512,76 @@ Test(experiment, an_mtbf_far_below_sync_timeout_is_refused)
     cr_assert(strstr(err.msg, "faults.mtbf") && strstr(err.msg, "far below"), "%s", err.msg);
     cfg_release(&cfg);
 }
+
+/* One evaluation rule whatever ends the run (docs/faults.md): under random
+ * crashes a gossip method's last row evaluates the mean of the workers that
+ * completed the last iteration, the same row whether max_epochs or
+ * max_iterations ended the run at that iteration. */
+static void last_row_under_crashes(const char *limit, const char *seed, rows *rs,
+                                   xp_run_result *res)
+{
+    const char *sets[] = {"algorithm.name=dpsgd", "topology.graph=ring", "workers.count=8",
+                          "experiment.eval_every=5", "faults.mtbf=exponential(60ms)",
+                          "faults.downtime=constant(20ms)", "faults.sync_timeout=2ms",
+                          "experiment.max_iterations=0", limit, seed};
+    cfg_config cfg;
+    load(small_ini, sets, 10, &cfg);
+    sim_err err = {0};
+    xp_run_opts o = {.on_metric = collect, .ctx = rs};
+    cr_assert_eq(xp_experiment_run(&cfg, &o, res, &err), 0, "%s", err.msg);
+    cfg_release(&cfg);
+}
+
+Test(experiment, the_last_row_under_crashes_is_the_same_for_every_stop_rule, .timeout = 120)
+{
+    const char *seeds[] = {"experiment.seed=4", "experiment.seed=5", "experiment.seed=6"};
+    for (int s = 0; s < 3; s++) {
+        rows *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+        xp_run_result ra, rb;
+        last_row_under_crashes("experiment.max_epochs=3", seeds[s], a, &ra);
+        char it[64];
+        snprintf(it, sizeof it, "experiment.max_iterations=%lld", (long long)ra.iterations);
+        last_row_under_crashes(it, seeds[s], b, &rb);
+        cr_assert_eq(ra.sim_time, rb.sim_time, "%s", seeds[s]);
+        cr_assert_eq(a->n, b->n, "%s", seeds[s]);
+        const an_metric_row *x = &a->r[a->n - 1], *y = &b->r[b->n - 1];
+        cr_assert_eq(x->iteration, y->iteration);
+        cr_assert_eq(x->bytes_sent, y->bytes_sent);
+        cr_assert_eq(x->train_loss, y->train_loss, "%s: %.9g vs %.9g", seeds[s], x->train_loss,
+                     y->train_loss);
+        cr_assert_eq(x->test_accuracy, y->test_accuracy, "%s", seeds[s]);
+        cr_assert_eq(x->consensus_distance, y->consensus_distance, "%s: %.9g vs %.9g", seeds[s],
+                     x->consensus_distance, y->consensus_distance);
+        cr_assert_eq(ra.final_train_loss, rb.final_train_loss);
+        free(a);
+        free(b);
+    }
+}
+
+/* bytes_sent counts what has left the senders by the row's time
+ * (docs/database.md): D-PSGD in its AWC form sends iteration k + 1's
+ * models at the instant iteration k completes, and those are not in the
+ * row of iteration k. 8 workers on a ring: 16 messages of S bytes per
+ * iteration, so 16 k S at iteration k and 80 S after 5 (96 S before). */
+Test(experiment, bytes_sent_leaves_out_the_exchange_begun_at_the_stop)
+{
+    const char *sets[] = {"algorithm.name=dpsgd", "topology.graph=ring", "workers.count=8",
+                          "network.topology=star", "network.bandwidth=10Gbps",
+                          "network.latency=5us", "experiment.max_iterations=5"};
+    cfg_config cfg;
+    load(small_ini, sets, 7, &cfg);
+    rows *rs = calloc(1, sizeof *rs);
+    sim_err err = {0};
+    xp_run_opts o = {.on_metric = collect, .ctx = rs};
+    xp_run_result res;
+    cr_assert_eq(xp_experiment_run(&cfg, &o, &res, &err), 0, "%s", err.msg);
+    double S = 4.0 * (double)res.n_params;
+    cr_assert_eq(rs->n, 6);
+    for (int k = 0; k < rs->n; k++)
+        cr_assert_eq(rs->r[k].bytes_sent, (int64_t)(16 * rs->r[k].iteration * S),
+                     "iteration %lld: %lld bytes, S = %g", (long long)rs->r[k].iteration,
+                     (long long)rs->r[k].bytes_sent, S);
+    cr_assert_eq(res.bytes_sent, 80 * S, "%g bytes = %g S", res.bytes_sent, res.bytes_sent / S);
+    free(rs);
+    cfg_release(&cfg);
+}

@@ -598,31 +598,40 @@ static void make_hier(fix *f, int n, int per_node)
     cr_assert_not_null(f->s.c, "%s", err.msg);
 }
 
-/* Reduce inside the servers (binomial tree, log2 p levels of 2 ai + S/Bi:
- * a child sends when its subtree is reduced, so a parent never receives two
- * vectors at once), ring among the N leaders (2 (N - 1) steps of 2 ai + 2 ae
- * + S/(N Be): each server interface carries one message each way), then
- * broadcast inside (log2 p levels, one forward in flight per rank). Two
- * rounds back to back take twice as long. */
+/* Reduce inside the servers (binomial tree, ceil(log2 p) levels of
+ * 2 ai + S/Bi: a child sends when its subtree is reduced and its parent
+ * takes one vector at a time), ring among the N leaders (2 (N - 1) steps of
+ * 2 ai + 2 ae + S/(N Be): each server interface carries one message each
+ * way), then broadcast inside (ceil(log2 p) levels, one forward in flight
+ * per rank): docs/algorithms.md 1.8, for any p. With p a power of two
+ * two rounds back to back take twice as long. */
 Test(collective, hierarchical_allreduce_on_two_levels)
 {
     const double ai = 1e-6, Bi = 100e9, ae = 5e-6, Be = 12.5e9, S = 1e8;
-    const int Ns[3] = {4, 2, 1}, ps[3] = {4, 8, 8};
-    for (int i = 0; i < 3; i++) {
+    const int Ns[8] = {4, 2, 1, 2, 3, 2, 1, 2}, ps[8] = {4, 8, 8, 3, 5, 6, 7, 12};
+    for (int i = 0; i < 8; i++) {
         int N = Ns[i], p = ps[i], n = N * p;
         fix f;
         setup_two_level(&f, N, p, ai, Bi, ae, Be);
         make_hier(&f, n, p);
-        f.s.rounds = 2;
+        /* with p not a power of two some ranks have their result early and
+         * start the next round's reduce sooner: one round */
+        int rounds = (p & (p - 1)) ? 1 : 2;
+        f.s.rounds = rounds;
         enter_all(&f, n, S);
         run_all(&f);
-        double intra = log2((double)p) * (2 * ai + S / Bi);
+        double intra = ceil(log2((double)p)) * (2 * ai + S / Bi);
         double ring = 2.0 * (N - 1) * (2 * ai + 2 * ae + S / (N * Be));
-        ASSERT_REL(last_done(&f, n, 2), 2 * (2 * intra + ring), 1e-9);
+        /* each message's time is rounded to the nanosecond */
+        double ns = rounds * (2 * ceil(log2((double)p)) + 2 * (N - 1)) * 1e-9;
+        cr_assert(fabs(last_done(&f, n, rounds) - rounds * (2 * intra + ring)) <=
+                      1e-9 * rounds * (2 * intra + ring) + ns,
+                  "N %d, p %d: got %.12g s, want %.12g s", N, p, last_done(&f, n, rounds),
+                  rounds * (2 * intra + ring));
         /* per round: 2 (p - 1) intra messages per server, 2 (N - 1) ring
          * messages per leader */
         cr_assert_eq(sim_net_messages(f.net),
-                     (uint64_t)(2 * (2 * (p - 1) * N + 2 * (N - 1) * N)));
+                     (uint64_t)(rounds * (2 * (p - 1) * N + 2 * (N - 1) * N)));
         teardown(&f);
     }
 }
@@ -643,19 +652,21 @@ Test(collective, flat_ring_on_two_levels)
     teardown(&f);
 }
 
-/* REDUCE and BCAST alone on a star: log2(n) levels of 2a + S/B each. */
+/* REDUCE and BCAST alone on a star: ceil(log2 n) levels of 2a + S/B each,
+ * for any n (one message in flight per rank; a REDUCE parent taking two
+ * vectors at once, n = 3, took 2S/B + 2a). */
 Test(collective, reduce_and_bcast_on_star)
 {
     const double L = 2e-6, B = 1e9, S = 1e6;
     const sim_coll_kind kinds[2] = {SIM_COLL_REDUCE, SIM_COLL_BCAST};
     for (int k = 0; k < 2; k++)
-        for (int n = 1; n <= 8; n *= 2) {
+        for (int n = 1; n <= 13; n++) {
             fix f;
             setup(&f, "star", n, L, B, SIM_SHARE_FAIR);
             make_coll(&f, kinds[k], n, 0, NULL, NULL);
             enter_all(&f, n, S);
             run_all(&f);
-            double want = log2((double)n) * (2 * L + S / B);
+            double want = ceil(log2((double)n)) * (2 * L + S / B);
             double got = last_done(&f, n, 1);
             cr_assert(fabs(got - want) <= 1e-9 * want + 1e-9, "n %d: got %g want %g", n, got,
                       want);
