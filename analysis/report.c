@@ -277,6 +277,9 @@ int an_report_print(const char *path, const an_report_opts *opts, FILE *out,
     if (ret == 0 && opts->aggregate) {
         an_report_groups agg = {0};
         ret = an_report_aggregate(db, &rep, &agg, err);
+        /* --compare's errors come before any output */
+        if (ret == 0 && opts->compare)
+            ret = an_report_compare_write(&agg, opts->compare, opts->csv, NULL, err);
         if (ret == 0)
             ret = an_report_groups_write(&agg, opts->csv, out, err);
         if (ret == 0 && opts->compare)

@@ -34,7 +34,7 @@ static void help_main(FILE *f)
             "              [--threads N] [--shard-dir DIR] [--max-memory SIZE] [--quiet]\n"
             "  dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
             "              [--baseline RUN] [--columns KEY,...] [--csv]\n"
-            "              [--aggregate [--compare KEY=V1,V2] | --scaling | --staleness]\n"
+            "              [--aggregate [--compare KEY=BASE,V1,...] | --scaling | --staleness]\n"
             "  dtsim plot DB --y METRIC [--x sim_time|iteration|epoch|samples|bytes_sent]\n"
             "              [--by COLUMN] [--where SQL] [--logx] [--logy] [--title TEXT]\n"
             "              [--size WxH] [--xlim A,B] [--ylim A,B] -o FILE.png|.svg|.pdf\n"

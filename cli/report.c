@@ -13,7 +13,7 @@
 static const char help_head[] =
     "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
     "                    [--baseline RUN] [--columns KEY,...] [--csv]\n"
-    "                    [--aggregate [--compare KEY=V1,V2] | --scaling | --staleness]\n\n"
+    "                    [--aggregate [--compare KEY=BASE,V1,...] | --scaling | --staleness]\n\n"
     "One row per run: algorithm, the configuration keys whose values differ among\n"
     "the runs, workers, final train loss, final test accuracy, simulated time, time\n"
     "to target, speedup against the baseline, bytes sent, idle fraction, mean\n"
@@ -108,9 +108,11 @@ int cli_report_main(int argc, char **argv)
                  "                         updates: count, mean, median, p90, p99, max\n"
                  "                         (asynchronous methods; the full distribution)\n"),
         CLI_STRING("--compare", NULL, &a.o.compare,
-                   "  --compare KEY=V1,V2    with --aggregate: for groups that differ only in KEY,\n"
-                   "                         V2 minus V1 of each column with its 95% interval\n"
-                   "                         (Welch's t): higher, lower or inconclusive\n"),
+                   "  --compare KEY=BASE,V1,...\n"
+                   "                         with --aggregate: for groups that differ only in KEY,\n"
+                   "                         each value minus BASE of each column with its 95%\n"
+                   "                         interval (Welch's t): higher, lower or\n"
+                   "                         inconclusive; exact where every seed agrees\n"),
         CLI_FLAG("--scaling", NULL, &scaling,
                  "  --scaling              for runs (done) that differ only in the worker count\n"
                  "                         (and the arguments of network.topology): simulated\n"
