@@ -863,3 +863,37 @@ Test(cli, method_comparison_sweep_and_report)
     cr_assert(strstr(out_text, ",final_test_accuracy,3,3,"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "report c.db --compare algorithm.name=a,b"), 2, "%s", out_text);
 }
+
+/* A sweep's warnings name the grid points they concern: over three methods
+ * with a logical graph set, "uses no logical graph" is said of
+ * allreduce_sgd's point and local_sgd's, never as if of the sweep; a key
+ * scoped to local_sgd labels local_sgd's runs only. */
+Test(cli, sweep_warnings_name_their_grid_points)
+{
+    const char *dir = test_tmpdir();
+    char ini[2048];
+    snprintf(ini, sizeof ini, "%s[topology]\ngraph = ring\n", small_ini);
+    test_write_file(dir, "g.ini", ini);
+    int rc = dtsim(dir, "sweep g.ini --quiet --db g.db "
+                        "--grid algorithm.name=allreduce_sgd,local_sgd,dpsgd "
+                        "--grid local_sgd:algorithm.local_steps=2,4");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    cr_assert(strstr(out_text, "g.ini:15: [topology] graph: ignored: allreduce_sgd uses no "
+                               "logical graph (grid points with algorithm.name=allreduce_sgd: "
+                               "1 of 4 grid points)\n"), "%s", out_text);
+    cr_assert(strstr(out_text, "g.ini:15: [topology] graph: ignored: local_sgd uses no "
+                               "logical graph (grid points with algorithm.name=local_sgd: "
+                               "2 of 4 grid points)\n"), "%s", out_text);
+    cr_assert_null(strstr(out_text, "logical graph\n"), "a warning as if of the sweep: %s",
+                   out_text);
+    cr_assert(strstr(out_text, ": algorithm.name=allreduce_sgd: train loss"), "%s", out_text);
+    cr_assert(strstr(out_text, ": algorithm.name=dpsgd: train loss"), "%s", out_text);
+    cr_assert(strstr(out_text, ": algorithm.name=local_sgd local_sgd:algorithm.local_steps=4: "
+                               "train loss"), "%s", out_text);
+    cr_assert_null(strstr(out_text, "dpsgd local_sgd:"), "%s", out_text);
+    /* a warning that concerns every point reads as run's */
+    rc = dtsim(dir, "sweep g.ini --quiet --db h.db --grid network.bandwidth=1Gbps,10Gbps");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    cr_assert(strstr(out_text, "warning: g.ini:15: [topology] graph: ignored: allreduce_sgd "
+                               "uses no logical graph\n"), "%s", out_text);
+}
