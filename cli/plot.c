@@ -104,9 +104,14 @@ static int timeline_main(const char *path, an_timeline_opts *tl, long long run,
     tl->height = o->height;
     sim_err err = {0};
     int64_t n = 0;
-    if (an_timeline_plot(path, tl, &n, &err) < 0)
+    char note[512];
+    if (an_timeline_plot(path, tl, &n, note, sizeof note, &err) < 0)
         return cli_fail(&err);
     printf("plot: timeline of run %lld, %lld spans -> %s\n", run, (long long)n, o->output);
+    if (note[0]) {
+        fflush(stdout);
+        fprintf(stderr, "dtsim: warning: run %lld: %s\n", run, note);
+    }
     return 0;
 }
 
