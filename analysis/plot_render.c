@@ -550,16 +550,29 @@ static int limits_to_axis(const char *opt, const char *name, char axis_unit, dou
 }
 
 /* A window that shows no data is an error naming where the data are. */
-static int window_check(const char *opt, const char *label, const double *lim, double lo,
-                        double hi, sim_err *err)
+static int window_fail(const char *opt, const char *label, const double *lim, double lo,
+                       double hi, sim_err *err)
 {
-    if (hi >= lim[0] && lo <= lim[1])
-        return 0;
     return sim_err_set(err, SIM_EUSAGE,
                        "%s %g,%g: no data in the window; the data run from %g to %g on this "
                        "axis, %s (a plain number is in the axis's unit; a time or size may "
                        "carry its own: 0s,0.12s, 0MB,5MB)",
                        opt, lim[0], lim[1], lo, hi, label);
+}
+
+/* The x window shows data when some line has two of its points in it (or
+ * its only point): one point at the window's edge, joined to the next far
+ * outside, is a line of no data (as a window in the wrong unit gives). */
+static int x_window_shows_data(const an_plot_data *d, const double *lim)
+{
+    for (int i = 0; i < d->n_series; i++) {
+        int in = 0;
+        for (int j = 0; j < d->series[i].n; j++)
+            in += d->series[i].x[j] >= lim[0] && d->series[i].x[j] <= lim[1];
+        if (in >= (d->series[i].n < 2 ? d->series[i].n : 2) && in > 0)
+            return 1;
+    }
+    return 0;
 }
 
 /* Axis limits in axis units, showing data, and positive on a log axis. */
@@ -588,8 +601,8 @@ static int limits_resolve(const an_plot_data *d, an_plot_opts *o, sim_err *err)
             xlo = fmin(xlo, d->series[i].x[j]);
             xhi = fmax(xhi, d->series[i].x[j]);
         }
-    if (o->has_xlim && (rc = window_check("--xlim", d->xlabel, o->xlim, xlo, xhi, err)) < 0)
-        return rc;
+    if (o->has_xlim && !x_window_shows_data(d, o->xlim))
+        return window_fail("--xlim", d->xlabel, o->xlim, xlo, xhi, err);
     /* the y values of the points inside the x window (or all) */
     for (int i = 0; i < d->n_series; i++)
         for (int j = 0; j < d->series[i].n; j++) {
@@ -599,9 +612,9 @@ static int limits_resolve(const an_plot_data *d, an_plot_opts *o, sim_err *err)
             ylo = fmin(ylo, d->series[i].lo[j]);
             yhi = fmax(yhi, d->series[i].hi[j]);
         }
-    if (o->has_ylim && ylo <= yhi)
-        rc = window_check("--ylim", d->ylabel, o->ylim, ylo, yhi, err);
-    return rc;
+    if (o->has_ylim && ylo <= yhi && !(yhi >= o->ylim[0] && ylo <= o->ylim[1]))
+        return window_fail("--ylim", d->ylabel, o->ylim, ylo, yhi, err);
+    return 0;
 }
 
 int an_plot_render(const an_plot_data *d, const an_plot_opts *opts, sim_err *err)

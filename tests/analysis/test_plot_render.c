@@ -162,7 +162,10 @@ Test(plot_render, axis_limits_parse_and_errors)
 }
 
 /* Limits with a unit are converted into the axis's (the fixture's time
- * axis is in seconds, data from 0 to 4 s); a window with no data is an
+ * axis is in seconds, data from 0 to 4 s; the allreduce_sgd line has
+ * points at 0, 1, 2 and 2.5 s, asgd's at 0, 0.5, 1.5 and 0, 4); a window
+ * in which no line has two points (as a window in the wrong unit, 0,0.12
+ * meant as seconds on an axis in ms, holds only the point at 0) is an
  * error naming the data's range; a unit the axis has not is an error. */
 Test(plot_render, limits_with_units_and_empty_windows)
 {
@@ -171,17 +174,24 @@ Test(plot_render, limits_with_units_and_empty_windows)
     snprintf(path, sizeof path, "%s/units.png", dir);
     an_plot_opts o = {.y = "test_accuracy", .by = "algorithm", .output = path, .has_xlim = 1};
     sim_err err = {0};
-    double ok[][2] = {{0, 0.12}, {4, 5}, {3.5, 4.5}};
+    double ok[][2] = {{0, 1}, {1.5, 2.5}, {0.4, 1.6}};
     for (size_t i = 0; i < 3; i++) {
         o.xlim[0] = ok[i][0], o.xlim[1] = ok[i][1]; /* plain: seconds, as the axis */
-        cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), 0, "%s", err.msg);
+        cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), 0, "%g,%g: %s", ok[i][0],
+                     ok[i][1], err.msg);
     }
-    /* 4000ms,5s reaches the last point at 4 s; 4001ms,5s does not */
-    o.xlim[0] = 4.0, o.xlim[1] = 5, o.xlim_unit[0] = o.xlim_unit[1] = 't';
+    double empty[][2] = {{0, 0.12}, {3.5, 4.5}, {2.6, 3.9}};
+    for (size_t i = 0; i < 3; i++) {
+        o.xlim[0] = empty[i][0], o.xlim[1] = empty[i][1];
+        cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE, "%g,%g",
+                     empty[i][0], empty[i][1]);
+    }
+    /* 1500ms,2.5s holds allreduce_sgd's 2 and 2.5 s; 2501ms,5s no two points */
+    o.xlim[0] = 1.5, o.xlim[1] = 2.5, o.xlim_unit[0] = o.xlim_unit[1] = 't';
     cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), 0, "%s", err.msg);
-    o.xlim[0] = 4.001;
+    o.xlim[0] = 2.501, o.xlim[1] = 5;
     cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE);
-    cr_assert_str_eq(err.msg, "--xlim 4.001,5: no data in the window; the data run from 0 to 4 "
+    cr_assert_str_eq(err.msg, "--xlim 2.501,5: no data in the window; the data run from 0 to 4 "
                               "on this axis, simulated time (s) (a plain number is in the "
                               "axis's unit; a time or size may carry its own: 0s,0.12s, "
                               "0MB,5MB)");
