@@ -38,7 +38,15 @@ typedef struct an_report_opts {
     const char *compare;        /* with aggregate: "SECTION.KEY=BASE,V1,V2,...": the
                                    difference Vi - BASE of every pair of groups that
                                    differ only in that key (Welch); NULL = none */
+    int adjust;                 /* with compare: AN_ADJUST_* over all its comparisons */
 } an_report_opts;
+
+/* Multiple-comparison adjustment of --compare's intervals and verdicts. */
+enum { AN_ADJUST_NONE = 0, AN_ADJUST_BONFERRONI, AN_ADJUST_HOLM };
+
+/* "none", "bonferroni" or "holm" into *adjust; SIM_EUSAGE naming text
+ * otherwise. */
+int an_report_parse_adjust(const char *text, int *adjust, sim_err *err);
 
 /* Params shown as columns, at most. */
 #define AN_REPORT_MAX_KEYS 16
@@ -142,9 +150,14 @@ int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_
  * before anything is written, for a malformed text, a key no group has
  * (naming the closest keys), a value no group has (naming those there
  * are) or a value with no group to pair with BASE. out NULL: only these
- * checks. */
-int an_report_compare_write(const an_report_groups *agg, const char *compare, int csv,
-                            FILE *out, sim_err *err);
+ * checks. adjust (AN_ADJUST_*) widens the intervals and judges the
+ * verdicts over the family of every comparison with an interval the call
+ * makes (all values, pairs and statistics, m of them): Bonferroni at 95% /
+ * m each; Holm by the step-down on Welch's p-values (the comparison of
+ * rank i at 1 - 0.05 / (m - i + 1), up to the first that contains zero,
+ * the rest at that one's level), adjusted p-values in the CSV. */
+int an_report_compare_write(const an_report_groups *agg, const char *compare, int adjust,
+                            int csv, FILE *out, sim_err *err);
 
 /* The nearest-rank q-quantile of a distribution given as n increasing
  * values with their counts: the smallest value with at least ceil(q N) of

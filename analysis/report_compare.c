@@ -12,6 +12,7 @@
 #include "analysis/report_internal.h"
 #include "sim/units.h"
 
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,67 +266,193 @@ static void runs_cell(char *cell, size_t size, const an_report_group *g)
     snprintf(cell, size, "%lld%s", (long long)g->run_ids[0], g->n_runs > 1 ? "..." : "");
 }
 
-static void plan_write(const cmp_plan *p, const an_report_groups *agg, int csv, FILE *out)
+/* One line of the table: a pair, a statistic, its difference (the
+ * interval adjusted when asked) and the raw verdict. */
+typedef struct cmp_row {
+    int pair, stat;
+    const an_report_stat *sa, *sb;
+    const char *name;
+    an_report_diff d;
+    double se, p, p_adj;        /* Welch's standard error and two-sided p; NAN: none */
+    const char *raw;            /* the unadjusted verdict */
+} cmp_row;
+
+int an_report_parse_adjust(const char *text, int *adjust, sim_err *err)
 {
+    static const char *const names[] = {"none", "bonferroni", "holm"};
+    for (int i = 0; text && i < 3; i++)
+        if (strcmp(text, names[i]) == 0) {
+            *adjust = i;
+            return 0;
+        }
+    return sim_err_set(err, SIM_EUSAGE, "--adjust '%s': expected holm, bonferroni or none",
+                       text ? text : "");
+}
+
+/* Rows with an interval sorted by p (then table order). */
+static int by_p(const void *x, const void *y)
+{
+    const cmp_row *a = *(cmp_row *const *)x, *b = *(cmp_row *const *)y;
+    if (a->p != b->p)
+        return a->p < b->p ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The interval of row r at two-sided level alpha. */
+static void row_interval(cmp_row *r, double alpha)
+{
+    double half = gsl_cdf_tdist_Pinv(1 - alpha / 2, r->d.df) * r->se;
+    r->d.lo = r->d.diff - half;
+    r->d.hi = r->d.diff + half;
+}
+
+/* Adjusts the rows with an interval over their family (report.h). */
+static void rows_adjust(cmp_row *rows, int n, int adjust)
+{
+    const double alpha = 0.05;
+    cmp_row **fam = malloc((size_t)n * sizeof *fam + 1);
+    int m = 0;
+    for (int i = 0; fam && i < n; i++)
+        if (!isnan(rows[i].p))
+            fam[m++] = &rows[i];
+    if (!fam || m == 0 || adjust == AN_ADJUST_NONE) {
+        free(fam);
+        return;
+    }
+    if (adjust == AN_ADJUST_BONFERRONI) {
+        for (int i = 0; i < m; i++) {
+            fam[i]->p_adj = fmin(1.0, m * fam[i]->p);
+            row_interval(fam[i], alpha / m);
+        }
+        free(fam);
+        return;
+    }
+    qsort(fam, (size_t)m, sizeof *fam, by_p);
+    double level = 0, running = 0;
+    int stopped = 0;
+    for (int i = 0; i < m; i++) {
+        double step = alpha / (m - i);
+        if (!stopped) {
+            level = step;
+            stopped = fam[i]->p > step;
+        }
+        running = fmax(running, fmin(1.0, (m - i) * fam[i]->p));
+        fam[i]->p_adj = running;
+        row_interval(fam[i], level);
+    }
+    free(fam);
+}
+
+/* The comparisons of the plan, in table order. */
+static cmp_row *rows_build(const cmp_plan *p, const an_report_groups *agg, int *n_rows)
+{
+    cmp_row *rows = calloc((size_t)p->n_pairs * 8 + 1, sizeof *rows);
+    int n = 0;
+    for (int i = 0; rows && i < p->n_pairs; i++) {
+        const an_report_group *a = &agg->groups[p->pairs[i].base];
+        const an_report_group *b = &agg->groups[p->pairs[i].other];
+        const char *name = NULL;
+        for (int k = 0; compared(a, k, &name); k++) {
+            cmp_row *r = &rows[n];
+            r->sa = compared(a, k, &name);
+            r->sb = compared(b, k, &r->name);
+            if (r->sa->n == 0 || r->sb->n == 0)
+                continue;
+            r->pair = i, r->stat = k;
+            an_report_diff_of(r->sa, r->sb, &r->d);
+            r->raw = verdict(&r->d);
+            r->se = r->p = r->p_adj = NAN;
+            if (!isnan(r->d.lo)) {
+                r->se = sqrt(r->sa->sd * r->sa->sd / r->sa->n + r->sb->sd * r->sb->sd / r->sb->n);
+                r->p = 2 * gsl_cdf_tdist_Q(fabs(r->d.diff) / r->se, r->d.df);
+                r->p_adj = r->p;
+            }
+            n++;
+        }
+    }
+    *n_rows = n;
+    return rows;
+}
+
+static const char *const adjust_names[] = {"", "bonferroni", "holm"};
+
+static int plan_write(const cmp_plan *p, const an_report_groups *agg, int adjust, int csv,
+                      FILE *out, sim_err *err)
+{
+    int n = 0, m = 0;
+    cmp_row *rows = rows_build(p, agg, &n);
+    if (!rows)
+        return sim_err_set(err, SIM_ENOMEM, "report: out of memory");
+    rows_adjust(rows, n, adjust);
+    for (int i = 0; i < n; i++)
+        m += !isnan(rows[i].p);
     int vw = (int)strlen("value");
     for (int v = 1; v < p->n_values; v++)
         if ((int)strlen(p->values[v]) > vw)
             vw = (int)strlen(p->values[v]);
-    if (csv)
+    if (csv) {
         fputs("key,v1,v2,runs_v1,runs_v2,statistic,n1,n2,mean_v1,mean_v2,diff,ci_lo,ci_hi,"
-              "verdict\n", out);
-    else
-        fprintf(out, "\n%s: each value minus %s, 95%% interval of the difference "
-                "(Welch)\n%-*s  %-14s  %-20s  %10s  %10s  %11s  %-24s  %s\n", p->key,
-                p->values[0], vw, "value", "runs", "statistic", "base", "value", "difference",
-                "interval", "verdict");
-    for (int i = 0; i < p->n_pairs; i++) {
-        const an_report_group *a = &agg->groups[p->pairs[i].base];
-        const an_report_group *b = &agg->groups[p->pairs[i].other];
-        const char *value = p->values[p->pairs[i].value], *name = NULL;
-        char ra[40], rb[40], runs[84];
+              "verdict", out);
+        fputs(adjust ? ",p,p_adjusted,adjust,m,raw_verdict\n" : "\n", out);
+    } else {
+        char how[96] = "";
+        if (adjust)
+            snprintf(how, sizeof how, "; %s over the %d comparisons with an interval",
+                     adjust == AN_ADJUST_HOLM ? "Holm" : "Bonferroni", m);
+        fprintf(out, "\n%s: each value minus %s, 95%% interval of the difference (Welch%s)\n"
+                "%-*s  %-14s  %-20s  %10s  %10s  %11s  %-24s  %s%s\n", p->key, p->values[0],
+                how, vw, "value", "runs", "statistic", "base", "value", "difference",
+                "interval", "verdict", adjust ? "       raw" : "");
+    }
+    for (int i = 0; i < n; i++) {
+        const cmp_row *r = &rows[i];
+        const an_report_group *a = &agg->groups[p->pairs[r->pair].base];
+        const an_report_group *b = &agg->groups[p->pairs[r->pair].other];
+        const char *value = p->values[p->pairs[r->pair].value];
+        const char *v = verdict(&r->d);
+        if (csv) {
+            fprintf(out, "%s,%s,%s,%lld,%lld,%s,%d,%d,%.9g,%.9g,%.9g,", p->key, p->values[0],
+                    value, (long long)a->run_ids[0], (long long)b->run_ids[0], r->name,
+                    r->sa->n, r->sb->n, r->sa->mean, r->sb->mean, r->d.diff);
+            if (r->d.exact)
+                fprintf(out, ",,%s", v);
+            else
+                fprintf(out, "%.9g,%.9g,%s", r->d.lo, r->d.hi, v);
+            if (adjust)
+                fprintf(out, ",%.9g,%.9g,%s,%d,%s", r->p, r->p_adj, adjust_names[adjust], m,
+                        r->raw);
+            fputc('\n', out);
+            continue;
+        }
+        char ra[40], rb[40], runs[84], interval[64];
         runs_cell(ra, sizeof ra, a);
         runs_cell(rb, sizeof rb, b);
         snprintf(runs, sizeof runs, "%s vs %s", ra, rb);
-        for (int k = 0; compared(a, k, &name); k++) {
-            const an_report_stat *sa = compared(a, k, &name), *sb = compared(b, k, &name);
-            if (sa->n == 0 || sb->n == 0)
-                continue;
-            an_report_diff d;
-            an_report_diff_of(sa, sb, &d);
-            if (csv) {
-                fprintf(out, "%s,%s,%s,%lld,%lld,%s,%d,%d,%.9g,%.9g,%.9g,", p->key,
-                        p->values[0], value, (long long)a->run_ids[0],
-                        (long long)b->run_ids[0], name, sa->n, sb->n, sa->mean, sb->mean,
-                        d.diff);
-                if (d.exact)
-                    fprintf(out, ",,%s\n", verdict(&d));
-                else
-                    fprintf(out, "%.9g,%.9g,%s\n", d.lo, d.hi, verdict(&d));
-                continue;
-            }
-            char interval[64];
-            if (d.exact)
-                snprintf(interval, sizeof interval, "(same for every seed)");
-            else if (isnan(d.lo))
-                snprintf(interval, sizeof interval, "-");
-            else
-                snprintf(interval, sizeof interval, "[%+.4g, %+.4g]", d.lo, d.hi);
-            fprintf(out, "%-*s  %-14s  %-20s  %10.4g  %10.4g  %+11.4g  %-24s  %s\n", vw, value,
-                    runs, name, sa->mean, sb->mean, d.diff, interval,
-                    d.exact ? "-" : verdict(&d));
-        }
+        if (r->d.exact)
+            snprintf(interval, sizeof interval, "(same for every seed)");
+        else if (isnan(r->d.lo))
+            snprintf(interval, sizeof interval, "-");
+        else
+            snprintf(interval, sizeof interval, "[%+.4g, %+.4g]", r->d.lo, r->d.hi);
+        fprintf(out, "%-*s  %-14s  %-20s  %10.4g  %10.4g  %+11.4g  %-24s  ", vw, value, runs,
+                r->name, r->sa->mean, r->sb->mean, r->d.diff, interval);
+        if (adjust)
+            fprintf(out, "%-12s  %s\n", r->d.exact ? "-" : v, r->d.exact ? "-" : r->raw);
+        else
+            fprintf(out, "%s\n", r->d.exact ? "-" : v);
     }
+    free(rows);
+    return 0;
 }
 
-int an_report_compare_write(const an_report_groups *agg, const char *compare, int csv,
-                            FILE *out, sim_err *err)
+int an_report_compare_write(const an_report_groups *agg, const char *compare, int adjust,
+                            int csv, FILE *out, sim_err *err)
 {
     cmp_plan p = {.n_values = 0};
     int ret = plan_build(agg, compare ? compare : "", &p, err);
     if (ret == 0 && out) {
-        plan_write(&p, agg, csv, out);
-        if (fflush(out) != 0 || ferror(out))
+        ret = plan_write(&p, agg, adjust, csv, out, err);
+        if (ret == 0 && (fflush(out) != 0 || ferror(out)))
             ret = sim_err_set(err, SIM_EIO, "report: write failed");
     }
     plan_release(&p);

@@ -1,6 +1,7 @@
 /* analysis/report_aggregate.c: aggregation over seeds (--aggregate): groups,
  * mean and spread, and the text and CSV tables. */
 #include <criterion/criterion.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,4 +274,126 @@ Test(report_aggregate, compare_errors_print_nothing)
     cr_assert_eq(print_compare("workers.count=4,8", 0, buf, sizeof buf, &err), -1);
     cr_assert(strstr(err.msg, "no finished group has workers.count = '8' (its values: 4)"),
               "%s", err.msg);
+}
+
+/* The comparison rows of a --compare CSV with --adjust: 19 fields each. */
+typedef struct adj_row {
+    char v2[32], stat[32], verdict[16], raw[16];
+    double diff, lo, hi, p, p_adj;
+    int m;
+} adj_row;
+
+static int adj_rows(const char *csv, adj_row *rows, int max)
+{
+    const char *at = strstr(csv, "key,v1,v2,");
+    cr_assert_not_null(at, "%s", csv);
+    at = strchr(at, '\n') + 1;
+    int n = 0;
+    for (; *at && n < max; at = strchr(at, '\n') + 1) {
+        char line[512], *f[20];
+        size_t len = strcspn(at, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)len, at);
+        int k = 0;
+        for (char *p = line; k < 20; k++) {
+            f[k] = p;
+            p = strchr(p, ',');
+            if (!p) {
+                k++;
+                break;
+            }
+            *p++ = '\0';
+        }
+        cr_assert_eq(k, 19, "%s", f[0]);
+        adj_row *r = &rows[n++];
+        snprintf(r->v2, sizeof r->v2, "%s", f[2]);
+        snprintf(r->stat, sizeof r->stat, "%s", f[5]);
+        snprintf(r->verdict, sizeof r->verdict, "%s", f[13]);
+        snprintf(r->raw, sizeof r->raw, "%s", f[18]);
+        r->diff = strtod(f[10], NULL);
+        r->lo = *f[11] ? strtod(f[11], NULL) : NAN;
+        r->hi = *f[12] ? strtod(f[12], NULL) : NAN;
+        r->p = strtod(f[14], NULL);
+        r->p_adj = strtod(f[15], NULL);
+        r->m = atoi(f[17]);
+        if (!at[len])
+            break;
+    }
+    return n;
+}
+
+/* --adjust bonferroni and holm against a hand computation: the family is
+ * every comparison with an interval the call makes (here 8: dpsgd's
+ * accuracy, loss and time, asgd's five; the n < 2 and exact rows are not
+ * in it); Welch's p of dpsgd's accuracy by hand; Bonferroni's interval at
+ * 1 - 0.05 / 8; Holm's adjusted p-values by the step-down on the raw ones,
+ * each verdict significant exactly when its adjusted p is below 0.05. */
+Test(report_aggregate, compare_adjusted_for_several_comparisons)
+{
+    three_methods_db();
+    static char buf[65536];
+    sim_err err = {0};
+    an_report_opts opts = {.aggregate = 1, .csv = 1, .adjust = AN_ADJUST_BONFERRONI,
+                           .compare = "algorithm.name=allreduce_sgd,dpsgd,asgd"};
+    FILE *f = tmpfile();
+    cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), 0, "%s", err.msg);
+    test_stream_read(f, buf, sizeof buf);
+    fclose(f);
+    adj_row rows[32];
+    int n = adj_rows(buf, rows, 32), m = 0;
+    const adj_row *acc = NULL;
+    for (int i = 0; i < n; i++) {
+        m += !isnan(rows[i].p);
+        if (!strcmp(rows[i].v2, "dpsgd") && !strcmp(rows[i].stat, "final_test_accuracy"))
+            acc = &rows[i];
+    }
+    cr_assert_eq(m, 8, "%s", buf);
+    cr_assert_not_null(acc);
+    cr_assert_eq(acc->m, 8);
+    double se = sqrt(0.000625 + 0.030625), df = 0.03125 * 0.03125 / (0.000625 * 0.000625 +
+                                                                      0.030625 * 0.030625);
+    double p = 2 * gsl_cdf_tdist_Q(0.2 / se, df);
+    cr_assert_float_eq(acc->p, p, 1e-8, "%.9g vs %.9g", acc->p, p);
+    cr_assert_float_eq(acc->p_adj, fmin(1, 8 * p), 1e-8);
+    double half = gsl_cdf_tdist_Pinv(1 - 0.05 / 16, df) * se;
+    cr_assert_float_eq(acc->lo, -0.2 - half, 1e-6, "%g vs %g", acc->lo, -0.2 - half);
+    cr_assert_float_eq(acc->hi, -0.2 + half, 1e-6);
+    cr_assert_str_eq(acc->verdict, "inconclusive");
+
+    opts.adjust = AN_ADJUST_HOLM;
+    f = tmpfile();
+    cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), 0, "%s", err.msg);
+    test_stream_read(f, buf, sizeof buf);
+    fclose(f);
+    n = adj_rows(buf, rows, 32);
+    /* the step-down by hand: sort the raw p, p_adj(i) = max over j <= i of
+     * min(1, (m - j + 1) p(j)) */
+    int order[32], k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(rows[i].p))
+            order[k++] = i;
+    cr_assert_eq(k, 8);
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && rows[order[j]].p < rows[order[j - 1]].p; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    double running = 0;
+    for (int i = 0; i < k; i++) {
+        const adj_row *r = &rows[order[i]];
+        running = fmax(running, fmin(1, (k - i) * r->p));
+        cr_assert_float_eq(r->p_adj, running, 1e-9, "%s %s", r->v2, r->stat);
+        int sig = running < 0.05;
+        cr_assert_str_eq(r->verdict, sig ? (r->diff > 0 ? "higher" : "lower") : "inconclusive",
+                         "%s %s: p_adj %g", r->v2, r->stat, running);
+        cr_assert(sig == !(r->lo <= 0 && r->hi >= 0), "%s %s: [%g, %g] and p_adj %g", r->v2,
+                  r->stat, r->lo, r->hi, running);
+    }
+    /* rows outside the family keep their words */
+    int exact = 0;
+    for (int i = 0; i < n; i++)
+        exact += !strcmp(rows[i].verdict, "exact") && !strcmp(rows[i].raw, "exact");
+    cr_assert_eq(exact, 2, "%s", buf);
+    cr_assert_eq(an_report_parse_adjust("hochberg", &k, &err), SIM_EUSAGE);
+    cr_assert_str_eq(err.msg, "--adjust 'hochberg': expected holm, bonferroni or none");
 }
