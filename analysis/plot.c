@@ -697,6 +697,8 @@ static int curves_build(build_ctx *c, an_plot_data *d, sim_err *err)
                            c->o->logx || c->o->logy ? " (positive, for a log axis)" : "");
     d->x_scale = si_scale(c->xc, xmax, d->xlabel, sizeof d->xlabel);
     d->y_scale = si_scale(c->yc, ymax, d->ylabel, sizeof d->ylabel);
+    d->x_unit = strchr("tB", c->xc->unit[0]) ? c->xc->unit[0] : 0;
+    d->y_unit = strchr("tB", c->yc->unit[0]) ? c->yc->unit[0] : 0;
     for (int i = 0; i < d->n_series; i++)
         for (int j = 0; j < d->series[i].n; j++) {
             d->series[i].x[j] /= d->x_scale;

@@ -26,7 +26,10 @@ typedef struct an_plot_opts {
     const char *output;     /* FILE.png | FILE.svg | FILE.pdf */
     int width, height;      /* pixels (PNG) or points (SVG, PDF); 0 = 960 x 640 */
     int has_xlim, has_ylim; /* 1: the axis shows exactly xlim / ylim (curves clipped) */
-    double xlim[2], ylim[2]; /* axis units (as an_plot_data's x and mean), lo < hi */
+    double xlim[2], ylim[2]; /* axis units (as an_plot_data's x and mean), or base units
+                                where the kind below says so */
+    char xlim_unit[2], ylim_unit[2]; /* per limit: 0 = axis units; 't' = seconds, 'B' =
+                                        bytes (given with a unit: 0.12s, 20ms, 5MB) */
 } an_plot_opts;
 
 typedef struct an_plot_series {
@@ -45,6 +48,7 @@ typedef struct an_plot_data {
     char ylabel[128];
     char title[512];
     double x_scale, y_scale; /* axis value = database value / scale */
+    char x_unit, y_unit;     /* the columns' base unit: 't' seconds, 'B' bytes, 0 other */
 } an_plot_data;
 
 /* Reads and groups the runs and computes the curves. Unknown x or y
@@ -53,8 +57,10 @@ typedef struct an_plot_data {
 int an_plot_build(an_db *db, const an_plot_opts *opts, an_plot_data *d, sim_err *err);
 void an_plot_release(an_plot_data *d);
 
-/* Draws d into opts->output. Unknown extension: SIM_EUSAGE; PLplot's cairo
- * driver missing: SIM_EINPUT; file not writable: SIM_EIO. */
+/* Draws d into opts->output. Unknown extension: SIM_EUSAGE; limits with a
+ * unit the axis does not have, or a window with no data (the message names
+ * the data's range): SIM_EUSAGE; PLplot's cairo driver missing: SIM_EINPUT;
+ * file not writable: SIM_EIO. */
 int an_plot_render(const an_plot_data *d, const an_plot_opts *opts, sim_err *err);
 
 /* Labels of a logarithmic axis from 10^lo10 to 10^hi10 that spans fewer
@@ -67,8 +73,11 @@ int an_plot_render(const an_plot_data *d, const an_plot_opts *opts, sim_err *err
 int an_plot_log_labels(double lo10, double hi10, double *vals, int max);
 
 /* Parses an axis range "A,B" (--xlim, --ylim; opt names it in the error):
- * two finite numbers with A < B into range. SIM_EUSAGE otherwise. */
-int an_plot_range_parse(const char *opt, const char *text, double range[2], sim_err *err);
+ * each a finite number in the axis's units (unit[i] = 0), or a time (0s,
+ * 120ms, 2min, 1h: seconds, unit[i] = 't') or a size (5MB, 1GiB: bytes,
+ * unit[i] = 'B'); A < B where both are of one kind. SIM_EUSAGE otherwise. */
+int an_plot_range_parse(const char *opt, const char *text, double range[2], char unit[2],
+                        sim_err *err);
 
 /* Line style (1-4, PLplot's pllsty) and marker (an index into the marker
  * glyphs, AN_PLOT_MARKERS of them) of line i: lines differ in colour,

@@ -7,6 +7,7 @@
  * corner is free. */
 #include "analysis/plot.h"
 #include "analysis/plot_internal.h"
+#include "sim/units.h"
 
 #include <errno.h>
 #include <math.h>
@@ -154,24 +155,47 @@ void an_plot_line_style(int i, int *style, int *marker)
     *marker = i % AN_PLOT_MARKERS;
 }
 
-int an_plot_range_parse(const char *opt, const char *text, double range[2], sim_err *err)
+/* One end of a range: a plain number (axis units), a time or a size. */
+static int limit_parse(const char *text, size_t len, double *v, char *unit)
 {
+    char buf[64];
+    while (len > 0 && (*text == ' ' || *text == '\t'))
+        text++, len--;
+    while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t'))
+        len--;
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
     char *end = NULL;
+    *v = strtod(buf, &end);
+    *unit = 0;
+    if (*end == '\0')
+        return isfinite(*v) ? 0 : -1;
+    sim_time t = 0;
+    if (sim_parse_time(buf, &t, NULL) == 0) {
+        *v = sim_time_to_s(t);
+        *unit = 't';
+        return 0;
+    }
+    if (sim_parse_size(buf, v, NULL) == 0 && isfinite(*v)) {
+        *unit = 'B';
+        return 0;
+    }
+    return -1;
+}
+
+int an_plot_range_parse(const char *opt, const char *text, double range[2], char unit[2],
+                        sim_err *err)
+{
     const char *comma = text ? strchr(text, ',') : NULL;
-    if (comma) {
-        range[0] = strtod(text, &end);
-        if (end != comma || end == text)
-            comma = NULL;
-    }
-    if (comma) {
-        range[1] = strtod(comma + 1, &end);
-        if (end == comma + 1 || *end != '\0')
-            comma = NULL;
-    }
-    if (!comma || !isfinite(range[0]) || !isfinite(range[1]))
-        return sim_err_set(err, SIM_EUSAGE, "%s: expected A,B (two numbers) such as 0.7,0.85, "
-                                            "got '%s'", opt, text ? text : "");
-    if (!(range[0] < range[1]))
+    if (!comma || strchr(comma + 1, ',') ||
+        limit_parse(text, (size_t)(comma - text), &range[0], &unit[0]) < 0 ||
+        limit_parse(comma + 1, strlen(comma + 1), &range[1], &unit[1]) < 0)
+        return sim_err_set(err, SIM_EUSAGE,
+                           "%s: expected A,B such as 0.7,0.85 (axis units) or 0s,0.12s (a time "
+                           "or a size with its unit), got '%s'", opt, text ? text : "");
+    if (unit[0] == unit[1] && !(range[0] < range[1]))
         return sim_err_set(err, SIM_EUSAGE, "%s: expected A < B, got '%s'", opt, text);
     return 0;
 }
@@ -502,20 +526,101 @@ int plot_page_finish(const char *output, sim_err *err)
     return 0;
 }
 
-/* Axis limits on a logarithmic axis must be positive. */
-static int limits_check(const char *opt, int logscale, int has, const double *lim, sim_err *err)
+/* The limits of one axis in axis units: a limit given with a unit (a time,
+ * a size) is divided by the axis's scale; the axis must be of that unit. */
+static int limits_to_axis(const char *opt, const char *name, char axis_unit, double scale,
+                          const double *in, const char *unit, double *out, sim_err *err)
 {
-    if (logscale && has && !(lim[0] > 0))
-        return sim_err_set(err, SIM_EUSAGE, "%s %g,%g: a logarithmic axis needs limits > 0", opt,
-                           lim[0], lim[1]);
+    for (int i = 0; i < 2; i++) {
+        out[i] = in[i];
+        if (!unit[i])
+            continue;
+        if (unit[i] != axis_unit)
+            return sim_err_set(err, SIM_EUSAGE, "%s: %s given, but the %s axis is %s", opt,
+                               unit[i] == 't' ? "a time" : "a size", name,
+                               axis_unit == 't'   ? "a time (give seconds or 0s,0.12s)"
+                               : axis_unit == 'B' ? "a size (give MB or 0MB,5MB)"
+                                                  : "a plain number (give A,B)");
+        out[i] = in[i] / scale;
+    }
+    if (!(out[0] < out[1]))
+        return sim_err_set(err, SIM_EUSAGE, "%s %g,%g: expected A < B on the %s axis", opt, out[0],
+                           out[1], name);
     return 0;
 }
 
-int an_plot_render(const an_plot_data *d, const an_plot_opts *o, sim_err *err)
+/* A window that shows no data is an error naming where the data are. */
+static int window_fail(const char *opt, const char *label, const double *lim, double lo,
+                       double hi, sim_err *err)
 {
-    int rc = limits_check("--xlim", o->logx, o->has_xlim, o->xlim, err);
-    if (rc == 0)
-        rc = limits_check("--ylim", o->logy, o->has_ylim, o->ylim, err);
+    return sim_err_set(err, SIM_EUSAGE,
+                       "%s %g,%g: no data in the window; the data run from %g to %g on this "
+                       "axis, %s (a plain number is in the axis's unit; a time or size may "
+                       "carry its own: 0s,0.12s, 0MB,5MB)",
+                       opt, lim[0], lim[1], lo, hi, label);
+}
+
+/* The x window shows data when some line has two of its points in it (or
+ * its only point): one point at the window's edge, joined to the next far
+ * outside, is a line of no data (as a window in the wrong unit gives). */
+static int x_window_shows_data(const an_plot_data *d, const double *lim)
+{
+    for (int i = 0; i < d->n_series; i++) {
+        int in = 0;
+        for (int j = 0; j < d->series[i].n; j++)
+            in += d->series[i].x[j] >= lim[0] && d->series[i].x[j] <= lim[1];
+        if (in >= (d->series[i].n < 2 ? d->series[i].n : 2) && in > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Axis limits in axis units, showing data, and positive on a log axis. */
+static int limits_resolve(const an_plot_data *d, an_plot_opts *o, sim_err *err)
+{
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    int rc = 0;
+    if (o->has_xlim)
+        rc = limits_to_axis("--xlim", "x", d->x_unit, d->x_scale, o->xlim, o->xlim_unit,
+                            o->xlim, err);
+    if (rc == 0 && o->has_ylim)
+        rc = limits_to_axis("--ylim", "y", d->y_unit, d->y_scale, o->ylim, o->ylim_unit,
+                            o->ylim, err);
+    if (rc < 0)
+        return rc;
+    memset(o->xlim_unit, 0, sizeof o->xlim_unit);
+    memset(o->ylim_unit, 0, sizeof o->ylim_unit);
+    if (o->logx && o->has_xlim && !(o->xlim[0] > 0))
+        return sim_err_set(err, SIM_EUSAGE, "--xlim %g,%g: a logarithmic axis needs limits > 0",
+                           o->xlim[0], o->xlim[1]);
+    if (o->logy && o->has_ylim && !(o->ylim[0] > 0))
+        return sim_err_set(err, SIM_EUSAGE, "--ylim %g,%g: a logarithmic axis needs limits > 0",
+                           o->ylim[0], o->ylim[1]);
+    for (int i = 0; i < d->n_series; i++)
+        for (int j = 0; j < d->series[i].n; j++) {
+            xlo = fmin(xlo, d->series[i].x[j]);
+            xhi = fmax(xhi, d->series[i].x[j]);
+        }
+    if (o->has_xlim && !x_window_shows_data(d, o->xlim))
+        return window_fail("--xlim", d->xlabel, o->xlim, xlo, xhi, err);
+    /* the y values of the points inside the x window (or all) */
+    for (int i = 0; i < d->n_series; i++)
+        for (int j = 0; j < d->series[i].n; j++) {
+            double x = d->series[i].x[j];
+            if (o->has_xlim && (x < o->xlim[0] || x > o->xlim[1]))
+                continue;
+            ylo = fmin(ylo, d->series[i].lo[j]);
+            yhi = fmax(yhi, d->series[i].hi[j]);
+        }
+    if (o->has_ylim && ylo <= yhi && !(yhi >= o->ylim[0] && ylo <= o->ylim[1]))
+        return window_fail("--ylim", d->ylabel, o->ylim, ylo, yhi, err);
+    return 0;
+}
+
+int an_plot_render(const an_plot_data *d, const an_plot_opts *opts, sim_err *err)
+{
+    an_plot_opts lim = *opts, *o = &lim;
+    int rc = limits_resolve(d, o, err);
     if (rc < 0)
         return rc;
     const char *dev = NULL;

@@ -277,10 +277,15 @@ int an_report_print(const char *path, const an_report_opts *opts, FILE *out,
     if (ret == 0 && opts->aggregate) {
         an_report_groups agg = {0};
         ret = an_report_aggregate(db, &rep, &agg, err);
+        /* --compare's errors come before any output */
+        if (ret == 0 && opts->compare)
+            ret = an_report_compare_write(&agg, opts->compare, opts->adjust, opts->csv, NULL,
+                                             err);
         if (ret == 0)
             ret = an_report_groups_write(&agg, opts->csv, out, err);
         if (ret == 0 && opts->compare)
-            ret = an_report_compare_write(&agg, opts->compare, opts->csv, out, err);
+            ret = an_report_compare_write(&agg, opts->compare, opts->adjust, opts->csv, out,
+                                             err);
         an_report_groups_release(&agg);
         an_report_release(&rep);
         an_db_close(db);

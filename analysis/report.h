@@ -35,10 +35,18 @@ typedef struct an_report_opts {
                                    values differ among the runs listed */
     int staleness;              /* an_report_print: per-worker staleness quantiles
                                    instead of the run table */
-    const char *compare;        /* with aggregate: "SECTION.KEY=V1,V2": the
-                                   difference V2 - V1 of every pair of groups that
+    const char *compare;        /* with aggregate: "SECTION.KEY=BASE,V1,V2,...": the
+                                   difference Vi - BASE of every pair of groups that
                                    differ only in that key (Welch); NULL = none */
+    int adjust;                 /* with compare: AN_ADJUST_* over all its comparisons */
 } an_report_opts;
+
+/* Multiple-comparison adjustment of --compare's intervals and verdicts. */
+enum { AN_ADJUST_NONE = 0, AN_ADJUST_BONFERRONI, AN_ADJUST_HOLM };
+
+/* "none", "bonferroni" or "holm" into *adjust; SIM_EUSAGE naming text
+ * otherwise. */
+int an_report_parse_adjust(const char *text, int *adjust, sim_err *err);
 
 /* Params shown as columns, at most. */
 #define AN_REPORT_MAX_KEYS 16
@@ -90,14 +98,17 @@ typedef struct an_report_stat {
 /* The 95% confidence interval of the difference of two means (Welch's t). */
 typedef struct an_report_diff {
     double diff;                /* mean(b) - mean(a); NAN when either has no value */
-    double lo, hi;              /* the interval; NAN when either has n < 2 */
+    double lo, hi;              /* the interval; NAN when either has n < 2 or exact */
     double df;                  /* Welch-Satterthwaite degrees of freedom */
+    int exact;                  /* 1: every seed of both groups gave the same value (a
+                                   deterministic statistic): the difference is exact,
+                                   no interval and no verdict */
 } an_report_diff;
 
 /* Mean, sd and ci of n values (NAN where not defined). */
 void an_report_stat_of(const double *values, int n, an_report_stat *s);
-/* The Welch interval of mean(b) - mean(a) at 95% (a degenerate interval
- * [diff, diff] when both spreads are 0). */
+/* The Welch interval of mean(b) - mean(a) at 95% (none, and exact = 1,
+ * when both spreads are 0). */
 void an_report_diff_of(const an_report_stat *a, const an_report_stat *b, an_report_diff *d);
 
 typedef struct an_report_group {
@@ -131,12 +142,22 @@ void an_report_groups_release(an_report_groups *agg);
 /* Text table ("mean ±ci" cells) or CSV (X_mean, X_min, X_max, X_ci_lo,
  * X_ci_hi). */
 int an_report_groups_write(const an_report_groups *agg, int csv, FILE *out, sim_err *err);
-/* --compare KEY=V1,V2: for every pair of groups whose params differ only in
- * KEY, with V1 and V2, the difference V2 - V1 of each statistic with its
- * 95% interval and the verdict (text or CSV). SIM_EUSAGE for a malformed
- * text or when no pair is found. */
-int an_report_compare_write(const an_report_groups *agg, const char *compare, int csv,
-                            FILE *out, sim_err *err);
+/* --compare KEY=BASE,V1,V2,...: for every value Vi and every pair of groups
+ * whose params differ only in KEY, one with BASE and one with Vi, the
+ * difference Vi - BASE of each statistic with its 95% interval and the
+ * verdict, as one table (text or CSV); a statistic that is the same for
+ * every seed of both groups gets the exact difference alone. SIM_EUSAGE,
+ * before anything is written, for a malformed text, a key no group has
+ * (naming the closest keys), a value no group has (naming those there
+ * are) or a value with no group to pair with BASE. out NULL: only these
+ * checks. adjust (AN_ADJUST_*) widens the intervals and judges the
+ * verdicts over the family of every comparison with an interval the call
+ * makes (all values, pairs and statistics, m of them): Bonferroni at 95% /
+ * m each; Holm by the step-down on Welch's p-values (the comparison of
+ * rank i at 1 - 0.05 / (m - i + 1), up to the first that contains zero,
+ * the rest at that one's level), adjusted p-values in the CSV. */
+int an_report_compare_write(const an_report_groups *agg, const char *compare, int adjust,
+                            int csv, FILE *out, sim_err *err);
 
 /* The nearest-rank q-quantile of a distribution given as n increasing
  * values with their counts: the smallest value with at least ceil(q N) of

@@ -6,7 +6,8 @@
  *                      baseline matching, a run's own target
  *   report_format.c    the per-run text table and CSV
  *   report_aggregate.c aggregation over seeds and its table and CSV
- *   report_stats.c     means, confidence intervals, Welch differences, --compare
+ *   report_stats.c     means, confidence intervals, Welch differences
+ *   report_compare.c   --compare: each value against the first
  *   report_keys.c      the params shown as columns */
 #ifndef DTSIM_AN_REPORT_INTERNAL_H
 #define DTSIM_AN_REPORT_INTERNAL_H

@@ -66,13 +66,19 @@ static int key_add(key_set *ks, const char *key)
     return 0;
 }
 
-/* Fills the chosen keys from "a.b,c.d". */
+/* Fills the chosen keys from "a.b,c.d" (blanks around a key are left
+ * out: "a.b, c.d"). */
 static int keys_chosen(const char *columns, key_set *ks, sim_err *err)
 {
     const char *p = columns;
     while (*p) {
         const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
+        size_t len = end ? (size_t)(end - p) : strlen(p), skip = 0;
+        while (skip < len && (p[skip] == ' ' || p[skip] == '\t'))
+            skip++;
+        while (len > skip && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        p += skip, len -= skip;
         char key[64];
         if (len == 0 || len >= sizeof key || !memchr(p, '.', len))
             return sim_err_set(err, SIM_EUSAGE, "--columns '%s': expected SECTION.KEY,..."
@@ -83,7 +89,7 @@ static int keys_chosen(const char *columns, key_set *ks, sim_err *err)
                                AN_REPORT_MAX_KEYS);
         if (key_add(ks, key) < 0)
             return sim_err_set(err, SIM_ENOMEM, "report: out of memory");
-        p += len + (end ? 1 : 0);
+        p = end ? end + 1 : p + strlen(p);
     }
     return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef DTSIM_AN_TRACE_H
 #define DTSIM_AN_TRACE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "analysis/db.h"
@@ -50,15 +51,27 @@ int an_trace_exists(an_db *db, int64_t run_id, sim_err *err);
 int an_trace_run_check(an_db *db, const char *path, int64_t run_id, int *n_workers,
                        sim_err *err);
 
+/* What a reader of run_id's timeline must be told, in note ("" when
+ * nothing): that it reached [experiment] trace_max_events (nothing after
+ * the last recorded time, which it names, was recorded), or that the run
+ * did not finish (failed, interrupted: the timeline is partial).
+ * *recorded_end (may be NULL) receives the last recorded time in
+ * simulated seconds. SIM_EDB on error. */
+int an_trace_note(an_db *db, const char *path, int64_t run_id, char *note, size_t size,
+                  double *recorded_end, sim_err *err);
+
 /* `dtsim trace`: writes run_id's timeline from the database at path to
  * out as a Chrome trace (JSON object format, microseconds): a process
  * "workers" with a thread per worker (complete events compute, idle, down,
  * lost), a process "sends" with a thread per worker, and a process
- * "links" with a counter per link that carried bytes. *n_events (may be
- * NULL) receives the events written. Errors: no such run or no trace rows
- * SIM_EINPUT, unwritable output SIM_EIO, database SIM_EDB. */
+ * "links" with a counter per link that carried bytes; an_trace_note's
+ * note, if any, in otherData.note and in note (note_size bytes; may be
+ * NULL). *n_events (may be NULL) receives the events written. Errors: out
+ * not ending in .json, or not writable (a missing folder, a folder):
+ * SIM_EUSAGE naming it; no such run or no trace rows SIM_EINPUT; a
+ * failed write SIM_EIO; database SIM_EDB. */
 int an_trace_export(const char *path, int64_t run_id, const char *out, int64_t *n_events,
-                    sim_err *err);
+                    char *note, size_t note_size, sim_err *err);
 
 typedef struct an_timeline_opts {
     int64_t run_id;
@@ -70,9 +83,12 @@ typedef struct an_timeline_opts {
 
 /* `dtsim plot --timeline`: a Gantt chart of the run's spans, a row per
  * worker, a colour per state with a legend, simulated time on x. Errors
- * as an_trace_export's, an empty or reversed window SIM_EUSAGE. *n_spans
- * (may be NULL) receives the spans drawn. */
+ * as an_trace_export's, an empty or reversed window SIM_EUSAGE, and a
+ * window after the last recorded time of a timeline that an_trace_note
+ * says is cut or partial SIM_EUSAGE naming that time. *n_spans (may be
+ * NULL) receives the spans drawn, note (note_size bytes, may be NULL) the
+ * note. */
 int an_timeline_plot(const char *path, const an_timeline_opts *o, int64_t *n_spans,
-                     sim_err *err);
+                     char *note, size_t note_size, sim_err *err);
 
 #endif

@@ -109,20 +109,31 @@ static void legend_draw(void)
 }
 
 int an_timeline_plot(const char *path, const an_timeline_opts *o, int64_t *n_spans,
-                     sim_err *err)
+                     char *note, size_t note_size, sim_err *err)
 {
     const char *dev = NULL;
+    char own[512];
+    if (!note || note_size == 0)
+        note = own, note_size = sizeof own;
+    note[0] = '\0';
     an_db *db = an_db_open_readonly(path, err);
     if (!db)
         return err && err->code ? err->code : SIM_EDB;
     int n = 0;
+    double recorded = NAN;
     int ret = an_trace_run_check(db, path, o->run_id, &n, err);
+    if (ret == 0)
+        ret = an_trace_note(db, path, o->run_id, note, note_size, &recorded, err);
     double from = isnan(o->from) ? 0 : o->from;
     double to = isnan(o->to) ? (ret == 0 ? run_end(db, o->run_id) : 0) : o->to;
     if (ret == 0 && (!(to > from) || n < 1))
         ret = sim_err_set(err, SIM_EUSAGE,
                           "--from %g --to %g: the window is empty (run %lld ends at %g s)", from,
                           to, (long long)o->run_id, run_end(db, o->run_id));
+    if (ret == 0 && note[0] && from >= recorded)
+        ret = sim_err_set(err, SIM_EUSAGE, "--from %g: run %lld's timeline stops at %g s, so "
+                          "the window shows nothing: %s", from, (long long)o->run_id, recorded,
+                          note);
     if (ret == 0)
         ret = plot_output_check(o->output, &dev, err);
     if (ret < 0) {

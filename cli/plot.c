@@ -26,11 +26,11 @@ static const char help_head[] =
     "Gantt chart of a run made with [experiment] trace = on instead.\n\n";
 
 /* --xlim, --ylim A,B into the plot options. */
-static int opt_range(const char *command, const char *v, double *range, int *has,
+static int opt_range(const char *command, const char *v, double *range, char *unit, int *has,
                      const char *name)
 {
     sim_err err = {0};
-    if (an_plot_range_parse(name, v, range, &err) < 0)
+    if (an_plot_range_parse(name, v, range, unit, &err) < 0)
         return cli_usage_error(command, "%s", err.msg);
     *has = 1;
     return 0;
@@ -39,13 +39,13 @@ static int opt_range(const char *command, const char *v, double *range, int *has
 static int opt_xlim(const char *command, const char *v, void *dest)
 {
     an_plot_opts *o = dest;
-    return opt_range(command, v, o->xlim, &o->has_xlim, "--xlim");
+    return opt_range(command, v, o->xlim, o->xlim_unit, &o->has_xlim, "--xlim");
 }
 
 static int opt_ylim(const char *command, const char *v, void *dest)
 {
     an_plot_opts *o = dest;
-    return opt_range(command, v, o->ylim, &o->has_ylim, "--ylim");
+    return opt_range(command, v, o->ylim, o->ylim_unit, &o->has_ylim, "--ylim");
 }
 
 /* --from, --to T: simulated seconds (a number, or a time such as 20ms). */
@@ -104,9 +104,14 @@ static int timeline_main(const char *path, an_timeline_opts *tl, long long run,
     tl->height = o->height;
     sim_err err = {0};
     int64_t n = 0;
-    if (an_timeline_plot(path, tl, &n, &err) < 0)
+    char note[512];
+    if (an_timeline_plot(path, tl, &n, note, sizeof note, &err) < 0)
         return cli_fail(&err);
     printf("plot: timeline of run %lld, %lld spans -> %s\n", run, (long long)n, o->output);
+    if (note[0]) {
+        fflush(stdout);
+        fprintf(stderr, "dtsim: warning: run %lld: %s\n", run, note);
+    }
     return 0;
 }
 
@@ -141,8 +146,10 @@ int cli_plot_main(int argc, char **argv)
         CLI_CALL("--size", opt_size, &o,
                  "  --size WxH       pixels (PNG) or points (SVG, PDF); default 960x640\n"),
         CLI_CALL("--xlim", opt_xlim, &o,
-                 "  --xlim A,B       the x axis from A to B (axis units: seconds, MB, ...);\n"
-                 "                   curves are clipped\n"),
+                 "  --xlim A,B       the x axis from A to B: plain numbers in the axis's unit\n"
+                 "                   (as labelled: s, ms, MB, ...), or with a unit of their\n"
+                 "                   own (0s,0.12s, 20ms,2min, 0MB,5GB); curves are clipped; a\n"
+                 "                   window with no data is an error naming the data's range\n"),
         CLI_CALL("--ylim", opt_ylim, &o, "  --ylim A,B       the same for the y axis\n"),
         CLI_STRING("--output", "-o", &o.output,
                    "  -o FILE          output: .png, .svg or .pdf (also --output FILE)\n"),

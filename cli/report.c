@@ -13,7 +13,8 @@
 static const char help_head[] =
     "Usage: dtsim report DB [--run ID]... [--target METRIC=VALUE] [--sustain K]\n"
     "                    [--baseline RUN] [--columns KEY,...] [--csv]\n"
-    "                    [--aggregate [--compare KEY=V1,V2] | --scaling | --staleness]\n\n"
+    "                    [--aggregate [--compare KEY=BASE,V1,... [--adjust holm|bonferroni]]\n"
+    "                    | --scaling | --staleness]\n\n"
     "One row per run: algorithm, the configuration keys whose values differ among\n"
     "the runs, workers, final train loss, final test accuracy, simulated time, time\n"
     "to target, speedup against the baseline, bytes sent, idle fraction, mean\n"
@@ -24,6 +25,7 @@ typedef struct report_args {
     an_report_opts o;
     int64_t ids[MAX_RUNS];
     char metric[32];
+    int adjusted;               /* --adjust given */
 } report_args;
 
 static int parse_id(const char *command, const char *v, long long *id)
@@ -54,6 +56,17 @@ static int opt_baseline(const char *command, const char *v, void *dest)
     if (rc == 0)
         a->o.baseline = id;
     return rc;
+}
+
+static int opt_adjust(const char *command, const char *v, void *dest)
+{
+    (void)command;
+    report_args *a = dest;
+    sim_err err = {0};
+    if (an_report_parse_adjust(v, &a->o.adjust, &err) < 0)
+        return cli_fail(&err);
+    a->adjusted = 1;
+    return 0;
 }
 
 static int opt_target(const char *command, const char *v, void *dest)
@@ -108,9 +121,17 @@ int cli_report_main(int argc, char **argv)
                  "                         updates: count, mean, median, p90, p99, max\n"
                  "                         (asynchronous methods; the full distribution)\n"),
         CLI_STRING("--compare", NULL, &a.o.compare,
-                   "  --compare KEY=V1,V2    with --aggregate: for groups that differ only in KEY,\n"
-                   "                         V2 minus V1 of each column with its 95% interval\n"
-                   "                         (Welch's t): higher, lower or inconclusive\n"),
+                   "  --compare KEY=BASE,V1,...\n"
+                   "                         with --aggregate: for groups that differ only in KEY,\n"
+                   "                         each value minus BASE of each column with its 95%\n"
+                   "                         interval (Welch's t): higher, lower or\n"
+                   "                         inconclusive; exact where every seed agrees\n"),
+        CLI_CALL("--adjust", opt_adjust, &a,
+                 "  --adjust holm|bonferroni\n"
+                 "                         with --compare: the intervals and verdicts adjusted\n"
+                 "                         over all the comparisons of the call (m of them):\n"
+                 "                         Bonferroni at 95%/m each, or Holm's step-down on\n"
+                 "                         Welch's p-values; the raw verdict beside\n"),
         CLI_FLAG("--scaling", NULL, &scaling,
                  "  --scaling              for runs (done) that differ only in the worker count\n"
                  "                         (and the arguments of network.topology): simulated\n"
@@ -132,6 +153,8 @@ int cli_report_main(int argc, char **argv)
         return cli_usage_error("report", "%s", "--staleness takes no --aggregate or --scaling");
     if (a.o.compare && !a.o.aggregate)
         return cli_usage_error("report", "%s", "--compare needs --aggregate");
+    if (a.adjusted && !a.o.compare)
+        return cli_usage_error("report", "%s", "--adjust needs --compare");
     sim_err err = {0};
     if (scaling) {
         if (an_scaling_print(path, a.ids, a.o.n_run_ids, a.o.csv, stdout, &err) < 0)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "analysis/sweep.h"
@@ -42,7 +43,258 @@ static const char help_tail[] =
     "      --db part-$SLURM_ARRAY_TASK_ID.db       (sbatch --array=1-N)\n"
     "  dtsim merge results.db part-*.db\n";
 
+/* One warning line and the configurations (by sweep index) it concerns. */
+typedef struct sweep_warning {
+    char *text;
+    unsigned char *hit;         /* per configuration: 1 if it warned so */
+} sweep_warning;
+
+/* A --grid axis as the sweep expands it (analysis/sweep.c: seeds vary
+ * fastest, then the last axis, the first slowest). */
+typedef struct sweep_axis {
+    char key[128];              /* "algorithm.name", "local_sgd:algorithm.local_steps" */
+    char scope[64];             /* the method of a scoped key, "" if none */
+    char **values;
+    int n;
+} sweep_axis;
+
+typedef struct sweep_check_ctx {
+    xp_check *chk;
+    sweep_axis axes[MAX_SETS];
+    int n_axes;
+    long long n_seeds, total;   /* configurations, as the plan expands them */
+    long long index;            /* of the next configuration checked */
+    char (*algo)[64];           /* per configuration: its method */
+    sweep_warning *warn;
+    int n_warn;
+    int mixed;                  /* 1: the configurations have more than one method */
+} sweep_check_ctx;
+
+/* The one method of every configuration, or NULL. */
+static const char *sweep_only_algo(const sweep_check_ctx *c)
+{
+    return c && c->algo && c->index > 0 && !c->mixed ? c->algo[0] : NULL;
+}
+
+/* The grid as the sweep will expand it; total 0 when it cannot (the
+ * sweep reports that itself). */
+static void check_ctx_init(sweep_check_ctx *c, const an_sweep_opts *o)
+{
+    uint64_t lo = 0, hi = 0;
+    c->n_seeds = 1;
+    if (o->seeds && an_sweep_parse_seeds(o->seeds, &lo, &hi, NULL) == 0)
+        c->n_seeds = (long long)(hi - lo + 1);
+    c->total = c->n_seeds;
+    for (int g = 0; g < o->n_grids && c->total > 0; g++) {
+        sweep_axis *a = &c->axes[c->n_axes];
+        const char *eq = strchr(o->grids[g], '=');
+        if (!eq || (size_t)(eq - o->grids[g]) >= sizeof a->key) {
+            c->total = 0;
+            break;
+        }
+        snprintf(a->key, sizeof a->key, "%.*s", (int)(eq - o->grids[g]), o->grids[g]);
+        size_t scope = strcspn(a->key, ":");
+        if (a->key[scope] == ':' && scope < sizeof a->scope) {
+            memcpy(a->scope, a->key, scope);
+            a->scope[scope] = '\0';
+        }
+        a->n = an_sweep_split_values(eq + 1, &a->values, NULL);
+        if (a->n <= 0 || c->total > 1000000 / a->n) {
+            c->total = 0;
+            break;
+        }
+        c->n_axes++;
+        c->total *= a->n;
+    }
+    c->algo = c->total > 0 ? calloc((size_t)c->total, sizeof *c->algo) : NULL;
+    if (!c->algo)
+        c->total = 0;
+}
+
+static void check_ctx_release(sweep_check_ctx *c)
+{
+    for (int a = 0; a < c->n_axes; a++)
+        an_sweep_values_free(c->axes[a].values, c->axes[a].n);
+    for (int w = 0; w < c->n_warn; w++) {
+        free(c->warn[w].text);
+        free(c->warn[w].hit);
+    }
+    free(c->warn);
+    free(c->algo);
+}
+
+/* The value configuration i takes on axis a, -1 where a scoped key does
+ * not apply (another method's run). */
+static int axis_pick(const sweep_check_ctx *c, long long i, int a)
+{
+    long long rest = i / c->n_seeds;
+    for (int b = c->n_axes - 1; b > a; b--)
+        rest /= c->axes[b].n;
+    int v = (int)(rest % c->axes[a].n);
+    if (c->axes[a].scope[0] && strcmp(c->axes[a].scope, c->algo[i]) != 0)
+        return -1;
+    return v;
+}
+
+/* Configuration i's grid point: its value index on every axis (-1 where
+ * a scoped key does not apply); the seed left out. */
+static void point_of(const sweep_check_ctx *c, long long i, int *pick)
+{
+    for (int a = 0; a < c->n_axes; a++)
+        pick[a] = axis_pick(c, i, a);
+}
+
+/* The distinct grid points of the configurations with hit[i] (all when hit
+ * is NULL), as rows of n_axes picks; returns how many. */
+static long long points_distinct(const sweep_check_ctx *c, const unsigned char *hit,
+                                 int *rows)
+{
+    long long n = 0;
+    int na = c->n_axes;
+    for (long long i = 0; i < c->total; i++) {
+        if (hit && !hit[i])
+            continue;
+        point_of(c, i, &rows[n * na]);
+        long long j = 0;
+        while (j < n && memcmp(&rows[j * na], &rows[n * na], (size_t)na * sizeof *rows) != 0)
+            j++;
+        n += j == n;
+    }
+    return n;
+}
+
+/* Where a warning applies: "" when to every grid point, else " (grid
+ * points with KEY=V1,V2 and ...: k of N)" naming each axis whose values
+ * among the points warned are not all of its values (a scoped key counts
+ * where it applies), or " (k of the N grid points)" when the points warned
+ * are no such product. */
+static void warning_scope(const sweep_check_ctx *c, const sweep_warning *w, char *out,
+                          size_t size)
+{
+    int na = c->n_axes > 0 ? c->n_axes : 1;
+    int *all = malloc((size_t)c->total * (size_t)na * sizeof *all);
+    int *hit = malloc((size_t)c->total * (size_t)na * sizeof *hit);
+    out[0] = '\0';
+    if (!all || !hit) {
+        free(all);
+        free(hit);
+        return;
+    }
+    long long n_all = points_distinct(c, NULL, all), n_hit = points_distinct(c, w->hit, hit);
+    long long product = 1;
+    size_t len = 0;
+    int named = 0;
+    for (int a = 0; n_hit < n_all && a < c->n_axes; a++) {
+        int n = c->axes[a].n, n_seen = 0, real_seen = 0, real_all = 0, na_seen = 0;
+        unsigned char *seen = calloc((size_t)n, 1), *some = calloc((size_t)n, 1);
+        for (long long j = 0; seen && some && j < n_all; j++)
+            if (all[j * c->n_axes + a] >= 0)
+                real_all += !some[all[j * c->n_axes + a]], some[all[j * c->n_axes + a]] = 1;
+        for (long long j = 0; seen && some && j < n_hit; j++) {
+            int v = hit[j * c->n_axes + a];
+            if (v < 0)
+                na_seen = 1;
+            else
+                real_seen += !seen[v], seen[v] = 1;
+        }
+        n_seen = real_seen + na_seen;
+        product *= n_seen;
+        if (seen && real_seen > 0 && real_seen < real_all) {
+            len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%s=",
+                                    named ? " and " : " (grid points with ", c->axes[a].key);
+            for (int v = 0, first = 1; v < n; v++)
+                if (seen[v]) {
+                    len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%s",
+                                            first ? "" : ",", c->axes[a].values[v]);
+                    first = 0;
+                }
+            named++;
+        }
+        free(seen);
+        free(some);
+    }
+    if (n_hit < n_all && (!named || product != n_hit))
+        snprintf(out, size, " (%lld of the %lld grid points)", n_hit, n_all);
+    else if (n_hit < n_all && len < size)
+        snprintf(out + len, size - len, ": %lld of %lld grid point%s)", n_hit, n_all,
+                 n_all == 1 ? "" : "s");
+    free(all);
+    free(hit);
+}
+
+/* Each warning once, naming the configurations it concerns. */
+static void warnings_print(const sweep_check_ctx *c)
+{
+    for (int w = 0; w < c->n_warn; w++) {
+        char scope[1024];
+        warning_scope(c, &c->warn[w], scope, sizeof scope);
+        fprintf(stderr, "dtsim: warning: %s%s\n", c->warn[w].text, scope);
+    }
+}
+
+/* Keeps configuration index's warnings (the keys the file and --set
+ * wrote that its method ignores, ...) until the last is checked. */
+static void warnings_collect(sweep_check_ctx *c, const cfg_config *cfg)
+{
+    char buf[4096];
+    if (c->index > 0 && strcmp(c->algo[0], cfg->algorithm) != 0)
+        c->mixed = 1;
+    snprintf(c->algo[c->index], sizeof c->algo[0], "%s", cfg->algorithm);
+    if (xp_experiment_warnings(cfg, buf, sizeof buf) == 0)
+        return;
+    for (char *line = buf, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        *nl = '\0';
+        int w = 0;
+        while (w < c->n_warn && strcmp(c->warn[w].text, line) != 0)
+            w++;
+        if (w == c->n_warn) {
+            sweep_warning *grown = realloc(c->warn, (size_t)(w + 1) * sizeof *grown);
+            if (!grown)
+                return;
+            c->warn = grown;
+            c->warn[w].text = strdup(line);
+            c->warn[w].hit = calloc((size_t)c->total, 1);
+            if (!c->warn[w].text || !c->warn[w].hit) {
+                free(c->warn[w].text);
+                free(c->warn[w].hit);
+                return;
+            }
+            c->n_warn++;
+        }
+        c->warn[w].hit[c->index] = 1;
+    }
+}
+
+/* The label without the scoped keys that belong to another method than
+ * the run's: "algorithm.name=allreduce_sgd local_sgd:algorithm.local_steps=2"
+ * is labelled "algorithm.name=allreduce_sgd". */
+static void label_scoped(const char *label, const char *only_algo, char *out, size_t size)
+{
+    const char *algo = NULL;
+    size_t algo_len = 0, len = 0;
+    for (const char *p = label; *p; p += strcspn(p, " "), p += *p == ' ')
+        if (strncmp(p, "algorithm.name=", 15) == 0) {
+            algo = p + 15;
+            algo_len = strcspn(algo, " ");
+        }
+    if (!algo && only_algo) {
+        algo = only_algo;
+        algo_len = strlen(only_algo);
+    }
+    out[0] = '\0';
+    for (const char *p = label; *p; p += *p == ' ') {
+        size_t n = strcspn(p, " ");
+        const char *colon = memchr(p, ':', n), *eq = memchr(p, '=', n);
+        int other = algo && colon && (!eq || colon < eq) &&
+                    ((size_t)(colon - p) != algo_len || strncmp(p, algo, algo_len) != 0);
+        if (!other && len < size)
+            len += (size_t)snprintf(out + len, size - len, "%s%.*s", len ? " " : "", (int)n, p);
+        p += n;
+    }
+}
+
 typedef struct sweep_cli {
+    const sweep_check_ctx *chk; /* the configurations' methods */
     int progress;       /* a progress line is wanted */
     int shown;          /* a progress line is on the screen */
     int mpi;            /* started by mpirun: prefix lines with the rank */
@@ -82,7 +334,9 @@ static void sweep_on_result(void *ctx, const an_sweep_result *r)
     char rank[32] = "";
     if (c->mpi)
         snprintf(rank, sizeof rank, "rank %d: ", r->rank);
-    const char *label = r->label[0] ? r->label : "(the file as is)";
+    char scoped[2048];
+    label_scoped(r->label, sweep_only_algo(c->chk), scoped, sizeof scoped);
+    const char *label = scoped[0] ? scoped : "(the file as is)";
     if (r->code != 0) {
         fflush(stdout);
         fprintf(stderr, "%s[%d/%d] failed: %s\n", rank, r->index + 1, r->total, r->message);
@@ -131,19 +385,20 @@ static int sweep_run_one(void *ctx, const cfg_config *cfg, an_db *db, an_sweep_j
     return 0;
 }
 
-typedef struct sweep_check_ctx {
-    xp_check *chk;
-    int warned;
-} sweep_check_ctx;
-
-/* Checks every configuration; the warnings of the first one (the keys the
- * file and --set wrote that the method ignores) are printed once. */
+/* Checks every configuration; the warnings are printed once all are
+ * checked, each naming the grid points it concerns (a sweep over methods
+ * warns "allreduce_sgd uses no logical graph" for allreduce_sgd's points
+ * only). Without a grid it knows, the first configuration's, as run does. */
 static int sweep_check_one(void *ctx, const cfg_config *cfg, sim_err *err)
 {
     sweep_check_ctx *c = ctx;
-    if (!c->warned) {
-        c->warned = 1;
-        cli_warnings_print(cfg);
+    if (c->total == 0) {
+        if (c->index++ == 0)
+            cli_warnings_print(cfg);
+    } else if (c->index < c->total) {
+        warnings_collect(c, cfg);
+        if (++c->index == c->total)
+            warnings_print(c);
     }
     return xp_experiment_check(cfg, c->chk, err);
 }
@@ -241,12 +496,14 @@ int cli_sweep_main(int argc, char **argv)
     if (!threads_opt && !getenv("DTSIM_THREADS") && o.jobs > 1)
         threads = threads / o.jobs > 1 ? threads / o.jobs : 1; /* the jobs share the cores */
     o.run_ctx = &threads;
-    sweep_cli c = {.progress = !quiet && isatty(2), .mpi = an_sweep_under_mpirun()};
+    static sweep_check_ctx cc;
+    sweep_cli c = {.progress = !quiet && isatty(2), .mpi = an_sweep_under_mpirun(), .chk = &cc};
     o.on_result = sweep_on_result;
     o.on_status = c.progress ? sweep_on_status : NULL;
     o.ctx = &c;
     xp_check *chk = xp_check_create();
-    sweep_check_ctx cc = {.chk = chk};
+    cc.chk = chk;
+    check_ctx_init(&cc, &o);
     o.check = sweep_check_one;
     o.check_ctx = &cc;
     sim_err err = {0};
@@ -255,6 +512,7 @@ int cli_sweep_main(int argc, char **argv)
     o.interrupt = &cli_interrupted;
     int rc = an_sweep_run(&o, &sum, &err);
     xp_check_destroy(chk);
+    check_ctx_release(&cc);
     sweep_clear(&c);
     if (sum.rank == 0 && sum.total > 0)
         print_summary(&sum, rc, o.db_path);

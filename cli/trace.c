@@ -11,7 +11,10 @@ static const char help_head[] =
     "trace event format, which Perfetto (ui.perfetto.dev) and chrome://tracing\n"
     "open: a track per worker (compute, idle, down, lost: a step a crash lost), a\n"
     "track per worker's sends, and a counter per link with its bytes in flight.\n"
-    "Times are simulated (1 s simulated = 1 s on the trace's axis).\n\n";
+    "Times are simulated (1 s simulated = 1 s on the trace's axis). A timeline cut\n"
+    "by [experiment] trace_max_events, or of a run that did not finish, is\n"
+    "exported with a warning (and a note in the file's otherData) saying where it\n"
+    "stops. An output that is not a .json file, or cannot be written, is exit 2.\n\n";
 
 int cli_trace_main(int argc, char **argv)
 {
@@ -35,8 +38,13 @@ int cli_trace_main(int argc, char **argv)
         return cli_usage_error("trace", "%s", "missing -o FILE.json");
     sim_err err = {0};
     int64_t n = 0;
-    if (an_trace_export(path, run, out, &n, &err) < 0)
+    char note[512];
+    if (an_trace_export(path, run, out, &n, note, sizeof note, &err) < 0)
         return cli_fail(&err);
     printf("trace: run %lld, %lld events -> %s\n", run, (long long)n, out);
+    if (note[0]) {
+        fflush(stdout);
+        fprintf(stderr, "dtsim: warning: run %lld: %s\n", run, note);
+    }
     return 0;
 }

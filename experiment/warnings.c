@@ -1,7 +1,8 @@
 /* Warnings about a configuration that runs but likely not as meant
  * (xp_experiment_warnings, experiment.h): keys the user wrote that the
  * configuration does not read, an experiment file that sets no key, a
- * physical network with hosts the run leaves idle, and Top-k-like
+ * physical network with hosts the run leaves idle, a timeline bound
+ * without a timeline, and Top-k-like
  * compression with error feedback under heavy-ball momentum. The facts
  * come from vtable data (the method's optimizer, the optimizers' key
  * tables, the compressor's identity flag), never from method names. The
@@ -213,6 +214,10 @@ int xp_experiment_warnings(const cfg_config *cfg, char *buf, size_t len)
         n += warn_key(cfg, "network", "intra_bandwidth", buf, len, &used,
                       "the network has no servers of GPUs");
     }
+    int trace = 0;
+    if (cfg_get_bool(cfg, "experiment", "trace", &trace, NULL) == 0 && !trace)
+        n += warn_key(cfg, "experiment", "trace_max_events", buf, len, &used,
+                      "trace = off (the bound is of a recorded timeline)");
     n += warn_idle_hosts(cfg, vt, buf, len, &used);
     return n;
 }

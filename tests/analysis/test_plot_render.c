@@ -116,35 +116,107 @@ Test(plot_render, log_axis_labels_inside_a_decade)
     cr_assert(strstr((char *)file_buf, "</svg>") != NULL);
 }
 
-/* --xlim, --ylim: "A,B" with A < B, finite; every other text is a usage
+/* --xlim, --ylim: "A,B" with A < B, finite, each a plain number (axis
+ * units) or a time or size with its unit; every other text is a usage
  * error naming the option and the text. */
 Test(plot_render, axis_limits_parse_and_errors)
 {
     double r[2];
+    char u[2];
     sim_err err = {0};
-    cr_assert_eq(an_plot_range_parse("--ylim", "0.7,0.85", r, &err), 0, "%s", err.msg);
+    cr_assert_eq(an_plot_range_parse("--ylim", "0.7,0.85", r, u, &err), 0, "%s", err.msg);
     cr_assert_float_eq(r[0], 0.7, 1e-15);
     cr_assert_float_eq(r[1], 0.85, 1e-15);
-    cr_assert_eq(an_plot_range_parse("--xlim", "-1e3, 2.5", r, &err), 0, "%s", err.msg);
+    cr_assert(u[0] == 0 && u[1] == 0);
+    cr_assert_eq(an_plot_range_parse("--xlim", "-1e3, 2.5", r, u, &err), 0, "%s", err.msg);
     cr_assert_float_eq(r[0], -1000, 1e-12);
     cr_assert_float_eq(r[1], 2.5, 1e-15);
-    static const char *const bad[][2] = {
-        {"abc", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got 'abc'"},
-        {"0.7", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got '0.7'"},
-        {"0.7,", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got '0.7,'"},
-        {",1", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got ',1'"},
-        {"1,2,3", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got '1,2,3'"},
-        {"0,inf", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got '0,inf'"},
-        {"nan,1", "--xlim: expected A,B (two numbers) such as 0.7,0.85, got 'nan,1'"},
-        {"2,1", "--xlim: expected A < B, got '2,1'"},
-        {"1,1", "--xlim: expected A < B, got '1,1'"},
-    };
+    /* units: times in seconds, sizes in bytes, a plain end stays plain */
+    cr_assert_eq(an_plot_range_parse("--xlim", "0s,0.12s", r, u, &err), 0, "%s", err.msg);
+    cr_assert(r[0] == 0 && fabs(r[1] - 0.12) < 1e-15 && u[0] == 't' && u[1] == 't');
+    cr_assert_eq(an_plot_range_parse("--xlim", "20ms, 2min", r, u, &err), 0, "%s", err.msg);
+    cr_assert(fabs(r[0] - 0.02) < 1e-15 && fabs(r[1] - 120) < 1e-12 && u[0] == 't' && u[1] == 't');
+    cr_assert_eq(an_plot_range_parse("--xlim", "0,1h", r, u, &err), 0, "%s", err.msg);
+    cr_assert(r[0] == 0 && fabs(r[1] - 3600) < 1e-9 && u[0] == 0 && u[1] == 't');
+    cr_assert_eq(an_plot_range_parse("--xlim", "1MB,2GiB", r, u, &err), 0, "%s", err.msg);
+    cr_assert(r[0] == 1e6 && r[1] == 2147483648.0 && u[0] == 'B' && u[1] == 'B');
+    const char *shape = "--xlim: expected A,B such as 0.7,0.85 (axis units) or 0s,0.12s (a "
+                        "time or a size with its unit), got '%s'";
+    static const char *const bad[] = {"abc", "0.7", "0.7,", ",1", "1,2,3", "0,inf", "nan,1",
+                                      "0s,5parsecs", "1s,2s,3s"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err = (sim_err){0};
-        cr_assert_eq(an_plot_range_parse("--xlim", bad[i][0], r, &err), SIM_EUSAGE, "%s",
-                     bad[i][0]);
-        cr_assert_str_eq(err.msg, bad[i][1]);
+        char want[256];
+        snprintf(want, sizeof want, shape, bad[i]);
+        cr_assert_eq(an_plot_range_parse("--xlim", bad[i], r, u, &err), SIM_EUSAGE, "%s", bad[i]);
+        cr_assert_str_eq(err.msg, want);
     }
+    static const char *const reversed[] = {"2,1", "1,1", "2s,1500ms"};
+    for (size_t i = 0; i < sizeof reversed / sizeof reversed[0]; i++) {
+        err = (sim_err){0};
+        char want[128];
+        snprintf(want, sizeof want, "--xlim: expected A < B, got '%s'", reversed[i]);
+        cr_assert_eq(an_plot_range_parse("--xlim", reversed[i], r, u, &err), SIM_EUSAGE);
+        cr_assert_str_eq(err.msg, want);
+    }
+}
+
+/* Limits with a unit are converted into the axis's (the fixture's time
+ * axis is in seconds, data from 0 to 4 s; the allreduce_sgd line has
+ * points at 0, 1, 2 and 2.5 s, asgd's at 0, 0.5, 1.5 and 0, 4); a window
+ * in which no line has two points (as a window in the wrong unit, 0,0.12
+ * meant as seconds on an axis in ms, holds only the point at 0) is an
+ * error naming the data's range; a unit the axis has not is an error. */
+Test(plot_render, limits_with_units_and_empty_windows)
+{
+    const char *dir = fx_plot_db();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/units.png", dir);
+    an_plot_opts o = {.y = "test_accuracy", .by = "algorithm", .output = path, .has_xlim = 1};
+    sim_err err = {0};
+    double ok[][2] = {{0, 1}, {1.5, 2.5}, {0.4, 1.6}};
+    for (size_t i = 0; i < 3; i++) {
+        o.xlim[0] = ok[i][0], o.xlim[1] = ok[i][1]; /* plain: seconds, as the axis */
+        cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), 0, "%g,%g: %s", ok[i][0],
+                     ok[i][1], err.msg);
+    }
+    double empty[][2] = {{0, 0.12}, {3.5, 4.5}, {2.6, 3.9}};
+    for (size_t i = 0; i < 3; i++) {
+        o.xlim[0] = empty[i][0], o.xlim[1] = empty[i][1];
+        cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE, "%g,%g",
+                     empty[i][0], empty[i][1]);
+    }
+    /* 1500ms,2.5s holds allreduce_sgd's 2 and 2.5 s; 2501ms,5s no two points */
+    o.xlim[0] = 1.5, o.xlim[1] = 2.5, o.xlim_unit[0] = o.xlim_unit[1] = 't';
+    cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), 0, "%s", err.msg);
+    o.xlim[0] = 2.501, o.xlim[1] = 5;
+    cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE);
+    cr_assert_str_eq(err.msg, "--xlim 2.501,5: no data in the window; the data run from 0 to 4 "
+                              "on this axis, simulated time (s) (a plain number is in the "
+                              "axis's unit; a time or size may carry its own: 0s,0.12s, "
+                              "0MB,5MB)");
+    /* plain numbers past the data: the same error, exit 2, nothing drawn */
+    remove(path);
+    o.xlim[0] = 120, o.xlim[1] = 240, o.xlim_unit[0] = o.xlim_unit[1] = 0;
+    cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE);
+    cr_assert(strstr(err.msg, "no data in the window; the data run from 0 to 4") != NULL);
+    FILE *f = fopen(path, "rb");
+    cr_assert_null(f, "an empty window writes no figure");
+    /* the y window: accuracy runs from 0.1 to 0.95 */
+    o.has_xlim = 0;
+    o.has_ylim = 1, o.ylim[0] = 2, o.ylim[1] = 3;
+    cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE);
+    cr_assert(strstr(err.msg, "--ylim 2,3: no data in the window; the data run from 0.1 to "
+                              "0.95") != NULL, "%s", err.msg);
+    /* a time on the accuracy axis, a size on the time axis */
+    o.ylim[0] = 0, o.ylim[1] = 1, o.ylim_unit[1] = 't';
+    cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE);
+    cr_assert_str_eq(err.msg, "--ylim: a time given, but the y axis is a plain number (give A,B)");
+    o.has_ylim = 0, o.has_xlim = 1, o.xlim[0] = 0, o.xlim[1] = 1e6;
+    o.xlim_unit[0] = 0, o.xlim_unit[1] = 'B';
+    cr_assert_eq(an_plot_write(fx_path(), &o, NULL, NULL, &err), SIM_EUSAGE);
+    cr_assert_str_eq(err.msg,
+                     "--xlim: a size given, but the x axis is a time (give seconds or 0s,0.12s)");
 }
 
 /* Six lines (and up to twelve) are told apart by more than colour: no

@@ -54,10 +54,19 @@ q = dtsim_db.staleness_quantiles(con)
 assert (q.updates == s.groupby(["run_id", "worker"])["count"].sum().values).all()
 assert (q["median"] <= q["p90"]).all() and (q["p90"] <= q["p99"]).all() and (q["p99"] <= q["max"]).all()
 dtsim_db.series(con)
+# synchronous runs record no staleness: a clear error, not an empty frame
+sync = list(runs.index[runs.algorithm == "allreduce_sgd"])
+try:
+    dtsim_db.staleness_quantiles(con, run_ids=sync)
+    raise AssertionError("staleness_quantiles of synchronous runs returned a frame")
+except ValueError as e:
+    assert "no staleness recorded for runs" in str(e) and "synchronous methods track none" in str(e), e
+    assert f"{sync[0]} (allreduce_sgd)" in str(e), e
+assert set(dtsim_db.staleness_quantiles(con, run_ids=list(asgd)).run_id) == set(asgd)
 print("frames ok")
 PY
 if "$py" "$dir/frames.py" "$dir/sweep.db" > "$dir/frames.out" 2>&1; then
-    echo "ok 3 - runs, params, metrics, workers, staleness and series load as data frames"
+    echo "ok 3 - runs, params, metrics, workers, staleness and series load as data frames; synchronous runs' staleness quantiles are a clear error"
 else
     echo "not ok 3 - data frames"; sed 's/^/# /' "$dir/frames.out"
 fi

@@ -1,6 +1,7 @@
 /* analysis/report_aggregate.c: aggregation over seeds (--aggregate): groups,
  * mean and spread, and the text and CSV tables. */
 #include <criterion/criterion.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,8 +125,9 @@ Test(report_aggregate, confidence_intervals)
     an_report_stat_of(flat1, 2, &sa);
     an_report_stat_of(flat2, 2, &sb);
     an_report_diff_of(&sa, &sb, &d);
-    cr_assert_eq(d.lo, 1.0);
-    cr_assert_eq(d.hi, 1.0);
+    cr_assert_eq(d.diff, 1.0);
+    cr_assert_eq(d.exact, 1, "no spread: an exact difference");
+    cr_assert(isnan(d.lo) && isnan(d.hi), "and no interval");
     an_report_diff_of(&one, &sb, &d);
     cr_assert_float_eq(d.diff, 1.0, 1e-15);
     cr_assert(isnan(d.lo));
@@ -141,7 +143,8 @@ Test(report_aggregate, compare_two_configurations)
     static char buf[65536];
     test_stream_read(f, buf, sizeof buf);
     fclose(f);
-    cr_assert(strstr(buf, "algorithm.lr: 0.2 - 0.1, 95% interval"), "%s", buf);
+    cr_assert(strstr(buf, "algorithm.lr: each value minus 0.1, 95% interval of the "
+                          "difference (Welch)"), "%s", buf);
     cr_assert(strstr(buf, "final_train_loss"), "%s", buf);
     cr_assert(strstr(buf, "n < 2"), "%s", buf);
 
@@ -157,9 +160,240 @@ Test(report_aggregate, compare_two_configurations)
     opts.compare = "algorithm.lr=0.1";
     f = tmpfile();
     cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), SIM_EUSAGE);
-    cr_assert(strstr(err.msg, "expected SECTION.KEY=V1,V2"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "expected SECTION.KEY=BASE,V1,..."), "%s", err.msg);
     opts.compare = "algorithm.lr=0.1,0.9";
     cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), SIM_EUSAGE);
-    cr_assert(strstr(err.msg, "no two groups"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "no finished group has algorithm.lr = '0.9' (its values: 0.1, "
+                              "0.2)"), "%s", err.msg);
     fclose(f);
+}
+
+/* Three methods, two runs each (seeds; fx_report_run): allreduce_sgd
+ * (final accuracy 0.85, 0.9), dpsgd (0.5, 0.85), asgd (0.85, 0.85); the
+ * idle fraction is 0.25 in every run. Written to fx_path(). */
+static void three_methods_db(void)
+{
+    an_db *db = fx_report_known_db(); /* a fresh file; its runs are replaced */
+    an_db_close(db);
+    remove(fx_path());
+    sim_err err = {0};
+    db = an_db_open(fx_path(), &err);
+    cr_assert_not_null(db, "%s", err.msg);
+    fx_report_run(db, "a1", "allreduce_sgd", "4", "0.1", fx_base_pts, 5, "done", 10);
+    fx_report_run(db, "a2", "allreduce_sgd", "4", "0.1", fx_fast_pts, 3, "done", 10);
+    fx_report_run(db, "d1", "dpsgd", "4", "0.1", fx_never_pts, 3, "done", 10);
+    fx_report_run(db, "d2", "dpsgd", "4", "0.1", fx_other_pts, 1, "done", 10);
+    fx_report_run(db, "s1", "asgd", "4", "0.1", fx_base_pts, 5, "done", 10);
+    fx_report_run(db, "s2", "asgd", "4", "0.1", fx_base_pts, 5, "done", 10);
+    an_db_close(db);
+}
+
+static long print_compare(const char *compare, int csv, char *buf, size_t size, sim_err *err)
+{
+    an_report_opts opts = {.aggregate = 1, .compare = compare, .csv = csv};
+    FILE *f = tmpfile();
+    int rc = an_report_print(fx_path(), &opts, f, err);
+    long len = ftell(f);
+    test_stream_read(f, buf, size);
+    fclose(f);
+    return rc < 0 ? -1 - len : len;
+}
+
+/* KEY=BASE,V1,V2: each value against the first in one table; the Welch
+ * interval by hand for dpsgd - allreduce_sgd's accuracy; a statistic with
+ * no spread in either group is an exact difference, no interval, no
+ * verdict. */
+Test(report_aggregate, compare_each_value_against_the_first)
+{
+    three_methods_db();
+    static char buf[65536];
+    sim_err err = {0};
+    cr_assert_gt(print_compare("algorithm.name=allreduce_sgd,dpsgd,asgd", 1, buf, sizeof buf,
+                               &err), 0, "%s", err.msg);
+    /* a = {0.85, 0.9}, b = {0.5, 0.85}: diff -0.2, va = 0.000625, vb = 0.030625,
+     * df = 0.03125^2 / (va^2 + vb^2) = 1.0407993, t(0.975, df) = 11.711...;
+     * the interval contains 0 */
+    const char *row = strstr(buf, "algorithm.name,allreduce_sgd,dpsgd,1,3,final_test_accuracy,"
+                                  "2,2,0.875,0.675,-0.2,");
+    cr_assert_not_null(row, "%s", buf);
+    double lo = 0, hi = 0;
+    cr_assert_eq(sscanf(row + strlen("algorithm.name,allreduce_sgd,dpsgd,1,3,final_test_"
+                                     "accuracy,2,2,0.875,0.675,-0.2,"), "%lf,%lf", &lo, &hi),
+                 2, "%s", row);
+    double se = sqrt(0.03125), df = 0.03125 * 0.03125 / (0.000625 * 0.000625 +
+                                                         0.030625 * 0.030625);
+    cr_assert_float_eq(df, 1.0407993, 1e-6);
+    double t = (hi - lo) / (2 * se);
+    cr_assert(t > 11 && t < 13, "t(0.975, %g) = %g", df, t);
+    cr_assert_float_eq((lo + hi) / 2, -0.2, 1e-9);
+    cr_assert(strstr(row, ",inconclusive\n") < strchr(row, '\n') + 1, "%s", row);
+    /* both against allreduce_sgd; the idle fraction is 0.25 everywhere */
+    cr_assert(strstr(buf, "algorithm.name,allreduce_sgd,asgd,1,5,final_test_accuracy,2,2,"
+                          "0.875,0.85,-0.025,"), "%s", buf);
+    cr_assert(strstr(buf, "algorithm.name,allreduce_sgd,dpsgd,1,3,idle_fraction,2,2,0.25,"
+                          "0.25,0,,,exact\n"), "%s", buf);
+    cr_assert_null(strstr(buf, "algorithm.name,dpsgd,asgd"), "not each against each");
+
+    cr_assert_gt(print_compare("algorithm.name=allreduce_sgd,dpsgd,asgd", 0, buf, sizeof buf,
+                               &err), 0, "%s", err.msg);
+    const char *head = strstr(buf, "algorithm.name: each value minus allreduce_sgd, 95% "
+                                   "interval of the difference");
+    cr_assert_not_null(head, "%s", buf);
+    cr_assert_null(strstr(head + 40, "each value minus"), "one table: %s", buf);
+    cr_assert(strstr(head, "\ndpsgd  1... vs 3...") && strstr(head, "\nasgd   1... vs 5..."),
+              "%s", buf);
+    const char *idle = strstr(head, "idle_fraction");
+    cr_assert_not_null(idle);
+    cr_assert(strstr(idle, "(same for every seed)") < strchr(idle, '\n'), "%s", idle);
+    cr_assert(strstr(idle, "inconclusive") > strchr(idle, '\n') ||
+              !strstr(idle, "inconclusive"), "no verdict on an exact difference: %s", idle);
+}
+
+/* Every --compare error comes before any output (stdout stays empty): a
+ * misspelt key is named with the close match, a value no group has is
+ * named with those there are. */
+Test(report_aggregate, compare_errors_print_nothing)
+{
+    three_methods_db();
+    static char buf[65536];
+    sim_err err = {0};
+    cr_assert_eq(print_compare("algoritm.name=allreduce_sgd,dpsgd", 0, buf, sizeof buf, &err),
+                 -1, "stdout: %s", buf);
+    cr_assert_str_eq(err.msg, "--compare algoritm.name=allreduce_sgd,dpsgd: no run has the "
+                              "key 'algoritm.name' (did you mean 'algorithm.name'?)");
+    cr_assert_eq(print_compare("algorithm.name=allreduce_sgd,dpsdg", 0, buf, sizeof buf, &err),
+                 -1, "stdout: %s", buf);
+    cr_assert_str_eq(err.msg, "--compare algorithm.name=allreduce_sgd,dpsdg: no finished group "
+                              "has algorithm.name = 'dpsdg' (its values: allreduce_sgd, "
+                              "dpsgd, asgd)");
+    cr_assert_eq(print_compare("algorithm.name=dpsgd", 1, buf, sizeof buf, &err), -1);
+    cr_assert(strstr(err.msg, "expected SECTION.KEY=BASE,V1,..."), "%s", err.msg);
+    cr_assert_eq(print_compare("algorithm.name=dpsgd,asgd,dpsgd", 1, buf, sizeof buf, &err),
+                 -1);
+    cr_assert(strstr(err.msg, "the value 'dpsgd' is given twice"), "%s", err.msg);
+    cr_assert_eq(print_compare("workers.count=4,8", 0, buf, sizeof buf, &err), -1);
+    cr_assert(strstr(err.msg, "no finished group has workers.count = '8' (its values: 4)"),
+              "%s", err.msg);
+}
+
+/* The comparison rows of a --compare CSV with --adjust: 19 fields each. */
+typedef struct adj_row {
+    char v2[32], stat[32], verdict[16], raw[16];
+    double diff, lo, hi, p, p_adj;
+    int m;
+} adj_row;
+
+static int adj_rows(const char *csv, adj_row *rows, int max)
+{
+    const char *at = strstr(csv, "key,v1,v2,");
+    cr_assert_not_null(at, "%s", csv);
+    at = strchr(at, '\n') + 1;
+    int n = 0;
+    for (; *at && n < max; at = strchr(at, '\n') + 1) {
+        char line[512], *f[20];
+        size_t len = strcspn(at, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)len, at);
+        int k = 0;
+        for (char *p = line; k < 20; k++) {
+            f[k] = p;
+            p = strchr(p, ',');
+            if (!p) {
+                k++;
+                break;
+            }
+            *p++ = '\0';
+        }
+        cr_assert_eq(k, 19, "%s", f[0]);
+        adj_row *r = &rows[n++];
+        snprintf(r->v2, sizeof r->v2, "%s", f[2]);
+        snprintf(r->stat, sizeof r->stat, "%s", f[5]);
+        snprintf(r->verdict, sizeof r->verdict, "%s", f[13]);
+        snprintf(r->raw, sizeof r->raw, "%s", f[18]);
+        r->diff = strtod(f[10], NULL);
+        r->lo = *f[11] ? strtod(f[11], NULL) : NAN;
+        r->hi = *f[12] ? strtod(f[12], NULL) : NAN;
+        r->p = strtod(f[14], NULL);
+        r->p_adj = strtod(f[15], NULL);
+        r->m = atoi(f[17]);
+        if (!at[len])
+            break;
+    }
+    return n;
+}
+
+/* --adjust bonferroni and holm against a hand computation: the family is
+ * every comparison with an interval the call makes (here 8: dpsgd's
+ * accuracy, loss and time, asgd's five; the n < 2 and exact rows are not
+ * in it); Welch's p of dpsgd's accuracy by hand; Bonferroni's interval at
+ * 1 - 0.05 / 8; Holm's adjusted p-values by the step-down on the raw ones,
+ * each verdict significant exactly when its adjusted p is below 0.05. */
+Test(report_aggregate, compare_adjusted_for_several_comparisons)
+{
+    three_methods_db();
+    static char buf[65536];
+    sim_err err = {0};
+    an_report_opts opts = {.aggregate = 1, .csv = 1, .adjust = AN_ADJUST_BONFERRONI,
+                           .compare = "algorithm.name=allreduce_sgd,dpsgd,asgd"};
+    FILE *f = tmpfile();
+    cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), 0, "%s", err.msg);
+    test_stream_read(f, buf, sizeof buf);
+    fclose(f);
+    adj_row rows[32];
+    int n = adj_rows(buf, rows, 32), m = 0;
+    const adj_row *acc = NULL;
+    for (int i = 0; i < n; i++) {
+        m += !isnan(rows[i].p);
+        if (!strcmp(rows[i].v2, "dpsgd") && !strcmp(rows[i].stat, "final_test_accuracy"))
+            acc = &rows[i];
+    }
+    cr_assert_eq(m, 8, "%s", buf);
+    cr_assert_not_null(acc);
+    cr_assert_eq(acc->m, 8);
+    double se = sqrt(0.000625 + 0.030625), df = 0.03125 * 0.03125 / (0.000625 * 0.000625 +
+                                                                      0.030625 * 0.030625);
+    double p = 2 * gsl_cdf_tdist_Q(0.2 / se, df);
+    cr_assert_float_eq(acc->p, p, 1e-8, "%.9g vs %.9g", acc->p, p);
+    cr_assert_float_eq(acc->p_adj, fmin(1, 8 * p), 1e-8);
+    double half = gsl_cdf_tdist_Pinv(1 - 0.05 / 16, df) * se;
+    cr_assert_float_eq(acc->lo, -0.2 - half, 1e-6, "%g vs %g", acc->lo, -0.2 - half);
+    cr_assert_float_eq(acc->hi, -0.2 + half, 1e-6);
+    cr_assert_str_eq(acc->verdict, "inconclusive");
+
+    opts.adjust = AN_ADJUST_HOLM;
+    f = tmpfile();
+    cr_assert_eq(an_report_print(fx_path(), &opts, f, &err), 0, "%s", err.msg);
+    test_stream_read(f, buf, sizeof buf);
+    fclose(f);
+    n = adj_rows(buf, rows, 32);
+    /* the step-down by hand: sort the raw p, p_adj(i) = max over j <= i of
+     * min(1, (m - j + 1) p(j)) */
+    int order[32], k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(rows[i].p))
+            order[k++] = i;
+    cr_assert_eq(k, 8);
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && rows[order[j]].p < rows[order[j - 1]].p; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    double running = 0;
+    for (int i = 0; i < k; i++) {
+        const adj_row *r = &rows[order[i]];
+        running = fmax(running, fmin(1, (k - i) * r->p));
+        cr_assert_float_eq(r->p_adj, running, 1e-9, "%s %s", r->v2, r->stat);
+        int sig = running < 0.05;
+        cr_assert_str_eq(r->verdict, sig ? (r->diff > 0 ? "higher" : "lower") : "inconclusive",
+                         "%s %s: p_adj %g", r->v2, r->stat, running);
+        cr_assert(sig == !(r->lo <= 0 && r->hi >= 0), "%s %s: [%g, %g] and p_adj %g", r->v2,
+                  r->stat, r->lo, r->hi, running);
+    }
+    /* rows outside the family keep their words */
+    int exact = 0;
+    for (int i = 0; i < n; i++)
+        exact += !strcmp(rows[i].verdict, "exact") && !strcmp(rows[i].raw, "exact");
+    cr_assert_eq(exact, 2, "%s", buf);
+    cr_assert_eq(an_report_parse_adjust("hochberg", &k, &err), SIM_EUSAGE);
+    cr_assert_str_eq(err.msg, "--adjust 'hochberg': expected holm, bonferroni or none");
 }

@@ -158,8 +158,10 @@ Test(report_format, key_columns)
     cr_assert(strstr(buf, "algorithm     count lr  graph       status"), "%s", buf);
     cr_assert(strstr(buf, "local_sgd     4     0.1 torus(2, 2) done"), "%s", buf);
 
-    opts.columns = "network.bandwidth,algorithm.local_steps";
+    /* blanks after the commas (and around a key) are allowed */
+    opts.columns = "network.bandwidth, \talgorithm.local_steps ";
     cr_assert_eq(an_report_build(db, &opts, &rep, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(rep.keys[1], "algorithm.local_steps");
     cr_assert_eq(rep.n_keys, 2);
     cr_assert_eq(rep.keys_chosen, 1);
     cr_assert_str_eq(rep.key_values[0], rep.key_values[2]);

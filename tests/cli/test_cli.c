@@ -8,6 +8,7 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -921,4 +922,67 @@ Test(cli, method_comparison_sweep_and_report)
     cr_assert_geq(pairs, 2 * 3, "%s", out_text);
     cr_assert(strstr(out_text, ",final_test_accuracy,3,3,"), "%s", out_text);
     cr_assert_eq(dtsim(dir, "report c.db --compare algorithm.name=a,b"), 2, "%s", out_text);
+}
+
+/* A sweep's warnings name the grid points they concern: over three methods
+ * with a logical graph set, "uses no logical graph" is said of
+ * allreduce_sgd's point and local_sgd's, never as if of the sweep; a key
+ * scoped to local_sgd labels local_sgd's runs only. */
+Test(cli, sweep_warnings_name_their_grid_points)
+{
+    const char *dir = test_tmpdir();
+    char ini[2048];
+    snprintf(ini, sizeof ini, "%s[topology]\ngraph = ring\n", small_ini);
+    test_write_file(dir, "g.ini", ini);
+    int rc = dtsim(dir, "sweep g.ini --quiet --db g.db "
+                        "--grid algorithm.name=allreduce_sgd,local_sgd,dpsgd "
+                        "--grid local_sgd:algorithm.local_steps=2,4");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    cr_assert(strstr(out_text, "g.ini:15: [topology] graph: ignored: allreduce_sgd uses no "
+                               "logical graph (grid points with algorithm.name=allreduce_sgd: "
+                               "1 of 4 grid points)\n"), "%s", out_text);
+    cr_assert(strstr(out_text, "g.ini:15: [topology] graph: ignored: local_sgd uses no "
+                               "logical graph (grid points with algorithm.name=local_sgd: "
+                               "2 of 4 grid points)\n"), "%s", out_text);
+    cr_assert_null(strstr(out_text, "logical graph\n"), "a warning as if of the sweep: %s",
+                   out_text);
+    cr_assert(strstr(out_text, ": algorithm.name=allreduce_sgd: train loss"), "%s", out_text);
+    cr_assert(strstr(out_text, ": algorithm.name=dpsgd: train loss"), "%s", out_text);
+    cr_assert(strstr(out_text, ": algorithm.name=local_sgd local_sgd:algorithm.local_steps=4: "
+                               "train loss"), "%s", out_text);
+    cr_assert_null(strstr(out_text, "dpsgd local_sgd:"), "%s", out_text);
+    /* a warning that concerns every point reads as run's */
+    rc = dtsim(dir, "sweep g.ini --quiet --db h.db --grid network.bandwidth=1Gbps,10Gbps");
+    cr_assert_eq(rc, 0, "%s", out_text);
+    cr_assert(strstr(out_text, "warning: g.ini:15: [topology] graph: ignored: allreduce_sgd "
+                               "uses no logical graph\n"), "%s", out_text);
+}
+
+/* experiments/tour.sh replays the README's tour into a scratch folder: its
+ * database and both figures land in OUT, and the tracked figures in docs/
+ * are left alone (rewritten only with FIGURES=docs). */
+Test(cli, tour_writes_its_figures_to_its_folder_not_docs, .timeout = 300)
+{
+    const char *src = getenv("DTSIM_SOURCE_ROOT"), *exe = getenv("DTSIM_EXE");
+    cr_assert(src && exe, "run under meson test");
+    char docs[2][4200];
+    struct stat before[2], after;
+    for (int i = 0; i < 2; i++) {
+        snprintf(docs[i], sizeof docs[i], "%s/docs/%s", src, i ? "tour_timeline.png" : "tour.png");
+        cr_assert_eq(stat(docs[i], &before[i]), 0, "%s", docs[i]);
+    }
+    const char *dir = test_tmpdir();
+    char cmd[12800];
+    snprintf(cmd, sizeof cmd, "DTSIM='%s' '%s/experiments/tour.sh' '%s/out' >'%s/tour.log' 2>&1",
+             exe, src, dir, dir);
+    cr_assert_eq(system(cmd), 0, "tour.sh failed: see %s/tour.log", dir);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(stat(docs[i], &after), 0);
+        cr_assert(after.st_mtime == before[i].st_mtime && after.st_size == before[i].st_size,
+                  "%s was rewritten", docs[i]);
+        char made[4400];
+        snprintf(made, sizeof made, "%s/out/%s", dir, i ? "tour_timeline.png" : "tour.png");
+        cr_assert_eq(stat(made, &after), 0, "%s missing", made);
+        cr_assert_gt(after.st_size, 1000);
+    }
 }

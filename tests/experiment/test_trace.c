@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/trace.h"
@@ -217,4 +218,77 @@ Test(trace, timeline_plot_and_its_window)
     snprintf(args, sizeof args, "plot %s --run 1 --timeline --from 2 -o tl.png", path);
     cr_assert_eq(test_dtsim(dir, args, out, sizeof out), 2);
     cr_assert(strstr(out, "the window is empty (run 1 ends at 0.06"), "%s", out);
+}
+
+/* A timeline cut by trace_max_events, or of a run that did not finish, is
+ * exported and drawn with a warning saying where it stops (and the JSON
+ * carries the note); a window after that point is an error naming it. */
+Test(trace, a_cut_or_partial_timeline_is_said)
+{
+    const char *sets[] = {"experiment.trace_max_events=50"};
+    const char *path = traced_run(ring_ini, sets, 1, NULL);
+    double last = test_sql_real(path, "SELECT max(end) FROM spans");
+    double end = test_sql_real(path, "SELECT sim_time FROM runs");
+    cr_assert_lt(last, end, "50 rows stop before the run's end");
+    const char *dir = test_tmpdir();
+    char args[8400], out[4096], want[512];
+    snprintf(args, sizeof args, "trace %s --run 1 -o t.json", path);
+    cr_assert_eq(test_dtsim(dir, args, out, sizeof out), 0, "%s", out);
+    snprintf(want, sizeof want, "dtsim: warning: run 1: the timeline reached [experiment] "
+             "trace_max_events = 50 rows: nothing after %g s was recorded (the run went on to "
+             "%g s)\n", last, end);
+    cr_assert(strstr(out, want), "want '%s' in: %s", want, out);
+    char cmd[8600];
+    snprintf(cmd, sizeof cmd, "cd %s && python3 -c \"import json; n = json.load(open('t.json'))"
+             "['otherData']['note']; assert 'trace_max_events = 50' in n, n\"", dir);
+    cr_assert_eq(system(cmd), 0, "the JSON's otherData.note");
+    snprintf(args, sizeof args, "plot %s --run 1 --timeline -o tl.png", path);
+    cr_assert_eq(test_dtsim(dir, args, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, want), "%s", out);
+    snprintf(args, sizeof args, "plot %s --run 1 --timeline --from %.9f -o tl.png", path,
+             last + 1e-3);
+    cr_assert_eq(test_dtsim(dir, args, out, sizeof out), 2, "%s", out);
+    snprintf(want, sizeof want, "run 1's timeline stops at %g s, so the window shows nothing",
+             last);
+    cr_assert(strstr(out, want), "%s", out);
+
+    /* a run that failed keeps what it recorded: said too */
+    path = traced_run(ring_ini, NULL, 0, NULL);
+    test_sql_exec(path, "UPDATE runs SET status = 'failed'");
+    snprintf(args, sizeof args, "trace %s --run 1 -o t.json", path);
+    cr_assert_eq(test_dtsim(dir, args, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "dtsim: warning: run 1: the run did not finish (status not done): "
+                          "its timeline is partial, up to "), "%s", out);
+    /* a complete one: no warning */
+    test_sql_exec(path, "UPDATE runs SET status = 'done'");
+    cr_assert_eq(test_dtsim(dir, args, out, sizeof out), 0, "%s", out);
+    cr_assert_null(strstr(out, "warning"), "%s", out);
+}
+
+/* An output trace cannot write is exit 2 naming it, as plot's: a picture
+ * name (no JSON in a .png), a missing folder, a folder. */
+Test(trace, unwritable_or_wrong_outputs_are_exit_2)
+{
+    const char *path = traced_run(ring_ini, NULL, 0, NULL);
+    const char *dir = test_tmpdir();
+    char args[8400], out[4096], d[4200];
+    snprintf(d, sizeof d, "%s/d.json", dir);
+    cr_assert_eq(mkdir(d, 0755), 0);
+    static const char *const cases[][3] = {
+        {"trace", "-o x.png", "-o 'x.png': dtsim trace writes a Chrome trace, a file ending in "
+                              ".json (a picture of the timeline: dtsim plot DB --run ID "
+                              "--timeline -o FILE.png)"},
+        {"trace", "-o nodir/t.json", "nodir/t.json: cannot write: No such file or directory"},
+        {"trace", "-o d.json", "d.json: cannot write: Is a directory"},
+        {"plot", "--timeline -o nodir/t.png", "nodir/t.png: cannot write: No such file or "
+                                              "directory"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, "%s %s --run 1 %s", cases[i][0], path, cases[i][1]);
+        cr_assert_eq(test_dtsim(dir, args, out, sizeof out), 2, "%s: %s", args, out);
+        cr_assert(strstr(out, cases[i][2]), "%s: %s", args, out);
+    }
+    snprintf(d, sizeof d, "%s/x.png", dir);
+    FILE *f = fopen(d, "rb");
+    cr_assert_null(f, "no file written");
 }

@@ -172,3 +172,43 @@ Test(warnings, precision_needs_a_named_device)
         cfg_release(&cfg);
     }
 }
+
+/* trace_max_events bounds a recorded timeline: written without trace = on
+ * it is ignored, and said so; with it, or left at its default, nothing. */
+Test(warnings, a_timeline_bound_without_a_timeline)
+{
+    const char *texts[][2] = {
+        {"[experiment]\ntrace_max_events = 100\n", "w.ini:2: [experiment] trace_max_events: "
+                                                   "ignored: trace = off (the bound is of a "
+                                                   "recorded timeline)\n"},
+        {"[experiment]\ntrace = off\ntrace_max_events = 100\n", "w.ini:3: [experiment] "
+                                                                "trace_max_events: ignored"},
+        {"[experiment]\ntrace = on\ntrace_max_events = 100\n", NULL},
+        {"[experiment]\ntrace = off\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        cfg_config cfg;
+        sim_err err = {0};
+        char buf[2048];
+        cr_assert_eq(cfg_load_string(xp_experiment_schema(), "w.ini", texts[i][0], NULL, 0,
+                                     &cfg, &err), 0, "%s", err.msg);
+        int n = xp_experiment_warnings(&cfg, buf, sizeof buf);
+        cfg_release(&cfg);
+        const char *at = strstr(buf, "trace_max_events");
+        if (texts[i][1])
+            cr_assert(at && strstr(buf, texts[i][1]), "%s: %s", texts[i][0], buf);
+        else
+            cr_assert_null(at, "%s: %s", texts[i][0], buf);
+        (void)n;
+    }
+    /* --set says where too */
+    cfg_config cfg;
+    sim_err err = {0};
+    char buf[2048];
+    const char *sets[] = {"experiment.trace_max_events=10"};
+    cr_assert_eq(cfg_load_string(xp_experiment_schema(), "w.ini", "[experiment]\nseed = 1\n",
+                                 sets, 1, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(xp_experiment_warnings(&cfg, buf, sizeof buf), 1, "%s", buf);
+    cfg_release(&cfg);
+    cr_assert(strstr(buf, "--set experiment.trace_max_events: ignored: trace = off"), "%s", buf);
+}

@@ -254,13 +254,18 @@ Test(dataset, kind_argument_messages)
          "dataset 'text(f.txt, 4)': normalize = standard does not apply to character ids"},
         {"mnist(3)", 0,
          "unknown dataset 'mnist' (known: fashion_mnist, synthetic_linear(d, n), "
-         "blobs(classes, d, n), libsvm(TRAIN[, TEST]), text(FILE[, k]))"},
+         "blobs(classes, d, n), libsvm(TRAIN[, TEST]), text(FILE[, k])..."},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sim_err err = {0};
         cr_assert_null(make(cases[i].spec, 1, cases[i].normalize, &err), "%s", cases[i].spec);
         cr_assert_eq(err.code, SIM_ECONFIG, "%s", cases[i].spec);
-        cr_assert_str_eq(err.msg, cases[i].msg);
+        /* "...": the registry's own entries follow (a new one needs no edit here) */
+        size_t want = strlen(cases[i].msg);
+        if (want > 3 && strcmp(cases[i].msg + want - 3, "...") == 0)
+            cr_assert(strncmp(err.msg, cases[i].msg, want - 3) == 0, "%s", err.msg);
+        else
+            cr_assert_str_eq(err.msg, cases[i].msg);
     }
 }
 

@@ -327,8 +327,8 @@ Test(partition, error_messages)
                                 "samples, fewer than the 11 workers"},
         {4, 0, "shards(3)", "partition 'shards(3)': dataset 'hand' has 10 training samples, "
                             "fewer than the 12 shards (workers x k)"},
-        {2, 0, "blocks", "unknown partition 'blocks' (known: iid, contiguous, dirichlet(alpha[, min]), "
-                         "shards(k))"},
+        {2, 0, "blocks", "unknown partition 'blocks' (known: iid, contiguous, "
+                         "dirichlet(alpha[, min]), shards(k)..."},
     };
     gsl_rng *r = rng_new(1);
     wl_dataset *ds = hand(10, 2, 1), *reg = hand(10, 0, 1);
@@ -338,7 +338,12 @@ Test(partition, error_messages)
                                            cases[i].spec, r, &err),
                        "%s", cases[i].spec);
         cr_assert_eq(err.code, SIM_ECONFIG, "%s", cases[i].spec);
-        cr_assert_str_eq(err.msg, cases[i].msg);
+        /* "...": the registry's own entries follow (a new one needs no edit here) */
+        size_t want = strlen(cases[i].msg);
+        if (want > 3 && strcmp(cases[i].msg + want - 3, "...") == 0)
+            cr_assert(strncmp(err.msg, cases[i].msg, want - 3) == 0, "%s", err.msg);
+        else
+            cr_assert_str_eq(err.msg, cases[i].msg);
     }
     wl_dataset_destroy(ds);
     wl_dataset_destroy(reg);

@@ -70,10 +70,24 @@ def series(db, name=None):
     return pd.read_sql_query(sql + " ORDER BY run_id, sim_time", _conn(db), params=args)
 
 
-def staleness_quantiles(db):
+def staleness_quantiles(db, run_ids=None):
     """Per run and worker: updates, mean, median, p90, p99 and max staleness
-    (nearest rank, as `dtsim report --staleness`)."""
-    df = staleness(db)
+    (nearest rank, as `dtsim report --staleness`), for every run or those of
+    run_ids. Raises ValueError naming the runs when none of them recorded a
+    staleness (synchronous methods track none, as the report says): an
+    empty frame would read as "no updates were stale"."""
+    con = _conn(db)
+    df = staleness(con)
+    if run_ids is not None:
+        df = df[df.run_id.isin(list(run_ids))]
+    if df.empty:
+        sql = "SELECT id, algorithm FROM runs ORDER BY id"
+        listed = [(i, a) for i, a in con.execute(sql)
+                  if run_ids is None or i in set(run_ids)]
+        names = ", ".join(f"{i} ({a})" for i, a in listed) or "none"
+        raise ValueError(f"no staleness recorded for runs {names}: synchronous methods track"
+                         " none (asgd and the gossip and pairwise methods that count versions"
+                         " do)")
     rows = []
     for (run, worker), g in df.groupby(["run_id", "worker"]):
         g = g.sort_values("staleness")
