@@ -112,11 +112,31 @@ default_build() {
   build build -Dwerror=true -- "$@"
 }
 
+# The time of each stage: stage_begin, then stage_end LABEL prints
+# "(LABEL: W s, C s of CPU)", W the wall-clock seconds since stage_begin
+# and C the CPU seconds (user + system) of the processes finished since,
+# which do not depend on the machine's load as W does.
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu_mark() {
+  times >"$cpu_file" # the builtin, in this shell: the children's totals are line 2
+  cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
+                       printf "%d", n }' "$cpu_file")
+}
+stage_begin() {
+  cpu_mark
+  stage_t0=$SECONDS stage_c0=$cpu
+}
+stage_end() {
+  cpu_mark
+  echo "($1: $((SECONDS - stage_t0)) s, $((cpu - stage_c0)) s of CPU)"
+}
+
 # runs meson test in DIR, appends its Ok/Fail counts to the totals
 passed=0
 failed=0
 run_tests() {
-  local dir=$1 label=$2 log start=$SECONDS
+  local dir=$1 label=$2 log
   echo "== tests: $label ($dir)"
   log=$(mktemp)
   local rc=0
@@ -128,7 +148,6 @@ run_tests() {
   passed=$((passed + ok))
   failed=$((failed + fail))
   rm -f "$log"
-  echo "($label: $((SECONDS - start)) s)"
 }
 
 # Configures and builds the libFuzzer targets (clang, ASan + UBSan) in
@@ -164,7 +183,6 @@ fuzz_run() {
 # 2 and 4 threads; a run fails on any report or a non-zero exit. Each run
 # counts as one test in the totals.
 tsan_stage() {
-  local start=$SECONDS
   echo "== ThreadSanitizer: tests/tsan/configs.txt at 2 and 4 threads (build-tsan)"
   if { [ -f build-tsan/build.ninja ] ||
        meson setup build-tsan -Db_sanitize=thread -Db_lundef=false >/dev/null; } &&
@@ -199,7 +217,6 @@ tsan_stage() {
   done < tests/tsan/configs.txt
   rm -rf "$dir"
   echo "tsan: $ok runs without a report, $bad failed ($n configurations x 2 thread counts)"
-  echo "(tsan: $((SECONDS - start)) s)"
   passed=$((passed + ok))
   failed=$((failed + bad))
 }
@@ -232,7 +249,7 @@ fuzz_ci() {
 # JOBS at a time (each libFuzzer run is one process on one core); one test
 # per target in the totals.
 fuzz_stage() {
-  local start=$SECONDS t n=0
+  local t n=0
   echo "== fuzz: ${#FUZZ_TARGETS[@]} libFuzzer targets, $JOBS at a time (build-fuzz, clang)"
   if ! fuzz_build "${FUZZ_TARGETS[@]}"; then
     echo "fuzz: building the targets in build-fuzz FAILED"
@@ -256,7 +273,6 @@ fuzz_stage() {
       failed=$((failed + 1))
     fi
   done
-  echo "(fuzz: $((SECONDS - start)) s)"
 }
 
 cmd=${1:-}
@@ -278,25 +294,35 @@ case "$cmd" in
     ;;
   check)
     install_deps
-    default_build test_programs
-    run_tests build "default build, C suites" --no-suite nosan --num-processes "$JOBS"
+    stage_begin
+    if default_build test_programs; then
+      run_tests build "default build, all but the suite nosan" --no-suite nosan \
+        --num-processes "$JOBS"
+    else
+      failed=$((failed + 1))
+    fi
+    stage_end "check"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;
   test)
     install_deps "${TEST_PACKAGES[@]}"
-    gate_start=$SECONDS
+    cpu_mark
+    gate_t0=$SECONDS gate_c0=$cpu
+    stage_begin
     if default_build; then
       run_tests build "default build (-Werror)" --num-processes "$JOBS"
     else
       echo "build (-Werror): FAILED"
       failed=$((failed + 1))
     fi
+    stage_end "default build and tests"
     # allocator_may_return_null: an allocation too large for the machine
     # returns NULL as glibc's malloc does, so the error path under test
     # (an oversized input is exit 2 with a message) runs instead of ASan
     # aborting in its allocator. The suite nosan checks scripts, docs and
     # the tree, nothing a sanitizer sees: it runs in the default build only.
+    stage_begin
     if build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
          -- test_programs; then
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -306,9 +332,15 @@ case "$cmd" in
       echo "build-asan: FAILED"
       failed=$((failed + 1))
     fi
+    stage_end "ASan + UBSan build and tests"
+    stage_begin
     tsan_stage
+    stage_end "ThreadSanitizer build and runs"
+    stage_begin
     fuzz_stage
-    echo "(dev.sh test: $((SECONDS - gate_start)) s)"
+    stage_end "fuzz build and runs"
+    cpu_mark
+    echo "(dev.sh test: $((SECONDS - gate_t0)) s, $((cpu - gate_c0)) s of CPU)"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;
