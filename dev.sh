@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # dtsim developer entry point: installs what is missing (Debian packages, as
 # root), builds with meson, and runs one of:
-#   ./dev.sh quickstart   build, run experiments/quickstart.ini -> results.db
-#   ./dev.sh test         build, run the whole test suite twice: in the
-#                         normal build and in an AddressSanitizer +
-#                         UndefinedBehaviorSanitizer build (a -Werror build is
-#                         only compiled), then the thread-determinism
-#                         configurations under ThreadSanitizer (tsan_stage),
-#                         then each libFuzzer target for a
-#                         fixed number of runs (about 30 s each, -seed=1:
-#                         deterministic; one test per target); ends with
-#                         "N passed, N failed"
-#   ./dev.sh build        build only (build/dtsim)
+#   ./dev.sh quickstart   build dtsim, run experiments/quickstart.ini -> results.db
+#   ./dev.sh build [all | TARGET...]
+#                         build dtsim only (build/dtsim); `all`: everything,
+#                         tests and benchmarks; or the meson targets named
+#   ./dev.sh check        the inner loop: an incremental build of the default
+#                         configuration (build/) and its tests, the C suites
+#                         and the fuzz replays (not the suite `nosan`, whose
+#                         tests check scripts, docs and the tree); no
+#                         sanitizers; ends with "N passed, N failed"
+#   ./dev.sh test         the full gate (.ci/run): the default build with
+#                         -Werror and every test; an AddressSanitizer +
+#                         UndefinedBehaviorSanitizer build running what a
+#                         sanitizer can check (all but the suite `nosan`);
+#                         the thread-determinism configurations under
+#                         ThreadSanitizer (tsan_stage); each libFuzzer target
+#                         for a fixed number of runs (-seed=1: deterministic;
+#                         tests/fuzz/targets.txt; two at a time; one test per
+#                         target); ends with "N passed, N failed"
 #   ./dev.sh bench        build and run the benchmarks that bench/meson.build
 #                         lists (meson test --benchmark)
 #   ./dev.sh fuzz [SECS [TARGET...]]  build the libFuzzer targets with clang
@@ -21,6 +28,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# What the quick start needs (docs/dependencies.md).
 PACKAGES=(build-essential meson ninja-build pkg-config
           libgsl-dev libopenblas-dev libigraph-dev libsqlite3-dev sqlite3
           libcriterion-dev libinih-dev zlib1g-dev dataset-fashion-mnist fortunes
@@ -31,13 +39,21 @@ PACKAGES=(build-essential meson ninja-build pkg-config
 # `./dev.sh fuzz` and the fuzz stage of `./dev.sh test` need these: clang
 # with libFuzzer and its sanitizers.
 FUZZ_PACKAGES=(clang libclang-rt-dev)
-FUZZ_TARGETS=(config libsvm graph physnet trace text schedule)
-# Runs of each target in `./dev.sh test`: about 30 s each on the 2-core
-# development machine (executions per second measured in the 10-minute
-# campaigns, docs/fuzzing.md). A fixed count with -seed=1 makes the stage
-# deterministic: the same tree runs the same inputs.
-declare -A FUZZ_CI_RUNS=([config]=10000 [libsvm]=270000 [graph]=7000 [physnet]=45000
-                         [trace]=4000 [text]=30000 [schedule]=300000)
+# `./dev.sh test` needs these too (never the quick start).
+TEST_PACKAGES=("${FUZZ_PACKAGES[@]}" python3-torch)
+
+# The fuzz targets and the runs of each in `./dev.sh test`: the one list,
+# tests/fuzz/targets.txt (also read by tests/fuzz/meson.build).
+FUZZ_TARGETS=()
+declare -A FUZZ_CI_RUNS=()
+while read -r name runs _; do
+  case "$name" in ''|'#'*) continue ;; esac
+  FUZZ_TARGETS+=("$name")
+  FUZZ_CI_RUNS[$name]=$runs
+done <tests/fuzz/targets.txt
+
+# Stages that run one process per core: the fuzz runs.
+JOBS=$(nproc 2>/dev/null || echo 2)
 
 # install_deps [extra packages...]
 install_deps() {
@@ -69,13 +85,51 @@ quietly() {
   return "$rc"
 }
 
-# build DIR [meson options...]
+# build DIR [meson options...] [-- TARGET...]: configures DIR with the
+# options when it has no build.ninja yet, then builds the TARGETs (none:
+# everything).
 build() {
-  local dir=$1; shift
+  local dir=$1 opts=() targets=()
+  shift
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  [ $# -eq 0 ] || { shift; targets=("$@"); }
   if [ ! -f "$dir/build.ninja" ]; then
-    quietly meson setup "$dir" "$@"
+    quietly meson setup "$dir" "${opts[@]}"
   fi
-  quietly meson compile -C "$dir"
+  # meson compile names targets by the last configuration: regenerate first
+  [ ${#targets[@]} -eq 0 ] || quietly ninja -C "$dir" build.ninja
+  quietly meson compile -C "$dir" "${targets[@]}"
+}
+
+# default_build [TARGET...]: the default configuration in build/, always
+# with -Werror (the gate's -Werror build is this one, tested); a build/
+# set up without it is switched once (a full rebuild).
+default_build() {
+  if [ -f build/build.ninja ] &&
+     ! grep -q '{"name": "werror", "value": true' build/meson-info/intro-buildoptions.json; then
+    quietly meson configure build -Dwerror=true
+  fi
+  build build -Dwerror=true -- "$@"
+}
+
+# The time of each stage: stage_begin, then stage_end LABEL prints
+# "(LABEL: W s, C s of CPU)", W the wall-clock seconds since stage_begin
+# and C the CPU seconds (user + system) of the processes finished since,
+# which do not depend on the machine's load as W does.
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu_mark() {
+  times >"$cpu_file" # the builtin, in this shell: the children's totals are line 2
+  cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
+                       printf "%d", n }' "$cpu_file")
+}
+stage_begin() {
+  cpu_mark
+  stage_t0=$SECONDS stage_c0=$cpu
+}
+stage_end() {
+  cpu_mark
+  echo "($1: $((SECONDS - stage_t0)) s, $((cpu - stage_c0)) s of CPU)"
 }
 
 # runs meson test in DIR, appends its Ok/Fail counts to the totals
@@ -167,69 +221,132 @@ tsan_stage() {
   failed=$((failed + bad))
 }
 
+# fuzz_ci TARGET: one libFuzzer target of `./dev.sh test`'s fuzz stage, its
+# runs from seed 1 on a fresh scratch corpus (deterministic); prints one
+# "fuzz TARGET: ok" or "fuzz TARGET: FAILED" line (and how to reproduce).
+fuzz_ci() {
+  local t=$1 runs=${FUZZ_CI_RUNS[$1]} art=build-fuzz/ci-crashes/$1 start=$SECONDS rc=0
+  rm -rf "build-fuzz/ci-corpus/$t" "$art"
+  fuzz_run "$t" "$art" "build-fuzz/ci-fuzz-$t.log" "build-fuzz/ci-corpus/$t" \
+    -seed=1 -runs="$runs" || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    echo "fuzz $t: ok ($runs runs, seed 1, $((SECONDS - start)) s)"
+    return 0
+  fi
+  echo "fuzz $t: FAILED (libFuzzer exit $rc after $((SECONDS - start)) s), log build-fuzz/ci-fuzz-$t.log"
+  grep -E '^(==[0-9]+== ?ERROR|SUMMARY|.*runtime error)' "build-fuzz/ci-fuzz-$t.log" | head -5 || true
+  local f
+  for f in "$art"/crash-* "$art"/leak-* "$art"/timeout-* "$art"/oom-*; do
+    [ -e "$f" ] || continue
+    echo "  input: $f"
+    echo "  reproduce: build-fuzz/tests/fuzz/fuzz_$t $f"
+    echo "  keep as a regression test once fixed: cp $f tests/fuzz/crashes/$t/"
+  done
+  return 1
+}
+
+# Fuzz stage of `./dev.sh test`: every target of tests/fuzz/targets.txt,
+# JOBS at a time (each libFuzzer run is one process on one core); one test
+# per target in the totals.
+fuzz_stage() {
+  local t n=0
+  echo "== fuzz: ${#FUZZ_TARGETS[@]} libFuzzer targets, $JOBS at a time (build-fuzz, clang)"
+  if ! fuzz_build "${FUZZ_TARGETS[@]}"; then
+    echo "fuzz: building the targets in build-fuzz FAILED"
+    failed=$((failed + ${#FUZZ_TARGETS[@]}))
+    return 0
+  fi
+  for t in "${FUZZ_TARGETS[@]}"; do
+    if [ "$n" -ge "$JOBS" ]; then
+      wait -n || true
+      n=$((n - 1))
+    fi
+    fuzz_ci "$t" >"build-fuzz/ci-$t.result" 2>&1 &
+    n=$((n + 1))
+  done
+  wait || true
+  for t in "${FUZZ_TARGETS[@]}"; do
+    cat "build-fuzz/ci-$t.result"
+    if grep -q "^fuzz $t: ok" "build-fuzz/ci-$t.result"; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+    fi
+  done
+}
+
 cmd=${1:-}
 case "$cmd" in
   quickstart)
     install_deps
-    build build
+    default_build dtsim
     ./build/dtsim run experiments/quickstart.ini "${@:2}"
     ;;
   build)
     install_deps
-    build build
+    if [ $# -le 1 ]; then
+      default_build dtsim
+    elif [ "$2" = all ]; then
+      default_build
+    else
+      default_build "${@:2}"
+    fi
+    ;;
+  check)
+    install_deps
+    stage_begin
+    if default_build test_programs; then
+      run_tests build "default build, all but the suite nosan" --no-suite nosan \
+        --num-processes "$JOBS"
+    else
+      failed=$((failed + 1))
+    fi
+    stage_end "check"
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
     ;;
   test)
-    install_deps
-    build build
-    run_tests build "default build"
-    build build-werror -Dwerror=true
-    echo "== -Werror build: ok"
-    build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+    install_deps "${TEST_PACKAGES[@]}"
+    cpu_mark
+    gate_t0=$SECONDS gate_c0=$cpu
+    stage_begin
+    if default_build; then
+      run_tests build "default build (-Werror)" --num-processes "$JOBS"
+    else
+      echo "build (-Werror): FAILED"
+      failed=$((failed + 1))
+    fi
+    stage_end "default build and tests"
     # allocator_may_return_null: an allocation too large for the machine
     # returns NULL as glibc's malloc does, so the error path under test
     # (an oversized input is exit 2 with a message) runs instead of ASan
-    # aborting in its allocator.
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      run_tests build-asan "AddressSanitizer + UndefinedBehaviorSanitizer"
-    tsan_stage
-    # Fuzzing: every target for a fixed number of runs from seed 1 on a
-    # fresh scratch corpus (deterministic); a crash fails its test.
-    echo "== fuzz: ${#FUZZ_TARGETS[@]} libFuzzer targets (build-fuzz, clang)"
-    install_deps "${FUZZ_PACKAGES[@]}"
-    if ! fuzz_build "${FUZZ_TARGETS[@]}"; then
-      echo "fuzz: building the targets in build-fuzz FAILED"
-      failed=$((failed + ${#FUZZ_TARGETS[@]}))
+    # aborting in its allocator. The suite nosan checks scripts, docs and
+    # the tree, nothing a sanitizer sees: it runs in the default build only.
+    stage_begin
+    if build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+         -- test_programs; then
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        run_tests build-asan "AddressSanitizer + UndefinedBehaviorSanitizer" --no-suite nosan \
+        --num-processes "$JOBS"
     else
-      for t in "${FUZZ_TARGETS[@]}"; do
-        runs=${FUZZ_CI_RUNS[$t]:-10000}
-        art=build-fuzz/ci-crashes/$t
-        rm -rf "build-fuzz/ci-corpus/$t" "$art"
-        start=$SECONDS
-        rc=0
-        fuzz_run "$t" "$art" "build-fuzz/ci-fuzz-$t.log" "build-fuzz/ci-corpus/$t" \
-          -seed=1 -runs="$runs" || rc=$?
-        if [ "$rc" -eq 0 ]; then
-          passed=$((passed + 1))
-          echo "fuzz $t: ok ($runs runs, seed 1, $((SECONDS - start)) s)"
-        else
-          failed=$((failed + 1))
-          echo "fuzz $t: FAILED (libFuzzer exit $rc after $((SECONDS - start)) s), log build-fuzz/ci-fuzz-$t.log"
-          grep -E '^(==[0-9]+== ?ERROR|SUMMARY|.*runtime error)' "build-fuzz/ci-fuzz-$t.log" | head -5 || true
-          for f in "$art"/crash-* "$art"/leak-* "$art"/timeout-* "$art"/oom-*; do
-            [ -e "$f" ] || continue
-            echo "  input: $f"
-            echo "  reproduce: build-fuzz/tests/fuzz/fuzz_$t $f"
-            echo "  keep as a regression test once fixed: cp $f tests/fuzz/crashes/$t/"
-          done
-        fi
-      done
+      echo "build-asan: FAILED"
+      failed=$((failed + 1))
     fi
+    stage_end "ASan + UBSan build and tests"
+    stage_begin
+    tsan_stage
+    stage_end "ThreadSanitizer build and runs"
+    stage_begin
+    fuzz_stage
+    stage_end "fuzz build and runs"
+    cpu_mark
+    echo "(dev.sh test: $((SECONDS - gate_t0)) s, $((cpu - gate_c0)) s of CPU)"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;
   bench)
     install_deps
-    build build
+    default_build
     # the list is bench/meson.build's; one at a time, each one's figures shown
     meson test -C build --benchmark --num-processes 1 --verbose
     ;;
