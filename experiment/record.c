@@ -61,6 +61,12 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
     }
     char blas[160], cpu[160];
     wl_blas_describe(blas, sizeof blas);
+    const wl_model *model = xp_env_algo_env(x)->model;
+    if (model->vt->describe) { /* how a model behind a helper computes */
+        size_t used = strlen(blas);
+        snprintf(blas + used, sizeof blas - used, "; ");
+        model->vt->describe(model, blas + used + 2, sizeof blas - used - 2);
+    }
     wl_cpu_model(cpu, sizeof cpu);
     an_run_info info = {
         .name = c->name,

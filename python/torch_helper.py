@@ -1,0 +1,419 @@
+"""dtsim's PyTorch helper: computes the gradients of a user's torch.nn.Module
+for a simulated run (workloads/torch.c starts one per run; docs/models-and-data.md).
+
+Started as
+    python3 torch_helper.py FILE C H W DIM CLASSES CONTEXT DEVICE BATCHED SEED
+with the command socket on stdin (fd 0), the replies on the original stdout
+(fd 1; the module's own prints go to stderr), stderr into a file dtsim reads
+when something fails, and the shared memory on fd 3.
+
+Protocol: one ASCII line per command, one reply line each; a failure is the
+line "error N" followed by N bytes of text (the end of a Python traceback).
+  start-up (no command)  -> "hello D FLOPS BATCHED NLAYERS", then NLAYERS
+                            lines "NAME SIZE" (the flat vector's groups)
+  map K B BYTES          -> "ok": fd 3 now holds K slots of B samples
+  init SEED              -> "ok": a fresh module's parameters in slot 0
+  grad N W1 B1 .. WN BN  -> "ok": slot i holds worker Wi's parameters and
+                            its Bi samples; its mean loss and gradient
+                            are written back
+  eval N WORKER          -> "ok LOSS_SUM CORRECT COUNT": the first N rows of
+                            the sample area at slot 0's parameters, with
+                            WORKER's buffers (-1: the initial ones)
+  quit                   -> exits
+Shared memory (native float32 unless said, each area 64-byte aligned):
+params K x D, grads K x D, x K x B x DIM, y K x B, loss K float64.
+
+The flat vector is module.parameters() in order, each tensor row-major (so
+nn.Linear's weight, out x in, then its bias: dtsim's own layout). Buffers
+(BatchNorm statistics) are kept per worker here and never averaged."""
+import mmap
+import os
+import sys
+import traceback
+
+# One thread and no BLAS pool, set before torch loads (bench/torch_grad.py).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+PROTO = os.fdopen(os.dup(1), "wb", buffering=0)
+os.dup2(2, 1)  # the module's prints must not reach the protocol
+sys.stdout = sys.stderr
+CMDS = os.fdopen(0, "rb", buffering=0)
+
+# Modules at most this many parameters are batched across workers with
+# [workload] torch_batched = auto (bench_torch: a 2,410-parameter MLP is
+# faster batched, a 203,530-parameter one slower, one thread).
+AUTO_BATCH_MAX_PARAMS = 50000
+
+
+def reply(text):
+    PROTO.write((text + "\n").encode())
+
+
+def reply_error(text):
+    data = text.encode(errors="replace")[-3000:]
+    PROTO.write(b"error %d\n" % len(data) + data)
+
+
+def read_line():
+    buf = bytearray()
+    while True:
+        c = CMDS.read(1)
+        if not c:
+            return None
+        if c == b"\n":
+            return buf.decode()
+        buf += c
+
+
+def fail_text(exc):
+    """The last lines of the traceback, frames of this helper left out."""
+    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    keep = [ln for ln in lines if __file__ not in ln or ln.startswith("Traceback")]
+    return "".join(keep[-8:]).rstrip()
+
+
+class Run:
+    def __init__(self, argv):
+        (self.file, c, h, w, dim, classes, context, self.device, self.mode,
+         seed) = argv
+        self.c, self.h, self.w = int(c), int(h), int(w)
+        self.dim, self.classes, self.context = int(dim), int(classes), int(context)
+        self.seed = int(seed)
+        if self.context > 0:
+            self.shape = (self.context,)
+        elif self.c > 0:
+            self.shape = (self.c, self.h, self.w)
+        else:
+            self.shape = (self.dim,)
+        self.mm = None
+        self.buffers = {}  # worker -> {name: tensor}
+
+    # -- the user's file ---------------------------------------------------
+    def load(self):
+        import torch
+        import torch.nn.functional as F
+        self.torch = torch
+        torch.set_num_threads(1)
+        torch.use_deterministic_algorithms(True)
+        torch.manual_seed(self.seed)
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("[workload] torch_device = cuda, but torch sees no CUDA device")
+        self.dev = torch.device(self.device)
+        ns = {"__file__": self.file, "__name__": "dtsim_user_model"}
+        with open(self.file) as f:
+            code = compile(f.read(), self.file, "exec")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(self.file)))
+        exec(code, ns)
+        if not callable(ns.get("model")):
+            raise RuntimeError("%s defines no function model(shape, classes)" % self.file)
+        self.make = ns["model"]
+        user_loss = ns.get("loss")
+        classes = self.classes
+
+        def default_loss(out, target):
+            return F.cross_entropy(out.reshape(-1, classes), target.reshape(-1))
+        self.loss = user_loss if callable(user_loss) else default_loss
+        self.module = self.build()
+        self.names = [n for n, _ in self.module.named_parameters()]
+        self.shapes = [p.shape for _, p in self.module.named_parameters()]
+        self.sizes = [p.numel() for _, p in self.module.named_parameters()]
+        self.d = sum(self.sizes)
+        if self.d == 0:
+            raise RuntimeError("the module has no parameters")
+        self.init_buffers = {n: b.detach().clone()
+                             for n, b in self.module.named_buffers()}
+
+    def build(self):
+        m = self.make(self.shape, self.classes)
+        if not isinstance(m, self.torch.nn.Module):
+            raise RuntimeError("model(shape, classes) returned %s, not a torch.nn.Module"
+                               % type(m).__name__)
+        return m.to(self.dev).float()
+
+    # -- inputs and targets --------------------------------------------------
+    def inputs(self, x, y):
+        """dtsim's rows as the module's input and the loss's target."""
+        torch = self.torch
+        b = x.shape[0]
+        if self.context > 0:
+            ids = x.to(torch.long)
+            target = torch.cat([ids[:, 1:], y.to(torch.long).view(b, 1)], 1)
+            return ids, target
+        return x.view((b,) + self.shape), y.to(torch.long)
+
+    def check_output(self, out, b):
+        want = [(b, self.classes)]
+        if self.context > 0:
+            want.append((b, self.context, self.classes))
+        if tuple(out.shape) not in want:
+            raise RuntimeError("the module's output has shape %s for a batch of %d; expected %s"
+                               % (tuple(out.shape), b, " or ".join(str(s) for s in want)))
+
+    def target_for(self, out, target):
+        # (b, classes) output on text: the next character only
+        return target[:, -1] if out.dim() == 2 and target.dim() == 2 else target
+
+    # -- layout, batching decision -------------------------------------------
+    def layers(self):
+        """At most 16 groups of consecutive tensors, by top-level child."""
+        groups = []
+        for name, size in zip(self.names, self.sizes):
+            top = name.split(".")[0]
+            if groups and groups[-1][0] == top:
+                groups[-1][1] += size
+            else:
+                groups.append([top, size])
+        while len(groups) > 16:  # merge the smallest adjacent pair
+            i = min(range(len(groups) - 1), key=lambda k: groups[k][1] + groups[k + 1][1])
+            groups[i:i + 2] = [[groups[i][0] + "+", groups[i][1] + groups[i + 1][1]]]
+        return [(g[0][:31].replace(" ", "_"), g[1]) for g in groups]
+
+    def flops(self):
+        """6 x the multiply-adds of Linear and Conv layers per sample."""
+        torch = self.torch
+        macs = [0]
+
+        def hook(mod, inp, out):
+            if isinstance(mod, torch.nn.Linear):
+                macs[0] += out.numel() // out.shape[-1] * mod.in_features * mod.out_features
+            elif isinstance(mod, torch.nn.modules.conv._ConvNd):
+                k = 1
+                for s in mod.kernel_size:
+                    k *= s
+                macs[0] += out.numel() * (mod.in_channels // mod.groups) * k
+        hs = [m.register_forward_hook(hook) for m in self.module.modules()]
+        with torch.no_grad():
+            self.module.eval()
+            x, _ = self.probe_data(1)
+            self.module(x)
+        for h in hs:
+            h.remove()
+        return 6.0 * (macs[0] if macs[0] > 0 else self.d)
+
+    def probe_data(self, b):
+        torch = self.torch
+        x = torch.zeros((b, self.dim), device=self.dev)
+        y = torch.zeros(b, device=self.dev)
+        return self.inputs(x, y)
+
+    def probe(self):
+        """A forward, loss and backward pass on zeros at the initial
+        parameters: the output's shape and a finite loss, at start-up."""
+        torch = self.torch
+        self.module.train()
+        state = {n: b.clone() for n, b in self.module.named_buffers()}
+        x, t = self.probe_data(2)
+        out = self.module(x)
+        self.check_output(out, 2)
+        loss = self.loss(out, self.target_for(out, t))
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            raise RuntimeError("loss(output, target) must return one number (a scalar tensor)")
+        if not torch.isfinite(loss).item():
+            raise RuntimeError("the loss is not finite (%s) at the initial parameters"
+                               % loss.item())
+        loss.backward()
+        self.module.zero_grad(set_to_none=True)
+        for n, b in self.module.named_buffers():
+            b.copy_(state[n])
+
+    def decide_batched(self):
+        has_buffers = len(self.init_buffers) > 0
+        if self.mode == "off":
+            return 0
+        if self.mode == "auto" and (has_buffers or self.d > AUTO_BATCH_MAX_PARAMS):
+            return 0
+        if has_buffers:
+            raise RuntimeError("torch_batched = on: the module has buffers (%s), which stay "
+                               "per worker; use auto or off" % ", ".join(self.init_buffers))
+        try:
+            self.make_vmapped()
+            torch = self.torch
+            flat = torch.zeros((2, self.d), device=self.dev)
+            flat[:] = self.flat_params(self.module)
+            x, t = self.probe_data(2)
+            self.vgrad(self.split(flat, 2), x.unsqueeze(0).expand((2,) + x.shape),
+                       t.unsqueeze(0).expand((2,) + t.shape))
+        except Exception:
+            if self.mode == "on":
+                raise
+            return 0
+        return 1
+
+    # -- parameters ------------------------------------------------------------
+    def flat_params(self, module):
+        return self.torch.cat([p.detach().reshape(-1) for p in module.parameters()])
+
+    def split(self, flat, k=None):
+        """Views of a flat vector (d) or of k vectors (k x d) as the tensors."""
+        out, o = [], 0
+        for shape, n in zip(self.shapes, self.sizes):
+            if k is None:
+                out.append(flat[o:o + n].view(shape))
+            else:
+                out.append(flat[:, o:o + n].reshape((k,) + tuple(shape)))
+            o += n
+        return out
+
+    def make_vmapped(self):
+        from functorch import grad_and_value, make_functional, vmap
+        fmodel, _ = make_functional(self.module)
+
+        def one(params, x, t):
+            out = fmodel(params, x)
+            return self.loss(out, self.target_for(out, t))
+        self.vgrad = vmap(grad_and_value(one), randomness="different")
+
+    # -- shared memory ---------------------------------------------------------
+    def map(self, k, b, size):
+        import numpy as np
+        # the old map is not closed: it goes when its tensors do
+        self.p = self.g = self.x = self.y = self.l = None
+        self.mm = mmap.mmap(3, size)
+        d, f = self.d, self.dim
+        off = [0]
+
+        def area(count, dtype):
+            a = np.frombuffer(self.mm, dtype=dtype, count=count, offset=off[0])
+            off[0] = (off[0] + count * np.dtype(dtype).itemsize + 63) // 64 * 64
+            return self.torch.from_numpy(a)
+        self.k, self.b = k, b
+        self.p = area(k * d, np.float32).view(k, d)
+        self.g = area(k * d, np.float32).view(k, d)
+        self.x = area(k * b * f, np.float32).view(k * b, f)
+        self.y = area(k * b, np.float32)
+        self.l = area(k, np.float64)
+
+    def worker_buffers(self, w):
+        if w < 0 or not self.init_buffers:
+            return self.init_buffers
+        if w not in self.buffers:
+            self.buffers[w] = {n: b.clone() for n, b in self.init_buffers.items()}
+        return self.buffers[w]
+
+    # -- commands ----------------------------------------------------------------
+    def cmd_init(self, seed):
+        self.torch.manual_seed(seed)
+        self.p[0].copy_(self.flat_params(self.build()))
+
+    def slot_data(self, i, b):
+        rows = slice(i * self.b, i * self.b + b)
+        return self.inputs(self.x[rows].to(self.dev), self.y[rows].to(self.dev))
+
+    def cmd_grad(self, jobs):
+        if self.batched:
+            by_b = {}
+            for i, (w, b) in enumerate(jobs):
+                by_b.setdefault(b, []).append(i)
+            for b, idx in sorted(by_b.items()):
+                self.grad_batched(idx, b)
+        else:
+            for i, (w, b) in enumerate(jobs):
+                self.grad_one(i, w, b)
+
+    def grad_one(self, i, w, b):
+        torch = self.torch
+        from torch.nn.utils.stateless import functional_call
+        self.module.train()
+        leaves = [v.detach().to(self.dev).requires_grad_()
+                  for v in self.split(self.p[i])]
+        state = dict(zip(self.names, leaves))
+        state.update(self.worker_buffers(w))
+        x, t = self.slot_data(i, b)
+        out = functional_call(self.module, state, (x,))
+        self.check_output(out, b)
+        loss = self.loss(out, self.target_for(out, t))
+        grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+        o = 0
+        for g, n in zip(grads, self.sizes):
+            if g is None:
+                self.g[i, o:o + n] = 0
+            else:
+                self.g[i, o:o + n].copy_(g.reshape(-1))
+            o += n
+        self.l[i] = loss.item()
+
+    def grad_batched(self, idx, b):
+        torch = self.torch
+        k = len(idx)
+        sel = torch.tensor(idx)
+        params = self.split(self.p.index_select(0, sel).to(self.dev), k)
+        xs, ts = [], []
+        for i in idx:
+            x, t = self.slot_data(i, b)
+            xs.append(x)
+            ts.append(t)
+        grads, losses = self.vgrad(params, torch.stack(xs), torch.stack(ts))
+        flat = torch.cat([g.reshape(k, -1) for g in grads], 1)
+        for j, i in enumerate(idx):
+            self.g[i].copy_(flat[j])
+            self.l[i] = losses[j].item()
+
+    def cmd_eval(self, n, w):
+        torch = self.torch
+        from torch.nn.utils.stateless import functional_call
+        self.module.eval()
+        state = dict(zip(self.names, [v.to(self.dev) for v in self.split(self.p[0])]))
+        state.update(self.worker_buffers(w))
+        loss_sum, correct, count = 0.0, 0, 0
+        with torch.no_grad():
+            x, t = self.inputs(self.x[:n].to(self.dev), self.y[:n].to(self.dev))
+            out = functional_call(self.module, state, (x,))
+            self.check_output(out, n)
+            t = self.target_for(out, t)
+            cnt = t.numel()
+            loss_sum = float(self.loss(out, t).item()) * cnt
+            correct = int((out.argmax(-1) == t).sum().item())
+            count = cnt
+        return loss_sum, correct, count
+
+    def serve(self):
+        while True:
+            line = read_line()
+            if line is None or line == "quit":
+                return
+            f = line.split()
+            try:
+                if f[0] == "map":
+                    self.map(int(f[1]), int(f[2]), int(f[3]))
+                    reply("ok")
+                elif f[0] == "init":
+                    self.cmd_init(int(f[1]))
+                    reply("ok")
+                elif f[0] == "grad":
+                    n = int(f[1])
+                    self.cmd_grad([(int(f[2 + 2 * i]), int(f[3 + 2 * i])) for i in range(n)])
+                    reply("ok")
+                elif f[0] == "eval":
+                    s, c, n = self.cmd_eval(int(f[1]), int(f[2]))
+                    reply("ok %r %d %d" % (s, c, n))
+                else:
+                    reply_error("unknown command %r" % f[0])
+            except Exception as exc:  # the user's code: reported, the run fails
+                reply_error(fail_text(exc))
+                return
+
+
+def main():
+    if len(sys.argv) != 11:
+        reply_error("usage: torch_helper.py FILE C H W DIM CLASSES CONTEXT DEVICE BATCHED SEED")
+        return 2
+    run = Run(sys.argv[1:])
+    try:
+        run.load()
+        run.probe()
+        run.batched = run.decide_batched()
+        layers = run.layers()
+        flops = run.flops()
+    except Exception as exc:
+        reply_error(fail_text(exc))
+        return 1
+    reply("hello %d %r %d %d" % (run.d, flops, run.batched, len(layers)))
+    for name, size in layers:
+        reply("%s %d" % (name, size))
+    run.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
