@@ -249,9 +249,10 @@ int wl_torch_helper_call(wl_torch_helper *h, const char *cmd, char *rest, size_t
         *err = h->failed;
         return err->code;
     }
-    if (send_line(h, cmd, SIM_EINPUT, err) < 0)
+    /* during the run: not a configuration error (exit 1) */
+    if (send_line(h, cmd, SIM_EIO, err) < 0)
         return err->code;
-    return reply(h, rest, len, SIM_EINPUT, err);
+    return reply(h, rest, len, SIM_EIO, err);
 }
 
 static size_t align64(size_t n) { return (n + 63) / 64 * 64; }
