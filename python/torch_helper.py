@@ -66,14 +66,8 @@ def reply_error(text):
 
 
 def read_line():
-    buf = bytearray()
-    while True:
-        c = CMDS.read(1)
-        if not c:
-            return None
-        if c == b"\n":
-            return buf.decode()
-        buf += c
+    line = CMDS.readline()
+    return line.decode().rstrip("\n") if line.endswith(b"\n") else None
 
 
 def fail_text(exc):
@@ -133,6 +127,12 @@ class Run:
             raise RuntimeError("the module has no parameters")
         self.init_buffers = {n: b.detach().clone()
                              for n, b in self.module.named_buffers()}
+        self.params = list(self.module.parameters())
+        self.buffer_slots = []  # (submodule, key, full name) of every buffer
+        for mname, mod in self.module.named_modules():
+            for key, buf in mod._buffers.items():
+                if buf is not None:
+                    self.buffer_slots.append((mod, key, mname + "." + key if mname else key))
 
     def build(self):
         m = self.make(self.shape, self.classes)
@@ -295,7 +295,9 @@ class Run:
         self.l = area(k, np.float64)
 
     def worker_buffers(self, w):
-        if w < 0 or not self.init_buffers:
+        """Worker w's buffers (w = -1: a scratch set), made from the
+        module's initial ones on first use."""
+        if not self.init_buffers:
             return self.init_buffers
         if w not in self.buffers:
             self.buffers[w] = {n: b.clone() for n, b in self.init_buffers.items()}
@@ -321,26 +323,32 @@ class Run:
             for i, (w, b) in enumerate(jobs):
                 self.grad_one(i, w, b)
 
+    def use(self, flat, w):
+        """The module computes with the parameters in flat (views of the
+        shared memory: no copy) and worker w's buffers."""
+        for prm, v in zip(self.params, self.split(flat)):
+            prm.data = v
+            prm.grad = None
+        if self.buffer_slots:
+            state = self.worker_buffers(w)
+            for mod, key, name in self.buffer_slots:
+                mod._buffers[key] = state[name]
+
     def grad_one(self, i, w, b):
         torch = self.torch
-        from torch.nn.utils.stateless import functional_call
         self.module.train()
-        leaves = [v.detach().to(self.dev).requires_grad_()
-                  for v in self.split(self.p[i])]
-        state = dict(zip(self.names, leaves))
-        state.update(self.worker_buffers(w))
+        self.use(self.p[i] if self.dev.type == "cpu" else self.p[i].to(self.dev), w)
         x, t = self.slot_data(i, b)
-        out = functional_call(self.module, state, (x,))
+        out = self.module(x)
         self.check_output(out, b)
         loss = self.loss(out, self.target_for(out, t))
-        grads = torch.autograd.grad(loss, leaves, allow_unused=True)
-        o = 0
-        for g, n in zip(grads, self.sizes):
-            if g is None:
-                self.g[i, o:o + n] = 0
-            else:
-                self.g[i, o:o + n].copy_(g.reshape(-1))
-            o += n
+        loss.backward()
+        grads = [prm.grad.reshape(-1) if prm.grad is not None else torch.zeros(n, device=self.dev)
+                 for prm, n in zip(self.params, self.sizes)]
+        if self.dev.type == "cpu":
+            torch.cat(grads, out=self.g[i])
+        else:
+            self.g[i].copy_(torch.cat(grads))
         self.l[i] = loss.item()
 
     def grad_batched(self, idx, b):
@@ -361,20 +369,16 @@ class Run:
 
     def cmd_eval(self, n, w):
         torch = self.torch
-        from torch.nn.utils.stateless import functional_call
         self.module.eval()
-        state = dict(zip(self.names, [v.to(self.dev) for v in self.split(self.p[0])]))
-        state.update(self.worker_buffers(w))
-        loss_sum, correct, count = 0.0, 0, 0
+        self.use(self.p[0].to(self.dev), w)
         with torch.no_grad():
             x, t = self.inputs(self.x[:n].to(self.dev), self.y[:n].to(self.dev))
-            out = functional_call(self.module, state, (x,))
+            out = self.module(x)
             self.check_output(out, n)
             t = self.target_for(out, t)
-            cnt = t.numel()
-            loss_sum = float(self.loss(out, t).item()) * cnt
+            count = t.numel()
+            loss_sum = float(self.loss(out, t).item()) * count
             correct = int((out.argmax(-1) == t).sum().item())
-            count = cnt
         return loss_sum, correct, count
 
     def serve(self):
@@ -410,7 +414,7 @@ def main():
     PROTO = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # the module's prints must not reach the protocol
     sys.stdout = sys.stderr
-    CMDS = os.fdopen(0, "rb", buffering=0)
+    CMDS = os.fdopen(0, "rb")
     if len(sys.argv) != 11:
         reply_error("usage: torch_helper.py FILE C H W DIM CLASSES CONTEXT DEVICE BATCHED SEED")
         return 2
