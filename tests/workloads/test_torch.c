@@ -320,3 +320,44 @@ Test(torch, run_errors)
     cr_assert(strstr(out, "defines no function model"), "%s", out);
     cr_assert_str_eq(test_run_statuses(db2), "");
 }
+
+/* BatchNorm's running statistics stay per worker: evaluation (worker 0's
+ * buffers) sees what worker 0's steps did to them and nothing of worker
+ * 1's. */
+Test(torch, buffers_per_worker)
+{
+    need_torch();
+    wl_dataset ds = shape(8, 3);
+    const char *file = test_write_file(test_tmpdir(), "bn.py",
+                                       PRELUDE "def model(shape, classes):\n"
+                                               "    return nn.Sequential(nn.Linear(8, 8), "
+                                               "nn.BatchNorm1d(8), nn.Linear(8, classes))\n");
+    enum { B = 6 };
+    float x[2 * B * 8], y[2 * B], g[2][8 * 9 + 16 + 3 * 9];
+    for (int i = 0; i < 2 * B * 8; i++)
+        x[i] = (float)((i * 37 % 23) - 11) / 3.0f + (i >= B * 8 ? 5.0f : 0.0f);
+    for (int i = 0; i < 2 * B; i++)
+        y[i] = (float)(i % 3);
+    double loss[3];
+    /* 0: worker 0 steps on A; 1: worker 1 steps on A; 2: worker 0 on A, worker 1 on B */
+    for (int k = 0; k < 3; k++) {
+        sim_err err = {0};
+        wl_model *m = torch_model(file, &ds, "auto", &err);
+        cr_assert_not_null(m, "%s", err.msg);
+        cr_assert_eq(m->n_params, 8 * 9 + 16 + 3 * 9);
+        float p[8 * 9 + 16 + 3 * 9];
+        gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+        m->vt->init(m, p, r);
+        gsl_rng_free(r);
+        wl_grad_req rq[2] = {
+            {.worker = k == 1 ? 1 : 0, .params = p, .x = x, .y = y, .b = B, .grad = g[0]},
+            {.worker = 1, .params = p, .x = x + B * 8, .y = y + B, .b = B, .grad = g[1]},
+        };
+        cr_assert_eq(m->vt->loss_grad_many(m, rq, k == 2 ? 2 : 1, &err), 0, "%s", err.msg);
+        loss[k] = m->vt->evaluate(m, p, x, y, 2 * B, NULL, 2 * B).loss;
+        wl_model_destroy(m);
+    }
+    cr_assert(loss[0] != loss[1], "worker 0's statistics did not move: %g", loss[0]);
+    cr_assert_eq(loss[0], loss[2], "worker 1's step reached worker 0's statistics: %.9g %.9g",
+                 loss[0], loss[2]);
+}
