@@ -7,7 +7,8 @@
  * 16 workers (functorch.vmap) against looped. Prints a note and nothing
  * else when the interpreter (DTSIM_PYTHON, else /usr/bin/python3) cannot
  * import torch. Run from the source root (meson's benchmark workdir).
- * Usage: bench_torch [SECONDS per figure, default 3] */
+ * Usage: bench_torch [SECONDS per figure, default 3 [MODULE: only the rows whose
+ * name holds it]] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,8 @@ int main(int argc, char **argv)
            "ratio", "16 looped", "16 batched", "b/l");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bench_case *bc = &cases[i];
+        if (argc > 2 && !strstr(bc->name, argv[2]))
+            continue;
         int bat = 0;
         double own = own_rate(bc, seconds);
         double one = helper_rate(bc, "off", 1, seconds, &bat);

@@ -77,6 +77,53 @@ def fail_text(exc):
     return "".join(keep[-8:]).rstrip()
 
 
+def load_namespace(file):
+    """FILE executed as a module (its folder importable)."""
+    ns = {"__file__": file, "__name__": "dtsim_user_model"}
+    with open(file) as f:
+        code = compile(f.read(), file, "exec")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(file)))
+    exec(code, ns)
+    return ns
+
+
+def dump_dataset(file, out):
+    """--dataset FILE: FILE's dataset() = (x_train, y_train, x_test, y_test)
+    written to out as the line "dtsim-data N_TRAIN N_TEST DIM CLASSES C H W"
+    then x_train, y_train, x_test, y_test as native float32 (C H W: the
+    sample shape when it has three axes, else 0 0 0)."""
+    import torch
+    fn = load_namespace(file).get("dataset")
+    if not callable(fn):
+        raise RuntimeError("%s defines no function dataset()" % file)
+    res = fn()
+    if not isinstance(res, (tuple, list)) or len(res) != 4:
+        raise RuntimeError("dataset() must return (x_train, y_train, x_test, y_test)")
+    xtr, ytr, xte, yte = [torch.as_tensor(t) for t in res]
+    if xtr.dim() < 2 or xtr.shape[0] < 1 or tuple(ytr.shape) != (xtr.shape[0],):
+        raise RuntimeError("dataset(): x_train must be n x sample shape (n >= 1) and y_train "
+                           "n labels; got %s and %s" % (tuple(xtr.shape), tuple(ytr.shape)))
+    if tuple(xte.shape[1:]) != tuple(xtr.shape[1:]) or tuple(yte.shape) != (xte.shape[0],):
+        raise RuntimeError("dataset(): x_test must be m x %s and y_test m labels; got %s and %s"
+                           % (tuple(xtr.shape[1:]), tuple(xte.shape), tuple(yte.shape)))
+    ys = torch.cat([ytr.reshape(-1), yte.reshape(-1)]).to(torch.float64)
+    if not bool(((ys >= 0) & (ys == ys.floor())).all()):
+        raise RuntimeError("dataset(): labels must be class indices 0, 1, ...")
+    classes = int(ys.max().item()) + 1
+    if classes < 2:
+        raise RuntimeError("dataset(): needs at least two classes")
+    sample = tuple(xtr.shape[1:])
+    dim = 1
+    for s in sample:
+        dim *= s
+    chw = sample if len(sample) == 3 else (0, 0, 0)
+    out.write(b"dtsim-data %d %d %d %d %d %d %d\n" % ((xtr.shape[0], xte.shape[0], dim, classes)
+                                                     + tuple(chw)))
+    for t in (xtr, ytr, xte, yte):
+        out.write(t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+    out.flush()
+
+
 class Run:
     def __init__(self, argv):
         (self.file, c, h, w, dim, classes, context, self.device, self.mode,
@@ -104,11 +151,7 @@ class Run:
         if self.device == "cuda" and not torch.cuda.is_available():
             raise RuntimeError("[workload] torch_device = cuda, but torch sees no CUDA device")
         self.dev = torch.device(self.device)
-        ns = {"__file__": self.file, "__name__": "dtsim_user_model"}
-        with open(self.file) as f:
-            code = compile(f.read(), self.file, "exec")
-        sys.path.insert(0, os.path.dirname(os.path.abspath(self.file)))
-        exec(code, ns)
+        ns = load_namespace(self.file)
         if not callable(ns.get("model")):
             raise RuntimeError("%s defines no function model(shape, classes)" % self.file)
         self.make = ns["model"]
@@ -354,18 +397,29 @@ class Run:
     def grad_batched(self, idx, b):
         torch = self.torch
         k = len(idx)
-        sel = torch.tensor(idx)
-        params = self.split(self.p.index_select(0, sel).to(self.dev), k)
-        xs, ts = [], []
-        for i in idx:
-            x, t = self.slot_data(i, b)
-            xs.append(x)
-            ts.append(t)
-        grads, losses = self.vgrad(params, torch.stack(xs), torch.stack(ts))
+        if idx == list(range(k)) and b == self.b:
+            # the usual case: slots 0..k-1, full: views, no copy in or out
+            params = self.split(self.p[:k].to(self.dev), k)
+            x, t = self.inputs(self.x[:k * b].to(self.dev), self.y[:k * b].to(self.dev))
+            xs, ts = x.view((k, b) + x.shape[1:]), t.view((k, b) + t.shape[1:])
+        else:
+            sel = torch.tensor(idx)
+            params = self.split(self.p.index_select(0, sel).to(self.dev), k)
+            xs, ts = [], []
+            for i in idx:
+                x, t = self.slot_data(i, b)
+                xs.append(x)
+                ts.append(t)
+            xs, ts = torch.stack(xs), torch.stack(ts)
+        grads, losses = self.vgrad(params, xs, ts)
         flat = torch.cat([g.reshape(k, -1) for g in grads], 1)
-        for j, i in enumerate(idx):
-            self.g[i].copy_(flat[j])
-            self.l[i] = losses[j].item()
+        if idx == list(range(k)):
+            self.g[:k].copy_(flat)
+            self.l[:k].copy_(losses)
+        else:
+            for j, i in enumerate(idx):
+                self.g[i].copy_(flat[j])
+                self.l[i] = losses[j].item()
 
     def cmd_eval(self, n, w):
         torch = self.torch
@@ -415,6 +469,13 @@ def main():
     os.dup2(2, 1)  # the module's prints must not reach the protocol
     sys.stdout = sys.stderr
     CMDS = os.fdopen(0, "rb")
+    if len(sys.argv) == 3 and sys.argv[1] == "--dataset":
+        try:
+            dump_dataset(sys.argv[2], os.fdopen(os.dup(PROTO.fileno()), "wb"))
+        except Exception as exc:
+            sys.stderr.write(fail_text(exc) + "\n")
+            return 1
+        return 0
     if len(sys.argv) != 11:
         reply_error("usage: torch_helper.py FILE C H W DIM CLASSES CONTEXT DEVICE BATCHED SEED")
         return 2

@@ -316,6 +316,30 @@ static int high_fd(int fd)
     return hi;
 }
 
+/* The interpreter on argv (argv[0] filled in) with fds[0..3] as its
+ * descriptors 0..3 (-1: 3 not set). */
+static int start_python(char **argv, const int fds[4], pid_t *pid, const char *file,
+                        sim_err *err)
+{
+    const char *python = wl_torch_python();
+    argv[0] = (char *)python;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    for (int i = 0; i < 4; i++)
+        if (fds[i] >= 0)
+            posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+    int rc = posix_spawnp(pid, python, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        *pid = 0;
+        return sim_err_set(err, SIM_ECONFIG,
+                           "%s: cannot start the Python interpreter '%s' (set DTSIM_PYTHON to "
+                           "one with PyTorch): %s",
+                           file, python, strerror(rc));
+    }
+    return 0;
+}
+
 static int spawn(wl_torch_helper *h, const wl_torch_start *s, const char *script, sim_err *err)
 {
     int sv[2];
@@ -340,27 +364,13 @@ static int spawn(wl_torch_helper *h, const wl_torch_start *s, const char *script
     snprintf(geo[4], sizeof geo[4], "%d", s->classes);
     snprintf(geo[5], sizeof geo[5], "%d", s->context);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)(s->seed & 0x7fffffffffffULL));
-    const char *python = wl_torch_python();
-    char *argv[] = {(char *)python, (char *)script, (char *)s->file, geo[0], geo[1], geo[2],
+    char *argv[] = {NULL, (char *)script, (char *)s->file, geo[0], geo[1], geo[2],
                     geo[3], geo[4], geo[5], (char *)s->device, (char *)s->batched, seed,
                     NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, child, 0);
-    posix_spawn_file_actions_adddup2(&fa, child, 1);
-    posix_spawn_file_actions_adddup2(&fa, h->errfd, 2);
-    posix_spawn_file_actions_adddup2(&fa, h->shmfd, 3);
-    int rc = posix_spawnp(&h->pid, python, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    const int fds[4] = {child, child, h->errfd, h->shmfd};
+    int rc = start_python(argv, fds, &h->pid, s->file, err);
     close(child);
-    if (rc != 0) {
-        h->pid = 0;
-        return sim_err_set(err, SIM_ECONFIG,
-                           "%s: cannot start the Python interpreter '%s' (set DTSIM_PYTHON to "
-                           "one with PyTorch): %s",
-                           s->file, python, strerror(rc));
-    }
-    return 0;
+    return rc;
 }
 
 static int read_hello(wl_torch_helper *h, wl_torch_hello *hello, sim_err *err)
@@ -441,4 +451,62 @@ void wl_torch_helper_stop(wl_torch_helper *h)
     if (h->shmfd >= 0)
         close(h->shmfd);
     free(h);
+}
+
+int wl_torch_helper_dataset(const char *file, char **data, size_t *len, sim_err *err)
+{
+    *data = NULL;
+    *len = 0;
+    char script[PATH_MAX];
+    if (access(file, R_OK) != 0)
+        return sim_err_set(err, SIM_ECONFIG, "%s: cannot read the data set's file: %s", file,
+                           strerror(errno));
+    if (find_script(script, sizeof script) != 0)
+        return sim_err_set(err, SIM_ECONFIG,
+                           "%s: cannot find dtsim's PyTorch helper (python/torch_helper.py; "
+                           "set DTSIM_TORCH_HELPER)",
+                           file);
+    wl_torch_helper h = {.sock = -1, .errfd = -1, .shmfd = -1};
+    snprintf(h.file, sizeof h.file, "%s", file);
+    int out = high_fd(memfd_create("dtsim-torch-data", MFD_CLOEXEC));
+    int nul = high_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    h.errfd = high_fd(memfd_create("dtsim-torch-stderr", MFD_CLOEXEC));
+    int rc = out < 0 || nul < 0 || h.errfd < 0
+                 ? sim_err_set(err, SIM_EIO, "%s: cannot create the helper's files: %s", file,
+                               strerror(errno))
+                 : 0;
+    char *argv[] = {NULL, script, "--dataset", (char *)file, NULL};
+    const int fds[4] = {nul, out, h.errfd, -1};
+    if (rc == 0)
+        rc = start_python(argv, fds, &h.pid, file, err);
+    int st = 0;
+    while (rc == 0 && waitpid(h.pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    h.pid = 0;
+    if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        rc = fail(&h, SIM_ECONFIG, "dataset() failed", err);
+    struct stat sb;
+    if (rc == 0 && (fstat(out, &sb) != 0 || sb.st_size <= 0))
+        rc = sim_err_set(err, SIM_EINTERNAL, "%s: dataset() wrote nothing", file);
+    if (rc == 0 && !(*data = malloc((size_t)sb.st_size + 1)))
+        rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory for the data set", file);
+    for (size_t got = 0; rc == 0 && got < (size_t)sb.st_size;) {
+        ssize_t n = pread(out, *data + got, (size_t)sb.st_size - got, (off_t)got);
+        if (n <= 0)
+            rc = sim_err_set(err, SIM_EIO, "%s: cannot read the data set back", file);
+        got += n > 0 ? (size_t)n : 0;
+    }
+    if (rc == 0) {
+        (*data)[sb.st_size] = '\0';
+        *len = (size_t)sb.st_size;
+    } else {
+        free(*data);
+        *data = NULL;
+    }
+    for (int fd = 0; fd < 3; fd++) {
+        const int f = fd == 0 ? out : fd == 1 ? nul : h.errfd;
+        if (f >= 0)
+            close(f);
+    }
+    return rc;
 }

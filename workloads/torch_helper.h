@@ -60,6 +60,11 @@ int wl_torch_helper_reserve(wl_torch_helper *h, int k, int64_t b, wl_torch_slots
  * reply (the part after "ok", len bytes). */
 int wl_torch_helper_call(wl_torch_helper *h, const char *cmd, char *reply, size_t len,
                          sim_err *err);
+/* FILE's dataset() run by the helper (--dataset): its output, the line
+ * "dtsim-data N_TRAIN N_TEST DIM CLASSES C H W" and then x_train, y_train,
+ * x_test, y_test as float32, into *data (malloc'd, *len bytes, NUL after
+ * them). A failure names FILE with Python's last error lines. */
+int wl_torch_helper_dataset(const char *file, char **data, size_t *len, sim_err *err);
 /* The interpreter and the helper's file that would be used (for messages). */
 const char *wl_torch_python(void);
 

@@ -361,3 +361,38 @@ Test(torch, buffers_per_worker)
     cr_assert_eq(loss[0], loss[2], "worker 1's step reached worker 0's statistics: %.9g %.9g",
                  loss[0], loss[2]);
 }
+
+/* dataset = torch(FILE): FILE's dataset() tensors, with their image
+ * geometry; a dataset() that raises names the file and the error. */
+Test(torch, dataset_from_file)
+{
+    need_torch();
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "data.py",
+                    PRELUDE "def dataset():\n"
+                            "    x = torch.arange(5 * 2 * 3 * 4, dtype=torch.float32)"
+                            ".view(5, 2, 3, 4)\n"
+                            "    y = torch.tensor([0, 1, 2, 1, 0])\n"
+                            "    return x[:3], y[:3], x[3:], y[3:]\n");
+    test_write_file(dir, "bad.py", PRELUDE "def dataset():\n    return 1 / 0\n");
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    wl_dataset_opts o = {.spec = "torch(data.py)", .rng = r, .dir = dir};
+    sim_err err = {0};
+    wl_dataset *ds = wl_dataset_create(&o, &err);
+    cr_assert_not_null(ds, "%s", err.msg);
+    cr_assert_eq(ds->train.n, 3);
+    cr_assert_eq(ds->test.n, 2);
+    cr_assert_eq(ds->dim, 24);
+    cr_assert_eq(ds->classes, 3);
+    cr_assert(ds->channels == 2 && ds->height == 3 && ds->width == 4);
+    cr_assert_float_eq(ds->train.x[24 + 5], 29.0f, 0);
+    cr_assert_float_eq(ds->test.x[24 + 23], 4 * 24 + 23, 0);
+    cr_assert_float_eq(ds->train.y[1], 1.0f, 0);
+    cr_assert_float_eq(ds->test.y[0], 1.0f, 0);
+    wl_dataset_destroy(ds);
+    o.spec = "torch(bad.py)";
+    cr_assert_null(wl_dataset_create(&o, &err));
+    cr_assert_eq(err.code, SIM_ECONFIG, "%s", err.msg);
+    cr_assert(strstr(err.msg, "bad.py") && strstr(err.msg, "ZeroDivisionError"), "%s", err.msg);
+    gsl_rng_free(r);
+}
