@@ -4,7 +4,8 @@
  * request for every worker's gradient) and of a plain zero_grad / forward /
  * backward loop on the same module and batch size (bench/torch_own.py, the
  * helper's process set-up), one thread each; and the helper batched across
- * 16 workers (functorch.vmap) against looped. Prints a note and nothing
+ * 16 workers (functorch.vmap) against looped, also by CPU time in one
+ * process (robust to a loaded machine). Prints a note and nothing
  * else when the interpreter (DTSIM_PYTHON, else /usr/bin/python3) cannot
  * import torch. Run from the source root (meson's benchmark workdir).
  * Usage: bench_torch [SECONDS per figure, default 3 [MODULE: only the rows whose
@@ -95,21 +96,22 @@ static double helper_rate(const bench_case *bc, const char *batched, int n, doub
     return ok ? best : NAN;
 }
 
-static double own_rate(const bench_case *bc, double seconds)
+/* bench/torch_own.py: samples per CPU second of PyTorch's own loop and of
+ * the helper's looped and batched request of 16 gradients, in one process. */
+static void cpu_rates(const bench_case *bc, double seconds, double out[3])
 {
     const char *py = getenv("DTSIM_PYTHON");
     if (!py || !*py)
         py = "/usr/bin/python3";
-    char cmd[1024], line[128];
-    snprintf(cmd, sizeof cmd, "%s bench/torch_own.py %s %d %d %d %d %d 0 %d %.2f", py, bc->file,
-             bc->c, bc->h, bc->w, bc->dim, bc->classes, bc->batch, seconds);
+    char cmd[1024], line[256];
+    snprintf(cmd, sizeof cmd, "%s bench/torch_own.py %s %d %d %d %d %d 0 %d %.2f 16", py,
+             bc->file, bc->c, bc->h, bc->w, bc->dim, bc->classes, bc->batch, seconds);
+    out[0] = out[1] = out[2] = NAN;
     FILE *f = popen(cmd, "r");
-    double v = NAN;
     if (f && fgets(line, sizeof line, f))
-        v = atof(line);
+        sscanf(line, "%lf %lf %lf", &out[0], &out[1], &out[2]);
     if (f)
         pclose(f);
-    return v;
 }
 
 static int torch_importable(void)
@@ -124,6 +126,7 @@ static int torch_importable(void)
 int main(int argc, char **argv)
 {
     const double seconds = argc > 1 ? atof(argv[1]) : 3.0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (!torch_importable()) {
         printf("# python3-torch is not importable: no torch(FILE) figures\n");
         return 0;
@@ -148,19 +151,25 @@ int main(int argc, char **argv)
     printf("torch(FILE) gradients, samples/s, one thread, best of 3 rounds of %.1f s; "
            "load average %.1f %.1f %.1f\n",
            seconds / 3, load[0], load[1], load[2]);
-    printf("%-22s %5s %12s %12s %7s %14s %14s %7s\n", "module", "batch", "torch own", "helper x1",
-           "ratio", "16 looped", "16 batched", "b/l");
+    printf("CPU: samples per CPU second in one process (bench/torch_own.py): PyTorch's own\n"
+           "loop; the helper's request of 16 gradients looped and batched (vmap).\n"
+           "wall: samples per second through dtsim's helper (shared memory, one round trip\n"
+           "per request): 1 gradient a request, 16 looped, 16 batched.\n");
+    printf("%-20s %5s | %9s %9s %9s %6s %6s | %9s %9s %9s\n", "module", "batch", "own",
+           "looped16", "batch16", "lp/own", "b/l", "wall x1", "looped16", "batch16");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bench_case *bc = &cases[i];
         if (argc > 2 && !strstr(bc->name, argv[2]))
             continue;
         int bat = 0;
-        double own = own_rate(bc, seconds);
+        double cpu[3];
+        cpu_rates(bc, seconds, cpu);
         double one = helper_rate(bc, "off", 1, seconds, &bat);
         double loop16 = helper_rate(bc, "off", 16, seconds, &bat);
         double bat16 = helper_rate(bc, "on", 16, seconds, &bat);
-        printf("%-22s %5d %12.0f %12.0f %7.2f %14.0f %14.0f %7.2f\n", bc->name, bc->batch, own,
-               one, one / own, loop16, bat ? bat16 : NAN, bat ? bat16 / loop16 : NAN);
+        printf("%-20s %5d | %9.0f %9.0f %9.0f %6.2f %6.2f | %9.0f %9.0f %9.0f\n", bc->name,
+               bc->batch, cpu[0], cpu[1], cpu[2], cpu[1] / cpu[0], cpu[2] / cpu[1], one,
+               loop16, bat ? bat16 : NAN);
         fflush(stdout);
     }
     unlink(small);

@@ -318,11 +318,11 @@ class Run:
         self.vgrad = vmap(grad_and_value(one), randomness="different")
 
     # -- shared memory ---------------------------------------------------------
-    def map(self, k, b, size):
+    def map(self, k, b, size, fd=3):
         import numpy as np
         # the old map is not closed: it goes when its tensors do
         self.p = self.g = self.x = self.y = self.l = None
-        self.mm = mmap.mmap(3, size)
+        self.mm = mmap.mmap(fd, size)
         d, f = self.d, self.dim
         off = [0]
 
