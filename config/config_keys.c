@@ -30,6 +30,9 @@ static const cfg_choice init_values[] = {
 static const cfg_choice precision_values[] = {
     {"fp32", CFG_PRECISION_FP32}, {"tf32", CFG_PRECISION_TF32}, {"fp16", CFG_PRECISION_FP16},
     {"bf16", CFG_PRECISION_BF16}, {NULL, 0}};
+static const cfg_choice torch_batched_values[] = {
+    {"auto", 0}, {"on", 1}, {"off", 2}, {NULL, 0}};
+static const cfg_choice torch_device_values[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0}};
 static const cfg_choice wire_dtype_values[] = {
     {"fp32", CFG_WIRE_FP32}, {"fp16", CFG_WIRE_FP16}, {"bf16", CFG_WIRE_BF16}, {NULL, 0}};
 
@@ -101,6 +104,8 @@ const cfg_key cfg_keys[] = {
     {"workload", "sim_params", "0", CFG_KEY_INT, NULL, "if > 0: parameter count used for message sizes"},
     {"workload", "sim_flops", "0", CFG_KEY_DOUBLE, NULL, "if > 0: training FLOPs per sample used for compute time"},
     {"workload", "wire_dtype", "fp32", CFG_KEY_CHOICE, "fp32|fp16|bf16", "bytes per value on the wire"},
+    {"workload", "torch_batched", "auto", CFG_KEY_CHOICE, "auto|on|off", "model = torch(FILE): compute the workers' gradients of one instant in one batched call (functorch.vmap) or one by one; auto = batched when the module has no buffers and at most 50000 parameters"},
+    {"workload", "torch_device", "cpu", CFG_KEY_CHOICE, "cpu|cuda", "model = torch(FILE): where the helper computes (cuda needs a GPU that torch sees)"},
     {"workload", "grad_noise", "none", CFG_KEY_STRING, NULL, "noise added to every stochastic gradient: none | gaussian(SIGMA) | subweibull(THETA, SIGMA)"},
     {"faults", "schedule", "none", CFG_KEY_STRING, NULL, "fault events: none, or a CSV file time,event,target,value (crash, rejoin, slowdown, link)"},
     {"faults", "mtbf", "none", CFG_KEY_STRING, NULL, "random crashes: none, or each worker's up-time distribution, e.g. exponential(300s)"},
@@ -123,6 +128,8 @@ static const struct {
     {"workload", "sparse", sparse_values},
     {"workload", "init", init_values},
     {"workload", "wire_dtype", wire_dtype_values},
+    {"workload", "torch_batched", torch_batched_values},
+    {"workload", "torch_device", torch_device_values},
     {"workers", "precision", precision_values},
 };
 

@@ -348,15 +348,22 @@ static int check_batch(xp_env *x, sim_err *err)
 static void join_grads(void *ctx) { algo_env_grad_join(ctx); }
 
 /* Gradients and deferred work on threads > 1 threads: the pool, one job
- * slot of each per worker, and the join at every time advance. */
+ * slot of each per worker, and the join at every time advance. A model
+ * with loss_grad_many (torch) queues them at any thread count, so that the
+ * gradients of an instant go in one request. */
 static int start_pool(xp_env *x, sim_err *err)
 {
-    if (x->threads <= 1)
+    const int many = x->model->vt->loss_grad_many != NULL;
+    if (x->threads <= 1 && !many)
         return 0;
     x->run.jobs = calloc((size_t)x->env.n, sizeof *x->run.jobs);
     x->run.defers = calloc((size_t)x->env.n, sizeof *x->run.defers);
-    x->pool = x->run.jobs && x->run.defers ? sim_pool_create(x->threads) : NULL;
-    if (!x->pool)
+    if (many)
+        x->run.reqs = calloc((size_t)x->env.n, sizeof *x->run.reqs);
+    if (!x->run.jobs || !x->run.defers || (many && !x->run.reqs))
+        return sim_err_set(err, SIM_ENOMEM, "out of memory for %d workers", x->env.n);
+    x->pool = x->threads > 1 ? sim_pool_create(x->threads) : NULL;
+    if (x->threads > 1 && !x->pool)
         return sim_err_set(err, SIM_ENOMEM, "cannot start %d threads for the gradients",
                            x->threads);
     x->run.pool = x->pool;
@@ -390,7 +397,13 @@ static int build(xp_env *x, sim_err *err)
         x->ds = load_dataset(c, x->rng_data, err);
     if (!x->ds)
         return err->code ? err->code : SIM_EINTERNAL;
-    x->model = wl_model_create(c->model, x->ds, err);
+    wl_model_opts mo = {
+        .dir = x->dir,
+        .torch_batched = cfg_get_string(c, "workload", "torch_batched"),
+        .torch_device = cfg_get_string(c, "workload", "torch_device"),
+        .seed = (uint64_t)c->seed,
+    };
+    x->model = wl_model_create_opts(c->model, x->ds, &mo, err);
     if (!x->model)
         return xp_env_key_error(c, "workload", "model", err);
     rc = xp_memory_check(c, x->model->n_params, err);
@@ -480,6 +493,8 @@ static int build(xp_env *x, sim_err *err)
     rc = fill_env(x, proxy, server, err);
     if (rc < 0)
         return rc;
+    if (wl_model_failed(x->model, err)) /* its initial parameters */
+        return xp_env_key_error(c, "workload", "model", err);
     return start_pool(x, err);
 }
 
@@ -533,6 +548,7 @@ void xp_env_destroy(xp_env *x)
     sim_pool_destroy(x->pool);
     free(x->run.jobs);
     free(x->run.defers);
+    free(x->run.reqs);
     free_workers(&x->env);
     free(x->faults);
     free(x->fault_rate0);

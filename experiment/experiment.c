@@ -225,6 +225,9 @@ static void evaluate(run_state *e)
         for (int k = 0; k < 3; k++)
             eval_part(&p, k);
     wl_eval tr = p.tr, te = p.te;
+    sim_err me;
+    if (wl_model_failed(e->model, &me))
+        algo_env_fail(e->env, me.code, "%s", me.msg);
     e->last_train_loss = tr.loss;
     e->last_test_loss = te.loss;
     e->last_test_acc = te.accuracy;

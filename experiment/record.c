@@ -61,7 +61,8 @@ int xp_record_begin(an_db *db, xp_env *x, int claim, int64_t *run_id, sim_err *e
     }
     char blas[320], kernels[160], cpu[160];
     wl_blas_describe(blas, sizeof blas);
-    /* what the model's own kernels chose (cnn's sparse replay) */
+    /* what the model's own kernels chose (cnn's sparse replay, a torch
+     * model's device and batching) */
     wl_model_kernels(xp_env_model(x), kernels, sizeof kernels);
     if (kernels[0])
         snprintf(blas + strlen(blas), sizeof blas - strlen(blas), ", %s", kernels);

@@ -27,6 +27,7 @@ const wl_model_vt *const wl_model_registry[] = {
 typedef struct model_box {
     wl_model m;             /* must stay first: wl_model_destroy frees the box */
     const wl_dataset *ds;   /* borrowed, only during vt->create */
+    const wl_model_opts *opts; /* borrowed, only during vt->create */
 } model_box;
 
 const wl_model_vt *wl_model_find(const char *name)
@@ -71,6 +72,13 @@ void wl_model_init_gaussian(float *p, int64_t n, double sd, gsl_rng *rng)
 const wl_dataset *wl_model_dataset(const wl_model *m)
 {
     return ((const model_box *)m)->ds;
+}
+
+const wl_model_opts *wl_model_opts_of(const wl_model *m)
+{
+    static const wl_model_opts none = {0};
+    const model_box *box = (const model_box *)m;
+    return box->opts ? box->opts : &none;
 }
 
 int64_t wl_model_add_layer(wl_model *m, const char *name, int64_t size)
@@ -182,6 +190,12 @@ static void known_models(char *buf, size_t len)
 
 wl_model *wl_model_create(const char *spec, const wl_dataset *ds, sim_err *err)
 {
+    return wl_model_create_opts(spec, ds, NULL, err);
+}
+
+wl_model *wl_model_create_opts(const char *spec, const wl_dataset *ds, const wl_model_opts *o,
+                               sim_err *err)
+{
     sim_spec sp;
     if (!spec || !ds) {
         sim_err_set(err, SIM_EINTERNAL, "wl_model_create: NULL spec or dataset");
@@ -214,11 +228,13 @@ wl_model *wl_model_create(const char *spec, const wl_dataset *ds, sim_err *err)
     for (int i = 0; i < sp.nargs; i++)
         args[i] = sp.args[i];
     box->ds = ds;
+    box->opts = o;
     box->m.vt = vt;
     box->m.dim = ds->dim;
     box->m.classes = ds->classes;
     int rc = vt->create(&box->m, args, sp.nargs, err);
     box->ds = NULL;
+    box->opts = NULL;
     if (rc != 0) {
         free(box);
         return NULL;

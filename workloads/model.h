@@ -56,6 +56,25 @@ typedef struct wl_batch_stats {
                          o_s = a_s - (a_s.gbar / ||gbar||^2) gbar; = v_norm if gbar = 0 */
 } wl_batch_stats;
 
+/* One gradient of a batched request (wl_model_vt.loss_grad_many). */
+typedef struct wl_grad_req {
+    int worker;           /* whose per-worker state (e.g. BatchNorm statistics); -1 none */
+    const float *params;  /* d floats */
+    const float *x, *y;   /* b x dim samples, b labels */
+    int64_t b;
+    float *grad;          /* d floats, written */
+    double loss;          /* written: the mean loss over the batch */
+} wl_grad_req;
+
+/* What a model file may need beyond the dataset (wl_model_create_opts). */
+typedef struct wl_model_opts {
+    const char *dir;           /* folder the spec's file names resolve against (the
+                                  experiment file's); NULL = the current one */
+    const char *torch_batched; /* torch(FILE): "auto", "on" or "off"; NULL = auto */
+    const char *torch_device;  /* torch(FILE): "cpu" or "cuda"; NULL = cpu */
+    uint64_t seed;             /* the experiment's seed (a helper's own RNG) */
+} wl_model_opts;
+
 typedef struct wl_model_vt {
     const char *name;
     const char *args;     /* e.g. "" or "(h1, h2, ...)" */
@@ -91,9 +110,19 @@ typedef struct wl_model_vt {
     wl_eval (*evaluate_sparse)(const wl_model *m, const float *params, const wl_csr *X,
                                const int64_t *rows, const float *y, int64_t n, float *ws,
                                int64_t ws_batch);
+    /* Optional (NULL: loss_grad per gradient): the gradients of n requests
+     * (n >= 1, distinct workers) in one call, for models behind another
+     * process (torch). 0, or a negative code with err when the model
+     * failed (the run then fails). */
+    int (*loss_grad_many)(const wl_model *m, wl_grad_req *reqs, int n, sim_err *err);
+    /* Optional (NULL: never fails): the first failure of a model whose
+     * kernels cannot return one (loss_grad, evaluate and init then gave
+     * NAN or zeros): 0, or its code with err filled. */
+    int (*failed)(const wl_model *m, sim_err *err);
     /* Optional (NULL: nothing to say): how the model's own kernels chose
      * to compute, for the run's record beside the BLAS kernel (runs.blas),
-     * e.g. cnn's "sparse replay on" or "sparse replay off (why)". */
+     * e.g. cnn's "sparse replay on" or "sparse replay off (why)", a torch
+     * model's "torch on cpu, batched across workers (vmap)". */
     void (*kernels)(const wl_model *m, char *buf, size_t len);
 } wl_model_vt;
 
@@ -113,8 +142,17 @@ extern const wl_model_vt *const wl_model_registry[]; /* NULL-terminated */
 /* spec "softmax", "mlp(256, 128)"; checks the model fits the dataset (e.g.
  * softmax needs classes >= 2, linreg a regression target). */
 wl_model *wl_model_create(const char *spec, const wl_dataset *ds, sim_err *err);
+/* The same with options (NULL = wl_model_create's defaults). */
+wl_model *wl_model_create_opts(const char *spec, const wl_dataset *ds, const wl_model_opts *o,
+                               sim_err *err);
 void wl_model_destroy(wl_model *m);
 const wl_model_vt *wl_model_find(const char *name);
+
+/* The model's failure (vt->failed), or 0. */
+static inline int wl_model_failed(const wl_model *m, sim_err *err)
+{
+    return m->vt->failed ? m->vt->failed(m, err) : 0;
+}
 
 /* 1 when the model has sparse kernels (trains on CSR rows directly). */
 static inline int wl_model_sparse(const wl_model *m)

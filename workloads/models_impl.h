@@ -25,6 +25,10 @@ void wl_model_init_gaussian(float *p, int64_t n, double sd, gsl_rng *rng);
  * only valid during vt->create, NULL otherwise. */
 const wl_dataset *wl_model_dataset(const wl_model *m);
 
+/* The options the model is being built with (never NULL; all zero when
+ * none were given); only valid during vt->create. */
+const wl_model_opts *wl_model_opts_of(const wl_model *m);
+
 /* Appends layer (name, size) after the previous one; returns its offset.
  * At most 16 layers (checked by the caller's argument limits). */
 int64_t wl_model_add_layer(wl_model *m, const char *name, int64_t size);

@@ -35,24 +35,78 @@ int algo_grad_clip(float *g, int64_t d, double c)
     return 1;
 }
 
-/* The part of a gradient that touches only the worker's own buffers and
- * noise stream (so it may run on any thread): loss and gradient at params
- * on the batch in w->bx, w->by (sparse data: rows w->brows of the CSR
- * training set), noise, clip, coupled weight decay. */
-static double grad_compute(algo_env *env, algo_worker *w, const float *params, float *grad,
-                           int64_t b, double wd, int *clipped)
+/* The model's loss and gradient at params on the batch in w->bx, w->by
+ * (sparse data: rows w->brows of the CSR training set). A model behind
+ * another process (loss_grad_many) may fail: the run then fails. */
+static double model_grad(algo_env *env, algo_worker *w, const float *params, float *grad,
+                         int64_t b)
 {
     const wl_model *m = env->model;
-    double loss = env->ds->sparse
-                      ? m->vt->loss_grad_sparse(m, params, &env->ds->train.csr, w->brows, w->by,
-                                                b, grad, w->ws)
-                      : m->vt->loss_grad(m, params, w->bx, w->by, b, grad, w->ws);
+    if (env->ds->sparse)
+        return m->vt->loss_grad_sparse(m, params, &env->ds->train.csr, w->brows, w->by, b, grad,
+                                       w->ws);
+    if (!m->vt->loss_grad_many)
+        return m->vt->loss_grad(m, params, w->bx, w->by, b, grad, w->ws);
+    wl_grad_req r = {.worker = w->id, .params = params, .x = w->bx, .y = w->by, .b = b,
+                     .grad = grad};
+    sim_err e = {0};
+    if (m->vt->loss_grad_many(m, &r, 1, &e) < 0) {
+        algo_env_fail(env, e.code, "%s", e.msg);
+        return NAN;
+    }
+    return r.loss;
+}
+
+/* The part of a gradient after the model's (it touches only the worker's
+ * own buffers and noise stream, so it may run on any thread): noise, clip,
+ * coupled weight decay. */
+static void grad_finish(algo_env *env, algo_worker *w, const float *params, float *grad,
+                        double wd, int *clipped)
+{
     if (env->noise.kind != ALGO_NOISE_NONE)
         algo_noise_add(&env->noise, grad, env->d, w->rng_noise, w->rng_noise_tmp);
     *clipped = env->cfg->clip > 0 && !env->run->clip_deferred &&
                algo_grad_clip(grad, env->d, env->cfg->clip);
     algo_add_decay(grad, params, wd, env->d);
+}
+
+static double grad_compute(algo_env *env, algo_worker *w, const float *params, float *grad,
+                           int64_t b, double wd, int *clipped)
+{
+    double loss = model_grad(env, w, params, grad, b);
+    grad_finish(env, w, params, grad, wd, clipped);
     return loss;
+}
+
+/* The queued gradients not yet computed, in one request of a model with
+ * loss_grad_many (in queue order, in this thread: the model's helper is
+ * one process), then each finished. */
+static void jobs_run_many(algo_env *env, int n)
+{
+    wl_grad_req *reqs = env->run->reqs;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        algo_grad_job *j = &env->run->jobs[i];
+        if (j->done)
+            continue;
+        algo_worker *w = &env->w[j->worker];
+        reqs[k++] = (wl_grad_req){.worker = j->worker, .params = j->params, .x = w->bx,
+                                  .y = w->by, .b = j->b, .grad = j->grad};
+    }
+    sim_err e = {0};
+    int rc = k > 0 ? env->model->vt->loss_grad_many(env->model, reqs, k, &e) : 0;
+    if (rc < 0)
+        algo_env_fail(env, e.code, "%s", e.msg);
+    k = 0;
+    for (int i = 0; i < n; i++) {
+        algo_grad_job *j = &env->run->jobs[i];
+        if (j->done)
+            continue;
+        j->loss = rc < 0 ? NAN : reqs[k].loss;
+        k++;
+        grad_finish(env, &env->w[j->worker], j->params, j->grad, j->wd, &j->clipped);
+        j->done = 1;
+    }
 }
 
 static void job_run(algo_env *env, algo_grad_job *j)
@@ -74,7 +128,7 @@ static void job_run_at(void *ctx, int64_t i)
  * yet (todo), else in this thread (fn skips an item that has run). */
 static void run_queue(algo_env *env, int n, int todo, sim_pool_fn fn)
 {
-    if (todo > 1)
+    if (todo > 1 && env->run->pool)
         sim_pool_run(env->run->pool, n, fn, env);
     else
         for (int i = 0; i < n; i++)
@@ -115,7 +169,7 @@ void algo_env_defer_join(algo_env *env)
 void algo_env_defer(algo_env *env, int worker, void (*fn)(void *ctx, int worker), void *ctx)
 {
     algo_worker *w = &env->w[worker];
-    if (!env->run->pool) {
+    if (!env->run->jobs) {
         fn(ctx, worker);
         return;
     }
@@ -143,7 +197,10 @@ void algo_env_grad_join(algo_env *env)
     int todo = 0;
     for (int i = 0; i < n && todo < 2; i++)
         todo += !env->run->jobs[i].done;
-    run_queue(env, n, todo, job_run_at);
+    if (env->run->reqs && todo > 0)
+        jobs_run_many(env, n);
+    else
+        run_queue(env, n, todo, job_run_at);
     for (int i = 0; i < n; i++) {
         algo_grad_job *j = &env->run->jobs[i];
         env->last_batch_loss = j->loss;
@@ -159,7 +216,7 @@ double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *g
                         double wd)
 {
     algo_worker *w = &env->w[worker];
-    if (env->run->pool && w->job > 0)
+    if (env->run->jobs && w->job > 0)
         algo_env_grad_join(env); /* its batch buffers are about to be refilled */
     int64_t b = env->ds->sparse /* CSR rows for the model's sparse kernel */
                     ? wl_sampler_next_rows(&w->sampler, w->batch, w->brows, w->by)
@@ -172,7 +229,7 @@ double algo_env_grad_wd(algo_env *env, int worker, const float *params, float *g
         env->last_batch_loss = 0;
         return 0;
     }
-    if (env->run->pool) {
+    if (env->run->jobs) {
         algo_grad_job *j = &env->run->jobs[env->run->n_jobs];
         *j = (algo_grad_job){.worker = worker, .params = params, .grad = grad, .b = b,
                              .wd = wd};

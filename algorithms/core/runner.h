@@ -68,7 +68,10 @@ struct algo_runner {
                                 draws the batch but computes no gradient (zeros,
                                 loss 0) */
     sim_pool *pool;          /* gradients in parallel (borrowed), or NULL: serial */
-    algo_grad_job *jobs;     /* n slots: the jobs queued in this instant */
+    algo_grad_job *jobs;     /* n slots: the jobs queued in this instant (NULL: each
+                                gradient is computed when asked for) */
+    wl_grad_req *reqs;       /* n slots, or NULL: a model with loss_grad_many gets the
+                                queued gradients in one request */
     int n_jobs;
     algo_defer_job *defers;  /* n slots: the deferred work queued in this instant */
     int n_defers;

@@ -254,7 +254,7 @@ Test(dataset, kind_argument_messages)
          "dataset 'text(f.txt, 4)': normalize = standard does not apply to character ids"},
         {"mnist(3)", 0,
          "unknown dataset 'mnist' (known: fashion_mnist, synthetic_linear(d, n), "
-         "blobs(classes, d, n), libsvm(TRAIN[, TEST]), text(FILE[, k])..."},
+         "blobs(classes, d, n), libsvm(TRAIN[, TEST]), text(FILE[, k]), torch(FILE)..."},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sim_err err = {0};
