@@ -55,7 +55,7 @@ static double helper_rate(const bench_case *bc, const char *batched, int n, doub
         return NAN;
     }
     char desc[128] = "";
-    m->vt->describe(m, desc, sizeof desc);
+    wl_model_kernels(m, desc, sizeof desc);
     *was_batched = strstr(desc, "batched") != NULL;
     const int64_t d = m->n_params, b = bc->batch;
     float *p = malloc((size_t)(n * d) * sizeof *p), *g = malloc((size_t)(n * d) * sizeof *g);

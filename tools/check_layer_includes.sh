@@ -25,7 +25,8 @@ lib_of() {
         limits.h | locale.h | setjmp.h | signal.h | stdalign.h | stdarg.h | stdatomic.h | \
         stdbool.h | stddef.h | stdint.h | stdio.h | stdlib.h | stdnoreturn.h | string.h | \
         tgmath.h | threads.h | time.h | uchar.h | wchar.h | wctype.h | \
-        dirent.h | fcntl.h | glob.h | libgen.h | poll.h | sched.h | strings.h | unistd.h | \
+        dirent.h | fcntl.h | glob.h | libgen.h | poll.h | sched.h | spawn.h | strings.h | \
+        unistd.h | \
         sys/*) echo libc ;;
     # the compiler's own x86 intrinsics (no library): workloads/vmath.c
     immintrin.h | x86intrin.h) echo libc ;;

@@ -40,7 +40,7 @@ Test(config_keys, choice_words_map_to_enums_by_name)
         }
         cr_assert_eq(n_values, n_words, "[%s] %s", k->section, k->key);
     }
-    cr_assert_eq(n_choice, 10);
+    cr_assert_eq(n_choice, 12);
     cr_assert_null(cfg_choice_values("workload", "model"));
 
     cfg_config cfg;
