@@ -21,6 +21,7 @@
 #include <ini.h>
 
 #include "config/config_impl.h"
+#include "config/input.h"
 #include "sim/path.h"
 
 static const char *const sections[] = {"experiment", "workers",   "network",
@@ -647,31 +648,6 @@ static void default_limit(loader *l, cfg_config *cfg)
     cfg->max_epochs = 0;
 }
 
-/* The whole file at path into *text (malloc'd; NULL for an empty file;
- * text stops at a NUL byte, which no INI has). */
-static int read_whole(const char *path, char **text, sim_err *err)
-{
-    *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_err_set(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 0;
-    ssize_t n = getdelim(text, &cap, '\0', f);
-    int bad = ferror(f), saved = errno;
-    fclose(f);
-    if (bad || (n < 0 && saved == ENOMEM)) {
-        free(*text);
-        *text = NULL;
-        return sim_err_set(err, bad ? SIM_EINPUT : SIM_ENOMEM, "%s: cannot read: %s", path,
-                           strerror(saved));
-    }
-    if (n < 0) {
-        free(*text);
-        *text = NULL;
-    }
-    return 0;
-}
-
 /* [network] calibration = FILE: the fragment's [network] keys join the
  * items, except those the experiment (or --set) gives itself. The file
  * resolves against the experiment file's folder. */
@@ -690,7 +666,8 @@ static int load_calibration(loader *l)
     if (sim_path_resolve(dir, name, l->calib, sizeof l->calib, l->err) ||
         (stat(l->calib, &st) == 0 && !S_ISREG(st.st_mode) &&
          sim_err_set(l->err, SIM_EINPUT, "%s: not a regular file", l->calib)) ||
-        read_whole(l->calib, &text, l->err)) {
+        cfg_input_read(l->calib, "a calibration fragment (INI [network] keys)", &text, NULL,
+                       l->err)) {
         l->failed = 1;
         return sim_err_prefix(l->err, "%s", where);
     }
@@ -781,10 +758,8 @@ int cfg_load(const cfg_schema *schema, const char *path,
 {
     memset(cfg, 0, sizeof *cfg);
     char *text = NULL;
-    if (read_whole(path, &text, err))
+    if (cfg_input_read(path, "an experiment file (INI)", &text, NULL, err))
         return err->code;
-    if (!text)
-        return cfg_load_string(schema, path, "", overrides, n_overrides, cfg, err);
     int rc = cfg_load_string(schema, path, text, overrides, n_overrides, cfg, err);
     free(text);
     return rc;
