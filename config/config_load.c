@@ -263,32 +263,6 @@ static int scoped_apply(loader *l)
     return l->failed ? l->err->code : 0;
 }
 
-/* The value of a line "key = \"...\"" (s: just after the opening quote)
- * into out, with the escapes \" \\ \n \r \t; *end = after the closing
- * quote. -1: no closing quote, unknown escape or too long. */
-static int quoted_decode(const char *s, char *out, size_t size, const char **end)
-{
-    size_t n = 0;
-    for (; *s && *s != '"'; s++) {
-        char c = *s;
-        if (c == '\\') {
-            s++;
-            c = *s == '"' || *s == '\\' ? *s : *s == 'n' ? '\n' : *s == 'r' ? '\r'
-                : *s == 't' ? '\t' : '\0';
-            if (c == '\0')
-                return -1;
-        }
-        if (n + 1 >= size)
-            return -1;
-        out[n++] = c;
-    }
-    if (*s != '"')
-        return -1;
-    out[n] = '\0';
-    *end = s + 1;
-    return 0;
-}
-
 /* A key line whose value starts with '"': decodes the value into
  * l->quoted and cuts the line to "key =" (comment stripping and inih never
  * see the value). Returns -1 after a failure. */
@@ -305,7 +279,7 @@ static int quoted_take(loader *l, char *s)
     if (*v != '"')
         return 0;
     const char *end = NULL;
-    if (quoted_decode(v + 1, l->quoted, sizeof l->quoted, &end) != 0)
+    if (cfg_quoted_decode(v + 1, l->quoted, sizeof l->quoted, &end) != 0)
         return fail(l, SIM_ECONFIG, "%s:%d: bad quoted value (a closing '\"' is missing, an"
                                     " escape is not one of \\\" \\\\ \\n \\r \\t, or it is"
                                     " too long)", l->path, l->lineno);
@@ -402,6 +376,19 @@ static char *reader(char *str, int num, void *stream)
             fail(l, SIM_ECONFIG, "%s:%d: missing key name before '%c'", l->path, l->lineno,
                  *eq);
             goto out;
+        }
+        /* a value longer than inih's line: inih gets "key =", the handler
+         * the value (whose own limit names the key) */
+        if (!l->quoted_pending && strlen(s) + 2 > (size_t)num &&
+            (size_t)(eq - s) + 3 < (size_t)num) {
+            if (cfg_copy_trimmed(l->quoted, sizeof l->quoted, eq + 1)) {
+                *eq = '\0';
+                fail(l, SIM_ECONFIG, "%s:%d: %s: value too long (max %zu characters)", l->path,
+                     l->lineno, sim_str_trim(s), sizeof l->items[0].value - 1);
+                goto out;
+            }
+            eq[1] = '\0';
+            l->quoted_pending = 1;
         }
     }
     if (strlen(s) + 2 > (size_t)num) {
@@ -648,6 +635,27 @@ static void default_limit(loader *l, cfg_config *cfg)
     cfg->max_epochs = 0;
 }
 
+/* A fragment's value that the experiment replaces is still checked: the
+ * fragment is wrong whoever overrides it. */
+static void calibration_check(loader *c, const item *ci)
+{
+    const cfg_key *k = cfg_key_find(ci->section, ci->key);
+    cfg_config *scratch = calloc(1, sizeof *scratch);
+    char value[sizeof ((cfg_entry *)0)->value];
+    if (!scratch) {
+        fail(c, SIM_ENOMEM, "%s: out of memory", c->path);
+        return;
+    }
+    if (k && cfg_value_resolve(c->schema, scratch, k, ci->value, value, sizeof value, 1,
+                               c->err)) {
+        char where[700];
+        item_where(c, ci, where, sizeof where);
+        c->failed = 1;
+        sim_err_prefix(c->err, "%s", where);
+    }
+    free(scratch);
+}
+
 /* [network] calibration = FILE: the fragment's [network] keys join the
  * items, except those the experiment (or --set) gives itself. The file
  * resolves against the experiment file's folder. */
@@ -686,10 +694,15 @@ static int load_calibration(loader *l)
             fail(&c, SIM_ECONFIG, "%s:%d: [%s] %s: a calibration file holds [network] keys only"
                  " (and no calibration)", c.path, ci->line, ci->section, ci->key);
     }
+    if (!c.failed && c.n_items == 0)
+        fail(&c, SIM_ECONFIG, "%s: an empty calibration fragment (expected [network] keys,"
+             " as dtsim calibrate writes them)", c.path);
     for (int i = 0; i < c.n_items && !c.failed; i++) {
         item *ci = &c.items[i];
-        if (item_find(l, ci->section, ci->key))
+        if (item_find(l, ci->section, ci->key)) {
+            calibration_check(&c, ci);
             continue;
+        }
         if (item_record(l, ci->section, ci->key, ci->value, ci->line, NULL))
             break;
         item_find(l, ci->section, ci->key)->file = l->calib;

@@ -292,8 +292,13 @@ static int device_parse(const cfg_schema *sc, const cfg_config *cfg, const char 
         return sim_err_set(err, SIM_ECONFIG, "too long");
     int total = 0, counted = 0;
     v->n_groups = 0;
-    for (char *save = NULL, *item = strtok_r(list, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
+    for (char *item = list, *next; item; item = next) {
+        next = strchr(item, ',');
+        if (next)
+            *next++ = '\0';
+        if (!*sim_str_trim(item)) /* "v100*4," or "v100*2,,a100*2" */
+            return sim_err_set(err, SIM_ECONFIG, "an empty item in the device list '%s' "
+                               "(expected NAME*COUNT items separated by commas)", raw);
         if (v->n_groups == CFG_MAX_DEVICE_GROUPS)
             return sim_err_set(err, SIM_ECONFIG, "more than %d device groups in '%s'",
                                CFG_MAX_DEVICE_GROUPS, raw);
