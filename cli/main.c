@@ -5,9 +5,11 @@
  * or database error, 1 anything else. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "experiment/experiment.h"
+#include "sim/memory.h"
 #include "workloads/blas.h"
 
 static const struct {
@@ -57,6 +59,19 @@ static void help_main(FILE *f)
             DTSIM_VERSION);
 }
 
+/* The command's status. Under an address-space limit the process ends
+ * without the libraries' destructors: OpenBLAS's blas_thread_shutdown_
+ * waits for ever on a pool the limit kept from starting (everything of
+ * dtsim's is closed by then). */
+static int leave(int status)
+{
+    if (sim_memory_as_room(NULL) >= 0) {
+        fflush(NULL);
+        _exit(status);
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     wl_blas_pin(argv); /* re-executes once with the pinned kernel */
@@ -76,7 +91,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
-            return commands[i].main(argc - 1, argv + 1);
+            return leave(commands[i].main(argc - 1, argv + 1));
     fprintf(stderr, "dtsim: unknown command '%s'\n", cmd);
     help_main(stderr);
     return 2;
