@@ -587,6 +587,9 @@ static int store(cfg_config *cfg, const cfg_key *k, const char *raw, const char 
     } else if (cfg_is_key(k, "algorithm", "lr_milestones")) {
         cfg->n_lr_milestones = v->n_milestones;
         memcpy(cfg->lr_milestones, v->milestones, sizeof cfg->lr_milestones);
+    } else if (cfg_is_key(k, "experiment", "trace_max_events")) {
+        if (v->i < 1) /* checked when the file loads: a sweep refuses it before any run */
+            return sim_err_set(err, SIM_ECONFIG, "expected a number of rows >= 1, got %s", raw);
     } else if (cfg_is_key(k, "workers", "stragglers")) {
         if (v->i < 0 || v->i > cfg->n_workers)
             return sim_err_set(err, SIM_ECONFIG,

@@ -326,6 +326,16 @@ Test(sweep, invalid_grid_is_a_usage_or_config_error_before_anything_runs)
     cr_assert_eq(an_sweep_run(&o, &sum, &err), SIM_EUSAGE);
     cr_assert(strstr(err.msg, "given twice"), "%s", err.msg);
 
+    /* a key checked by the run itself once: every point's value is checked
+     * before the first run (issue 35 item 12) */
+    const char *trace_grid[] = {"experiment.trace_max_events=100,0"};
+    o.grids = trace_grid;
+    o.n_grids = 1;
+    cr_assert_eq(an_sweep_run(&o, &sum, &err), SIM_ECONFIG);
+    cr_assert_str_eq(err.msg, "--grid experiment.trace_max_events=0: expected a number of rows"
+                              " >= 1, got 0");
+    cr_assert(access(o.db_path, F_OK) != 0, "nothing may run (or be created)");
+
     const char *seed_grid[] = {"experiment.seed=1,2"};
     o.grids = seed_grid;
     o.n_grids = 1;
