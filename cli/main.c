@@ -3,6 +3,7 @@
  * call and prints results and errors. Only cli/ prints or exits. Exit
  * status: 0 success (a diverged run is a result), 2 usage, config, input
  * or database error, 1 anything else. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,6 +77,10 @@ int main(int argc, char **argv)
 {
     wl_blas_pin(argv); /* re-executes once with the pinned kernel */
     sim_err_install_library_handlers();
+    /* past a file-size limit (ulimit -f) a write fails with EFBIG, which the
+     * database reports and the run's row records, instead of the signal
+     * killing the process with its row left running */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         help_main(stderr);
         return 2;

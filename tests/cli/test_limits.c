@@ -110,3 +110,29 @@ Test(limits, sigterm_ends_a_run_promptly_with_its_row_failed)
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
     cr_assert_str_eq(test_run_statuses(db), "failed");
 }
+
+/* A full disk, as a file-size limit (ulimit -f 300: 150 KB in 512-byte
+ * blocks, as sh counts them; the database starts at 100 KB) makes it: the run exits 2
+ * and its row is failed, not running (the buffered rows that do not fit
+ * are dropped so the status can be written). */
+Test(limits, a_full_disk_fails_the_run_with_exit_2_and_no_running_row)
+{
+    const char *dir = test_tmpdir();
+    test_write_file(dir, "e.ini", ini);
+    char out[4096], cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' run e.ini --db r.db --quiet >/dev/null && (ulimit -f 300; exec "
+             "'%s' run e.ini --db r.db --quiet --set experiment.max_iterations=4000 --set "
+             "experiment.eval_every=1) 2>&1",
+             dir, getenv("DTSIM_EXE"), getenv("DTSIM_EXE"));
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st, out);
+    char db[1100];
+    snprintf(db, sizeof db, "%s/r.db", dir);
+    const char *got = test_run_statuses(db);
+    cr_assert_str_eq(got, "done,failed", "%s: %s", got, out);
+}
