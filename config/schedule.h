@@ -24,13 +24,17 @@ typedef enum cfg_fault_kind {
     CFG_FAULT_LINK
 } cfg_fault_kind;
 
+/* One event. The algorithms apply these as they are (algo_fault is this
+ * type) and add kinds of their own past CFG_FAULT_LINK for the faults
+ * table (a message lost on a down link, its re-send). */
 typedef struct cfg_fault {
     sim_time time;        /* simulated time of the event */
-    cfg_fault_kind kind;
+    int kind;             /* a cfg_fault_kind (or an algo_fault_kind) */
     int target;           /* worker, or the first vertex of a link */
     int target2;          /* the second vertex of a link, else -1 */
     double value;         /* slowdown factor; link rate in bytes/s, 0 = down,
-                             -1 = up (the configured rate); else 0 */
+                             -1 = up (the configured rate); else 0; the
+                             algorithms' kinds: bytes lost or re-sent */
 } cfg_fault;
 
 /* Parses schedule text (name used in messages). On success *out is a

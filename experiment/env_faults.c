@@ -280,16 +280,9 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
         if (sim_net_link_ends(x->net, l, &from, &to) == 0 && from + 1 > n_vertices)
             n_vertices = from + 1;
     }
-    cfg_fault *rows = NULL;
-    int n_rows = 0;
-    int rc = cfg_schedule_load(path, c->n_workers, n_vertices, &rows, &n_rows, err);
+    int rc = cfg_schedule_load(path, c->n_workers, n_vertices, &x->faults, &x->n_faults, err);
     if (rc < 0)
         return xp_env_key_error(c, "faults", "schedule", err);
-    rc = algo_fault_from_schedule(rows, n_rows, &x->faults, err);
-    free(rows);
-    if (rc < 0)
-        return rc;
-    x->n_faults = n_rows;
     x->fault_rate0 = calloc((size_t)x->n_faults + 1, sizeof *x->fault_rate0);
     if (!x->fault_rate0)
         return sim_err_set(err, SIM_ENOMEM, "out of memory for the fault schedule");
