@@ -380,7 +380,8 @@ int an_db_find_done(an_db *db, const char *config, int64_t *run_id, sim_err *err
 
 /* A run that cannot be marked failed stays 'running' for good (until an
  * open notices its process is gone): when the database is busy, retry with
- * a long busy timeout before giving up. */
+ * a long busy timeout; when the buffered rows cannot be written, mark it
+ * without them. */
 int an_db_run_fail_message(an_db *db, int64_t run_id, const char *message, sim_err *err)
 {
     int ret = run_fail_once(db, run_id, message, err);
@@ -388,6 +389,12 @@ int an_db_run_fail_message(an_db *db, int64_t run_id, const char *message, sim_e
         sqlite3_busy_timeout(db->conn, FAIL_RETRY_MS);
         ret = run_fail_once(db, run_id, message, err);
         sqlite3_busy_timeout(db->conn, db->busy_ms);
+    }
+    if (ret == SIM_EDB && !db->readonly && (db->n_buf || db->n_sbuf)) {
+        /* a full disk (or a file-size limit): the buffered rows do not fit,
+         * the status may (an update in place); the run is failed anyway */
+        db->n_buf = db->n_sbuf = 0;
+        ret = run_fail_once(db, run_id, message, err);
     }
     return ret;
 }

@@ -403,7 +403,9 @@ static void result_emit(sweep_state *st, int index, int skipped, const an_sweep_
 {
     an_sweep_summary *sum = st->sum;
     st->finished++;
-    if (skipped) {
+    if (skipped == 2) {
+        sum->elsewhere++;
+    } else if (skipped) {
         sum->skipped++;
     } else {
         st->ran_or_failed++;
@@ -473,9 +475,13 @@ static int point_execute(sweep_state *st, int index, an_sweep_job *job,
         if (ret == 0)
             ret = o->run(o->run_ctx, &cfg, db, job, out, err);
         if (ret == 0 && strcmp(out->status, "skipped") == 0) {
-            /* another sweep runs or ran it */
-            *skipped = 1;
-            snprintf(out->status, sizeof out->status, "done");
+            /* another sweep claimed it: done by now, or still in its hands */
+            int64_t now_done = 0;
+            ret = an_db_find_done(db, p->canonical, &now_done, err);
+            *skipped = ret == 0 && now_done > 0 ? 1 : 2;
+            if (now_done > 0)
+                out->run_id = now_done;
+            snprintf(out->status, sizeof out->status, "%s", *skipped == 1 ? "done" : "running");
         }
     }
     an_db_close(db);

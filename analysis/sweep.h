@@ -56,7 +56,8 @@ typedef struct an_sweep_result {
     int index;              /* position in the sweep, 0-based */
     int total;              /* configurations in the sweep (all parts) */
     const char *label;      /* "workers.count=4 algorithm.name=asgd experiment.seed=2" */
-    int skipped;            /* 1: already done in the database, not run again */
+    int skipped;            /* 1: already done in the database, not run again; 2: in
+                               flight in another process (its own sweep), not run here */
     int64_t run_id;         /* the new run, or the existing one when skipped; 0 if none */
     char status[16];        /* done | diverged | failed */
     double sim_time;        /* simulated seconds; NAN when skipped or failed */
@@ -121,7 +122,8 @@ typedef struct an_sweep_opts {
 typedef struct an_sweep_summary {
     int total;              /* configurations in the sweep (in this part, with --part) */
     int ran;                /* run now, status done or diverged */
-    int skipped;            /* already in the database */
+    int skipped;            /* already done in the database */
+    int elsewhere;          /* in flight in another process's sweep, left to it */
     int failed;             /* failed or killed */
     int not_started;        /* interrupted: configurations never started */
     int rank, size;         /* MPI rank and world size (0 and 1 without MPI) */

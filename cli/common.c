@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "experiment/experiment.h"
+#include "sim/memory.h"
 #include "sim/pool.h"
 
 int cli_fail(const sim_err *err)
@@ -34,13 +36,11 @@ int cli_threads(const char *command, const char *opt)
 int cli_max_memory(const char *command, const char *value, void *dest)
 {
     (void)dest;
-    char *end;
-    double v = strtod(value, &end);
-    if (*end && strchr("kMGT", *end))
-        end++;
-    if (end == value || *end || !(v > 0) || v > 9e18)
+    int64_t bytes;
+    if (sim_memory_parse_size(value, &bytes) != 0)
         return cli_usage_error(command,
-                               "--max-memory: expected a size such as 512M or 8G, got '%s'",
+                               "--max-memory: expected a size such as 512M or 8G (k, M, G, T:"
+                               " powers of 1024; a bare number is bytes), got '%s'",
                                value);
     setenv("DTSIM_MAX_MEMORY", value, 1);
     return 0;
@@ -55,10 +55,28 @@ void cli_warn_trace_dropped(int64_t run_id, int64_t dropped)
 
 volatile sig_atomic_t cli_interrupted;
 
+/* The first signal asks the run to stop at its next event (its row marked
+ * failed); a second one, or CLI_INTERRUPT_GRACE seconds without the run
+ * stopping (stuck inside a library call), ends the process at once: its
+ * row, left running, is marked failed (interrupted) by the next command
+ * that opens the database, as for a killed process. */
+#define CLI_INTERRUPT_GRACE 10
+
+static void stop_now(int sig)
+{
+    static const char msg[] = "dtsim: interrupted; the run did not stop in time, exiting\n";
+    (void)sig;
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(1);
+}
+
 static void on_signal(int sig)
 {
-    (void)sig;
+    if (cli_interrupted)
+        stop_now(sig);
     cli_interrupted = 1;
+    alarm(CLI_INTERRUPT_GRACE);
 }
 
 void cli_interrupt_install(void)
@@ -69,6 +87,8 @@ void cli_interrupt_install(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = stop_now;
+    sigaction(SIGALRM, &sa, NULL);
 }
 
 void cli_warnings_print(const cfg_config *cfg)

@@ -3,11 +3,14 @@
  * call and prints results and errors. Only cli/ prints or exits. Exit
  * status: 0 success (a diverged run is a result), 2 usage, config, input
  * or database error, 1 anything else. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "experiment/experiment.h"
+#include "sim/memory.h"
 #include "workloads/blas.h"
 
 /* pin: the command's results go through the BLAS (gradients; topo's
@@ -74,9 +77,26 @@ static void help_main(FILE *f)
             DTSIM_VERSION);
 }
 
+/* The command's status. Under an address-space limit the process ends
+ * without the libraries' destructors: OpenBLAS's blas_thread_shutdown_
+ * waits for ever on a pool the limit kept from starting (everything of
+ * dtsim's is closed by then). */
+static int leave(int status)
+{
+    if (sim_memory_as_room(NULL) >= 0) {
+        fflush(NULL);
+        _exit(status);
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     sim_err_install_library_handlers();
+    /* past a file-size limit (ulimit -f) a write fails with EFBIG, which the
+     * database reports and the run's row records, instead of the signal
+     * killing the process with its row left running */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         help_main(stderr);
         return 2;
@@ -94,7 +114,7 @@ int main(int argc, char **argv)
         if (strcmp(cmd, commands[i].name) == 0) {
             if (commands[i].pin && !asks_help(argc - 1, argv + 1))
                 wl_blas_pin(argv); /* re-executes once with the pinned kernel */
-            return commands[i].main(argc - 1, argv + 1);
+            return leave(commands[i].main(argc - 1, argv + 1));
         }
     fprintf(stderr, "dtsim: unknown command '%s'\n", cmd);
     help_main(stderr);

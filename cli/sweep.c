@@ -340,6 +340,9 @@ static void sweep_on_result(void *ctx, const an_sweep_result *r)
     if (r->code != 0) {
         fflush(stdout);
         fprintf(stderr, "%s[%d/%d] failed: %s\n", rank, r->index + 1, r->total, r->message);
+    } else if (r->skipped == 2) {
+        printf("%s[%d/%d] skip   running in another sweep: %s\n", rank, r->index + 1, r->total,
+               label);
     } else if (r->skipped) {
         printf("%s[%d/%d] skip   run %lld already done: %s\n", rank, r->index + 1, r->total,
                (long long)r->run_id, label);
@@ -408,6 +411,8 @@ static void print_summary(const an_sweep_summary *sum, int rc, const char *db_pa
     printf("sweep%s: %d configurations: %d run, %d already done, %d failed",
            rc == SIM_EINTR ? " interrupted" : "", sum->total, sum->ran, sum->skipped,
            sum->failed);
+    if (sum->elsewhere > 0)
+        printf(", %d running in another sweep", sum->elsewhere);
     if (sum->not_started > 0)
         printf(", %d not started", sum->not_started);
     if (sum->size > 1)

@@ -36,6 +36,32 @@ static int value_needs_quotes(const char *key, const char *v)
     return strlen(key) + 3 + strlen(v) + 2 > INI_MAX_LINE;
 }
 
+/* The value of a line "key = \"...\"" (s: just after the opening quote)
+ * into out, with the escapes \" \\ \n \r \t; *end = after the closing
+ * quote. -1: no closing quote, unknown escape or too long. */
+int cfg_quoted_decode(const char *s, char *out, size_t size, const char **end)
+{
+    size_t n = 0;
+    for (; *s && *s != '"'; s++) {
+        char c = *s;
+        if (c == '\\') {
+            s++;
+            c = *s == '"' || *s == '\\' ? *s : *s == 'n' ? '\n' : *s == 'r' ? '\r'
+                : *s == 't' ? '\t' : '\0';
+            if (c == '\0')
+                return -1;
+        }
+        if (n + 1 >= size)
+            return -1;
+        out[n++] = c;
+    }
+    if (*s != '"')
+        return -1;
+    out[n] = '\0';
+    *end = s + 1;
+    return 0;
+}
+
 /* Writes v in double quotes with \" \\ \n \r \t escapes; returns the
  * length (out may be NULL to measure). */
 static size_t value_quote(char *out, const char *v)

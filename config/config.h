@@ -13,8 +13,9 @@
  * integer nanoseconds ("5000ns"), rates "1250000000B/s", sizes "...B",
  * speeds "...FLOPS", plain numbers in the shortest form that reads back
  * exactly, spec names lower-cased with single ", " separators. Two runs with
- * equal canonical text are the same experiment. Lines are at most 198
- * characters (inih's limit); longer values can be given with --set. */
+ * equal canonical text are the same experiment. A value is at most 511
+ * characters; a line longer than inih's 198 is read whole (its value handed
+ * to the handler beside inih, as a quoted one is). */
 #ifndef DTSIM_CONFIG_CONFIG_H
 #define DTSIM_CONFIG_CONFIG_H
 

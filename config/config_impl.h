@@ -26,6 +26,12 @@ const cfg_key *cfg_key_find(const char *section, const char *key);
 void cfg_key_suggest(const char *section, const char *key, const cfg_key *extra,
                             char *buf, size_t len);
 
+/* The value of a line "key = \"...\"" (s: just after the opening quote)
+ * into out, with the escapes \" \\ \n \r \t; *end = after the closing
+ * quote. -1: no closing quote, unknown escape or too long. The inverse of
+ * the quoting of cfg_canonical (config.c). */
+int cfg_quoted_decode(const char *s, char *out, size_t size, const char **end);
+
 /* Copies s without its leading and trailing blanks into buf; returns -1 if
  * it does not fit. */
 int cfg_copy_trimmed(char *buf, size_t len, const char *s);

@@ -21,6 +21,7 @@
 #include <ini.h>
 
 #include "config/config_impl.h"
+#include "config/input.h"
 #include "sim/path.h"
 
 static const char *const sections[] = {"experiment", "workers",   "network",
@@ -262,32 +263,6 @@ static int scoped_apply(loader *l)
     return l->failed ? l->err->code : 0;
 }
 
-/* The value of a line "key = \"...\"" (s: just after the opening quote)
- * into out, with the escapes \" \\ \n \r \t; *end = after the closing
- * quote. -1: no closing quote, unknown escape or too long. */
-static int quoted_decode(const char *s, char *out, size_t size, const char **end)
-{
-    size_t n = 0;
-    for (; *s && *s != '"'; s++) {
-        char c = *s;
-        if (c == '\\') {
-            s++;
-            c = *s == '"' || *s == '\\' ? *s : *s == 'n' ? '\n' : *s == 'r' ? '\r'
-                : *s == 't' ? '\t' : '\0';
-            if (c == '\0')
-                return -1;
-        }
-        if (n + 1 >= size)
-            return -1;
-        out[n++] = c;
-    }
-    if (*s != '"')
-        return -1;
-    out[n] = '\0';
-    *end = s + 1;
-    return 0;
-}
-
 /* A key line whose value starts with '"': decodes the value into
  * l->quoted and cuts the line to "key =" (comment stripping and inih never
  * see the value). Returns -1 after a failure. */
@@ -304,7 +279,7 @@ static int quoted_take(loader *l, char *s)
     if (*v != '"')
         return 0;
     const char *end = NULL;
-    if (quoted_decode(v + 1, l->quoted, sizeof l->quoted, &end) != 0)
+    if (cfg_quoted_decode(v + 1, l->quoted, sizeof l->quoted, &end) != 0)
         return fail(l, SIM_ECONFIG, "%s:%d: bad quoted value (a closing '\"' is missing, an"
                                     " escape is not one of \\\" \\\\ \\n \\r \\t, or it is"
                                     " too long)", l->path, l->lineno);
@@ -401,6 +376,19 @@ static char *reader(char *str, int num, void *stream)
             fail(l, SIM_ECONFIG, "%s:%d: missing key name before '%c'", l->path, l->lineno,
                  *eq);
             goto out;
+        }
+        /* a value longer than inih's line: inih gets "key =", the handler
+         * the value (whose own limit names the key) */
+        if (!l->quoted_pending && strlen(s) + 2 > (size_t)num &&
+            (size_t)(eq - s) + 3 < (size_t)num) {
+            if (cfg_copy_trimmed(l->quoted, sizeof l->quoted, eq + 1)) {
+                *eq = '\0';
+                fail(l, SIM_ECONFIG, "%s:%d: %s: value too long (max %zu characters)", l->path,
+                     l->lineno, sim_str_trim(s), sizeof l->items[0].value - 1);
+                goto out;
+            }
+            eq[1] = '\0';
+            l->quoted_pending = 1;
         }
     }
     if (strlen(s) + 2 > (size_t)num) {
@@ -647,29 +635,25 @@ static void default_limit(loader *l, cfg_config *cfg)
     cfg->max_epochs = 0;
 }
 
-/* The whole file at path into *text (malloc'd; NULL for an empty file;
- * text stops at a NUL byte, which no INI has). */
-static int read_whole(const char *path, char **text, sim_err *err)
+/* A fragment's value that the experiment replaces is still checked: the
+ * fragment is wrong whoever overrides it. */
+static void calibration_check(loader *c, const item *ci)
 {
-    *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_err_set(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 0;
-    ssize_t n = getdelim(text, &cap, '\0', f);
-    int bad = ferror(f), saved = errno;
-    fclose(f);
-    if (bad || (n < 0 && saved == ENOMEM)) {
-        free(*text);
-        *text = NULL;
-        return sim_err_set(err, bad ? SIM_EINPUT : SIM_ENOMEM, "%s: cannot read: %s", path,
-                           strerror(saved));
+    const cfg_key *k = cfg_key_find(ci->section, ci->key);
+    cfg_config *scratch = calloc(1, sizeof *scratch);
+    char value[sizeof ((cfg_entry *)0)->value];
+    if (!scratch) {
+        fail(c, SIM_ENOMEM, "%s: out of memory", c->path);
+        return;
     }
-    if (n < 0) {
-        free(*text);
-        *text = NULL;
+    if (k && cfg_value_resolve(c->schema, scratch, k, ci->value, value, sizeof value, 1,
+                               c->err)) {
+        char where[700];
+        item_where(c, ci, where, sizeof where);
+        c->failed = 1;
+        sim_err_prefix(c->err, "%s", where);
     }
-    return 0;
+    free(scratch);
 }
 
 /* [network] calibration = FILE: the fragment's [network] keys join the
@@ -690,7 +674,8 @@ static int load_calibration(loader *l)
     if (sim_path_resolve(dir, name, l->calib, sizeof l->calib, l->err) ||
         (stat(l->calib, &st) == 0 && !S_ISREG(st.st_mode) &&
          sim_err_set(l->err, SIM_EINPUT, "%s: not a regular file", l->calib)) ||
-        read_whole(l->calib, &text, l->err)) {
+        cfg_input_read(l->calib, "a calibration fragment (INI [network] keys)", &text, NULL,
+                       l->err)) {
         l->failed = 1;
         return sim_err_prefix(l->err, "%s", where);
     }
@@ -709,10 +694,15 @@ static int load_calibration(loader *l)
             fail(&c, SIM_ECONFIG, "%s:%d: [%s] %s: a calibration file holds [network] keys only"
                  " (and no calibration)", c.path, ci->line, ci->section, ci->key);
     }
+    if (!c.failed && c.n_items == 0)
+        fail(&c, SIM_ECONFIG, "%s: an empty calibration fragment (expected [network] keys,"
+             " as dtsim calibrate writes them)", c.path);
     for (int i = 0; i < c.n_items && !c.failed; i++) {
         item *ci = &c.items[i];
-        if (item_find(l, ci->section, ci->key))
+        if (item_find(l, ci->section, ci->key)) {
+            calibration_check(&c, ci);
             continue;
+        }
         if (item_record(l, ci->section, ci->key, ci->value, ci->line, NULL))
             break;
         item_find(l, ci->section, ci->key)->file = l->calib;
@@ -781,10 +771,8 @@ int cfg_load(const cfg_schema *schema, const char *path,
 {
     memset(cfg, 0, sizeof *cfg);
     char *text = NULL;
-    if (read_whole(path, &text, err))
+    if (cfg_input_read(path, "an experiment file (INI)", &text, NULL, err))
         return err->code;
-    if (!text)
-        return cfg_load_string(schema, path, "", overrides, n_overrides, cfg, err);
     int rc = cfg_load_string(schema, path, text, overrides, n_overrides, cfg, err);
     free(text);
     return rc;

@@ -292,8 +292,13 @@ static int device_parse(const cfg_schema *sc, const cfg_config *cfg, const char 
         return sim_err_set(err, SIM_ECONFIG, "too long");
     int total = 0, counted = 0;
     v->n_groups = 0;
-    for (char *save = NULL, *item = strtok_r(list, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
+    for (char *item = list, *next; item; item = next) {
+        next = strchr(item, ',');
+        if (next)
+            *next++ = '\0';
+        if (!*sim_str_trim(item)) /* "v100*4," or "v100*2,,a100*2" */
+            return sim_err_set(err, SIM_ECONFIG, "an empty item in the device list '%s' "
+                               "(expected NAME*COUNT items separated by commas)", raw);
         if (v->n_groups == CFG_MAX_DEVICE_GROUPS)
             return sim_err_set(err, SIM_ECONFIG, "more than %d device groups in '%s'",
                                CFG_MAX_DEVICE_GROUPS, raw);
@@ -582,6 +587,9 @@ static int store(cfg_config *cfg, const cfg_key *k, const char *raw, const char 
     } else if (cfg_is_key(k, "algorithm", "lr_milestones")) {
         cfg->n_lr_milestones = v->n_milestones;
         memcpy(cfg->lr_milestones, v->milestones, sizeof cfg->lr_milestones);
+    } else if (cfg_is_key(k, "experiment", "trace_max_events")) {
+        if (v->i < 1) /* checked when the file loads: a sweep refuses it before any run */
+            return sim_err_set(err, SIM_ECONFIG, "expected a number of rows >= 1, got %s", raw);
     } else if (cfg_is_key(k, "workers", "stragglers")) {
         if (v->i < 0 || v->i > cfg->n_workers)
             return sim_err_set(err, SIM_ECONFIG,

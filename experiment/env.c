@@ -406,7 +406,7 @@ static int build(xp_env *x, sim_err *err)
     x->model = wl_model_create_opts(c->model, x->ds, &mo, err);
     if (!x->model)
         return xp_env_key_error(c, "workload", "model", err);
-    rc = xp_memory_check(c, x->model->n_params, err);
+    rc = xp_memory_check(c, x->model->n_params, x->threads, err);
     if (rc < 0)
         return rc;
     rc = dense_rows(x, err);

@@ -280,7 +280,7 @@ static int faults_schedule_load(xp_env *x, sim_err *err)
         if (sim_net_link_ends(x->net, l, &from, &to) == 0 && from + 1 > n_vertices)
             n_vertices = from + 1;
     }
-    int rc = algo_fault_load(path, c->n_workers, n_vertices, &x->faults, &x->n_faults, err);
+    int rc = cfg_schedule_load(path, c->n_workers, n_vertices, &x->faults, &x->n_faults, err);
     if (rc < 0)
         return xp_env_key_error(c, "faults", "schedule", err);
     x->fault_rate0 = calloc((size_t)x->n_faults + 1, sizeof *x->fault_rate0);

@@ -49,7 +49,9 @@ static int refuse(const cfg_config *cfg, const char *section, const char *key, d
 
 int xp_memory_check_dataset(const cfg_config *cfg, sim_err *err)
 {
-    int64_t limit = sim_memory_limit();
+    int64_t limit;
+    if (sim_memory_limit_get(&limit, err))
+        return err->code;
     double samples, dim, need = xp_memory_dataset(cfg, &samples, &dim);
     if (limit < 0 || need <= (double)limit)
         return 0;
@@ -58,9 +60,41 @@ int xp_memory_check_dataset(const cfg_config *cfg, sim_err *err)
     return refuse(cfg, "workload", "dataset", need, limit, what, err);
 }
 
-int xp_memory_check(const cfg_config *cfg, int64_t n_params, sim_err *err)
+/* The address space the rest of the run reserves (the data set and the
+ * model's definition are already in VmSize): the workers' models, and per
+ * gradient thread OpenBLAS's buffer and the thread's stack. Under
+ * RLIMIT_AS a buffer OpenBLAS cannot map is retried for ever inside the
+ * first sgemm, so this refusal is the only way out. */
+static int check_address_space(const cfg_config *cfg, int64_t n_params, int threads,
+                               sim_err *err)
 {
-    int64_t limit = sim_memory_limit();
+    int64_t limit;
+    int64_t room = sim_memory_as_room(&limit);
+    double need = xp_memory_workers(cfg, n_params) +
+                  (threads > 1 ? threads : 1) * (double)XP_MEMORY_BLAS_BUFFER +
+                  (threads > 1 ? threads - 1 : 0) * (double)XP_MEMORY_THREAD_STACK +
+                  XP_MEMORY_AS_MARGIN;
+    if (room < 0 || need <= (double)room)
+        return 0;
+    char a[32], b[32], c[32];
+    return cfg_error(cfg, "workload", "model", SIM_ECONFIG, err,
+                     "%d workers (workers.count) of %lld parameters on %d gradient thread%s"
+                     " need about %s more address space (the models, and per thread"
+                     " OpenBLAS's %d MiB buffer), more than the %s left under"
+                     " the address-space limit of %s (ulimit -v, prlimit --as)",
+                     cfg->n_workers, (long long)n_params, threads > 1 ? threads : 1,
+                     threads > 1 ? "s" : "", sim_memory_format(need, a, sizeof a),
+                     (int)(XP_MEMORY_BLAS_BUFFER >> 20), sim_memory_format((double)room, b, sizeof b),
+                     sim_memory_format((double)limit, c, sizeof c));
+}
+
+int xp_memory_check(const cfg_config *cfg, int64_t n_params, int threads, sim_err *err)
+{
+    int64_t limit;
+    if (sim_memory_limit_get(&limit, err))
+        return err->code;
+    if (check_address_space(cfg, n_params, threads, err))
+        return err->code;
     double samples, dim, data = xp_memory_dataset(cfg, &samples, &dim);
     double models = xp_memory_workers(cfg, n_params);
     if (limit < 0 || models + data <= (double)limit)

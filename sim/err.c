@@ -67,6 +67,7 @@ int sim_err_exit_status(int code)
     case SIM_ECONFIG:
     case SIM_EINPUT:
     case SIM_EDB:
+    case SIM_ENOMEM: /* the configuration is too large for this process's memory */
         return 2;
     default:
         return 1;

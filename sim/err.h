@@ -18,7 +18,7 @@ enum {
     SIM_ECONFIG = -2,  /* bad experiment file or --set value    -> exit 2 */
     SIM_EINPUT = -3,   /* bad or missing data / trace / graph   -> exit 2 */
     SIM_EDB = -4,      /* database locked, read-only, corrupt   -> exit 2 */
-    SIM_ENOMEM = -5,   /* allocation failed                     -> exit 1 */
+    SIM_ENOMEM = -5,   /* allocation failed (too large a run)   -> exit 2 */
     SIM_EIO = -6,      /* other I/O failure                     -> exit 1 */
     SIM_EINTERNAL = -7, /* bug or library failure               -> exit 1 */
     SIM_EINTR = -8      /* interrupted by a signal               -> exit 1 */
@@ -37,7 +37,8 @@ int sim_err_vset(sim_err *err, int code, const char *fmt, va_list ap);
 int sim_err_prefix(sim_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void sim_err_clear(sim_err *err);
-/* Process exit status for an error code: 2 for usage/config/input/db, else 1. */
+/* Process exit status for an error code: 2 for usage/config/input/db and
+ * an allocation failure, else 1. */
 int sim_err_exit_status(int code);
 /* Installs GSL and igraph error handlers that record instead of aborting.
  * Call once at start-up (the CLI and the test suites do). */

@@ -1,6 +1,5 @@
-/* The fault schedule (algorithms/core/fault.c, [faults] schedule and the
- * random-fault keys): the parser against known rows and its errors
- * (file:line:column), configuration errors of schedules and random-fault
+/* Faults ([faults] schedule, whose parser config/schedule.c has its own
+ * suite, and the random-fault keys): configuration errors of schedules and random-fault
  * keys, and two rules every method shares under faults that the runner
  * applies (experiment/env.c, tested here beside the schedule that drives
  * them): the consensus distance covers the live workers only, and a run
@@ -15,80 +14,6 @@
 #include "algorithms/core/fault.h"
 #include "tests/algorithms/harness.h"
 
-Test(fault, parser_reads_rows_sorted_by_time)
-{
-    const char *text = "time,event,target,value\n"
-                       "# comment\n"
-                       "2s, rejoin, 3,\n"
-                       "0.5s,crash,3,\n"
-                       "\n"
-                       "1s,slowdown,2,10\r\n"
-                       "1s,link,0-8,1Gbps\n"
-                       "1s,link,8-0,down\n"
-                       "3s,LINK,1-2,up\n";
-    algo_fault *ev;
-    int n;
-    sim_err err = {0};
-    cr_assert_eq(algo_fault_parse("f.csv", text, 4, 9, &ev, &n, &err), 0, "%s", err.msg);
-    cr_assert_eq(n, 6);
-    cr_assert_eq(ev[0].time, 500000000);
-    cr_assert_eq(ev[0].kind, ALGO_FAULT_CRASH);
-    cr_assert_eq(ev[0].target, 3);
-    cr_assert_eq(ev[1].kind, ALGO_FAULT_SLOWDOWN);
-    cr_assert_eq(ev[1].value, 10.0);
-    cr_assert_eq(ev[2].kind, ALGO_FAULT_LINK);
-    cr_assert_eq(ev[2].target, 0);
-    cr_assert_eq(ev[2].target2, 8);
-    cr_assert_eq(ev[2].value, 1.25e8);
-    cr_assert_eq(ev[3].value, 0.0);
-    cr_assert_eq(ev[3].target, 8);
-    cr_assert_eq(ev[4].kind, ALGO_FAULT_REJOIN);
-    cr_assert_eq(ev[4].time, 2000000000);
-    cr_assert_eq(ev[4].target2, -1);
-    cr_assert_eq(ev[5].value, -1.0);
-    free(ev);
-}
-
-static void parse_fails(const char *text, const char *expect)
-{
-    algo_fault *ev = (algo_fault *)1;
-    int n = 7;
-    sim_err err = {0};
-    cr_assert_eq(algo_fault_parse("f.csv", text, 4, 9, &ev, &n, &err), SIM_ECONFIG);
-    cr_assert_null(ev);
-    cr_assert_eq(n, 0);
-    cr_assert_str_eq(err.msg, expect);
-}
-
-Test(fault, parser_errors_name_file_line_and_column)
-{
-    parse_fails("", "f.csv:1:1: expected the header time,event,target,value");
-    parse_fails("t,e,x,v\n", "f.csv:1:1: expected the header time,event,target,value");
-    parse_fails("time,event,target,value\n1s,crash,1\n",
-                "f.csv:2:1: expected 4 fields time,event,target,value, got 3");
-    parse_fails("time,event,target,value\n1s,crash,1,,\n",
-                "f.csv:2:1: expected 4 fields time,event,target,value, got more");
-    parse_fails("time,event,target,value\n\nsoon,crash,1,\n",
-                "f.csv:3:1: expected a time such as 0.5s, got 'soon'");
-    parse_fails("time,event,target,value\n1s, explode,1,\n",
-                "f.csv:2:5: unknown event 'explode' (crash, rejoin, slowdown or link)");
-    parse_fails("time,event,target,value\n1s,crash,4,\n",
-                "f.csv:2:10: expected a worker id below the worker count, got '4'");
-    parse_fails("time,event,target,value\n1s,crash,1,3\n",
-                "f.csv:2:12: crash and rejoin take no value, got '3'");
-    parse_fails("time,event,target,value\n1s,slowdown,1,0\n",
-                "f.csv:2:15: expected a slowdown factor in (0, 1e6], got '0'");
-    parse_fails("time,event,target,value\n1s,slowdown,1,1e300\n",
-                "f.csv:2:15: expected a slowdown factor in (0, 1e6], got '1e300'");
-    parse_fails("time,event,target,value\n1s,link,1,down\n",
-                "f.csv:2:9: expected a link A-B of two hosts, got '1'");
-    parse_fails("time,event,target,value\n1s,link,1-9,down\n",
-                "f.csv:2:9: expected a link A-B of two different vertices below the vertex "
-                "count, got '1-9'");
-    parse_fails("time,event,target,value\n1s,link,1-2,fast\n",
-                "f.csv:2:13: expected a rate such as 1Gbps, down or up, got 'fast'");
-}
-
 Test(fault, missing_file_and_unsupported_method_are_config_errors)
 {
     cfg_config cfg;
@@ -101,7 +26,7 @@ Test(fault, missing_file_and_unsupported_method_are_config_errors)
     cr_assert_not_null(x);
     cr_assert_lt(xp_env_algo_create(x, &err), 0);
     cr_assert_str_eq(err.msg, "--set faults.schedule: /nonexistent/f.csv: "
-                              "cannot open the fault schedule");
+                              "cannot open: No such file or directory");
     xp_env_destroy(x);
     cfg_release(&cfg);
 

@@ -326,6 +326,16 @@ Test(sweep, invalid_grid_is_a_usage_or_config_error_before_anything_runs)
     cr_assert_eq(an_sweep_run(&o, &sum, &err), SIM_EUSAGE);
     cr_assert(strstr(err.msg, "given twice"), "%s", err.msg);
 
+    /* a key checked by the run itself once: every point's value is checked
+     * before the first run (issue 35 item 12) */
+    const char *trace_grid[] = {"experiment.trace_max_events=100,0"};
+    o.grids = trace_grid;
+    o.n_grids = 1;
+    cr_assert_eq(an_sweep_run(&o, &sum, &err), SIM_ECONFIG);
+    cr_assert_str_eq(err.msg, "--grid experiment.trace_max_events=0: expected a number of rows"
+                              " >= 1, got 0");
+    cr_assert(access(o.db_path, F_OK) != 0, "nothing may run (or be created)");
+
     const char *seed_grid[] = {"experiment.seed=1,2"};
     o.grids = seed_grid;
     o.n_grids = 1;
@@ -607,7 +617,7 @@ Test(sweep, two_concurrent_sweeps_run_each_configuration_once)
         an_sweep_summary s;
         sim_err e = {0};
         int ret = an_sweep_run(&o, &s, &e);
-        _exit(ret != 0 || s.ran + s.skipped != 8 ? 100 : s.ran);
+        _exit(ret != 0 || s.ran + s.skipped + s.elsewhere != 8 ? 100 : s.ran);
     }
     cr_assert_eq(write(go[1], "g", 1), 1);
     an_sweep_summary sum;
@@ -616,7 +626,7 @@ Test(sweep, two_concurrent_sweeps_run_each_configuration_once)
     cr_assert_eq(waitpid(pid, &ws, 0), pid);
     cr_assert_eq(ret, 0, "%s", err.msg);
     cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) <= 8, "child status %d", ws);
-    cr_assert_eq(sum.ran + sum.skipped, 8);
+    cr_assert_eq(sum.ran + sum.skipped + sum.elsewhere, 8);
     cr_assert_eq(sum.ran + WEXITSTATUS(ws), 8, "ran %d here and %d there", sum.ran,
                  WEXITSTATUS(ws));
     cr_assert_eq(query_int(o.db_path, "SELECT count(*) FROM runs"), 8);
@@ -624,6 +634,29 @@ Test(sweep, two_concurrent_sweeps_run_each_configuration_once)
                                       " WHERE status = 'done'"), 8);
     close(go[0]);
     close(go[1]);
+}
+
+/* A configuration in flight in another live process (its row running,
+ * its pid alive on this host: here this test's own) is left to it and
+ * counted as such, not as "already done" (issue 35 item 13). */
+Test(sweep, a_run_in_flight_elsewhere_is_not_counted_as_done)
+{
+    const char *dir = test_tmpdir();
+    an_sweep_opts o = sweep_opts(dir, "r.db", NULL);
+    an_sweep_summary sum;
+    sim_err err = {0};
+    cr_assert_eq(an_sweep_run(&o, &sum, &err), 0, "%s", err.msg);
+    cr_assert_eq(sum.ran, 8);
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE runs SET status = 'running', finished_at = NULL, pid = %d"
+             " WHERE id = 3", (int)getpid());
+    test_sql_exec(o.db_path, sql);
+    cr_assert_eq(an_sweep_run(&o, &sum, &err), 0, "%s", err.msg);
+    cr_assert_eq(sum.ran, 0);
+    cr_assert_eq(sum.skipped, 7);
+    cr_assert_eq(sum.elsewhere, 1);
+    cr_assert_eq(sum.failed, 0);
+    cr_assert_eq(sum.ran + sum.skipped + sum.elsewhere + sum.failed, sum.total);
 }
 
 /* kill -9 of a sweep with two jobs, resumed at once: the killed children

@@ -301,13 +301,19 @@ Test(config_load, file_errors_name_file_line_and_key)
     test_config_load_fails(NULL, "[experiment]\nmax_epochs = inf\n", NULL, 0, SIM_ECONFIG,
                            "exp.ini:2: [experiment] max_epochs: expected a number such as 0.5, got 'inf'");
 
-    /* a line too long for inih's buffer is an error, not a silent split */
-    char text[600];
+    /* a line longer than inih's buffer is read whole (no silent split);
+     * a value past the value limit is an error naming the key */
+    char text[900];
     snprintf(text, sizeof text, "[workload]\ndataset = text(%0300d)\n", 0);
     cfg_config cfg;
     sim_err err;
+    cr_assert_eq(cfg_load_string(NULL, "exp.ini", text, NULL, 0, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(strlen(cfg_find(&cfg, "workload", "dataset")->raw), 306);
+    cfg_release(&cfg);
+    snprintf(text, sizeof text, "[workload]\ndataset = text(%0550d)\n", 0);
     cr_assert_eq(cfg_load_string(NULL, "exp.ini", text, NULL, 0, &cfg, &err), SIM_ECONFIG);
-    cr_assert(strstr(err.msg, "exp.ini:2: line too long"), "%s", err.msg);
+    cr_assert_str_eq(err.msg, "exp.ini:2: [workload] dataset: value too long (max 511 "
+                              "characters)");
 
     cr_assert_eq(cfg_load(NULL, "/nonexistent/exp.ini", NULL, 0, &cfg, &err), SIM_EINPUT);
     cr_assert_str_eq(err.msg, "/nonexistent/exp.ini: cannot open: No such file or directory");
@@ -755,4 +761,79 @@ Test(config_load, method_scoped_errors)
                            " scope 'dpsgd:' (dtsim list algorithms)");
     test_config_load_fails(sc, "[:algorithm]\nlr = 1\n", NULL, 0, SIM_ECONFIG,
                            "exp.ini:1: [:algorithm]: expected [METHOD:algorithm]");
+}
+
+/* Issue 35 items 8 and 13: an empty fragment, a fragment's bad value that
+ * the experiment overrides, a trailing comma in a device list, and a
+ * 32-piece table on one line (longer than inih's 200-character line). */
+Test(config_load, calibration_fragments_are_checked_whole)
+{
+    const char *dir = test_tmpdir();
+    char path[1024], want[2048];
+    cfg_config cfg;
+    sim_err err;
+    snprintf(path, sizeof path, "%s",
+             test_write_file(dir, "e.ini", "[network]\ncalibration = f.ini\nefficiency = 0.5\n"));
+    test_write_file(dir, "f.ini", "; nothing measured\n\n");
+    cr_assert_eq(cfg_load(NULL, path, NULL, 0, &cfg, &err), SIM_ECONFIG);
+    snprintf(want, sizeof want, "%s:2: [network] calibration: %s/f.ini: an empty calibration "
+             "fragment (expected [network] keys, as dtsim calibrate writes them)", path, dir);
+    cr_assert_str_eq(err.msg, want);
+    /* the experiment sets efficiency itself: the fragment's 2 is still wrong */
+    test_write_file(dir, "f.ini", "[network]\nlatency = 2us\nefficiency = 2\n");
+    cr_assert_eq(cfg_load(NULL, path, NULL, 0, &cfg, &err), SIM_ECONFIG);
+    snprintf(want, sizeof want, "%s:2: [network] calibration: %s/f.ini:3: [network] "
+             "efficiency: must be in (0, 1], got 2", path, dir);
+    cr_assert_str_eq(err.msg, want);
+    test_write_file(dir, "f.ini", "[network]\nlatency = 2us\nefficiency = 0.9\n");
+    cr_assert_eq(cfg_load(NULL, path, NULL, 0, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg.net_efficiency, 0.5);
+    cr_assert_eq(cfg.latency, 2e-6);
+    cfg_release(&cfg);
+}
+
+Test(config_load, a_device_list_with_an_empty_item_is_refused)
+{
+    test_config_load_fails(&test_config_registries, "[workers]\ncount = 4\ndevice = v100*4,\n",
+                           NULL, 0, SIM_ECONFIG,
+                           "exp.ini:3: [workers] device: an empty item in the device list "
+                           "'v100*4,' (expected NAME*COUNT items separated by commas)");
+    test_config_load_fails(&test_config_registries,
+                           "[workers]\ncount = 4\ndevice = v100*2,,v100*2\n", NULL, 0,
+                           SIM_ECONFIG,
+                           "exp.ini:3: [workers] device: an empty item in the device list "
+                           "'v100*2,,v100*2' (expected NAME*COUNT items separated by commas)");
+}
+
+Test(config_load, a_32_piece_table_fits_on_one_line)
+{
+    char text[2048] = "[network]\nefficiency_by_size = 0:0.5";
+    size_t n = strlen(text);
+    for (int i = 1; i < 32; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, ", %dKiB:0.%d", 64 * i, 500 + 10 * i);
+    n += (size_t)snprintf(text + n, sizeof text - n, "\n");
+    cr_assert_gt(n, 300);
+    cfg_config cfg;
+    test_config_load_ok(NULL, text, NULL, 0, &cfg);
+    cr_assert_eq(cfg.efficiency_by_size.n, 32);
+    cr_assert_eq(cfg.efficiency_by_size.from[31], 64.0 * 31 * 1024);
+    /* the canonical text (quoted where long) loads back to the same table */
+    char *canon = cfg_canonical(&cfg);
+    cfg_config back;
+    test_config_load_ok(NULL, canon, NULL, 0, &back);
+    cr_assert_str_eq(cfg_find(&back, "network", "efficiency_by_size")->value,
+                     cfg_find(&cfg, "network", "efficiency_by_size")->value);
+    free(canon);
+    cfg_release(&back);
+    cfg_release(&cfg);
+    /* a value past the item limit names its key */
+    char big[1200] = "[network]\nefficiency_by_size = 0:0.5";
+    n = strlen(big);
+    for (int i = 1; n < 1000; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, ", %dKiB:0.%d", 64 * i, 500 + i);
+    snprintf(big + n, sizeof big - n, "\n");
+    cfg_config bad;
+    sim_err err;
+    cr_assert_lt(cfg_load_string(NULL, "exp.ini", big, NULL, 0, &bad, &err), 0);
+    cr_assert(strstr(err.msg, "exp.ini:2: efficiency_by_size: value too long"), "%s", err.msg);
 }

@@ -77,13 +77,13 @@ Test(env_faults, a_missing_schedule_names_the_resolved_file)
     sim_err err = {0};
     const char *sets[] = {"faults.schedule=gone.csv"};
     cr_assert_eq(load_schedule(sets, 1, &n, &err), SIM_EINPUT, "%s", err.msg);
-    cr_assert_str_eq(err.msg, "--set faults.schedule: ../exp/gone.csv: cannot open the fault "
-                              "schedule");
+    cr_assert_str_eq(err.msg, "--set faults.schedule: ../exp/gone.csv: cannot open: No such "
+                              "file or directory");
     /* the file's own value: the error names the file and line of the key */
     remove("../exp/crash.csv");
     cr_assert_eq(load_schedule(NULL, 0, &n, &err), SIM_EINPUT, "%s", err.msg);
     cr_assert_str_eq(err.msg, "../exp/e.ini:11: [faults] schedule: ../exp/crash.csv: cannot "
-                              "open the fault schedule");
+                              "open: No such file or directory");
 }
 
 /* A crash cuts the step in progress: it counts neither as a step nor as

@@ -146,7 +146,7 @@ Test(trace, off_writes_nothing_and_a_bad_bound_is_a_config_error)
     xp_run_result r;
     const char *bad[] = {"experiment.trace_max_events=0"};
     cr_assert_eq(test_run_try(ring_ini, bad, 1, NULL, &r, &err), SIM_ECONFIG);
-    cr_assert(strstr(err.msg, "trace_max_events: expected a number of rows >= 1, got 0"), "%s",
+    cr_assert(strstr(err.msg, "trace_max_events=0: expected a number of rows >= 1, got 0"), "%s",
               err.msg);
 }
 

@@ -1,7 +1,7 @@
 /* Fuzz target: fault schedules, [faults] schedule = FILE.csv
- * (algorithms/core/fault.c). The input is the CSV file, parsed for 4 workers
- * and 9 network vertices, from memory (algo_fault_parse) and from a file
- * (algo_fault_load, as a run reads it). Properties of an accepted
+ * (config/schedule.c). The input is the CSV file, parsed for 4 workers
+ * and 9 network vertices, from memory (cfg_schedule_parse) and from a file
+ * (cfg_schedule_load, as a run reads it, whole: a NUL byte is an error). Properties of an accepted
  * schedule: both readings give the same events; the events are sorted by
  * time, every time is >= 0, every target is in range (a worker below 4, a
  * link of two different vertices below 9), a slowdown factor is > 0, a
@@ -11,29 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/core/fault.h"
+#include "config/schedule.h"
 #include "tests/fuzz/fuzz_util.h"
 
 #define WORKERS 4
 #define HOSTS 9
 
-static void check_events(const algo_fault *ev, int n)
+static void check_events(const cfg_fault *ev, int n)
 {
     for (int i = 0; i < n; i++) {
-        const algo_fault *e = &ev[i];
+        const cfg_fault *e = &ev[i];
         if (e->time < 0 || (i > 0 && e->time < ev[i - 1].time))
             abort();
         switch (e->kind) {
-        case ALGO_FAULT_CRASH:
-        case ALGO_FAULT_REJOIN:
+        case CFG_FAULT_CRASH:
+        case CFG_FAULT_REJOIN:
             if (e->target < 0 || e->target >= WORKERS || e->target2 != -1 || e->value != 0)
                 abort();
             break;
-        case ALGO_FAULT_SLOWDOWN:
+        case CFG_FAULT_SLOWDOWN:
             if (e->target < 0 || e->target >= WORKERS || e->target2 != -1 || !(e->value > 0))
                 abort();
             break;
-        case ALGO_FAULT_LINK:
+        case CFG_FAULT_LINK:
             if (e->target < 0 || e->target >= HOSTS || e->target2 < 0 || e->target2 >= HOSTS ||
                 e->target == e->target2 || !(e->value > 0 || e->value == 0 || e->value == -1))
                 abort();
@@ -44,7 +44,7 @@ static void check_events(const algo_fault *ev, int n)
     }
 }
 
-static int same_events(const algo_fault *a, int na, const algo_fault *b, int nb)
+static int same_events(const cfg_fault *a, int na, const cfg_fault *b, int nb)
 {
     if (na != nb)
         return 0;
@@ -55,8 +55,10 @@ static int same_events(const algo_fault *a, int na, const algo_fault *b, int nb)
     return 1;
 }
 
+static const char *const names[] = {"crash", "rejoin", "slowdown", "link"};
+
 /* The events as a schedule file (malloc'd). */
-static char *write_back(const algo_fault *ev, int n)
+static char *write_back(const cfg_fault *ev, int n)
 {
     size_t cap = 64 + (size_t)n * 96;
     char *t = malloc(cap);
@@ -64,21 +66,21 @@ static char *write_back(const algo_fault *ev, int n)
         abort();
     size_t len = (size_t)snprintf(t, cap, "time,event,target,value\n");
     for (int i = 0; i < n; i++) {
-        const algo_fault *e = &ev[i];
+        const cfg_fault *e = &ev[i];
         char target[32], value[48] = "";
-        if (e->kind == ALGO_FAULT_LINK)
+        if (e->kind == CFG_FAULT_LINK)
             snprintf(target, sizeof target, "%d-%d", e->target, e->target2);
         else
             snprintf(target, sizeof target, "%d", e->target);
-        if (e->kind == ALGO_FAULT_SLOWDOWN)
+        if (e->kind == CFG_FAULT_SLOWDOWN)
             snprintf(value, sizeof value, "%.17g", e->value);
-        else if (e->kind == ALGO_FAULT_LINK)
+        else if (e->kind == CFG_FAULT_LINK)
             snprintf(value, sizeof value, "%s",
                      e->value == 0 ? "down" : e->value < 0 ? "up" : "");
-        if (e->kind == ALGO_FAULT_LINK && e->value > 0)
+        if (e->kind == CFG_FAULT_LINK && e->value > 0)
             snprintf(value, sizeof value, "%.17gB/s", e->value);
         len += (size_t)snprintf(t + len, cap - len, "%lldns,%s,%s,%s\n", (long long)e->time,
-                                algo_fault_kind_name(e->kind), target, value);
+                                names[e->kind], target, value);
     }
     return t;
 }
@@ -91,25 +93,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(text, data, size);
     text[size] = '\0';
-    algo_fault *ev = NULL, *ev2 = NULL, *ev3 = NULL;
+    cfg_fault *ev = NULL, *ev2 = NULL, *ev3 = NULL;
     int n = 0, n2 = 0, n3 = 0;
     sim_err err = {0}, err2 = {0};
-    int rc = algo_fault_parse("f.csv", text, WORKERS, HOSTS, &ev, &n, &err);
-    fuzz_report("algo_fault_parse", rc, &err);
+    int rc = cfg_schedule_parse("f.csv", text, WORKERS, HOSTS, &ev, &n, &err);
+    fuzz_report("cfg_schedule_parse", rc, &err);
     const char *path = fuzz_write_temp("schedule", ".csv", data, size);
-    int rc2 = algo_fault_load(path, WORKERS, HOSTS, &ev2, &n2, &err2);
-    fuzz_report("algo_fault_load", rc2, &err2);
-    /* the file reader stops where the text does: the same result up to the
-     * first NUL byte */
-    if (!memchr(data, 0, size) && ((rc == 0) != (rc2 == 0) ||
-                                   (rc == 0 && !same_events(ev, n, ev2, n2))))
+    int rc2 = cfg_schedule_load(path, WORKERS, HOSTS, &ev2, &n2, &err2);
+    fuzz_report("cfg_schedule_load", rc2, &err2);
+    /* the file is read whole: with a NUL byte it is an input error naming
+     * its line; without, the same result as the text */
+    if (memchr(data, 0, size) ? rc2 != SIM_EINPUT || !strstr(err2.msg, ": a NUL byte at column")
+                              : (rc == 0) != (rc2 == 0) ||
+                                    (rc == 0 && !same_events(ev, n, ev2, n2)))
         abort();
     if (rc == 0) {
         check_events(ev, n);
         char *back = write_back(ev, n);
         sim_err err3 = {0};
-        int rc3 = algo_fault_parse("back.csv", back, WORKERS, HOSTS, &ev3, &n3, &err3);
-        fuzz_report("algo_fault_parse (written back)", rc3, &err3);
+        int rc3 = cfg_schedule_parse("back.csv", back, WORKERS, HOSTS, &ev3, &n3, &err3);
+        fuzz_report("cfg_schedule_parse (written back)", rc3, &err3);
         if (rc3 != 0 || !same_events(ev, n, ev3, n3))
             abort();
         free(back);
