@@ -113,11 +113,9 @@ static void each_value(char *text)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_init();
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     round_trip(text);
     each_value(text);
     free(text);

@@ -40,11 +40,9 @@ static void groups(an_report_groups *agg, an_report_group *g, char **fps)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_init();
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     double r[2];
     char unit[2];
     sim_err err = {0};

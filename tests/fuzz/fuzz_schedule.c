@@ -88,11 +88,9 @@ static char *write_back(const cfg_fault *ev, int n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_init();
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     cfg_fault *ev = NULL, *ev2 = NULL, *ev3 = NULL;
     int n = 0, n2 = 0, n3 = 0;
     sim_err err = {0}, err2 = {0};

@@ -15,6 +15,16 @@
 static char slot_name[FUZZ_SLOTS][32];
 static char slot_path[FUZZ_SLOTS][4096];
 
+char *fuzz_text(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (text) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+    }
+    return text;
+}
+
 void fuzz_init(void)
 {
     static int done;

@@ -17,6 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * tables, once per process. */
 void fuzz_init(void);
 
+/* The input as a NUL-terminated string (a NUL inside it ends the text
+ * early, as C's string functions would): malloc'd, the caller frees it;
+ * NULL when out of memory (the target then returns 0). */
+char *fuzz_text(const uint8_t *data, size_t size);
+
 /* Writes data to this process's scratch file `slot` (a short name such as
  * "train") with extension ext (".csv", "" ...) under /dev/shm (else TMPDIR
  * or /tmp) and returns its path (static storage per slot, at most 4 slots).
