@@ -59,6 +59,7 @@
  * complete at enter (n = 1, or no neighbours). */
 #include "sim/collective.h"
 #include "sim/coll_hier.h"
+#include "sim/coll_impl.h"
 #include "sim/coll_ring.h"
 
 #include <math.h>
@@ -69,51 +70,6 @@
 enum { RANK_IDLE = 0, RANK_ACTIVE, RANK_PENDING, RANK_LAUNCH };
 enum { TYPE_UP = 0, TYPE_DOWN = 1 }; /* tree reduce/bcast, PS push/pull */
 #define RANK_MAX 0x1fffffff
-
-typedef struct coll_rank {
-    int64_t rounds;  /* rounds entered */
-    int state;
-    double bytes;    /* this round's vector */
-    int sent;        /* own messages sent this round */
-    int delivered;   /* own messages delivered this round */
-    int up_done;     /* tree: reduction sent (rank 0: complete); ps: pushed */
-    int down_sent;   /* tree: broadcast forwarded */
-    int recv[2];     /* ring/allgather/neighbor messages, tree reduce messages */
-    int down[2];     /* tree broadcast / PS pull received */
-    int taking[2];   /* REDUCE: a child's vector of that round parity in flight to it */
-    double bytes_round; /* bytes sent in the current (or last) round */
-    double bytes_total; /* bytes sent over all rounds */
-} coll_rank;
-
-typedef struct nbr_lists {
-    int *off, *nbr, *in_deg;
-    int cap_nbr;
-    uint64_t version;
-} nbr_lists;
-
-struct sim_coll {
-    sim_net *net;
-    sim_coll_kind kind;
-    int n;
-    int *hosts;
-    int ps_host;
-    sim_coll_done done;
-    void *ctx;
-    coll_rank *rank;
-    int ps_pushes[2];
-    double ps_bytes[2];
-    double *ag_bytes;      /* ALLGATHER: 2 x n, each rank's block per round parity */
-    nbr_lists slot[2];     /* lists in force for each round parity */
-    nbr_lists pending;
-    int64_t max_round;     /* highest round any rank has entered, -1 none */
-    coll_hier *hier;       /* HIER: the composite doing the work */
-    coll_ring *fast;       /* RING: its closed form, NULL when flows_only */
-    int ring_next;         /* closed form: the next callback's place in the order */
-    sim_time launch;       /* ns from a rank's enter to its start (collective_overhead) */
-    int failed;
-    sim_err err;           /* sticky failure from inside an event */
-    int64_t inflight;      /* its messages and events not yet arrived */
-};
 
 /* Collectives made and not destroyed, in the process (sim_coll_live). */
 static atomic_llong live_colls;
@@ -399,86 +355,13 @@ static void on_done_event(sim_engine *eng, void *ctx, uint64_t arg, void *payloa
         c->done(eng, c->ctx, r);
 }
 
-static void lists_release(nbr_lists *L)
-{
-    free(L->off);
-    free(L->nbr);
-    free(L->in_deg);
-    memset(L, 0, sizeof *L);
-}
-
-/* Copies out-lists into L (buffers reused) and derives in-degrees. */
-static int lists_set(const sim_coll *c, nbr_lists *L, const int *off, const int *nbr,
-                     sim_err *err)
-{
-    int n = c->n;
-    if (!off || !nbr)
-        return sim_err_set(err, SIM_EINPUT, "collective: neighbour lists missing");
-    if (off[0] != 0)
-        return sim_err_set(err, SIM_EINPUT, "collective: neighbour offsets must start at 0");
-    for (int r = 0; r < n; r++)
-        if (off[r + 1] < off[r])
-            return sim_err_set(err, SIM_EINPUT,
-                               "collective: neighbour offsets decrease at rank %d", r);
-    int m = off[n];
-    for (int k = 0; k < m; k++)
-        if (nbr[k] < 0 || nbr[k] >= n)
-            return sim_err_set(err, SIM_EINPUT, "collective: neighbour %d out of range (%d ranks)",
-                               nbr[k], n);
-    if (!L->off) {
-        L->off = malloc(sizeof *L->off * (size_t)(n + 1));
-        L->in_deg = malloc(sizeof *L->in_deg * (size_t)n);
-        if (!L->off || !L->in_deg)
-            return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
-    }
-    if (m > L->cap_nbr || !L->nbr) {
-        int *p = realloc(L->nbr, sizeof *p * (size_t)(m ? m : 1));
-        if (!p)
-            return sim_err_set(err, SIM_ENOMEM, "collective: out of memory");
-        L->nbr = p;
-        L->cap_nbr = m;
-    }
-    memcpy(L->off, off, sizeof *off * (size_t)(n + 1));
-    memcpy(L->nbr, nbr, sizeof *nbr * (size_t)m);
-    memset(L->in_deg, 0, sizeof *L->in_deg * (size_t)n);
-    for (int k = 0; k < m; k++)
-        L->in_deg[nbr[k]]++;
-    return 0;
-}
-
-static int check_route(sim_coll *c, int a, int b, sim_err *err)
-{
-    int ha = a == c->n ? c->ps_host : c->hosts[a];
-    int hb = b == c->n ? c->ps_host : c->hosts[b];
-    int rc = sim_net_route_info(c->net, ha, hb, NULL, NULL, NULL);
-    if (rc == SIM_ENOMEM)
-        return sim_err_set(err, SIM_ENOMEM,
-                           "collective: out of memory computing the route from host %d to host %d",
-                           ha, hb);
-    if (rc)
-        return sim_err_set(err, SIM_EINPUT, "collective: no route from host %d to host %d", ha,
-                           hb);
-    return 0;
-}
-
-static int check_nbr_routes(sim_coll *c, const nbr_lists *L, sim_err *err)
-{
-    for (int r = 0; r < c->n; r++)
-        for (int k = L->off[r]; k < L->off[r + 1]; k++) {
-            int rc = check_route(c, r, L->nbr[k], err);
-            if (rc)
-                return rc;
-        }
-    return 0;
-}
-
 void sim_coll_destroy(sim_coll *c)
 {
     if (!c)
         return;
-    lists_release(&c->slot[0]);
-    lists_release(&c->slot[1]);
-    lists_release(&c->pending);
+    coll_lists_release(&c->slot[0]);
+    coll_lists_release(&c->slot[1]);
+    coll_lists_release(&c->pending);
     coll_hier_destroy(c->hier);
     coll_ring_destroy(c->fast);
     free(c->hosts);
@@ -543,7 +426,7 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
     case SIM_COLL_RING:
     case SIM_COLL_ALLGATHER:
         for (int r = 0; r < n && n > 1; r++)
-            if (check_route(c, r, (r + 1) % n, err))
+            if (coll_check_route(c, r, (r + 1) % n, err))
                 goto fail;
         if (d->kind == SIM_COLL_RING && n > 1 && !d->flows_only &&
             !(c->fast = coll_ring_create(n, c->hosts)))
@@ -558,8 +441,8 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
     case SIM_COLL_REDUCE:
     case SIM_COLL_BCAST:
         for (int r = 1; r < n; r++)
-            if ((d->kind != SIM_COLL_BCAST && check_route(c, r, tree_parent(r), err)) ||
-                (d->kind != SIM_COLL_REDUCE && check_route(c, tree_parent(r), r, err)))
+            if ((d->kind != SIM_COLL_BCAST && coll_check_route(c, r, tree_parent(r), err)) ||
+                (d->kind != SIM_COLL_REDUCE && coll_check_route(c, tree_parent(r), r, err)))
                 goto fail;
         break;
     case SIM_COLL_HIER:
@@ -574,12 +457,12 @@ sim_coll *sim_coll_create(sim_net *net, const sim_coll_desc *d, sim_err *err)
             goto fail;
         }
         for (int r = 0; r < n; r++)
-            if (check_route(c, r, n, err) || check_route(c, n, r, err))
+            if (coll_check_route(c, r, n, err) || coll_check_route(c, n, r, err))
                 goto fail;
         break;
     case SIM_COLL_NEIGHBOR:
-        if (lists_set(c, &c->slot[0], d->nbr_off, d->nbr, err) ||
-            check_nbr_routes(c, &c->slot[0], err))
+        if (coll_lists_set(c, &c->slot[0], d->nbr_off, d->nbr, err) ||
+            coll_check_nbr_routes(c, &c->slot[0], err))
             goto fail;
         c->slot[0].version = 1;
         break;
@@ -591,43 +474,6 @@ nomem:
 fail:
     sim_coll_destroy(c);
     return NULL;
-}
-
-int sim_coll_set_neighbors(sim_coll *c, const int *nbr_off, const int *nbr, sim_err *err)
-{
-    if (c->kind != SIM_COLL_NEIGHBOR)
-        return sim_err_set(err, SIM_EINPUT, "collective: neighbour lists need kind NEIGHBOR");
-    int rc = lists_set(c, &c->pending, nbr_off, nbr, err);
-    if (rc)
-        return rc;
-    rc = check_nbr_routes(c, &c->pending, err);
-    if (rc)
-        return rc;
-    uint64_t v = c->slot[0].version > c->slot[1].version ? c->slot[0].version
-                                                         : c->slot[1].version;
-    if (c->pending.version > v)
-        v = c->pending.version;
-    c->pending.version = v + 1;
-    return 0;
-}
-
-/* First enter of round k: its lists are the newest ones set (the pending
- * ones after a set_neighbors, else those of round k-1). */
-static int lists_install(sim_coll *c, int64_t k, sim_err *err)
-{
-    nbr_lists *dst = &c->slot[k & 1];
-    const nbr_lists *from = &c->slot[(k - 1) & 1];
-    if (dst->version > from->version)
-        from = dst;
-    if (c->pending.version > from->version)
-        from = &c->pending;
-    if (from == dst)
-        return 0;
-    int rc = lists_set(c, dst, from->off, from->nbr, err);
-    if (rc)
-        return rc;
-    dst->version = from->version;
-    return 0;
 }
 
 /* The end of a RING round charged in closed form (sim/coll_ring.c): the
@@ -759,7 +605,7 @@ static int enter_now(sim_coll *c, int rank, double bytes, sim_err *err)
                            rank, (long long)R->rounds, (long long)(R->rounds - 1));
     int64_t round = R->rounds;
     if (c->kind == SIM_COLL_NEIGHBOR && round > c->max_round) {
-        int rc = lists_install(c, round, err);
+        int rc = coll_lists_install(c, round, err);
         if (rc)
             return rc;
     }
