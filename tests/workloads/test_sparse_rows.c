@@ -318,7 +318,9 @@ static void cnn_same_bits(const wl_dataset *ds, const char *spec, int64_t b, int
     wl_model_destroy(plain);
 }
 
-Test(sparse_rows, cnn_gradient_is_the_same_with_the_replays)
+/* A dataset header of Fashion-MNIST's shape (no samples): 1 x 28 x 28
+ * images in 10 classes. */
+static wl_dataset fashion_shape(void)
 {
     wl_dataset fm;
     memset(&fm, 0, sizeof fm);
@@ -327,6 +329,12 @@ Test(sparse_rows, cnn_gradient_is_the_same_with_the_replays)
     fm.channels = 1;
     fm.height = fm.width = 28;
     strcpy(fm.name, "images");
+    return fm;
+}
+
+Test(sparse_rows, cnn_gradient_is_the_same_with_the_replays)
+{
+    wl_dataset fm = fashion_shape();
     cnn_same_bits(&fm, "cnn", 37, 0);
     cnn_same_bits(&fm, "cnn", 37, 1);
     wl_dataset odd = fm;
@@ -350,13 +358,7 @@ Test(sparse_rows, plans_on_the_openblas_dev_sh_installs)
                      openblas_get_corename());
     openblas_set_num_threads(1);
     unsetenv(WL_SROWS_ENV);
-    wl_dataset fm;
-    memset(&fm, 0, sizeof fm);
-    fm.dim = 784;
-    fm.classes = 10;
-    fm.channels = 1;
-    fm.height = fm.width = 28;
-    strcpy(fm.name, "images");
+    wl_dataset fm = fashion_shape();
     /* cnn(6, 16)'s column gradient is 150 wide, not whole groups of 8 */
     static const char *const specs[][2] = {
         {"cnn", "sparse replay on"},
